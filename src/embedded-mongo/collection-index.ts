@@ -1,0 +1,176 @@
+// One secondary (or _id) index: key generation as mongod does it (multikey, sparse, partial) over an ordered set.
+import type { Document } from "bson";
+import { Query } from "mingo";
+import { compareValues, valuesAtPath } from "./bson-order.ts";
+import { commandError, ErrorCodes } from "./errors.ts";
+import { OrderedSet, type Position } from "./ordered-set.ts";
+import { formatValue } from "./format.ts";
+
+export interface IndexEntry {
+  key: unknown[];
+  rid: number;
+}
+
+export type IndexField = [path: string, direction: 1 | -1];
+
+export class CollectionIndex {
+  readonly name: string;
+  readonly fields: IndexField[];
+  readonly unique: boolean;
+  readonly sparse: boolean;
+  readonly partialFilterExpression?: Document;
+  readonly expireAfterSeconds?: number;
+  /** The spec as listIndexes reports it. */
+  readonly spec: Document;
+  readonly entries: OrderedSet<IndexEntry>;
+  /** Set once any document produced several keys; multikey indexes cannot intersect range bounds or give order. */
+  multikey = false;
+  private readonly partialQuery?: Query;
+
+  constructor(spec: Document) {
+    this.spec = spec;
+    this.name = String(spec.name);
+    this.fields = Object.entries(spec.key as Document).map(([path, dir]) => [path, Number(dir) < 0 ? -1 : 1] as IndexField);
+    this.unique = spec.unique === true || spec.name === "_id_";
+    this.sparse = spec.sparse === true;
+    this.partialFilterExpression = spec.partialFilterExpression as Document | undefined;
+    if (this.partialFilterExpression) this.partialQuery = new Query(this.partialFilterExpression);
+    if (typeof spec.expireAfterSeconds === "number") this.expireAfterSeconds = spec.expireAfterSeconds;
+    const dirs = this.fields.map(([, d]) => d);
+    this.entries = new OrderedSet<IndexEntry>((a, b) => {
+      for (let i = 0; i < dirs.length; i++) {
+        const c = compareValues(a.key[i], b.key[i]);
+        if (c) return c * dirs[i];
+      }
+      return a.rid - b.rid;
+    });
+  }
+
+  get keyPattern(): Document {
+    return this.spec.key as Document;
+  }
+
+  /** Index keys of a document; empty when sparse/partial rules leave it out of the index. */
+  keysFor(doc: Document): unknown[][] {
+    if (this.partialQuery && !this.partialQuery.test(doc)) return [];
+    const perField: unknown[][] = [];
+    let arrayFields: string[] = [];
+    let present = false;
+    for (const [path] of this.fields) {
+      const found = valuesAtPath(doc, path);
+      if (found.length) present = true;
+      const values: unknown[] = [];
+      let sawArray = found.length > 1;
+      for (const v of found) {
+        if (Array.isArray(v)) {
+          sawArray = true;
+          // An empty array is indexed as undefined, which sorts and matches like null.
+          if (v.length === 0) values.push(null);
+          else for (const el of v) values.push(el === undefined ? null : el);
+        } else values.push(v === undefined ? null : v);
+      }
+      if (sawArray) arrayFields.push(path);
+      perField.push(values.length ? dedupe(values) : [null]);
+    }
+    if (this.sparse && !present) return [];
+    if (arrayFields.length > 1) {
+      arrayFields = arrayFields.reverse();
+      throw commandError(
+        ErrorCodes.CannotIndexParallelArrays,
+        `cannot index parallel arrays [${arrayFields[0]}] [${arrayFields[1]}]`,
+      );
+    }
+    if (perField.every((v) => v.length === 1)) return [perField.map((v) => v[0])];
+    let keys: unknown[][] = [[]];
+    for (const values of perField) keys = keys.flatMap((k) => values.map((v) => [...k, v]));
+    return keys;
+  }
+
+  noteMultikey(keys: unknown[][]): void {
+    if (keys.length > 1) this.multikey = true;
+  }
+
+  /** A key of `keys` already held by another record, if any. */
+  findConflict(keys: unknown[][], rid: number): unknown[] | undefined {
+    if (!this.unique) return undefined;
+    for (const key of keys) {
+      const pos = this.seekKey(key);
+      let conflict = false;
+      this.entries.forwardFrom(pos, (e) => {
+        if (this.compareKeys(e.key, key) !== 0) return false;
+        if (e.rid !== rid) conflict = true;
+        return !conflict;
+      });
+      if (conflict) return key;
+    }
+    return undefined;
+  }
+
+  add(keys: unknown[][], rid: number): void {
+    for (const key of keys) this.entries.insert({ key, rid });
+    this.noteMultikey(keys);
+  }
+
+  remove(keys: unknown[][], rid: number): void {
+    for (const key of keys) this.entries.delete({ key, rid });
+  }
+
+  /** Record ids whose key equals `key` exactly (all fields). */
+  lookup(key: unknown[]): number[] {
+    const rids: number[] = [];
+    this.entries.forwardFrom(this.seekKey(key), (e) => {
+      if (this.compareKeys(e.key, key) !== 0) return false;
+      rids.push(e.rid);
+      return true;
+    });
+    return rids;
+  }
+
+  seekKey(key: unknown[]): Position {
+    return this.entries.seek((e) => this.compareKeys(e.key, key) < 0);
+  }
+
+  /** Compares the first key.length fields in index order (direction applied). */
+  compareKeys(entryKey: unknown[], key: unknown[]): number {
+    for (let i = 0; i < key.length; i++) {
+      const c = compareValues(entryKey[i], key[i]);
+      if (c) return c * this.fields[i][1];
+    }
+    return 0;
+  }
+
+  duplicateKeyError(ns: string, key: unknown[]): Error {
+    const keyValue: Document = {};
+    this.fields.forEach(([path], i) => (keyValue[path] = key[i]));
+    const shown = this.fields.map(([path], i) => `${path}: ${formatValue(key[i])}`).join(", ");
+    return commandError(
+      ErrorCodes.DuplicateKey,
+      `E11000 duplicate key error collection: ${ns} index: ${this.name} dup key: { ${shown} }`,
+      { keyPattern: this.keyPattern, keyValue },
+    );
+  }
+}
+
+function dedupe(values: unknown[]): unknown[] {
+  if (values.length < 2) return values;
+  const out: unknown[] = [];
+  for (const v of values) if (!out.some((o) => compareValues(o, v) === 0)) out.push(v);
+  return out;
+}
+
+export function sameKeys(a: unknown[][], b: unknown[][]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i];
+    const y = b[i];
+    for (let j = 0; j < x.length; j++) if (compareValues(x[j], y[j]) !== 0 || typeof x[j] !== typeof y[j]) return false;
+  }
+  return true;
+}
+
+/** Default index name, as mongod derives it from the key pattern: `a_1_b_-1`. */
+export function defaultIndexName(key: Document): string {
+  return Object.entries(key)
+    .map(([k, v]) => `${k}_${v}`)
+    .join("_");
+}

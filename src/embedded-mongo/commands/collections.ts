@@ -1,0 +1,56 @@
+// Namespace commands: create, drop, listCollections, dropDatabase.
+import { Long, type Document } from "bson";
+import { Query } from "mingo";
+import type { CommandHandler } from "../context.ts";
+import { commandError, ErrorCodes } from "../errors.ts";
+import { validateCollectionName } from "../store.ts";
+import { collectionName, ns, optionalDocument } from "./common.ts";
+
+// Fields every command may carry; they are not collection options.
+const GENERIC_FIELDS = new Set(["lsid", "txnNumber", "writeConcern", "readConcern", "comment", "apiVersion", "apiStrict", "apiDeprecationErrors", "maxTimeMS"]);
+
+export const collectionCommands: Record<string, CommandHandler> = {
+  create: (cmd, ctx) => {
+    const name = collectionName(cmd, "create");
+    validateCollectionName(ctx.db, name);
+    if (ctx.server.store.get(ctx.db, name)) {
+      throw commandError(ErrorCodes.NamespaceExists, `Collection ${ns(ctx, name)} already exists.`);
+    }
+    const options = Object.fromEntries(Object.entries(cmd).filter(([k]) => k !== "create" && !k.startsWith("$") && !GENERIC_FIELDS.has(k)));
+    ctx.server.store.create(ctx.db, name, options);
+    return { ok: 1 };
+  },
+
+  drop: (cmd, ctx) => {
+    const name = collectionName(cmd, "drop");
+    const dropped = ctx.server.store.drop(ctx.db, name);
+    // Since 7.0 dropping a missing collection succeeds.
+    if (!dropped) return { ok: 1 };
+    return { nIndexesWas: dropped.indexes.length, ns: dropped.ns, ok: 1 };
+  },
+
+  dropDatabase: (_cmd, ctx) => {
+    ctx.server.store.dropDatabase(ctx.db);
+    return { dropped: ctx.db, ok: 1 };
+  },
+
+  listCollections: (cmd, ctx) => {
+    const filter = optionalDocument(cmd, "filter");
+    const query = filter && Object.keys(filter).length ? new Query(filter) : undefined;
+    const nameOnly = cmd.nameOnly === true;
+    const collections = ctx.server.store.databases.get(ctx.db) ?? new Map();
+    const infos: Document[] = [];
+    for (const coll of collections.values()) {
+      const info: Document = {
+        name: coll.name,
+        type: "collection",
+        options: coll.options,
+        info: { readOnly: false },
+        idIndex: { v: 2, key: { _id: 1 }, name: "_id_" },
+      };
+      if (query && !query.test(info)) continue;
+      infos.push(nameOnly ? { name: coll.name, type: "collection" } : info);
+    }
+    return { cursor: { firstBatch: infos, id: Long.ZERO, ns: `${ctx.db}.$cmd.listCollections` }, ok: 1 };
+  },
+};

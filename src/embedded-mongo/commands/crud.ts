@@ -1,0 +1,154 @@
+// Write commands: insert, update, delete, findAndModify. Each runs synchronously start to finish (atomic).
+import type { Document } from "bson";
+import { parseSort } from "../bson-order.ts";
+import type { CommandHandler } from "../context.ts";
+import { CommandError, commandError, ErrorCodes } from "../errors.ts";
+import { findMatches } from "../planner.ts";
+import { applyUpdate, buildUpsertDocument, isOperatorUpdate, validateUpdate, withIdFirst } from "../update.ts";
+import { collectionName, optionalDocument, projector } from "./common.ts";
+
+function statements(cmd: Document, field: string): Document[] {
+  const list = cmd[field];
+  if (!Array.isArray(list)) throw commandError(ErrorCodes.FailedToParse, `BSON field '${Object.keys(cmd)[0]}.${field}' is missing but a required field`);
+  return list as Document[];
+}
+
+function validateId(doc: Document): void {
+  const id = doc._id;
+  if (Array.isArray(id)) throw commandError(ErrorCodes.BadValue, "The '_id' value cannot be of type array");
+  if (id instanceof RegExp) throw commandError(ErrorCodes.BadValue, "can't use a regex for _id");
+}
+
+/** Runs each statement, collecting per-statement errors the way mongod reports them in `writeErrors`. */
+function runStatements(list: Document[], ordered: boolean, run: (stmt: Document, index: number) => void): Document[] {
+  const writeErrors: Document[] = [];
+  for (let i = 0; i < list.length; i++) {
+    try {
+      run(list[i], i);
+    } catch (err) {
+      if (!(err instanceof CommandError)) throw err;
+      writeErrors.push(err.toWriteError(i));
+      if (ordered) break;
+    }
+  }
+  return writeErrors;
+}
+
+function withWriteErrors(reply: Document, writeErrors: Document[]): Document {
+  if (writeErrors.length) reply.writeErrors = writeErrors;
+  return reply;
+}
+
+export const crudCommands: Record<string, CommandHandler> = {
+  insert: (cmd, ctx) => {
+    const name = collectionName(cmd, "insert");
+    const docs = statements(cmd, "documents");
+    const coll = ctx.server.store.ensure(ctx.db, name);
+    let n = 0;
+    const writeErrors = runStatements(docs, cmd.ordered !== false, (doc) => {
+      const stored = withIdFirst(doc);
+      validateId(stored);
+      coll.insert(stored);
+      n++;
+    });
+    return withWriteErrors({ n, ok: 1 }, writeErrors);
+  },
+
+  update: (cmd, ctx) => {
+    const name = collectionName(cmd, "update");
+    const updates = statements(cmd, "updates");
+    const store = ctx.server.store;
+    let n = 0;
+    let nModified = 0;
+    const upserted: Document[] = [];
+    const writeErrors = runStatements(updates, cmd.ordered !== false, (stmt, index) => {
+      const query = (stmt.q ?? {}) as Document;
+      const update = stmt.u as Document | Document[];
+      validateUpdate(update);
+      const multi = stmt.multi === true;
+      if (multi && !Array.isArray(update) && !isOperatorUpdate(update)) {
+        throw commandError(ErrorCodes.FailedToParse, "multi update is not supported for replacement-style update");
+      }
+      const arrayFilters = stmt.arrayFilters as Document[] | undefined;
+      const coll = store.get(ctx.db, name);
+      const matches = coll ? findMatches(coll, query, { limit: multi ? 0 : 1, hint: stmt.hint, sort: parseSort(stmt.sort) }) : [];
+      if (matches.length === 0) {
+        if (stmt.upsert !== true) return;
+        const doc = buildUpsertDocument(query, update, arrayFilters);
+        validateId(doc);
+        store.ensure(ctx.db, name).insert(doc);
+        n++;
+        upserted.push({ index, _id: doc._id });
+        return;
+      }
+      for (const [rid, doc] of matches) {
+        const result = applyUpdate(doc, update, { arrayFilters, query });
+        if (result.modified) coll!.replace(rid, result.doc);
+        n++;
+        if (result.modified) nModified++;
+      }
+    });
+    const reply: Document = { n, nModified };
+    if (upserted.length) reply.upserted = upserted;
+    reply.ok = 1;
+    return withWriteErrors(reply, writeErrors);
+  },
+
+  delete: (cmd, ctx) => {
+    const name = collectionName(cmd, "delete");
+    const deletes = statements(cmd, "deletes");
+    const coll = ctx.server.store.get(ctx.db, name);
+    let n = 0;
+    const writeErrors = runStatements(deletes, cmd.ordered !== false, (stmt) => {
+      if (!coll) return;
+      const limit = Number(stmt.limit ?? 0);
+      if (limit !== 0 && limit !== 1) throw commandError(ErrorCodes.FailedToParse, "The limit field in delete objects must be 0 or 1. Got " + limit);
+      for (const [rid] of findMatches(coll, (stmt.q ?? {}) as Document, { limit, hint: stmt.hint })) {
+        if (coll.remove(rid)) n++;
+      }
+    });
+    return withWriteErrors({ n, ok: 1 }, writeErrors);
+  },
+
+  findAndModify: (cmd, ctx) => {
+    const name = collectionName(cmd, "findAndModify");
+    const query = optionalDocument(cmd, "query") ?? {};
+    const sort = parseSort(cmd.sort);
+    const remove = cmd.remove === true;
+    const update = cmd.update as Document | Document[] | undefined;
+    const upsert = cmd.upsert === true;
+    const returnNew = cmd.new === true;
+    const project = projector(optionalDocument(cmd, "fields"));
+    const shape = (doc: Document | null) => (doc && project ? project(doc) : doc);
+    if (remove && update !== undefined) throw commandError(ErrorCodes.FailedToParse, "Cannot specify both an update and remove=true");
+    if (remove && upsert) throw commandError(ErrorCodes.FailedToParse, "Cannot specify both upsert=true and remove=true");
+    if (!remove && update === undefined) throw commandError(ErrorCodes.FailedToParse, "Either an update or remove=true must be specified");
+    if (remove && returnNew) throw commandError(ErrorCodes.FailedToParse, "Cannot specify both new=true and remove=true; 'remove' always returns the deleted document");
+    if (update !== undefined) validateUpdate(update);
+    const arrayFilters = cmd.arrayFilters as Document[] | undefined;
+    const store = ctx.server.store;
+    const coll = store.get(ctx.db, name);
+    const [match] = coll ? findMatches(coll, query, { sort, limit: 1, hint: cmd.hint }) : [];
+
+    if (remove) {
+      if (!match) return { lastErrorObject: { n: 0 }, value: null, ok: 1 };
+      coll!.remove(match[0]);
+      return { lastErrorObject: { n: 1 }, value: shape(match[1]), ok: 1 };
+    }
+    if (match) {
+      const [rid, before] = match;
+      const result = applyUpdate(before, update!, { arrayFilters, query });
+      if (result.modified) coll!.replace(rid, result.doc);
+      return { lastErrorObject: { n: 1, updatedExisting: true }, value: shape(returnNew ? result.doc : before), ok: 1 };
+    }
+    if (!upsert) return { lastErrorObject: { n: 0, updatedExisting: false }, value: null, ok: 1 };
+    const doc = buildUpsertDocument(query, update!, arrayFilters);
+    validateId(doc);
+    store.ensure(ctx.db, name).insert(doc);
+    return {
+      lastErrorObject: { n: 1, updatedExisting: false, upserted: doc._id },
+      value: returnNew ? shape(doc) : null,
+      ok: 1,
+    };
+  },
+};

@@ -1,0 +1,30 @@
+// Routes a command document to its handler and turns failures into mongod-shaped error replies.
+import type { Document } from "bson";
+import { collectionCommands } from "./commands/collections.ts";
+import { crudCommands } from "./commands/crud.ts";
+import { handshakeCommands } from "./commands/handshake.ts";
+import { indexCommands } from "./commands/indexes.ts";
+import { queryCommands } from "./commands/query.ts";
+import type { CommandContext, CommandHandler } from "./context.ts";
+import { CommandError, commandError, ErrorCodes } from "./errors.ts";
+
+const COMMANDS = new Map<string, CommandHandler>(
+  Object.entries({ ...handshakeCommands, ...crudCommands, ...queryCommands, ...indexCommands, ...collectionCommands }),
+);
+
+export function runCommand(cmd: Document, ctx: CommandContext): Document {
+  try {
+    const name = Object.keys(cmd)[0];
+    if (name === undefined) throw commandError(ErrorCodes.FailedToParse, "Empty command object");
+    // A standalone mongod refuses anything transactional with exactly this error.
+    if (cmd.txnNumber !== undefined || cmd.startTransaction !== undefined || cmd.autocommit !== undefined) {
+      throw commandError(ErrorCodes.IllegalOperation, "Transaction numbers are only allowed on a replica set member or mongos");
+    }
+    const handler = COMMANDS.get(name);
+    if (!handler) throw commandError(ErrorCodes.CommandNotFound, `no such command: '${name}'`);
+    return handler(cmd, ctx);
+  } catch (err) {
+    if (err instanceof CommandError) return err.toReply();
+    return { ok: 0, errmsg: (err as Error)?.message ?? String(err), code: 1, codeName: "InternalError" };
+  }
+}

@@ -1,0 +1,304 @@
+// Query planning and execution: picks the index whose prefix the filter's equality/range predicates (or the sort)
+// cover, scans only that key range, and re-checks every candidate with the full mingo matcher.
+import type { Document } from "bson";
+import { Query } from "mingo";
+import { compareValues, MAX_BOUND, MIN_BOUND, sortDocuments, TypeBound, typeRank, TypeRank, type SortSpec } from "./bson-order.ts";
+import type { Collection } from "./collection.ts";
+import type { CollectionIndex, IndexEntry } from "./collection-index.ts";
+
+/** Predicate bounds of one field: a set of points, or a range inside one type bracket. */
+interface FieldBounds {
+  points?: unknown[];
+  lo: unknown;
+  loInc: boolean;
+  hi: unknown;
+  hiInc: boolean;
+  /** Both ends come from different operators; a multikey index may only use one of them. */
+  twoSided: boolean;
+}
+
+export interface FindOptions {
+  sort?: SortSpec;
+  skip?: number;
+  limit?: number;
+  hint?: unknown;
+}
+
+export type Match = [rid: number, doc: Document];
+
+const RANGE_RANKS = new Set<number>([TypeRank.Number, TypeRank.String, TypeRank.Date, TypeRank.ObjectId, TypeRank.Boolean, TypeRank.Timestamp, TypeRank.BinData]);
+const MAX_RANGES = 256;
+
+function isOperatorObject(v: unknown): v is Document {
+  if (v === null || typeof v !== "object" || Array.isArray(v) || v instanceof Date || v instanceof RegExp) return false;
+  if ((v as { _bsontype?: string })._bsontype) return false;
+  const keys = Object.keys(v);
+  return keys.length > 0 && keys[0].startsWith("$");
+}
+
+function isPointValue(v: unknown): boolean {
+  if (Array.isArray(v) || v instanceof RegExp) return false;
+  if (v && typeof v === "object" && (v as { _bsontype?: string })._bsontype === "BSONRegExp") return false;
+  return v === undefined ? false : true;
+}
+
+/** Top-level conjuncts of a filter: its own fields plus those of nested $and clauses. */
+function conjuncts(filter: Document, out: [string, unknown][] = []): [string, unknown][] {
+  for (const [k, v] of Object.entries(filter)) {
+    if (k === "$and" && Array.isArray(v)) for (const sub of v) conjuncts(sub as Document, out);
+    else if (!k.startsWith("$")) out.push([k, v]);
+  }
+  return out;
+}
+
+function boundsOf(filter: Document): Map<string, FieldBounds> {
+  const bounds = new Map<string, FieldBounds>();
+  const full = (): FieldBounds => ({ lo: MIN_BOUND, loInc: true, hi: MAX_BOUND, hiInc: true, twoSided: false });
+  for (const [field, cond] of conjuncts(filter)) {
+    const b = bounds.get(field) ?? full();
+    let used = false;
+    let sides = 0;
+    const setPoints = (points: unknown[]) => {
+      b.points = b.points ? b.points.filter((p) => points.some((q) => compareValues(p, q) === 0)) : points;
+      used = true;
+    };
+    if (!isOperatorObject(cond)) {
+      if (isPointValue(cond)) setPoints([cond]);
+    } else {
+      for (const [op, v] of Object.entries(cond)) {
+        if (op === "$eq" && isPointValue(v)) setPoints([v]);
+        else if (op === "$in" && Array.isArray(v) && v.every(isPointValue)) setPoints(v);
+        else if ((op === "$gt" || op === "$gte") && RANGE_RANKS.has(typeRank(v))) {
+          if (compareValues(v, b.lo) > 0 || (compareValues(v, b.lo) === 0 && op === "$gt")) {
+            b.lo = v;
+            b.loInc = op === "$gte";
+          }
+          if (b.hi === MAX_BOUND) (b.hi = new TypeBound(typeRank(v), 1)), (b.hiInc = true);
+          used = true;
+          sides |= 1;
+        } else if ((op === "$lt" || op === "$lte") && RANGE_RANKS.has(typeRank(v))) {
+          if (compareValues(v, b.hi) < 0 || (compareValues(v, b.hi) === 0 && op === "$lt")) {
+            b.hi = v;
+            b.hiInc = op === "$lte";
+          }
+          if (b.lo === MIN_BOUND) (b.lo = new TypeBound(typeRank(v), -1)), (b.loInc = true);
+          used = true;
+          sides |= 2;
+        }
+      }
+    }
+    if (sides === 3) b.twoSided = true;
+    if (used) bounds.set(field, b);
+  }
+  // Points restricted by a range keep only those inside it.
+  for (const b of bounds.values()) {
+    if (b.points && (b.lo !== MIN_BOUND || b.hi !== MAX_BOUND)) {
+      b.points = b.points.filter((p) => {
+        const l = compareValues(p, b.lo);
+        const h = compareValues(p, b.hi);
+        return (l > 0 || (l === 0 && b.loInc)) && (h < 0 || (h === 0 && b.hiInc));
+      });
+    }
+  }
+  return bounds;
+}
+
+/** A partial index can answer a query only when the query implies its filter; we accept literal implication. */
+function impliesPartialFilter(filter: Document, partial: Document): boolean {
+  const parts = conjuncts(filter);
+  return conjuncts(partial).every(([field, cond]) =>
+    parts.some(([f, c]) => {
+      if (f !== field) return false;
+      if (compareValues(c, cond) === 0) return true;
+      const exists = isOperatorObject(cond) && Object.keys(cond).length === 1 && cond.$exists === true;
+      return exists && !isOperatorObject(c) && c !== null && isPointValue(c);
+    }),
+  );
+}
+
+interface Plan {
+  index: CollectionIndex;
+  ranges: { lo: unknown[]; loInc: boolean; hi: unknown[]; hiInc: boolean }[];
+  /** Scan direction that yields the requested sort (0 when the index does not provide it). */
+  sortDirection: 0 | 1 | -1;
+  /** Preference among candidate plans: exact unique lookups, then longer equality prefixes, ranges, sort. */
+  score: number;
+}
+
+function planFor(index: CollectionIndex, bounds: Map<string, FieldBounds>, filter: Document, sort: SortSpec): Plan | undefined {
+  if (index.partialFilterExpression && !impliesPartialFilter(filter, index.partialFilterExpression)) return undefined;
+  let prefixes: unknown[][] = [[]];
+  let lastLo: unknown = undefined;
+  let lastHi: unknown = undefined;
+  let loInc = true;
+  let hiInc = true;
+  let eqCount = 0;
+  let used = 0;
+  let multiPoint = false;
+  for (const [path, dir] of index.fields) {
+    const b = bounds.get(path);
+    if (!b) break;
+    if (b.points) {
+      // A sparse index holds no entry for missing fields, so it cannot answer a null lookup.
+      if (index.sparse && b.points.some((p) => p === null)) return undefined;
+      const points = [...b.points].sort((x, y) => compareValues(x, y) * dir);
+      if (points.length > 1) multiPoint = true;
+      if (prefixes.length * Math.max(points.length, 1) > MAX_RANGES) break;
+      prefixes = prefixes.flatMap((p) => points.map((v) => [...p, v]));
+      eqCount++;
+      used++;
+      continue;
+    }
+    let lo = b.lo;
+    let hi = b.hi;
+    let li = b.loInc;
+    let hiI = b.hiInc;
+    if (index.multikey && b.twoSided) {
+      hi = new TypeBound(typeRank(lo), 1);
+      hiI = true;
+    }
+    if (dir === -1) [lo, hi, li, hiI] = [hi, lo, hiI, li];
+    lastLo = lo;
+    lastHi = hi;
+    loInc = li;
+    hiInc = hiI;
+    used++;
+    break;
+  }
+  const rangeUsed = lastLo !== undefined;
+  const ranges = prefixes.map((p) => ({
+    lo: rangeUsed ? [...p, lastLo] : p,
+    loInc: rangeUsed ? loInc : true,
+    hi: rangeUsed ? [...p, lastHi] : p,
+    hiInc: rangeUsed ? hiInc : true,
+  }));
+  let sortDirection: 0 | 1 | -1 = 0;
+  if (sort.length && !index.multikey && !multiPoint) {
+    // The sort must follow the index fields after the equality prefix, all in the same or all in reverse order.
+    const rest = index.fields.slice(eqCount);
+    if (sort.length <= rest.length) {
+      const sign = sort[0][1] * rest[0][1];
+      if (sort.every(([p, d], i) => rest[i][0] === p && d * rest[i][1] === sign)) sortDirection = sign as 1 | -1;
+    }
+  }
+  if (used === 0 && sortDirection === 0) return undefined;
+  if (index.sparse && used === 0) return undefined; // a sparse index does not hold every document
+  const exactUnique = index.unique && eqCount === index.fields.length && !multiPoint;
+  const score = (exactUnique ? 1000 : 0) + eqCount * 10 + (rangeUsed ? 5 : 0) + (sortDirection ? 3 : 0) - index.fields.length * 0.01;
+  return { index, ranges, sortDirection, score };
+}
+
+function choosePlan(coll: Collection, filter: Document, sort: SortSpec, hint: unknown): Plan | undefined {
+  const bounds = boundsOf(filter);
+  if (hint !== undefined && hint !== null) {
+    const index = typeof hint === "string" ? coll.index(hint) : coll.indexes.find((i) => compareValues(i.keyPattern, hint) === 0);
+    if (index && !index.sparse && !index.partialFilterExpression) {
+      return planFor(index, bounds, filter, sort) ?? { index, ranges: [{ lo: [], loInc: true, hi: [], hiInc: true }], sortDirection: 0, score: 0 };
+    }
+  }
+  if (bounds.size === 0 && sort.length === 0) return undefined;
+  let best: Plan | undefined;
+  for (const index of coll.indexes) {
+    const plan = planFor(index, bounds, filter, sort);
+    if (plan && (!best || plan.score > best.score)) best = plan;
+  }
+  return best;
+}
+
+/** Visits index entries inside one key range, in index order or reversed. */
+function scanRange(index: CollectionIndex, range: Plan["ranges"][number], reverse: boolean, visit: (e: IndexEntry) => boolean): void {
+  const n = range.lo.length;
+  const set = index.entries;
+  if (!reverse) {
+    const start = set.seek((e) => {
+      const c = index.compareKeys(e.key, range.lo);
+      return c < 0 || (c === 0 && !range.loInc);
+    });
+    set.forwardFrom(start, (e) => {
+      if (n) {
+        const c = index.compareKeys(e.key, range.hi);
+        if (c > 0 || (c === 0 && !range.hiInc)) return false;
+      }
+      return visit(e);
+    });
+  } else {
+    const end = set.seek((e) => {
+      const c = index.compareKeys(e.key, range.hi);
+      return c < 0 || (c === 0 && range.hiInc);
+    });
+    set.backwardFrom(end, (e) => {
+      if (n) {
+        const c = index.compareKeys(e.key, range.lo);
+        if (c < 0 || (c === 0 && !range.loInc)) return false;
+      }
+      return visit(e);
+    });
+  }
+}
+
+export function compileFilter(filter: Document | undefined): ((doc: Document) => boolean) | undefined {
+  if (!filter || Object.keys(filter).length === 0) return undefined;
+  const query = new Query(filter);
+  return (doc) => query.test(doc);
+}
+
+/**
+ * Runs a filter with optional sort/skip/limit and returns [recordId, document] pairs (the stored objects; callers
+ * never mutate them, writes swap in new objects).
+ */
+export function findMatches(coll: Collection, filter: Document = {}, options: FindOptions = {}): Match[] {
+  const sort = options.sort ?? [];
+  const skip = Math.max(0, options.skip ?? 0);
+  const limit = options.limit && options.limit > 0 ? options.limit : Infinity;
+  const test = compileFilter(filter);
+  const plan = choosePlan(coll, filter, sort, options.hint);
+  const out: Match[] = [];
+  // Early stop is possible whenever the output order is already the requested one.
+  const ordered = sort.length === 0 || (plan !== undefined && plan.sortDirection !== 0);
+  const wanted = ordered ? skip + limit : Infinity;
+  const consider = (rid: number, doc: Document): boolean => {
+    if (!test || test(doc)) out.push([rid, doc]);
+    return out.length < wanted;
+  };
+  if (plan) {
+    const seen = plan.ranges.length > 1 || plan.index.multikey ? new Set<number>() : undefined;
+    const reverse = plan.sortDirection === -1;
+    for (const range of plan.ranges) {
+      let go = true;
+      scanRange(plan.index, range, reverse, (e) => {
+        if (seen) {
+          if (seen.has(e.rid)) return true;
+          seen.add(e.rid);
+        }
+        const doc = coll.docs.get(e.rid);
+        go = doc ? consider(e.rid, doc) : true;
+        return go;
+      });
+      if (!go) break;
+    }
+  } else {
+    for (const [rid, doc] of coll.docs) if (!consider(rid, doc)) break;
+  }
+  let result = out;
+  if (!ordered) {
+    result = sortMatches(out, sort);
+  }
+  if (skip || limit !== Infinity) result = result.slice(skip, skip + (limit === Infinity ? result.length : limit));
+  return result;
+}
+
+function sortMatches(matches: Match[], sort: SortSpec): Match[] {
+  const docs = sortDocuments(
+    matches.map((m) => m[1]),
+    sort,
+  );
+  // sortDocuments is stable and returns the same objects, so map them back to their record ids.
+  const ridOf = new Map<Document, number>(matches.map(([rid, doc]) => [doc, rid]));
+  return docs.map((doc) => [ridOf.get(doc)!, doc]);
+}
+
+export function findDocuments(coll: Collection | undefined, filter: Document = {}, options: FindOptions = {}): Document[] {
+  if (!coll) return [];
+  return findMatches(coll, filter, options).map((m) => m[1]);
+}
+

@@ -1,0 +1,145 @@
+// TCP server: frames the byte stream into messages, runs each command synchronously and writes the reply.
+// A malformed frame, an oversized message or an unknown opcode closes that one connection only.
+import net from "node:net";
+import type { Document } from "bson";
+import { CursorRegistry } from "./cursors.ts";
+import type { ServerState } from "./context.ts";
+import { runCommand } from "./dispatch.ts";
+import { Store } from "./store.ts";
+import { sweepExpired } from "./ttl-sweeper.ts";
+import { buildMsgReply, buildOpReply, FLAG_MORE_TO_COME, HEADER_SIZE, MAX_MESSAGE_SIZE, parseFrame } from "./wire.ts";
+
+export interface EmbeddedMongoOptions {
+  /** TCP port; 0 or omitted picks a free ephemeral port. */
+  port?: number;
+  /** Listen address; defaults to 127.0.0.1. */
+  host?: string;
+  /** How often expired TTL documents are deleted; mongod's default is 60 s. */
+  ttlSweepIntervalMs?: number;
+  /** Idle time after which an open cursor is discarded; mongod's default is 10 minutes. */
+  cursorTimeoutMs?: number;
+}
+
+export interface EmbeddedMongo {
+  /** `mongodb://host:port/` — give it to `new MongoClient(uri)`. */
+  uri: string;
+  host: string;
+  port: number;
+  /** Closes the listener and every connection; the data is discarded. */
+  stop(): Promise<void>;
+  /** Runs one TTL pass now (tests use it instead of waiting for the interval). */
+  sweepTtl(): number;
+}
+
+export async function startEmbeddedMongo(options: EmbeddedMongoOptions = {}): Promise<EmbeddedMongo> {
+  const host = options.host ?? "127.0.0.1";
+  const cursorTimeoutMs = options.cursorTimeoutMs ?? 10 * 60_000;
+  const state: ServerState = { store: new Store(), cursors: new CursorRegistry(cursorTimeoutMs) };
+  const sockets = new Set<net.Socket>();
+  let nextConnectionId = 1;
+
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.setNoDelay(true);
+    socket.on("close", () => sockets.delete(socket));
+    socket.on("error", () => socket.destroy());
+    serveConnection(socket, state, nextConnectionId++);
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as net.AddressInfo).port;
+
+  const ttlTimer = setInterval(() => sweepExpired(state.store), options.ttlSweepIntervalMs ?? 60_000);
+  const reapTimer = setInterval(() => state.cursors.reap(), Math.min(60_000, Math.max(1000, cursorTimeoutMs / 2)));
+  ttlTimer.unref();
+  reapTimer.unref();
+
+  const uriHost = host.includes(":") ? `[${host}]` : host;
+  return {
+    uri: `mongodb://${uriHost}:${port}/`,
+    host,
+    port,
+    sweepTtl: () => sweepExpired(state.store),
+    stop: async () => {
+      clearInterval(ttlTimer);
+      clearInterval(reapTimer);
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const socket of sockets) socket.destroy();
+      await closed;
+      state.cursors.clear();
+      state.store.databases.clear();
+    },
+  };
+}
+
+function serveConnection(socket: net.Socket, state: ServerState, connectionId: number): void {
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let expected = 0; // length of the frame being received, 0 until its header has arrived
+
+  socket.on("data", (chunk: Buffer) => {
+    pending.push(chunk);
+    pendingBytes += chunk.length;
+    while (!socket.destroyed) {
+      if (expected === 0) {
+        if (pendingBytes < 4) return;
+        if (pending[0].length < 4) pending = [Buffer.concat(pending, pendingBytes)];
+        expected = pending[0].readInt32LE(0);
+        // Refuse oversized frames before buffering them.
+        if (expected < HEADER_SIZE || expected > MAX_MESSAGE_SIZE) {
+          pending = [];
+          socket.destroy();
+          return;
+        }
+      }
+      if (pendingBytes < expected) return; // wait for the rest of the frame
+      const buf = pending.length === 1 ? pending[0] : Buffer.concat(pending, pendingBytes);
+      const frame = buf.subarray(0, expected);
+      const rest = buf.subarray(expected);
+      pending = rest.length ? [rest] : [];
+      pendingBytes = rest.length;
+      expected = 0;
+      const reply = handleFrame(frame, state, connectionId);
+      if (reply === null) {
+        pending = [];
+        socket.destroy();
+        return;
+      }
+      if (reply) socket.write(reply);
+    }
+  });
+}
+
+/** The encoded reply, undefined when the client asked for none (moreToCome), null when the connection must close. */
+function handleFrame(frame: Buffer, state: ServerState, connectionId: number): Buffer | undefined | null {
+  let request;
+  try {
+    request = parseFrame(frame);
+  } catch {
+    return null; // ProtocolError, or a BSON error from a corrupt document: drop this client only
+  }
+  const command: Document = request.command;
+  if (request.kind === "query") {
+    const db = request.fullCollectionName.split(".")[0] || "admin";
+    return encodeReply(buildOpReply, request.requestId, runCommand(command, { db, server: state, connectionId }));
+  }
+  const db = typeof command.$db === "string" ? command.$db : "admin";
+  const reply = runCommand(command, { db, server: state, connectionId });
+  if (request.flags & FLAG_MORE_TO_COME) return undefined;
+  return encodeReply(buildMsgReply, request.requestId, reply);
+}
+
+function encodeReply(build: (responseTo: number, reply: Document) => Buffer, responseTo: number, reply: Document): Buffer {
+  try {
+    return build(responseTo, reply);
+  } catch (err) {
+    // e.g. a reply document over the BSON size limit: answer with an error instead of dropping the client
+    return build(responseTo, { ok: 0, errmsg: (err as Error).message, code: 10334, codeName: "BSONObjectTooLarge" });
+  }
+}

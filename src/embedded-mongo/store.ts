@@ -1,0 +1,48 @@
+// All databases of one server: database name -> collection name -> Collection, created implicitly on first write.
+import type { Document } from "bson";
+import { Collection } from "./collection.ts";
+import { commandError, ErrorCodes } from "./errors.ts";
+
+export class Store {
+  readonly databases = new Map<string, Map<string, Collection>>();
+
+  get(db: string, name: string): Collection | undefined {
+    return this.databases.get(db)?.get(name);
+  }
+
+  /** The collection, created (as an insert or createIndexes into a new namespace does) when missing. */
+  ensure(db: string, name: string): Collection {
+    const existing = this.get(db, name);
+    if (existing) return existing;
+    validateCollectionName(db, name);
+    return this.create(db, name, {});
+  }
+
+  create(db: string, name: string, options: Document): Collection {
+    let collections = this.databases.get(db);
+    if (!collections) this.databases.set(db, (collections = new Map()));
+    const coll = new Collection(db, name, options);
+    collections.set(name, coll);
+    return coll;
+  }
+
+  drop(db: string, name: string): Collection | undefined {
+    const coll = this.get(db, name);
+    if (coll) this.databases.get(db)!.delete(name);
+    return coll;
+  }
+
+  dropDatabase(db: string): void {
+    this.databases.delete(db);
+  }
+
+  *allCollections(): IterableIterator<Collection> {
+    for (const collections of this.databases.values()) yield* collections.values();
+  }
+}
+
+export function validateCollectionName(db: string, name: string): void {
+  if (!name || name.includes("$") || name.includes("\0") || name.startsWith(".") || name.startsWith("system.")) {
+    throw commandError(ErrorCodes.InvalidNamespace, `Invalid collection name: ${db}.${name}`);
+  }
+}

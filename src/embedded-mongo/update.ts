@@ -1,0 +1,165 @@
+// Update application: operator updates through mingo's updater ($setOnInsert handled here, since mingo lacks it),
+// replacements, pipeline updates, and upsert seeding from the query's equality predicates.
+import { ObjectId, type Document } from "bson";
+import { updateOne } from "mingo";
+import { compareValues } from "./bson-order.ts";
+import { commandError, CommandError, ErrorCodes } from "./errors.ts";
+
+const UPDATE_OPERATORS = new Set([
+  "$set", "$unset", "$inc", "$mul", "$min", "$max", "$rename", "$currentDate", "$push", "$pull", "$pullAll",
+  "$addToSet", "$pop", "$bit", "$setOnInsert",
+]);
+
+export type UpdateSpec = Document | Document[];
+
+export function isOperatorUpdate(update: UpdateSpec): boolean {
+  if (Array.isArray(update)) return false;
+  const keys = Object.keys(update);
+  return keys.length > 0 && keys[0].startsWith("$");
+}
+
+/** Deep copy of plain objects and arrays; BSON value objects are immutable in practice and shared. */
+export function cloneDocument<T>(value: T): T {
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return value.map(cloneDocument) as T;
+  if (value instanceof Date) return new Date(value.getTime()) as T;
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
+  const out: Document = {};
+  for (const k of Object.keys(value as Document)) out[k] = cloneDocument((value as Document)[k]);
+  return out as T;
+}
+
+export function validateUpdate(update: UpdateSpec): void {
+  if (Array.isArray(update)) return;
+  if (update === null || typeof update !== "object") throw commandError(ErrorCodes.FailedToParse, "Update argument must be either an object or an array");
+  const keys = Object.keys(update);
+  if (!isOperatorUpdate(update)) {
+    const dollar = keys.find((k) => k.startsWith("$"));
+    if (dollar) {
+      throw commandError(ErrorCodes.DollarPrefixedFieldName, `The dollar ($) prefixed field '${dollar}' in '${dollar}' is not allowed in the context of an update's replacement document. Consider using an aggregation pipeline with $replaceWith.`);
+    }
+    return;
+  }
+  for (const op of keys) {
+    if (!UPDATE_OPERATORS.has(op)) {
+      throw commandError(
+        ErrorCodes.FailedToParse,
+        `Unknown modifier: ${op}. Expected a valid update modifier or pipeline-style update specified as an array`,
+      );
+    }
+    const arg = update[op];
+    if (arg === null || typeof arg !== "object" || Array.isArray(arg)) {
+      throw commandError(ErrorCodes.FailedToParse, `Modifiers operate on fields but we found type ${arg === null ? "null" : Array.isArray(arg) ? "array" : typeof arg} instead. For example: {$mod: {<field>: ...}} not {$set: ${String(arg)}}`);
+    }
+  }
+}
+
+export interface ApplyOptions {
+  arrayFilters?: Document[];
+  /** The query, needed for the positional `$` operator. */
+  query?: Document;
+  /** True while building an upserted document: $setOnInsert applies. */
+  inserting?: boolean;
+}
+
+/** Returns the updated copy of `doc` (never mutates it) and whether anything changed. */
+export function applyUpdate(doc: Document, update: UpdateSpec, options: ApplyOptions = {}): { doc: Document; modified: boolean } {
+  if (!Array.isArray(update) && !isOperatorUpdate(update)) {
+    const replacement: Document = { _id: doc._id, ...cloneDocument(update) };
+    if (replacement._id === undefined) delete replacement._id;
+    checkIdUnchanged(doc, replacement);
+    return { doc: replacement, modified: !sameDocument(doc, replacement) };
+  }
+  const copy = cloneDocument(doc);
+  let modifier: UpdateSpec = update;
+  if (!Array.isArray(update) && "$setOnInsert" in update) {
+    const { $setOnInsert, ...rest } = update;
+    modifier = options.inserting ? { ...rest, $set: { ...(rest.$set as Document), ...($setOnInsert as Document) } } : rest;
+  }
+  if (!Array.isArray(modifier) && Object.keys(modifier).length === 0) return { doc, modified: false };
+  const docs = [copy];
+  const positional = !Array.isArray(modifier) && JSON.stringify(Object.values(modifier).map((v) => Object.keys(v as Document))).includes(".$");
+  let modified: boolean;
+  try {
+    const res = updateOne(docs, positional ? (options.query ?? {}) : {}, modifier as Document, {
+      arrayFilters: options.arrayFilters,
+      cloneMode: "copy",
+    });
+    modified = res.modifiedCount > 0;
+  } catch (err) {
+    if (err instanceof CommandError) throw err;
+    const message = (err as Error).message;
+    if (message.includes("would modify the immutable field")) throw commandError(ErrorCodes.ImmutableField, message.replace(/\.$/, ""));
+    throw commandError(ErrorCodes.BadValue, message);
+  }
+  const result = docs[0];
+  checkIdUnchanged(doc, result);
+  return { doc: result, modified: modified && !sameDocument(doc, result) };
+}
+
+function checkIdUnchanged(before: Document, after: Document): void {
+  if (before._id === undefined) return;
+  if (after._id === undefined || compareValues(before._id, after._id) !== 0) {
+    throw commandError(ErrorCodes.ImmutableField, "Performing an update on the path '_id' would modify the immutable field '_id'");
+  }
+}
+
+/** Same fields in the same order with equal values (how mongod decides nModified: the stored bytes changed). */
+function sameDocument(a: Document, b: Document): boolean {
+  return compareValues(a, b) === 0 && JSON.stringify(Object.keys(a)) === JSON.stringify(Object.keys(b));
+}
+
+/** The document an upsert starts from: the query's equality fields (top level and inside $and), dotted paths expanded. */
+export function upsertSeed(query: Document): Document {
+  const seed: Document = {};
+  const visit = (q: Document) => {
+    for (const [k, v] of Object.entries(q)) {
+      if (k === "$and" && Array.isArray(v)) v.forEach((sub) => visit(sub as Document));
+      if (k.startsWith("$")) continue;
+      let value: unknown = v;
+      if (v && typeof v === "object" && !Array.isArray(v) && !(v instanceof Date) && !(v instanceof RegExp) && !(v as { _bsontype?: string })._bsontype) {
+        const keys = Object.keys(v);
+        if (keys.length && keys[0].startsWith("$")) {
+          if (keys.length === 1 && keys[0] === "$eq") value = (v as Document).$eq;
+          else continue;
+        }
+      }
+      if (value instanceof RegExp) continue;
+      setPath(seed, k, cloneDocument(value));
+    }
+  };
+  visit(query);
+  return seed;
+}
+
+function setPath(doc: Document, path: string, value: unknown): void {
+  const parts = path.split(".");
+  let cur: Document = doc;
+  for (let i = 0; i < parts.length - 1; i++) {
+    const next = cur[parts[i]];
+    if (next === null || typeof next !== "object") cur[parts[i]] = {};
+    cur = cur[parts[i]] as Document;
+  }
+  cur[parts[parts.length - 1]] = value;
+}
+
+/** Builds the document an upsert inserts; _id comes first, generated when neither query nor update sets it. */
+export function buildUpsertDocument(query: Document, update: UpdateSpec, arrayFilters?: Document[]): Document {
+  let doc: Document;
+  if (!Array.isArray(update) && !isOperatorUpdate(update)) {
+    const seed = upsertSeed(query);
+    doc = { ...cloneDocument(update) };
+    if (doc._id === undefined && seed._id !== undefined) doc._id = seed._id;
+  } else {
+    doc = applyUpdate(upsertSeed(query), update, { arrayFilters, inserting: true, query }).doc;
+  }
+  return withIdFirst(doc);
+}
+
+export function withIdFirst(doc: Document): Document {
+  if (doc._id === undefined) return { _id: new ObjectId(), ...doc };
+  if (Object.keys(doc)[0] === "_id") return doc;
+  const { _id, ...rest } = doc;
+  return { _id, ...rest };
+}

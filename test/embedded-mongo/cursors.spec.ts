@@ -1,0 +1,57 @@
+import { expect } from "chai";
+import { Long } from "mongodb";
+import { useTestDatabase } from "./helpers.ts";
+
+describe("embedded-mongo: cursors", () => {
+  const t = useTestDatabase("em_cursors");
+
+  before(async () => {
+    await t.db.collection("many").insertMany(Array.from({ length: 1000 }, (_, i) => ({ i, pad: "x".repeat(50) })));
+  });
+
+  it("iterates several batches in order", async () => {
+    const docs = await t.db.collection("many").find({}, { batchSize: 7 }).sort({ i: 1 }).toArray();
+    expect(docs).to.have.length(1000);
+    expect(docs.map((d) => d.i)).to.deep.equal(Array.from({ length: 1000 }, (_, i) => i));
+  });
+
+  it("uses Int64 cursor ids and getMore batches of batchSize", async () => {
+    const reply = await t.db.command({ find: "many", filter: {}, batchSize: 10 });
+    expect(reply.cursor.id).to.be.instanceOf(Long);
+    expect(reply.cursor.id.isZero()).to.equal(false);
+    expect(reply.cursor.firstBatch).to.have.length(10);
+    const more = await t.db.command({ getMore: reply.cursor.id, collection: "many", batchSize: 25 });
+    expect(more.cursor.nextBatch).to.have.length(25);
+    expect(more.cursor.nextBatch[0].i).to.equal(10);
+    const killed = await t.db.command({ killCursors: "many", cursors: [reply.cursor.id] });
+    expect(killed.cursorsKilled).to.have.length(1);
+    const err = await t.db.command({ getMore: reply.cursor.id, collection: "many" }).catch((e) => e);
+    expect(err.code).to.equal(43);
+  });
+
+  it("closes the cursor (id 0) when limit or singleBatch ends the result", async () => {
+    const limited = await t.db.command({ find: "many", filter: {}, limit: 5 });
+    expect(limited.cursor.firstBatch).to.have.length(5);
+    expect(Number(limited.cursor.id)).to.equal(0);
+    const single = await t.db.command({ find: "many", filter: {}, batchSize: 3, singleBatch: true });
+    expect(single.cursor.firstBatch).to.have.length(3);
+    expect(Number(single.cursor.id)).to.equal(0);
+    const defaults = await t.db.command({ find: "many", filter: {} });
+    expect(defaults.cursor.firstBatch).to.have.length(101);
+  });
+
+  it("applies skip, limit and projection across batches", async () => {
+    const docs = await t.db.collection("many").find({ i: { $gte: 100 } }, { projection: { _id: 0, i: 1 }, batchSize: 4 }).sort({ i: -1 }).skip(3).limit(10).toArray();
+    expect(docs).to.deep.equal(Array.from({ length: 10 }, (_, k) => ({ i: 996 - k })));
+  });
+
+  it("kills the server cursor when the driver's cursor is closed early", async () => {
+    const cursor = t.db.collection("many").find({}, { batchSize: 2 });
+    await cursor.next();
+    const id = cursor.id!;
+    expect(id.isZero()).to.equal(false);
+    await cursor.close();
+    const err = await t.db.command({ getMore: id, collection: "many" }).catch((e) => e);
+    expect(err.code).to.equal(43);
+  });
+});

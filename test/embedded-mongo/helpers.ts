@@ -1,0 +1,42 @@
+// Test target selection: MONGODB_URI when set (a real mongod), else one embedded server shared by the suite.
+import { MongoClient, type Db } from "mongodb";
+import { startEmbeddedMongo, type EmbeddedMongo } from "../../src/embedded-mongo/index.ts";
+
+let embedded: Promise<EmbeddedMongo> | undefined;
+
+export const usingRealMongo = Boolean(process.env.MONGODB_URI);
+
+/** The embedded server (started once), or undefined when the suite targets MONGODB_URI. */
+export async function embeddedServer(): Promise<EmbeddedMongo | undefined> {
+  if (usingRealMongo) return undefined;
+  embedded ??= startEmbeddedMongo({ ttlSweepIntervalMs: 100 });
+  return embedded;
+}
+
+export async function targetUri(): Promise<string> {
+  return process.env.MONGODB_URI ?? (await embeddedServer())!.uri;
+}
+
+export interface TestDb {
+  client: MongoClient;
+  db: Db;
+}
+
+/**
+ * Registers before/after hooks giving the spec file its own, freshly dropped database.
+ * The returned object is filled in by the `before` hook.
+ */
+export function useTestDatabase(name: string): TestDb {
+  const ctx = {} as TestDb;
+  before(async () => {
+    ctx.client = new MongoClient(await targetUri(), { serverSelectionTimeoutMS: 5000 });
+    await ctx.client.connect();
+    ctx.db = ctx.client.db(name);
+    await ctx.db.dropDatabase();
+  });
+  after(async () => {
+    await ctx.db?.dropDatabase().catch(() => undefined);
+    await ctx.client?.close();
+  });
+  return ctx;
+}

@@ -1,0 +1,134 @@
+import { expect } from "chai";
+import { MongoBulkWriteError, MongoServerError } from "mongodb";
+import { useTestDatabase } from "./helpers.ts";
+
+describe("embedded-mongo: indexes and duplicate-key errors", () => {
+  const t = useTestDatabase("em_indexes");
+
+  it("reports E11000 on insertOne exactly like mongod", async () => {
+    const c = t.db.collection("users");
+    await c.createIndex({ email: 1 }, { unique: true });
+    await c.insertOne({ email: "a@x.io" });
+    const err = await c.insertOne({ email: "a@x.io" }).catch((e) => e);
+    expect(err).to.be.instanceOf(MongoServerError);
+    expect(err.code).to.equal(11000);
+    expect(err.message).to.equal('E11000 duplicate key error collection: em_indexes.users index: email_1 dup key: { email: "a@x.io" }');
+    expect(err.keyPattern).to.deep.equal({ email: 1 });
+    expect(err.keyValue).to.deep.equal({ email: "a@x.io" });
+  });
+
+  it("reports duplicate _id keys", async () => {
+    const c = t.db.collection("ids");
+    await c.insertOne({ _id: "x" as never });
+    const err = await c.insertOne({ _id: "x" as never }).catch((e) => e);
+    expect(err.code).to.equal(11000);
+    expect(err.message).to.equal('E11000 duplicate key error collection: em_indexes.ids index: _id_ dup key: { _id: "x" }');
+  });
+
+  it("ordered insertMany stops at the first duplicate (MongoBulkWriteError)", async () => {
+    const c = t.db.collection("ordered");
+    const err = await c.insertMany([{ _id: 1 }, { _id: 1 }, { _id: 2 }] as never[]).catch((e) => e);
+    expect(err).to.be.instanceOf(MongoBulkWriteError);
+    expect(err.code).to.equal(11000);
+    expect(err.insertedCount).to.equal(1);
+    expect(err.writeErrors).to.have.length(1);
+    expect(err.writeErrors[0].index).to.equal(1);
+    expect(await c.countDocuments()).to.equal(1);
+  });
+
+  it("unordered insertMany continues past duplicates", async () => {
+    const c = t.db.collection("unordered");
+    const err = await c.insertMany([{ _id: 1 }, { _id: 1 }, { _id: 2 }, { _id: 2 }, { _id: 3 }] as never[], { ordered: false }).catch((e) => e);
+    expect(err).to.be.instanceOf(MongoBulkWriteError);
+    expect(err.insertedCount).to.equal(3);
+    expect(err.writeErrors.map((e: { index: number }) => e.index)).to.deep.equal([1, 3]);
+    expect(await c.countDocuments()).to.equal(3);
+  });
+
+  it("reports duplicates from updates and from findOneAndUpdate upserts", async () => {
+    const c = t.db.collection("upd_dup");
+    await c.createIndex({ k: 1 }, { unique: true });
+    await c.insertMany([{ k: 1 }, { k: 2 }]);
+    const err = await c.updateOne({ k: 2 }, { $set: { k: 1 } }).catch((e) => e);
+    expect(err).to.be.instanceOf(MongoServerError);
+    expect(err.code).to.equal(11000);
+    expect(err.keyValue).to.deep.equal({ k: 1 });
+    const fam = await c.findOneAndUpdate({ k: 3 }, { $set: { k: 1 } }, { upsert: true }).catch((e) => e);
+    expect(fam).to.be.instanceOf(MongoServerError);
+    expect(fam.code).to.equal(11000);
+    expect(fam.keyPattern).to.deep.equal({ k: 1 });
+    expect(await c.countDocuments()).to.equal(2);
+  });
+
+  it("enforces compound unique indexes on the combination", async () => {
+    const c = t.db.collection("compound");
+    await c.createIndex({ tenant: 1, ref: 1 }, { unique: true });
+    await c.insertMany([{ tenant: "a", ref: 1 }, { tenant: "b", ref: 1 }]);
+    const err = await c.insertOne({ tenant: "a", ref: 1 }).catch((e) => e);
+    expect(err.code).to.equal(11000);
+    expect(err.message).to.match(/index: tenant_1_ref_1 dup key: \{ tenant: "a", ref: 1 \}$/);
+    expect(err.keyValue).to.deep.equal({ tenant: "a", ref: 1 });
+  });
+
+  it("unique partial indexes only constrain matching documents", async () => {
+    const c = t.db.collection("partial");
+    await c.createIndex({ phone: 1 }, { unique: true, partialFilterExpression: { deleted: false } });
+    await c.insertMany([
+      { phone: "1", deleted: true },
+      { phone: "1", deleted: true },
+      { phone: "1", deleted: false },
+    ]);
+    const err = await c.insertOne({ phone: "1", deleted: false }).catch((e) => e);
+    expect(err.code).to.equal(11000);
+    expect(await c.countDocuments({ phone: "1", deleted: false })).to.equal(1);
+  });
+
+  it("sparse unique indexes ignore documents missing the field", async () => {
+    const c = t.db.collection("sparse");
+    await c.createIndex({ ext: 1 }, { unique: true, sparse: true });
+    await c.insertMany([{ a: 1 }, { a: 2 }, { ext: "e1" }]);
+    expect((await c.insertOne({ ext: "e1" }).catch((e) => e)).code).to.equal(11000);
+    // non-sparse unique: two missing values collide on null
+    const d = t.db.collection("nonsparse");
+    await d.createIndex({ ext: 1 }, { unique: true });
+    await d.insertOne({ a: 1 });
+    const err = await d.insertOne({ a: 2 }).catch((e) => e);
+    expect(err.code).to.equal(11000);
+    expect(err.message).to.match(/dup key: \{ ext: null \}$/);
+  });
+
+  it("fails to build a unique index over existing duplicates", async () => {
+    const c = t.db.collection("build_dup");
+    await c.insertMany([{ v: 1 }, { v: 1 }]);
+    const err = await c.createIndex({ v: 1 }, { unique: true }).catch((e) => e);
+    expect(err.code).to.equal(11000);
+    expect((await c.indexes()).map((i) => i.name)).to.deep.equal(["_id_"]);
+  });
+
+  it("lists, conflicts on and drops indexes with mongod's codes", async () => {
+    const c = t.db.collection("manage");
+    expect(await c.createIndex({ a: 1 })).to.equal("a_1");
+    expect(await c.createIndex({ a: 1 })).to.equal("a_1"); // identical: no-op
+    await c.createIndex({ b: -1, c: 1 }, { name: "bc" });
+    const specs = await c.indexes();
+    expect(specs.map((i) => i.name)).to.deep.equal(["_id_", "a_1", "bc"]);
+    expect(specs[2].key).to.deep.equal({ b: -1, c: 1 });
+    const sameKeyOtherName = await c.createIndex({ a: 1 }, { name: "other" }).catch((e) => e);
+    expect(sameKeyOtherName.code).to.equal(85);
+    const sameNameOtherKey = await c.createIndex({ z: 1 }, { name: "a_1" }).catch((e) => e);
+    expect(sameNameOtherKey.code).to.equal(86);
+    const sameNameOtherOptions = await c.createIndex({ a: 1 }, { unique: true }).catch((e) => e);
+    expect(sameNameOtherOptions.code).to.equal(86);
+    await c.dropIndex("a_1");
+    expect((await c.dropIndex("nope").catch((e) => e)).code).to.equal(27);
+    expect((await c.indexes()).map((i) => i.name)).to.deep.equal(["_id_", "bc"]);
+    await c.dropIndexes();
+    expect((await c.indexes()).map((i) => i.name)).to.deep.equal(["_id_"]);
+  });
+
+  it("answers 26 NamespaceNotFound for listIndexes on a missing collection", async () => {
+    const err = await t.db.collection("does_not_exist").indexes().catch((e) => e);
+    expect(err).to.be.instanceOf(MongoServerError);
+    expect(err.code).to.equal(26);
+  });
+});

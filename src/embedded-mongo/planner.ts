@@ -26,6 +26,13 @@ export interface FindOptions {
 
 export type Match = [rid: number, doc: Document];
 
+/** What one execution did (the unit tests use it to prove index use; mongod's explain has the same counters). */
+export interface ExecutionStats {
+  plan: string;
+  keysExamined: number;
+  docsExamined: number;
+}
+
 const RANGE_RANKS = new Set<number>([TypeRank.Number, TypeRank.String, TypeRank.Date, TypeRank.ObjectId, TypeRank.Boolean, TypeRank.Timestamp, TypeRank.BinData]);
 const MAX_RANGES = 256;
 
@@ -246,7 +253,7 @@ export function compileFilter(filter: Document | undefined): ((doc: Document) =>
  * Runs a filter with optional sort/skip/limit and returns [recordId, document] pairs (the stored objects; callers
  * never mutate them, writes swap in new objects).
  */
-export function findMatches(coll: Collection, filter: Document = {}, options: FindOptions = {}): Match[] {
+export function findMatches(coll: Collection, filter: Document = {}, options: FindOptions = {}, stats?: ExecutionStats): Match[] {
   const sort = options.sort ?? [];
   const skip = Math.max(0, options.skip ?? 0);
   const limit = options.limit && options.limit > 0 ? options.limit : Infinity;
@@ -257,15 +264,18 @@ export function findMatches(coll: Collection, filter: Document = {}, options: Fi
   const ordered = sort.length === 0 || (plan !== undefined && plan.sortDirection !== 0);
   const wanted = ordered ? skip + limit : Infinity;
   const consider = (rid: number, doc: Document): boolean => {
+    if (stats) stats.docsExamined++;
     if (!test || test(doc)) out.push([rid, doc]);
     return out.length < wanted;
   };
+  if (stats) stats.plan = plan ? `IXSCAN ${plan.index.name}` : "COLLSCAN";
   if (plan) {
     const seen = plan.ranges.length > 1 || plan.index.multikey ? new Set<number>() : undefined;
     const reverse = plan.sortDirection === -1;
     for (const range of plan.ranges) {
       let go = true;
       scanRange(plan.index, range, reverse, (e) => {
+        if (stats) stats.keysExamined++;
         if (seen) {
           if (seen.has(e.rid)) return true;
           seen.add(e.rid);

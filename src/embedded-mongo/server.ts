@@ -56,7 +56,7 @@ export async function startEmbeddedMongo(options: EmbeddedMongoOptions = {}): Pr
   const port = (server.address() as net.AddressInfo).port;
 
   const ttlTimer = setInterval(() => sweepExpired(state.store), options.ttlSweepIntervalMs ?? 60_000);
-  const reapTimer = setInterval(() => state.cursors.reap(), Math.min(60_000, Math.max(1000, cursorTimeoutMs / 2)));
+  const reapTimer = setInterval(() => state.cursors.reap(), Math.min(60_000, Math.max(50, cursorTimeoutMs / 2)));
   ttlTimer.unref();
   reapTimer.unref();
 

@@ -1,0 +1,34 @@
+// Signing of webhook deliveries (spec "Delivery request" and "Receiver rules", DESIGN.md section 7):
+// HMAC-SHA256 hex over `<t>.<raw body>`, keyed with the whole secret string including `whsec_`, so
+// Stripe-style verifiers work unchanged.
+import { createHmac, randomInt } from "node:crypto";
+
+export const WEBHOOK_SECRET_PREFIX = "whsec_";
+const SECRET_RANDOM_LENGTH = 32;
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+function assertTimestamp(timestamp: number): void {
+  if (!Number.isSafeInteger(timestamp) || timestamp < 0) {
+    throw new RangeError(`A signature timestamp must be a non-negative integer of unix seconds, got ${timestamp}.`);
+  }
+}
+
+/** The hex HMAC-SHA256 of `<timestamp>.<raw body>` keyed with the whole secret. */
+export function computeSignature(secret: string, timestamp: number, rawBody: string | Buffer): string {
+  assertTimestamp(timestamp);
+  return createHmac("sha256", secret).update(`${timestamp}.`).update(rawBody).digest("hex");
+}
+
+/** The `Svc-Signature` header: `t=<t>,v1=<hex>` with one `v1` per secret, the newest secret first. */
+export function signatureHeader(secrets: readonly string[], timestamp: number, rawBody: string | Buffer): string {
+  if (secrets.length === 0) throw new RangeError("A signature header needs at least one secret.");
+  const signatures = secrets.map((secret) => `v1=${computeSignature(secret, timestamp, rawBody)}`);
+  return [`t=${timestamp}`, ...signatures].join(",");
+}
+
+/** `whsec_` + 32 base62 characters; randomInt draws without modulo bias (about 190 bits of entropy). */
+export function generateWebhookSecret(): string {
+  let random = "";
+  for (let i = 0; i < SECRET_RANDOM_LENGTH; i += 1) random += BASE62[randomInt(BASE62.length)];
+  return WEBHOOK_SECRET_PREFIX + random;
+}

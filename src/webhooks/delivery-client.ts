@@ -1,0 +1,228 @@
+// One webhook delivery attempt over HTTP(S): re-checks the URL rules, vets the resolved address, connects
+// only to that address, never follows redirects, and reports the outcome as a spec error code.
+import http from "node:http";
+import https from "node:https";
+import type { LookupFunction } from "node:net";
+import { checkWebhookUrl, type CheckedWebhookUrl } from "../domain/webhook-url.ts";
+import {
+  DeliveryFailure,
+  vetHost,
+  type DeliveryFailureCode,
+  type LookupAll,
+  type VettedAddress,
+} from "./address-vetting.ts";
+
+/** The `error` of an attempt: spec "Webhook test result" values a delivery attempt itself can produce. */
+export type AttemptError = `http_${number}` | DeliveryFailureCode;
+
+export interface AttemptResult {
+  /** The status the receiver answered, null when it did not answer. */
+  responseStatus: number | null;
+  /** Null on success (any 2xx). */
+  error: AttemptError | null;
+  /** Whole milliseconds from the start of the attempt (URL check and DNS included) to its outcome. */
+  durationMs: number;
+}
+
+export interface WebhookRequest {
+  url: string;
+  body: string;
+  /** Svc-Signature, Svc-Event-Id, ...; Host, Content-Type, Content-Length and Connection are set here. */
+  headers: Record<string, string>;
+  timeoutMs: number;
+  livemode: boolean;
+  lookup?: LookupAll;
+}
+
+export const DEFAULT_USER_AGENT = "Svc-Webhooks/1.0";
+
+/** The response body is ignored; reading a little lets small answers finish cleanly without buffering large ones. */
+const RESPONSE_BODY_CAP_BYTES = 64 * 1024;
+
+/** Headers whose value comes from the request itself, never from the caller. */
+const MANAGED_HEADERS: ReadonlySet<string> = new Set([
+  "host", "content-type", "content-length", "transfer-encoding", "connection",
+]);
+
+// X.509 verification results Node reports as `error.code` when a certificate is refused.
+const CERTIFICATE_ERROR_CODES: ReadonlySet<string> = new Set([
+  "UNABLE_TO_GET_ISSUER_CERT", "UNABLE_TO_GET_CRL", "UNABLE_TO_DECRYPT_CERT_SIGNATURE",
+  "UNABLE_TO_DECRYPT_CRL_SIGNATURE", "UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY", "CERT_SIGNATURE_FAILURE",
+  "CRL_SIGNATURE_FAILURE", "CERT_NOT_YET_VALID", "CERT_HAS_EXPIRED", "CRL_NOT_YET_VALID", "CRL_HAS_EXPIRED",
+  "ERROR_IN_CERT_NOT_BEFORE_FIELD", "ERROR_IN_CERT_NOT_AFTER_FIELD", "ERROR_IN_CRL_LAST_UPDATE_FIELD",
+  "ERROR_IN_CRL_NEXT_UPDATE_FIELD", "DEPTH_ZERO_SELF_SIGNED_CERT", "SELF_SIGNED_CERT_IN_CHAIN",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY", "UNABLE_TO_VERIFY_LEAF_SIGNATURE", "CERT_CHAIN_TOO_LONG",
+  "CERT_REVOKED", "INVALID_CA", "PATH_LENGTH_EXCEEDED", "INVALID_PURPOSE", "CERT_UNTRUSTED", "CERT_REJECTED",
+  "HOSTNAME_MISMATCH",
+]);
+
+const DNS_ERROR_CODES: ReadonlySet<string> = new Set([
+  "ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NONAME", "EAI_NODATA", "ENODATA", "ESERVFAIL", "EREFUSED",
+]);
+
+/** The spec error code for a failure raised while connecting, sending or receiving. */
+export function networkErrorCode(error: unknown): DeliveryFailureCode {
+  if (error instanceof DeliveryFailure) return error.code;
+  let code = (error as { code?: unknown } | null)?.code;
+  // With several addresses tried (autoSelectFamily), Node reports an AggregateError of the attempts.
+  if (typeof code !== "string" && error instanceof AggregateError) code = (error.errors[0] as { code?: unknown })?.code;
+  if (typeof code !== "string") return "connection_error";
+  if (code === "ECONNREFUSED") return "connection_refused";
+  if (code === "ECONNRESET" || code === "EPIPE" || code === "ECONNABORTED") return "connection_reset";
+  if (code === "ETIMEDOUT" || code === "ABORT_ERR") return "timeout";
+  if (code === "EHOSTUNREACH" || code === "ENETUNREACH" || code === "EHOSTDOWN" || code === "ENETDOWN") {
+    return "host_unreachable";
+  }
+  if (DNS_ERROR_CODES.has(code)) return "dns_error";
+  if (CERTIFICATE_ERROR_CODES.has(code) || code === "EPROTO" || code.startsWith("ERR_TLS_") || code.startsWith("ERR_SSL_")) {
+    return "tls_error";
+  }
+  return "connection_error";
+}
+
+function statusError(status: number): AttemptError | null {
+  return status >= 200 && status <= 299 ? null : `http_${status}`;
+}
+
+/** Answers every lookup with the vetted address, so the connection cannot resolve the name a second time. */
+function pinnedLookup(pinned: VettedAddress): LookupFunction {
+  return (_hostname, options, callback) => {
+    if (options.all) callback(null, [{ address: pinned.address, family: pinned.family }]);
+    else callback(null, pinned.address, pinned.family);
+  };
+}
+
+function buildHeaders(request: WebhookRequest, target: URL): Record<string, string> {
+  const headers: Record<string, string> = {};
+  let hasUserAgent = false;
+  for (const [name, value] of Object.entries(request.headers)) {
+    const lower = name.toLowerCase();
+    if (MANAGED_HEADERS.has(lower)) continue;
+    if (lower === "user-agent") hasUserAgent = true;
+    http.validateHeaderName(name);
+    http.validateHeaderValue(name, value);
+    headers[name] = value;
+  }
+  if (!hasUserAgent) headers["User-Agent"] = DEFAULT_USER_AGENT;
+  headers["Host"] = target.host;
+  headers["Content-Type"] = "application/json";
+  headers["Content-Length"] = String(Buffer.byteLength(request.body));
+  return headers;
+}
+
+/** Rejects with a `timeout` failure once the attempt's deadline passes (DNS lookups cannot be cancelled). */
+function whenAborted(signal: AbortSignal): { promise: Promise<never>; dispose: () => void } {
+  let onAbort = (): void => {};
+  const promise = new Promise<never>((_resolve, reject) => {
+    onAbort = () => reject(new DeliveryFailure("timeout", "The attempt ran past its time limit."));
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  return { promise, dispose: () => signal.removeEventListener("abort", onAbort) };
+}
+
+interface Exchange {
+  responseStatus: number | null;
+  error: AttemptError | null;
+}
+
+/** Sends the request to the pinned address and waits for the whole (capped) answer. Resolves, never rejects. */
+function exchange(
+  checked: CheckedWebhookUrl,
+  target: URL,
+  pinned: VettedAddress,
+  request: WebhookRequest,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+): Promise<Exchange> {
+  const secure = target.protocol === "https:";
+  const options: https.RequestOptions = {
+    method: "POST",
+    host: checked.hostname,
+    port: checked.port,
+    path: `${target.pathname}${target.search}`,
+    headers,
+    // A fresh agent per attempt: no pooled socket can carry the request to an address vetted earlier.
+    agent: false,
+    lookup: pinnedLookup(pinned),
+    signal,
+    ...(secure
+      ? {
+        // SNI and certificate check use the host name; an IP literal is checked against itself without SNI.
+        servername: checked.literalAddress === null ? checked.hostname : "",
+        rejectUnauthorized: true,
+      }
+      : {}),
+  };
+
+  return new Promise<Exchange>((resolve) => {
+    let responseStatus: number | null = null;
+    let settled = false;
+    const settle = (error: AttemptError | null): void => {
+      if (settled) return;
+      settled = true;
+      resolve({ responseStatus, error });
+    };
+    const fail = (error: unknown): void => settle(signal.aborted ? "timeout" : networkErrorCode(error));
+
+    const req = (secure ? https : http).request(options, (res) => {
+      responseStatus = res.statusCode ?? null;
+      const outcome = responseStatus === null ? "connection_error" : statusError(responseStatus);
+      let received = 0;
+      res.on("data", (chunk: Buffer) => {
+        received += chunk.length;
+        if (received > RESPONSE_BODY_CAP_BYTES) {
+          settle(outcome);
+          res.destroy();
+        }
+      });
+      res.on("end", () => settle(outcome));
+      res.on("error", fail);
+      // A response cut off mid-body may close without an error event; it is a reset, or a timeout if we aborted.
+      res.on("close", () => {
+        if (!res.complete) fail(Object.assign(new Error("The response was cut off."), { code: "ECONNRESET" }));
+      });
+    });
+    req.on("error", fail);
+    req.end(request.body);
+  });
+}
+
+/**
+ * Performs one delivery attempt. Network outcomes are returned, never thrown; only programming errors
+ * (an invalid header, a non-positive timeout) throw.
+ */
+export async function postWebhook(request: WebhookRequest): Promise<AttemptResult> {
+  if (!Number.isFinite(request.timeoutMs) || request.timeoutMs <= 0) {
+    throw new RangeError(`timeoutMs must be a positive number, got ${request.timeoutMs}.`);
+  }
+  const started = performance.now();
+  const result = (responseStatus: number | null, error: AttemptError | null): AttemptResult => ({
+    responseStatus, error, durationMs: Math.round(performance.now() - started),
+  });
+
+  let checked: CheckedWebhookUrl;
+  try {
+    checked = checkWebhookUrl(request.url, { livemode: request.livemode });
+  } catch {
+    return result(null, "ssrf_blocked");
+  }
+  const target = new URL(checked.url);
+  const headers = buildHeaders(request, target);
+
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), request.timeoutMs);
+  const aborted = whenAborted(deadline.signal);
+  try {
+    let pinned: VettedAddress;
+    try {
+      pinned = await Promise.race([vetHost(checked, request), aborted.promise]);
+    } catch (error) {
+      return result(null, networkErrorCode(error));
+    }
+    const outcome = await exchange(checked, target, pinned, request, headers, deadline.signal);
+    return result(outcome.responseStatus, outcome.error);
+  } finally {
+    clearTimeout(timer);
+    aborted.dispose();
+  }
+}

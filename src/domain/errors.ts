@@ -50,6 +50,11 @@ export const ERROR_CATALOGUE = {
   user_not_found: invalid(404, Code.NotFound, "No user with this id."),
   webhook_delivery_not_found: invalid(404, Code.NotFound, "No webhook delivery with this id."),
   webhook_endpoint_not_found: invalid(404, Code.NotFound, "No webhook endpoint with this id."),
+  // Internal AdminService only; never answered under /v1.
+  organization_not_found: invalid(404, Code.NotFound, "No organization with this id."),
+  project_not_found: invalid(404, Code.NotFound, "No project with this id."),
+  api_key_not_found: invalid(404, Code.NotFound, "No API key with this id."),
+  admin_token_invalid: auth("The admin token is missing or wrong."),
   already_verified: invalid(409, Code.AlreadyExists, "The phone number is already verified."),
   delivery_in_progress: invalid(409, Code.Aborted, "The original delivery is still pending or being retried."),
   endpoint_disabled: invalid(409, Code.AlreadyExists, "The webhook endpoint is disabled; re-enable it before replaying."),

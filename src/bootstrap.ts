@@ -1,0 +1,54 @@
+// A development database gets an organization and project named "Default", live enabled, with one sandbox and
+// one live key: given ones (SVC_SANDBOX_KEY, SVC_LIVE_KEY) are adopted as is, others are generated.
+import { apiKeyLivemode, hashApiKey } from "./domain/api-keys.ts";
+import type { ApiKeyRepository } from "./store/api-key-repository.ts";
+import type { OrganizationRepository } from "./store/organization-repository.ts";
+import type { ProjectRepository } from "./store/project-repository.ts";
+import type { TenancyAdmin } from "./services/tenancy-admin.ts";
+
+export interface BootstrapResult {
+  organizationId: string;
+  projectId: string;
+  /** Secrets created or adopted now; null when the project already had such a key (its secret is not stored). */
+  sandboxKey: string | null;
+  liveKey: string | null;
+}
+
+export interface BootstrapDependencies {
+  tenancy: TenancyAdmin;
+  organizations: OrganizationRepository;
+  projects: ProjectRepository;
+  apiKeys: ApiKeyRepository;
+}
+
+async function ensureKey(deps: BootstrapDependencies, projectId: string, livemode: boolean, given: string | undefined): Promise<string | null> {
+  if (given !== undefined) {
+    if (apiKeyLivemode(given) !== livemode) {
+      throw new Error(`${livemode ? "SVC_LIVE_KEY" : "SVC_SANDBOX_KEY"} must be ${livemode ? "svc_live_" : "svc_test_"} followed by at least 24 letters or digits`);
+    }
+    const existing = await deps.apiKeys.findBySecretHash(hashApiKey(given));
+    if (existing) {
+      if (existing.project_id !== projectId) throw new Error("the given bootstrap key belongs to another project");
+      return given;
+    }
+    return (await deps.tenancy.createApiKey({ projectId, livemode }, given)).secret;
+  }
+  if ((await deps.apiKeys.countActive(projectId, livemode)) > 0) return null;
+  return (await deps.tenancy.createApiKey({ projectId, livemode })).secret;
+}
+
+export async function bootstrapDefaultProject(deps: BootstrapDependencies, keys: { sandboxKey?: string | undefined; liveKey?: string | undefined }): Promise<BootstrapResult> {
+  let organization = await deps.organizations.findBootstrap();
+  if (!organization) {
+    organization = await deps.tenancy.createOrganization({ name: "Default" }, true);
+    organization = (await deps.organizations.update(organization._id, { live_enabled: true }))!;
+  }
+  let project = await deps.projects.findFirstOfOrganization(organization._id);
+  project ??= await deps.tenancy.createProject({ organizationId: organization._id, name: "Default", liveWalletsEnabled: true });
+  return {
+    organizationId: organization._id,
+    projectId: project._id,
+    sandboxKey: await ensureKey(deps, project._id, false, keys.sandboxKey),
+    liveKey: await ensureKey(deps, project._id, true, keys.liveKey),
+  };
+}

@@ -1,0 +1,66 @@
+// The HTTP/1.1 server on PORT: the REST gateway under /v1, Connect and gRPC-Web for every service,
+// /healthz, and the spec's envelope for anything that matches no route.
+import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
+import type { Interceptor } from "@connectrpc/connect";
+import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
+import { svcError } from "../domain/errors.ts";
+import { newRequestId } from "../domain/ids.ts";
+import { clientAddressValues } from "../rpc/client-address.ts";
+import { connectRoutes } from "../rpc/connect-routes.ts";
+import type { RequestGate } from "../services/request-gate.ts";
+import type { RegisteredService, ServiceRegistry } from "../services/service-registry.ts";
+import { errorRenderer } from "./error-handler.ts";
+import { identityHeaders } from "./response-headers.ts";
+import { restGateway, type RestGatewayOptions } from "./rest-gateway.ts";
+
+export const MAX_BODY_BYTES = 64 * 1024;
+
+export interface HttpServerOptions {
+  registry: ServiceRegistry;
+  gate: RequestGate;
+  interceptorsFor: (service: RegisteredService) => Interceptor[];
+  gateway: Omit<RestGatewayOptions, "registry" | "gate" | "bodyLimit">;
+  /** Extra routes on the root (for example `/v1/openapi.json`, `/metrics`). */
+  extraRoutes?: (app: FastifyInstance) => void | Promise<void>;
+  isReady: () => boolean;
+  onInternalError: (error: unknown, request: FastifyRequest) => void;
+  /** Requests still running when the server closes get this long to finish. */
+  shutdownTimeoutMs: number;
+}
+
+export async function createHttpServer(options: HttpServerOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    genReqId: () => newRequestId(),
+    requestIdHeader: false,
+    bodyLimit: MAX_BODY_BYTES,
+    logger: false,
+    return503OnClosing: true,
+  });
+
+  app.addHook("onRequest", async (request, reply) => {
+    reply.headers(identityHeaders(request.id));
+  });
+  app.setErrorHandler(errorRenderer({ gate: options.gate, onInternalError: options.onInternalError }));
+  app.setNotFoundHandler(async () => {
+    throw svcError("route_not_found", "No route matches this method and path.");
+  });
+
+  app.get("/healthz", async (_request, reply) => {
+    if (!options.isReady()) return reply.code(503).send({ status: "starting" });
+    return { status: "ok" };
+  });
+
+  await app.register(fastifyConnectPlugin, {
+    routes: connectRoutes(options.registry, options.interceptorsFor),
+    contextValues: (request) => clientAddressValues(request.ip),
+    shutdownTimeoutMs: options.shutdownTimeoutMs,
+  });
+  await app.register(restGateway, {
+    ...options.gateway,
+    registry: options.registry,
+    gate: options.gate,
+    bodyLimit: MAX_BODY_BYTES,
+  });
+  if (options.extraRoutes) await app.register(async (scope) => options.extraRoutes!(scope));
+  return app;
+}

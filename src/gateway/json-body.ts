@@ -1,0 +1,29 @@
+// Request bodies are kept raw until authentication has passed, then parsed here.
+import { svcError } from "../domain/errors.ts";
+
+/** A JSON object, or undefined for an empty body; anything else is 400 `invalid_json`. */
+export function parseJsonObjectBody(raw: Buffer | string | undefined): Record<string, unknown> | undefined {
+  if (raw === undefined) return undefined;
+  const text = typeof raw === "string" ? raw : raw.toString("utf8");
+  if (text.trim() === "") return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw svcError("invalid_json", "The request body is not valid JSON.");
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw svcError("invalid_json", "The request body must be a JSON object.");
+  }
+  return value as Record<string, unknown>;
+}
+
+/** JSON with object keys sorted, so equal bodies give equal idempotency fingerprints. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}

@@ -1,0 +1,158 @@
+// Turns a REST call (path parameters, query string, JSON body) into the method's request message, checking
+// JSON types on the way: an unknown field or a wrong type is a 422 `validation_error` naming the parameter.
+// Value rules (patterns, lengths, ranges) live in the services, so gRPC callers get them too.
+import { create, ScalarType, type DescField, type DescMessage, type Message } from "@bufbuild/protobuf";
+import { FieldMaskSchema, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { validationError } from "../domain/errors.ts";
+import { parseDateTime } from "../domain/date-time.ts";
+import type { RestRoute } from "./rest-route-table.ts";
+
+/** What `null` means for a body field: the same as leaving it out, clear it (PATCH), or a type error. */
+export type NullMeaning = "absent" | "clear" | "invalid";
+
+export interface RestInput {
+  params: Record<string, string>;
+  query: Record<string, string | string[] | undefined>;
+  /** The parsed JSON body (already known to be an object), or undefined when there is none. */
+  body: Record<string, unknown> | undefined;
+}
+
+type Init = Record<string, unknown>;
+
+const fieldsByName = new WeakMap<DescMessage, Map<string, DescField>>();
+
+function fieldNamed(message: DescMessage, name: string): DescField | undefined {
+  let fields = fieldsByName.get(message);
+  if (!fields) {
+    fields = new Map(message.fields.map((f) => [f.name, f]));
+    fieldsByName.set(message, fields);
+  }
+  return fields.get(name);
+}
+
+function typeName(field: DescField): string {
+  if (field.fieldKind === "list") return "an array";
+  if (field.fieldKind === "message") {
+    if (field.message.typeName === "google.protobuf.Timestamp") return "an RFC 3339 date-time string";
+    return "an object";
+  }
+  if (field.fieldKind === "scalar") {
+    switch (field.scalar) {
+      case ScalarType.BOOL:
+        return "a boolean";
+      case ScalarType.STRING:
+        return "a string";
+      default:
+        return "an integer";
+    }
+  }
+  return "a value";
+}
+
+function wrongType(param: string, field: DescField): never {
+  throw validationError(param, `${param} must be ${typeName(field)}.`);
+}
+
+function decodeScalar(field: DescField & { scalar: ScalarType }, value: unknown, param: string): unknown {
+  switch (field.scalar) {
+    case ScalarType.STRING:
+      if (typeof value !== "string") wrongType(param, field);
+      return value;
+    case ScalarType.BOOL:
+      if (typeof value !== "boolean") wrongType(param, field);
+      return value;
+    case ScalarType.INT32:
+      if (typeof value !== "number" || !Number.isInteger(value) || value < -(2 ** 31) || value >= 2 ** 31) {
+        wrongType(param, field);
+      }
+      return value;
+    default:
+      throw new Error(`request field ${param}: scalar type ${field.scalar} is not mapped`);
+  }
+}
+
+function decodeObject(message: DescMessage, json: Record<string, unknown>, prefix: string, nullMeans: NullMeaning, skip: readonly string[] = []): { init: Init; present: string[] } {
+  const init: Init = {};
+  const present: string[] = [];
+  for (const [key, value] of Object.entries(json)) {
+    const param = prefix + key;
+    const field = skip.includes(key) ? undefined : fieldNamed(message, key);
+    if (!field || field.message?.typeName === "google.protobuf.FieldMask") {
+      throw validationError(param, `Unknown parameter: ${param}.`);
+    }
+    present.push(key);
+    if (value === null) {
+      if (nullMeans === "invalid") wrongType(param, field);
+      continue; // absent, or cleared through the field mask
+    }
+    init[field.localName] = decodeValue(field, value, param);
+  }
+  return { init, present };
+}
+
+function decodeValue(field: DescField, value: unknown, param: string): unknown {
+  switch (field.fieldKind) {
+    case "scalar":
+      return decodeScalar(field, value, param);
+    case "list": {
+      if (!Array.isArray(value)) wrongType(param, field);
+      if (field.listKind !== "scalar") throw new Error(`request field ${param}: only scalar lists are mapped`);
+      return value.map((item, i) => decodeScalar(field as never, item, `${param}[${i}]`));
+    }
+    case "message": {
+      const typeName = field.message.typeName;
+      if (typeName === "google.protobuf.Timestamp") {
+        const date = typeof value === "string" ? parseDateTime(value) : null;
+        if (!date) wrongType(param, field);
+        return timestampFromDate(date);
+      }
+      if (typeof value !== "object" || value === null || Array.isArray(value)) wrongType(param, field);
+      // protobuf-es represents Struct fields as plain JSON objects.
+      if (typeName === "google.protobuf.Struct") return value;
+      // Inside a nested object, null is the same as leaving the member out.
+      return create(field.message, decodeObject(field.message, value as Record<string, unknown>, `${param}.`, "absent").init as never);
+    }
+    default:
+      throw new Error(`request field ${param}: ${field.fieldKind} fields are not mapped`);
+  }
+}
+
+function decodeQueryValue(field: DescField, raw: string | string[], param: string): unknown {
+  if (Array.isArray(raw)) throw validationError(param, `${param} may be given once.`);
+  if (field.fieldKind !== "scalar") throw validationError(param, `Unknown parameter: ${param}.`);
+  switch (field.scalar) {
+    case ScalarType.STRING:
+      return raw;
+    case ScalarType.BOOL:
+      if (raw !== "true" && raw !== "false") wrongType(param, field);
+      return raw === "true";
+    default:
+      if (!/^-?\d{1,10}$/.test(raw)) wrongType(param, field);
+      return decodeScalar(field, Number(raw), param);
+  }
+}
+
+export function decodeRestRequest(route: RestRoute, input: RestInput, nullMeans: NullMeaning): Message {
+  const schema = route.method.input;
+  const init: Init = {};
+  for (const name of route.pathParams) {
+    init[fieldNamed(schema, name)!.localName] = input.params[name] ?? "";
+  }
+  if (route.body === "") {
+    for (const [key, raw] of Object.entries(input.query)) {
+      if (raw === undefined) continue;
+      const field = route.pathParams.includes(key) ? undefined : fieldNamed(schema, key);
+      if (!field) throw validationError(key, `Unknown parameter: ${key}.`);
+      init[field.localName] = decodeQueryValue(field, raw, key);
+    }
+  } else if (route.body === "*") {
+    Object.assign(init, decodeObject(schema, input.body ?? {}, "", nullMeans, route.pathParams).init);
+  } else {
+    // A PATCH body: the keys sent become the update mask (AIP-134), so null can clear a field.
+    const bodyField = fieldNamed(schema, route.body)!;
+    const { init: fields, present } = decodeObject(bodyField.message!, input.body ?? {}, "", nullMeans);
+    init[bodyField.localName] = create(bodyField.message!, fields as never);
+    init.updateMask = create(FieldMaskSchema, { paths: present });
+  }
+  return create(schema, init as never);
+}

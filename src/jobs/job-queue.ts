@@ -1,0 +1,82 @@
+// Durable jobs in MongoDB through Agenda: what must happen later survives a crash, and any worker process
+// may run it. In the process that schedules a job, an in-memory channel wakes the worker at once instead of
+// waiting for the next poll.
+import { Agenda, InMemoryNotificationChannel, type Job } from "agenda";
+import { MongoBackend } from "@agendajs/mongo-backend";
+import type { Db } from "mongodb";
+
+export interface JobQueueOptions {
+  /** How often workers look for due jobs scheduled by other processes (and after a crash). */
+  pollIntervalMs: number;
+  /** A job locked by a worker that died is run again after this. */
+  lockLifetimeMs: number;
+  maxConcurrency: number;
+}
+
+export interface JobDefinitionOptions {
+  concurrency?: number;
+  lockLifetimeMs?: number;
+}
+
+export type JobHandler<T> = (data: T) => Promise<void>;
+
+export class JobQueue {
+  private readonly agenda: Agenda;
+  private running = false;
+
+  constructor(db: Db, options: JobQueueOptions) {
+    this.agenda = new Agenda({
+      backend: new MongoBackend({ mongo: db, collection: "jobs" }),
+      processEvery: options.pollIntervalMs,
+      defaultLockLifetime: options.lockLifetimeMs,
+      maxConcurrency: options.maxConcurrency,
+      defaultConcurrency: options.maxConcurrency,
+      removeOnComplete: true,
+      notificationChannel: new InMemoryNotificationChannel(),
+    });
+  }
+
+  define<T>(name: string, handler: JobHandler<T>, options: JobDefinitionOptions = {}): void {
+    this.agenda.define<T>(name, async (job: Job<T>) => handler(job.attrs.data), {
+      ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+      ...(options.lockLifetimeMs !== undefined ? { lockLifetime: options.lockLifetimeMs } : {}),
+    });
+  }
+
+  /**
+   * Schedules `name` to run at `at`. With `uniqueBy` (fields of `data`), at most one such job exists: a second
+   * schedule moves the existing one instead of adding another.
+   */
+  async schedule<T extends object>(name: string, data: T, at: Date, uniqueBy: (keyof T & string)[] = []): Promise<void> {
+    const job = this.agenda.create<T>(name, data);
+    if (uniqueBy.length > 0) {
+      job.unique(Object.fromEntries(uniqueBy.map((field) => [`data.${field}`, data[field]])));
+    }
+    await job.schedule(at).save();
+  }
+
+  /** Removes jobs of `name` whose data has these field values. */
+  async cancel(name: string, dataEquals: Record<string, unknown>): Promise<number> {
+    return this.agenda.cancel({ name, data: dataEquals });
+  }
+
+  /** Starts running due jobs in this process (worker role). */
+  async start(): Promise<void> {
+    await this.agenda.ready;
+    await this.agenda.start();
+    this.running = true;
+  }
+
+  /** Stops taking jobs and waits for the running ones to finish. */
+  async stop(): Promise<void> {
+    if (this.running) await this.agenda.stop();
+    this.running = false;
+  }
+
+  /** Runs `handler` for every job error, so failures reach the logs. */
+  onFailure(handler: (error: Error, jobName: string) => void): void {
+    this.agenda.on("fail", (error: Error | string, job: { attrs?: { name: string }; jobName?: string }) => {
+      handler(error instanceof Error ? error : new Error(error), job.attrs?.name ?? job.jobName ?? "unknown");
+    });
+  }
+}

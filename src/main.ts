@@ -1,0 +1,56 @@
+// Process entry: config, database, app, listen. SIGTERM or SIGINT drains: stop accepting, finish running
+// requests and jobs, close the database.
+import { randomBytes } from "node:crypto";
+import { createApp } from "./app.ts";
+import { bootstrapDefaultProject } from "./bootstrap.ts";
+import { ConfigError, loadConfig } from "./config.ts";
+import { startEmbeddedMongo } from "./embedded-mongo/index.ts";
+import { connectDatabase } from "./store/database.ts";
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const embedded = config.mongodbUri === undefined ? await startEmbeddedMongo({ host: "127.0.0.1" }) : null;
+  const database = await connectDatabase(config.mongodbUri ?? `${embedded!.uri.replace(/\/?(\?.*)?$/, "")}/svc`);
+  const adminToken = config.adminToken ?? `adm_${randomBytes(24).toString("base64url")}`;
+  const app = await createApp({ config, database, adminToken });
+
+  const lines: string[] = [];
+  if (embedded) lines.push(`database      embedded in-memory MongoDB at ${embedded.uri} (data is lost on exit; production: set MONGODB_URI)`);
+  if (config.bootstrap) {
+    const boot = await bootstrapDefaultProject({ tenancy: app.tenancy, ...app.repositories }, config);
+    lines.push(`project       Default (${boot.projectId})`);
+    lines.push(`sandbox key   ${boot.sandboxKey ?? "(existing key kept; its secret is not stored)"}`);
+    lines.push(`live key      ${boot.liveKey ?? "(existing key kept; its secret is not stored)"}`);
+  }
+  const { httpPort, grpcPort } = await app.listen();
+  const host = config.host.includes(":") ? `[${config.host}]` : config.host;
+  console.log(
+    [
+      `Svc is listening`,
+      `REST          http://${host}:${httpPort}/v1   (OpenAPI: /v1/openapi.json)`,
+      `Connect       http://${host}:${httpPort}       (Connect and gRPC-Web, every service)`,
+      `gRPC          ${host}:${grpcPort}              (HTTP/2 cleartext)`,
+      `health        http://${host}:${httpPort}/healthz`,
+      `admin token   ${config.adminToken ? "(from SVC_ADMIN_TOKEN)" : adminToken}`,
+      ...lines,
+    ].join("\n"),
+  );
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal}: draining`);
+    await app.close();
+    await database.close();
+    await embedded?.stop();
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+main().catch((error) => {
+  console.error(error instanceof ConfigError ? `configuration error: ${error.message}` : error);
+  process.exit(1);
+});

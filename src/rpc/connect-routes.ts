@@ -1,0 +1,12 @@
+// One Connect router definition for every server: Fastify (Connect, gRPC-Web, gRPC over HTTP/1.1 where
+// possible) and the HTTP/2 gRPC server.
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
+import type { RegisteredService, ServiceRegistry } from "../services/service-registry.ts";
+
+export function connectRoutes(registry: ServiceRegistry, interceptorsFor: (service: RegisteredService) => Interceptor[]) {
+  return (router: ConnectRouter): void => {
+    for (const registered of registry.services) {
+      router.service(registered.service, registered.implementation as never, { interceptors: interceptorsFor(registered) });
+    }
+  };
+}

@@ -1,0 +1,47 @@
+// gRPC over HTTP/2 cleartext on GRPC_PORT, from the same router as the HTTP/1.1 server.
+import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import type { Interceptor } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { RegisteredService, ServiceRegistry } from "../services/service-registry.ts";
+import { clientAddressValues } from "./client-address.ts";
+import { connectRoutes } from "./connect-routes.ts";
+
+export interface GrpcServer {
+  listen(port: number, host: string): Promise<number>;
+  /** Stops accepting, lets running calls finish for up to `graceMs`, then closes the rest. */
+  close(graceMs: number): Promise<void>;
+}
+
+export function createGrpcServer(registry: ServiceRegistry, interceptorsFor: (service: RegisteredService) => Interceptor[]): GrpcServer {
+  const shutdown = new AbortController();
+  const server = http2.createServer(
+    connectNodeAdapter({
+      routes: connectRoutes(registry, interceptorsFor),
+      contextValues: (request) => clientAddressValues(request.socket.remoteAddress),
+      shutdownSignal: shutdown.signal,
+    }),
+  );
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on("session", (session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+  });
+  return {
+    listen: (port, host) =>
+      new Promise((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
+      }),
+    close: (graceMs) =>
+      new Promise((resolve) => {
+        if (!server.listening) return resolve();
+        server.close(() => resolve());
+        for (const session of sessions) session.close();
+        setTimeout(() => {
+          shutdown.abort();
+          for (const session of sessions) session.destroy();
+        }, graceMs).unref();
+      }),
+  };
+}

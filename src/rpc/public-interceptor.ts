@@ -1,0 +1,112 @@
+// Connect, gRPC-Web and gRPC calls of the public services pass the same gate as REST: key, version, rate
+// limit; mutating methods honour the `idempotency-key` header, storing the response message for replay.
+import { create, fromBinary, toBinary, type DescMessage, type Message } from "@bufbuild/protobuf";
+import { ConnectError, type Interceptor, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
+import { getOption, hasOption } from "@bufbuild/protobuf";
+import { http } from "../../gen/google/api/annotations_pb.ts";
+import { describeError, svcError } from "../domain/errors.ts";
+import { identityHeaders, rateLimitHeaders } from "../gateway/response-headers.ts";
+import { IdempotencyGuard } from "../services/idempotency-guard.ts";
+import { principalKey } from "../services/principal.ts";
+import type { RequestGate } from "../services/request-gate.ts";
+import type { RateLimitStatus } from "../services/rate-limiter.ts";
+import { clientAddressKey } from "./client-address.ts";
+import { newRequestId } from "../domain/ids.ts";
+
+interface StoredRpcResponse {
+  /** base64 of the response message, or the error to throw again. */
+  message?: string;
+  error?: { code: string; message: string; param?: string; metadata: Record<string, string> };
+}
+
+function isMutating(method: UnaryRequest["method"]): boolean {
+  if (!hasOption(method, http)) return true;
+  return getOption(method, http).pattern.case !== "get";
+}
+
+function withHeaders(error: unknown, headers: Record<string, string>): ConnectError {
+  const connectError = ConnectError.from(error);
+  for (const [name, value] of Object.entries(headers)) connectError.metadata.set(name, value);
+  return connectError;
+}
+
+function replayedResponse(request: UnaryRequest, message: Message, headers: Record<string, string>): UnaryResponse {
+  return {
+    stream: false,
+    service: request.service,
+    method: request.method,
+    header: new Headers({ ...headers, "idempotent-replayed": "true" }),
+    trailer: new Headers(),
+    message,
+  } as UnaryResponse;
+}
+
+export function publicInterceptor(gate: RequestGate, idempotency: IdempotencyGuard): Interceptor {
+  return (next) => async (request) => {
+    if (request.stream) throw svcError("route_not_found", "Streaming methods are not served.");
+    const requestId = newRequestId();
+    const admission = await gate.admit({
+      authorization: request.header.get("authorization"),
+      version: request.header.get("svc-version"),
+      clientAddress: request.contextValues.get(clientAddressKey),
+    });
+    const headers = { ...identityHeaders(requestId), ...rateLimitHeaders(admission.rateLimit) };
+    const retryAfter = (status: RateLimitStatus) => ({ "retry-after": String(status.resetSeconds) });
+    if (admission.error) {
+      const extra = describeError(admission.error).code === "rate_limit_exceeded" ? retryAfter(admission.rateLimit) : {};
+      throw withHeaders(admission.error, { ...headers, ...extra });
+    }
+    const principal = admission.principal!;
+    request.contextValues.set(principalKey, principal);
+
+    const key = request.header.get("idempotency-key");
+    if (key === null || !isMutating(request.method)) {
+      try {
+        const response = await next(request);
+        for (const [name, value] of Object.entries(headers)) response.header.set(name, value);
+        return response;
+      } catch (error) {
+        throw withHeaders(error, headers);
+      }
+    }
+
+    const output: DescMessage = request.method.output;
+    let claim;
+    try {
+      const fingerprint = IdempotencyGuard.fingerprint(request.method.parent.typeName, request.method.name, toBinary(request.method.input, request.message));
+      claim = await idempotency.claim(principal, "rpc", key, fingerprint);
+    } catch (error) {
+      throw withHeaders(error, headers);
+    }
+    if (claim.replay) {
+      const stored = claim.replay.body as StoredRpcResponse;
+      const replayHeaders = { ...headers, "x-request-id": claim.replay.request_id, "idempotent-replayed": "true" };
+      if (stored.error) {
+        const { code, message, param, metadata } = stored.error;
+        throw withHeaders(svcError(code as never, message, { ...(param !== undefined ? { param } : {}), metadata }), replayHeaders);
+      }
+      return replayedResponse(request, fromBinary(output, Buffer.from(stored.message ?? "", "base64")), replayHeaders);
+    }
+    try {
+      const response = await next(request);
+      const message = response.message as Message;
+      await idempotency.settle(claim.recordId, {
+        status: 200,
+        body: { message: Buffer.from(toBinary(output, create(output, message as never))).toString("base64") } satisfies StoredRpcResponse,
+        request_id: requestId,
+      });
+      for (const [name, value] of Object.entries(headers)) response.header.set(name, value);
+      return response;
+    } catch (error) {
+      const described = describeError(error);
+      await idempotency.settle(claim.recordId, {
+        status: described.definition.status,
+        body: {
+          error: { code: described.code, message: described.message, ...(described.param !== undefined ? { param: described.param } : {}), metadata: described.metadata },
+        } satisfies StoredRpcResponse,
+        request_id: requestId,
+      });
+      throw withHeaders(error, headers);
+    }
+  };
+}

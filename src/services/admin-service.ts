@@ -1,0 +1,127 @@
+// svc.admin.v1.AdminService: internal administration over Connect and gRPC (never under /v1).
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  AdminService,
+  CreateApiKeyResponseSchema,
+  CreateOrganizationResponseSchema,
+  CreateProjectResponseSchema,
+  PublishEventResponseSchema,
+  PublishSignupFlowResponseSchema,
+  RevokeApiKeyResponseSchema,
+  SuspendUserResponseSchema,
+  UnsuspendUserResponseSchema,
+  UpdateOrganizationResponseSchema,
+  UpdateProjectResponseSchema,
+  type CreateApiKeyRequest,
+  type CreateOrganizationRequest,
+  type CreateProjectRequest,
+  type PublishEventRequest,
+  type PublishSignupFlowRequest,
+  type RevokeApiKeyRequest,
+  type SuspendUserRequest,
+  type UnsuspendUserRequest,
+  type UpdateOrganizationRequest,
+  type UpdateProjectRequest,
+} from "../../gen/svc/admin/v1/admin_pb.ts";
+import type { Clock } from "../domain/clock.ts";
+import { svcError } from "../domain/errors.ts";
+import { checkPublishedObject } from "../domain/event-objects.ts";
+import { newEventId } from "../domain/ids.ts";
+import { buildSignupFlow } from "../domain/signup-flow.ts";
+import type { EventDocument } from "../store/event-repository.ts";
+import type { ProjectRepository } from "../store/project-repository.ts";
+import type { SignupFlowRepository } from "../store/signup-flow-repository.ts";
+import type { TenantScope, UserRepository } from "../store/user-repository.ts";
+import { eventMessage } from "./event-messages.ts";
+import type { EventRelay } from "./event-relay.ts";
+import { apiKeyMessage, organizationMessage, projectMessage, type TenancyAdmin } from "./tenancy-admin.ts";
+import type { UserLifecycle } from "./user-lifecycle.ts";
+import { signupConfigMessage, userMessage } from "./user-messages.ts";
+
+export interface AdminServiceDependencies {
+  tenancy: TenancyAdmin;
+  projects: ProjectRepository;
+  users: UserRepository;
+  signupFlows: SignupFlowRepository;
+  lifecycle: UserLifecycle;
+  relay: EventRelay;
+  clock: Clock;
+}
+
+export class AdminServiceImpl implements ServiceImpl<typeof AdminService> {
+  constructor(private readonly deps: AdminServiceDependencies) {}
+
+  async createOrganization(request: CreateOrganizationRequest) {
+    return create(CreateOrganizationResponseSchema, { organization: organizationMessage(await this.deps.tenancy.createOrganization(request)) });
+  }
+
+  async updateOrganization(request: UpdateOrganizationRequest) {
+    return create(UpdateOrganizationResponseSchema, { organization: organizationMessage(await this.deps.tenancy.updateOrganization(request)) });
+  }
+
+  async createProject(request: CreateProjectRequest) {
+    return create(CreateProjectResponseSchema, { project: projectMessage(await this.deps.tenancy.createProject(request)) });
+  }
+
+  async updateProject(request: UpdateProjectRequest) {
+    return create(UpdateProjectResponseSchema, { project: projectMessage(await this.deps.tenancy.updateProject(request)) });
+  }
+
+  async createApiKey(request: CreateApiKeyRequest) {
+    const { key, secret } = await this.deps.tenancy.createApiKey(request);
+    return create(CreateApiKeyResponseSchema, { apiKey: apiKeyMessage(key), secret });
+  }
+
+  async revokeApiKey(request: RevokeApiKeyRequest) {
+    return create(RevokeApiKeyResponseSchema, { apiKey: apiKeyMessage(await this.deps.tenancy.revokeApiKey(request.id)) });
+  }
+
+  async publishSignupFlow(request: PublishSignupFlowRequest) {
+    const scope = await this.scopeOf(request.projectId, request.livemode);
+    const flow = buildSignupFlow(
+      {
+        modules: request.modules.map(({ name, enabled, required }) => ({ name, enabled, required })),
+        ...(request.minAge !== undefined ? { minAge: request.minAge } : {}),
+        allowedCountries: request.allowedCountries,
+      },
+      this.deps.clock(),
+    );
+    await this.deps.signupFlows.replace(scope, flow);
+    return create(PublishSignupFlowResponseSchema, { signupConfig: signupConfigMessage(flow) });
+  }
+
+  async suspendUser(request: SuspendUserRequest) {
+    const user = await this.deps.lifecycle.setSuspended(await this.scopeOf(request.projectId, request.livemode), request.userId, true);
+    return create(SuspendUserResponseSchema, { user: userMessage(user) });
+  }
+
+  async unsuspendUser(request: UnsuspendUserRequest) {
+    const user = await this.deps.lifecycle.setSuspended(await this.scopeOf(request.projectId, request.livemode), request.userId, false);
+    return create(UnsuspendUserResponseSchema, { user: userMessage(user) });
+  }
+
+  async publishEvent(request: PublishEventRequest) {
+    const scope = await this.scopeOf(request.projectId, request.livemode);
+    const object = checkPublishedObject(request.type, request.object ?? {}, request.livemode);
+    if (typeof object.user_id === "string" && !(await this.deps.users.find(scope, object.user_id))) {
+      throw svcError("user_not_found");
+    }
+    const event: EventDocument = {
+      _id: newEventId(),
+      project_id: scope.projectId,
+      livemode: scope.livemode,
+      type: request.type,
+      created_at: this.deps.clock(),
+      data: { object },
+      fanned_out: false,
+    };
+    await this.deps.relay.publish(event);
+    return create(PublishEventResponseSchema, { event: eventMessage(event) });
+  }
+
+  private async scopeOf(projectId: string, livemode: boolean): Promise<TenantScope> {
+    if (!(await this.deps.projects.findById(projectId))) throw svcError("project_not_found");
+    return { projectId, livemode };
+  }
+}

@@ -1,0 +1,84 @@
+// Turns an Authorization header into a Principal, or the spec's 401/403 error.
+import type { ConnectError } from "@connectrpc/connect";
+import { hashApiKey, readBearerCredential } from "../domain/api-keys.ts";
+import type { Clock } from "../domain/clock.ts";
+import { svcError } from "../domain/errors.ts";
+import type { ApiKeyRepository } from "../store/api-key-repository.ts";
+import type { OrganizationRepository } from "../store/organization-repository.ts";
+import type { Principal } from "./principal.ts";
+
+interface LookupOutcome {
+  principal: Principal | null;
+  error: ConnectError | null;
+  /** Unknown keys are not kept, so random guesses cannot grow the cache. */
+  cacheable: boolean;
+}
+
+interface CachedOutcome extends LookupOutcome {
+  expiresAt: number;
+}
+
+export interface ApiKeyAuthenticatorOptions {
+  clock: Clock;
+  defaultRateLimit: number;
+  /**
+   * How long a key's outcome is reused before it is read again. Changes made through this process drop the
+   * cache at once; changes made by another instance are seen within this time.
+   */
+  cacheMs: number;
+}
+
+export class ApiKeyAuthenticator {
+  private readonly cache = new Map<string, CachedOutcome>();
+
+  constructor(
+    private readonly apiKeys: ApiKeyRepository,
+    private readonly organizations: OrganizationRepository,
+    private readonly options: ApiKeyAuthenticatorOptions,
+  ) {}
+
+  /** Order of checks: key present, well formed, known, not revoked; organization not suspended; live enabled. */
+  async authenticate(authorization: string | null | undefined): Promise<Principal> {
+    const credential = readBearerCredential(authorization);
+    if (credential.kind === "missing") throw svcError("missing_api_key");
+    if (credential.kind === "malformed") throw svcError("invalid_api_key");
+    const secretHash = hashApiKey(credential.secret);
+    const now = this.options.clock().getTime();
+    let outcome = this.cache.get(secretHash);
+    if (!outcome || outcome.expiresAt <= now) {
+      outcome = { ...(await this.lookup(secretHash, credential.livemode)), expiresAt: now + this.options.cacheMs };
+      if (this.options.cacheMs > 0 && outcome.cacheable) {
+        if (this.cache.size >= 10_000) this.cache.clear();
+        this.cache.set(secretHash, outcome);
+      }
+    }
+    if (outcome.error) throw outcome.error;
+    return outcome.principal!;
+  }
+
+  /** Forgets every cached outcome: called after keys or organizations change in this process. */
+  invalidate(): void {
+    this.cache.clear();
+  }
+
+  private async lookup(secretHash: string, livemode: boolean): Promise<LookupOutcome> {
+    const key = await this.apiKeys.findBySecretHash(secretHash);
+    if (!key || key.livemode !== livemode) return { principal: null, error: svcError("invalid_api_key"), cacheable: false };
+    if (key.revoked_at) return { principal: null, error: svcError("api_key_revoked"), cacheable: true };
+    const organization = await this.organizations.findById(key.organization_id);
+    if (!organization) return { principal: null, error: svcError("invalid_api_key"), cacheable: false };
+    if (organization.suspended) return { principal: null, error: svcError("organization_suspended"), cacheable: true };
+    if (key.livemode && !organization.live_enabled) return { principal: null, error: svcError("live_not_enabled"), cacheable: true };
+    return {
+      principal: {
+        apiKeyId: key._id,
+        projectId: key.project_id,
+        organizationId: key.organization_id,
+        livemode: key.livemode,
+        rateLimit: key.rate_limit ?? this.options.defaultRateLimit,
+      },
+      error: null,
+      cacheable: true,
+    };
+  }
+}

@@ -1,0 +1,92 @@
+// Moves events from their source documents' outboxes to the event log and fans them out. Requests that relay
+// at the same moment share one batch of database writes; a sweeper finishes whatever a crash interrupted.
+import type { Clock } from "../domain/clock.ts";
+import type { EventDocument, EventRepository, OutboxEvent } from "../store/event-repository.ts";
+import type { TenantScope, UserDocument, UserRepository } from "../store/user-repository.ts";
+import type { EventFanout } from "./event-fanout.ts";
+
+interface PendingRelay {
+  userId: string | null;
+  event: EventDocument;
+}
+
+export function loggedEvent(scope: TenantScope, event: OutboxEvent, fannedOut = false): EventDocument {
+  return {
+    _id: event.id,
+    project_id: scope.projectId,
+    livemode: scope.livemode,
+    type: event.type,
+    created_at: event.created_at,
+    data: event.data,
+    fanned_out: fannedOut,
+  };
+}
+
+export class EventRelay {
+  private queue: PendingRelay[] = [];
+  private nextBatch: Promise<void> | null = null;
+
+  constructor(
+    private readonly events: EventRepository,
+    private readonly users: UserRepository,
+    private readonly fanout: EventFanout,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Relays the outbox of a user just written; resolves once its events are logged and fanned out. */
+  relayUserOutbox(user: UserDocument): Promise<void> {
+    const scope = { projectId: user.project_id, livemode: user.livemode };
+    return this.enqueue(user.outbox.map((event) => ({ userId: user._id, event: loggedEvent(scope, event) })));
+  }
+
+  /** Logs and fans out an event that has no source document (for example one published by another service). */
+  publish(event: EventDocument): Promise<void> {
+    return this.enqueue([{ userId: null, event }]);
+  }
+
+  private enqueue(items: PendingRelay[]): Promise<void> {
+    this.queue.push(...items);
+    this.nextBatch ??= new Promise<void>((resolve, reject) => {
+      setImmediate(() => {
+        const batch = this.queue;
+        this.queue = [];
+        this.nextBatch = null;
+        this.relayBatch(batch).then(resolve, reject);
+      });
+    });
+    return this.nextBatch;
+  }
+
+  private async relayBatch(batch: PendingRelay[]): Promise<void> {
+    if (batch.length === 0) return;
+    const events = batch.map((item) => item.event);
+    const toFanOut = events.filter((e) => !e.fanned_out);
+    // Logged first (not yet fanned out), so a crash during fan-out leaves a trace the sweeper finishes.
+    await this.events.insertManyOnce(events);
+    await this.fanout.fanOut(toFanOut);
+    await this.events.markFannedOut(toFanOut.map((e) => e._id));
+    const byUser = new Map<string, string[]>();
+    for (const { userId, event } of batch) {
+      if (userId !== null) byUser.set(userId, [...(byUser.get(userId) ?? []), event._id]);
+    }
+    await this.users.removeFromOutboxes(byUser);
+  }
+
+  /**
+   * Finishes relays older than `staleAfterMs` that no request finished: outboxes whose request died, and
+   * events logged but not fanned out.
+   */
+  async sweep(staleAfterMs: number, batchSize = 500): Promise<number> {
+    const before = new Date(this.clock().getTime() - staleAfterMs);
+    const users = await this.users.findWithStaleOutbox(before, batchSize);
+    const pending: PendingRelay[] = users.flatMap((user) =>
+      user.outbox
+        .filter((event) => event.created_at <= before)
+        .map((event) => ({ userId: user._id, event: loggedEvent({ projectId: user.project_id, livemode: user.livemode }, event) })),
+    );
+    const unfinished = await this.events.findNotFannedOut(before, batchSize);
+    pending.push(...unfinished.map((event) => ({ userId: null, event })));
+    if (pending.length > 0) await this.relayBatch(pending);
+    return pending.length;
+  }
+}

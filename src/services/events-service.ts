@@ -1,0 +1,43 @@
+// svc.v1.EventsService: the event log of the caller's project and environment, newest first.
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import {
+  EventsService,
+  GetEventResponseSchema,
+  ListEventsResponseSchema,
+  type GetEventRequest,
+  type ListEventsRequest,
+} from "../../gen/svc/v1/events_pb.ts";
+import { svcError, validationError } from "../domain/errors.ts";
+import { EVENT_TYPES, isEventType } from "../domain/event-types.ts";
+import type { EventRepository } from "../store/event-repository.ts";
+import { eventMessage } from "./event-messages.ts";
+import { pageSize } from "./pagination.ts";
+import { principalOf } from "./principal.ts";
+
+export class EventsServiceImpl implements ServiceImpl<typeof EventsService> {
+  constructor(private readonly events: EventRepository) {}
+
+  async listEvents(request: ListEventsRequest, context: HandlerContext) {
+    const principal = principalOf(context);
+    const scope = { projectId: principal.projectId, livemode: principal.livemode };
+    const limit = pageSize(request.limit);
+    if (request.type !== undefined && !isEventType(request.type)) {
+      throw validationError("type", `type must be one of ${EVENT_TYPES.join(", ")}.`);
+    }
+    let after = null;
+    if (request.startingAfter !== undefined) {
+      after = await this.events.find(scope, request.startingAfter);
+      if (!after) throw svcError("invalid_cursor");
+    }
+    const page = await this.events.list(scope, { limit, after, ...(request.type !== undefined ? { type: request.type } : {}) });
+    return create(ListEventsResponseSchema, { data: page.events.map(eventMessage), hasMore: page.hasMore });
+  }
+
+  async getEvent(request: GetEventRequest, context: HandlerContext) {
+    const principal = principalOf(context);
+    const event = await this.events.find({ projectId: principal.projectId, livemode: principal.livemode }, request.id);
+    if (!event) throw svcError("event_not_found");
+    return create(GetEventResponseSchema, { event: eventMessage(event) });
+  }
+}

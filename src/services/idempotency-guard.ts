@@ -1,0 +1,69 @@
+// Idempotency keys for mutating calls, shared by the transports: each stores and replays its own response shape.
+import { createHash } from "node:crypto";
+import type { Clock } from "../domain/clock.ts";
+import { svcError } from "../domain/errors.ts";
+import type { IdempotencyRepository, StoredResponse } from "../store/idempotency-repository.ts";
+import type { Principal } from "./principal.ts";
+
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
+/** A running request whose process died frees its key after this. */
+const RUNNING_LOCK_MS = 30_000;
+
+export type Transport = "rest" | "rpc";
+
+export interface IdempotencyClaim {
+  recordId: string;
+  /** Set when a response is already stored: replay it instead of running the call. */
+  replay: StoredResponse | null;
+}
+
+export class IdempotencyGuard {
+  constructor(
+    private readonly records: IdempotencyRepository,
+    private readonly clock: Clock,
+  ) {}
+
+  /** 1 to 255 visible ASCII characters, else 400 `idempotency_key_invalid`. */
+  static checkKey(key: string): void {
+    if (!KEY_PATTERN.test(key)) throw svcError("idempotency_key_invalid");
+  }
+
+  static fingerprint(...parts: (string | Uint8Array)[]): string {
+    const hash = createHash("sha256");
+    for (const part of parts) hash.update(part).update("\0");
+    return hash.digest("hex");
+  }
+
+  /** Whether a response with this status is kept for replay: any but 5xx, 429, 401 and 403. */
+  static isReplayable(status: number): boolean {
+    return status < 500 && status !== 429 && status !== 401 && status !== 403;
+  }
+
+  async claim(principal: Principal, transport: Transport, key: string, fingerprint: string): Promise<IdempotencyClaim> {
+    IdempotencyGuard.checkKey(key);
+    const environment = principal.livemode ? "live" : "test";
+    const recordId = `${transport}|${principal.projectId}|${environment}|${key}`;
+    const begun = await this.records.begin(recordId, fingerprint, {
+      now: this.clock(),
+      lockMs: RUNNING_LOCK_MS,
+      retentionMs: IDEMPOTENCY_RETENTION_MS,
+    });
+    switch (begun.outcome) {
+      case "started":
+        return { recordId, replay: null };
+      case "completed":
+        return { recordId, replay: begun.response };
+      case "mismatch":
+        throw svcError("idempotency_key_reuse");
+      case "in_progress":
+        throw svcError("idempotency_in_progress");
+    }
+  }
+
+  /** Stores the response if it is replayable, else frees the key for a retry. */
+  async settle(recordId: string, response: StoredResponse): Promise<void> {
+    if (IdempotencyGuard.isReplayable(response.status)) await this.records.complete(recordId, response);
+    else await this.records.release(recordId);
+  }
+}

@@ -1,0 +1,59 @@
+// The checks every public call passes before its method runs, shared by REST, Connect and gRPC:
+// authentication, then the version header, then the rate limit.
+import type { ConnectError } from "@connectrpc/connect";
+import { isKnownApiVersion } from "../domain/api-version.ts";
+import { svcError } from "../domain/errors.ts";
+import type { ApiKeyAuthenticator } from "./api-key-authenticator.ts";
+import type { Principal } from "./principal.ts";
+import type { RateLimiter, RateLimitStatus } from "./rate-limiter.ts";
+
+export interface GateInput {
+  authorization: string | null | undefined;
+  /** The `Svc-Version` header, if sent. */
+  version: string | null | undefined;
+  clientAddress: string;
+}
+
+export interface Admission {
+  principal: Principal | null;
+  rateLimit: RateLimitStatus;
+  /** Why the call is refused, if it is. */
+  error: ConnectError | null;
+}
+
+export class RequestGate {
+  constructor(
+    private readonly authenticator: ApiKeyAuthenticator,
+    private readonly rateLimiter: RateLimiter,
+    private readonly defaultRateLimit: number,
+  ) {}
+
+  async admit(input: GateInput): Promise<Admission> {
+    let principal: Principal | null = null;
+    let error: ConnectError | null = null;
+    try {
+      principal = await this.authenticator.authenticate(input.authorization);
+    } catch (caught) {
+      error = caught as ConnectError;
+    }
+    if (!error && input.version != null && !isKnownApiVersion(input.version)) {
+      error = svcError("unsupported_version", `Svc-Version "${input.version}" does not exist.`);
+    }
+    const rateLimit = await this.countRequest(principal, input.clientAddress);
+    if (!error && rateLimit.exceeded) {
+      error = svcError("rate_limit_exceeded", undefined, { metadata: { retry_after: String(rateLimit.resetSeconds) } });
+    }
+    return { principal, rateLimit, error };
+  }
+
+  /** Counts a request that needs no key (or matched no route) against the client address. */
+  countAnonymous(clientAddress: string): Promise<RateLimitStatus> {
+    return this.countRequest(null, clientAddress);
+  }
+
+  private countRequest(principal: Principal | null, clientAddress: string): Promise<RateLimitStatus> {
+    return principal
+      ? this.rateLimiter.consume(`key:${principal.apiKeyId}`, principal.rateLimit)
+      : this.rateLimiter.consume(`addr:${clientAddress}`, this.defaultRateLimit);
+  }
+}

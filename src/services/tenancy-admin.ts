@@ -1,0 +1,155 @@
+// AdminService methods about tenancy: organizations, projects and API keys.
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import {
+  ApiKeySchema,
+  OrganizationSchema,
+  ProjectSchema,
+  type ApiKey,
+  type CreateApiKeyRequest,
+  type CreateOrganizationRequest,
+  type CreateProjectRequest,
+  type Organization,
+  type Project,
+  type UpdateOrganizationRequest,
+  type UpdateProjectRequest,
+} from "../../gen/svc/admin/v1/admin_pb.ts";
+import { generateApiKey, hashApiKey } from "../domain/api-keys.ts";
+import type { Clock } from "../domain/clock.ts";
+import { svcError, validationError } from "../domain/errors.ts";
+import { newApiKeyId } from "../domain/ids.ts";
+import { newUuid } from "../domain/random.ts";
+import type { ApiKeyDocument, ApiKeyRepository } from "../store/api-key-repository.ts";
+import type { OrganizationDocument, OrganizationRepository } from "../store/organization-repository.ts";
+import type { ProjectDocument, ProjectRepository } from "../store/project-repository.ts";
+import type { ApiKeyAuthenticator } from "./api-key-authenticator.ts";
+
+export interface TenancyRepositories {
+  organizations: OrganizationRepository;
+  projects: ProjectRepository;
+  apiKeys: ApiKeyRepository;
+}
+
+function requireName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed.length < 1 || trimmed.length > 200) throw validationError("name", "name must be 1 to 200 characters.");
+  return trimmed;
+}
+
+export function organizationMessage(doc: OrganizationDocument): Organization {
+  return create(OrganizationSchema, {
+    id: doc._id,
+    name: doc.name,
+    suspended: doc.suspended,
+    liveEnabled: doc.live_enabled,
+    createdAt: timestampFromDate(doc.created_at),
+  });
+}
+
+export function projectMessage(doc: ProjectDocument): Project {
+  return create(ProjectSchema, {
+    id: doc._id,
+    organizationId: doc.organization_id,
+    name: doc.name,
+    liveWalletsEnabled: doc.live_wallets_enabled,
+    createdAt: timestampFromDate(doc.created_at),
+  });
+}
+
+export function apiKeyMessage(doc: ApiKeyDocument): ApiKey {
+  return create(ApiKeySchema, {
+    id: doc._id,
+    projectId: doc.project_id,
+    livemode: doc.livemode,
+    last4: doc.last4,
+    ...(doc.rate_limit !== null ? { rateLimit: doc.rate_limit } : {}),
+    revoked: doc.revoked_at !== null,
+    createdAt: timestampFromDate(doc.created_at),
+    ...(doc.revoked_at ? { revokedAt: timestampFromDate(doc.revoked_at) } : {}),
+  });
+}
+
+export class TenancyAdmin {
+  constructor(
+    private readonly repositories: TenancyRepositories,
+    private readonly authenticator: ApiKeyAuthenticator,
+    private readonly clock: Clock,
+  ) {}
+
+  async createOrganization(request: Pick<CreateOrganizationRequest, "name">, bootstrap = false): Promise<OrganizationDocument> {
+    const organization: OrganizationDocument = {
+      _id: newUuid(),
+      name: requireName(request.name),
+      suspended: false,
+      live_enabled: false,
+      ...(bootstrap ? { bootstrap: true } : {}),
+      created_at: this.clock(),
+    };
+    await this.repositories.organizations.insert(organization);
+    return organization;
+  }
+
+  async updateOrganization(request: Pick<UpdateOrganizationRequest, "id" | "suspended" | "liveEnabled">): Promise<OrganizationDocument> {
+    const changes: Partial<OrganizationDocument> = {};
+    if (request.suspended !== undefined) changes.suspended = request.suspended;
+    if (request.liveEnabled !== undefined) changes.live_enabled = request.liveEnabled;
+    const updated = Object.keys(changes).length
+      ? await this.repositories.organizations.update(request.id, changes)
+      : await this.repositories.organizations.findById(request.id);
+    if (!updated) throw svcError("organization_not_found");
+    this.authenticator.invalidate();
+    return updated;
+  }
+
+  async createProject(request: Pick<CreateProjectRequest, "organizationId" | "name" | "liveWalletsEnabled">): Promise<ProjectDocument> {
+    const organization = await this.repositories.organizations.findById(request.organizationId);
+    if (!organization) throw svcError("organization_not_found");
+    const project: ProjectDocument = {
+      _id: newUuid(),
+      organization_id: organization._id,
+      name: requireName(request.name),
+      live_wallets_enabled: request.liveWalletsEnabled ?? false,
+      created_at: this.clock(),
+    };
+    await this.repositories.projects.insert(project);
+    return project;
+  }
+
+  async updateProject(request: Pick<UpdateProjectRequest, "id" | "liveWalletsEnabled">): Promise<ProjectDocument> {
+    const updated = request.liveWalletsEnabled !== undefined
+      ? await this.repositories.projects.update(request.id, { live_wallets_enabled: request.liveWalletsEnabled })
+      : await this.repositories.projects.findById(request.id);
+    if (!updated) throw svcError("project_not_found");
+    return updated;
+  }
+
+  /** Creates a key, or adopts `secret` as is (bootstrap keys given by the operator). */
+  async createApiKey(request: Pick<CreateApiKeyRequest, "projectId" | "livemode" | "rateLimit">, secret?: string): Promise<{ key: ApiKeyDocument; secret: string }> {
+    const project = await this.repositories.projects.findById(request.projectId);
+    if (!project) throw svcError("project_not_found");
+    if (request.rateLimit !== undefined && request.rateLimit < 1) {
+      throw validationError("rate_limit", "rate_limit must be at least 1.");
+    }
+    const keySecret = secret ?? generateApiKey(request.livemode);
+    const key: ApiKeyDocument = {
+      _id: newApiKeyId(),
+      project_id: project._id,
+      organization_id: project.organization_id,
+      livemode: request.livemode,
+      secret_hash: hashApiKey(keySecret),
+      last4: keySecret.slice(-4),
+      rate_limit: request.rateLimit ?? null,
+      revoked_at: null,
+      created_at: this.clock(),
+    };
+    await this.repositories.apiKeys.insert(key);
+    return { key, secret: keySecret };
+  }
+
+  async revokeApiKey(id: string): Promise<ApiKeyDocument> {
+    const key = await this.repositories.apiKeys.revoke(id, this.clock());
+    if (!key) throw svcError("api_key_not_found");
+    this.authenticator.invalidate();
+    return key;
+  }
+}

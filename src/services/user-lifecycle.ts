@@ -1,0 +1,45 @@
+// Suspension of users by internal services, each change emitting its event through the user's outbox.
+import type { Clock } from "../domain/clock.ts";
+import { svcError } from "../domain/errors.ts";
+import { newEventId, USER_ID_PATTERN } from "../domain/ids.ts";
+import { userJson } from "../representations/users.ts";
+import type { TenantScope, UserDocument, UserRepository } from "../store/user-repository.ts";
+import type { EventRelay } from "./event-relay.ts";
+import { userMessage } from "./user-messages.ts";
+
+export class UserLifecycle {
+  constructor(
+    private readonly users: UserRepository,
+    private readonly relay: EventRelay,
+    private readonly clock: Clock,
+    private readonly onBackgroundError: (error: unknown) => void,
+  ) {}
+
+  /** Sets `suspended`; emits `user.suspended` or `user.unsuspended` only when the value changes. */
+  async setSuspended(scope: TenantScope, userId: string, suspended: boolean): Promise<UserDocument> {
+    for (;;) {
+      const current = USER_ID_PATTERN.test(userId) ? await this.users.find(scope, userId) : null;
+      if (!current) throw svcError("user_not_found");
+      if (current.suspended === suspended) return current;
+      const now = this.clock();
+      const after: UserDocument = { ...current, suspended, updated_at: now };
+      const event = {
+        id: newEventId(),
+        type: suspended ? "user.suspended" : "user.unsuspended",
+        created_at: now,
+        data: { object: userJson(userMessage(after)) },
+      };
+      const updated = await this.users.update(
+        scope,
+        userId,
+        { $set: { suspended, updated_at: now }, $push: { outbox: event } },
+        { suspended: !suspended },
+      );
+      if (updated) {
+        await this.relay.relayUserOutbox({ ...updated, outbox: [event] }).catch(this.onBackgroundError);
+        return updated;
+      }
+      // Changed by someone else in between: look again.
+    }
+  }
+}

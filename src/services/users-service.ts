@@ -1,0 +1,248 @@
+// svc.v1.UsersService: create, retrieve and update users of the caller's project and environment.
+import { create } from "@bufbuild/protobuf";
+import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import {
+  CreateUserResponseSchema,
+  GetSignupConfigResponseSchema,
+  GetUserResponseSchema,
+  ListUserWalletsResponseSchema,
+  UpdateUserResponseSchema,
+  type CreateUserRequest,
+  type GetUserRequest,
+  type ListUserWalletsRequest,
+  type ProfileFields,
+  type TermsAcceptance,
+  type UpdateUserRequest,
+  UsersService,
+} from "../../gen/svc/v1/users_pb.ts";
+import type { Clock } from "../domain/clock.ts";
+import { svcError, validationError } from "../domain/errors.ts";
+import { newEventId, newUserId, newWalletId, USER_ID_PATTERN } from "../domain/ids.ts";
+import { validateNewUser, validateProfileUpdate, tagnameKey, type ProfileInput, type ProfileValues } from "../domain/profile-rules.ts";
+import { PROFILE_FIELD_NAMES, isProfileFieldName, type ProfileFieldName } from "../domain/signup-flow.ts";
+import { userJson } from "../representations/users.ts";
+import { duplicateKeyFields, isDuplicateKeyError } from "../store/database.ts";
+import type { ProjectRepository } from "../store/project-repository.ts";
+import type { SignupFlowRepository } from "../store/signup-flow-repository.ts";
+import type { StoredProfile, TenantScope, UserDocument, UserRepository } from "../store/user-repository.ts";
+import type { WalletProvisioner } from "../wallets/wallet-provisioner.ts";
+import type { EventRelay } from "./event-relay.ts";
+import { pageSize } from "./pagination.ts";
+import { principalOf } from "./principal.ts";
+import { profileMessage, signupConfigMessage, userMessage, walletMessages } from "./user-messages.ts";
+
+export interface UsersServiceDependencies {
+  users: UserRepository;
+  projects: ProjectRepository;
+  signupFlows: SignupFlowRepository;
+  relay: EventRelay;
+  wallets: WalletProvisioner;
+  clock: Clock;
+  /** Relay failures after the user is safely stored: the sweeper will finish them. */
+  onBackgroundError: (error: unknown) => void;
+}
+
+/** The profile fields of a message: CreateUserRequest and ProfileFields share their names. */
+type ProfileFieldsOf = Omit<ProfileFields, "$typeName" | "$unknown">;
+
+/** The JSON keys of profile fields, as proto field local names. */
+const LOCAL_NAMES: Record<ProfileFieldName, keyof ProfileFieldsOf> = {
+  email: "email",
+  first_name: "firstName",
+  last_name: "lastName",
+  birth_date: "birthDate",
+  country: "country",
+  referral_code: "referralCode",
+  terms_acceptance: "termsAcceptance",
+  tagname: "tagname",
+};
+
+function termsInput(terms: TermsAcceptance): ProfileInput["terms_acceptance"] {
+  return { version: terms.version, accepted_at: terms.acceptedAt ? timestampDate(terms.acceptedAt as Timestamp) : null };
+}
+
+/** The profile fields set on a message (CreateUserRequest or ProfileFields share the names). */
+function profileInputOf(fields: ProfileFieldsOf, only?: readonly ProfileFieldName[]): ProfileInput {
+  const input: Record<string, unknown> = {};
+  for (const name of only ?? PROFILE_FIELD_NAMES) {
+    const value = fields[LOCAL_NAMES[name]];
+    if (value === undefined) {
+      if (only) input[name] = null; // in the update mask but unset: clear it
+      continue;
+    }
+    input[name] = name === "terms_acceptance" ? termsInput(value as TermsAcceptance) : value;
+  }
+  return input as ProfileInput;
+}
+
+/** Applies validated values to a stored profile; null clears. Answers null while nothing was ever stored. */
+function applyProfile(current: StoredProfile | null, values: ProfileValues, now: Date): StoredProfile | null {
+  const next: Record<string, unknown> = { ...current };
+  let stores = current !== null;
+  for (const [name, value] of Object.entries(values)) {
+    if (value === null) delete next[name];
+    else {
+      next[name] = value;
+      stores = true;
+    }
+  }
+  return stores ? ({ ...next, updated_at: now } as StoredProfile) : null;
+}
+
+function conflictOf(error: unknown): Error | null {
+  if (!isDuplicateKeyError(error)) return null;
+  const fields = duplicateKeyFields(error);
+  if (fields.includes("tagname_key")) return svcError("tagname_already_taken");
+  if (fields.includes("phone") || fields.includes("external_id")) return svcError("user_already_exists");
+  return null;
+}
+
+export class UsersServiceImpl implements ServiceImpl<typeof UsersService> {
+  constructor(private readonly deps: UsersServiceDependencies) {}
+
+  async createUser(request: CreateUserRequest, context: HandlerContext) {
+    const principal = principalOf(context);
+    const scope: TenantScope = { projectId: principal.projectId, livemode: principal.livemode };
+    const now = this.deps.clock();
+    const flow = await this.deps.signupFlows.find(scope);
+    const values = validateNewUser(
+      { phone: request.phone, ...(request.externalId !== undefined ? { external_id: request.externalId } : {}), ...profileInputOf(request) },
+      flow,
+      now,
+    );
+    const liveWallets = scope.livemode ? (await this.deps.projects.findById(scope.projectId))?.live_wallets_enabled ?? false : false;
+    const profile = applyProfile(null, values.profile, now);
+    let user: UserDocument = {
+      _id: newUserId(),
+      project_id: scope.projectId,
+      livemode: scope.livemode,
+      phone: values.phone,
+      external_id: values.external_id,
+      // Sandbox phone numbers count as verified and get a simulated wallet at once.
+      verified: !scope.livemode,
+      kyc_status: "none",
+      suspended: false,
+      wallet_status: !scope.livemode ? "ready" : liveWallets ? "pending" : "none",
+      wallets: scope.livemode ? [] : [{ id: newWalletId(), status: "ready", simulated: true, created_at: now }],
+      created_at: now,
+      last_login_at: null,
+      profile,
+      tagname_key: profile?.tagname !== undefined ? tagnameKey(profile.tagname) : null,
+      outbox: [],
+      updated_at: now,
+    };
+    // user.created travels in the user's own document: it cannot be lost, nor exist without its user.
+    user.outbox = [{ id: newEventId(), type: "user.created", created_at: now, data: { object: userJson(userMessage(user)) } }];
+    user = await this.insertWithFreshId(user);
+    if (user.wallet_status === "pending") user = await this.recordCreationWallet(user);
+    await this.deps.relay.relayUserOutbox(user).catch(this.deps.onBackgroundError);
+    return create(CreateUserResponseSchema, { user: userMessage(user) });
+  }
+
+  async getUser(request: GetUserRequest, context: HandlerContext) {
+    const user = await this.findUser(context, request.id);
+    return create(GetUserResponseSchema, { user: userMessage(user), profile: profileMessage(user) });
+  }
+
+  async updateUser(request: UpdateUserRequest, context: HandlerContext) {
+    const principal = principalOf(context);
+    const scope: TenantScope = { projectId: principal.projectId, livemode: principal.livemode };
+    const fields: ProfileFieldsOf = request.profile ?? {};
+    const paths = request.updateMask?.paths.length
+      ? request.updateMask.paths
+      : PROFILE_FIELD_NAMES.filter((name) => fields[LOCAL_NAMES[name]] !== undefined);
+    for (const path of paths) {
+      if (path === "phone" || path === "external_id") throw validationError(path, `${path} cannot be changed.`);
+      if (!isProfileFieldName(path)) throw validationError(path, `Unknown parameter: ${path}.`);
+    }
+    const now = this.deps.clock();
+    const values = validateProfileUpdate(profileInputOf(fields, paths as ProfileFieldName[]), await this.deps.signupFlows.find(scope), now);
+    let user = await this.findUser(context, request.id);
+    if (paths.length > 0) {
+      // Read, apply, write only if nobody wrote in between: the profile is replaced as a whole.
+      for (;;) {
+        const profile = applyProfile(user.profile, values, now);
+        const tagname = profile?.tagname;
+        try {
+          const updated = await this.deps.users.update(
+            scope,
+            user._id,
+            { $set: { profile, tagname_key: tagname !== undefined ? tagnameKey(tagname) : null, updated_at: now } },
+            { updated_at: user.updated_at },
+          );
+          if (updated) {
+            user = updated;
+            break;
+          }
+        } catch (error) {
+          throw conflictOf(error) ?? error;
+        }
+        user = await this.findUser(context, request.id);
+      }
+    }
+    return create(UpdateUserResponseSchema, { user: userMessage(user), profile: profileMessage(user) });
+  }
+
+  async listUserWallets(request: ListUserWalletsRequest, context: HandlerContext) {
+    const limit = pageSize(request.limit);
+    const user = await this.findUser(context, request.userId);
+    // Newest first, like every list.
+    const wallets = walletMessages(user).reverse();
+    let start = 0;
+    if (request.startingAfter !== undefined) {
+      const index = wallets.findIndex((w) => w.id === request.startingAfter);
+      if (index === -1) throw svcError("invalid_cursor");
+      start = index + 1;
+    }
+    return create(ListUserWalletsResponseSchema, {
+      data: wallets.slice(start, start + limit),
+      hasMore: wallets.length > start + limit,
+    });
+  }
+
+  async getSignupConfig(_request: unknown, context: HandlerContext) {
+    const principal = principalOf(context);
+    const flow = await this.deps.signupFlows.find({ projectId: principal.projectId, livemode: principal.livemode });
+    return create(GetSignupConfigResponseSchema, { signupConfig: signupConfigMessage(flow) });
+  }
+
+  /**
+   * The wallet made right after creation. The user.created event still waits in the outbox, so it is
+   * rewritten in the same write to show the wallet as the response does.
+   */
+  private async recordCreationWallet(user: UserDocument): Promise<UserDocument> {
+    const wallet = await this.deps.wallets.tryNow(user);
+    if (!wallet) return user;
+    const ready: UserDocument = { ...user, wallet_status: "ready", wallets: [wallet] };
+    const outbox = user.outbox.map((event) => ({ ...event, data: { object: userJson(userMessage(ready)) } }));
+    const updated = await this.deps.users.recordWallet(user._id, wallet, { unrelayed: user.outbox.map((e) => e.id), outbox });
+    return updated ?? (await this.deps.users.findById(user._id)) ?? ready;
+  }
+
+  /** Unknown, malformed, or of another project or environment: all the same 404. */
+  private async findUser(context: HandlerContext, id: string): Promise<UserDocument> {
+    const principal = principalOf(context);
+    const user = USER_ID_PATTERN.test(id)
+      ? await this.deps.users.find({ projectId: principal.projectId, livemode: principal.livemode }, id)
+      : null;
+    if (!user) throw svcError("user_not_found");
+    return user;
+  }
+
+  private async insertWithFreshId(user: UserDocument): Promise<UserDocument> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.deps.users.insert(user);
+        return user;
+      } catch (error) {
+        const conflict = conflictOf(error);
+        if (conflict) throw conflict;
+        // A random id already taken (about one chance in 900 million per existing user): draw again.
+        if (!isDuplicateKeyError(error) || attempt >= 5) throw error;
+        user = { ...user, _id: newUserId() };
+        user.outbox = user.outbox.map((event) => ({ ...event, data: { object: { ...(event.data.object as object), id: user._id } } }));
+      }
+    }
+  }
+}

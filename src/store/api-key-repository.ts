@@ -1,0 +1,50 @@
+// API keys, stored by the SHA-256 of their secret; the secret itself is never stored.
+import type { Collection, Db } from "mongodb";
+
+export interface ApiKeyDocument {
+  _id: string;
+  project_id: string;
+  organization_id: string;
+  livemode: boolean;
+  secret_hash: string;
+  last4: string;
+  /** Requests per window; null: the service default. */
+  rate_limit: number | null;
+  revoked_at: Date | null;
+  created_at: Date;
+}
+
+export class ApiKeyRepository {
+  private readonly collection: Collection<ApiKeyDocument>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<ApiKeyDocument>("api_keys");
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndex({ secret_hash: 1 }, { unique: true });
+    await this.collection.createIndex({ project_id: 1, livemode: 1 });
+  }
+
+  async insert(key: ApiKeyDocument): Promise<void> {
+    await this.collection.insertOne(key);
+  }
+
+  findById(id: string): Promise<ApiKeyDocument | null> {
+    return this.collection.findOne({ _id: id });
+  }
+
+  findBySecretHash(secretHash: string): Promise<ApiKeyDocument | null> {
+    return this.collection.findOne({ secret_hash: secretHash });
+  }
+
+  countActive(projectId: string, livemode: boolean): Promise<number> {
+    return this.collection.countDocuments({ project_id: projectId, livemode, revoked_at: null });
+  }
+
+  /** Revokes once: a second revocation keeps the first date. */
+  async revoke(id: string, at: Date): Promise<ApiKeyDocument | null> {
+    await this.collection.updateOne({ _id: id, revoked_at: null }, { $set: { revoked_at: at } });
+    return this.findById(id);
+  }
+}

@@ -1,0 +1,27 @@
+// Connection to the system of record. Repositories take collections from here; nothing else talks to MongoDB.
+import { MongoClient, type Db } from "mongodb";
+
+export interface Database {
+  client: MongoClient;
+  db: Db;
+  close(): Promise<void>;
+}
+
+export async function connectDatabase(uri: string): Promise<Database> {
+  const client = new MongoClient(uri, { ignoreUndefined: true });
+  await client.connect();
+  // The database named in the URI, or "svc".
+  const db = client.db(new URL(uri.replace(/^mongodb(\+srv)?:/, "http:")).pathname.slice(1) || "svc");
+  return { client, db, close: () => client.close() };
+}
+
+/** True for MongoDB's duplicate key error, whichever way the driver surfaces it. */
+export function isDuplicateKeyError(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === 11000;
+}
+
+/** The index a duplicate key error is about, from its `keyPattern`, e.g. `{ project_id: 1, phone: 1 }`. */
+export function duplicateKeyFields(error: unknown): string[] {
+  const pattern = (error as { keyPattern?: Record<string, unknown> }).keyPattern;
+  return pattern ? Object.keys(pattern) : [];
+}

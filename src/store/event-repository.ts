@@ -1,0 +1,102 @@
+// The event log: every event of a project and environment, kept 30 days, with the fan-out state that lets a
+// relay that died half way be finished by another.
+import type { Collection, Db, Filter } from "mongodb";
+import { isDuplicateKeyError } from "./database.ts";
+import type { TenantScope } from "./user-repository.ts";
+
+export const EVENT_RETENTION_SECONDS = 30 * 24 * 60 * 60;
+
+/** An event waiting in its source document's outbox. */
+export interface OutboxEvent {
+  id: string;
+  type: string;
+  created_at: Date;
+  data: Record<string, unknown>;
+}
+
+export interface EventDocument {
+  _id: string;
+  project_id: string;
+  livemode: boolean;
+  type: string;
+  created_at: Date;
+  data: Record<string, unknown>;
+  /** false until a delivery record exists for every matching endpoint. */
+  fanned_out: boolean;
+}
+
+export interface EventPage {
+  events: EventDocument[];
+  hasMore: boolean;
+}
+
+export class EventRepository {
+  private readonly collection: Collection<EventDocument>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<EventDocument>("events");
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndexes([
+      { key: { project_id: 1, livemode: 1, created_at: -1, _id: -1 }, name: "tenant_newest_first" },
+      { key: { project_id: 1, livemode: 1, type: 1, created_at: -1, _id: -1 }, name: "tenant_type_newest_first" },
+      { key: { created_at: 1 }, name: "retention", expireAfterSeconds: EVENT_RETENTION_SECONDS },
+      { key: { created_at: 1, _id: 1 }, name: "fan_out_pending", partialFilterExpression: { fanned_out: false } },
+    ]);
+  }
+
+  /** Inserts the event unless it is already logged (a relay may run twice). Answers whether it was new. */
+  async insertOnce(event: EventDocument): Promise<boolean> {
+    try {
+      await this.collection.insertOne(event);
+      return true;
+    } catch (error) {
+      if (isDuplicateKeyError(error)) return false;
+      throw error;
+    }
+  }
+
+  /** Inserts the events not logged yet; a relay that runs twice logs each once. */
+  async insertManyOnce(events: EventDocument[]): Promise<void> {
+    if (events.length === 0) return;
+    try {
+      await this.collection.insertMany(events, { ordered: false });
+    } catch (error) {
+      const writeErrors = (error as { writeErrors?: { code: number }[] | { code: number } }).writeErrors;
+      const list = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : [];
+      if (list.length === 0 || list.some((e) => e.code !== 11000)) throw error;
+    }
+  }
+
+  find(scope: TenantScope, id: string): Promise<EventDocument | null> {
+    return this.collection.findOne({ _id: id, project_id: scope.projectId, livemode: scope.livemode });
+  }
+
+  findById(id: string): Promise<EventDocument | null> {
+    return this.collection.findOne({ _id: id });
+  }
+
+  async markFannedOut(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.collection.updateMany({ _id: { $in: ids }, fanned_out: false }, { $set: { fanned_out: true } });
+  }
+
+  findNotFannedOut(before: Date, limit: number): Promise<EventDocument[]> {
+    return this.collection.find({ fanned_out: false, created_at: { $lte: before } }).sort({ created_at: 1 }).limit(limit).toArray();
+  }
+
+  /** Newest first; `after` is the event the page starts after. */
+  async list(scope: TenantScope, options: { limit: number; after: EventDocument | null; type?: string }): Promise<EventPage> {
+    const filter: Filter<EventDocument> = { project_id: scope.projectId, livemode: scope.livemode };
+    if (options.type !== undefined) filter.type = options.type;
+    if (options.after) {
+      filter.$or = [
+        { created_at: { $lt: options.after.created_at } },
+        { created_at: options.after.created_at, _id: { $lt: options.after._id } },
+      ];
+    }
+    const events = await this.collection.find(filter).sort({ created_at: -1, _id: -1 }).limit(options.limit + 1).toArray();
+    return { events: events.slice(0, options.limit), hasMore: events.length > options.limit };
+  }
+}

@@ -1,0 +1,104 @@
+// Idempotency records: the first completed response to a key, replayed for 24 hours.
+import type { Collection, Db } from "mongodb";
+import { isDuplicateKeyError } from "./database.ts";
+
+/** What a transport needs to replay a response; each transport stores its own shape in `body`. */
+export interface StoredResponse {
+  status: number;
+  body: unknown;
+  request_id: string;
+}
+
+interface IdempotencyDocument {
+  _id: string;
+  fingerprint: string;
+  state: "running" | "completed";
+  /** A running request whose holder crashed may be taken over after this. */
+  locked_until: Date;
+  response: StoredResponse | null;
+  created_at: Date;
+  expires_at: Date;
+}
+
+export type IdempotencyBegin =
+  | { outcome: "started" }
+  | { outcome: "in_progress" }
+  | { outcome: "mismatch" }
+  | { outcome: "completed"; response: StoredResponse };
+
+export interface IdempotencyTimes {
+  now: Date;
+  lockMs: number;
+  retentionMs: number;
+}
+
+export class IdempotencyRepository {
+  private readonly collection: Collection<IdempotencyDocument>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<IdempotencyDocument>("idempotency_keys");
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndex({ expires_at: 1 }, { expireAfterSeconds: 0 });
+  }
+
+  /**
+   * Claims `id` for a request with `fingerprint`, or says why it cannot run: another request with the key
+   * is running, the key was used for a different request, or a response is stored.
+   */
+  async begin(id: string, fingerprint: string, times: IdempotencyTimes): Promise<IdempotencyBegin> {
+    const { now, lockMs, retentionMs } = times;
+    const fresh = (): IdempotencyDocument => ({
+      _id: id,
+      fingerprint,
+      state: "running",
+      locked_until: new Date(now.getTime() + lockMs),
+      response: null,
+      created_at: now,
+      expires_at: new Date(now.getTime() + retentionMs),
+    });
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        await this.collection.insertOne(fresh());
+        return { outcome: "started" };
+      } catch (error) {
+        if (!isDuplicateKeyError(error)) throw error;
+      }
+      const existing = await this.collection.findOne({ _id: id });
+      if (!existing) continue; // expired or abandoned in between: claim it again
+      if (existing.expires_at <= now) {
+        // Past retention (the TTL sweeper has not run yet): the key is free again.
+        const replaced = await this.collection.findOneAndReplace(
+          { _id: id, expires_at: existing.expires_at },
+          fresh(),
+        );
+        if (replaced) return { outcome: "started" };
+        continue;
+      }
+      if (existing.fingerprint !== fingerprint) return { outcome: "mismatch" };
+      if (existing.state === "completed" && existing.response) {
+        return { outcome: "completed", response: existing.response };
+      }
+      if (existing.locked_until <= now) {
+        const taken = await this.collection.findOneAndUpdate(
+          { _id: id, state: "running", locked_until: existing.locked_until },
+          { $set: { locked_until: new Date(now.getTime() + lockMs) } },
+        );
+        if (taken) return { outcome: "started" };
+        continue;
+      }
+      return { outcome: "in_progress" };
+    }
+    return { outcome: "in_progress" };
+  }
+
+  async complete(id: string, response: StoredResponse): Promise<void> {
+    await this.collection.updateOne({ _id: id, state: "running" }, { $set: { state: "completed", response } });
+  }
+
+  /** Frees the key after a response that must not be stored (5xx, 429, 401, 403). */
+  async release(id: string): Promise<void> {
+    await this.collection.deleteOne({ _id: id, state: "running" });
+  }
+}

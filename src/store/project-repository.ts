@@ -1,0 +1,40 @@
+// Projects: each holds users, webhook endpoints and API keys, in a sandbox and a live environment.
+import type { Collection, Db } from "mongodb";
+
+export interface ProjectDocument {
+  _id: string;
+  organization_id: string;
+  name: string;
+  live_wallets_enabled: boolean;
+  created_at: Date;
+}
+
+export type ProjectChanges = Partial<Pick<ProjectDocument, "live_wallets_enabled">>;
+
+export class ProjectRepository {
+  private readonly collection: Collection<ProjectDocument>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<ProjectDocument>("projects");
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndex({ organization_id: 1, created_at: -1 });
+  }
+
+  async insert(project: ProjectDocument): Promise<void> {
+    await this.collection.insertOne(project);
+  }
+
+  findById(id: string): Promise<ProjectDocument | null> {
+    return this.collection.findOne({ _id: id });
+  }
+
+  findFirstOfOrganization(organizationId: string): Promise<ProjectDocument | null> {
+    return this.collection.findOne({ organization_id: organizationId }, { sort: { created_at: 1 } });
+  }
+
+  update(id: string, changes: ProjectChanges): Promise<ProjectDocument | null> {
+    return this.collection.findOneAndUpdate({ _id: id }, { $set: changes }, { returnDocument: "after" });
+  }
+}

@@ -1,0 +1,138 @@
+// Users of a project and environment. A user document also holds its wallets and an outbox of events not yet
+// relayed to the event log, so a user and its events are written in one single-document write.
+import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
+import type { ProfileFieldValues } from "../domain/profile-rules.ts";
+import type { OutboxEvent } from "./event-repository.ts";
+
+export type KycStatus = "none" | "pending" | "approved" | "rejected";
+export type WalletStatus = "none" | "pending" | "ready" | "failed";
+
+export interface WalletRecord {
+  id: string;
+  status: "ready";
+  simulated: boolean;
+  created_at: Date;
+}
+
+/** Stored profile: fields never set are absent. */
+export type StoredProfile = Partial<ProfileFieldValues> & { updated_at: Date };
+
+export interface UserDocument {
+  _id: string;
+  project_id: string;
+  livemode: boolean;
+  phone: string;
+  external_id: string | null;
+  verified: boolean;
+  kyc_status: KycStatus;
+  suspended: boolean;
+  wallet_status: WalletStatus;
+  wallets: WalletRecord[];
+  created_at: Date;
+  last_login_at: Date | null;
+  profile: StoredProfile | null;
+  /** Lowercased tagname, unique per project and environment. */
+  tagname_key: string | null;
+  outbox: OutboxEvent[];
+  updated_at: Date;
+}
+
+export interface TenantScope {
+  projectId: string;
+  livemode: boolean;
+}
+
+export class UserRepository {
+  private readonly collection: Collection<UserDocument>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<UserDocument>("users");
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndexes([
+      { key: { project_id: 1, livemode: 1, phone: 1 }, name: "phone_unique", unique: true },
+      {
+        key: { project_id: 1, livemode: 1, external_id: 1 },
+        name: "external_id_unique",
+        unique: true,
+        partialFilterExpression: { external_id: { $type: "string" } },
+      },
+      {
+        key: { project_id: 1, livemode: 1, tagname_key: 1 },
+        name: "tagname_unique",
+        unique: true,
+        partialFilterExpression: { tagname_key: { $type: "string" } },
+      },
+      // The relay sweeper looks for users whose outbox still holds events.
+      { key: { "outbox.created_at": 1 }, name: "outbox_pending", partialFilterExpression: { "outbox.0": { $exists: true } } },
+    ]);
+  }
+
+  /** Throws MongoDB's duplicate key error (11000) when phone, external_id, tagname or id is taken. */
+  async insert(user: UserDocument): Promise<void> {
+    await this.collection.insertOne(user);
+  }
+
+  find(scope: TenantScope, id: string): Promise<UserDocument | null> {
+    return this.collection.findOne({ _id: id, project_id: scope.projectId, livemode: scope.livemode });
+  }
+
+  findById(id: string): Promise<UserDocument | null> {
+    return this.collection.findOne({ _id: id });
+  }
+
+  /** Applies `update` to the user of this tenant and answers the user after it, or null when there is none. */
+  update(scope: TenantScope, id: string, update: UpdateFilter<UserDocument>, extraFilter: Filter<UserDocument> = {}): Promise<UserDocument | null> {
+    return this.collection.findOneAndUpdate(
+      { ...extraFilter, _id: id, project_id: scope.projectId, livemode: scope.livemode },
+      update,
+      { returnDocument: "after" },
+    );
+  }
+
+  /** Records the wallet of a user whose wallet was pending; answers the user after, or null if it was not pending. */
+  addReadyWallet(userId: string, wallet: WalletRecord, now: Date): Promise<UserDocument | null> {
+    return this.collection.findOneAndUpdate(
+      { _id: userId, wallet_status: { $in: ["pending", "failed"] } },
+      { $set: { wallet_status: "ready", updated_at: now }, $push: { wallets: wallet } },
+      { returnDocument: "after" },
+    );
+  }
+
+  /**
+   * Records the first wallet of a user created a moment ago, replacing its outbox with `outbox` while the
+   * events `unrelayed` are still there (else only the wallet is recorded).
+   */
+  async recordWallet(userId: string, wallet: WalletRecord, snapshot: { unrelayed: string[]; outbox: OutboxEvent[] }): Promise<UserDocument | null> {
+    const withOutbox = await this.collection.findOneAndUpdate(
+      { _id: userId, wallet_status: "pending", outbox: { $size: snapshot.unrelayed.length }, "outbox.id": { $all: snapshot.unrelayed } },
+      { $set: { wallet_status: "ready", outbox: snapshot.outbox }, $push: { wallets: wallet } },
+      { returnDocument: "after" },
+    );
+    return withOutbox ?? this.addReadyWallet(userId, wallet, wallet.created_at);
+  }
+
+  async setWalletStatus(userId: string, from: WalletStatus, to: WalletStatus, now: Date): Promise<void> {
+    await this.collection.updateOne({ _id: userId, wallet_status: from }, { $set: { wallet_status: to, updated_at: now } });
+  }
+
+  /** Removes relayed events from users' outboxes: event ids by user id. */
+  async removeFromOutboxes(eventIdsByUser: ReadonlyMap<string, string[]>): Promise<void> {
+    if (eventIdsByUser.size === 0) return;
+    await this.collection.bulkWrite(
+      [...eventIdsByUser].map(([userId, eventIds]) => ({
+        updateOne: { filter: { _id: userId }, update: { $pull: { outbox: { id: { $in: eventIds } } } } },
+      })),
+      { ordered: false },
+    );
+  }
+
+  /** Users whose outbox holds events older than `before` (their request may have died before relaying). */
+  findWithStaleOutbox(before: Date, limit: number): Promise<UserDocument[]> {
+    return this.collection
+      .find({ "outbox.0": { $exists: true }, "outbox.created_at": { $lte: before } })
+      .limit(limit)
+      .toArray();
+  }
+}

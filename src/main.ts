@@ -12,7 +12,12 @@ async function main(): Promise<void> {
   const embedded = config.mongodbUri === undefined ? await startEmbeddedMongo({ host: "127.0.0.1" }) : null;
   const database = await connectDatabase(config.mongodbUri ?? `${embedded!.uri.replace(/\/?(\?.*)?$/, "")}/svc`);
   const adminToken = config.adminToken ?? `adm_${randomBytes(24).toString("base64url")}`;
-  const app = await createApp({ config, database, adminToken });
+  const app = await createApp({
+    config,
+    database,
+    adminToken,
+    timings: { sweepIntervalMs: config.relaySweepMs, sweepStaleAfterMs: config.relayStaleMs },
+  });
 
   const lines: string[] = [];
   if (embedded) lines.push(`database      embedded in-memory MongoDB at ${embedded.uri} (data is lost on exit; production: set MONGODB_URI)`);

@@ -54,7 +54,9 @@ export class WalletProvisioner {
 
   private async scheduleRetry(userId: string, retry: number): Promise<void> {
     const at = new Date(this.clock().getTime() + this.options.retryDelaysMs[retry - 1]!);
-    await this.jobs.schedule<ProvisionWalletJob>(PROVISION_WALLET_JOB, { userId, retry }, at, ["userId"]);
+    // Unique per retry, not per user: the running job is still stored while it schedules the next, and
+    // upserting onto it would let its completion delete the next retry.
+    await this.jobs.schedule<ProvisionWalletJob>(PROVISION_WALLET_JOB, { userId, retry }, at, ["userId", "retry"]);
   }
 
   /** One call at the custodian within the budget; the wallet when it worked, else null. */

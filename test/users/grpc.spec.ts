@@ -1,0 +1,69 @@
+// UsersService over gRPC (HTTP/2 on GRPC_PORT): the same rules and codes as REST.
+import { create } from "@bufbuild/protobuf";
+import { FieldMaskSchema } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, createClient, type Client, type Interceptor } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { expect } from "chai";
+import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.ts";
+import { ProfileFieldsSchema, UsersService } from "../../gen/svc/v1/users_pb.ts";
+import { startTestService, type TestService } from "../support/test-service.ts";
+
+function usersClient(svc: TestService, key: string): Client<typeof UsersService> {
+  const auth: Interceptor = (next) => (req) => {
+    req.header.set("authorization", `Bearer ${key}`);
+    return next(req);
+  };
+  return createClient(UsersService, createGrpcTransport({ baseUrl: `http://${svc.grpcAddress}`, interceptors: [auth] }));
+}
+
+async function rpcError(call: Promise<unknown>): Promise<{ code: Code; reason: string; param: string | undefined }> {
+  try {
+    await call;
+  } catch (error) {
+    const e = ConnectError.from(error);
+    const info = e.findDetails(ErrorInfoSchema)[0];
+    return { code: e.code, reason: info?.reason ?? "", param: info?.metadata.param };
+  }
+  throw new Error("the call succeeded");
+}
+
+describe("users over gRPC", () => {
+  let svc: TestService;
+  let sandbox: Client<typeof UsersService>;
+  let live: Client<typeof UsersService>;
+  before(async () => {
+    svc = await startTestService();
+    sandbox = usersClient(svc, svc.sandboxKey);
+    live = usersClient(svc, svc.liveKey);
+  });
+  after(async () => {
+    await svc.stop();
+  });
+
+  it("creates, reads and updates with a field mask (unset path clears)", async () => {
+    const created = await sandbox.createUser({ phone: "+15005550100", firstName: "Grace", lastName: "Hopper" });
+    expect(created.user!.verified).to.equal(true);
+    const updated = await sandbox.updateUser({
+      id: created.user!.id,
+      profile: create(ProfileFieldsSchema, { firstName: "G." }),
+      updateMask: create(FieldMaskSchema, { paths: ["first_name", "last_name"] }),
+    });
+    expect(updated.profile!.firstName).to.equal("G.");
+    expect(updated.profile!.lastName).to.equal(undefined);
+    const read = await sandbox.getUser({ id: created.user!.id });
+    expect(read.profile!.lastName).to.equal(undefined);
+  });
+
+  it("answers the spec codes in ErrorInfo: validation, conflict, isolation", async () => {
+    expect(await rpcError(sandbox.createUser({ phone: "12" }))).to.deep.equal({ code: Code.InvalidArgument, reason: "validation_error", param: "phone" });
+    await sandbox.createUser({ phone: "+15005550101" });
+    expect(await rpcError(sandbox.createUser({ phone: "+15005550101" }))).to.deep.equal({ code: Code.AlreadyExists, reason: "user_already_exists", param: undefined });
+    const user = await sandbox.createUser({ phone: "+15005550102" });
+    expect(await rpcError(live.getUser({ id: user.user!.id }))).to.deep.equal({ code: Code.NotFound, reason: "user_not_found", param: undefined });
+    expect(await rpcError(sandbox.updateUser({ id: user.user!.id, updateMask: create(FieldMaskSchema, { paths: ["phone"] }) }))).to.deep.equal({
+      code: Code.InvalidArgument,
+      reason: "validation_error",
+      param: "phone",
+    });
+  });
+});

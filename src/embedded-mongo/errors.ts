@@ -9,6 +9,7 @@ export const ErrorCodes = {
   TypeMismatch: 14,
   IllegalOperation: 20,
   NamespaceNotFound: 26,
+  ConflictingUpdateOperators: 40,
   IndexNotFound: 27,
   CursorNotFound: 43,
   NamespaceExists: 48,

@@ -128,6 +128,9 @@ interface Plan {
   ranges: { lo: unknown[]; loInc: boolean; hi: unknown[]; hiInc: boolean }[];
   /** Scan direction that yields the requested sort (0 when the index does not provide it). */
   sortDirection: 0 | 1 | -1;
+  /** Fields answered by single equality points, in index order. */
+  pointFields: string[];
+  rangeUsed: boolean;
   /** Preference among candidate plans: exact unique lookups, then longer equality prefixes, ranges, sort. */
   score: number;
 }
@@ -142,6 +145,7 @@ function planFor(index: CollectionIndex, bounds: Map<string, FieldBounds>, filte
   let eqCount = 0;
   let used = 0;
   let multiPoint = false;
+  const pointFields: string[] = [];
   for (const [path, dir] of index.fields) {
     const b = bounds.get(path);
     if (!b) break;
@@ -152,6 +156,7 @@ function planFor(index: CollectionIndex, bounds: Map<string, FieldBounds>, filte
       if (points.length > 1) multiPoint = true;
       if (prefixes.length * Math.max(points.length, 1) > MAX_RANGES) break;
       prefixes = prefixes.flatMap((p) => points.map((v) => [...p, v]));
+      if (points.length === 1) pointFields.push(path);
       eqCount++;
       used++;
       continue;
@@ -192,7 +197,7 @@ function planFor(index: CollectionIndex, bounds: Map<string, FieldBounds>, filte
   if (index.sparse && used === 0) return undefined; // a sparse index does not hold every document
   const exactUnique = index.unique && eqCount === index.fields.length && !multiPoint;
   const score = (exactUnique ? 1000 : 0) + eqCount * 10 + (rangeUsed ? 5 : 0) + (sortDirection ? 3 : 0) - index.fields.length * 0.01;
-  return { index, ranges, sortDirection, score };
+  return { index, ranges, sortDirection, score, pointFields, rangeUsed };
 }
 
 function choosePlan(coll: Collection, filter: Document, sort: SortSpec, hint: unknown): Plan | undefined {
@@ -200,7 +205,7 @@ function choosePlan(coll: Collection, filter: Document, sort: SortSpec, hint: un
   if (hint !== undefined && hint !== null) {
     const index = typeof hint === "string" ? coll.index(hint) : coll.indexes.find((i) => compareValues(i.keyPattern, hint) === 0);
     if (index && !index.sparse && !index.partialFilterExpression) {
-      return planFor(index, bounds, filter, sort) ?? { index, ranges: [{ lo: [], loInc: true, hi: [], hiInc: true }], sortDirection: 0, score: 0 };
+      return planFor(index, bounds, filter, sort) ?? { index, ranges: [{ lo: [], loInc: true, hi: [], hiInc: true }], sortDirection: 0, score: 0, pointFields: [], rangeUsed: false };
     }
   }
   if (bounds.size === 0 && sort.length === 0) return undefined;
@@ -243,6 +248,35 @@ function scanRange(index: CollectionIndex, range: Plan["ranges"][number], revers
   }
 }
 
+function isSimpleScalar(v: unknown): boolean {
+  switch (typeof v) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      return !Number.isNaN(v);
+    case "object":
+      return v instanceof Date || (v !== null && (v as { _bsontype?: string })._bsontype === "ObjectId");
+    default:
+      return false;
+  }
+}
+
+/**
+ * True when the index range alone decides the match: every predicate is a scalar equality on a field the plan
+ * looks up as a single point (index keys hold each array element, so `{a: 5}` matching `a: [5, 6]` holds too).
+ */
+function answeredByIndex(filter: Document, plan: Plan): boolean {
+  const keys = Object.keys(filter);
+  if (plan.rangeUsed || plan.ranges.length !== 1 || keys.length !== plan.pointFields.length) return false;
+  return keys.every((k) => {
+    if (!plan.pointFields.includes(k)) return false;
+    const v = filter[k];
+    if (isSimpleScalar(v)) return true;
+    return isOperatorObject(v) && Object.keys(v).length === 1 && isSimpleScalar(v.$eq);
+  });
+}
+
 export function compileFilter(filter: Document | undefined): ((doc: Document) => boolean) | undefined {
   if (!filter || Object.keys(filter).length === 0) return undefined;
   const query = new Query(filter);
@@ -257,8 +291,8 @@ export function findMatches(coll: Collection, filter: Document = {}, options: Fi
   const sort = options.sort ?? [];
   const skip = Math.max(0, options.skip ?? 0);
   const limit = options.limit && options.limit > 0 ? options.limit : Infinity;
-  const test = compileFilter(filter);
   const plan = choosePlan(coll, filter, sort, options.hint);
+  const test = plan && answeredByIndex(filter, plan) ? undefined : compileFilter(filter);
   const out: Match[] = [];
   // Early stop is possible whenever the output order is already the requested one.
   const ordered = sort.length === 0 || (plan !== undefined && plan.sortDirection !== 0);

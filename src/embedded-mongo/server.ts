@@ -1,6 +1,10 @@
 // TCP server: frames the byte stream into messages, runs each command synchronously and writes the reply.
 // A malformed frame, an oversized message or an unknown opcode closes that one connection only.
+import { createRequire } from "node:module";
 import net from "node:net";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { Worker } from "node:worker_threads";
 import type { Document } from "bson";
 import { CursorRegistry } from "./cursors.ts";
 import type { ServerState } from "./context.ts";
@@ -18,6 +22,11 @@ export interface EmbeddedMongoOptions {
   ttlSweepIntervalMs?: number;
   /** Idle time after which an open cursor is discarded; mongod's default is 10 minutes. */
   cursorTimeoutMs?: number;
+  /**
+   * Run the server in a worker thread of this process: its CPU work then runs on another core than the
+   * application's event loop (useful for benchmarks); the data lives in that thread.
+   */
+  inWorkerThread?: boolean;
 }
 
 export interface EmbeddedMongo {
@@ -27,11 +36,10 @@ export interface EmbeddedMongo {
   port: number;
   /** Closes the listener and every connection; the data is discarded. */
   stop(): Promise<void>;
-  /** Runs one TTL pass now (tests use it instead of waiting for the interval). */
-  sweepTtl(): number;
 }
 
 export async function startEmbeddedMongo(options: EmbeddedMongoOptions = {}): Promise<EmbeddedMongo> {
+  if (options.inWorkerThread) return startInWorkerThread(options);
   const host = options.host ?? "127.0.0.1";
   const cursorTimeoutMs = options.cursorTimeoutMs ?? 10 * 60_000;
   const state: ServerState = { store: new Store(), cursors: new CursorRegistry(cursorTimeoutMs) };
@@ -65,7 +73,6 @@ export async function startEmbeddedMongo(options: EmbeddedMongoOptions = {}): Pr
     uri: `mongodb://${uriHost}:${port}/`,
     host,
     port,
-    sweepTtl: () => sweepExpired(state.store),
     stop: async () => {
       clearInterval(ttlTimer);
       clearInterval(reapTimer);
@@ -75,6 +82,34 @@ export async function startEmbeddedMongo(options: EmbeddedMongoOptions = {}): Pr
       state.cursors.clear();
       state.store.databases.clear();
     },
+  };
+}
+
+async function startInWorkerThread(options: EmbeddedMongoOptions): Promise<EmbeddedMongo> {
+  // Module loader hooks (tsx, which runs this TypeScript) are per thread: the worker registers tsx itself
+  // before importing its TypeScript entry.
+  const entry = new URL("./worker-entry.ts", import.meta.url).href;
+  // tsx/esm/api's "import" export target, located from its package.json (require.resolve would pick the CJS build).
+  const tsxRoot = path.dirname(createRequire(import.meta.url).resolve("tsx/package.json"));
+  const tsxApi = pathToFileURL(path.join(tsxRoot, "dist/esm/api/index.mjs")).href;
+  const bootstrap = `import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`;
+  const worker = new Worker(bootstrap, { eval: true, workerData: { ...options, inWorkerThread: false } });
+  const address = await new Promise<{ host: string; port: number; uri: string }>((resolve, reject) => {
+    worker.once("error", reject);
+    worker.once("exit", (code) => reject(new Error(`embedded MongoDB worker exited with code ${code}`)));
+    worker.once("message", (m: { type: string; host: string; port: number; uri: string }) => resolve(m));
+  });
+  worker.removeAllListeners("exit");
+  worker.removeAllListeners("error");
+  worker.on("error", (err) => console.error("embedded MongoDB worker failed:", err));
+  let stopped: Promise<void> | undefined;
+  return {
+    ...address,
+    stop: () =>
+      (stopped ??= new Promise<void>((resolve) => {
+        worker.once("message", () => void worker.terminate().then(() => resolve()));
+        worker.postMessage({ type: "stop" });
+      })),
   };
 }
 

@@ -4,6 +4,7 @@ import { ObjectId, type Document } from "bson";
 import { updateOne } from "mingo";
 import { compareValues } from "./bson-order.ts";
 import { commandError, CommandError, ErrorCodes } from "./errors.ts";
+import { applyFastUpdate } from "./update-fast-path.ts";
 
 const UPDATE_OPERATORS = new Set([
   "$set", "$unset", "$inc", "$mul", "$min", "$max", "$rename", "$currentDate", "$push", "$pull", "$pullAll",
@@ -41,6 +42,7 @@ export function validateUpdate(update: UpdateSpec): void {
     }
     return;
   }
+  const paths: string[] = [];
   for (const op of keys) {
     if (!UPDATE_OPERATORS.has(op)) {
       throw commandError(
@@ -51,6 +53,16 @@ export function validateUpdate(update: UpdateSpec): void {
     const arg = update[op];
     if (arg === null || typeof arg !== "object" || Array.isArray(arg)) {
       throw commandError(ErrorCodes.FailedToParse, `Modifiers operate on fields but we found type ${arg === null ? "null" : Array.isArray(arg) ? "array" : typeof arg} instead. For example: {$mod: {<field>: ...}} not {$set: ${String(arg)}}`);
+    }
+    paths.push(...Object.keys(arg as Document));
+    if (op === "$rename") paths.push(...Object.values(arg as Document).map(String));
+  }
+  // Two operators may not touch the same path or a path and its parent (mongod's ConflictingUpdateOperators).
+  const sorted = [...paths].sort();
+  for (let i = 1; i < sorted.length; i++) {
+    const [a, b] = [sorted[i - 1], sorted[i]];
+    if (a === b || b.startsWith(a + ".")) {
+      throw commandError(ErrorCodes.ConflictingUpdateOperators, `Updating the path '${b}' would create a conflict at '${a}'`);
     }
   }
 }
@@ -70,6 +82,13 @@ export function applyUpdate(doc: Document, update: UpdateSpec, options: ApplyOpt
     if (replacement._id === undefined) delete replacement._id;
     checkIdUnchanged(doc, replacement);
     return { doc: replacement, modified: !sameDocument(doc, replacement) };
+  }
+  if (!Array.isArray(update)) {
+    const fast = applyFastUpdate(doc, update, options.inserting === true);
+    if (fast) {
+      checkIdUnchanged(doc, fast.doc);
+      return fast;
+    }
   }
   const copy = cloneDocument(doc);
   let modifier: UpdateSpec = update;

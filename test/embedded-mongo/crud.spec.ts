@@ -175,4 +175,25 @@ describe("embedded-mongo: CRUD through the official driver", () => {
     expect(err).to.be.instanceOf(MongoServerError);
     expect(err.code).to.equal(66);
   });
+
+  it("rejects conflicting operators and non-numeric $inc like mongod", async () => {
+    const c = t.db.collection("update_errors");
+    await c.insertOne({ _id: 1 as never, s: "text", a: { b: 1 } });
+    const conflict = await c.updateOne({ _id: 1 as never }, { $set: { a: 1 }, $inc: { "a.b": 1 } }).catch((e) => e);
+    expect(conflict).to.be.instanceOf(MongoServerError);
+    expect(conflict.code).to.equal(40);
+    const notNumber = await c.updateOne({ _id: 1 as never }, { $inc: { s: 1 } }).catch((e) => e);
+    expect(notNumber.code).to.equal(14);
+    const unknown = await t.db.command({ update: "update_errors", updates: [{ q: {}, u: { $frobnicate: { a: 1 } } }] }).catch((e) => e);
+    expect(unknown.writeErrors?.[0]?.code ?? unknown.code).to.equal(9);
+  });
+
+  it("updates nested paths and arrays through positional and array operators", async () => {
+    const c = t.db.collection<{ _id: number; items: { sku: string; qty: number }[]; meta: { v: number } }>("nested_updates");
+    await c.insertOne({ _id: 1, items: [{ sku: "a", qty: 1 }, { sku: "b", qty: 2 }], meta: { v: 1 } });
+    await c.updateOne({ _id: 1, "items.sku": "b" }, { $inc: { "items.$.qty": 5, "meta.v": 1 } });
+    await c.updateOne({ _id: 1 }, { $push: { items: { $each: [{ sku: "c", qty: 0 }], $slice: -2 } } });
+    const doc = await c.findOne({ _id: 1 });
+    expect(doc).to.deep.equal({ _id: 1, items: [{ sku: "b", qty: 7 }, { sku: "c", qty: 0 }], meta: { v: 2 } });
+  });
 });

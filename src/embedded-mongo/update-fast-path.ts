@@ -1,0 +1,135 @@
+// Direct application of the common field operators ($set, $unset, $inc, $mul, $min, $max, $currentDate) on
+// plain-object paths. mingo's updater rebuilds its whole operator context on every call, which costs ~100 µs;
+// this path copies only the objects along the modified paths (stored documents are never mutated).
+// Anything it does not cover (arrays on the path, positional operators, array operators) returns undefined
+// and the caller falls back to mingo.
+import type { Document } from "bson";
+import { compareValues } from "./bson-order.ts";
+import { commandError, ErrorCodes } from "./errors.ts";
+import { formatValue } from "./format.ts";
+
+const FAST_OPERATORS = new Set(["$set", "$unset", "$inc", "$mul", "$min", "$max", "$currentDate", "$setOnInsert"]);
+
+function isPlainObject(v: unknown): v is Document {
+  if (v === null || typeof v !== "object") return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+type Op = [op: string, path: string[], arg: unknown];
+
+/** Returns the updated document and whether it changed, or undefined when this path cannot apply the update. */
+export function applyFastUpdate(doc: Document, update: Document, inserting: boolean): { doc: Document; modified: boolean } | undefined {
+  const ops: Op[] = [];
+  for (const op of Object.keys(update)) {
+    if (!FAST_OPERATORS.has(op)) return undefined;
+    if (op === "$setOnInsert" && !inserting) continue;
+    const fields = update[op] as Document;
+    for (const path of Object.keys(fields)) {
+      if (path.includes("$") || path === "" || path.split(".").some((p) => p === "" || /^\d+$/.test(p))) return undefined;
+      const arg = fields[path];
+      if (op === "$currentDate" && arg !== true && !(isPlainObject(arg) && arg.$type === "date")) return undefined;
+      ops.push([op, path.split("."), arg]);
+    }
+  }
+  // Every object on a modified path must be a plain object (or missing), else mingo handles array traversal.
+  for (const [, path] of ops) {
+    let cur: unknown = doc;
+    for (let i = 0; i < path.length - 1; i++) {
+      cur = (cur as Document)[path[i]];
+      if (cur === undefined) break;
+      if (!isPlainObject(cur)) return undefined;
+    }
+  }
+  const root: Document = { ...doc };
+  const copied = new Set<Document>([root]);
+  let modified = false;
+  const now = new Date();
+  for (const [op, path, arg] of ops) {
+    // Walk down, copying each object on the path once (copy-on-write).
+    let parent = root;
+    let missingParent = false;
+    for (let i = 0; i < path.length - 1; i++) {
+      const next = parent[path[i]];
+      if (next === undefined) {
+        if (op === "$unset") {
+          missingParent = true;
+          break;
+        }
+        const created: Document = {};
+        copied.add(created);
+        parent[path[i]] = created;
+        parent = created;
+      } else {
+        let child = next as Document;
+        if (!copied.has(child)) {
+          child = { ...child };
+          copied.add(child);
+          parent[path[i]] = child;
+        }
+        parent = child;
+      }
+    }
+    if (missingParent) continue;
+    const field = path[path.length - 1];
+    const has = Object.prototype.hasOwnProperty.call(parent, field);
+    const current = parent[field];
+    const dotted = path.join(".");
+    let next: unknown;
+    switch (op) {
+      case "$set":
+      case "$setOnInsert":
+        next = arg;
+        break;
+      case "$unset":
+        if (has) {
+          delete parent[field];
+          modified = true;
+        }
+        continue;
+      case "$inc":
+      case "$mul": {
+        if (typeof arg !== "number") {
+          throw commandError(ErrorCodes.TypeMismatch, `Cannot ${op === "$inc" ? "increment" : "multiply"} with non-numeric argument: {${dotted}: ${formatValue(arg)}}`);
+        }
+        if (!has) next = op === "$inc" ? arg : 0;
+        else if (typeof current === "number") next = op === "$inc" ? current + arg : current * arg;
+        else if (current !== null && typeof current === "object" && (current as { _bsontype?: string })._bsontype) return undefined; // Long/Decimal128: mingo
+        else {
+          throw commandError(
+            ErrorCodes.TypeMismatch,
+            `Cannot apply ${op} to a value of non-numeric type. {_id: ${formatValue(doc._id)}} has the field '${field}' of non-numeric type ${bsonTypeName(current)}`,
+          );
+        }
+        break;
+      }
+      case "$min":
+        next = !has || compareValues(arg, current) < 0 ? arg : current;
+        break;
+      case "$max":
+        next = !has || compareValues(arg, current) > 0 ? arg : current;
+        break;
+      case "$currentDate":
+        next = now;
+        break;
+    }
+    if (!has || !sameValue(current, next)) {
+      parent[field] = next;
+      modified = true;
+    }
+  }
+  return { doc: modified ? root : doc, modified };
+}
+
+// Embedded documents compare field names in order, so a reordered object counts as a change, as in mongod.
+function sameValue(a: unknown, b: unknown): boolean {
+  return typeof a === typeof b && compareValues(a, b) === 0;
+}
+
+function bsonTypeName(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "array";
+  if (v instanceof Date) return "date";
+  if (typeof v === "object") return (v as { _bsontype?: string })._bsontype?.toLowerCase() ?? "object";
+  return typeof v === "boolean" ? "bool" : typeof v;
+}

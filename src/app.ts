@@ -157,7 +157,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     },
   ];
   const registry = new ServiceRegistry(services);
-  const publicInterceptors = [publicInterceptor(gate, idempotency)];
+  const publicInterceptors = [publicInterceptor(gate, idempotency, (error) => onError(error, "rpc"))];
   const adminInterceptors = [adminInterceptor(options.adminToken)];
   const interceptorsFor = (s: RegisteredService): Interceptor[] => (s.visibility === "public" ? publicInterceptors : adminInterceptors);
 

@@ -29,8 +29,16 @@ export function errorRenderer(options: ErrorRendererOptions) {
     const described = error instanceof ConnectError ? describeError(error) : describeFastifyError(error as FastifyError) ?? describeError(error);
     if (described.code === "internal_error") options.onInternalError(error, request);
     if (!reply.hasHeader(RATE_LIMIT_LIMIT_HEADER)) {
-      // Refused before authentication (route, size): counted against the client address.
-      reply.headers(rateLimitHeaders(await options.gate.countAnonymous(request.ip)));
+      // Refused before authentication (route, size): counted against the client address. If counting fails
+      // too (the database is down), this must not throw: Fastify's fallback would leak the driver's message.
+      let status;
+      try {
+        status = await options.gate.countAnonymous(request.ip);
+      } catch (countError) {
+        options.onInternalError(countError, request);
+        status = options.gate.uncounted();
+      }
+      reply.headers(rateLimitHeaders(status));
     }
     if (described.code === "rate_limit_exceeded") {
       reply.header("Retry-After", described.metadata.retry_after ?? reply.getHeader("X-RateLimit-Reset"));

@@ -25,7 +25,8 @@ function isMutating(method: UnaryRequest["method"]): boolean {
 }
 
 function withHeaders(error: unknown, headers: Record<string, string>): ConnectError {
-  const connectError = ConnectError.from(error);
+  // Anything but a ConnectError is a failure inside (database, bug): its message must not reach the caller.
+  const connectError = error instanceof ConnectError ? error : svcError("internal_error");
   for (const [name, value] of Object.entries(headers)) connectError.metadata.set(name, value);
   return connectError;
 }
@@ -41,15 +42,25 @@ function replayedResponse(request: UnaryRequest, message: Message, headers: Reco
   } as UnaryResponse;
 }
 
-export function publicInterceptor(gate: RequestGate, idempotency: IdempotencyGuard): Interceptor {
+/** `onInternalError` hears of failures that are not the service's own errors; callers get internal_error. */
+export function publicInterceptor(gate: RequestGate, idempotency: IdempotencyGuard, onInternalError: (error: unknown) => void = () => {}): Interceptor {
+  const fail = (error: unknown, headers: Record<string, string>): ConnectError => {
+    if (!(error instanceof ConnectError)) onInternalError(error);
+    return withHeaders(error, headers);
+  };
   return (next) => async (request) => {
     if (request.stream) throw svcError("route_not_found", "Streaming methods are not served.");
     const requestId = newRequestId();
-    const admission = await gate.admit({
-      authorization: request.header.get("authorization"),
-      version: request.header.get("svc-version"),
-      clientAddress: request.contextValues.get(clientAddressKey),
-    });
+    let admission;
+    try {
+      admission = await gate.admit({
+        authorization: request.header.get("authorization"),
+        version: request.header.get("svc-version"),
+        clientAddress: request.contextValues.get(clientAddressKey),
+      });
+    } catch (error) {
+      throw fail(error, { ...identityHeaders(requestId), ...rateLimitHeaders(gate.uncounted()) });
+    }
     const headers = { ...identityHeaders(requestId), ...rateLimitHeaders(admission.rateLimit) };
     const retryAfter = (status: RateLimitStatus) => ({ "retry-after": String(status.resetSeconds) });
     if (admission.error) {
@@ -66,7 +77,7 @@ export function publicInterceptor(gate: RequestGate, idempotency: IdempotencyGua
         for (const [name, value] of Object.entries(headers)) response.header.set(name, value);
         return response;
       } catch (error) {
-        throw withHeaders(error, headers);
+        throw fail(error, headers);
       }
     }
 
@@ -76,7 +87,7 @@ export function publicInterceptor(gate: RequestGate, idempotency: IdempotencyGua
       const fingerprint = IdempotencyGuard.fingerprint(request.method.parent.typeName, request.method.name, toBinary(request.method.input, request.message));
       claim = await idempotency.claim(principal, "rpc", key, fingerprint);
     } catch (error) {
-      throw withHeaders(error, headers);
+      throw fail(error, headers);
     }
     if (claim.replay) {
       const stored = claim.replay.body as StoredRpcResponse;
@@ -106,7 +117,7 @@ export function publicInterceptor(gate: RequestGate, idempotency: IdempotencyGua
         } satisfies StoredRpcResponse,
         request_id: requestId,
       });
-      throw withHeaders(error, headers);
+      throw fail(error, headers);
     }
   };
 }

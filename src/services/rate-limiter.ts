@@ -12,6 +12,10 @@ export interface RateLimitStatus {
   exceeded: boolean;
 }
 
+function resetSeconds(windowEnd: number, now: number): number {
+  return Math.max(1, Math.ceil((windowEnd - now) / 1000));
+}
+
 export class RateLimiter {
   constructor(
     private readonly windows: RateLimitRepository,
@@ -26,8 +30,15 @@ export class RateLimiter {
     return {
       limit,
       remaining: Math.max(0, limit - count),
-      resetSeconds: Math.max(1, Math.ceil((windowEnd - now) / 1000)),
+      resetSeconds: resetSeconds(windowEnd, now),
       exceeded: count > limit,
     };
+  }
+
+  /** What the headers say when the count cannot be read (database down): the whole quota of this window. */
+  uncounted(limit: number): RateLimitStatus {
+    const now = this.clock().getTime();
+    const windowEnd = now - (now % RATE_LIMIT_WINDOW_MS) + RATE_LIMIT_WINDOW_MS;
+    return { limit, remaining: limit, resetSeconds: resetSeconds(windowEnd, now), exceeded: false };
   }
 }

@@ -51,6 +51,11 @@ export class RequestGate {
     return this.countRequest(null, clientAddress);
   }
 
+  /** Rate-limit headers for a refusal whose request could not be counted (the database failed). */
+  uncounted(): RateLimitStatus {
+    return this.rateLimiter.uncounted(this.defaultRateLimit);
+  }
+
   private countRequest(principal: Principal | null, clientAddress: string): Promise<RateLimitStatus> {
     return principal
       ? this.rateLimiter.consume(`key:${principal.apiKeyId}`, principal.rateLimit)

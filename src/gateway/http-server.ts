@@ -41,6 +41,10 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
     reply.headers(identityHeaders(request.id));
   });
   app.setErrorHandler(errorRenderer({ gate: options.gate, onInternalError: options.onInternalError }));
+  // Outside the REST and Connect scopes no body is read, so an unmatched route answers route_not_found
+  // whatever its body (too large, broken JSON): the route is the first check.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", (_request, _payload, done) => done(null, undefined));
   app.setNotFoundHandler(async () => {
     throw svcError("route_not_found", "No route matches this method and path.");
   });

@@ -5,7 +5,7 @@ import { ConnectError, type Interceptor, type UnaryRequest, type UnaryResponse }
 import { getOption, hasOption } from "@bufbuild/protobuf";
 import { http } from "../../gen/google/api/annotations_pb.ts";
 import { describeError, svcError } from "../domain/errors.ts";
-import { identityHeaders, rateLimitHeaders } from "../gateway/response-headers.ts";
+import { identityHeaders, rateLimitHeaders, REQUEST_ID_HEADER } from "../gateway/response-headers.ts";
 import { IdempotencyGuard } from "../services/idempotency-guard.ts";
 import { principalKey } from "../services/principal.ts";
 import type { RequestGate } from "../services/request-gate.ts";
@@ -31,15 +31,23 @@ function withHeaders(error: unknown, headers: Record<string, string>): ConnectEr
   return connectError;
 }
 
+/**
+ * A replay never reaches the handler, so it lacks the headers the protocol handler put on the handler's
+ * response (content type; for gRPC and gRPC-Web the `grpc-status` trailer). Connect replaces those with the
+ * headers answered here, so they are set again from the request's content type.
+ */
 function replayedResponse(request: UnaryRequest, message: Message, headers: Record<string, string>): UnaryResponse {
-  return {
-    stream: false,
-    service: request.service,
-    method: request.method,
-    header: new Headers({ ...headers, "idempotent-replayed": "true" }),
-    trailer: new Headers(),
-    message,
-  } as UnaryResponse;
+  const requestType = request.header.get("content-type") ?? "";
+  const codec = requestType.includes("json") ? "json" : "proto";
+  const header = new Headers({ ...headers, "idempotent-replayed": "true" });
+  const trailer = new Headers();
+  if (requestType.startsWith("application/grpc")) {
+    header.set("content-type", `${requestType.startsWith("application/grpc-web") ? "application/grpc-web" : "application/grpc"}+${codec}`);
+    trailer.set("grpc-status", "0");
+  } else {
+    header.set("content-type", `application/${codec}`);
+  }
+  return { stream: false, service: request.service, method: request.method, header, trailer, message } as UnaryResponse;
 }
 
 /** `onInternalError` hears of failures that are not the service's own errors; callers get internal_error. */
@@ -91,7 +99,8 @@ export function publicInterceptor(gate: RequestGate, idempotency: IdempotencyGua
     }
     if (claim.replay) {
       const stored = claim.replay.body as StoredRpcResponse;
-      const replayHeaders = { ...headers, "x-request-id": claim.replay.request_id, "idempotent-replayed": "true" };
+      // The same spelling as identityHeaders', so the original id replaces the new one instead of joining it.
+      const replayHeaders = { ...headers, [REQUEST_ID_HEADER]: claim.replay.request_id, "idempotent-replayed": "true" };
       if (stored.error) {
         const { code, message, param, metadata } = stored.error;
         throw withHeaders(svcError(code as never, message, { ...(param !== undefined ? { param } : {}), metadata }), replayHeaders);

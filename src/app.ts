@@ -4,10 +4,12 @@ import type { FastifyInstance } from "fastify";
 import { AdminService } from "../gen/svc/admin/v1/admin_pb.ts";
 import { EventsService } from "../gen/svc/v1/events_pb.ts";
 import { UsersService } from "../gen/svc/v1/users_pb.ts";
+import { WebhookEndpointsService } from "../gen/svc/v1/webhook_endpoints_pb.ts";
 import type { Config } from "./config.ts";
 import { systemClock, type Clock } from "./domain/clock.ts";
 import { eventResponders } from "./gateway/responders/events.ts";
 import { userResponders } from "./gateway/responders/users.ts";
+import { webhookResponders } from "./gateway/responders/webhooks.ts";
 import { createHttpServer } from "./gateway/http-server.ts";
 import { JobQueue } from "./jobs/job-queue.ts";
 import { RelaySweeper } from "./jobs/relay-sweeper.ts";
@@ -26,6 +28,7 @@ import { ServiceRegistry, type RegisteredService } from "./services/service-regi
 import { TenancyAdmin } from "./services/tenancy-admin.ts";
 import { UserLifecycle } from "./services/user-lifecycle.ts";
 import { UsersServiceImpl } from "./services/users-service.ts";
+import { WebhookEndpointsServiceImpl } from "./services/webhook-endpoints-service.ts";
 import { ApiKeyRepository } from "./store/api-key-repository.ts";
 import type { Database } from "./store/database.ts";
 import { EventRepository } from "./store/event-repository.ts";
@@ -35,8 +38,13 @@ import { ProjectRepository } from "./store/project-repository.ts";
 import { RateLimitRepository } from "./store/rate-limit-repository.ts";
 import { SignupFlowRepository } from "./store/signup-flow-repository.ts";
 import { UserRepository } from "./store/user-repository.ts";
+import { WebhookDeliveryRepository } from "./store/webhook-delivery-repository.ts";
+import { WebhookEndpointRepository } from "./store/webhook-endpoint-repository.ts";
 import { SimulatedCustodian, type WalletCustodian } from "./wallets/custodian.ts";
 import { WalletProvisioner } from "./wallets/wallet-provisioner.ts";
+import type { LookupAll } from "./webhooks/address-vetting.ts";
+import { DEFAULT_MAX_PENDING_PER_ENDPOINT } from "./webhooks/delivery-policy.ts";
+import { WebhookDelivery } from "./webhooks/webhook-delivery.ts";
 
 export interface AppOptions {
   config: Config;
@@ -49,6 +57,10 @@ export interface AppOptions {
   onError?: (error: unknown, context: string) => void;
   /** Timings of background work; tests shorten them. */
   timings?: Partial<AppTimings>;
+  /** Name resolution of webhook hosts (creation checks and every attempt); tests inject one. */
+  webhookLookup?: LookupAll;
+  /** Pending deliveries per endpoint past which new events are recorded as `queue_full`; tests lower it. */
+  webhookMaxPendingPerEndpoint?: number;
 }
 
 export interface AppTimings {
@@ -59,6 +71,10 @@ export interface AppTimings {
   walletSyncBudgetMs: number;
   walletRetryDelaysMs: number[];
   shutdownGraceMs: number;
+  /** How often the webhook backstop looks for deliveries due that no worker holds. */
+  webhookBackstopMs: number;
+  /** Deliveries due for less than this are left to the fast path of the process that created them. */
+  webhookBackstopStaleAfterMs: number;
 }
 
 export const DEFAULT_TIMINGS: AppTimings = {
@@ -69,6 +85,8 @@ export const DEFAULT_TIMINGS: AppTimings = {
   walletSyncBudgetMs: 2000,
   walletRetryDelaysMs: [10_000, 60_000, 300_000, 1_800_000, 7_200_000],
   shutdownGraceMs: 10_000,
+  webhookBackstopMs: 1000,
+  webhookBackstopStaleAfterMs: 2000,
 };
 
 export interface App {
@@ -94,6 +112,8 @@ export interface Repositories {
   users: UserRepository;
   events: EventRepository;
   signupFlows: SignupFlowRepository;
+  webhookEndpoints: WebhookEndpointRepository;
+  webhookDeliveries: WebhookDeliveryRepository;
 }
 
 function createRepositories(database: Database): Repositories {
@@ -107,6 +127,8 @@ function createRepositories(database: Database): Repositories {
     users: new UserRepository(db),
     events: new EventRepository(db),
     signupFlows: new SignupFlowRepository(db),
+    webhookEndpoints: new WebhookEndpointRepository(db),
+    webhookDeliveries: new WebhookDeliveryRepository(db),
   };
 }
 
@@ -132,7 +154,19 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   jobs.onFailure((error, name) => onError(error, `job ${name}`));
 
-  const fanout: EventFanout = { fanOut: async () => {} };
+  const webhookSend = { timeoutMs: config.webhookTimeoutMs, clock, ...(options.webhookLookup ? { lookup: options.webhookLookup } : {}) };
+  const webhooks = new WebhookDelivery(
+    { deliveries: repositories.webhookDeliveries, endpoints: repositories.webhookEndpoints, events: repositories.events, jobs, clock, onError: (e) => onError(e, "webhook delivery") },
+    {
+      send: webhookSend,
+      retryScheduleMs: config.webhookRetrySchedule,
+      maxPendingPerEndpoint: options.webhookMaxPendingPerEndpoint ?? DEFAULT_MAX_PENDING_PER_ENDPOINT,
+      concurrency: 256,
+      backstopIntervalMs: timings.webhookBackstopMs,
+      backstopStaleAfterMs: timings.webhookBackstopStaleAfterMs,
+    },
+  );
+  const fanout: EventFanout = webhooks.fanout;
   const relay = new EventRelay(repositories.events, repositories.users, fanout, clock);
   const backgroundError = (error: unknown) => onError(error, "event relay");
   const custodian = options.custodian ?? new SimulatedCustodian();
@@ -151,6 +185,19 @@ export async function createApp(options: AppOptions): Promise<App> {
     },
     { service: EventsService, visibility: "public", implementation: new EventsServiceImpl(repositories.events) },
     {
+      service: WebhookEndpointsService,
+      visibility: "public",
+      implementation: new WebhookEndpointsServiceImpl({
+        endpoints: repositories.webhookEndpoints,
+        deliveries: repositories.webhookDeliveries,
+        events: repositories.events,
+        jobs,
+        clock,
+        send: webhookSend,
+        dispatch: (id) => webhooks.dispatch(id),
+      }),
+    },
+    {
       service: AdminService,
       visibility: "internal",
       implementation: new AdminServiceImpl({ ...repositories, tenancy, lifecycle, relay, clock }),
@@ -168,7 +215,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     interceptorsFor,
     gateway: {
       idempotency,
-      responders: { ...userResponders, ...eventResponders },
+      responders: { ...userResponders, ...eventResponders, ...webhookResponders },
       patchNullMeaning: { "svc.v1.UsersService.UpdateUser": "clear" },
     },
     isReady: () => ready,
@@ -191,6 +238,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     async listen(ports = {}) {
       await jobs.start();
       relaySweeper.start();
+      webhooks.start();
       await http.listen({ port: ports.http ?? config.port, host: config.host });
       const httpPort = (http.server.address() as { port: number }).port;
       const grpcPort = await grpc.listen(ports.grpc ?? config.grpcPort, config.host);
@@ -201,6 +249,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       ready = false;
       await Promise.all([http.close(), grpc.close(timings.shutdownGraceMs)]);
       await relaySweeper.stop();
+      await webhooks.stop();
       await jobs.stop();
     },
   };

@@ -2,6 +2,7 @@
 // relay that died half way be finished by another.
 import type { Collection, Db, Filter } from "mongodb";
 import { isDuplicateKeyError } from "./database.ts";
+import { duplicateIndexes, startingAfterFilter } from "./list-queries.ts";
 import type { TenantScope } from "./user-repository.ts";
 
 export const EVENT_RETENTION_SECONDS = 30 * 24 * 60 * 60;
@@ -63,9 +64,7 @@ export class EventRepository {
     try {
       await this.collection.insertMany(events, { ordered: false });
     } catch (error) {
-      const writeErrors = (error as { writeErrors?: { code: number }[] | { code: number } }).writeErrors;
-      const list = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : [];
-      if (list.length === 0 || list.some((e) => e.code !== 11000)) throw error;
+      if (!duplicateIndexes(error)) throw error;
     }
   }
 
@@ -90,12 +89,7 @@ export class EventRepository {
   async list(scope: TenantScope, options: { limit: number; after: EventDocument | null; type?: string }): Promise<EventPage> {
     const filter: Filter<EventDocument> = { project_id: scope.projectId, livemode: scope.livemode };
     if (options.type !== undefined) filter.type = options.type;
-    if (options.after) {
-      filter.$or = [
-        { created_at: { $lt: options.after.created_at } },
-        { created_at: options.after.created_at, _id: { $lt: options.after._id } },
-      ];
-    }
+    if (options.after) Object.assign(filter, startingAfterFilter(options.after));
     const events = await this.collection.find(filter).sort({ created_at: -1, _id: -1 }).limit(options.limit + 1).toArray();
     return { events: events.slice(0, options.limit), hasMore: events.length > options.limit };
   }

@@ -3,7 +3,7 @@
 import { createClient, type Client, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { AdminService } from "../../gen/svc/admin/v1/admin_pb.ts";
-import { createApp, type App, type AppTimings } from "../../src/app.ts";
+import { createApp, type App, type AppOptions, type AppTimings } from "../../src/app.ts";
 import { bootstrapDefaultProject } from "../../src/bootstrap.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
 import type { Clock } from "../../src/domain/clock.ts";
@@ -20,6 +20,8 @@ export interface TestServiceOptions {
   timings?: Partial<AppTimings>;
   /** Share another service's database (several instances, one database). */
   databaseUri?: string;
+  webhookLookup?: AppOptions["webhookLookup"];
+  webhookMaxPendingPerEndpoint?: number;
 }
 
 export interface RestResponse<T = any> {
@@ -66,6 +68,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     adminToken: TEST_ADMIN_TOKEN,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.custodian ? { custodian: options.custodian } : {}),
+    ...(options.webhookLookup ? { webhookLookup: options.webhookLookup } : {}),
+    ...(options.webhookMaxPendingPerEndpoint !== undefined ? { webhookMaxPendingPerEndpoint: options.webhookMaxPendingPerEndpoint } : {}),
     timings: { jobPollMs: 200, sweepIntervalMs: 200, sweepStaleAfterMs: 1000, ...options.timings },
     onError: (error, context) => {
       if (process.env.SVC_TEST_VERBOSE) console.error(`[svc ${context}]`, error);

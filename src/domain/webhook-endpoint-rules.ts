@@ -1,0 +1,44 @@
+// Field rules of webhook endpoints (DESIGN.md section 7) besides the URL rules: event types, description and
+// rotation grace period. Pure: no I/O.
+import { validationError } from "./errors.ts";
+import { SUBSCRIBABLE_EVENT_TYPES } from "./event-types.ts";
+
+export const MAX_EVENT_TYPES = 10;
+export const MAX_DESCRIPTION_LENGTH = 500;
+export const MAX_GRACE_PERIOD_HOURS = 168;
+export const DEFAULT_GRACE_PERIOD_HOURS = 24;
+export const DEFAULT_EVENT_TYPES: readonly string[] = ["*"];
+
+/** 1 to 10 distinct subscribable types, or exactly ["*"]. */
+export function checkEventTypes(types: readonly string[]): string[] {
+  if (types.length === 0) throw validationError("event_types", "event_types must list at least one event type, or be [\"*\"].");
+  if (types.includes("*")) {
+    if (types.length > 1) throw validationError("event_types", "\"*\" subscribes to every type and must be the only entry.");
+    return ["*"];
+  }
+  if (types.length > MAX_EVENT_TYPES) {
+    throw validationError("event_types", `event_types may list at most ${MAX_EVENT_TYPES} event types.`);
+  }
+  for (const type of types) {
+    if (!SUBSCRIBABLE_EVENT_TYPES.includes(type as never)) {
+      throw validationError("event_types", `${JSON.stringify(type)} is not an event type one can subscribe to; use one of ${SUBSCRIBABLE_EVENT_TYPES.join(", ")}, or "*".`);
+    }
+  }
+  if (new Set(types).size !== types.length) throw validationError("event_types", "event_types must not list a type twice.");
+  return [...types];
+}
+
+export function checkDescription(description: string): string {
+  if (description.length > MAX_DESCRIPTION_LENGTH) {
+    throw validationError("description", `description must be at most ${MAX_DESCRIPTION_LENGTH} characters long.`);
+  }
+  return description;
+}
+
+export function checkGracePeriodHours(hours: number | undefined): number {
+  if (hours === undefined) return DEFAULT_GRACE_PERIOD_HOURS;
+  if (!Number.isInteger(hours) || hours < 0 || hours > MAX_GRACE_PERIOD_HOURS) {
+    throw validationError("grace_period_hours", `grace_period_hours must be an integer from 0 to ${MAX_GRACE_PERIOD_HOURS}.`);
+  }
+  return hours;
+}

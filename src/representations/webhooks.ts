@@ -1,0 +1,62 @@
+// The webhook_endpoint, webhook_delivery and webhook_test objects, field for field as DESIGN.md section 7 lists
+// them: every field present (null where unset), except `secret`, which only creation and rotation carry.
+import type { WebhookDelivery, WebhookEndpoint, WebhookTest } from "../../gen/svc/v1/webhook_endpoints_pb.ts";
+import { isoTime, orNull, requiredIsoTime } from "./json-values.ts";
+
+export function webhookEndpointJson(endpoint: WebhookEndpoint): Record<string, unknown> {
+  return {
+    id: endpoint.id,
+    object: "webhook_endpoint",
+    url: endpoint.url,
+    description: endpoint.description,
+    event_types: [...endpoint.eventTypes],
+    enabled: endpoint.enabled,
+    disabled_reason: orNull(endpoint.disabledReason),
+    ...(endpoint.secret !== undefined ? { secret: endpoint.secret } : {}),
+    secret_last4: endpoint.secretLast4,
+    previous_secret_expires_at: isoTime(endpoint.previousSecretExpiresAt),
+    livemode: endpoint.livemode,
+    created_at: requiredIsoTime(endpoint.createdAt),
+    updated_at: requiredIsoTime(endpoint.updatedAt),
+  };
+}
+
+export function webhookDeliveryJson(delivery: WebhookDelivery): Record<string, unknown> {
+  const last = delivery.lastAttempt;
+  return {
+    id: delivery.id,
+    object: "webhook_delivery",
+    endpoint_id: delivery.endpointId,
+    event_id: delivery.eventId,
+    event_type: delivery.eventType,
+    status: delivery.status,
+    attempt_count: delivery.attemptCount,
+    next_attempt_at: isoTime(delivery.nextAttemptAt),
+    last_attempt: last
+      ? {
+        attempted_at: requiredIsoTime(last.attemptedAt),
+        response_status: orNull(last.responseStatus),
+        error: orNull(last.error),
+        duration_ms: last.durationMs,
+      }
+      : null,
+    created_at: requiredIsoTime(delivery.createdAt),
+    updated_at: requiredIsoTime(delivery.updatedAt),
+  };
+}
+
+export function webhookTestJson(test: WebhookTest): Record<string, unknown> {
+  return {
+    object: "webhook_test",
+    endpoint_id: test.endpointId,
+    event_id: test.eventId,
+    status: test.status,
+    response_status: orNull(test.responseStatus),
+    duration_ms: test.durationMs,
+    error: orNull(test.error),
+  };
+}
+
+export function deletedWebhookEndpointJson(id: string): Record<string, unknown> {
+  return { id, object: "webhook_endpoint", deleted: true };
+}

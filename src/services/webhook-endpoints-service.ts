@@ -1,0 +1,269 @@
+// svc.v1.WebhookEndpointsService: the webhook endpoints of the caller's project and environment, their secrets,
+// test events, and the deliveries made to them. Another project or environment never sees an endpoint: 404.
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import {
+  CreateWebhookEndpointResponseSchema,
+  DeleteWebhookEndpointResponseSchema,
+  GetWebhookDeliveryResponseSchema,
+  GetWebhookEndpointResponseSchema,
+  ListWebhookDeliveriesResponseSchema,
+  ListWebhookEndpointsResponseSchema,
+  ReplayWebhookDeliveryResponseSchema,
+  RotateWebhookEndpointSecretResponseSchema,
+  TestWebhookEndpointResponseSchema,
+  UpdateWebhookEndpointResponseSchema,
+  WebhookEndpointsService,
+  type CreateWebhookEndpointRequest,
+  type DeleteWebhookEndpointRequest,
+  type GetWebhookDeliveryRequest,
+  type GetWebhookEndpointRequest,
+  type ListWebhookDeliveriesRequest,
+  type ListWebhookEndpointsRequest,
+  type ReplayWebhookDeliveryRequest,
+  type RotateWebhookEndpointSecretRequest,
+  type TestWebhookEndpointRequest,
+  type UpdateWebhookEndpointRequest,
+} from "../../gen/svc/v1/webhook_endpoints_pb.ts";
+import type { Clock } from "../domain/clock.ts";
+import { svcError, validationError } from "../domain/errors.ts";
+import { newEventId } from "../domain/ids.ts";
+import { newUuid } from "../domain/random.ts";
+import {
+  checkDescription,
+  checkEventTypes,
+  checkGracePeriodHours,
+  DEFAULT_EVENT_TYPES,
+} from "../domain/webhook-endpoint-rules.ts";
+import { generateWebhookSecret } from "../domain/webhook-signature.ts";
+import { checkWebhookUrl } from "../domain/webhook-url.ts";
+import type { JobQueue } from "../jobs/job-queue.ts";
+import { isDuplicateKeyError } from "../store/database.ts";
+import type { EventDocument, EventRepository } from "../store/event-repository.ts";
+import type { TenantScope } from "../store/user-repository.ts";
+import { DELIVERY_STATUSES, type DeliveryStatus, type WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
+import type { WebhookEndpointDocument, WebhookEndpointRepository } from "../store/webhook-endpoint-repository.ts";
+import { assertResolvableHostAllowed } from "../webhooks/address-vetting.ts";
+import { DELIVERY_JOB } from "../webhooks/delivery-policy.ts";
+import { sendSignedEvent, type SendSettings } from "../webhooks/signed-request.ts";
+import { pageSize } from "./pagination.ts";
+import { principalOf } from "./principal.ts";
+import { deliveryMessage, endpointMessage, testMessage } from "./webhook-messages.ts";
+
+export const MAX_ENDPOINTS_PER_ENVIRONMENT = 20;
+
+const TEST_EVENT_MESSAGE = "A test event sent from Svc to check this endpoint.";
+
+export interface WebhookEndpointsDependencies {
+  endpoints: WebhookEndpointRepository;
+  deliveries: WebhookDeliveryRepository;
+  events: EventRepository;
+  jobs: JobQueue;
+  clock: Clock;
+  /** How test events are sent (time-out, name resolution); the resolver also vets URLs at creation. */
+  send: SendSettings;
+  /** Runs a replayed delivery's first attempt now. */
+  dispatch: (deliveryId: string) => void;
+}
+
+type UpdatePath = "url" | "description" | "event_types" | "enabled";
+const UPDATE_PATHS: readonly UpdatePath[] = ["url", "description", "event_types", "enabled"];
+
+function scopeOf(context: HandlerContext): TenantScope {
+  const principal = principalOf(context);
+  return { projectId: principal.projectId, livemode: principal.livemode };
+}
+
+function throwConflict(error: unknown): never {
+  if (isDuplicateKeyError(error)) throw svcError("webhook_endpoint_exists");
+  throw error;
+}
+
+export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEndpointsService> {
+  constructor(private readonly deps: WebhookEndpointsDependencies) {}
+
+  async createWebhookEndpoint(request: CreateWebhookEndpointRequest, context: HandlerContext) {
+    const scope = scopeOf(context);
+    if (request.url === "") throw validationError("url", "url is required.");
+    // proto3 cannot tell an empty list from a missing one: both mean the default, every type.
+    const eventTypes = checkEventTypes(request.eventTypes.length > 0 ? request.eventTypes : DEFAULT_EVENT_TYPES);
+    const description = checkDescription(request.description ?? "");
+    const url = await this.checkUrl(request.url, scope.livemode);
+    // Counted before inserting: two creations racing for the 20th place may both succeed (no transactions).
+    if ((await this.deps.endpoints.count(scope)) >= MAX_ENDPOINTS_PER_ENVIRONMENT) throw svcError("webhook_endpoint_limit");
+    const now = this.deps.clock();
+    const endpoint: WebhookEndpointDocument = {
+      _id: newUuid(),
+      project_id: scope.projectId,
+      livemode: scope.livemode,
+      url,
+      description,
+      event_types: eventTypes,
+      enabled: true,
+      disabled_reason: null,
+      secret: generateWebhookSecret(),
+      previous_secret: null,
+      previous_secret_expires_at: null,
+      consecutive_failures: 0,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.deps.endpoints.insert(endpoint).catch(throwConflict);
+    return create(CreateWebhookEndpointResponseSchema, { webhookEndpoint: endpointMessage(endpoint, now, { withSecret: true }) });
+  }
+
+  async listWebhookEndpoints(request: ListWebhookEndpointsRequest, context: HandlerContext) {
+    const scope = scopeOf(context);
+    const limit = pageSize(request.limit);
+    let after = null;
+    if (request.startingAfter !== undefined) {
+      after = await this.deps.endpoints.find(scope, request.startingAfter);
+      if (!after) throw svcError("invalid_cursor");
+    }
+    const page = await this.deps.endpoints.list(scope, { limit, after });
+    const now = this.deps.clock();
+    return create(ListWebhookEndpointsResponseSchema, { data: page.endpoints.map((e) => endpointMessage(e, now)), hasMore: page.hasMore });
+  }
+
+  async getWebhookEndpoint(request: GetWebhookEndpointRequest, context: HandlerContext) {
+    const endpoint = await this.findEndpoint(context, request.id);
+    return create(GetWebhookEndpointResponseSchema, { webhookEndpoint: endpointMessage(endpoint, this.deps.clock()) });
+  }
+
+  async updateWebhookEndpoint(request: UpdateWebhookEndpointRequest, context: HandlerContext) {
+    const scope = scopeOf(context);
+    const fields = request.endpoint;
+    const paths = request.updateMask?.paths.length
+      ? request.updateMask.paths
+      : UPDATE_PATHS.filter((path) => path === "event_types" ? (fields?.eventTypes.length ?? 0) > 0 : fieldValue(fields, path) !== undefined);
+    const set: Partial<WebhookEndpointDocument> = {};
+    for (const path of paths) {
+      if (!UPDATE_PATHS.includes(path as UpdatePath)) throw validationError(path, `Unknown parameter: ${path}.`);
+    }
+    if (paths.includes("event_types")) set.event_types = checkEventTypes(fields?.eventTypes ?? []);
+    if (paths.includes("description")) set.description = checkDescription(fields?.description ?? "");
+    if (paths.includes("url")) {
+      if (!fields?.url) throw validationError("url", "url must not be empty.");
+      set.url = await this.checkUrl(fields.url, scope.livemode);
+    }
+    if (paths.includes("enabled") && fields?.enabled !== undefined) {
+      // Re-enabling starts the count of failures afresh; disabling by hand says so.
+      Object.assign(set, fields.enabled
+        ? { enabled: true, disabled_reason: null, consecutive_failures: 0 }
+        : { enabled: false, disabled_reason: "manual" });
+    }
+    const now = this.deps.clock();
+    let endpoint = await this.findEndpoint(context, request.id);
+    if (Object.keys(set).length > 0) {
+      endpoint = (await this.deps.endpoints.update(scope, endpoint._id, { $set: { ...set, updated_at: now } }).catch(throwConflict))
+        ?? this.notFound();
+      if (set.enabled === false) await this.deps.deliveries.settleEndpointPending(endpoint._id, "endpoint_disabled", now);
+    }
+    return create(UpdateWebhookEndpointResponseSchema, { webhookEndpoint: endpointMessage(endpoint, now) });
+  }
+
+  async deleteWebhookEndpoint(request: DeleteWebhookEndpointRequest, context: HandlerContext) {
+    const scope = scopeOf(context);
+    if (!(await this.deps.endpoints.delete(scope, request.id))) this.notFound();
+    // The endpoint goes first: a worker that finds it gone drops its attempt.
+    await this.deps.deliveries.deleteForEndpoint(request.id);
+    await this.deps.jobs.cancel(DELIVERY_JOB, { endpoint_id: request.id });
+    return create(DeleteWebhookEndpointResponseSchema, { id: request.id, deleted: true });
+  }
+
+  async rotateWebhookEndpointSecret(request: RotateWebhookEndpointSecretRequest, context: HandlerContext) {
+    const scope = scopeOf(context);
+    const graceHours = checkGracePeriodHours(request.gracePeriodHours);
+    const current = await this.findEndpoint(context, request.id);
+    const now = this.deps.clock();
+    // Only the secret being replaced keeps signing: rotating again drops the oldest.
+    const endpoint = await this.deps.endpoints.update(scope, current._id, {
+      $set: {
+        secret: generateWebhookSecret(),
+        previous_secret: graceHours > 0 ? current.secret : null,
+        previous_secret_expires_at: graceHours > 0 ? new Date(now.getTime() + graceHours * 3_600_000) : null,
+        updated_at: now,
+      },
+    });
+    return create(RotateWebhookEndpointSecretResponseSchema, {
+      webhookEndpoint: endpointMessage(endpoint ?? this.notFound(), now, { withSecret: true }),
+    });
+  }
+
+  async testWebhookEndpoint(request: TestWebhookEndpointRequest, context: HandlerContext) {
+    const endpoint = await this.findEndpoint(context, request.id);
+    const event: EventDocument = {
+      _id: newEventId(),
+      project_id: endpoint.project_id,
+      livemode: endpoint.livemode,
+      type: "webhook.test",
+      created_at: this.deps.clock(),
+      data: { message: TEST_EVENT_MESSAGE },
+      // Logged for the event log only: a test goes to this endpoint alone, once, outside fan-out.
+      fanned_out: true,
+    };
+    await this.deps.events.insertOnce(event);
+    // Sent to enabled and disabled endpoints alike, never retried, never counted toward disabling.
+    const result = await sendSignedEvent(endpoint, event, 1, this.deps.send);
+    return create(TestWebhookEndpointResponseSchema, { webhookTest: testMessage(endpoint._id, event._id, result) });
+  }
+
+  async listWebhookDeliveries(request: ListWebhookDeliveriesRequest, context: HandlerContext) {
+    const limit = pageSize(request.limit);
+    if (request.status !== undefined && !DELIVERY_STATUSES.includes(request.status as DeliveryStatus)) {
+      throw validationError("status", `status must be one of ${DELIVERY_STATUSES.join(", ")}.`);
+    }
+    const endpoint = await this.findEndpoint(context, request.endpointId);
+    let after = null;
+    if (request.startingAfter !== undefined) {
+      after = await this.deps.deliveries.find(endpoint._id, request.startingAfter);
+      if (!after) throw svcError("invalid_cursor");
+    }
+    const page = await this.deps.deliveries.list(endpoint._id, {
+      limit,
+      after,
+      ...(request.status !== undefined ? { status: request.status as DeliveryStatus } : {}),
+    });
+    return create(ListWebhookDeliveriesResponseSchema, { data: page.deliveries.map(deliveryMessage), hasMore: page.hasMore });
+  }
+
+  async getWebhookDelivery(request: GetWebhookDeliveryRequest, context: HandlerContext) {
+    const endpoint = await this.findEndpoint(context, request.endpointId);
+    const delivery = await this.deps.deliveries.find(endpoint._id, request.id);
+    if (!delivery) throw svcError("webhook_delivery_not_found");
+    return create(GetWebhookDeliveryResponseSchema, { webhookDelivery: deliveryMessage(delivery) });
+  }
+
+  async replayWebhookDelivery(request: ReplayWebhookDeliveryRequest, context: HandlerContext) {
+    const endpoint = await this.findEndpoint(context, request.endpointId);
+    const delivery = await this.deps.deliveries.find(endpoint._id, request.id);
+    if (!delivery) throw svcError("webhook_delivery_not_found");
+    if (!endpoint.enabled) throw svcError("endpoint_disabled");
+    // Only a settled delivery starts a new cycle; the conditional update settles races between two replays.
+    const replayed = delivery.status === "pending" ? null : await this.deps.deliveries.replay(endpoint._id, delivery._id, this.deps.clock());
+    if (!replayed) throw svcError("delivery_in_progress");
+    this.deps.dispatch(replayed._id);
+    return create(ReplayWebhookDeliveryResponseSchema, { webhookDelivery: deliveryMessage(replayed) });
+  }
+
+  /** The static URL rules, then the resolved addresses when the name resolves now. Answers the normalised URL. */
+  private async checkUrl(raw: string, livemode: boolean): Promise<string> {
+    const checked = checkWebhookUrl(raw, { livemode });
+    await assertResolvableHostAllowed(checked, { livemode, ...(this.deps.send.lookup ? { lookup: this.deps.send.lookup } : {}) });
+    return checked.url;
+  }
+
+  /** Unknown, or of another project or environment: the same 404. */
+  private async findEndpoint(context: HandlerContext, id: string): Promise<WebhookEndpointDocument> {
+    return (await this.deps.endpoints.find(scopeOf(context), id)) ?? this.notFound();
+  }
+
+  private notFound(): never {
+    throw svcError("webhook_endpoint_not_found");
+  }
+}
+
+function fieldValue(fields: UpdateWebhookEndpointRequest["endpoint"], path: Exclude<UpdatePath, "event_types">): unknown {
+  if (!fields) return undefined;
+  return path === "url" ? fields.url : path === "description" ? fields.description : fields.enabled;
+}

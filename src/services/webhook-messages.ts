@@ -1,0 +1,69 @@
+// Webhook endpoints, deliveries and test results as public messages.
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import {
+  WebhookDeliverySchema,
+  WebhookEndpointSchema,
+  WebhookTestSchema,
+  type WebhookDelivery,
+  type WebhookEndpoint,
+  type WebhookTest,
+} from "../../gen/svc/v1/webhook_endpoints_pb.ts";
+import type { WebhookDeliveryDocument } from "../store/webhook-delivery-repository.ts";
+import type { WebhookEndpointDocument } from "../store/webhook-endpoint-repository.ts";
+import type { AttemptResult } from "../webhooks/delivery-client.ts";
+
+/** `secret` is given only by creation and rotation; every other answer shows `secret_last4` alone. */
+export function endpointMessage(doc: WebhookEndpointDocument, now: Date, options: { withSecret?: boolean } = {}): WebhookEndpoint {
+  const inGrace = doc.previous_secret_expires_at !== null && doc.previous_secret_expires_at > now;
+  return create(WebhookEndpointSchema, {
+    id: doc._id,
+    url: doc.url,
+    description: doc.description,
+    eventTypes: doc.event_types,
+    enabled: doc.enabled,
+    ...(doc.disabled_reason !== null ? { disabledReason: doc.disabled_reason } : {}),
+    ...(options.withSecret ? { secret: doc.secret } : {}),
+    secretLast4: doc.secret.slice(-4),
+    ...(inGrace ? { previousSecretExpiresAt: timestampFromDate(doc.previous_secret_expires_at!) } : {}),
+    livemode: doc.livemode,
+    createdAt: timestampFromDate(doc.created_at),
+    updatedAt: timestampFromDate(doc.updated_at),
+  });
+}
+
+export function deliveryMessage(doc: WebhookDeliveryDocument): WebhookDelivery {
+  const last = doc.last_attempt;
+  return create(WebhookDeliverySchema, {
+    id: doc._id,
+    endpointId: doc.endpoint_id,
+    eventId: doc.event_id,
+    eventType: doc.event_type,
+    status: doc.status,
+    attemptCount: doc.attempt_count,
+    ...(doc.next_attempt_at !== null ? { nextAttemptAt: timestampFromDate(doc.next_attempt_at) } : {}),
+    ...(last !== null
+      ? {
+        lastAttempt: {
+          attemptedAt: timestampFromDate(last.attempted_at),
+          ...(last.response_status !== null ? { responseStatus: last.response_status } : {}),
+          ...(last.error !== null ? { error: last.error } : {}),
+          durationMs: last.duration_ms,
+        },
+      }
+      : {}),
+    createdAt: timestampFromDate(doc.created_at),
+    updatedAt: timestampFromDate(doc.updated_at),
+  });
+}
+
+export function testMessage(endpointId: string, eventId: string, result: AttemptResult): WebhookTest {
+  return create(WebhookTestSchema, {
+    endpointId,
+    eventId,
+    status: result.error === null ? "succeeded" : "failed",
+    ...(result.responseStatus !== null ? { responseStatus: result.responseStatus } : {}),
+    durationMs: result.durationMs,
+    ...(result.error !== null ? { error: result.error } : {}),
+  });
+}

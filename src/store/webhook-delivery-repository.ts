@@ -1,0 +1,187 @@
+// Deliveries: one record per (event, endpoint), the source of truth of every attempt. Workers claim an attempt
+// with a conditional update, so two workers (or processes) never send the same attempt twice, and the attempt
+// number comes from the record, so an attempt cut short by a crash still counts.
+import type { Collection, Db, Filter } from "mongodb";
+import { duplicateIndexes, startingAfterFilter } from "./list-queries.ts";
+
+export type DeliveryStatus = "pending" | "succeeded" | "failed";
+
+export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ["pending", "succeeded", "failed"];
+
+export interface DeliveryAttemptRecord {
+  attempted_at: Date;
+  /** Null when the receiver did not answer. */
+  response_status: number | null;
+  /** Null on success; otherwise a spec error code (http_<status>, timeout, ..., queue_full, endpoint_disabled). */
+  error: string | null;
+  duration_ms: number;
+}
+
+export interface WebhookDeliveryDocument {
+  _id: string;
+  project_id: string;
+  livemode: boolean;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  status: DeliveryStatus;
+  /** Attempts of the current cycle, the one in flight included. */
+  attempt_count: number;
+  /** Null once settled. */
+  next_attempt_at: Date | null;
+  last_attempt: DeliveryAttemptRecord | null;
+  /** Set while a worker holds the attempt in flight; another worker may take it over once it has passed. */
+  lease_until: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface WebhookDeliveryPage {
+  deliveries: WebhookDeliveryDocument[];
+  hasMore: boolean;
+}
+
+/** What an attempt's outcome writes. */
+export interface AttemptOutcome {
+  status: DeliveryStatus;
+  next_attempt_at: Date | null;
+  last_attempt: DeliveryAttemptRecord;
+}
+
+export class WebhookDeliveryRepository {
+  private readonly collection: Collection<WebhookDeliveryDocument>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<WebhookDeliveryDocument>("webhook_deliveries");
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndexes([
+      { key: { event_id: 1, endpoint_id: 1 }, name: "one_per_event_and_endpoint", unique: true },
+      { key: { endpoint_id: 1, created_at: -1, _id: -1 }, name: "endpoint_newest_first" },
+      { key: { endpoint_id: 1, status: 1, created_at: -1, _id: -1 }, name: "endpoint_status_newest_first" },
+      { key: { next_attempt_at: 1 }, name: "due", partialFilterExpression: { status: "pending" } },
+    ]);
+  }
+
+  /** Inserts the deliveries that do not exist yet; answers the ids it inserted (a fan-out may run twice). */
+  async insertManyOnce(deliveries: WebhookDeliveryDocument[]): Promise<Set<string>> {
+    if (deliveries.length === 0) return new Set();
+    try {
+      await this.collection.insertMany(deliveries, { ordered: false });
+      return new Set(deliveries.map((d) => d._id));
+    } catch (error) {
+      const duplicates = duplicateIndexes(error);
+      if (!duplicates) throw error;
+      return new Set(deliveries.filter((_, i) => !duplicates.has(i)).map((d) => d._id));
+    }
+  }
+
+  /** Pending deliveries of an endpoint, counted up to `cap` (enough to tell whether its queue is full). */
+  countPending(endpointId: string, cap: number): Promise<number> {
+    return this.collection.countDocuments({ endpoint_id: endpointId, status: "pending" }, { limit: cap });
+  }
+
+  find(endpointId: string, id: string): Promise<WebhookDeliveryDocument | null> {
+    return this.collection.findOne({ _id: id, endpoint_id: endpointId });
+  }
+
+  findById(id: string): Promise<WebhookDeliveryDocument | null> {
+    return this.collection.findOne({ _id: id });
+  }
+
+  /** Newest first, optionally in one status; `after` is the delivery the page starts after. */
+  async list(
+    endpointId: string,
+    options: { limit: number; after: WebhookDeliveryDocument | null; status?: DeliveryStatus },
+  ): Promise<WebhookDeliveryPage> {
+    const filter: Filter<WebhookDeliveryDocument> = { endpoint_id: endpointId };
+    if (options.status !== undefined) filter.status = options.status;
+    if (options.after) Object.assign(filter, startingAfterFilter(options.after));
+    const found = await this.collection.find(filter).sort({ created_at: -1, _id: -1 }).limit(options.limit + 1).toArray();
+    return { deliveries: found.slice(0, options.limit), hasMore: found.length > options.limit };
+  }
+
+  /**
+   * Claims the next attempt of a due pending delivery: counts it and leases it until `leaseUntil`. Answers the
+   * delivery with its new attempt number, or null when it is not due, settled, exhausted or held by a worker.
+   */
+  claimAttempt(id: string, now: Date, leaseUntil: Date, maxAttempts: number): Promise<WebhookDeliveryDocument | null> {
+    return this.collection.findOneAndUpdate(
+      {
+        _id: id,
+        status: "pending",
+        attempt_count: { $lt: maxAttempts },
+        next_attempt_at: { $lte: now },
+        $or: [{ lease_until: null }, { lease_until: { $lte: now } }],
+      },
+      { $inc: { attempt_count: 1 }, $set: { lease_until: leaseUntil, updated_at: now } },
+      { returnDocument: "after" },
+    );
+  }
+
+  /** Records the outcome of attempt `attempt`, unless the delivery moved on meanwhile (settled, replayed). */
+  async recordAttempt(id: string, attempt: number, outcome: AttemptOutcome, now: Date): Promise<boolean> {
+    const result = await this.collection.updateOne(
+      { _id: id, status: "pending", attempt_count: attempt },
+      { $set: { ...outcome, lease_until: null, updated_at: now } },
+    );
+    return result.modifiedCount === 1;
+  }
+
+  /** Ids of pending deliveries due at `dueBy` that no worker holds: the backstop's work. */
+  async findDue(now: Date, dueBy: Date, limit: number): Promise<string[]> {
+    const found = await this.collection
+      .find({ status: "pending", next_attempt_at: { $lte: dueBy }, $or: [{ lease_until: null }, { lease_until: { $lte: now } }] })
+      .project<{ _id: string }>({ _id: 1 })
+      .sort({ next_attempt_at: 1 })
+      .limit(limit)
+      .toArray();
+    return found.map((d) => d._id);
+  }
+
+  /** Settles as failed every pending delivery matching `filter`, recording `error` as its last attempt. */
+  private async settleFailed(filter: Filter<WebhookDeliveryDocument>, error: string, now: Date): Promise<number> {
+    const result = await this.collection.updateMany(
+      { ...filter, status: "pending" },
+      {
+        $set: {
+          status: "failed",
+          next_attempt_at: null,
+          lease_until: null,
+          last_attempt: { attempted_at: now, response_status: null, error, duration_ms: 0 },
+          updated_at: now,
+        },
+      },
+    );
+    return result.modifiedCount;
+  }
+
+  /** The endpoint was disabled: its pending deliveries settle as failed. */
+  settleEndpointPending(endpointId: string, error: string, now: Date): Promise<number> {
+    return this.settleFailed({ endpoint_id: endpointId }, error, now);
+  }
+
+  /** Deliveries whose last attempt was cut short by a crash with no attempt left: failed (`internal_error`). */
+  settleExhausted(maxAttempts: number, now: Date): Promise<number> {
+    return this.settleFailed(
+      { attempt_count: { $gte: maxAttempts }, $or: [{ lease_until: null }, { lease_until: { $lte: now } }] },
+      "internal_error",
+      now,
+    );
+  }
+
+  /** Starts a fresh cycle of attempts for a settled delivery; null when it is pending (or unknown). */
+  replay(endpointId: string, id: string, now: Date): Promise<WebhookDeliveryDocument | null> {
+    return this.collection.findOneAndUpdate(
+      { _id: id, endpoint_id: endpointId, status: { $ne: "pending" } },
+      { $set: { status: "pending", attempt_count: 0, next_attempt_at: now, lease_until: null, updated_at: now } },
+      { returnDocument: "after" },
+    );
+  }
+
+  async deleteForEndpoint(endpointId: string): Promise<number> {
+    const result = await this.collection.deleteMany({ endpoint_id: endpointId });
+    return result.deletedCount;
+  }
+}

@@ -1,0 +1,114 @@
+// Webhook endpoints of a project and environment, with their signing secrets and the failure count that
+// disables them.
+import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
+import { startingAfterFilter } from "./list-queries.ts";
+import type { TenantScope } from "./user-repository.ts";
+
+export type DisabledReason = "manual" | "consecutive_failures";
+
+export interface WebhookEndpointDocument {
+  _id: string;
+  project_id: string;
+  livemode: boolean;
+  /** Normalised (lowercase scheme and host, default port dropped); unique per project and environment. */
+  url: string;
+  description: string;
+  event_types: string[];
+  enabled: boolean;
+  disabled_reason: DisabledReason | null;
+  /**
+   * The signing secrets in clear. Every delivery needs them as HMAC keys, so they cannot be stored as one-way
+   * hashes the way API keys are; they leave the service only in the create and rotate answers.
+   */
+  secret: string;
+  /** The secret before the last rotation, signing beside the new one until `previous_secret_expires_at`. */
+  previous_secret: string | null;
+  previous_secret_expires_at: Date | null;
+  /** Failed delivery attempts since the last success; 20 disable the endpoint. Test events never count. */
+  consecutive_failures: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface WebhookEndpointPage {
+  endpoints: WebhookEndpointDocument[];
+  hasMore: boolean;
+}
+
+export class WebhookEndpointRepository {
+  private readonly collection: Collection<WebhookEndpointDocument>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<WebhookEndpointDocument>("webhook_endpoints");
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndexes([
+      { key: { project_id: 1, livemode: 1, url: 1 }, name: "url_unique", unique: true },
+      { key: { project_id: 1, livemode: 1, created_at: -1, _id: -1 }, name: "tenant_newest_first" },
+    ]);
+  }
+
+  /** Throws MongoDB's duplicate key error (11000) when the URL is already registered in the scope. */
+  async insert(endpoint: WebhookEndpointDocument): Promise<void> {
+    await this.collection.insertOne(endpoint);
+  }
+
+  find(scope: TenantScope, id: string): Promise<WebhookEndpointDocument | null> {
+    return this.collection.findOne({ _id: id, project_id: scope.projectId, livemode: scope.livemode });
+  }
+
+  findById(id: string): Promise<WebhookEndpointDocument | null> {
+    return this.collection.findOne({ _id: id });
+  }
+
+  count(scope: TenantScope): Promise<number> {
+    return this.collection.countDocuments({ project_id: scope.projectId, livemode: scope.livemode });
+  }
+
+  /** The enabled endpoints of a scope: the candidates of a fan-out. */
+  findEnabled(scope: TenantScope): Promise<WebhookEndpointDocument[]> {
+    return this.collection.find({ project_id: scope.projectId, livemode: scope.livemode, enabled: true }).toArray();
+  }
+
+  /** Newest first; `after` is the endpoint the page starts after. */
+  async list(scope: TenantScope, options: { limit: number; after: WebhookEndpointDocument | null }): Promise<WebhookEndpointPage> {
+    const filter: Filter<WebhookEndpointDocument> = { project_id: scope.projectId, livemode: scope.livemode };
+    if (options.after) Object.assign(filter, startingAfterFilter(options.after));
+    const found = await this.collection.find(filter).sort({ created_at: -1, _id: -1 }).limit(options.limit + 1).toArray();
+    return { endpoints: found.slice(0, options.limit), hasMore: found.length > options.limit };
+  }
+
+  /** Applies `update` to the endpoint of the scope; answers it afterwards, or null when it does not exist. */
+  update(scope: TenantScope, id: string, update: UpdateFilter<WebhookEndpointDocument>): Promise<WebhookEndpointDocument | null> {
+    return this.collection.findOneAndUpdate(
+      { _id: id, project_id: scope.projectId, livemode: scope.livemode },
+      update,
+      { returnDocument: "after" },
+    );
+  }
+
+  async delete(scope: TenantScope, id: string): Promise<boolean> {
+    const result = await this.collection.deleteOne({ _id: id, project_id: scope.projectId, livemode: scope.livemode });
+    return result.deletedCount === 1;
+  }
+
+  /** Counts one more failed attempt, atomically across workers; answers the endpoint afterwards. */
+  recordFailure(id: string): Promise<WebhookEndpointDocument | null> {
+    return this.collection.findOneAndUpdate({ _id: id }, { $inc: { consecutive_failures: 1 } }, { returnDocument: "after" });
+  }
+
+  /** A success ends the run of failures (written only when there was one). */
+  async recordSuccess(id: string): Promise<void> {
+    await this.collection.updateOne({ _id: id, consecutive_failures: { $ne: 0 } }, { $set: { consecutive_failures: 0 } });
+  }
+
+  /** Disables an enabled endpoint for its failures; answers whether this call disabled it. */
+  async disableForFailures(id: string, now: Date): Promise<boolean> {
+    const result = await this.collection.updateOne(
+      { _id: id, enabled: true },
+      { $set: { enabled: false, disabled_reason: "consecutive_failures", updated_at: now } },
+    );
+    return result.modifiedCount === 1;
+  }
+}

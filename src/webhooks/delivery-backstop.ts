@@ -1,0 +1,50 @@
+// The poll behind the fast path: pending deliveries due for a while that no worker holds (their process
+// crashed, stopped, or another process created them) are attempted here; deliveries whose last attempt was
+// cut short with no attempt left are settled as failed.
+import type { Clock } from "../domain/clock.ts";
+import type { WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
+import { MAX_DELIVERY_ATTEMPTS } from "./delivery-policy.ts";
+
+export interface BackstopOptions {
+  intervalMs: number;
+  /** Deliveries due more recently than this still belong to the fast path of the process that made them. */
+  staleAfterMs: number;
+  batchSize: number;
+}
+
+export class DeliveryBackstop {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+
+  constructor(
+    private readonly deliveries: WebhookDeliveryRepository,
+    private readonly dispatch: (deliveryId: string) => void,
+    private readonly clock: Clock,
+    private readonly options: BackstopOptions,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  start(): void {
+    this.timer ??= setInterval(() => {
+      this.running ??= this.sweepNow()
+        .catch(this.onError)
+        .finally(() => {
+          this.running = null;
+        });
+    }, this.options.intervalMs);
+    this.timer.unref();
+  }
+
+  async sweepNow(): Promise<void> {
+    const now = this.clock();
+    await this.deliveries.settleExhausted(MAX_DELIVERY_ATTEMPTS, now);
+    const dueBy = new Date(now.getTime() - this.options.staleAfterMs);
+    for (const id of await this.deliveries.findDue(now, dueBy, this.options.batchSize)) this.dispatch(id);
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+}

@@ -1,0 +1,69 @@
+// The in-process queue of attempts to run now: fan-out hands new deliveries here so a first attempt starts as
+// soon as its record exists, without waiting for any poll. At most `concurrency` attempts run at once; an id
+// already queued is not queued twice.
+
+export type AttemptRunner<H> = (deliveryId: string, hints: H | undefined) => Promise<void>;
+
+interface QueuedAttempt<H> {
+  deliveryId: string;
+  hints: H | undefined;
+}
+
+export class DeliveryDispatcher<H> {
+  private queue: QueuedAttempt<H>[] = [];
+  private head = 0;
+  private readonly queued = new Set<string>();
+  private running = 0;
+  private stopped = false;
+  private idle: (() => void)[] = [];
+
+  constructor(
+    private readonly run: AttemptRunner<H>,
+    private readonly concurrency: number,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  submit(deliveryId: string, hints?: H): void {
+    if (this.stopped || this.queued.has(deliveryId)) return;
+    this.queued.add(deliveryId);
+    this.queue.push({ deliveryId, hints });
+    this.pump();
+  }
+
+  /** Attempts waiting for a free slot. */
+  get backlog(): number {
+    return this.queue.length - this.head;
+  }
+
+  private pump(): void {
+    while (!this.stopped && this.running < this.concurrency && this.head < this.queue.length) {
+      const item = this.queue[this.head]!;
+      this.queue[this.head++] = undefined as never;
+      if (this.head > 1024 && this.head * 2 > this.queue.length) {
+        this.queue = this.queue.slice(this.head);
+        this.head = 0;
+      }
+      this.running += 1;
+      this.run(item.deliveryId, item.hints)
+        .catch(this.onError)
+        .finally(() => {
+          this.running -= 1;
+          this.queued.delete(item.deliveryId);
+          this.pump();
+          if (this.running === 0) for (const resolve of this.idle.splice(0)) resolve();
+        });
+    }
+  }
+
+  /**
+   * Takes no more work and waits for the running attempts. Queued ones stay pending in the database, where
+   * the backstop of this or another process finds them.
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.queue = [];
+    this.head = 0;
+    this.queued.clear();
+    if (this.running > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
+  }
+}

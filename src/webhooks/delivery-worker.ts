@@ -1,0 +1,104 @@
+// Runs one attempt of one delivery, with the delivery record as the source of truth: claim the attempt (a
+// conditional update, so no two workers send the same attempt), send it, record the outcome, schedule the
+// retry as an Agenda job, and keep the endpoint's count of consecutive failures (atomic $inc).
+import type { Clock } from "../domain/clock.ts";
+import type { JobQueue } from "../jobs/job-queue.ts";
+import type { EventDocument, EventRepository } from "../store/event-repository.ts";
+import type { AttemptOutcome, WebhookDeliveryDocument, WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
+import type { WebhookEndpointDocument, WebhookEndpointRepository } from "../store/webhook-endpoint-repository.ts";
+import type { AttemptResult } from "./delivery-client.ts";
+import {
+  CONSECUTIVE_FAILURES_TO_DISABLE,
+  DELIVERY_JOB,
+  LEASE_MARGIN_MS,
+  MAX_DELIVERY_ATTEMPTS,
+  type DeliveryJobData,
+} from "./delivery-policy.ts";
+import { sendSignedEvent, type SendSettings } from "./signed-request.ts";
+
+/** What the caller already holds (fan-out just read both), saving the worker two reads. */
+export interface AttemptHints {
+  event: EventDocument;
+  endpoint: WebhookEndpointDocument;
+}
+
+export interface DeliveryWorkerDependencies {
+  deliveries: WebhookDeliveryRepository;
+  endpoints: WebhookEndpointRepository;
+  events: EventRepository;
+  jobs: JobQueue;
+  clock: Clock;
+  send: SendSettings;
+  /** Delays after failed attempts 1..6. */
+  retryScheduleMs: readonly number[];
+}
+
+export class DeliveryWorker {
+  constructor(private readonly deps: DeliveryWorkerDependencies) {}
+
+  /** Runs the next attempt of the delivery if it is due and nobody holds it; otherwise does nothing. */
+  async attempt(deliveryId: string, hints?: AttemptHints): Promise<void> {
+    const { deliveries, endpoints, events, clock, send } = this.deps;
+    const claimedAt = clock();
+    const leaseUntil = new Date(claimedAt.getTime() + send.timeoutMs + LEASE_MARGIN_MS);
+    const delivery = await deliveries.claimAttempt(deliveryId, claimedAt, leaseUntil, MAX_DELIVERY_ATTEMPTS);
+    if (!delivery) return;
+    const endpoint = hints?.endpoint ?? (await endpoints.findById(delivery.endpoint_id));
+    if (!endpoint) return; // deleted, together with its deliveries
+    if (!endpoint.enabled) {
+      await deliveries.settleEndpointPending(endpoint._id, "endpoint_disabled", claimedAt);
+      return;
+    }
+    const event = hints?.event ?? (await events.findById(delivery.event_id));
+    let result: AttemptResult;
+    try {
+      if (!event) throw new Error(`event ${delivery.event_id} of delivery ${delivery._id} is gone`);
+      result = await sendSignedEvent(endpoint, event, delivery.attempt_count, send);
+    } catch (error) {
+      // Our failure, not the receiver's: recorded as internal_error, retried, and not held against the endpoint.
+      const durationMs = clock().getTime() - claimedAt.getTime();
+      await this.record(delivery, claimedAt, { responseStatus: null, error: null, durationMs }, "internal_error");
+      throw error;
+    }
+    await this.record(delivery, claimedAt, result, result.error);
+    await this.countOutcome(endpoint, result.error === null);
+  }
+
+  private async record(delivery: WebhookDeliveryDocument, attemptedAt: Date, result: AttemptResult, error: string | null): Promise<void> {
+    const attempt = delivery.attempt_count;
+    const now = this.deps.clock();
+    let outcome: AttemptOutcome["status"] = "pending";
+    let nextAttemptAt: Date | null = null;
+    if (error === null) outcome = "succeeded";
+    else if (attempt >= MAX_DELIVERY_ATTEMPTS) outcome = "failed";
+    else nextAttemptAt = new Date(now.getTime() + this.deps.retryScheduleMs[attempt - 1]!);
+    const recorded = await this.deps.deliveries.recordAttempt(
+      delivery._id,
+      attempt,
+      {
+        status: outcome,
+        next_attempt_at: nextAttemptAt,
+        last_attempt: { attempted_at: attemptedAt, response_status: result.responseStatus, error, duration_ms: result.durationMs },
+      },
+      now,
+    );
+    if (recorded && nextAttemptAt !== null) {
+      await this.deps.jobs.schedule<DeliveryJobData>(DELIVERY_JOB, { delivery_id: delivery._id, endpoint_id: delivery.endpoint_id }, nextAttemptAt);
+    }
+  }
+
+  /** Any success ends a run of failures; the 20th failure in a row disables the endpoint. */
+  private async countOutcome(endpoint: WebhookEndpointDocument, succeeded: boolean): Promise<void> {
+    const { endpoints, deliveries, clock } = this.deps;
+    if (succeeded) {
+      await endpoints.recordSuccess(endpoint._id);
+      return;
+    }
+    const counted = await endpoints.recordFailure(endpoint._id);
+    if (!counted || !counted.enabled || counted.consecutive_failures < CONSECUTIVE_FAILURES_TO_DISABLE) return;
+    const now = clock();
+    if (await endpoints.disableForFailures(endpoint._id, now)) {
+      await deliveries.settleEndpointPending(endpoint._id, "endpoint_disabled", now);
+    }
+  }
+}

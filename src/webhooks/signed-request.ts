@@ -1,0 +1,63 @@
+// What one attempt sends: the Event with `created` and `project_id` as body, signed with every active secret of
+// the endpoint (the new one first during a rotation grace period), and the Svc-* headers.
+import type { Clock } from "../domain/clock.ts";
+import { signatureHeader } from "../domain/webhook-signature.ts";
+import { eventJson } from "../representations/events.ts";
+import { eventMessage } from "../services/event-messages.ts";
+import type { EventDocument } from "../store/event-repository.ts";
+import type { WebhookEndpointDocument } from "../store/webhook-endpoint-repository.ts";
+import type { LookupAll } from "./address-vetting.ts";
+import { DEFAULT_USER_AGENT, postWebhook, type AttemptResult } from "./delivery-client.ts";
+
+export interface SendSettings {
+  timeoutMs: number;
+  /** Name resolution of receivers; tests inject one. */
+  lookup?: LookupAll;
+  clock: Clock;
+}
+
+/** The secrets that sign now: the current one, then the previous one while its grace period lasts. */
+export function activeSecrets(endpoint: WebhookEndpointDocument, now: Date): string[] {
+  const previousActive = endpoint.previous_secret !== null && endpoint.previous_secret_expires_at !== null && endpoint.previous_secret_expires_at > now;
+  return previousActive ? [endpoint.secret, endpoint.previous_secret!] : [endpoint.secret];
+}
+
+/** The raw webhook body: the Event object plus `created` (repeating `created_at`) and `project_id`. */
+export function webhookBody(event: EventDocument): string {
+  const json = eventJson(eventMessage(event));
+  return JSON.stringify({
+    id: json.id,
+    object: json.object,
+    type: json.type,
+    created_at: json.created_at,
+    created: json.created_at,
+    project_id: event.project_id,
+    livemode: json.livemode,
+    data: json.data,
+  });
+}
+
+/** Signs and posts `event` to `endpoint` as attempt number `attempt`. Network outcomes are returned, not thrown. */
+export function sendSignedEvent(
+  endpoint: WebhookEndpointDocument,
+  event: EventDocument,
+  attempt: number,
+  settings: SendSettings,
+): Promise<AttemptResult> {
+  const now = settings.clock();
+  const body = webhookBody(event);
+  return postWebhook({
+    url: endpoint.url,
+    body,
+    headers: {
+      "Svc-Signature": signatureHeader(activeSecrets(endpoint, now), Math.floor(now.getTime() / 1000), body),
+      "Svc-Event-Id": event._id,
+      "Svc-Event-Type": event.type,
+      "Svc-Delivery-Attempt": String(attempt),
+      "User-Agent": DEFAULT_USER_AGENT,
+    },
+    timeoutMs: settings.timeoutMs,
+    livemode: endpoint.livemode,
+    ...(settings.lookup ? { lookup: settings.lookup } : {}),
+  });
+}

@@ -1,0 +1,67 @@
+// Small steps the webhook tests share: a service with a short retry schedule, endpoints, events, other tenants.
+import { expect } from "chai";
+import { startTestService, type TestService, type TestServiceOptions } from "../../support/test-service.ts";
+
+/** Retries 50 ms apart and a 1 s attempt time-out, so a whole cycle of 7 attempts takes well under a second. */
+export function startWebhookTestService(options: TestServiceOptions = {}): Promise<TestService> {
+  return startTestService({
+    ...options,
+    env: { SVC_WEBHOOK_RETRY_SCHEDULE: "50ms,50ms,50ms,50ms,50ms,50ms", SVC_WEBHOOK_TIMEOUT_MS: "1000", ...options.env },
+    timings: { webhookBackstopMs: 100, webhookBackstopStaleAfterMs: 300, ...options.timings },
+  });
+}
+
+let phoneCounter = 0;
+
+/** A unique phone number per call within the run. */
+export function nextPhone(): string {
+  phoneCounter += 1;
+  return `+1415${String(Date.now() % 1000).padStart(3, "0")}${String(phoneCounter).padStart(4, "0")}`;
+}
+
+export async function createEndpoint(svc: TestService, body: Record<string, unknown>, key?: string): Promise<any> {
+  const response = await svc.request("POST", "/v1/webhook-endpoints", { body, ...(key ? { key } : {}) });
+  expect(response.status, response.text).to.equal(201);
+  return response.body;
+}
+
+/** Creates a user, which emits `user.created`; answers the user. */
+export async function createUser(svc: TestService, key?: string): Promise<any> {
+  const response = await svc.request("POST", "/v1/users", { body: { phone: nextPhone() }, ...(key ? { key } : {}) });
+  expect(response.status, response.text).to.equal(201);
+  return response.body;
+}
+
+/** The `user.created` event of a user, from the event log. */
+export async function userCreatedEventId(svc: TestService, userId: string, key?: string): Promise<string> {
+  const list = await svc.request("GET", "/v1/events?type=user.created&limit=100", key ? { key } : {});
+  const event = list.body.data.find((e: any) => e.data.object.id === userId);
+  expect(event, `user.created of ${userId}`).to.exist;
+  return event.id;
+}
+
+/** Publishes `kyc.approved` for a user through AdminService; answers the event id. */
+export async function publishKycApproved(svc: TestService, userId: string, options: { projectId?: string; livemode?: boolean } = {}): Promise<string> {
+  const livemode = options.livemode ?? false;
+  const { event } = await svc.admin.publishEvent({
+    projectId: options.projectId ?? svc.projectId,
+    livemode,
+    type: "kyc.approved",
+    object: { object: "kyc", user_id: userId, status: "approved", livemode },
+  });
+  return event!.id;
+}
+
+/** A second organization and project with live access, and a sandbox and live key of it. */
+export async function createOtherProject(svc: TestService): Promise<{ projectId: string; sandboxKey: string; liveKey: string }> {
+  const { organization } = await svc.admin.createOrganization({ name: "Other organization" });
+  await svc.admin.updateOrganization({ id: organization!.id, liveEnabled: true });
+  const { project } = await svc.admin.createProject({ organizationId: organization!.id, name: "Other project" });
+  const sandbox = await svc.admin.createApiKey({ projectId: project!.id, livemode: false });
+  const live = await svc.admin.createApiKey({ projectId: project!.id, livemode: true });
+  return { projectId: project!.id, sandboxKey: sandbox.secret, liveKey: live.secret };
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

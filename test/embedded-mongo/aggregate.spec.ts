@@ -51,4 +51,17 @@ describe("embedded-mongo: aggregation", () => {
     // $addFields must not leak into the stored documents
     expect(await c.findOne({ _id: ids[0] })).to.deep.equal({ _id: ids[0] });
   });
+
+  it("joins another collection of the database with $lookup", async () => {
+    await t.db.collection("lk_users").insertMany([{ _id: "u1", name: "Ada" }, { _id: "u2", name: "Bob" }] as never[]);
+    await t.db.collection("lk_orders").insertMany([{ _id: 1, user: "u1" }, { _id: 2, user: "u2" }, { _id: 3, user: "u1" }] as never[]);
+    const docs = await t.db
+      .collection("lk_orders")
+      .aggregate([{ $match: { user: "u1" } }, { $lookup: { from: "lk_users", localField: "user", foreignField: "_id", as: "owner" } }, { $sort: { _id: 1 } }])
+      .toArray();
+    expect(docs).to.deep.equal([
+      { _id: 1, user: "u1", owner: [{ _id: "u1", name: "Ada" }] },
+      { _id: 3, user: "u1", owner: [{ _id: "u1", name: "Ada" }] },
+    ]);
+  });
 });

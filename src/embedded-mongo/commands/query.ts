@@ -40,11 +40,13 @@ function runPipeline(ctx: CommandContext, name: string, pipeline: Document[]): D
     find.limit = Number(pipeline[i++].$limit);
   }
   let docs = findDocuments(coll, filter, find);
+  // $lookup / $graphLookup read collections of the same database.
+  const collectionResolver = (from: string) => [...(ctx.server.store.get(ctx.db, from)?.docs.values() ?? [])];
   let segment: Document[] = [];
   const flush = () => {
     if (!segment.length) return;
     const mutates = segment.some((s) => MUTATING_STAGES.has(Object.keys(s)[0]));
-    docs = mingoAggregate(mutates ? docs.map(cloneDocument) : docs, segment) as Document[];
+    docs = mingoAggregate(mutates ? docs.map(cloneDocument) : docs, segment, { collectionResolver }) as Document[];
     segment = [];
   };
   for (; i < pipeline.length; i++) {

@@ -110,15 +110,38 @@ function boundsOf(filter: Document): Map<string, FieldBounds> {
   return bounds;
 }
 
-/** A partial index can answer a query only when the query implies its filter; we accept literal implication. */
+// One compiled matcher per partial-filter conjunct, to test scalar equality points against it.
+const conjunctMatchers = new WeakMap<Document, Map<string, Query>>();
+
+function conjunctMatcher(partial: Document, field: string, cond: unknown): Query {
+  let byField = conjunctMatchers.get(partial);
+  if (!byField) conjunctMatchers.set(partial, (byField = new Map()));
+  let query = byField.get(field);
+  if (!query) byField.set(field, (query = new Query({ [field]: cond } as Document)));
+  return query;
+}
+
+function docWith(path: string, value: unknown): Document {
+  const parts = path.split(".");
+  let doc: unknown = value;
+  for (let i = parts.length - 1; i >= 0; i--) doc = { [parts[i]]: doc };
+  return doc as Document;
+}
+
+/**
+ * A partial index can answer a query only when the query implies its filter: each of the filter's conditions
+ * appears literally in the query, or the query pins that field to a scalar that satisfies the condition
+ * (`{phone: "1"}` implies `{phone: {$type: "string"}}` and `{phone: {$exists: true}}`).
+ */
 function impliesPartialFilter(filter: Document, partial: Document): boolean {
   const parts = conjuncts(filter);
   return conjuncts(partial).every(([field, cond]) =>
     parts.some(([f, c]) => {
       if (f !== field) return false;
       if (compareValues(c, cond) === 0) return true;
-      const exists = isOperatorObject(cond) && Object.keys(cond).length === 1 && cond.$exists === true;
-      return exists && !isOperatorObject(c) && c !== null && isPointValue(c);
+      const point = !isOperatorObject(c) ? c : Object.keys(c).length === 1 && "$eq" in c ? c.$eq : undefined;
+      if (point === undefined || point === null || Array.isArray(point) || (typeof point === "object" && !(point instanceof Date) && !(point as { _bsontype?: string })._bsontype)) return false;
+      return conjunctMatcher(partial, field, cond).test(docWith(field, point));
     }),
   );
 }

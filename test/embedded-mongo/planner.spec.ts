@@ -125,6 +125,14 @@ describe("embedded-mongo: query planner", () => {
 
   it("uses a partial index only when the query implies its filter", () => {
     expect(run(coll, { phone: "p5", live: true }).stats.plan).to.equal("IXSCAN phone_1");
+    const typed = new Collection("db", "typed_partial");
+    typed.addIndex(new CollectionIndex({ v: 2, key: { ext: 1 }, name: "ext_1", unique: true, partialFilterExpression: { ext: { $type: "string" } } }));
+    for (let i = 0; i < 10; i++) typed.insert({ _id: i, ext: i % 2 ? `e${i}` : null });
+    const implied = run(typed, { ext: "e3" });
+    expect(implied.stats.plan).to.equal("IXSCAN ext_1");
+    expect(implied.docs.map((d) => d._id)).to.deep.equal([3]);
+    expect(run(typed, { ext: null }).stats.plan).to.equal("COLLSCAN");
+    expect(run(typed, { ext: null }).docs).to.have.length(5);
     const r = run(coll, { phone: "p5" });
     expect(r.stats.plan).to.not.equal("IXSCAN phone_1");
     expect(r.docs).to.have.length(20);

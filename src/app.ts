@@ -26,6 +26,7 @@ import { RateLimiter } from "./services/rate-limiter.ts";
 import { RequestGate } from "./services/request-gate.ts";
 import { ServiceRegistry, type RegisteredService } from "./services/service-registry.ts";
 import { TenancyAdmin } from "./services/tenancy-admin.ts";
+import { TenantSettings } from "./services/tenant-settings.ts";
 import { UserLifecycle } from "./services/user-lifecycle.ts";
 import { UsersServiceImpl } from "./services/users-service.ts";
 import { WebhookEndpointsServiceImpl } from "./services/webhook-endpoints-service.ts";
@@ -175,13 +176,14 @@ export async function createApp(options: AppOptions): Promise<App> {
     retryDelaysMs: timings.walletRetryDelaysMs,
   });
   const tenancy = new TenancyAdmin(repositories, authenticator, clock);
+  const settings = new TenantSettings(repositories.projects, repositories.signupFlows, clock, config.settingsCacheMs);
   const lifecycle = new UserLifecycle(repositories.users, relay, clock, backgroundError);
 
   const services: RegisteredService[] = [
     {
       service: UsersService,
       visibility: "public",
-      implementation: new UsersServiceImpl({ ...repositories, relay, wallets, clock, onBackgroundError: backgroundError }),
+      implementation: new UsersServiceImpl({ users: repositories.users, settings, relay, wallets, clock, onBackgroundError: backgroundError }),
     },
     { service: EventsService, visibility: "public", implementation: new EventsServiceImpl(repositories.events) },
     {
@@ -200,7 +202,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     {
       service: AdminService,
       visibility: "internal",
-      implementation: new AdminServiceImpl({ ...repositories, tenancy, lifecycle, relay, clock }),
+      implementation: new AdminServiceImpl({ ...repositories, settings, tenancy, lifecycle, relay, clock }),
     },
   ];
   const registry = new ServiceRegistry(services);

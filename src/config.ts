@@ -19,6 +19,8 @@ export interface Config {
   webhookTimeoutMs: number;
   /** How long an authenticated key is trusted before it is read again (revocations elsewhere). */
   authCacheMs: number;
+  /** How long project settings and signup flows are reused before they are read again. */
+  settingsCacheMs: number;
   /** How often the relay sweeper looks for events a crashed request left unrelayed. */
   relaySweepMs: number;
   /** How old an unrelayed event must be before the sweeper takes it from its request. */
@@ -70,6 +72,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetrySchedule: schedule.map(parseDuration),
     webhookTimeoutMs: integer(env, "SVC_WEBHOOK_TIMEOUT_MS", 10_000, 1, 600_000),
     authCacheMs: integer(env, "SVC_AUTH_CACHE_MS", 1000, 0, 60_000),
+    settingsCacheMs: integer(env, "SVC_SETTINGS_CACHE_MS", 1000, 0, 60_000),
     relaySweepMs: integer(env, "SVC_RELAY_SWEEP_MS", 5000, 10, 3_600_000),
     relayStaleMs: integer(env, "SVC_RELAY_STALE_MS", 10_000, 0, 3_600_000),
   };

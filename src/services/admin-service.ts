@@ -31,11 +31,11 @@ import { newEventId } from "../domain/ids.ts";
 import { buildSignupFlow } from "../domain/signup-flow.ts";
 import type { EventDocument } from "../store/event-repository.ts";
 import type { ProjectRepository } from "../store/project-repository.ts";
-import type { SignupFlowRepository } from "../store/signup-flow-repository.ts";
 import type { TenantScope, UserRepository } from "../store/user-repository.ts";
 import { eventMessage } from "./event-messages.ts";
 import type { EventRelay } from "./event-relay.ts";
 import { apiKeyMessage, organizationMessage, projectMessage, type TenancyAdmin } from "./tenancy-admin.ts";
+import type { TenantSettings } from "./tenant-settings.ts";
 import type { UserLifecycle } from "./user-lifecycle.ts";
 import { signupConfigMessage, userMessage } from "./user-messages.ts";
 
@@ -43,7 +43,7 @@ export interface AdminServiceDependencies {
   tenancy: TenancyAdmin;
   projects: ProjectRepository;
   users: UserRepository;
-  signupFlows: SignupFlowRepository;
+  settings: TenantSettings;
   lifecycle: UserLifecycle;
   relay: EventRelay;
   clock: Clock;
@@ -65,7 +65,9 @@ export class AdminServiceImpl implements ServiceImpl<typeof AdminService> {
   }
 
   async updateProject(request: UpdateProjectRequest) {
-    return create(UpdateProjectResponseSchema, { project: projectMessage(await this.deps.tenancy.updateProject(request)) });
+    const project = await this.deps.tenancy.updateProject(request);
+    this.deps.settings.projectChanged();
+    return create(UpdateProjectResponseSchema, { project: projectMessage(project) });
   }
 
   async createApiKey(request: CreateApiKeyRequest) {
@@ -87,7 +89,7 @@ export class AdminServiceImpl implements ServiceImpl<typeof AdminService> {
       },
       this.deps.clock(),
     );
-    await this.deps.signupFlows.replace(scope, flow);
+    await this.deps.settings.publishSignupFlow(scope, flow);
     return create(PublishSignupFlowResponseSchema, { signupConfig: signupConfigMessage(flow) });
   }
 

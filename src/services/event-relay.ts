@@ -23,8 +23,8 @@ export function loggedEvent(scope: TenantScope, event: OutboxEvent, fannedOut = 
 }
 
 export class EventRelay {
-  private queue: PendingRelay[] = [];
-  private nextBatch: Promise<void> | null = null;
+  private queue: { items: PendingRelay[]; settle: (error?: unknown) => void }[] = [];
+  private draining = false;
 
   constructor(
     private readonly events: EventRepository,
@@ -44,27 +44,49 @@ export class EventRelay {
     return this.enqueue([{ userId: null, event }]);
   }
 
+  /**
+   * Group commit: one batch is written at a time, and everything queued meanwhile goes into the next, so
+   * concurrent requests share a few writes instead of each making its own.
+   */
   private enqueue(items: PendingRelay[]): Promise<void> {
-    this.queue.push(...items);
-    this.nextBatch ??= new Promise<void>((resolve, reject) => {
-      setImmediate(() => {
-        const batch = this.queue;
-        this.queue = [];
-        this.nextBatch = null;
-        this.relayBatch(batch).then(resolve, reject);
-      });
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ items, settle: (error) => (error === undefined ? resolve() : reject(error)) });
+      if (!this.draining) {
+        this.draining = true;
+        setImmediate(() => void this.drain());
+      }
     });
-    return this.nextBatch;
   }
 
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue;
+      this.queue = [];
+      let failure: unknown = undefined;
+      try {
+        await this.relayBatch(batch.flatMap((entry) => entry.items));
+      } catch (error) {
+        failure = error ?? new Error("relay failed");
+      }
+      for (const entry of batch) entry.settle(failure);
+    }
+    this.draining = false;
+  }
+
+  /**
+   * An event from an outbox is fanned out first and then logged as fanned out: until its outbox entry is
+   * removed, a crash anywhere only means the sweeper does it again. An event without an outbox is logged
+   * first, so the log itself remembers that its fan-out is unfinished.
+   */
   private async relayBatch(batch: PendingRelay[]): Promise<void> {
     if (batch.length === 0) return;
-    const events = batch.map((item) => item.event);
-    const toFanOut = events.filter((e) => !e.fanned_out);
-    // Logged first (not yet fanned out), so a crash during fan-out leaves a trace the sweeper finishes.
-    await this.events.insertManyOnce(events);
+    const fromOutbox = batch.filter((item) => item.userId !== null).map((item) => item.event);
+    const standalone = batch.filter((item) => item.userId === null).map((item) => item.event);
+    const toFanOut = [...fromOutbox, ...standalone.filter((e) => !e.fanned_out)];
+    await this.events.insertManyOnce(standalone);
     await this.fanout.fanOut(toFanOut);
-    await this.events.markFannedOut(toFanOut.map((e) => e._id));
+    await this.events.insertManyOnce(fromOutbox.map((event) => ({ ...event, fanned_out: true })));
+    await this.events.markFannedOut(standalone.filter((e) => !e.fanned_out).map((e) => e._id));
     const byUser = new Map<string, string[]>();
     for (const { userId, event } of batch) {
       if (userId !== null) byUser.set(userId, [...(byUser.get(userId) ?? []), event._id]);

@@ -23,19 +23,17 @@ import { validateNewUser, validateProfileUpdate, tagnameKey, type ProfileInput, 
 import { PROFILE_FIELD_NAMES, isProfileFieldName, type ProfileFieldName } from "../domain/signup-flow.ts";
 import { userJson } from "../representations/users.ts";
 import { duplicateKeyFields, isDuplicateKeyError } from "../store/database.ts";
-import type { ProjectRepository } from "../store/project-repository.ts";
-import type { SignupFlowRepository } from "../store/signup-flow-repository.ts";
 import type { StoredProfile, TenantScope, UserDocument, UserRepository } from "../store/user-repository.ts";
 import type { WalletProvisioner } from "../wallets/wallet-provisioner.ts";
 import type { EventRelay } from "./event-relay.ts";
 import { pageSize } from "./pagination.ts";
 import { principalOf } from "./principal.ts";
+import type { TenantSettings } from "./tenant-settings.ts";
 import { profileMessage, signupConfigMessage, userMessage, walletMessages } from "./user-messages.ts";
 
 export interface UsersServiceDependencies {
   users: UserRepository;
-  projects: ProjectRepository;
-  signupFlows: SignupFlowRepository;
+  settings: TenantSettings;
   relay: EventRelay;
   wallets: WalletProvisioner;
   clock: Clock;
@@ -105,13 +103,13 @@ export class UsersServiceImpl implements ServiceImpl<typeof UsersService> {
     const principal = principalOf(context);
     const scope: TenantScope = { projectId: principal.projectId, livemode: principal.livemode };
     const now = this.deps.clock();
-    const flow = await this.deps.signupFlows.find(scope);
+    const flow = await this.deps.settings.signupFlow(scope);
     const values = validateNewUser(
       { phone: request.phone, ...(request.externalId !== undefined ? { external_id: request.externalId } : {}), ...profileInputOf(request) },
       flow,
       now,
     );
-    const liveWallets = scope.livemode ? (await this.deps.projects.findById(scope.projectId))?.live_wallets_enabled ?? false : false;
+    const liveWallets = scope.livemode ? (await this.deps.settings.project(scope.projectId))?.live_wallets_enabled ?? false : false;
     const profile = applyProfile(null, values.profile, now);
     let user: UserDocument = {
       _id: newUserId(),
@@ -157,7 +155,7 @@ export class UsersServiceImpl implements ServiceImpl<typeof UsersService> {
       if (!isProfileFieldName(path)) throw validationError(path, `Unknown parameter: ${path}.`);
     }
     const now = this.deps.clock();
-    const values = validateProfileUpdate(profileInputOf(fields, paths as ProfileFieldName[]), await this.deps.signupFlows.find(scope), now);
+    const values = validateProfileUpdate(profileInputOf(fields, paths as ProfileFieldName[]), await this.deps.settings.signupFlow(scope), now);
     let user = await this.findUser(context, request.id);
     if (paths.length > 0) {
       // Read, apply, write only if nobody wrote in between: the profile is replaced as a whole.
@@ -203,7 +201,7 @@ export class UsersServiceImpl implements ServiceImpl<typeof UsersService> {
 
   async getSignupConfig(_request: unknown, context: HandlerContext) {
     const principal = principalOf(context);
-    const flow = await this.deps.signupFlows.find({ projectId: principal.projectId, livemode: principal.livemode });
+    const flow = await this.deps.settings.signupFlow({ projectId: principal.projectId, livemode: principal.livemode });
     return create(GetSignupConfigResponseSchema, { signupConfig: signupConfigMessage(flow) });
   }
 

@@ -1,0 +1,90 @@
+// POST /v1/users (with an Idempotency-Key) against a bare Fastify route inserting one document into the same
+// database, in the same run. Goal: the REST creation reaches at least 40% of the bare route's throughput.
+import { randomUUID } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import Fastify from "fastify";
+import { createApp } from "../src/app.ts";
+import { bootstrapDefaultProject } from "../src/bootstrap.ts";
+import { loadConfig } from "../src/config.ts";
+import { startEmbeddedMongo } from "../src/embedded-mongo/index.ts";
+import { connectDatabase } from "../src/store/database.ts";
+import { formatLoad, LOAD_TABLE_HEADER, runLoad, type LoadResult } from "./http-load.ts";
+import { machineDescription } from "./machine.ts";
+
+const CONCURRENCY = 32;
+const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 6000);
+const ROUNDS = 2;
+
+const mongo = await startEmbeddedMongo({ host: "127.0.0.1", inWorkerThread: true });
+const uri = `${mongo.uri.replace(/\/?$/, "")}/bench_users`;
+const database = await connectDatabase(uri);
+const config = loadConfig({ MONGODB_URI: uri, PORT: "0", GRPC_PORT: "0", SVC_RATE_LIMIT: "100000000" });
+const app = await createApp({ config, database, adminToken: "bench", onError: () => {} });
+const boot = await bootstrapDefaultProject({ tenancy: app.tenancy, ...app.repositories }, {});
+const { httpPort } = await app.listen({ http: 0, grpc: 0 });
+
+const bare = Fastify({ logger: false });
+const bareCollection = database.db.collection("bare_users");
+bare.post("/bare", async (request, reply) => {
+  const body = request.body as { phone: string };
+  const doc = { phone: body.phone, created_at: new Date() };
+  await bareCollection.insertOne(doc);
+  return reply.code(201).send(doc);
+});
+await bare.listen({ port: 0, host: "127.0.0.1" });
+const barePort = (bare.server.address() as { port: number }).port;
+
+let phone = 0;
+const nextPhone = () => `+1${String(2_000_000_000 + phone++)}`;
+const json = { "content-type": "application/json" };
+
+async function measure(): Promise<{ bare: LoadResult; rest: LoadResult }> {
+  const bareResult = await runLoad({
+    url: `http://127.0.0.1:${barePort}/bare`,
+    method: "POST",
+    headers: () => json,
+    body: () => JSON.stringify({ phone: nextPhone() }),
+    concurrency: CONCURRENCY,
+    durationMs: DURATION_MS,
+    okStatuses: [201],
+  });
+  const restResult = await runLoad({
+    url: `http://127.0.0.1:${httpPort}/v1/users`,
+    method: "POST",
+    headers: () => ({ ...json, authorization: `Bearer ${boot.sandboxKey}`, "idempotency-key": randomUUID() }),
+    body: () => JSON.stringify({ phone: nextPhone() }),
+    concurrency: CONCURRENCY,
+    durationMs: DURATION_MS,
+    okStatuses: [201],
+  });
+  return { bare: bareResult, rest: restResult };
+}
+
+await measure(); // warm-up: JIT, indexes, connection pools
+const rows: string[] = [];
+const ratios: number[] = [];
+for (let round = 1; round <= ROUNDS; round++) {
+  const { bare: b, rest: r } = await measure();
+  rows.push(formatLoad(`bare insert, round ${round}`, b), formatLoad(`POST /v1/users, round ${round}`, r));
+  ratios.push(r.perSecond / b.perSecond);
+}
+const ratio = ratios.reduce((a, b) => a + b, 0) / ratios.length;
+const report = `# POST /v1/users against a bare insert route
+
+Machine: ${machineDescription()}
+
+One process: the embedded MongoDB server, Svc (REST gateway), a bare Fastify route doing one \`insertOne\`,
+and the load generator (${CONCURRENCY} keep-alive connections, ${DURATION_MS / 1000} s per run, after a warm-up run).
+Each POST /v1/users carries a fresh Idempotency-Key and a new phone number (sandbox key).
+
+${LOAD_TABLE_HEADER}
+${rows.join("\n")}
+
+REST creation throughput / bare insert throughput: **${(ratio * 100).toFixed(0)}%** (goal: at least 40%) — ${ratio >= 0.4 ? "met" : "not met"}.
+`;
+writeFileSync(new URL("./results/users-create.md", import.meta.url), report);
+console.log(report);
+await bare.close();
+await app.close();
+await database.close();
+await mongo.stop();

@@ -142,19 +142,19 @@ export class WebhookDeliveryRepository {
 
   /** Settles as failed every pending delivery matching `filter`, recording `error` as its last attempt. */
   private async settleFailed(filter: Filter<WebhookDeliveryDocument>, error: string, now: Date): Promise<number> {
-    const result = await this.collection.updateMany(
-      { ...filter, status: "pending" },
-      {
-        $set: {
-          status: "failed",
-          next_attempt_at: null,
-          lease_until: null,
-          last_attempt: { attempted_at: now, response_status: null, error, duration_ms: 0 },
-          updated_at: now,
-        },
-      },
-    );
+    const result = await this.collection.updateMany({ ...filter, status: "pending" }, { $set: failedSettlement(error, now) });
     return result.modifiedCount;
+  }
+
+  /**
+   * Settles as failed a delivery whose claimed attempt was never sent, giving the claim back; also when the
+   * endpoint's disabling settled it meanwhile.
+   */
+  async settleUnsent(id: string, attempt: number, error: string, now: Date): Promise<void> {
+    await this.collection.updateOne(
+      { _id: id, attempt_count: attempt, status: { $ne: "succeeded" } },
+      { $set: { ...failedSettlement(error, now), attempt_count: attempt - 1 } },
+    );
   }
 
   /** The endpoint was disabled: its pending deliveries settle as failed. */
@@ -184,4 +184,15 @@ export class WebhookDeliveryRepository {
     const result = await this.collection.deleteMany({ endpoint_id: endpointId });
     return result.deletedCount;
   }
+}
+
+/** A delivery settled as failed without an attempt of its own: `error` tells why. */
+function failedSettlement(error: string, now: Date): Partial<WebhookDeliveryDocument> {
+  return {
+    status: "failed",
+    next_attempt_at: null,
+    lease_until: null,
+    last_attempt: { attempted_at: now, response_status: null, error, duration_ms: 0 },
+    updated_at: now,
+  };
 }

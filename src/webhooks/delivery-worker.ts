@@ -46,6 +46,7 @@ export class DeliveryWorker {
     const endpoint = hints?.endpoint ?? (await endpoints.findById(delivery.endpoint_id));
     if (!endpoint) return; // deleted, together with its deliveries
     if (!endpoint.enabled) {
+      await deliveries.settleUnsent(delivery._id, delivery.attempt_count, "endpoint_disabled", claimedAt);
       await deliveries.settleEndpointPending(endpoint._id, "endpoint_disabled", claimedAt);
       return;
     }

@@ -121,6 +121,16 @@ function serveConnection(socket: net.Socket, state: ServerState, connectionId: n
   socket.on("data", (chunk: Buffer) => {
     pending.push(chunk);
     pendingBytes += chunk.length;
+    // Replies to several pipelined requests in one chunk leave in one write.
+    socket.cork();
+    try {
+      processFrames();
+    } finally {
+      if (!socket.destroyed) socket.uncork();
+    }
+  });
+
+  function processFrames(): void {
     while (!socket.destroyed) {
       if (expected === 0) {
         if (pendingBytes < 4) return;
@@ -148,7 +158,7 @@ function serveConnection(socket: net.Socket, state: ServerState, connectionId: n
       }
       if (reply) socket.write(reply);
     }
-  });
+  }
 }
 
 /** The encoded reply, undefined when the client asked for none (moreToCome), null when the connection must close. */

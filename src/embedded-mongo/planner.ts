@@ -34,7 +34,7 @@ export interface ExecutionStats {
 }
 
 const RANGE_RANKS = new Set<number>([TypeRank.Number, TypeRank.String, TypeRank.Date, TypeRank.ObjectId, TypeRank.Boolean, TypeRank.Timestamp, TypeRank.BinData]);
-const MAX_RANGES = 256;
+const MAX_RANGES = 20_000;
 
 function isOperatorObject(v: unknown): v is Document {
   if (v === null || typeof v !== "object" || Array.isArray(v) || v instanceof Date || v instanceof RegExp) return false;

@@ -1,21 +1,11 @@
 // Each way an attempt fails, and its `error` code: through the synchronous test route (one attempt, no retry)
 // and through a real delivery's record.
 import { expect } from "chai";
-import net from "node:net";
-import type { AddressInfo } from "node:net";
 import type { TestService } from "../support/test-service.ts";
 import { createEndpoint, createUser, startWebhookTestService } from "./support/fixtures.ts";
 import { FakeDns } from "./support/fake-dns.ts";
+import { freePort } from "./support/processes.ts";
 import { eventually, WebhookReceiver } from "./support/receiver.ts";
-
-/** A port nothing listens on: bound, then released. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe("webhook attempt failures", () => {
   let svc: TestService;
@@ -72,7 +62,7 @@ describe("webhook attempt failures", () => {
   });
 
   it("a closed port is connection_refused", async () => {
-    expect(await testOnce(`http://127.0.0.1:${await closedPort()}/`)).to.include({ status: "failed", response_status: null, error: "connection_refused" });
+    expect(await testOnce(`http://127.0.0.1:${await freePort()}/`)).to.include({ status: "failed", response_status: null, error: "connection_refused" });
   });
 
   it("a connection reset mid-request is connection_reset", async () => {

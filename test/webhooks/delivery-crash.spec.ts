@@ -1,0 +1,83 @@
+// At-least-once across a crash: the service runs as its own process (`src/main.ts`) over a database process;
+// it is killed with SIGKILL while a burst of deliveries is in flight, restarted, and every event logged must
+// then reach the receiver.
+import { expect } from "chai";
+import { startChild, freePort, killChild, type Child } from "./support/processes.ts";
+import { WebhookReceiver } from "./support/receiver.ts";
+
+const SANDBOX_KEY = "svc_test_CrashTestSandboxKey0123456789";
+const ADMIN_TOKEN = "adm_crash_test_token";
+const BURST = 120;
+
+describe("webhook delivery across a crash (SIGKILL)", function () {
+  this.timeout(60_000);
+  let database: Child;
+  let service: Child | null = null;
+  let receiver: WebhookReceiver;
+  let serviceEnv: Record<string, string>;
+  let baseUrl = "";
+
+  before(async () => {
+    database = await startChild("src/embedded-mongo/cli.ts", ["--port", "0"], {}, /^(mongodb:\/\/\S+)$/m);
+    const httpPort = await freePort();
+    baseUrl = `http://127.0.0.1:${httpPort}`;
+    serviceEnv = {
+      MONGODB_URI: `${database.match[1]!.replace(/\/$/, "")}/svc_crash`,
+      PORT: String(httpPort),
+      GRPC_PORT: String(await freePort()),
+      SVC_BOOTSTRAP: "1",
+      SVC_SANDBOX_KEY: SANDBOX_KEY,
+      SVC_ADMIN_TOKEN: ADMIN_TOKEN,
+      SVC_WEBHOOK_TIMEOUT_MS: "1000",
+      SVC_WEBHOOK_RETRY_SCHEDULE: "100ms,100ms,100ms,100ms,100ms,100ms",
+    };
+    // Slow enough that most of the burst is still in flight when the service dies.
+    receiver = await WebhookReceiver.start((_req, res) => setTimeout(() => res.end("ok"), 200 + Math.random() * 600));
+  });
+  after(async () => {
+    if (service) await killChild(service, "SIGKILL");
+    await killChild(database, "SIGTERM");
+    await receiver.close();
+  });
+
+  const startService = async () => {
+    service = await startChild("src/main.ts", [], serviceEnv, /Svc is listening/);
+  };
+  const call = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(baseUrl + path, {
+      method,
+      headers: { authorization: `Bearer ${SANDBOX_KEY}`, "content-type": "application/json" },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    return { status: response.status, body: (await response.json()) as any };
+  };
+
+  it("delivers every event at least once after the worker is killed mid-burst and restarted", async () => {
+    await startService();
+    expect((await call("POST", "/v1/webhook-endpoints", { url: receiver.url("/crash") })).status).to.equal(201);
+    const created = await Promise.all(
+      Array.from({ length: BURST }, (_, i) => call("POST", "/v1/users", { phone: `+1415777${String(i).padStart(4, "0")}` })),
+    );
+    expect(created.every((r) => r.status === 201)).to.equal(true);
+    await receiver.waitUntil((all) => all.length >= BURST / 4, 10_000);
+    await killChild(service!, "SIGKILL");
+    service = null;
+    const beforeRestart = new Set(receiver.received.map((r) => r.body.id));
+    expect(beforeRestart.size, "some deliveries were still in flight at the kill").to.be.below(BURST);
+
+    await startService();
+    const eventIds: string[] = [];
+    let cursor = "";
+    for (;;) {
+      const page = await call("GET", `/v1/events?type=user.created&limit=100${cursor}`);
+      eventIds.push(...page.body.data.map((e: any) => e.id));
+      if (!page.body.has_more) break;
+      cursor = `&starting_after=${eventIds.at(-1)}`;
+    }
+    expect(eventIds).to.have.length(BURST);
+    await receiver.waitUntil((all) => {
+      const seen = new Set(all.map((r) => r.body.id));
+      return eventIds.every((id) => seen.has(id));
+    }, 20_000);
+  });
+});

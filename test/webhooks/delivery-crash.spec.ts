@@ -18,11 +18,12 @@ describe("webhook delivery across a crash (SIGKILL)", function () {
   let baseUrl = "";
 
   before(async () => {
-    database = await startChild("src/embedded-mongo/cli.ts", ["--port", "0"], {}, /^(mongodb:\/\/\S+)$/m);
+    const started = await startChild("src/embedded-mongo/cli.ts", ["--port", "0"], {}, /^(mongodb:\/\/\S+)$/m);
+    database = started;
     const httpPort = await freePort();
     baseUrl = `http://127.0.0.1:${httpPort}`;
     serviceEnv = {
-      MONGODB_URI: `${database.match[1]!.replace(/\/$/, "")}/svc_crash`,
+      MONGODB_URI: `${started.match[1]!.replace(/\/$/, "")}/svc_crash`,
       PORT: String(httpPort),
       GRPC_PORT: String(await freePort()),
       SVC_BOOTSTRAP: "1",

@@ -11,6 +11,7 @@ import { eventResponders } from "./gateway/responders/events.ts";
 import { userResponders } from "./gateway/responders/users.ts";
 import { webhookResponders } from "./gateway/responders/webhooks.ts";
 import { createHttpServer } from "./gateway/http-server.ts";
+import { registerOpenApiRoute } from "./gateway/openapi/openapi-route.ts";
 import { JobQueue } from "./jobs/job-queue.ts";
 import { RelaySweeper } from "./jobs/relay-sweeper.ts";
 import { adminInterceptor } from "./rpc/admin-interceptor.ts";
@@ -220,6 +221,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       responders: { ...userResponders, ...eventResponders, ...webhookResponders },
       patchNullMeaning: { "svc.v1.UsersService.UpdateUser": "clear" },
     },
+    extraRoutes: (scope) => registerOpenApiRoute(scope, { services: registry.publicServices(), gate }),
     isReady: () => ready,
     onInternalError: (error) => onError(error, "request"),
     shutdownTimeoutMs: timings.shutdownGraceMs,

@@ -57,14 +57,14 @@ export const EXTERNAL_ID_MAX_LENGTH = 128;
 export const EMAIL_MAX_LENGTH = 254;
 export const NAME_MAX_LENGTH = 100;
 export const TERMS_VERSION_MAX_LENGTH = 64;
-const BIRTH_DATE_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
-const COUNTRY_PATTERN = /^[A-Za-z]{2}$/;
-const REFERRAL_CODE_PATTERN = /^[A-Za-z0-9_-]{3,32}$/;
-const TAGNAME_PATTERN = /^[A-Za-z0-9_.-]{3,30}$/;
+export const BIRTH_DATE_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
+export const COUNTRY_PATTERN = /^[A-Za-z]{2}$/;
+export const REFERRAL_CODE_PATTERN = /^[A-Za-z0-9_-]{3,32}$/;
+export const TAGNAME_PATTERN = /^[A-Za-z0-9_.-]{3,30}$/;
 // Deliberately loose, since real addresses are far more varied than any strict grammar admits: exactly one
 // "@" with a non-empty local part and domain, no whitespace or control characters. A dot-free domain
 // (user@localhost) is accepted; deliverability is the sender's concern.
-const EMAIL_PATTERN = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+$/u;
+export const EMAIL_PATTERN = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+$/u;
 
 /** Length in Unicode code points, so an emoji or an astral-plane letter counts as one character. */
 function codePointLength(value: string): number {

@@ -177,4 +177,21 @@ describe("embedded-mongo: wire protocol and robustness", () => {
     expect(err).to.be.instanceOf(MongoServerError);
     expect(err.code).to.equal(40573);
   });
+
+  it("stays up under random garbage frames (deterministic fuzz)", async function () {
+    if (process.env.MONGODB_URI) this.skip(); // only our own server is fuzzed
+    let seed = 7;
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const valid = opMsg({ find: "fuzz", filter: { a: { $gt: 1 } }, $db: "em_wire" });
+    for (let round = 0; round < 60; round++) {
+      const client = await RawClient.connect();
+      // Mutate a valid frame's body (keeping its length field) so parsing gets past the header.
+      const bytes = Buffer.from(valid);
+      for (let k = 0; k < 1 + Math.floor(rand() * 6); k++) bytes[16 + Math.floor(rand() * (bytes.length - 16))] = Math.floor(rand() * 256);
+      client.send(bytes);
+      await Promise.race([client.closed, new Promise((r) => setTimeout(r, 20))]);
+      client.socket.destroy();
+    }
+    expect(await t.db.command({ ping: 1 })).to.include({ ok: 1 });
+  });
 });

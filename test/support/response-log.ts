@@ -4,6 +4,8 @@ export interface RecordedResponse {
   path: string;
   status: number;
   contentType: string | null;
+  /** Lowercase names, as the Fetch API gives them. */
+  headers: Record<string, string>;
   body: unknown;
 }
 
@@ -15,6 +17,7 @@ export function recordResponse(method: string, path: string, response: { status:
     path,
     status: response.status,
     contentType: response.headers.get("content-type"),
+    headers: Object.fromEntries(response.headers),
     body: response.body,
   });
 }

@@ -1,0 +1,160 @@
+// The OpenAPI 3.1 document of the public REST API: paths and methods from the route table (the same one the
+// gateway serves), schemas and error responses from the files beside this one.
+import type { DescService } from "@bufbuild/protobuf";
+import { LATEST_API_VERSION } from "../../domain/api-version.ts";
+import type { ErrorCode } from "../../domain/errors.ts";
+import { IdempotencyGuard } from "../../services/idempotency-guard.ts";
+import { responderKey } from "../responders.ts";
+import { buildRestRouteTable, isMutatingRoute, type RestRoute } from "../rest-route-table.ts";
+import { errorResponse, errorResponses, errorSchemas } from "./error-responses.ts";
+import { eventSchemas } from "./event-schemas.ts";
+import {
+  headerComponents,
+  headersOf,
+  IDEMPOTENCY_KEY_PARAMETER,
+  parameterComponents,
+  pathIdentifierOf,
+  queryParameter,
+  VERSION_PARAMETER,
+} from "./headers-and-parameters.ts";
+import { ref, type JsonSchema } from "./json-schema.ts";
+import { OPERATIONS, type OperationDoc } from "./operations.ts";
+import { userSchemas } from "./user-schemas.ts";
+import { webhookDeliveryRequest } from "./webhook-delivery-request.ts";
+import { webhookSchemas } from "./webhook-schemas.ts";
+
+export const OPENAPI_PATH = "/v1/openapi.json";
+
+export type OpenApiDocument = {
+  openapi: string;
+  info: { title: string; version: string; [key: string]: unknown };
+  paths: Record<string, Record<string, JsonSchema>>;
+  components: { schemas: Record<string, JsonSchema>; [key: string]: unknown };
+  [key: string]: unknown;
+};
+
+/** Answered by every route that takes a key: the key checks, the version header, the rate limit, a crash. */
+const KEYED_ROUTE_ERRORS: ErrorCode[] = [
+  "unsupported_version",
+  "missing_api_key",
+  "invalid_api_key",
+  "api_key_revoked",
+  "organization_suspended",
+  "live_not_enabled",
+  // Unknown query or body parameters, wrong types.
+  "validation_error",
+  "rate_limit_exceeded",
+  "internal_error",
+];
+/** Answered by routes that take a body and an Idempotency-Key (POST, PATCH, DELETE). */
+const MUTATING_ROUTE_ERRORS: ErrorCode[] = ["invalid_json", "payload_too_large", "idempotency_key_invalid", "idempotency_in_progress", "idempotency_key_reuse"];
+const OPENAPI_ROUTE_ERRORS: ErrorCode[] = ["unsupported_version", "rate_limit_exceeded", "internal_error"];
+
+const jsonContent = (schema: JsonSchema) => ({ "application/json": { schema } });
+
+function requestFieldNames(route: RestRoute): string[] {
+  return route.method.input.fields.map((field) => field.name).filter((name) => !route.pathParams.includes(name));
+}
+
+function operationOf(route: RestRoute): JsonSchema {
+  const key = responderKey(route.method);
+  const doc: OperationDoc | undefined = OPERATIONS[key];
+  if (!doc) throw new Error(`${route.httpMethod} ${route.pathTemplate}: ${key} has no entry in the OpenAPI operations`);
+  const mutating = isMutatingRoute(route);
+  // 400 and 413 are refused before the Idempotency-Key is claimed (DESIGN.md section 4's order), so never replayed.
+  const replayable = (status: number) => mutating && status !== 400 && status !== 413 && IdempotencyGuard.isReplayable(status);
+  const pathIds = route.pathParams.map((param) => ({ param, ...pathIdentifierOf(route.pathTemplate, param) }));
+  const queryFields = route.body === "" ? requestFieldNames(route) : [];
+
+  const codes: ErrorCode[] = [...KEYED_ROUTE_ERRORS, ...pathIds.map((id) => id.notFound), ...(doc.errors ?? [])];
+  if (mutating) codes.push(...MUTATING_ROUTE_ERRORS);
+  if (queryFields.includes("starting_after")) codes.push("invalid_cursor");
+
+  return {
+    operationId: route.method.localName,
+    summary: doc.summary,
+    ...(doc.description ? { description: doc.description } : {}),
+    tags: [doc.tag],
+    parameters: [
+      ...pathIds.map(({ param, schema }) => ({ name: param, in: "path", required: true, schema })),
+      ...queryFields.map((field) => queryParameter(field, `${route.httpMethod} ${route.pathTemplate}`)),
+      ...(mutating ? [IDEMPOTENCY_KEY_PARAMETER] : []),
+      VERSION_PARAMETER,
+    ],
+    ...(doc.requestBody
+      ? { requestBody: { required: doc.requestBody.required, content: jsonContent(ref(doc.requestBody.schema)) } }
+      : {}),
+    responses: {
+      [String(doc.success.status)]: {
+        description: doc.success.description,
+        headers: headersOf(doc.success.status, replayable(doc.success.status)),
+        content: jsonContent(ref(doc.success.schema)),
+      },
+      ...errorResponses(codes, replayable),
+    },
+  };
+}
+
+const openApiOperation: JsonSchema = {
+  operationId: "getOpenApiDocument",
+  summary: "This OpenAPI 3.1 document",
+  tags: ["Meta"],
+  security: [],
+  parameters: [VERSION_PARAMETER],
+  responses: {
+    "200": {
+      description: "The OpenAPI 3.1 document of this API. Counted against the client address for rate limiting.",
+      headers: headersOf(200, false),
+      content: jsonContent({
+        type: "object",
+        required: ["openapi", "info", "servers", "paths"],
+        properties: { openapi: { type: "string", pattern: "^3\\.1\\.\\d+$" }, info: { type: "object" }, servers: { type: "array" }, paths: { type: "object" } },
+      }),
+    },
+    ...errorResponses(OPENAPI_ROUTE_ERRORS, () => false),
+  },
+};
+
+export function buildOpenApiDocument(services: readonly DescService[]): OpenApiDocument {
+  const paths: Record<string, Record<string, JsonSchema>> = { [OPENAPI_PATH]: { get: openApiOperation } };
+  for (const route of buildRestRouteTable(services)) {
+    (paths[route.pathTemplate] ??= {})[route.httpMethod.toLowerCase()] = operationOf(route);
+  }
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Svc API",
+      version: LATEST_API_VERSION,
+      summary: "Users, wallets, events and signed webhooks of a payments-and-wallet backend.",
+      description:
+        "Every response carries X-Request-Id, X-API-Version and the X-RateLimit-* headers. Errors share one envelope; " +
+        "clients branch on `error.code`. An unmatched method and path answers 404 route_not_found (components.responses.RouteNotFound).",
+    },
+    jsonSchemaDialect: "https://spec.openapis.org/oas/3.1/dialect/base",
+    servers: [{ url: "/", description: "The host serving this document." }],
+    security: [{ apiKey: [] }],
+    tags: [
+      { name: "Users" },
+      { name: "Events" },
+      { name: "Webhook endpoints" },
+      { name: "Webhook deliveries" },
+      { name: "Meta" },
+    ],
+    paths,
+    webhooks: { event: webhookDeliveryRequest },
+    components: {
+      securitySchemes: {
+        apiKey: {
+          type: "http",
+          scheme: "bearer",
+          description: "A secret API key, `svc_test_…` (sandbox) or `svc_live_…` (live); the key decides the project and environment read and written.",
+        },
+      },
+      schemas: { ...userSchemas, ...eventSchemas, ...webhookSchemas, ...errorSchemas },
+      parameters: parameterComponents,
+      headers: headerComponents,
+      // No path describes an unmatched method and path, so its one answer is documented here.
+      responses: { RouteNotFound: errorResponse(404, ["route_not_found"], false) },
+    },
+  };
+}

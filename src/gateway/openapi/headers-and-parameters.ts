@@ -1,0 +1,134 @@
+// The headers of every response, the request headers, and the path and query parameters of the routes.
+// Path parameters take their schema from the collection they follow (`/users/{id}` is a user id), query
+// parameters from the request message's field names, so both follow the route table.
+import { API_VERSIONS } from "../../domain/api-version.ts";
+import { EVENT_TYPES } from "../../domain/event-types.ts";
+import type { ErrorCode } from "../../domain/errors.ts";
+import { USER_ID_PATTERN } from "../../domain/ids.ts";
+import { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE } from "../../services/pagination.ts";
+import { REPLAYED_HEADER } from "../rest-gateway.ts";
+import { API_VERSION_HEADER, RATE_LIMIT_LIMIT_HEADER, REQUEST_ID_HEADER } from "../response-headers.ts";
+import { EVENT_ID_PATTERN } from "./event-schemas.ts";
+import type { JsonSchema } from "./json-schema.ts";
+
+const componentRef = (kind: "headers" | "parameters", name: string): JsonSchema => ({ $ref: `#/components/${kind}/${name}` });
+
+export const responseHeaders: Record<string, JsonSchema> = {
+  [REQUEST_ID_HEADER]: {
+    description: "Identifies the request; equals `error.request_id` of an error. A replay carries the original request's id.",
+    required: true,
+    schema: { type: "string", pattern: "^req_[A-Za-z0-9]+$" },
+  },
+  [API_VERSION_HEADER]: { description: "The API version that answered.", required: true, schema: { type: "string", enum: [...API_VERSIONS] } },
+  [RATE_LIMIT_LIMIT_HEADER]: {
+    description: "Requests allowed in the current 60 s window (per API key; per client address without a valid key).",
+    required: true,
+    schema: { type: "integer", minimum: 1 },
+  },
+  "X-RateLimit-Remaining": { description: "Requests left in the window.", required: true, schema: { type: "integer", minimum: 0 } },
+  "X-RateLimit-Reset": { description: "Seconds before the quota renews.", required: true, schema: { type: "integer", minimum: 0 } },
+  "Retry-After": { description: "Whole seconds to wait before retrying.", required: true, schema: { type: "integer", minimum: 1 } },
+  [REPLAYED_HEADER]: {
+    description: "`true` when this is the stored response of an earlier request with the same Idempotency-Key.",
+    required: false,
+    schema: { type: "string", const: "true" },
+  },
+};
+
+const headerComponentName = (header: string): string => header.replace(/-/g, "");
+
+export const headerComponents: Record<string, JsonSchema> = Object.fromEntries(
+  Object.entries(responseHeaders).map(([header, definition]) => [headerComponentName(header), definition]),
+);
+
+const EVERY_RESPONSE_HEADERS = [REQUEST_ID_HEADER, API_VERSION_HEADER, RATE_LIMIT_LIMIT_HEADER, "X-RateLimit-Remaining", "X-RateLimit-Reset"];
+
+/** The headers of one response: the five of every response, Retry-After on 429, the replay marker where stored responses can be replayed. */
+export function headersOf(status: number, replayable: boolean): Record<string, JsonSchema> {
+  const names = [...EVERY_RESPONSE_HEADERS];
+  if (status === 429) names.push("Retry-After");
+  if (replayable) names.push(REPLAYED_HEADER);
+  return Object.fromEntries(names.map((name) => [name, componentRef("headers", headerComponentName(name))]));
+}
+
+export const parameterComponents: Record<string, JsonSchema> = {
+  IdempotencyKey: {
+    name: "Idempotency-Key",
+    in: "header",
+    required: false,
+    description: "Makes the call safe to retry: the first completed response (any but 5xx, 429, 401 and 403) is replayed for 24 hours. " +
+      "Scoped to the project and environment; reusing it with another method, route or body is 422 idempotency_key_reuse. A UUID v4 is recommended.",
+    schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[!-~]{1,255}$" },
+  },
+  SvcVersion: {
+    name: "Svc-Version",
+    in: "header",
+    required: false,
+    description: "The API version to use; omitted: the latest. A version that does not exist is 400 unsupported_version.",
+    schema: { type: "string", enum: [...API_VERSIONS] },
+  },
+  Limit: {
+    name: "limit",
+    in: "query",
+    required: false,
+    description: "How many objects to answer.",
+    schema: { type: "integer", minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE },
+  },
+  StartingAfter: {
+    name: "starting_after",
+    in: "query",
+    required: false,
+    description: "The id of the last object of the previous page; an id not in this list is 400 invalid_cursor.",
+    schema: { type: "string" },
+  },
+  EventTypeFilter: { name: "type", in: "query", required: false, description: "Only events of this type.", schema: { type: "string", enum: [...EVENT_TYPES] } },
+  DeliveryStatusFilter: {
+    name: "status",
+    in: "query",
+    required: false,
+    description: "Only deliveries in this status.",
+    schema: { type: "string", enum: ["pending", "succeeded", "failed"] },
+  },
+};
+
+export const IDEMPOTENCY_KEY_PARAMETER = componentRef("parameters", "IdempotencyKey");
+export const VERSION_PARAMETER = componentRef("parameters", "SvcVersion");
+
+/** Query parameter component of each list request field, by proto field name. */
+const QUERY_PARAMETER_BY_FIELD: Record<string, string> = {
+  limit: "Limit",
+  starting_after: "StartingAfter",
+  type: "EventTypeFilter",
+  status: "DeliveryStatusFilter",
+};
+
+export function queryParameter(fieldName: string, route: string): JsonSchema {
+  const component = QUERY_PARAMETER_BY_FIELD[fieldName];
+  if (!component) throw new Error(`${route}: no query parameter is documented for the request field "${fieldName}"`);
+  return componentRef("parameters", component);
+}
+
+interface PathIdentifier {
+  schema: JsonSchema;
+  /** Answered when the id names nothing of the key's project and environment. */
+  notFound: ErrorCode;
+}
+
+/** By the collection segment a path parameter follows. */
+const PATH_IDENTIFIERS: Record<string, PathIdentifier> = {
+  users: {
+    schema: { type: "string", pattern: USER_ID_PATTERN.source, description: "A user id; any other value is 404 user_not_found." },
+    notFound: "user_not_found",
+  },
+  events: { schema: { type: "string", pattern: EVENT_ID_PATTERN }, notFound: "event_not_found" },
+  "webhook-endpoints": { schema: { type: "string", format: "uuid" }, notFound: "webhook_endpoint_not_found" },
+  deliveries: { schema: { type: "string" }, notFound: "webhook_delivery_not_found" },
+};
+
+export function pathIdentifierOf(pathTemplate: string, param: string): PathIdentifier {
+  const segments = pathTemplate.split("/");
+  const collection = segments[segments.indexOf(`{${param}}`) - 1] ?? "";
+  const identifier = PATH_IDENTIFIERS[collection];
+  if (!identifier) throw new Error(`${pathTemplate}: no identifier is documented for {${param}} after "${collection}"`);
+  return identifier;
+}

@@ -1,0 +1,133 @@
+// Schemas of the webhooks family (spec "Webhook endpoint", "Webhook test result", "Webhook endpoint routes";
+// DESIGN.md section 7): endpoints, deliveries, test results and the request bodies.
+import { SUBSCRIBABLE_EVENT_TYPES } from "../../domain/event-types.ts";
+import {
+  DEFAULT_EVENT_TYPES,
+  DEFAULT_GRACE_PERIOD_HOURS,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_EVENT_TYPES,
+  MAX_GRACE_PERIOD_HOURS,
+} from "../../domain/webhook-endpoint-rules.ts";
+import { MAX_WEBHOOK_URL_LENGTH } from "../../domain/webhook-url.ts";
+import { EVENT_ID_PATTERN } from "./event-schemas.ts";
+import { closedObject, DATE_TIME, listOf, nullable, oneOfPattern, ref, type JsonSchema } from "./json-schema.ts";
+
+/** The spec's attempt errors besides `http_<status>`. */
+const ATTEMPT_ERRORS = [
+  "timeout",
+  "connection_refused",
+  "connection_reset",
+  "dns_error",
+  "tls_error",
+  "host_unreachable",
+  "ssrf_blocked",
+  "connection_error",
+  "internal_error",
+  "queue_full",
+];
+const HTTP_STATUS_ERROR = "http_[1-5][0-9]{2}";
+
+const url: JsonSchema = {
+  type: "string",
+  format: "uri",
+  maxLength: MAX_WEBHOOK_URL_LENGTH,
+  description: "https; a sandbox endpoint may use http to localhost, 127.0.0.1 or [::1]. Unique per project and environment.",
+};
+const description: JsonSchema = { type: "string", maxLength: MAX_DESCRIPTION_LENGTH };
+const eventTypes: JsonSchema = {
+  description: `Up to ${MAX_EVENT_TYPES} distinct event types, or exactly ["*"] for every type, including types added later. \`webhook.test\` is not subscribable.`,
+  oneOf: [
+    { type: "array", const: ["*"] },
+    {
+      type: "array",
+      items: { type: "string", enum: [...SUBSCRIBABLE_EVENT_TYPES] },
+      minItems: 1,
+      maxItems: MAX_EVENT_TYPES,
+      uniqueItems: true,
+    },
+  ],
+};
+
+const endpointProperties: Record<string, JsonSchema> = {
+  id: { type: "string", format: "uuid" },
+  object: { const: "webhook_endpoint" },
+  url,
+  description,
+  event_types: eventTypes,
+  enabled: { type: "boolean" },
+  disabled_reason: nullable({ type: "string", enum: ["manual", "consecutive_failures"], description: "null while enabled." }),
+  secret_last4: { type: "string", minLength: 4, maxLength: 4 },
+  previous_secret_expires_at: nullable({ ...DATE_TIME, description: "Set while a rotation grace period lasts: until then the previous secret signs too." }),
+  livemode: { type: "boolean" },
+  created_at: DATE_TIME,
+  updated_at: DATE_TIME,
+};
+
+const attemptError = (description: string, more: string[] = []): JsonSchema =>
+  nullable({ type: "string", pattern: oneOfPattern([...ATTEMPT_ERRORS, ...more], [HTTP_STATUS_ERROR]), description });
+
+export const webhookSchemas: Record<string, JsonSchema> = {
+  WebhookEndpoint: closedObject(endpointProperties, { description: "A webhook endpoint; the secret itself is never shown again after creation or rotation." }),
+  WebhookEndpointWithSecret: closedObject(
+    {
+      ...endpointProperties,
+      secret: { type: "string", pattern: "^whsec_[A-Za-z0-9]{32}$", description: "The signing secret (the whole string is the HMAC key). Shown only in this response." },
+    },
+    { description: "A webhook endpoint with its signing secret: the answer of creation and of secret rotation." },
+  ),
+  WebhookEndpointList: listOf("WebhookEndpoint", "Webhook endpoints of the key's project and environment."),
+  DeletedWebhookEndpoint: closedObject({
+    id: { type: "string", format: "uuid" },
+    object: { const: "webhook_endpoint" },
+    deleted: { const: true },
+  }),
+  WebhookTest: closedObject({
+    object: { const: "webhook_test" },
+    endpoint_id: { type: "string", format: "uuid" },
+    event_id: { type: "string", pattern: EVENT_ID_PATTERN, description: "The logged `webhook.test` event." },
+    status: { type: "string", enum: ["succeeded", "failed"] },
+    response_status: nullable({ type: "integer", minimum: 100, maximum: 599, description: "null when the receiver did not answer." }),
+    duration_ms: { type: "integer", minimum: 0 },
+    error: attemptError("null on success."),
+  }),
+  WebhookDeliveryAttempt: closedObject({
+    attempted_at: DATE_TIME,
+    response_status: nullable({ type: "integer", minimum: 100, maximum: 599 }),
+    error: attemptError("null on success; `endpoint_disabled` when the endpoint was disabled while the delivery was pending.", ["endpoint_disabled"]),
+    duration_ms: { type: "integer", minimum: 0 },
+  }),
+  WebhookDelivery: closedObject({
+    id: { type: "string" },
+    object: { const: "webhook_delivery" },
+    endpoint_id: { type: "string", format: "uuid" },
+    event_id: { type: "string", pattern: EVENT_ID_PATTERN },
+    event_type: { type: "string" },
+    status: { type: "string", enum: ["pending", "succeeded", "failed"] },
+    attempt_count: { type: "integer", minimum: 0 },
+    next_attempt_at: nullable({ ...DATE_TIME, description: "null once settled." }),
+    last_attempt: nullable(ref("WebhookDeliveryAttempt")),
+    created_at: DATE_TIME,
+    updated_at: DATE_TIME,
+  }),
+  WebhookDeliveryList: listOf("WebhookDelivery", "Deliveries of an endpoint."),
+  CreateWebhookEndpointRequest: closedObject(
+    { url, event_types: { ...eventTypes, default: [...DEFAULT_EVENT_TYPES] }, description: { ...description, default: "" } },
+    { required: ["url"] },
+  ),
+  UpdateWebhookEndpointRequest: closedObject(
+    { url, description, event_types: eventTypes, enabled: { type: "boolean", description: "true re-enables a disabled endpoint." } },
+    { required: [], description: "Send only the fields to change." },
+  ),
+  RotateWebhookEndpointSecretRequest: closedObject(
+    {
+      grace_period_hours: {
+        type: "integer",
+        minimum: 0,
+        maximum: MAX_GRACE_PERIOD_HOURS,
+        default: DEFAULT_GRACE_PERIOD_HOURS,
+        description: "How long the previous secret keeps signing; 0 stops it at once.",
+      },
+    },
+    { required: [] },
+  ),
+};

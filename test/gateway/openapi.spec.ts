@@ -1,0 +1,188 @@
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { expect } from "chai";
+import { EventsService } from "../../gen/svc/v1/events_pb.ts";
+import { UsersService } from "../../gen/svc/v1/users_pb.ts";
+import { WebhookEndpointsService } from "../../gen/svc/v1/webhook_endpoints_pb.ts";
+import { LATEST_API_VERSION } from "../../src/domain/api-version.ts";
+import { buildOpenApiDocument } from "../../src/gateway/openapi/document.ts";
+import { buildRestRouteTable, type RestRoute } from "../../src/gateway/rest-route-table.ts";
+import { expectError } from "../support/errors.ts";
+import { OpenApiContract } from "../support/openapi-contract.ts";
+import type { RecordedResponse } from "../support/response-log.ts";
+import { startTestService, type TestService } from "../support/test-service.ts";
+import { createEndpoint, createUser, publishKycApproved, startWebhookTestService } from "../webhooks/support/fixtures.ts";
+import { WebhookReceiver } from "../webhooks/support/receiver.ts";
+
+const FIVE_HEADERS = ["x-request-id", "x-api-version", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"];
+const PUBLIC_ROUTES = buildRestRouteTable([UsersService, EventsService, WebhookEndpointsService]);
+
+describe("GET /v1/openapi.json", () => {
+  let svc: TestService;
+  let document: any;
+  before(async () => {
+    svc = await startTestService();
+    document = (await svc.request("GET", "/v1/openapi.json", { key: null })).body;
+  });
+  after(async () => {
+    await svc.stop();
+  });
+
+  it("is a valid OpenAPI 3.1 document for API version 2026-11-20", async () => {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(document));
+    expect(result.errors ?? [], JSON.stringify(result.errors, null, 2)).to.deep.equal([]);
+    expect(result.valid).to.equal(true);
+    expect(validator.version).to.equal("3.1");
+    expect(document.info.version).to.equal(LATEST_API_VERSION).and.to.match(/^\d{4}-\d{2}-\d{2}$/);
+    expect(document.info.title).to.be.a("string").and.not.empty;
+    expect(document.servers).to.be.an("array").that.is.not.empty;
+    expect(document.components.securitySchemes.apiKey).to.include({ type: "http", scheme: "bearer" });
+    expect(document.security).to.deep.equal([{ apiKey: [] }]);
+  });
+
+  it("describes exactly the /v1 routes the server serves, itself without a key", () => {
+    const served = PUBLIC_ROUTES.filter((route) => svc.app.http.hasRoute({ method: route.httpMethod, url: route.fastifyPath }));
+    expect(served.length, "public routes served").to.be.greaterThan(0);
+    const operations = Object.entries<Record<string, unknown>>(document.paths).flatMap(([path, methods]) =>
+      Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    const expected = ["GET /v1/openapi.json", ...served.map((route: RestRoute) => `${route.httpMethod} ${route.pathTemplate}`)];
+    expect(operations).to.have.members(expected);
+    expect(document.paths["/v1/openapi.json"].get.security).to.deep.equal([]);
+  });
+
+  it("answers without a key, as JSON, with the five headers", async () => {
+    const response = await svc.request("GET", "/v1/openapi.json", { key: null });
+    expect(response.status).to.equal(200);
+    expect(response.headers.get("content-type")).to.match(/^application\/json/);
+    for (const name of FIVE_HEADERS) expect(response.headers.get(name), name).to.be.a("string").and.not.empty;
+    expect(response.headers.get("x-api-version")).to.equal(LATEST_API_VERSION);
+  });
+
+  it("counts each request against the client address", async () => {
+    const first = await svc.request("GET", "/v1/openapi.json", { key: null });
+    const second = await svc.request("GET", "/v1/openapi.json", { key: null });
+    expect(Number(second.headers.get("x-ratelimit-remaining"))).to.equal(Number(first.headers.get("x-ratelimit-remaining")) - 1);
+  });
+
+  it("refuses a Svc-Version that does not exist", async () => {
+    const response = await svc.request("GET", "/v1/openapi.json", { key: null, headers: { "svc-version": "1999-01-01" } });
+    expectError(response, 400, "invalid_request_error", "unsupported_version");
+  });
+
+  it("answers 429 with Retry-After once the client address has used its quota", async () => {
+    const limited = await startTestService({ env: { SVC_RATE_LIMIT: "2" } });
+    try {
+      await limited.request("GET", "/v1/openapi.json", { key: null });
+      await limited.request("GET", "/v1/openapi.json", { key: null });
+      const refused = await limited.request("GET", "/v1/openapi.json", { key: null });
+      expectError(refused, 429, "rate_limit_error", "rate_limit_exceeded");
+      expect(Number(refused.headers.get("retry-after"))).to.be.at.least(1);
+    } finally {
+      await limited.stop();
+    }
+  });
+
+  it("documents, for each body, exactly the fields the request decoder accepts", () => {
+    const full = buildOpenApiDocument([UsersService, EventsService, WebhookEndpointsService]);
+    for (const route of PUBLIC_ROUTES.filter((r) => r.body !== "")) {
+      const operation = full.paths[route.pathTemplate]![route.httpMethod.toLowerCase()]!;
+      const schemaRef = (operation.requestBody as any)?.content["application/json"].schema.$ref as string | undefined;
+      const documented = schemaRef ? Object.keys((full.components.schemas[schemaRef.split("/").pop()!] as any).properties) : [];
+      const message = route.body === "*" ? route.method.input : route.method.input.fields.find((f) => f.name === route.body)!.message!;
+      const accepted = message.fields.map((f) => f.name).filter((name) => !route.pathParams.includes(name) && name !== "update_mask");
+      expect(documented, `${route.httpMethod} ${route.pathTemplate}`).to.have.members(accepted);
+    }
+  });
+});
+
+describe("OpenAPI webhooks entry", () => {
+  it("describes the deliveries a receiver gets: user, kyc and webhook.test events with their headers", async () => {
+    const svc = await startWebhookTestService();
+    const receiver = await WebhookReceiver.start();
+    try {
+      const contract = new OpenApiContract((await svc.request("GET", "/v1/openapi.json", { key: null })).body);
+      const endpoint = await createEndpoint(svc, { url: receiver.url() });
+      const user = await createUser(svc);
+      await publishKycApproved(svc, user.id);
+      const test = await svc.request("POST", `/v1/webhook-endpoints/${endpoint.id}/test`);
+      expect(test.status, test.text).to.equal(200);
+      const types = () => new Set(receiver.received.map((r) => r.body?.type));
+      await receiver.waitUntil(() => ["user.created", "kyc.approved", "webhook.test"].every((t) => types().has(t)));
+      for (const delivery of receiver.received) {
+        expect(contract.webhookDeliveryBreaches(delivery), `${delivery.body?.type}: ${delivery.rawBody}`).to.deep.equal([]);
+      }
+      const { data: _data, ...withoutData } = receiver.received[0]!.body;
+      expect(contract.webhookDeliveryBreaches({ ...receiver.received[0]!, body: withoutData })).to.have.length(1);
+    } finally {
+      await receiver.close();
+      await svc.stop();
+    }
+  });
+});
+
+describe("OpenAPI contract check", () => {
+  let contract: OpenApiContract;
+  before(() => {
+    contract = new OpenApiContract(buildOpenApiDocument([UsersService, EventsService, WebhookEndpointsService]));
+  });
+
+  const headers = {
+    "x-request-id": "req_abc123",
+    "x-api-version": LATEST_API_VERSION,
+    "x-ratelimit-limit": "6000",
+    "x-ratelimit-remaining": "5999",
+    "x-ratelimit-reset": "42",
+  };
+  const user = {
+    id: "123456789",
+    object: "user",
+    phone: "+14155550100",
+    external_id: null,
+    verified: true,
+    kyc_status: "none",
+    suspended: false,
+    livemode: false,
+    wallet_status: "ready",
+    created_at: "2026-11-20T10:00:00.000Z",
+    last_login_at: null,
+  };
+  const recorded = (overrides: Partial<RecordedResponse>): RecordedResponse => ({
+    method: "POST",
+    path: "/v1/users",
+    status: 201,
+    contentType: "application/json; charset=utf-8",
+    headers,
+    body: user,
+    ...overrides,
+  });
+  const notFound = { error: { type: "invalid_request_error", code: "route_not_found", message: "No route.", request_id: "req_abc123" } };
+
+  it("accepts a response that matches its operation", () => {
+    expect(contract.breachesOfAll([recorded({})])).to.deep.equal([]);
+  });
+
+  it("reports a body that breaks the schema, with path, status and error", () => {
+    const { phone: _phone, ...withoutPhone } = user;
+    const [breach, ...others] = contract.breachesOfAll([recorded({ body: { ...withoutPhone, profile: null } })]);
+    expect(others).to.deep.equal([]);
+    expect(breach).to.include("POST /v1/users -> 201").and.include("phone").and.include("additional properties");
+  });
+
+  it("reports a status the operation does not document, and a missing header", () => {
+    expect(contract.breachesOfAll([recorded({ status: 202 })])).to.have.length(1);
+    const { "x-ratelimit-reset": _reset, ...fourHeaders } = headers;
+    expect(contract.breachesOfAll([recorded({ headers: fourHeaders })])[0]).to.include("X-RateLimit-Reset is missing");
+  });
+
+  it("reports an error code the status does not document for the operation", () => {
+    const conflict = { error: { type: "invalid_request_error", code: "webhook_endpoint_exists", message: "x", request_id: "req_abc123" } };
+    expect(contract.breachesOfAll([recorded({ status: 409, body: conflict })])).to.have.length(1);
+  });
+
+  it("holds unmatched /v1 routes to route_not_found and skips paths outside /v1", () => {
+    expect(contract.breachesOfAll([recorded({ path: "/v1/nothing", status: 404, body: notFound })])).to.deep.equal([]);
+    expect(contract.breachesOfAll([recorded({ path: "/v1/nothing", status: 500, body: notFound })])).to.have.length(1);
+    expect(contract.breachesOfAll([recorded({ path: "/healthz", status: 200, body: { status: "ok" } })])).to.deep.equal([]);
+  });
+});

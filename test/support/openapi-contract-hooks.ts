@@ -1,0 +1,36 @@
+// Mocha root hook plugin (.mocharc.json `require`): once every test file has run, each REST response the
+// suite recorded must match the OpenAPI document the service serves. A mismatch fails the run as the
+// failing "after all" hook, listing path, status and schema error.
+import { isPublicApiPath, OpenApiContract } from "./openapi-contract.ts";
+import { recordedResponses } from "./response-log.ts";
+import { startTestService } from "./test-service.ts";
+
+async function servedOpenApiDocument(): Promise<Record<string, unknown>> {
+  const svc = await startTestService();
+  try {
+    const response = await svc.request("GET", "/v1/openapi.json", { key: null });
+    if (response.status !== 200) throw new Error(`GET /v1/openapi.json answered ${response.status}: ${response.text}`);
+    return response.body;
+  } finally {
+    await svc.stop();
+  }
+}
+
+export const mochaHooks = {
+  // Named, because mocha titles the hook (and so the failure it reports) after the function.
+  afterAll: [
+    async function everyRecordedRestResponseMatchesTheOpenApiDocument(this: Mocha.Context) {
+      this.timeout(60_000);
+      if (!recordedResponses.some((r) => isPublicApiPath(r.path))) return;
+      const contract = new OpenApiContract(await servedOpenApiDocument());
+      const checked = recordedResponses.filter((r) => isPublicApiPath(r.path)).length;
+      const breaches = contract.breachesOfAll(recordedResponses);
+      if (breaches.length > 0) {
+        throw new Error(
+          `OpenAPI contract: ${breaches.length} kind(s) of REST response among ${checked} do not match GET /v1/openapi.json:\n  ` +
+            breaches.join("\n  "),
+        );
+      }
+    },
+  ],
+};

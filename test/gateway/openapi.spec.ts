@@ -180,6 +180,11 @@ describe("OpenAPI contract check", () => {
     expect(contract.breachesOfAll([recorded({ status: 409, body: conflict })])).to.have.length(1);
   });
 
+  it("reports an error whose request_id is not the X-Request-Id header", () => {
+    const mismatched = { error: { ...notFound.error, request_id: "req_other" } };
+    expect(contract.breachesOfAll([recorded({ path: "/v1/nothing", status: 404, body: mismatched })])[0]).to.include("differs from X-Request-Id");
+  });
+
   it("holds unmatched /v1 routes to route_not_found and skips paths outside /v1", () => {
     expect(contract.breachesOfAll([recorded({ path: "/v1/nothing", status: 404, body: notFound })])).to.deep.equal([]);
     expect(contract.breachesOfAll([recorded({ path: "/v1/nothing", status: 500, body: notFound })])).to.have.length(1);

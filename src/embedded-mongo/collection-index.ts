@@ -1,10 +1,11 @@
 // One secondary (or _id) index: key generation as mongod does it (multikey, sparse, partial) over an ordered set.
 import type { Document } from "bson";
-import { Query } from "mingo";
 import { compareValues, valuesAtPath } from "./bson-order.ts";
 import { commandError, ErrorCodes } from "./errors.ts";
 import { OrderedSet, type Position } from "./ordered-set.ts";
 import { formatValue } from "./format.ts";
+import type { Query } from "mingo/query";
+import { createQuery } from "./matcher.ts";
 
 export interface IndexEntry {
   key: unknown[];
@@ -34,7 +35,7 @@ export class CollectionIndex {
     this.unique = spec.unique === true || spec.name === "_id_";
     this.sparse = spec.sparse === true;
     this.partialFilterExpression = spec.partialFilterExpression as Document | undefined;
-    if (this.partialFilterExpression) this.partialQuery = new Query(this.partialFilterExpression);
+    if (this.partialFilterExpression) this.partialQuery = createQuery(this.partialFilterExpression);
     if (typeof spec.expireAfterSeconds === "number") this.expireAfterSeconds = spec.expireAfterSeconds;
     const dirs = this.fields.map(([, d]) => d);
     this.entries = new OrderedSet<IndexEntry>((a, b) => {

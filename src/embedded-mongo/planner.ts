@@ -1,10 +1,11 @@
 // Query planning and execution: picks the index whose prefix the filter's equality/range predicates (or the sort)
 // cover, scans only that key range, and re-checks every candidate with the full mingo matcher.
 import type { Document } from "bson";
-import { Query } from "mingo";
+import type { Query } from "mingo/query";
 import { compareValues, MAX_BOUND, MIN_BOUND, sortDocuments, TypeBound, typeRank, TypeRank, type SortSpec } from "./bson-order.ts";
 import type { Collection } from "./collection.ts";
 import type { CollectionIndex, IndexEntry } from "./collection-index.ts";
+import { createQuery } from "./matcher.ts";
 
 /** Predicate bounds of one field: a set of points, or a range inside one type bracket. */
 interface FieldBounds {
@@ -117,7 +118,7 @@ function conjunctMatcher(partial: Document, field: string, cond: unknown): Query
   let byField = conjunctMatchers.get(partial);
   if (!byField) conjunctMatchers.set(partial, (byField = new Map()));
   let query = byField.get(field);
-  if (!query) byField.set(field, (query = new Query({ [field]: cond } as Document)));
+  if (!query) byField.set(field, (query = createQuery({ [field]: cond } as Document)));
   return query;
 }
 
@@ -302,7 +303,7 @@ function answeredByIndex(filter: Document, plan: Plan): boolean {
 
 export function compileFilter(filter: Document | undefined): ((doc: Document) => boolean) | undefined {
   if (!filter || Object.keys(filter).length === 0) return undefined;
-  const query = new Query(filter);
+  const query = createQuery(filter);
   return (doc) => query.test(doc);
 }
 

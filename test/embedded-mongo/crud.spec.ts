@@ -157,6 +157,33 @@ describe("embedded-mongo: CRUD through the official driver", () => {
     expect(await c.countDocuments({ n: 5 })).to.equal(1);
   });
 
+  it("compares Int64 values beyond 2^53 exactly in ranges and sorts", async () => {
+    const c = t.db.collection("big_longs");
+    const big = (s: string) => Long.fromString(s);
+    await c.insertMany([
+      { _id: 1, n: big("9007199254740993") },
+      { _id: 2, n: big("10000000000000000") },
+      { _id: 3, n: big("-9007199254740995") },
+      { _id: 4, n: 12 },
+    ] as never[]);
+    const ids = async (f: object) => (await c.find(f).sort({ n: 1 }).toArray()).map((d) => d._id);
+    expect(await ids({})).to.deep.equal([3, 4, 1, 2]);
+    expect(await ids({ n: { $gt: big("9007199254740992") } })).to.deep.equal([1, 2]);
+    expect(await ids({ n: { $lt: 100 } })).to.deep.equal([3, 4]);
+    const doc = await c.findOne({ _id: 2 as never });
+    expect(doc!.n).to.be.instanceOf(Long);
+    expect(doc!.n.toString()).to.equal("10000000000000000");
+  });
+
+  it("matches range operators within one BSON type bracket; {$gte: null} matches missing", async () => {
+    const c = t.db.collection("brackets");
+    await c.insertMany([{ _id: 1, v: 5 }, { _id: 2, v: "6" }, { _id: 3, v: new Date(0) }, { _id: 4 }, { _id: 5, v: null }] as never[]);
+    const ids = async (f: object) => (await c.find(f).sort({ _id: 1 }).toArray()).map((d) => d._id);
+    expect(await ids({ v: { $gt: 1 } })).to.deep.equal([1]);
+    expect(await ids({ v: { $gte: "" } })).to.deep.equal([2]);
+    expect(await ids({ v: { $gte: null } })).to.deep.equal([4, 5]);
+  });
+
   it("sorts mixed BSON types in mongod's type order", async () => {
     const c = t.db.collection("typeorder");
     const oid = new ObjectId();

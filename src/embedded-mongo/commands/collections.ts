@@ -1,10 +1,10 @@
 // Namespace commands: create, drop, listCollections, dropDatabase.
 import { Long, type Document } from "bson";
-import { Query } from "mingo";
 import type { CommandHandler } from "../context.ts";
 import { commandError, ErrorCodes } from "../errors.ts";
 import { validateCollectionName } from "../store.ts";
 import { collectionName, ns, optionalDocument } from "./common.ts";
+import { createQuery } from "../matcher.ts";
 
 // Fields every command may carry; they are not collection options.
 const GENERIC_FIELDS = new Set(["lsid", "txnNumber", "writeConcern", "readConcern", "comment", "apiVersion", "apiStrict", "apiDeprecationErrors", "maxTimeMS"]);
@@ -36,7 +36,7 @@ export const collectionCommands: Record<string, CommandHandler> = {
 
   listCollections: (cmd, ctx) => {
     const filter = optionalDocument(cmd, "filter");
-    const query = filter && Object.keys(filter).length ? new Query(filter) : undefined;
+    const query = filter && Object.keys(filter).length ? createQuery(filter) : undefined;
     const nameOnly = cmd.nameOnly === true;
     const collections = ctx.server.store.databases.get(ctx.db) ?? new Map();
     const infos: Document[] = [];

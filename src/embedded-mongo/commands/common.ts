@@ -1,9 +1,9 @@
 // Helpers shared by command handlers: argument checks, projections, cursor replies.
 import type { Document } from "bson";
-import { Query } from "mingo";
 import { commandError, ErrorCodes } from "../errors.ts";
 import type { CommandContext } from "../context.ts";
 import type { Batch } from "../cursors.ts";
+import { createQuery } from "../matcher.ts";
 
 /** The collection name held by the command's first field (e.g. `{ find: "users" }`). */
 export function collectionName(cmd: Document, field: string): string {
@@ -34,7 +34,7 @@ export function optionalNumber(cmd: Document, field: string): number | undefined
 /** A reusable projection function (inclusion, exclusion, $slice, $elemMatch... via mingo), or undefined for none. */
 export function projector(projection: Document | undefined): ((doc: Document) => Document) | undefined {
   if (!projection || Object.keys(projection).length === 0) return undefined;
-  const query = new Query({});
+  const query = createQuery({});
   return (doc) => query.find([doc], projection).all()[0] as Document;
 }
 

@@ -5,7 +5,7 @@ import { svcError } from "../domain/errors.ts";
 import type { IdempotencyRepository, StoredResponse } from "../store/idempotency-repository.ts";
 import type { Principal } from "./principal.ts";
 
-const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 /** A running request whose process died frees its key after this. */
 const RUNNING_LOCK_MS = 30_000;
@@ -26,7 +26,7 @@ export class IdempotencyGuard {
 
   /** 1 to 255 visible ASCII characters, else 400 `idempotency_key_invalid`. */
   static checkKey(key: string): void {
-    if (!KEY_PATTERN.test(key)) throw svcError("idempotency_key_invalid");
+    if (!IDEMPOTENCY_KEY_PATTERN.test(key)) throw svcError("idempotency_key_invalid");
   }
 
   static fingerprint(...parts: (string | Uint8Array)[]): string {

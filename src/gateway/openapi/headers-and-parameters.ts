@@ -5,7 +5,8 @@ import { API_VERSIONS } from "../../domain/api-version.ts";
 import { EVENT_TYPES } from "../../domain/event-types.ts";
 import type { ErrorCode } from "../../domain/errors.ts";
 import { USER_ID_PATTERN } from "../../domain/ids.ts";
-import { MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE } from "../../services/pagination.ts";
+import { IDEMPOTENCY_KEY_PATTERN } from "../../services/idempotency-guard.ts";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../../services/pagination.ts";
 import { REPLAYED_HEADER } from "../rest-gateway.ts";
 import { API_VERSION_HEADER, RATE_LIMIT_LIMIT_HEADER, REQUEST_ID_HEADER } from "../response-headers.ts";
 import { EVENT_ID_PATTERN } from "./event-schemas.ts";
@@ -58,7 +59,7 @@ export const parameterComponents: Record<string, JsonSchema> = {
     required: false,
     description: "Makes the call safe to retry: the first completed response (any but 5xx, 429, 401 and 403) is replayed for 24 hours. " +
       "Scoped to the project and environment; reusing it with another method, route or body is 422 idempotency_key_reuse. A UUID v4 is recommended.",
-    schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[!-~]{1,255}$" },
+    schema: { type: "string", minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY_PATTERN.source, description: "1 to 255 visible ASCII characters." },
   },
   SvcVersion: {
     name: "Svc-Version",

@@ -14,7 +14,10 @@ import { createHttpServer } from "./gateway/http-server.ts";
 import { registerOpenApiRoute } from "./gateway/openapi/openapi-route.ts";
 import { JobQueue } from "./jobs/job-queue.ts";
 import { RelaySweeper } from "./jobs/relay-sweeper.ts";
+import { createLogger, type Logger } from "./observability/logger.ts";
+import { Metrics } from "./observability/metrics.ts";
 import { adminInterceptor } from "./rpc/admin-interceptor.ts";
+import { observabilityInterceptor } from "./rpc/observability-interceptor.ts";
 import { createGrpcServer, type GrpcServer } from "./rpc/grpc-server.ts";
 import { publicInterceptor } from "./rpc/public-interceptor.ts";
 import { AdminServiceImpl } from "./services/admin-service.ts";
@@ -59,6 +62,8 @@ export interface AppOptions {
   onError?: (error: unknown, context: string) => void;
   /** Timings of background work; tests shorten them. */
   timings?: Partial<AppTimings>;
+  /** JSON logs; by default at info level on standard output. */
+  logger?: Logger;
   /** Name resolution of webhook hosts (creation checks and every attempt); tests inject one. */
   webhookLookup?: LookupAll;
   /** Pending deliveries per endpoint past which new events are recorded as `queue_full`; tests lower it. */
@@ -138,8 +143,16 @@ export async function createApp(options: AppOptions): Promise<App> {
   const { config, database } = options;
   const clock = options.clock ?? systemClock;
   const timings = { ...DEFAULT_TIMINGS, ...options.timings };
-  const onError = options.onError ?? ((error: unknown, context: string) => console.error(`[svc] ${context}:`, error));
+  const logger = options.logger ?? createLogger({ level: "info" });
+  const onError = options.onError ?? ((error: unknown, context: string) => logger.error({ err: error, context }, "unexpected failure"));
   const repositories = createRepositories(database);
+  const metrics = new Metrics({
+    pendingDeliveries: () => repositories.webhookDeliveries.countAllPending(),
+    jobLagSeconds: () => jobs.lagSeconds(clock()),
+  });
+  repositories.events.onInserted((events) => {
+    for (const event of events) metrics.eventsCreated.inc({ type: event.type });
+  });
   await Promise.all(Object.values(repositories).map((r) => ("ensureIndexes" in r ? r.ensureIndexes() : undefined)));
 
   const authenticator = new ApiKeyAuthenticator(repositories.apiKeys, repositories.organizations, {
@@ -207,8 +220,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     },
   ];
   const registry = new ServiceRegistry(services);
-  const publicInterceptors = [publicInterceptor(gate, idempotency, (error) => onError(error, "rpc"))];
-  const adminInterceptors = [adminInterceptor(options.adminToken)];
+  const observed = observabilityInterceptor(metrics, logger);
+  const publicInterceptors = [observed, publicInterceptor(gate, idempotency, (error) => onError(error, "rpc"))];
+  const adminInterceptors = [observed, adminInterceptor(options.adminToken)];
   const interceptorsFor = (s: RegisteredService): Interceptor[] => (s.visibility === "public" ? publicInterceptors : adminInterceptors);
 
   let ready = false;
@@ -225,6 +239,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     isReady: () => ready,
     onInternalError: (error) => onError(error, "request"),
     shutdownTimeoutMs: timings.shutdownGraceMs,
+    logger,
+    metrics,
   });
   const grpc = createGrpcServer(registry, interceptorsFor);
   const relaySweeper = new RelaySweeper(relay, { intervalMs: timings.sweepIntervalMs, staleAfterMs: timings.sweepStaleAfterMs }, (e) =>

@@ -5,10 +5,12 @@ import { createApp } from "./app.ts";
 import { bootstrapDefaultProject } from "./bootstrap.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { startEmbeddedMongo } from "./embedded-mongo/index.ts";
+import { createLogger } from "./observability/logger.ts";
 import { connectDatabase } from "./store/database.ts";
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  const logger = createLogger({ level: process.env.LOG_LEVEL ?? "info" });
   const embedded = config.mongodbUri === undefined ? await startEmbeddedMongo({ host: "127.0.0.1" }) : null;
   const database = await connectDatabase(config.mongodbUri ?? `${embedded!.uri.replace(/\/?(\?.*)?$/, "")}/svc`);
   const adminToken = config.adminToken ?? `adm_${randomBytes(24).toString("base64url")}`;
@@ -16,6 +18,7 @@ async function main(): Promise<void> {
     config,
     database,
     adminToken,
+    logger,
     timings: { sweepIntervalMs: config.relaySweepMs, sweepStaleAfterMs: config.relayStaleMs },
   });
 
@@ -24,8 +27,10 @@ async function main(): Promise<void> {
   if (config.bootstrap) {
     const boot = await bootstrapDefaultProject({ tenancy: app.tenancy, ...app.repositories }, config);
     lines.push(`project       Default (${boot.projectId})`);
-    lines.push(`sandbox key   ${boot.sandboxKey ?? "(existing key kept; its secret is not stored)"}`);
-    lines.push(`live key      ${boot.liveKey ?? "(existing key kept; its secret is not stored)"}`);
+    const shown = (secret: string | null, given: string | undefined, variable: string) =>
+      given !== undefined ? `(from ${variable})` : secret ?? "(existing key kept; its secret is not stored)";
+    lines.push(`sandbox key   ${shown(boot.sandboxKey, config.sandboxKey, "SVC_SANDBOX_KEY")}`);
+    lines.push(`live key      ${shown(boot.liveKey, config.liveKey, "SVC_LIVE_KEY")}`);
   }
   const { httpPort, grpcPort } = await app.listen();
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
@@ -45,7 +50,7 @@ async function main(): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    console.log(`${signal}: draining`);
+    logger.info({ signal }, "draining: no new connections, finishing running requests and jobs");
     await app.close();
     await database.close();
     await embedded?.stop();

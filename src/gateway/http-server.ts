@@ -2,13 +2,15 @@
 // /healthz, and the spec's envelope for anything that matches no route.
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import type { Interceptor } from "@connectrpc/connect";
-import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from "fastify";
 import { svcError } from "../domain/errors.ts";
 import { newRequestId } from "../domain/ids.ts";
 import { clientAddressValues } from "../rpc/client-address.ts";
 import { connectRoutes } from "../rpc/connect-routes.ts";
 import type { RequestGate } from "../services/request-gate.ts";
 import type { RegisteredService, ServiceRegistry } from "../services/service-registry.ts";
+import type { Logger } from "../observability/logger.ts";
+import type { Metrics } from "../observability/metrics.ts";
 import { errorRenderer } from "./error-handler.ts";
 import { identityHeaders } from "./response-headers.ts";
 import { restGateway, type RestGatewayOptions } from "./rest-gateway.ts";
@@ -26,6 +28,8 @@ export interface HttpServerOptions {
   onInternalError: (error: unknown, request: FastifyRequest) => void;
   /** Requests still running when the server closes get this long to finish. */
   shutdownTimeoutMs: number;
+  logger: Logger;
+  metrics: Metrics;
 }
 
 export async function createHttpServer(options: HttpServerOptions): Promise<FastifyInstance> {
@@ -33,7 +37,8 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
     genReqId: () => newRequestId(),
     requestIdHeader: false,
     bodyLimit: MAX_BODY_BYTES,
-    logger: false,
+    loggerInstance: options.logger as FastifyBaseLogger,
+    logController: new LogController({ requestIdLogLabel: "request_id" }),
     return503OnClosing: true,
   });
 
@@ -48,6 +53,11 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
   app.addHook("onRequest", async (request, reply) => {
     reply.headers(identityHeaders(request.id));
   });
+  app.addHook("onResponse", async (request, reply) => {
+    const labels = { route: request.routeOptions.url ?? "unmatched", method: request.method, status: String(reply.statusCode) };
+    options.metrics.httpRequests.inc(labels);
+    options.metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+  });
   app.setErrorHandler(errorRenderer({ gate: options.gate, onInternalError: options.onInternalError }));
   // Outside the REST and Connect scopes no body is read, so an unmatched route answers route_not_found
   // whatever its body (too large, broken JSON): the route is the first check.
@@ -57,6 +67,9 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
     throw svcError("route_not_found", "No route matches this method and path.");
   });
 
+  app.get("/metrics", async (_request, reply) => {
+    return reply.type(options.metrics.registry.contentType).send(await options.metrics.registry.metrics());
+  });
   app.get("/healthz", async (_request, reply) => {
     if (!options.isReady()) return reply.code(503).send({ status: "starting" });
     return { status: "ok" };

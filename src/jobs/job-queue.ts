@@ -24,7 +24,10 @@ export class JobQueue {
   private readonly agenda: Agenda;
   private running = false;
 
-  constructor(db: Db, options: JobQueueOptions) {
+  constructor(
+    private readonly db: Db,
+    options: JobQueueOptions,
+  ) {
     this.agenda = new Agenda({
       backend: new MongoBackend({ mongo: db, collection: "jobs" }),
       processEvery: options.pollIntervalMs,
@@ -71,6 +74,17 @@ export class JobQueue {
   async stop(): Promise<void> {
     if (this.running) await this.agenda.stop();
     this.running = false;
+  }
+
+  /**
+   * Now minus the scheduled time of the oldest job that is due and not running (0 when none is): how far
+   * the workers are behind.
+   */
+  async lagSeconds(now: Date): Promise<number> {
+    const oldest = await this.db
+      .collection<{ nextRunAt: Date | null; lockedAt: Date | null; disabled?: boolean }>("jobs")
+      .findOne({ nextRunAt: { $lte: now }, lockedAt: null, disabled: { $ne: true } }, { sort: { nextRunAt: 1 }, projection: { nextRunAt: 1 } });
+    return oldest?.nextRunAt ? Math.max(0, (now.getTime() - oldest.nextRunAt.getTime()) / 1000) : 0;
   }
 
   /** Runs `handler` for every job error, so failures reach the logs. */

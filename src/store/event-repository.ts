@@ -51,6 +51,7 @@ export class EventRepository {
   async insertOnce(event: EventDocument): Promise<boolean> {
     try {
       await this.collection.insertOne(event);
+      this.inserted?.([event]);
       return true;
     } catch (error) {
       if (isDuplicateKeyError(error)) return false;
@@ -63,10 +64,20 @@ export class EventRepository {
     if (events.length === 0) return;
     try {
       await this.collection.insertMany(events, { ordered: false });
+      this.inserted?.(events);
     } catch (error) {
-      if (!duplicateIndexes(error)) throw error;
+      const duplicates = duplicateIndexes(error);
+      if (!duplicates) throw error;
+      this.inserted?.(events.filter((_, i) => !duplicates.has(i)));
     }
   }
+
+  /** Hears of every event written for the first time (metrics count them by type). */
+  onInserted(listener: (events: readonly EventDocument[]) => void): void {
+    this.inserted = listener;
+  }
+
+  private inserted: ((events: readonly EventDocument[]) => void) | null = null;
 
   find(scope: TenantScope, id: string): Promise<EventDocument | null> {
     return this.collection.findOne({ _id: id, project_id: scope.projectId, livemode: scope.livemode });

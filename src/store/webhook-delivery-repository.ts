@@ -61,6 +61,7 @@ export class WebhookDeliveryRepository {
       { key: { endpoint_id: 1, created_at: -1, _id: -1 }, name: "endpoint_newest_first" },
       { key: { endpoint_id: 1, status: 1, created_at: -1, _id: -1 }, name: "endpoint_status_newest_first" },
       { key: { next_attempt_at: 1 }, name: "due", partialFilterExpression: { status: "pending" } },
+      { key: { status: 1 }, name: "pending", partialFilterExpression: { status: "pending" } },
     ]);
   }
 
@@ -80,6 +81,11 @@ export class WebhookDeliveryRepository {
   /** Pending deliveries of an endpoint, counted up to `cap` (enough to tell whether its queue is full). */
   countPending(endpointId: string, cap: number): Promise<number> {
     return this.collection.countDocuments({ endpoint_id: endpointId, status: "pending" }, { limit: cap });
+  }
+
+  /** Pending deliveries across every endpoint (the pending-deliveries gauge). */
+  countAllPending(): Promise<number> {
+    return this.collection.countDocuments({ status: "pending" });
   }
 
   find(endpointId: string, id: string): Promise<WebhookDeliveryDocument | null> {
@@ -117,6 +123,32 @@ export class WebhookDeliveryRepository {
       },
       { $inc: { attempt_count: 1 }, $set: { lease_until: leaseUntil, updated_at: now } },
       { returnDocument: "after" },
+    );
+  }
+
+  /**
+   * Extends the lease of an attempt this worker holds (claimed at insertion, then queued a while); null when
+   * another worker took it over meanwhile.
+   */
+  renewLease(id: string, attempt: number, heldUntil: Date, leaseUntil: Date): Promise<WebhookDeliveryDocument | null> {
+    return this.collection.findOneAndUpdate(
+      { _id: id, status: "pending", attempt_count: attempt, lease_until: heldUntil },
+      { $set: { lease_until: leaseUntil } },
+      { returnDocument: "after" },
+    );
+  }
+
+  /** Records many outcomes in one round trip, each like `recordAttempt` (the hot path of successes). */
+  async recordAttempts(outcomes: readonly { id: string; attempt: number; outcome: AttemptOutcome; now: Date }[]): Promise<void> {
+    if (outcomes.length === 0) return;
+    await this.collection.bulkWrite(
+      outcomes.map(({ id, attempt, outcome, now }) => ({
+        updateOne: {
+          filter: { _id: id, status: "pending", attempt_count: attempt },
+          update: { $set: { ...outcome, lease_until: null, updated_at: now } },
+        },
+      })),
+      { ordered: false },
     );
   }
 

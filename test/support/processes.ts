@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
+import { captureProcessOutput } from "./log-capture.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
@@ -37,6 +38,8 @@ function startProcess(args: string[], env: Record<string, string>, ready: RegExp
     for (const stream of [child.stdout!, child.stderr!]) {
       createInterface({ input: stream }).on("line", (line) => {
         output.push(line);
+        // JSON lines are the service's logs; the startup banner (which shows new keys once) is not.
+        if (line.startsWith("{")) captureProcessOutput([line]);
         const match = ready.exec(line);
         if (match) {
           clearTimeout(timer);

@@ -11,7 +11,9 @@ import type { Database } from "../../src/store/database.ts";
 import { connectDatabase } from "../../src/store/database.ts";
 import type { WalletCustodian } from "../../src/wallets/custodian.ts";
 import { freshDatabaseUri } from "./database.ts";
+import { testLogger } from "./log-capture.ts";
 import { recordResponse } from "./response-log.ts";
+import { rememberSensitive, rememberSensitiveFields } from "./sensitive-values.ts";
 
 export interface TestServiceOptions {
   env?: Record<string, string>;
@@ -62,6 +64,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   const databaseUri = options.databaseUri ?? (await freshDatabaseUri());
   const config = loadConfig({ HOST: "127.0.0.1", PORT: "0", GRPC_PORT: "0", MONGODB_URI: databaseUri, ...options.env });
   const database = await connectDatabase(databaseUri);
+  const logger = testLogger();
   const app = await createApp({
     config,
     database,
@@ -71,16 +74,21 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ...(options.webhookLookup ? { webhookLookup: options.webhookLookup } : {}),
     ...(options.webhookMaxPendingPerEndpoint !== undefined ? { webhookMaxPendingPerEndpoint: options.webhookMaxPendingPerEndpoint } : {}),
     timings: { jobPollMs: 200, sweepIntervalMs: 200, sweepStaleAfterMs: 1000, ...options.timings },
+    logger,
     onError: (error, context) => {
+      logger.error({ err: error, context }, "unexpected failure");
       if (process.env.SVC_TEST_VERBOSE) console.error(`[svc ${context}]`, error);
     },
   });
   const boot = await bootstrapDefaultProject({ tenancy: app.tenancy, ...app.repositories }, {});
+  for (const secret of [boot.sandboxKey, boot.liveKey, TEST_ADMIN_TOKEN]) rememberSensitive(secret);
   const { httpPort, grpcPort } = await app.listen({ http: 0, grpc: 0 });
   const baseUrl = `http://127.0.0.1:${httpPort}`;
   const withAdminToken: Interceptor = (next) => async (req) => {
     req.header.set("authorization", `Bearer ${TEST_ADMIN_TOKEN}`);
-    return next(req);
+    const response = await next(req);
+    if (!response.stream) rememberSensitiveFields(response.message);
+    return response;
   };
   const admin = createClient(AdminService, createConnectTransport({ baseUrl, httpVersion: "1.1", interceptors: [withAdminToken] }));
 
@@ -99,6 +107,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     admin,
     async request(method, path, init = {}) {
       const headers: Record<string, string> = { ...init.headers };
+      rememberSensitiveFields(init.body);
       const key = init.key === undefined ? service.sandboxKey : init.key;
       if (key !== null) headers.authorization ??= `Bearer ${key}`;
       let body: string | Buffer | undefined = init.rawBody;
@@ -112,6 +121,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       } catch {
         parsed = undefined;
       }
+      rememberSensitiveFields(parsed);
       const result = { status: response.status, headers: response.headers, body: parsed as never, text };
       recordResponse(method, path, result);
       return result;

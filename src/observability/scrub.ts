@@ -1,0 +1,19 @@
+// Personal data and secrets never reach the logs: structured fields are redacted by path (see logger.ts), and
+// free text (error messages, for instance a duplicate-key message quoting a phone number) is scrubbed here.
+const PATTERNS: [RegExp, string][] = [
+  [/svc_(test|live)_[A-Za-z0-9]+/g, "svc_$1_[redacted]"],
+  [/whsec_[A-Za-z0-9]+/g, "whsec_[redacted]"],
+  [/adm_[A-Za-z0-9_-]+/g, "adm_[redacted]"],
+  [/Bearer\s+\S+/gi, "Bearer [redacted]"],
+  // E.164 phone numbers, and the digits of one quoted without its plus sign.
+  [/\+[1-9]\d{6,14}/g, "+[redacted]"],
+  [/[^\s@"'<>(){}[\],;:]+@[^\s@"'<>(){}[\],;:]+/g, "[redacted-email]"],
+  // Calendar dates as birth dates are written (timestamps keep their time part and stay readable).
+  [/\b\d{4}-\d{2}-\d{2}\b(?!T)/g, "[redacted-date]"],
+];
+
+export function scrubText(text: string): string {
+  let out = text;
+  for (const [pattern, replacement] of PATTERNS) out = out.replace(pattern, replacement);
+  return out;
+}

@@ -1,0 +1,50 @@
+// GET /metrics in Prometheus text format: after a known workload the counters show it.
+import { createClient, type Interceptor } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { expect } from "chai";
+import { UsersService } from "../../gen/svc/v1/users_pb.ts";
+import { startTestService, type TestService } from "../support/test-service.ts";
+
+/** The value of one sample, e.g. sample(text, 'svc_http_requests_total{route="/v1/users",method="POST",status="201"}'). */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split("\n").find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+describe("metrics", () => {
+  let svc: TestService;
+  before(async () => {
+    svc = await startTestService();
+  });
+  after(async () => {
+    await svc.stop();
+  });
+
+  it("counts requests by route, method and status, RPCs by procedure and code, and events by type", async () => {
+    await svc.request("POST", "/v1/users", { body: { phone: "+14155550161" } });
+    await svc.request("POST", "/v1/users", { body: { phone: "+14155550162" } });
+    await svc.request("POST", "/v1/users", { body: { phone: "+14155550162" } }); // 409
+    await svc.request("GET", "/v1/no-such-route");
+    const auth: Interceptor = (next) => (req) => {
+      req.header.set("authorization", `Bearer ${svc.sandboxKey}`);
+      return next(req);
+    };
+    const grpc = createClient(UsersService, createGrpcTransport({ baseUrl: `http://${svc.grpcAddress}`, interceptors: [auth] }));
+    await grpc.createUser({ phone: "+14155550163" });
+    await grpc.getUser({ id: "1" }).catch(() => null);
+
+    const response = await fetch(`${svc.baseUrl}/metrics`);
+    expect(response.status).to.equal(200);
+    expect(response.headers.get("content-type")).to.contain("text/plain");
+    const text = await response.text();
+    expect(sample(text, 'svc_http_requests_total{route="/v1/users",method="POST",status="201"}')).to.equal(2);
+    expect(sample(text, 'svc_http_requests_total{route="/v1/users",method="POST",status="409"}')).to.equal(1);
+    expect(sample(text, 'svc_http_requests_total{route="unmatched",method="GET",status="404"}')).to.equal(1);
+    expect(sample(text, 'svc_http_request_duration_seconds_count{route="/v1/users",method="POST",status="201"}')).to.equal(2);
+    expect(sample(text, 'svc_rpc_calls_total{procedure="svc.v1.UsersService/CreateUser",code="ok",protocol="grpc"}')).to.equal(1);
+    expect(sample(text, 'svc_rpc_calls_total{procedure="svc.v1.UsersService/GetUser",code="not_found",protocol="grpc"}')).to.equal(1);
+    expect(sample(text, 'svc_events_created_total{type="user.created"}')).to.equal(3);
+    expect(sample(text, "svc_webhook_deliveries_pending")).to.equal(0);
+    expect(sample(text, "svc_job_lag_seconds")).to.equal(0);
+  });
+});

@@ -1,0 +1,23 @@
+// Every log line the services of the test run write, kept in memory (tests stay quiet on the console) so the
+// redaction check can read them all at the end.
+import { Writable } from "node:stream";
+import { createLogger, type Logger } from "../../src/observability/logger.ts";
+
+export const capturedLogLines: string[] = [];
+
+const sink = new Writable({
+  write(chunk: Buffer, _encoding, done) {
+    for (const line of chunk.toString("utf8").split("\n")) if (line) capturedLogLines.push(line);
+    done();
+  },
+});
+
+/** A logger of the test run: info level, so request lines are captured too. */
+export function testLogger(): Logger {
+  return createLogger({ level: "info", destination: sink });
+}
+
+/** Adds lines a child process wrote (services started as separate processes). */
+export function captureProcessOutput(lines: readonly string[]): void {
+  capturedLogLines.push(...lines);
+}

@@ -33,7 +33,15 @@ export interface HttpServerOptions {
 }
 
 export async function createHttpServer(options: HttpServerOptions): Promise<FastifyInstance> {
+  const renderError = errorRenderer({ gate: options.gate, onInternalError: options.onInternalError });
   const app = Fastify({
+    // The API has no HEAD routes: HEAD answers route_not_found like any other unmatched method.
+    exposeHeadRoutes: false,
+    // A path Fastify cannot even decode (a stray "%") matches no route.
+    frameworkErrors: (error, request, reply) => {
+      reply.headers(identityHeaders(request.id));
+      void renderError(error.code === "FST_ERR_BAD_URL" ? svcError("route_not_found", "No route matches this method and path.") : error, request, reply);
+    },
     genReqId: () => newRequestId(),
     requestIdHeader: false,
     bodyLimit: MAX_BODY_BYTES,
@@ -58,7 +66,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
     options.metrics.httpRequests.inc(labels);
     options.metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
   });
-  app.setErrorHandler(errorRenderer({ gate: options.gate, onInternalError: options.onInternalError }));
+  app.setErrorHandler(renderError);
   // Outside the REST and Connect scopes no body is read, so an unmatched route answers route_not_found
   // whatever its body (too large, broken JSON): the route is the first check.
   app.removeAllContentTypeParsers();

@@ -3,7 +3,7 @@
 // validation, then the method's own lookups and conflicts.
 import { createContextValues, createHandlerContext } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { describeError } from "../domain/errors.ts";
+import { describeError, svcError } from "../domain/errors.ts";
 import { IdempotencyGuard, type IdempotencyClaim } from "../services/idempotency-guard.ts";
 import { principalKey, type Principal } from "../services/principal.ts";
 import type { RequestGate } from "../services/request-gate.ts";
@@ -54,6 +54,10 @@ export async function restGateway(app: FastifyInstance, options: RestGatewayOpti
   });
 
   async function handle(route: RestRoute, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+    // "/v1/events/" reaches "/v1/events/:id" with an empty id: no route names an empty segment.
+    if (Object.values(request.params as Record<string, string>).some((value) => value === "")) {
+      throw svcError("route_not_found", "No route matches this method and path.");
+    }
     const admission = await gate.admit({
       authorization: headerValue(request, "authorization"),
       version: headerValue(request, "svc-version"),

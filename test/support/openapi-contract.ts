@@ -94,7 +94,16 @@ export class OpenApiContract {
 
   /** The response object describing this answer (pointer and the template it is under), or why there is none. */
   private describedResponse(method: string, path: string, status: number): { pointer: string; template: string } | string {
-    const matcher = this.matchers.find((m) => m.pattern.test(path) && this.document.paths[m.template][method]);
+    // A path that is not valid percent-encoding names no resource: it matches no operation.
+    const decodable = (() => {
+      try {
+        decodeURIComponent(path);
+        return true;
+      } catch {
+        return false;
+      }
+    })();
+    const matcher = decodable ? this.matchers.find((m) => m.pattern.test(path) && this.document.paths[m.template][method]) : undefined;
     if (!matcher) {
       // An unmatched method and path has one documented answer.
       return status === 404
@@ -117,7 +126,8 @@ export class OpenApiContract {
     const definition = resolve(this.document, { $ref: `#/${described.pointer}` });
 
     const media = definition.content?.["application/json"];
-    if (media) {
+    // HTTP gives a HEAD answer no body; its status and headers are still checked.
+    if (media && method !== "head") {
       if (!response.contentType?.startsWith("application/json")) breaches.push(`content-type is ${response.contentType}, not application/json`);
       const validate = this.validator(`${described.pointer}/content/${pointer("application/json")}/schema`);
       if (!validate(response.body)) breaches.push(describeErrors(validate.errors, "body"));

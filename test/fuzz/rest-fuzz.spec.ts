@@ -1,0 +1,125 @@
+// A few thousand generated requests against every REST route: random and mutated JSON bodies, wrong types,
+// huge and unicode strings, odd headers, bad paths and bad idempotency keys. No answer may be a 5xx, every
+// error must be the spec's envelope (the OpenAPI contract hook also checks each response against the
+// document), and the service must stay up.
+import { expect } from "chai";
+import { buildRestRouteTable } from "../../src/gateway/rest-route-table.ts";
+import { EventsService } from "../../gen/svc/v1/events_pb.ts";
+import { UsersService } from "../../gen/svc/v1/users_pb.ts";
+import { WebhookEndpointsService } from "../../gen/svc/v1/webhook_endpoints_pb.ts";
+import { startTestService, type RestResponse, type TestService } from "../support/test-service.ts";
+
+/** mulberry32: a small seeded PRNG, so a failure can be replayed with the same seed. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
+const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 3000);
+
+const FIELD_NAMES = [
+  "phone", "external_id", "email", "first_name", "last_name", "birth_date", "country", "referral_code",
+  "terms_acceptance", "tagname", "url", "event_types", "description", "enabled", "grace_period_hours",
+  "version", "accepted_at", "limit", "starting_after", "__proto__", "constructor", "", "id", "object",
+];
+
+describe("fuzz: generated requests to every REST route", function () {
+  this.timeout(240_000);
+  let svc: TestService;
+  before(async () => {
+    svc = await startTestService({ env: { SVC_RATE_LIMIT: "1000000" } });
+  });
+  after(async () => {
+    await svc.stop();
+  });
+
+  it(`answers ${REQUESTS} generated requests (seed ${SEED}) without a 5xx, each error in the envelope`, async () => {
+    const random = prng(SEED);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    const int = (max: number) => Math.floor(random() * max);
+
+    const user = await svc.request("POST", "/v1/users", { body: { phone: "+14155550999" } });
+    const endpoint = await svc.request("POST", "/v1/webhook-endpoints", { body: { url: "https://hooks.example.com/fuzz" } });
+    const ids = [user.body.id, endpoint.body?.id, "1", "0", "999999999", "1234567890", "abc", "%00", "..%2F..", "evt_x", "-1", "ñ", "%F0%9F%98%80"];
+
+    const strings = (): unknown =>
+      pick([
+        "", " ", "a", "x".repeat(300), "é".repeat(70), "😀".repeat(40), "\u0000", "\uFFFF", "<script>", "'; drop table users; --",
+        "+14155550100", "2026-11-22T10:00:00Z", "1990-02-30", "https://example.com", "http://127.0.0.1:1/", "*",
+        "user.created", "x".repeat(70_000 / 2),
+      ]);
+    const scalar = (): unknown => pick([strings(), int(1000) - 500, 1e308, -0, 0.5, true, false, null]);
+    const value = (depth: number): unknown => {
+      const kind = int(depth > 2 ? 3 : 5);
+      if (kind < 3) return scalar();
+      if (kind === 3) return Array.from({ length: int(12) }, () => value(depth + 1));
+      return Object.fromEntries(Array.from({ length: int(5) }, () => [pick(FIELD_NAMES), value(depth + 1)]));
+    };
+    const validish = (): Record<string, unknown> => ({
+      phone: `+1415${String(int(10_000_000)).padStart(7, "0")}`,
+      ...(random() < 0.5 ? { email: pick(["a@b.co", "bad", "", null, 5]) } : {}),
+      ...(random() < 0.3 ? { terms_acceptance: pick([{ version: "v1", accepted_at: "2026-01-01T00:00:00Z" }, { version: 1 }, "v1", null]) } : {}),
+      ...(random() < 0.3 ? { url: pick(["https://hooks.example.com/a", "http://10.0.0.1/", "ftp://x", 42]) } : {}),
+      ...(random() < 0.3 ? { event_types: pick([["*"], ["user.created"], [], ["nope"], "user.created", [1]]) } : {}),
+    });
+    const rawBody = (): string | undefined =>
+      pick([
+        JSON.stringify(value(0)),
+        JSON.stringify(validish()),
+        JSON.stringify({ ...validish(), [pick(FIELD_NAMES)]: value(1) }),
+        "{", "[]", "null", "42", '"text"', "{\"a\":", "\u0000\u0001", "{}", "", undefined,
+        JSON.stringify(validish()).replace(/"/, "'"),
+      ]);
+    const headers = (): Record<string, string> => {
+      const h: Record<string, string> = {};
+      if (random() < 0.3) h["idempotency-key"] = pick(["", " ", "k".repeat(256), "ok-key", "spaces in key", "ünicode", `k-${int(50)}`]);
+      if (random() < 0.1) h["svc-version"] = pick(["2026-11-20", "2020-01-01", "", "latest"]);
+      if (random() < 0.1) h["content-type"] = pick(["text/plain", "application/xml", "application/json; charset=latin1", "multipart/form-data"]);
+      if (random() < 0.05) h["accept"] = "application/xml";
+      return h;
+    };
+    const key = () => pick([svc.sandboxKey, svc.sandboxKey, svc.sandboxKey, svc.liveKey, null, "svc_test_short", "Basic abc", ""]);
+
+    const routes = buildRestRouteTable([UsersService, EventsService, WebhookEndpointsService]);
+    const failures: string[] = [];
+    const check = (label: string, response: RestResponse) => {
+      if (response.status >= 500) failures.push(`${label} -> ${response.status} ${response.text.slice(0, 200)}`);
+      // HTTP gives a HEAD answer no body: only its status and headers can be checked.
+      else if (response.status >= 400 && label.split(" ")[1] !== "HEAD") {
+        const error = response.body?.error;
+        const ok =
+          error && typeof error.type === "string" && typeof error.code === "string" && typeof error.message === "string" &&
+          error.request_id === response.headers.get("x-request-id");
+        if (!ok) failures.push(`${label} -> ${response.status} not an envelope: ${response.text.slice(0, 200)}`);
+      }
+      if (!response.headers.get("x-request-id") || !response.headers.get("x-ratelimit-limit")) failures.push(`${label} -> missing headers`);
+    };
+
+    for (let i = 0; i < REQUESTS; i++) {
+      const route = pick(routes);
+      let path = route.pathTemplate.replace(/\{[a-z_]+\}/g, () => encodeURI(String(pick(ids))));
+      if (random() < 0.05) path = pick([path + "/", path.toUpperCase(), path.replace("/v1", "/v2"), `${path}/extra`, path.replace(/\//g, "//"), `${path}%`]);
+      if (route.httpMethod === "GET" && random() < 0.4) {
+        path += `?${pick(["limit", "starting_after", "type", "status", "bogus", "limit[]"])}=${encodeURIComponent(String(pick([int(300) - 50, "abc", "", "user.created", "pending", "evt_nope"])))}`;
+      }
+      const method = random() < 0.05 ? pick(["PUT", "OPTIONS", "HEAD", "DELETE", "PATCH"]) : route.httpMethod;
+      const body = method === "GET" || method === "HEAD" ? undefined : rawBody();
+      const label = `#${i} ${method} ${path} ${body?.slice(0, 60) ?? ""}`;
+      try {
+        check(label, await svc.request(method, path, { key: key(), headers: headers(), ...(body !== undefined ? { rawBody: body } : {}) }));
+      } catch (error) {
+        failures.push(`${label} -> transport error ${String(error)}`);
+      }
+    }
+    expect(failures.slice(0, 20), `${failures.length} bad answers`).to.deep.equal([]);
+    const health = await fetch(`${svc.baseUrl}/healthz`);
+    expect(health.status).to.equal(200);
+  });
+});

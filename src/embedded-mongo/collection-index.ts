@@ -26,6 +26,13 @@ export class CollectionIndex {
   readonly entries: OrderedSet<IndexEntry>;
   /** Set once any document produced several keys; multikey indexes cannot intersect range bounds or give order. */
   multikey = false;
+  /**
+   * Unique indexes also keep canonical key string -> record id, so a point lookup or a uniqueness check is one
+   * hash probe instead of a walk down the ordered set (fewer cache misses on large collections).
+   */
+  private readonly hash?: Map<string, number>;
+  /** Entries whose key has a value without a canonical string; while any exist the hash is not trusted. */
+  private unhashable = 0;
   private readonly partialQuery?: Query;
 
   constructor(spec: Document) {
@@ -37,6 +44,7 @@ export class CollectionIndex {
     this.partialFilterExpression = spec.partialFilterExpression as Document | undefined;
     if (this.partialFilterExpression) this.partialQuery = createQuery(this.partialFilterExpression);
     if (typeof spec.expireAfterSeconds === "number") this.expireAfterSeconds = spec.expireAfterSeconds;
+    if (this.unique) this.hash = new Map();
     const dirs = this.fields.map(([, d]) => d);
     this.entries = new OrderedSet<IndexEntry>((a, b) => {
       for (let i = 0; i < dirs.length; i++) {
@@ -95,6 +103,11 @@ export class CollectionIndex {
   findConflict(keys: unknown[][], rid: number): unknown[] | undefined {
     if (!this.unique) return undefined;
     for (const key of keys) {
+      const owner = this.hashLookup(key);
+      if (owner !== undefined) {
+        if (owner !== null && owner !== rid) return key;
+        continue;
+      }
       const pos = this.seekKey(key);
       let conflict = false;
       this.entries.forwardFrom(pos, (e) => {
@@ -108,16 +121,41 @@ export class CollectionIndex {
   }
 
   add(keys: unknown[][], rid: number): void {
-    for (const key of keys) this.entries.insert({ key, rid });
+    for (const key of keys) {
+      this.entries.insert({ key, rid });
+      if (this.hash) {
+        const h = hashKey(key);
+        if (h === undefined) this.unhashable++;
+        else this.hash.set(h, rid);
+      }
+    }
     this.noteMultikey(keys);
   }
 
   remove(keys: unknown[][], rid: number): void {
-    for (const key of keys) this.entries.delete({ key, rid });
+    for (const key of keys) {
+      if (!this.entries.delete({ key, rid }) || !this.hash) continue;
+      const h = hashKey(key);
+      if (h === undefined) this.unhashable--;
+      else if (this.hash.get(h) === rid) this.hash.delete(h);
+    }
+  }
+
+  /**
+   * For a unique index: the record holding exactly `key` (null: none), or undefined when the hash cannot answer
+   * (not unique, a value without canonical string, or unhashable entries present).
+   */
+  hashLookup(key: unknown[]): number | null | undefined {
+    if (!this.hash || this.unhashable > 0 || key.length !== this.fields.length) return undefined;
+    const h = hashKey(key);
+    if (h === undefined) return undefined;
+    return this.hash.get(h) ?? null;
   }
 
   /** Record ids whose key equals `key` exactly (all fields). */
   lookup(key: unknown[]): number[] {
+    const owner = this.hashLookup(key);
+    if (owner !== undefined) return owner === null ? [] : [owner];
     const rids: number[] = [];
     this.entries.forwardFrom(this.seekKey(key), (e) => {
       if (this.compareKeys(e.key, key) !== 0) return false;
@@ -149,6 +187,47 @@ export class CollectionIndex {
       `E11000 duplicate key error collection: ${ns} index: ${this.name} dup key: { ${shown} }`,
       { keyPattern: this.keyPattern, keyValue },
     );
+  }
+}
+
+/**
+ * Canonical string of an index key: equal under BSON comparison <=> equal strings, for the value types that
+ * dominate lookups (numbers of any width, strings, ObjectId, dates, booleans, null). Undefined for the rest.
+ */
+function hashKey(key: unknown[]): string | undefined {
+  let out = "";
+  for (const v of key) {
+    const part = hashValue(v);
+    if (part === undefined) return undefined;
+    out += key.length === 1 ? part : `${part.length}:${part}`;
+  }
+  return out;
+}
+
+function hashValue(v: unknown): string | undefined {
+  switch (typeof v) {
+    case "string":
+      return "s" + v;
+    case "number":
+      if (Number.isNaN(v)) return "nNaN";
+      if (Number.isSafeInteger(v) || !Number.isInteger(v)) return "n" + (Object.is(v, -0) ? 0 : v);
+      return "n" + BigInt(v).toString();
+    case "boolean":
+      return v ? "b1" : "b0";
+    case "object": {
+      if (v === null) return "z";
+      if (v instanceof Date) return "d" + v.getTime();
+      const t = (v as { _bsontype?: string })._bsontype;
+      if (t === "ObjectId") return "o" + (v as { toHexString(): string }).toHexString();
+      if (t === "Long") {
+        const big = (v as { toBigInt(): bigint }).toBigInt();
+        const n = Number(big);
+        return "n" + (Number.isSafeInteger(n) ? String(n) : big.toString());
+      }
+      return undefined;
+    }
+    default:
+      return undefined;
   }
 }
 

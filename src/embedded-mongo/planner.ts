@@ -327,7 +327,14 @@ export function findMatches(coll: Collection, filter: Document = {}, options: Fi
     return out.length < wanted;
   };
   if (stats) stats.plan = plan ? `IXSCAN ${plan.index.name}` : "COLLSCAN";
-  if (plan) {
+  // A unique index pinned on every field by single points: one hash probe, no range scan.
+  const exactUnique = plan && plan.index.unique && !plan.rangeUsed && plan.ranges.length === 1 && plan.pointFields.length === plan.index.fields.length;
+  const owner = exactUnique ? plan.index.hashLookup(plan.ranges[0].lo) : undefined;
+  if (owner !== undefined) {
+    if (stats) stats.keysExamined += owner === null ? 0 : 1;
+    const doc = owner === null ? undefined : coll.docs.get(owner);
+    if (doc) consider(owner!, doc);
+  } else if (plan) {
     const seen = plan.ranges.length > 1 || plan.index.multikey ? new Set<number>() : undefined;
     const reverse = plan.sortDirection === -1;
     for (const range of plan.ranges) {

@@ -6,7 +6,7 @@ import { Collection } from "../../src/embedded-mongo/collection.ts";
 import { OrderedSet } from "../../src/embedded-mongo/ordered-set.ts";
 import { findMatches, type ExecutionStats } from "../../src/embedded-mongo/planner.ts";
 import { parseSort, sortDocuments } from "../../src/embedded-mongo/bson-order.ts";
-import type { Document } from "bson";
+import { Long, type Document } from "bson";
 
 function run(coll: Collection, filter: Document, options: { sort?: Document; limit?: number; skip?: number } = {}) {
   const stats: ExecutionStats = { plan: "", keysExamined: 0, docsExamined: 0 };
@@ -154,5 +154,23 @@ describe("embedded-mongo: query planner", () => {
       const got = run(coll, filter, options).docs;
       expect(options.sort ? got : byId(got), JSON.stringify(filter)).to.deep.equal(bruteForce(coll, filter, options));
     }
+  });
+
+  it("unique lookups agree across numeric types and fall back for keys without canonical strings", () => {
+    const c = new Collection("db", "hash");
+    c.addIndex(new CollectionIndex({ v: 2, key: { k: 1 }, name: "k_1", unique: true }));
+    c.insert({ _id: 1, k: 5 });
+    c.insert({ _id: 2, k: Long.fromString("9007199254740993") });
+    c.insert({ _id: 3, k: 0 });
+    expect(run(c, { k: 5.0 }).docs.map((d) => d._id)).to.deep.equal([1]);
+    expect(run(c, { k: -0 }).docs.map((d) => d._id)).to.deep.equal([3]);
+    expect(run(c, { k: Long.fromString("9007199254740993") }).docs.map((d) => d._id)).to.deep.equal([2]);
+    expect(() => c.insert({ _id: 4, k: Long.fromNumber(5) })).to.throw(/E11000/);
+    // An embedded-document key has no canonical string: the ordered set answers from then on.
+    c.insert({ _id: 5, k: { nested: true } });
+    expect(() => c.insert({ _id: 6, k: { nested: true } })).to.throw(/E11000/);
+    expect(run(c, { k: 5 }).docs.map((d) => d._id)).to.deep.equal([1]);
+    c.remove(5);
+    expect(() => c.insert({ _id: 7, k: 0 })).to.throw(/E11000/);
   });
 });

@@ -201,8 +201,17 @@ export function valuesEqual(a: unknown, b: unknown): boolean {
  * (`a.b` over `{a: [{b: 1}, {b: 2}]}` yields 1 and 2; an array at the leaf is yielded whole).
  */
 export function valuesAtPath(doc: unknown, path: string): unknown[] {
+  return valuesAtParts(doc, path.split("."));
+}
+
+/** valuesAtPath with the path already split (index key generation runs this per write). */
+export function valuesAtParts(doc: unknown, parts: string[]): unknown[] {
+  if (parts.length === 1) {
+    const v = doc !== null && typeof doc === "object" && !Array.isArray(doc) ? (doc as Record<string, unknown>)[parts[0]] : undefined;
+    if (v !== undefined || !Array.isArray(doc)) return v === undefined ? [] : [v];
+  }
   const out: unknown[] = [];
-  collect(doc, path.split("."), 0, out);
+  collect(doc, parts, 0, out);
   return out;
 }
 

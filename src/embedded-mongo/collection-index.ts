@@ -1,6 +1,6 @@
 // One secondary (or _id) index: key generation as mongod does it (multikey, sparse, partial) over an ordered set.
 import type { Document } from "bson";
-import { compareValues, valuesAtPath } from "./bson-order.ts";
+import { compareValues, valuesAtParts } from "./bson-order.ts";
 import { commandError, ErrorCodes } from "./errors.ts";
 import { OrderedSet, type Position } from "./ordered-set.ts";
 import { formatValue } from "./format.ts";
@@ -17,6 +17,7 @@ export type IndexField = [path: string, direction: 1 | -1];
 export class CollectionIndex {
   readonly name: string;
   readonly fields: IndexField[];
+  private readonly fieldParts: string[][];
   readonly unique: boolean;
   readonly sparse: boolean;
   readonly partialFilterExpression?: Document;
@@ -39,6 +40,7 @@ export class CollectionIndex {
     this.spec = spec;
     this.name = String(spec.name);
     this.fields = Object.entries(spec.key as Document).map(([path, dir]) => [path, Number(dir) < 0 ? -1 : 1] as IndexField);
+    this.fieldParts = this.fields.map(([path]) => path.split("."));
     this.unique = spec.unique === true || spec.name === "_id_";
     this.sparse = spec.sparse === true;
     this.partialFilterExpression = spec.partialFilterExpression as Document | undefined;
@@ -65,8 +67,9 @@ export class CollectionIndex {
     const perField: unknown[][] = [];
     let arrayFields: string[] = [];
     let present = false;
-    for (const [path] of this.fields) {
-      const found = valuesAtPath(doc, path);
+    for (let f = 0; f < this.fields.length; f++) {
+      const path = this.fields[f][0];
+      const found = valuesAtParts(doc, this.fieldParts[f]);
       if (found.length) present = true;
       const values: unknown[] = [];
       let sawArray = found.length > 1;

@@ -15,11 +15,16 @@ import {
   type DeliveryJobData,
 } from "./delivery-policy.ts";
 import { sendSignedEvent, type SendSettings } from "./signed-request.ts";
+import type { SuccessRecorder } from "./success-recorder.ts";
 
-/** What the caller already holds (fan-out just read both), saving the worker two reads. */
+/**
+ * What fan-out already holds, saving the worker its reads and its claim: the event, the endpoint, and the
+ * delivery record as inserted, its first attempt already claimed and leased to this process.
+ */
 export interface AttemptHints {
   event: EventDocument;
   endpoint: WebhookEndpointDocument;
+  claimed: WebhookDeliveryDocument;
 }
 
 export interface DeliveryWorkerDependencies {
@@ -31,6 +36,7 @@ export interface DeliveryWorkerDependencies {
   send: SendSettings;
   /** Delays after failed attempts 1..6. */
   retryScheduleMs: readonly number[];
+  successes: SuccessRecorder;
 }
 
 export class DeliveryWorker {
@@ -41,7 +47,9 @@ export class DeliveryWorker {
     const { deliveries, endpoints, events, clock, send } = this.deps;
     const claimedAt = clock();
     const leaseUntil = new Date(claimedAt.getTime() + send.timeoutMs + LEASE_MARGIN_MS);
-    const delivery = await deliveries.claimAttempt(deliveryId, claimedAt, leaseUntil, MAX_DELIVERY_ATTEMPTS);
+    const delivery = hints
+      ? await this.keepClaim(hints.claimed, claimedAt, leaseUntil)
+      : await deliveries.claimAttempt(deliveryId, claimedAt, leaseUntil, MAX_DELIVERY_ATTEMPTS);
     if (!delivery) return;
     const endpoint = hints?.endpoint ?? (await endpoints.findById(delivery.endpoint_id));
     if (!endpoint) return; // deleted, together with its deliveries
@@ -65,6 +73,13 @@ export class DeliveryWorker {
     await this.countOutcome(endpoint, result.error === null);
   }
 
+  /** A claim made at insertion holds if enough of its lease is left for a whole attempt; else it is renewed. */
+  private async keepClaim(claimed: WebhookDeliveryDocument, now: Date, leaseUntil: Date): Promise<WebhookDeliveryDocument | null> {
+    const heldUntil = claimed.lease_until!;
+    if (heldUntil.getTime() - now.getTime() >= this.deps.send.timeoutMs + LEASE_MARGIN_MS / 2) return claimed;
+    return this.deps.deliveries.renewLease(claimed._id, claimed.attempt_count, heldUntil, leaseUntil);
+  }
+
   private async record(delivery: WebhookDeliveryDocument, attemptedAt: Date, result: AttemptResult, error: string | null): Promise<void> {
     const attempt = delivery.attempt_count;
     const now = this.deps.clock();
@@ -73,16 +88,16 @@ export class DeliveryWorker {
     if (error === null) outcome = "succeeded";
     else if (attempt >= MAX_DELIVERY_ATTEMPTS) outcome = "failed";
     else nextAttemptAt = new Date(now.getTime() + this.deps.retryScheduleMs[attempt - 1]!);
-    const recorded = await this.deps.deliveries.recordAttempt(
-      delivery._id,
-      attempt,
-      {
-        status: outcome,
-        next_attempt_at: nextAttemptAt,
-        last_attempt: { attempted_at: attemptedAt, response_status: result.responseStatus, error, duration_ms: result.durationMs },
-      },
-      now,
-    );
+    const written: AttemptOutcome = {
+      status: outcome,
+      next_attempt_at: nextAttemptAt,
+      last_attempt: { attempted_at: attemptedAt, response_status: result.responseStatus, error, duration_ms: result.durationMs },
+    };
+    if (outcome === "succeeded") {
+      await this.deps.successes.record(delivery._id, attempt, written, now);
+      return;
+    }
+    const recorded = await this.deps.deliveries.recordAttempt(delivery._id, attempt, written, now);
     if (recorded && nextAttemptAt !== null) {
       await this.deps.jobs.schedule<DeliveryJobData>(DELIVERY_JOB, { delivery_id: delivery._id, endpoint_id: delivery.endpoint_id }, nextAttemptAt);
     }
@@ -92,7 +107,8 @@ export class DeliveryWorker {
   private async countOutcome(endpoint: WebhookEndpointDocument, succeeded: boolean): Promise<void> {
     const { endpoints, deliveries, clock } = this.deps;
     if (succeeded) {
-      await endpoints.recordSuccess(endpoint._id);
+      // The endpoint was read just now; with no failures on record there is nothing to reset.
+      if (endpoint.consecutive_failures > 0) await endpoints.recordSuccess(endpoint._id);
       return;
     }
     const counted = await endpoints.recordFailure(endpoint._id);

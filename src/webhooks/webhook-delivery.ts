@@ -14,9 +14,10 @@ import type { WebhookDeliveryRepository } from "../store/webhook-delivery-reposi
 import type { WebhookEndpointRepository } from "../store/webhook-endpoint-repository.ts";
 import { DeliveryBackstop } from "./delivery-backstop.ts";
 import { DeliveryDispatcher } from "./delivery-dispatcher.ts";
-import { DELIVERY_JOB, type DeliveryJobData } from "./delivery-policy.ts";
+import { DELIVERY_JOB, LEASE_MARGIN_MS, type DeliveryJobData } from "./delivery-policy.ts";
 import { DeliveryWorker, type AttemptHints } from "./delivery-worker.ts";
 import type { SendSettings } from "./signed-request.ts";
+import { SuccessRecorder } from "./success-recorder.ts";
 import { WebhookFanout } from "./webhook-fanout.ts";
 
 export interface WebhookDeliveryOptions {
@@ -44,7 +45,12 @@ export class WebhookDelivery {
   private readonly backstop: DeliveryBackstop;
 
   constructor(deps: WebhookDeliveryDependencies, options: WebhookDeliveryOptions) {
-    const worker = new DeliveryWorker({ ...deps, send: options.send, retryScheduleMs: options.retryScheduleMs });
+    const worker = new DeliveryWorker({
+      ...deps,
+      send: options.send,
+      retryScheduleMs: options.retryScheduleMs,
+      successes: new SuccessRecorder(deps.deliveries),
+    });
     this.dispatcher = new DeliveryDispatcher((id, hints) => worker.attempt(id, hints), options.concurrency, deps.onError);
     deps.jobs.define<DeliveryJobData>(DELIVERY_JOB, (job) => worker.attempt(job.delivery_id));
     this.fanout = new WebhookFanout({
@@ -52,6 +58,8 @@ export class WebhookDelivery {
       deliveries: deps.deliveries,
       clock: deps.clock,
       maxPendingPerEndpoint: options.maxPendingPerEndpoint,
+      // Room for the attempt to wait its turn in the dispatcher as long again as it may run.
+      leaseMs: 2 * options.send.timeoutMs + LEASE_MARGIN_MS,
       dispatch: (id, hints) => this.dispatcher.submit(id, hints),
     });
     this.backstop = new DeliveryBackstop(

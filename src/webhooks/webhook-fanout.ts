@@ -16,7 +16,12 @@ export interface FanoutDependencies {
   /** Starts the first attempt of a delivery just recorded. */
   dispatch: (deliveryId: string, hints: AttemptHints) => void;
   maxPendingPerEndpoint: number;
+  /** How long the first attempt, claimed at insertion, is leased to this process. */
+  leaseMs: number;
 }
+
+/** While an endpoint's pending count is under half the limit, it is recounted at most this often. */
+const RECOUNT_PENDING_MS = 1000;
 
 export function subscribes(endpoint: WebhookEndpointDocument, type: string): boolean {
   return endpoint.event_types.includes("*") || endpoint.event_types.includes(type);
@@ -36,6 +41,9 @@ function groupByScope(events: readonly EventDocument[]): EventDocument[][] {
 }
 
 export class WebhookFanout implements EventFanout {
+  /** Pending deliveries per endpoint as last counted, plus those this process added since. */
+  private readonly pendingCounts = new Map<string, { count: number; countedAt: number }>();
+
   constructor(private readonly deps: FanoutDependencies) {}
 
   async fanOut(events: readonly EventDocument[]): Promise<void> {
@@ -53,23 +61,44 @@ export class WebhookFanout implements EventFanout {
       enabled.map(async (endpoint) => {
         const matching = events.filter((event) => subscribes(endpoint, event.type));
         if (matching.length === 0) return;
-        let room = this.deps.maxPendingPerEndpoint - (await deliveries.countPending(endpoint._id, this.deps.maxPendingPerEndpoint));
+        const room = await this.roomFor(endpoint._id);
+        let queuedCount = 0;
         for (const event of matching) {
-          const queued = room > 0;
-          room -= 1;
-          const record = deliveryRecord(endpoint, event, now, queued);
+          const queued = queuedCount < room;
+          if (queued) queuedCount += 1;
+          const record = deliveryRecord(endpoint, event, now, queued ? new Date(now.getTime() + this.deps.leaseMs) : null);
           records.push(record);
-          if (queued) hints.set(record._id, { event, endpoint });
+          if (queued) hints.set(record._id, { event, endpoint, claimed: record });
         }
+        this.pendingCounts.get(endpoint._id)!.count += queuedCount;
       }),
     );
     const inserted = await deliveries.insertManyOnce(records);
     for (const [id, hint] of hints) if (inserted.has(id)) this.deps.dispatch(id, hint);
   }
+
+  /**
+   * How many more deliveries the endpoint may queue. Counting is skipped while a recent count is far from the
+   * limit: deliveries other processes add meanwhile cannot close the gap within a second.
+   */
+  private async roomFor(endpointId: string): Promise<number> {
+    const limit = this.deps.maxPendingPerEndpoint;
+    const known = this.pendingCounts.get(endpointId);
+    const nowMs = Date.now();
+    if (known && nowMs - known.countedAt < RECOUNT_PENDING_MS && known.count < limit / 2) return limit - known.count;
+    if (this.pendingCounts.size > 10_000) this.pendingCounts.clear();
+    const count = await this.deps.deliveries.countPending(endpointId, limit);
+    this.pendingCounts.set(endpointId, { count, countedAt: nowMs });
+    return limit - count;
+  }
 }
 
-/** A pending delivery due now, or (queue full) one already failed with 0 attempts, visible and replayable. */
-function deliveryRecord(endpoint: WebhookEndpointDocument, event: EventDocument, now: Date, queued: boolean): WebhookDeliveryDocument {
+/**
+ * A pending delivery whose first attempt is claimed by this process until `leaseUntil`, or (queue full, no
+ * lease) one already failed with 0 attempts, visible and replayable.
+ */
+function deliveryRecord(endpoint: WebhookEndpointDocument, event: EventDocument, now: Date, leaseUntil: Date | null): WebhookDeliveryDocument {
+  const queued = leaseUntil !== null;
   return {
     _id: newDeliveryId(),
     project_id: event.project_id,
@@ -78,10 +107,10 @@ function deliveryRecord(endpoint: WebhookEndpointDocument, event: EventDocument,
     event_id: event._id,
     event_type: event.type,
     status: queued ? "pending" : "failed",
-    attempt_count: 0,
+    attempt_count: queued ? 1 : 0,
     next_attempt_at: queued ? now : null,
     last_attempt: queued ? null : { attempted_at: now, response_status: null, error: "queue_full", duration_ms: 0 },
-    lease_until: null,
+    lease_until: leaseUntil,
     created_at: now,
     updated_at: now,
   };

@@ -9,13 +9,17 @@ import { createQuery } from "./matcher.ts";
 
 /** Predicate bounds of one field: a set of points, or a range inside one type bracket. */
 interface FieldBounds {
+  /** Points satisfying every predicate on the field (valid while each document has one value there). */
   points?: unknown[];
+  /** The points of one equality predicate alone: the bound a multikey index must use, since array elements
+   *  may satisfy different predicates (`{$and: [{a: 1}, {a: 2}]}` matches `a: [1, 2]`). */
+  anyPoints?: unknown[];
   lo: unknown;
   loInc: boolean;
   hi: unknown;
   hiInc: boolean;
-  /** Both ends come from different operators; a multikey index may only use one of them. */
-  twoSided: boolean;
+  /** Which ends predicates bound (1 lower, 2 upper): with both, a multikey index may only use one of them. */
+  sides: number;
 }
 
 export interface FindOptions {
@@ -61,12 +65,12 @@ function conjuncts(filter: Document, out: [string, unknown][] = []): [string, un
 
 function boundsOf(filter: Document): Map<string, FieldBounds> {
   const bounds = new Map<string, FieldBounds>();
-  const full = (): FieldBounds => ({ lo: MIN_BOUND, loInc: true, hi: MAX_BOUND, hiInc: true, twoSided: false });
+  const full = (): FieldBounds => ({ lo: MIN_BOUND, loInc: true, hi: MAX_BOUND, hiInc: true, sides: 0 });
   for (const [field, cond] of conjuncts(filter)) {
     const b = bounds.get(field) ?? full();
     let used = false;
-    let sides = 0;
     const setPoints = (points: unknown[]) => {
+      b.anyPoints ??= points;
       b.points = b.points ? b.points.filter((p) => points.some((q) => compareValues(p, q) === 0)) : points;
       used = true;
     };
@@ -83,7 +87,7 @@ function boundsOf(filter: Document): Map<string, FieldBounds> {
           }
           if (b.hi === MAX_BOUND) (b.hi = new TypeBound(typeRank(v), 1)), (b.hiInc = true);
           used = true;
-          sides |= 1;
+          b.sides |= 1;
         } else if ((op === "$lt" || op === "$lte") && RANGE_RANKS.has(typeRank(v))) {
           if (compareValues(v, b.hi) < 0 || (compareValues(v, b.hi) === 0 && op === "$lt")) {
             b.hi = v;
@@ -91,11 +95,10 @@ function boundsOf(filter: Document): Map<string, FieldBounds> {
           }
           if (b.lo === MIN_BOUND) (b.lo = new TypeBound(typeRank(v), -1)), (b.loInc = true);
           used = true;
-          sides |= 2;
+          b.sides |= 2;
         }
       }
     }
-    if (sides === 3) b.twoSided = true;
     if (used) bounds.set(field, b);
   }
   // Points restricted by a range keep only those inside it.
@@ -173,10 +176,11 @@ function planFor(index: CollectionIndex, bounds: Map<string, FieldBounds>, filte
   for (const [path, dir] of index.fields) {
     const b = bounds.get(path);
     if (!b) break;
-    if (b.points) {
+    const fieldPoints = index.multikey ? b.anyPoints : b.points;
+    if (fieldPoints) {
       // A sparse index holds no entry for missing fields, so it cannot answer a null lookup.
-      if (index.sparse && b.points.some((p) => p === null)) return undefined;
-      const points = [...b.points].sort((x, y) => compareValues(x, y) * dir);
+      if (index.sparse && fieldPoints.some((p) => p === null)) return undefined;
+      const points = [...fieldPoints].sort((x, y) => compareValues(x, y) * dir);
       if (points.length > 1) multiPoint = true;
       if (prefixes.length * Math.max(points.length, 1) > MAX_RANGES) break;
       prefixes = prefixes.flatMap((p) => points.map((v) => [...p, v]));
@@ -189,7 +193,7 @@ function planFor(index: CollectionIndex, bounds: Map<string, FieldBounds>, filte
     let hi = b.hi;
     let li = b.loInc;
     let hiI = b.hiInc;
-    if (index.multikey && b.twoSided) {
+    if (index.multikey && b.sides === 3) {
       hi = new TypeBound(typeRank(lo), 1);
       hiI = true;
     }

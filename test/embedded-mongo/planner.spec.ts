@@ -114,6 +114,9 @@ describe("embedded-mongo: query planner", () => {
     c.insert({ _id: 2, a: [7] });
     c.insert({ _id: 3, a: 30 });
     expect(byId(run(c, { a: { $gt: 5, $lt: 10 } }).docs).map((d) => d._id)).to.deep.equal([1, 2]);
+    expect(run(c, { $and: [{ a: 1 }, { a: 20 }] }).docs.map((d) => d._id)).to.deep.equal([1]);
+    expect(byId(run(c, { $and: [{ a: { $gt: 5 } }, { a: { $lt: 10 } }] }).docs).map((d) => d._id)).to.deep.equal([1, 2]);
+    expect(run(c, { $and: [{ a: 1 }, { a: { $gt: 10 } }] }).docs.map((d) => d._id)).to.deep.equal([1]);
   });
 
   it("does not answer null lookups from a sparse index", () => {

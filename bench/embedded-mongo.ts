@@ -68,22 +68,32 @@ function machineTicks(): { busy: number; total: number } | undefined {
   }
 }
 
-/** Share of the machine's CPU used by other processes while `run` ran (our own process's CPU subtracted). */
-async function withForeignLoad<T>(run: () => Promise<T>): Promise<{ value: T; foreign: number }> {
+interface Measured {
+  /** Operations per wall-clock second. */
+  value: number;
+  /** Operations per second of CPU used by this process (all its threads): less sensitive to other load. */
+  perCpuSecond: number;
+  /** Share of the machine's CPU used by other processes meanwhile. */
+  foreign: number;
+}
+
+/** Runs a measurement, also recording this process's CPU time and the machine's load from other processes. */
+async function withForeignLoad(run: () => Promise<{ rate: number; count: number }>): Promise<Measured> {
   const ticksBefore = machineTicks();
   const cpuBefore = process.cpuUsage();
-  const value = await run();
+  const { rate, count } = await run();
   const ticksAfter = machineTicks();
   const cpu = process.cpuUsage(cpuBefore);
-  if (!ticksBefore || !ticksAfter) return { value, foreign: NaN };
+  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+  const perCpuSecond = count / cpuSeconds;
+  if (!ticksBefore || !ticksAfter) return { value: rate, perCpuSecond, foreign: NaN };
   const hz = 100; // USER_HZ: /proc/stat counts in 1/100 s
   const total = ticksAfter.total - ticksBefore.total;
-  const ownTicks = ((cpu.user + cpu.system) / 1e6) * hz;
-  return { value, foreign: Math.max(0, (ticksAfter.busy - ticksBefore.busy - ownTicks) / total) };
+  return { value: rate, perCpuSecond, foreign: Math.max(0, (ticksAfter.busy - ticksBefore.busy - cpuSeconds * hz) / total) };
 }
 
 /** Runs `op` from `concurrency` concurrent loops for `seconds`; returns operations per second. */
-async function measureDriver(seconds: number, concurrency: number, op: (i: number) => Promise<unknown>): Promise<number> {
+async function measureDriver(seconds: number, concurrency: number, op: (i: number) => Promise<unknown>): Promise<{ rate: number; count: number }> {
   // Short warm-up so JIT and connection pool are ready.
   const warmEnd = Date.now() + 300;
   let i = 0;
@@ -100,7 +110,7 @@ async function measureDriver(seconds: number, concurrency: number, op: (i: numbe
     }
   }));
   const elapsed = Number(process.hrtime.bigint() - start) / 1e9;
-  return count / elapsed;
+  return { rate: count / elapsed, count };
 }
 
 function machine(): string {
@@ -137,7 +147,7 @@ function opMsg(command: Document, requestId: number): Buffer {
  * Server capacity without the driver: pre-encoded OP_MSG requests pipelined over raw sockets, `depth` in flight per
  * connection. The client side costs almost nothing, so this shows what the server itself sustains.
  */
-async function measureRawWire(port: number, seconds: number, request: (i: number) => Buffer, connections = 4, depth = 8): Promise<number> {
+async function measureRawWire(port: number, seconds: number, request: (i: number) => Buffer, connections = 4, depth = 8): Promise<{ rate: number; count: number }> {
   let count = 0;
   let i = 0;
   const end = Date.now() + seconds * 1000;
@@ -172,7 +182,7 @@ async function measureRawWire(port: number, seconds: number, request: (i: number
       }),
     ),
   );
-  return count / (Number(process.hrtime.bigint() - start) / 1e9);
+  return { rate: count / (Number(process.hrtime.bigint() - start) / 1e9), count };
 }
 
 type Mode = "same thread" | "worker thread";
@@ -193,10 +203,13 @@ async function runMode(args: Args, mode: Mode, size: number, results: Map<string
     console.error(`[${mode}] populated ${size} documents in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     const rand = () => Math.floor(Math.random() * size);
     let next = size;
-    const record = (op: string, measured: { value: number; foreign: number }) => {
+    const record = (op: string, measured: Measured) => {
       results.set(`${mode}|${op}|${size}`, measured.value);
+      results.set(`${mode}|${op}|${size}|cpu`, measured.perCpuSecond);
       foreignLoad.push(measured.foreign);
-      console.error(`[${mode}] ${size.toLocaleString("en-US")} docs  ${op}: ${Math.round(measured.value)} ops/s (other processes: ${(measured.foreign * 100).toFixed(0)}% of the machine)`);
+      console.error(
+        `[${mode}] ${size.toLocaleString("en-US")} docs  ${op}: ${Math.round(measured.value)} ops/s, ${Math.round(measured.perCpuSecond)} per CPU-second (other processes: ${(measured.foreign * 100).toFixed(0)}% of the machine)`,
+      );
     };
     const measure = (op: () => Promise<unknown>) => withForeignLoad(() => measureDriver(args.seconds, args.concurrency, op));
     record("insertOne", await measure(() => coll.insertOne(makeDoc(next++))));
@@ -243,11 +256,16 @@ async function main(): Promise<void> {
 
   const sections: string[] = [];
   for (const mode of modes) {
-    sections.push(`### Official driver, server on the ${mode === "same thread" ? "same event loop as the driver (default)" : "worker thread (`inWorkerThread: true`)"}`, "");
+    const where = mode === "same thread" ? "same event loop as the driver (default)" : "worker thread (`inWorkerThread: true`)";
+    sections.push(`### Official driver, server on the ${where}: ops/s`, "");
     sections.push(...table("operation", [...OPERATIONS], (op, size) => `${mode}|${op}|${size}`, results, args.sizes), "");
+    sections.push(`### Official driver, server on the ${where}: ops per CPU-second of the process (driver + server)`, "");
+    sections.push(...table("operation", [...OPERATIONS], (op, size) => `${mode}|${op}|${size}|cpu`, results, args.sizes), "");
   }
-  sections.push("### Server alone: raw OP_MSG, pipelined (4 connections x 8 in flight), server in a worker thread", "");
+  sections.push("### Server alone: raw OP_MSG, pipelined (4 connections x 8 in flight), server in a worker thread: ops/s", "");
   sections.push(...table("operation", [...OPERATIONS], (op, size) => `worker thread|raw wire: ${op}|${size}`, results, args.sizes), "");
+  sections.push("### Server alone: ops per CPU-second of the process (server thread + the light raw client)", "");
+  sections.push(...table("operation", [...OPERATIONS], (op, size) => `worker thread|raw wire: ${op}|${size}|cpu`, results, args.sizes), "");
   const report = [
     "# Embedded MongoDB server benchmark",
     "",

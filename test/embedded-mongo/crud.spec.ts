@@ -223,4 +223,31 @@ describe("embedded-mongo: CRUD through the official driver", () => {
     const doc = await c.findOne({ _id: 1 });
     expect(doc).to.deep.equal({ _id: 1, items: [{ sku: "b", qty: 7 }, { sku: "c", qty: 0 }], meta: { v: 2 } });
   });
+
+  it("findOneAndUpdate claims are atomic across pooled connections", async () => {
+    const c = t.db.collection("claims");
+    await c.insertMany(Array.from({ length: 100 }, (_, i) => ({ _id: i, owner: null })) as never[]);
+    const claims = await Promise.all(
+      Array.from({ length: 250 }, (_, worker) =>
+        c.findOneAndUpdate({ owner: null }, { $set: { owner: worker } }, { sort: { _id: 1 }, returnDocument: "after" }),
+      ),
+    );
+    const won = claims.filter((d) => d !== null);
+    expect(won).to.have.length(100);
+    expect(new Set(won.map((d) => d!._id)).size).to.equal(100);
+    expect(await c.countDocuments({ owner: null })).to.equal(0);
+  });
+
+  it("rate-limit style counters: concurrent upserts with \$inc create one document", async () => {
+    const c = t.db.collection("counters");
+    await c.createIndex({ key: 1, window: 1 }, { unique: true });
+    await Promise.all(
+      Array.from({ length: 50 }, () =>
+        c.findOneAndUpdate({ key: "k", window: 7 }, { $inc: { n: 1 }, $setOnInsert: { expiresAt: new Date(0) } }, { upsert: true, returnDocument: "after" }),
+      ),
+    );
+    const docs = await c.find({ key: "k" }).toArray();
+    expect(docs).to.have.length(1);
+    expect(docs[0].n).to.equal(50);
+  });
 });

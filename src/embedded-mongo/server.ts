@@ -69,19 +69,21 @@ export async function startEmbeddedMongo(options: EmbeddedMongoOptions = {}): Pr
   reapTimer.unref();
 
   const uriHost = host.includes(":") ? `[${host}]` : host;
+  let stopped: Promise<void> | undefined;
+  const stop = async () => {
+    clearInterval(ttlTimer);
+    clearInterval(reapTimer);
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const socket of sockets) socket.destroy();
+    await closed;
+    state.cursors.clear();
+    state.store.databases.clear();
+  };
   return {
     uri: `mongodb://${uriHost}:${port}/`,
     host,
     port,
-    stop: async () => {
-      clearInterval(ttlTimer);
-      clearInterval(reapTimer);
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const socket of sockets) socket.destroy();
-      await closed;
-      state.cursors.clear();
-      state.store.databases.clear();
-    },
+    stop: () => (stopped ??= stop()),
   };
 }
 

@@ -1,4 +1,4 @@
-// mingo queries with mongod's comparison semantics: $gt/$gte/$lt/$lte compare within one BSON type bracket using
+// mingo queries and pipelines with mongod's comparison semantics: $gt/$gte/$lt/$lte compare within one BSON type bracket using
 // our BSON order (exact int64, ObjectId bytes, dates), `{$gte: null}` matches missing fields, and $mod never
 // matches non-numbers. Everything else is mingo's.
 import type { Document } from "bson";
@@ -9,6 +9,7 @@ import * as pipelineOperators from "mingo/operators/pipeline";
 import * as projectionOperators from "mingo/operators/projection";
 import * as queryOperators from "mingo/operators/query";
 import * as windowOperators from "mingo/operators/window";
+import { Aggregator } from "mingo/aggregator";
 import { Query } from "mingo/query";
 import { compareValues, typeRank, valuesAtPath } from "./bson-order.ts";
 
@@ -64,4 +65,9 @@ const QUERY_CONTEXT = Context.init({
 
 export function createQuery(filter: Document): Query {
   return new Query(filter, { context: QUERY_CONTEXT });
+}
+
+/** Runs pipeline stages with the same query semantics ($match inside later stages included). */
+export function runAggregation(docs: Document[], pipeline: Document[], collectionResolver: (name: string) => Document[]): Document[] {
+  return new Aggregator(pipeline, { context: QUERY_CONTEXT, collectionResolver }).run(docs) as Document[];
 }

@@ -1,9 +1,9 @@
 // Read commands: find, getMore, killCursors, count, distinct, aggregate.
 import type { Document } from "bson";
-import { aggregate as mingoAggregate } from "mingo";
 import { compareValues, parseSort, sortDocuments, valuesAtPath } from "../bson-order.ts";
 import type { CommandContext, CommandHandler } from "../context.ts";
 import { commandError, ErrorCodes } from "../errors.ts";
+import { runAggregation } from "../matcher.ts";
 import { findDocuments, type FindOptions } from "../planner.ts";
 import { cloneDocument } from "../update.ts";
 import { collectionName, cursorReply, ns, optionalDocument, optionalNumber, projector } from "./common.ts";
@@ -46,7 +46,7 @@ function runPipeline(ctx: CommandContext, name: string, pipeline: Document[]): D
   const flush = () => {
     if (!segment.length) return;
     const mutates = segment.some((s) => MUTATING_STAGES.has(Object.keys(s)[0]));
-    docs = mingoAggregate(mutates ? docs.map(cloneDocument) : docs, segment, { collectionResolver }) as Document[];
+    docs = runAggregation(mutates ? docs.map(cloneDocument) : docs, segment, collectionResolver);
     segment = [];
   };
   for (; i < pipeline.length; i++) {

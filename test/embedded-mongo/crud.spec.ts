@@ -250,4 +250,32 @@ describe("embedded-mongo: CRUD through the official driver", () => {
     expect(docs).to.have.length(1);
     expect(docs[0].n).to.equal(50);
   });
+
+  it("bulkWrite reports exact inserted, matched, modified, upserted and deleted counts", async () => {
+    const c = t.db.collection("bulk");
+    await c.insertMany([{ _id: 1, v: 1 }, { _id: 2, v: 2 }, { _id: 3, v: 3 }] as never[]);
+    const res = await c.bulkWrite([
+      { insertOne: { document: { _id: 4, v: 4 } as never } },
+      { updateOne: { filter: { _id: 1 }, update: { $set: { v: 10 } } } },
+      { updateOne: { filter: { _id: 2 }, update: { $set: { v: 2 } } } },
+      { updateMany: { filter: { v: { $gte: 3 } }, update: { $inc: { v: 1 } } } },
+      { updateOne: { filter: { _id: 9 }, update: { $set: { v: 9 } }, upsert: true } },
+      { replaceOne: { filter: { _id: 3 }, replacement: { v: 30 } } },
+      { deleteOne: { filter: { _id: 2 } } },
+      { deleteMany: { filter: { v: { $gt: 1000 } } } },
+    ] as never[]);
+    expect(res.insertedCount).to.equal(1);
+    expect(res.matchedCount).to.equal(6); // 1 + 1 + 3 (v 3,4,10) + 1
+    expect(res.modifiedCount).to.equal(5);
+    expect(res.upsertedCount).to.equal(1);
+    expect(res.upsertedIds).to.deep.equal({ 4: 9 });
+    expect(res.deletedCount).to.equal(1);
+    const docs = await c.find().sort({ _id: 1 }).toArray();
+    expect(docs).to.deep.equal([
+      { _id: 1, v: 11 },
+      { _id: 3, v: 30 },
+      { _id: 4, v: 5 },
+      { _id: 9, v: 9 },
+    ]);
+  });
 });

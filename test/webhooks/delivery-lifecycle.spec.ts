@@ -171,14 +171,26 @@ describe("webhook delivery lifecycle", () => {
       computeSignature(first, Number(signed.t), during.rawBody),
     ]);
 
-    // Rotating again drops the oldest; grace 0 stops the old secret at once.
-    const third = (await svc.request("POST", `/v1/webhook-endpoints/${endpoint.id}/rotate-secret`, { body: { grace_period_hours: 0 } })).body.secret;
+    // Rotating again drops the oldest: the new secret and the one it replaces sign.
+    const third = (await svc.request("POST", `/v1/webhook-endpoints/${endpoint.id}/rotate-secret`, { body: { grace_period_hours: 1 } })).body.secret;
+    const again = await createUser(svc);
+    const againEventId = await userCreatedEventId(svc, again.id);
+    await receiver.waitUntil(() => receiver.forEvent(againEventId).length === 1);
+    const twice = receiver.forEvent(againEventId)[0]!;
+    const signedTwice = signatures(String(twice.headers["svc-signature"]));
+    expect(signedTwice.v1).to.deep.equal([
+      computeSignature(third, Number(signedTwice.t), twice.rawBody),
+      computeSignature(second, Number(signedTwice.t), twice.rawBody),
+    ]);
+
+    // Grace 0 stops the old secret at once.
+    const fourth = (await svc.request("POST", `/v1/webhook-endpoints/${endpoint.id}/rotate-secret`, { body: { grace_period_hours: 0 } })).body.secret;
     const later = await createUser(svc);
     const laterEventId = await userCreatedEventId(svc, later.id);
     await receiver.waitUntil(() => receiver.forEvent(laterEventId).length === 1);
     const after = receiver.forEvent(laterEventId)[0]!;
     const signedAfter = signatures(String(after.headers["svc-signature"]));
-    expect(signedAfter.v1).to.deep.equal([computeSignature(third, Number(signedAfter.t), after.rawBody)]);
+    expect(signedAfter.v1).to.deep.equal([computeSignature(fourth, Number(signedAfter.t), after.rawBody)]);
   });
 
   it("delivers an event only to the endpoints of its own environment and project", async () => {

@@ -38,30 +38,30 @@ function send(agent: http.Agent, url: URL, method: string, headers: Record<strin
   });
 }
 
-export async function runLoad(options: LoadOptions): Promise<LoadResult> {
-  const url = new URL(options.url);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: options.concurrency });
+/**
+ * Runs `call` from `concurrency` loops, each starting its next call when the previous one is answered, for
+ * `durationMs`. `call` answers whether it succeeded; a throw counts as an error. Any transport can be loaded so.
+ */
+export async function runClosedLoop(call: (i: number) => Promise<boolean>, concurrency: number, durationMs: number): Promise<LoadResult> {
   const latencies: number[] = [];
   let errors = 0;
   let counter = 0;
   const started = performance.now();
-  const deadline = started + options.durationMs;
+  const deadline = started + durationMs;
   const loop = async () => {
     while (performance.now() < deadline) {
       const i = counter++;
       const t0 = performance.now();
       try {
-        const status = await send(agent, url, options.method, options.headers(i), options.body?.(i));
-        if (!options.okStatuses.includes(status)) errors++;
+        if (!(await call(i))) errors++;
       } catch {
         errors++;
       }
       latencies.push(performance.now() - t0);
     }
   };
-  await Promise.all(Array.from({ length: options.concurrency }, loop));
+  await Promise.all(Array.from({ length: concurrency }, loop));
   const elapsed = performance.now() - started;
-  agent.destroy();
   latencies.sort((a, b) => a - b);
   return {
     requests: latencies.length,
@@ -70,6 +70,20 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     p50Ms: percentile(latencies, 50),
     p99Ms: percentile(latencies, 99),
   };
+}
+
+export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  const url = new URL(options.url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: options.concurrency });
+  try {
+    return await runClosedLoop(
+      async (i) => options.okStatuses.includes(await send(agent, url, options.method, options.headers(i), options.body?.(i))),
+      options.concurrency,
+      options.durationMs,
+    );
+  } finally {
+    agent.destroy();
+  }
 }
 
 export function formatLoad(name: string, r: LoadResult): string {

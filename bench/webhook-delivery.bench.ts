@@ -66,6 +66,8 @@ const webhooks = new WebhookDelivery(
     concurrency: 256,
     backstopIntervalMs: 1000,
     backstopStaleAfterMs: 2000,
+    deliversInProcess: true,
+    changeStreams: false,
   },
 );
 await jobs.start();

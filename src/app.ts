@@ -35,7 +35,7 @@ import { UserLifecycle } from "./services/user-lifecycle.ts";
 import { UsersServiceImpl } from "./services/users-service.ts";
 import { WebhookEndpointsServiceImpl } from "./services/webhook-endpoints-service.ts";
 import { ApiKeyRepository } from "./store/api-key-repository.ts";
-import type { Database } from "./store/database.ts";
+import { isReplicaSet, type Database } from "./store/database.ts";
 import { EventRepository } from "./store/event-repository.ts";
 import { IdempotencyRepository } from "./store/idempotency-repository.ts";
 import { OrganizationRepository } from "./store/organization-repository.ts";
@@ -169,6 +169,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   jobs.onFailure((error, name) => onError(error, `job ${name}`));
 
+  // A worker takes every due delivery at once (no API process attempts its own); a process that serves the
+  // API and delivers leaves fresh ones a moment to its fast path.
+  const role = config.role;
+  const replicaSet = await isReplicaSet(database);
   const webhookSend = { timeoutMs: config.webhookTimeoutMs, clock, ...(options.webhookLookup ? { lookup: options.webhookLookup } : {}) };
   const webhooks = new WebhookDelivery(
     { deliveries: repositories.webhookDeliveries, endpoints: repositories.webhookEndpoints, events: repositories.events, jobs, clock, onError: (e) => onError(e, "webhook delivery") },
@@ -177,8 +181,10 @@ export async function createApp(options: AppOptions): Promise<App> {
       retryScheduleMs: config.webhookRetrySchedule,
       maxPendingPerEndpoint: options.webhookMaxPendingPerEndpoint ?? DEFAULT_MAX_PENDING_PER_ENDPOINT,
       concurrency: 256,
-      backstopIntervalMs: timings.webhookBackstopMs,
-      backstopStaleAfterMs: timings.webhookBackstopStaleAfterMs,
+      backstopIntervalMs: role === "worker" ? config.workerPollMs : timings.webhookBackstopMs,
+      backstopStaleAfterMs: role === "worker" ? 0 : timings.webhookBackstopStaleAfterMs,
+      deliversInProcess: role !== "api",
+      changeStreams: replicaSet,
     },
   );
   const fanout: EventFanout = webhooks.fanout;
@@ -239,6 +245,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     isReady: () => ready,
     onInternalError: (error) => onError(error, "request"),
     shutdownTimeoutMs: timings.shutdownGraceMs,
+    surface: role === "worker" ? "operations" : "public",
     logger,
     metrics,
   });
@@ -256,12 +263,15 @@ export async function createApp(options: AppOptions): Promise<App> {
     jobs,
     custodian,
     async listen(ports = {}) {
-      await jobs.start();
-      relaySweeper.start();
-      webhooks.start();
+      // Workers run the jobs, the relay sweeper and deliveries; API processes only enqueue.
+      if (role !== "api") {
+        await jobs.start();
+        relaySweeper.start();
+        webhooks.start();
+      }
       await http.listen({ port: ports.http ?? config.port, host: config.host });
       const httpPort = (http.server.address() as { port: number }).port;
-      const grpcPort = await grpc.listen(ports.grpc ?? config.grpcPort, config.host);
+      const grpcPort = role === "worker" ? 0 : await grpc.listen(ports.grpc ?? config.grpcPort, config.host);
       ready = true;
       return { httpPort, grpcPort };
     },

@@ -1,6 +1,10 @@
 // Every environment variable of the service, parsed and validated in one place.
 
+export type Role = "all" | "api" | "worker";
+
 export interface Config {
+  /** api: HTTP and gRPC, enqueues work; worker: runs jobs and deliveries; all: both (one process). */
+  role: Role;
   host: string;
   port: number;
   grpcPort: number;
@@ -21,6 +25,8 @@ export interface Config {
   authCacheMs: number;
   /** How long project settings and signup flows are reused before they are read again. */
   settingsCacheMs: number;
+  /** How often a worker looks for due deliveries when the database cannot notify it (not a replica set). */
+  workerPollMs: number;
   /** How often the relay sweeper looks for events a crashed request left unrelayed. */
   relaySweepMs: number;
   /** How old an unrelayed event must be before the sweeper takes it from its request. */
@@ -59,7 +65,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (schedule.length !== 6) {
     throw new ConfigError(`SVC_WEBHOOK_RETRY_SCHEDULE must list 6 delays (after attempts 1 to 6), got ${schedule.length}`);
   }
+  const role = optional(env, "SVC_ROLE") ?? "all";
+  if (role !== "all" && role !== "api" && role !== "worker") {
+    throw new ConfigError(`SVC_ROLE must be all, api or worker, got "${role}"`);
+  }
   return {
+    role,
     host: optional(env, "HOST") ?? "127.0.0.1",
     port: integer(env, "PORT", 8080, 0, 65535),
     grpcPort: integer(env, "GRPC_PORT", 50051, 0, 65535),
@@ -73,6 +84,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookTimeoutMs: integer(env, "SVC_WEBHOOK_TIMEOUT_MS", 10_000, 1, 600_000),
     authCacheMs: integer(env, "SVC_AUTH_CACHE_MS", 1000, 0, 60_000),
     settingsCacheMs: integer(env, "SVC_SETTINGS_CACHE_MS", 1000, 0, 60_000),
+    workerPollMs: integer(env, "SVC_WORKER_POLL_MS", 250, 10, 60_000),
     relaySweepMs: integer(env, "SVC_RELAY_SWEEP_MS", 5000, 10, 3_600_000),
     relayStaleMs: integer(env, "SVC_RELAY_STALE_MS", 10_000, 0, 3_600_000),
   };

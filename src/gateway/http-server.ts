@@ -26,6 +26,11 @@ export interface HttpServerOptions {
   extraRoutes?: (app: FastifyInstance) => void | Promise<void>;
   isReady: () => boolean;
   onInternalError: (error: unknown, request: FastifyRequest) => void;
+  /**
+   * "public": the API (REST, Connect) and the operations routes; "operations": /healthz and /metrics only
+   * (a worker process).
+   */
+  surface: "public" | "operations";
   /** Requests still running when the server closes get this long to finish. */
   shutdownTimeoutMs: number;
   logger: Logger;
@@ -83,6 +88,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
     return { status: "ok" };
   });
 
+  if (options.surface === "operations") return app;
   await app.register(fastifyConnectPlugin, {
     routes: connectRoutes(options.registry, options.interceptorsFor),
     contextValues: (request) => clientAddressValues(request.ip),

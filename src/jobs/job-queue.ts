@@ -51,6 +51,8 @@ export class JobQueue {
    * schedule moves the existing one instead of adding another.
    */
   async schedule<T extends object>(name: string, data: T, at: Date, uniqueBy: (keyof T & string)[] = []): Promise<void> {
+    // An API process never starts processing, so schedule waits for the connection itself.
+    await this.agenda.ready;
     const job = this.agenda.create<T>(name, data);
     if (uniqueBy.length > 0) {
       job.unique(Object.fromEntries(uniqueBy.map((field) => [`data.${field}`, data[field]])));

@@ -15,6 +15,12 @@ export async function connectDatabase(uri: string): Promise<Database> {
   return { client, db, close: () => client.close() };
 }
 
+/** Whether the server is a replica set member (change streams are available), from its hello answer. */
+export async function isReplicaSet(database: Database): Promise<boolean> {
+  const hello = await database.db.admin().command({ hello: 1 });
+  return typeof hello.setName === "string";
+}
+
 /** True for MongoDB's duplicate key error, whichever way the driver surfaces it. */
 export function isDuplicateKeyError(error: unknown): boolean {
   return typeof error === "object" && error !== null && (error as { code?: unknown }).code === 11000;

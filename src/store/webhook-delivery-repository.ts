@@ -83,6 +83,24 @@ export class WebhookDeliveryRepository {
     return this.collection.countDocuments({ endpoint_id: endpointId, status: "pending" }, { limit: cap });
   }
 
+  /**
+   * Calls `onDue` for each delivery that becomes due now and unclaimed (inserted by an API process, or
+   * replayed), as the database reports it. Needs a replica set (change streams); answers a function that
+   * stops watching.
+   */
+  watchDue(onDue: (deliveryId: string) => void, onError: (error: unknown) => void): () => Promise<void> {
+    const stream = this.collection.watch<WebhookDeliveryDocument>(
+      [{ $match: { operationType: { $in: ["insert", "update", "replace"] }, "fullDocument.status": "pending", "fullDocument.lease_until": null } }],
+      { fullDocument: "updateLookup" },
+    );
+    stream.on("change", (change) => {
+      const doc = "fullDocument" in change ? change.fullDocument : undefined;
+      if (doc && doc.next_attempt_at && doc.next_attempt_at.getTime() <= Date.now()) onDue(doc._id);
+    });
+    stream.on("error", onError);
+    return () => stream.close();
+  }
+
   /** Pending deliveries across every endpoint (the pending-deliveries gauge). */
   countAllPending(): Promise<number> {
     return this.collection.countDocuments({ status: "pending" });

@@ -28,6 +28,13 @@ export interface WebhookDeliveryOptions {
   concurrency: number;
   backstopIntervalMs: number;
   backstopStaleAfterMs: number;
+  /**
+   * false in a process that does not deliver (SVC_ROLE=api): fan-out records deliveries unclaimed and
+   * workers take them. true: this process attempts what it records, and takes over what others left.
+   */
+  deliversInProcess: boolean;
+  /** Whether the database reports changes (a replica set): workers then hear of new deliveries at once. */
+  changeStreams: boolean;
 }
 
 export interface WebhookDeliveryDependencies {
@@ -43,8 +50,12 @@ export class WebhookDelivery {
   readonly fanout: WebhookFanout;
   private readonly dispatcher: DeliveryDispatcher<AttemptHints>;
   private readonly backstop: DeliveryBackstop;
+  private stopWatching: (() => Promise<void>) | null = null;
 
-  constructor(deps: WebhookDeliveryDependencies, options: WebhookDeliveryOptions) {
+  constructor(
+    private readonly deps: WebhookDeliveryDependencies,
+    private readonly options: WebhookDeliveryOptions,
+  ) {
     const worker = new DeliveryWorker({
       ...deps,
       send: options.send,
@@ -60,7 +71,7 @@ export class WebhookDelivery {
       maxPendingPerEndpoint: options.maxPendingPerEndpoint,
       // Room for the attempt to wait its turn in the dispatcher as long again as it may run.
       leaseMs: 2 * options.send.timeoutMs + LEASE_MARGIN_MS,
-      dispatch: (id, hints) => this.dispatcher.submit(id, hints),
+      ...(options.deliversInProcess ? { dispatch: (id: string, hints: AttemptHints) => this.dispatcher.submit(id, hints) } : {}),
     });
     this.backstop = new DeliveryBackstop(
       deps.deliveries,
@@ -71,17 +82,24 @@ export class WebhookDelivery {
     );
   }
 
-  /** Runs the next attempt of a delivery now, in this process (a replay's first attempt). */
+  /** Runs the next attempt of a delivery now (a replay's first attempt); in an API process, a worker will. */
   dispatch(deliveryId: string): void {
-    this.dispatcher.submit(deliveryId);
+    if (this.options.deliversInProcess) this.dispatcher.submit(deliveryId);
   }
 
+  /** Starts taking due deliveries: by change stream when the database has them, always by polling too. */
   start(): void {
+    if (!this.options.deliversInProcess) return;
     this.backstop.start();
+    if (this.options.changeStreams && !this.stopWatching) {
+      this.stopWatching = this.deps.deliveries.watchDue((id) => this.dispatcher.submit(id), this.deps.onError);
+    }
   }
 
   /** Stops polling and waits for attempts in flight; queued ones stay pending for the next start or process. */
   async stop(): Promise<void> {
+    await this.stopWatching?.();
+    this.stopWatching = null;
     await this.backstop.stop();
     await this.dispatcher.stop();
   }

@@ -13,8 +13,11 @@ export interface FanoutDependencies {
   endpoints: WebhookEndpointRepository;
   deliveries: WebhookDeliveryRepository;
   clock: Clock;
-  /** Starts the first attempt of a delivery just recorded. */
-  dispatch: (deliveryId: string, hints: AttemptHints) => void;
+  /**
+   * Starts the first attempt of a delivery just recorded, in this process. Absent in a process that does not
+   * deliver (SVC_ROLE=api): records are then left unclaimed for the workers.
+   */
+  dispatch?: (deliveryId: string, hints: AttemptHints) => void;
   maxPendingPerEndpoint: number;
   /** How long the first attempt, claimed at insertion, is leased to this process. */
   leaseMs: number;
@@ -66,15 +69,16 @@ export class WebhookFanout implements EventFanout {
         for (const event of matching) {
           const queued = queuedCount < room;
           if (queued) queuedCount += 1;
-          const record = deliveryRecord(endpoint, event, now, queued ? new Date(now.getTime() + this.deps.leaseMs) : null);
+          const claims = queued && this.deps.dispatch !== undefined;
+          const record = deliveryRecord(endpoint, event, now, !queued ? "queue_full" : claims ? new Date(now.getTime() + this.deps.leaseMs) : "unclaimed");
           records.push(record);
-          if (queued) hints.set(record._id, { event, endpoint, claimed: record });
+          if (claims) hints.set(record._id, { event, endpoint, claimed: record });
         }
         this.pendingCounts.get(endpoint._id)!.count += queuedCount;
       }),
     );
     const inserted = await deliveries.insertManyOnce(records);
-    for (const [id, hint] of hints) if (inserted.has(id)) this.deps.dispatch(id, hint);
+    for (const [id, hint] of hints) if (inserted.has(id)) this.deps.dispatch?.(id, hint);
   }
 
   /**
@@ -94,11 +98,12 @@ export class WebhookFanout implements EventFanout {
 }
 
 /**
- * A pending delivery whose first attempt is claimed by this process until `leaseUntil`, or (queue full, no
- * lease) one already failed with 0 attempts, visible and replayable.
+ * A pending delivery whose first attempt is claimed by this process until the given lease end; one left for
+ * any worker to claim ("unclaimed"); or (queue full) one already failed with 0 attempts, visible and replayable.
  */
-function deliveryRecord(endpoint: WebhookEndpointDocument, event: EventDocument, now: Date, leaseUntil: Date | null): WebhookDeliveryDocument {
-  const queued = leaseUntil !== null;
+function deliveryRecord(endpoint: WebhookEndpointDocument, event: EventDocument, now: Date, claim: Date | "unclaimed" | "queue_full"): WebhookDeliveryDocument {
+  const queued = claim !== "queue_full";
+  const leaseUntil = claim instanceof Date ? claim : null;
   return {
     _id: newDeliveryId(),
     project_id: event.project_id,
@@ -107,7 +112,7 @@ function deliveryRecord(endpoint: WebhookEndpointDocument, event: EventDocument,
     event_id: event._id,
     event_type: event.type,
     status: queued ? "pending" : "failed",
-    attempt_count: queued ? 1 : 0,
+    attempt_count: leaseUntil ? 1 : 0,
     next_attempt_at: queued ? now : null,
     last_attempt: queued ? null : { attempted_at: now, response_status: null, error: "queue_full", duration_ms: 0 },
     lease_until: leaseUntil,

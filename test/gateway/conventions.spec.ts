@@ -45,6 +45,12 @@ describe("REST conventions", () => {
       expectError(response, 401, "authentication_error", "invalid_api_key");
     });
 
+    it("the one existing Svc-Version is accepted, and X-API-Version names it", async () => {
+      const response = await svc.request("GET", "/v1/events", { headers: { "svc-version": "2026-11-20" } });
+      expect(response.status).to.equal(200);
+      expect(response.headers.get("x-api-version")).to.equal("2026-11-20");
+    });
+
     it("a missing key with an unknown Svc-Version is missing_api_key", async () => {
       const response = await svc.request("GET", "/v1/events", { key: null, headers: { "svc-version": "1999-12-31" } });
       expectError(response, 401, "authentication_error", "missing_api_key");

@@ -61,11 +61,38 @@ describe("access changes take effect at once", () => {
     expect((await read(live)).status).to.equal(200);
   });
 
+  it("key checks come before the organization: a revoked key of a suspended organization is api_key_revoked", async () => {
+    const project = await createProject(svc);
+    const key = await createKey(svc, project.projectId);
+    await svc.admin.updateOrganization({ id: project.organizationId, suspended: true });
+    await svc.admin.revokeApiKey({ id: key.id });
+    expectError(await read(key.secret), 401, "authentication_error", "api_key_revoked");
+  });
+
   it("a suspension outranks live access: a suspended organization without live answers organization_suspended", async () => {
     const project = await createProject(svc);
     const live = (await createKey(svc, project.projectId, { livemode: true })).secret;
     expectError(await read(live), 403, "permission_error", "live_not_enabled");
     await svc.admin.updateOrganization({ id: project.organizationId, suspended: true });
     expectError(await read(live), 403, "permission_error", "organization_suspended");
+  });
+});
+
+describe("access changes made by another instance", () => {
+  it("are seen within the authentication cache time (SVC_AUTH_CACHE_MS)", async () => {
+    const first = await startTestService();
+    const second = await startTestService({ databaseUri: first.databaseUri, env: { SVC_AUTH_CACHE_MS: "300" } });
+    try {
+      const key = await createKey(first, first.projectId);
+      expect((await second.request("GET", "/v1/events", { key: key.secret })).status).to.equal(200);
+      await first.admin.revokeApiKey({ id: key.id });
+      expectError(await first.request("GET", "/v1/events", { key: key.secret }), 401, "authentication_error", "api_key_revoked");
+      // The second instance trusts its cached outcome for at most 300 ms.
+      await new Promise((resolve) => setTimeout(resolve, 350));
+      expectError(await second.request("GET", "/v1/events", { key: key.secret }), 401, "authentication_error", "api_key_revoked");
+    } finally {
+      await second.stop();
+      await first.stop();
+    }
   });
 });

@@ -52,7 +52,9 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
     bodyLimit: MAX_BODY_BYTES,
     loggerInstance: options.logger as FastifyBaseLogger,
     logController: new LogController({ requestIdLogLabel: "request_id" }),
-    return503OnClosing: true,
+    // While draining, a request on a connection still open is served (with Connection: close) rather than
+    // answered by Fastify's own 503, which has neither the error envelope nor the five headers.
+    return503OnClosing: false,
   });
 
   // Node's server.close() ends only the connections idle at that moment: a keep-alive connection busy then

@@ -4,6 +4,7 @@ import { expect } from "chai";
 import { newWalletId } from "../../src/domain/ids.ts";
 import type { WalletCustodian } from "../../src/wallets/custodian.ts";
 import { bearer, grpc, GrpcTestClient } from "../support/grpc-client.ts";
+import { expectStandardHeaders } from "../support/headers.ts";
 import { startTestService } from "../support/test-service.ts";
 
 /** Holds every wallet creation until released, so a live user creation stays in flight as long as needed. */
@@ -44,6 +45,33 @@ function connectionRefused(address: string): Promise<boolean> {
   });
 }
 
+interface RawResponse {
+  status: number;
+  headers: Headers;
+  body: string;
+}
+
+/** Splits what one HTTP/1.1 connection received into its responses (bodies with Content-Length). */
+function parseResponses(raw: string): RawResponse[] {
+  const responses: RawResponse[] = [];
+  let rest = raw;
+  while (rest.startsWith("HTTP/1.1 ")) {
+    const headEnd = rest.indexOf("\r\n\r\n");
+    const [statusLine, ...lines] = rest.slice(0, headEnd).split("\r\n");
+    const headers = new Headers(lines.map((line) => [line.slice(0, line.indexOf(":")), line.slice(line.indexOf(":") + 1).trim()] as [string, string]));
+    const length = Number(headers.get("content-length") ?? 0);
+    responses.push({ status: Number(statusLine!.split(" ")[1]), headers, body: rest.slice(headEnd + 4, headEnd + 4 + length) });
+    rest = rest.slice(headEnd + 4 + length);
+  }
+  return responses;
+}
+
+function rawRequest(method: string, path: string, key: string, body?: string): string {
+  const lines = [`${method} ${path} HTTP/1.1`, "Host: 127.0.0.1", `Authorization: Bearer ${key}`, "Connection: keep-alive"];
+  if (body !== undefined) lines.push("Content-Type: application/json", `Content-Length: ${Buffer.byteLength(body)}`);
+  return `${lines.join("\r\n")}\r\n\r\n${body ?? ""}`;
+}
+
 describe("graceful shutdown", () => {
   it("finishes REST and gRPC calls in flight when close() starts, and refuses new connections", async () => {
     const custodian = new HeldCustodian();
@@ -71,6 +99,38 @@ describe("graceful shutdown", () => {
       expect(Date.now() - drainStart).to.be.below(2000);
     } finally {
       client.close();
+      await svc.database.close();
+    }
+  });
+
+  it("serves a request that arrives during the drain on a connection still open, in the envelope's terms", async () => {
+    const custodian = new HeldCustodian();
+    const svc = await startTestService({ custodian, timings: { walletSyncBudgetMs: 10_000 } });
+    const socket = connect({ host: "127.0.0.1", port: Number(new URL(svc.baseUrl).port) });
+    let received = "";
+    socket.on("data", (chunk) => (received += chunk.toString("latin1")));
+    const ended = new Promise((resolve) => socket.once("close", resolve));
+    try {
+      socket.write(rawRequest("POST", "/v1/users", svc.liveKey, JSON.stringify({ phone: "+14155558003" })));
+      await custodian.waitingFor(1);
+      const closing = svc.app.close();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      // The connection is busy, so it is still open: the next request on it arrives while the server drains.
+      socket.write(rawRequest("GET", "/v1/events", svc.sandboxKey));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      custodian.release();
+      await closing;
+      await ended;
+      const [first, second] = parseResponses(received);
+      expect(first?.status).to.equal(201);
+      expect(second, received).to.not.equal(undefined);
+      // Whatever the answer, it is one of the API's: the five headers, a JSON list or the error envelope.
+      expectStandardHeaders(second!.headers, "request during the drain");
+      expect(second!.status, second!.body).to.equal(200);
+      expect(JSON.parse(second!.body).object).to.equal("list");
+      expect(second!.headers.get("connection")).to.equal("close");
+    } finally {
+      socket.destroy();
       await svc.database.close();
     }
   });

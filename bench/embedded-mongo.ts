@@ -2,15 +2,19 @@
 // Writes bench/results/embedded-mongo.md. Run: npm run bench:mongo [-- --sizes 10000,1000000 --seconds 3]
 import { cpus, totalmem } from "node:os";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import net from "node:net";
+import { Worker } from "node:worker_threads";
 import path from "node:path";
 import { serialize, type Document } from "bson";
 import { MongoClient, ObjectId, type Collection } from "mongodb";
 import { startEmbeddedMongo } from "../src/embedded-mongo/index.ts";
 
 interface Args {
-  /** Run the server in a worker thread (another core) instead of on the benchmark's own event loop. */
+  /** Only the worker-thread mode (and raw wire figures). */
   worker: boolean;
+  /** Driver client threads of the "driver threads" mode. */
+  clientThreads: number;
   sizes: number[];
   seconds: number;
   concurrency: number;
@@ -25,6 +29,7 @@ function parseArgs(): Args {
   };
   return {
     worker: argv.includes("--worker"),
+    clientThreads: Number(get("--client-threads") ?? 2),
     sizes: (get("--sizes") ?? "10000,1000000").split(",").map(Number),
     seconds: Number(get("--seconds") ?? 3),
     concurrency: Number(get("--concurrency") ?? 16),
@@ -77,23 +82,27 @@ interface Measured {
   foreign: number;
 }
 
-/** Runs a measurement, also recording this process's CPU time and the machine's load from other processes. */
-async function withForeignLoad(run: () => Promise<{ rate: number; count: number }>): Promise<Measured> {
+/** Starts a measurement window; the returned function closes it and turns `count` operations into figures. */
+function openWindow(): (count: number) => Measured {
   const ticksBefore = machineTicks();
   const cpuBefore = process.cpuUsage();
-  const { rate, count } = await run();
-  const ticksAfter = machineTicks();
-  const cpu = process.cpuUsage(cpuBefore);
-  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
-  const perCpuSecond = count / cpuSeconds;
-  if (!ticksBefore || !ticksAfter) return { value: rate, perCpuSecond, foreign: NaN };
-  const hz = 100; // USER_HZ: /proc/stat counts in 1/100 s
-  const total = ticksAfter.total - ticksBefore.total;
-  return { value: rate, perCpuSecond, foreign: Math.max(0, (ticksAfter.busy - ticksBefore.busy - cpuSeconds * hz) / total) };
+  const start = process.hrtime.bigint();
+  return (count) => {
+    const elapsed = Number(process.hrtime.bigint() - start) / 1e9;
+    const ticksAfter = machineTicks();
+    const cpu = process.cpuUsage(cpuBefore);
+    const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+    const value = count / elapsed;
+    const perCpuSecond = count / cpuSeconds;
+    if (!ticksBefore || !ticksAfter) return { value, perCpuSecond, foreign: NaN };
+    const hz = 100; // USER_HZ: /proc/stat counts in 1/100 s
+    const total = ticksAfter.total - ticksBefore.total;
+    return { value, perCpuSecond, foreign: Math.max(0, (ticksAfter.busy - ticksBefore.busy - cpuSeconds * hz) / total) };
+  };
 }
 
 /** Runs `op` from `concurrency` concurrent loops for `seconds`; returns operations per second. */
-async function measureDriver(seconds: number, concurrency: number, op: (i: number) => Promise<unknown>): Promise<{ rate: number; count: number }> {
+async function measureDriver(seconds: number, concurrency: number, op: (i: number) => Promise<unknown>): Promise<Measured> {
   // Short warm-up so JIT and connection pool are ready.
   const warmEnd = Date.now() + 300;
   let i = 0;
@@ -101,7 +110,7 @@ async function measureDriver(seconds: number, concurrency: number, op: (i: numbe
     while (Date.now() < warmEnd) await op(i++);
   }));
   let count = 0;
-  const start = process.hrtime.bigint();
+  const close = openWindow();
   const end = Date.now() + seconds * 1000;
   await Promise.all(Array.from({ length: concurrency }, async () => {
     while (Date.now() < end) {
@@ -109,8 +118,7 @@ async function measureDriver(seconds: number, concurrency: number, op: (i: numbe
       count++;
     }
   }));
-  const elapsed = Number(process.hrtime.bigint() - start) / 1e9;
-  return { rate: count / elapsed, count };
+  return close(count);
 }
 
 function machine(): string {
@@ -147,11 +155,11 @@ function opMsg(command: Document, requestId: number): Buffer {
  * Server capacity without the driver: pre-encoded OP_MSG requests pipelined over raw sockets, `depth` in flight per
  * connection. The client side costs almost nothing, so this shows what the server itself sustains.
  */
-async function measureRawWire(port: number, seconds: number, request: (i: number) => Buffer, connections = 4, depth = 8): Promise<{ rate: number; count: number }> {
+async function measureRawWire(port: number, seconds: number, request: (i: number) => Buffer, connections = 4, depth = 8): Promise<Measured> {
   let count = 0;
   let i = 0;
   const end = Date.now() + seconds * 1000;
-  const start = process.hrtime.bigint();
+  const close = openWindow();
   await Promise.all(
     Array.from({ length: connections }, () =>
       new Promise<void>((resolve, reject) => {
@@ -182,16 +190,67 @@ async function measureRawWire(port: number, seconds: number, request: (i: number
       }),
     ),
   );
-  return { rate: count / (Number(process.hrtime.bigint() - start) / 1e9), count };
+  return close(count);
 }
 
-type Mode = "same thread" | "worker thread";
+// Body of a driver client thread (plain JavaScript, evaluated in a worker): runs one operation from
+// `concurrency` loops between startAt and startAt + seconds and reports how many completed.
+const CLIENT_THREAD = `
+const { parentPort, workerData } = require("node:worker_threads");
+const { MongoClient, ObjectId } = require(workerData.mongodbPath);
+(async () => {
+  const { uri, op, size, idBytes, seconds, concurrency, startAt, insertBase } = workerData;
+  const client = new MongoClient(uri, { maxPoolSize: concurrency });
+  const coll = client.db("bench").collection("users");
+  const rand = () => Math.floor(Math.random() * size);
+  const id = (i) => new ObjectId(Buffer.from(idBytes.buffer, idBytes.byteOffset + i * 12, 12));
+  let next = insertBase;
+  const email = () => "user" + rand() + "@example.com";
+  const ops = {
+    "insertOne": () => coll.insertOne({ _id: new ObjectId(), email: "user" + next++ + "@example.com", n: next, counter: 0, name: "User " + next, createdAt: new Date() }),
+    "findOne by _id": () => coll.findOne({ _id: id(rand()) }),
+    "findOne by unique email": () => coll.findOne({ email: email() }),
+    "updateOne by _id ($inc)": () => coll.updateOne({ _id: id(rand()) }, { $inc: { counter: 1 } }),
+    "findOneAndUpdate by email ($inc, after)": () => coll.findOneAndUpdate({ email: email() }, { $inc: { counter: 1 } }, { returnDocument: "after" }),
+  };
+  const fn = ops[op];
+  await Promise.all(Array.from({ length: concurrency }, async () => { while (Date.now() < startAt) await fn(); }));
+  const end = startAt + seconds * 1000;
+  let count = 0;
+  await Promise.all(Array.from({ length: concurrency }, async () => { while (Date.now() < end) { await fn(); count++; } }));
+  await client.close();
+  parentPort.postMessage(count);
+})();
+`;
+
+/** Runs `op` from `threads` worker threads, each with its own MongoClient, as several app processes would. */
+async function measureDriverThreads(args: Args, uri: string, op: string, size: number, idBytes: Uint8Array, round: number): Promise<Measured> {
+  const startAt = Date.now() + 1500; // connect and warm up before the window opens
+  const mongodbPath = createRequire(import.meta.url).resolve("mongodb");
+  const counts = Array.from({ length: args.clientThreads }, (_, t) =>
+    new Promise<number>((resolve, reject) => {
+      const workerData = { mongodbPath, uri, op, size, idBytes, seconds: args.seconds, concurrency: args.concurrency, startAt, insertBase: size * 10 + (round * 16 + t) * 10_000_000 };
+      const worker = new Worker(CLIENT_THREAD, { eval: true, workerData });
+      worker.once("message", resolve);
+      worker.once("error", reject);
+    }),
+  );
+  await new Promise((r) => setTimeout(r, startAt - Date.now()));
+  const close = openWindow();
+  const total = (await Promise.all(counts)).reduce((a, b) => a + b, 0);
+  const measured = close(total);
+  // The window closed when the slowest thread reported; rate over the nominal window is the fair figure.
+  return { ...measured, value: total / args.seconds };
+}
+
+type Mode = "same thread" | "worker thread" | "driver threads";
 
 /** Share of the machine other processes used during each measurement (the build machine is shared). */
 const foreignLoad: number[] = [];
 
 async function runMode(args: Args, mode: Mode, size: number, results: Map<string, number>): Promise<void> {
   const server = await startEmbeddedMongo({ inWorkerThread: mode === "worker thread" });
+  let round = 0;
   const client = new MongoClient(server.uri, { maxPoolSize: args.concurrency });
   try {
     await client.connect();
@@ -211,7 +270,13 @@ async function runMode(args: Args, mode: Mode, size: number, results: Map<string
         `[${mode}] ${size.toLocaleString("en-US")} docs  ${op}: ${Math.round(measured.value)} ops/s, ${Math.round(measured.perCpuSecond)} per CPU-second (other processes: ${(measured.foreign * 100).toFixed(0)}% of the machine)`,
       );
     };
-    const measure = (op: () => Promise<unknown>) => withForeignLoad(() => measureDriver(args.seconds, args.concurrency, op));
+    if (mode === "driver threads") {
+      const idBytes = new Uint8Array(ids.length * 12);
+      ids.forEach((id, k) => idBytes.set(id.id, k * 12));
+      for (const op of OPERATIONS) record(op, await measureDriverThreads(args, server.uri, op, size, idBytes, round++));
+      return;
+    }
+    const measure = (op: () => Promise<unknown>) => measureDriver(args.seconds, args.concurrency, op);
     record("insertOne", await measure(() => coll.insertOne(makeDoc(next++))));
     record("findOne by _id", await measure(() => coll.findOne({ _id: ids[rand()] })));
     record("findOne by unique email", await measure(() => coll.findOne({ email: `user${rand()}@example.com` })));
@@ -222,7 +287,7 @@ async function runMode(args: Args, mode: Mode, size: number, results: Map<string
     );
     if (mode === "worker thread") {
       const raw = (op: string, command: (i: number) => Document) =>
-        withForeignLoad(() => measureRawWire(server.port, args.seconds, (i) => opMsg({ ...command(i), $db: "bench" }, i))).then((v) => record(`raw wire: ${op}`, v));
+        measureRawWire(server.port, args.seconds, (i) => opMsg({ ...command(i), $db: "bench" }, i)).then((v) => record(`raw wire: ${op}`, v));
       await raw("insertOne", () => ({ insert: "users", documents: [makeDoc(next++)] }));
       await raw("findOne by _id", () => ({ find: "users", filter: { _id: ids[rand()] }, limit: 1, singleBatch: true }));
       await raw("findOne by unique email", () => ({ find: "users", filter: { email: `user${rand()}@example.com` }, limit: 1, singleBatch: true }));
@@ -251,15 +316,19 @@ const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.len
 async function main(): Promise<void> {
   const args = parseArgs();
   const results = new Map<string, number>();
-  const modes: Mode[] = args.worker ? ["worker thread"] : ["same thread", "worker thread"];
+  const modes: Mode[] = args.worker ? ["worker thread"] : ["same thread", "worker thread", "driver threads"];
   for (const size of args.sizes) for (const mode of modes) await runMode(args, mode, size, results);
 
   const sections: string[] = [];
   for (const mode of modes) {
-    const where = mode === "same thread" ? "same event loop as the driver (default)" : "worker thread (`inWorkerThread: true`)";
-    sections.push(`### Official driver, server on the ${where}: ops/s`, "");
+    const where = {
+      "same thread": "one driver and the server on the same event loop (the default, as in the app's tests)",
+      "worker thread": "one driver on the main thread, the server in a worker thread (`inWorkerThread: true`)",
+      "driver threads": `${args.clientThreads} driver client threads (one MongoClient each), the server on the main thread`,
+    }[mode];
+    sections.push(`### Official driver, ${where}: ops/s`, "");
     sections.push(...table("operation", [...OPERATIONS], (op, size) => `${mode}|${op}|${size}`, results, args.sizes), "");
-    sections.push(`### Official driver, server on the ${where}: ops per CPU-second of the process (driver + server)`, "");
+    sections.push(`### Official driver, ${where}: ops per CPU-second of the process (driver + server)`, "");
     sections.push(...table("operation", [...OPERATIONS], (op, size) => `${mode}|${op}|${size}|cpu`, results, args.sizes), "");
   }
   sections.push("### Server alone: raw OP_MSG, pipelined (4 connections x 8 in flight), server in a worker thread: ops/s", "");

@@ -3,7 +3,7 @@
 export function formatValue(v: unknown): string {
   if (v === null || v === undefined) return "null";
   if (typeof v === "string") return JSON.stringify(v);
-  if (typeof v === "number") return Number.isInteger(v) || !Number.isFinite(v) ? String(v) : String(v);
+  if (typeof v === "number") return String(v);
   if (typeof v === "boolean" || typeof v === "bigint") return String(v);
   if (v instanceof Date) return `new Date(${v.getTime()})`;
   if (v instanceof RegExp) return `/${v.source}/${v.flags}`;

@@ -54,7 +54,7 @@ describe("embedded-mongo: idle cursor reaping", function () {
   });
 
   it("discards a cursor idle for longer than cursorTimeoutMs", async () => {
-    const server = await startEmbeddedMongo({ cursorTimeoutMs: 150 });
+    const server = await startEmbeddedMongo({ cursorTimeoutMs: 800 });
     const client = new MongoClient(server.uri);
     try {
       const db = client.db("em_reap");
@@ -62,7 +62,7 @@ describe("embedded-mongo: idle cursor reaping", function () {
       const reply = await db.command({ find: "c", filter: {}, batchSize: 2 });
       const alive = await db.command({ getMore: reply.cursor.id, collection: "c", batchSize: 2 });
       expect(alive.cursor.nextBatch).to.have.length(2);
-      await new Promise((r) => setTimeout(r, 400));
+      await new Promise((r) => setTimeout(r, 2000));
       const err = await db.command({ getMore: reply.cursor.id, collection: "c" }).catch((e) => e);
       expect(err.code).to.equal(43);
     } finally {

@@ -34,14 +34,21 @@ async function main(): Promise<void> {
   }
   const { httpPort, grpcPort } = await app.listen();
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
+  const api =
+    config.role === "worker"
+      ? []
+      : [
+          `REST          http://${host}:${httpPort}/v1   (OpenAPI: /v1/openapi.json)`,
+          `Connect       http://${host}:${httpPort}       (Connect and gRPC-Web, every service)`,
+          `gRPC          ${host}:${grpcPort}              (HTTP/2 cleartext)`,
+          `admin token   ${config.adminToken ? "(from SVC_ADMIN_TOKEN)" : adminToken}`,
+        ];
   console.log(
     [
-      `Svc is listening`,
-      `REST          http://${host}:${httpPort}/v1   (OpenAPI: /v1/openapi.json)`,
-      `Connect       http://${host}:${httpPort}       (Connect and gRPC-Web, every service)`,
-      `gRPC          ${host}:${grpcPort}              (HTTP/2 cleartext)`,
+      `Svc is listening (role ${config.role})`,
+      ...api,
       `health        http://${host}:${httpPort}/healthz`,
-      `admin token   ${config.adminToken ? "(from SVC_ADMIN_TOKEN)" : adminToken}`,
+      `metrics       http://${host}:${httpPort}/metrics`,
       ...lines,
     ].join("\n"),
   );

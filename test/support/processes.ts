@@ -60,12 +60,12 @@ export async function startDatabaseProcess(): Promise<RunningProcess & { uri: st
   return { ...running, uri: match[1]! };
 }
 
-/** `src/main.ts` against `mongodbUri`; answers once it listens, with its REST base URL. */
+/** `src/main.ts` against `mongodbUri`; answers once it listens, with its HTTP base URL (any role). */
 export async function startServiceProcess(mongodbUri: string, env: Record<string, string> = {}): Promise<RunningProcess & { baseUrl: string }> {
   const { running, match } = await startProcess(
     ["src/main.ts"],
     { MONGODB_URI: mongodbUri, PORT: "0", GRPC_PORT: "0", SVC_BOOTSTRAP: "1", ...env },
-    /REST\s+(http:\/\/\S+)\/v1/,
+    /health\s+(http:\/\/\S+)\/healthz/,
   );
   return { ...running, baseUrl: match[1]! };
 }

@@ -1,0 +1,124 @@
+// Two API processes and two worker processes on one database (the embedded server run standalone, as
+// `npm run mongo:embedded` does): deliveries are recorded once per (event, endpoint) and reach the receiver
+// at least once, the rate limit and idempotency keys are shared, and a worker killed with SIGKILL does not
+// stop the burst from completing.
+import { expect } from "chai";
+import { MongoClient } from "mongodb";
+import { startDatabaseProcess, startServiceProcess, type RunningProcess } from "../support/processes.ts";
+import { eventually, WebhookReceiver } from "../webhooks/support/receiver.ts";
+
+const SANDBOX_KEY = "svc_test_scaleoutscaleoutscaleout0001";
+const ADMIN_TOKEN = "adm_scale_out_test_token";
+const BURST = 120;
+
+type Service = RunningProcess & { baseUrl: string };
+
+async function call(base: string, method: string, path: string, init: { key?: string; body?: unknown; headers?: Record<string, string> } = {}) {
+  const response = await fetch(base + path, {
+    method,
+    headers: {
+      ...(init.key ? { authorization: `Bearer ${init.key}` } : {}),
+      ...(init.body !== undefined ? { "content-type": "application/json" } : {}),
+      ...init.headers,
+    },
+    ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+  });
+  const text = await response.text();
+  const json = response.headers.get("content-type")?.startsWith("application/json");
+  return { status: response.status, headers: response.headers, body: json && text ? JSON.parse(text) : text };
+}
+
+describe("scale-out: two API and two worker processes on one database", function () {
+  this.timeout(120_000);
+  let database: (RunningProcess & { uri: string }) | null = null;
+  const services: Service[] = [];
+  let receiver: WebhookReceiver | null = null;
+  let client: MongoClient | null = null;
+  let apis: Service[] = [];
+  let workers: Service[] = [];
+
+  before(async () => {
+    database = await startDatabaseProcess();
+    const uri = `${database.uri.replace(/\/?$/, "")}/svc_scale`;
+    const common = { SVC_SANDBOX_KEY: SANDBOX_KEY, SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_WORKER_POLL_MS: "50", SVC_RELAY_SWEEP_MS: "200",
+      // Short attempts, so the lease of an attempt cut short by the kill expires within the test.
+      SVC_WEBHOOK_TIMEOUT_MS: "1000" };
+    // One after the other: the first bootstraps the Default project, the others adopt it.
+    for (const role of ["api", "api", "worker", "worker"]) services.push(await startServiceProcess(uri, { ...common, SVC_ROLE: role }));
+    apis = services.slice(0, 2);
+    workers = services.slice(2);
+    receiver = await WebhookReceiver.start();
+    client = await MongoClient.connect(uri);
+  });
+
+  after(async () => {
+    for (const service of services) await service.kill("SIGKILL");
+    await receiver?.close();
+    await client?.close();
+    await database?.kill();
+  });
+
+  it("workers serve only /healthz and /metrics; API processes the API", async () => {
+    for (const worker of workers) {
+      expect((await call(worker.baseUrl, "GET", "/healthz")).status).to.equal(200);
+      expect((await call(worker.baseUrl, "GET", "/metrics")).status).to.equal(200);
+      const api = await call(worker.baseUrl, "GET", "/v1/events", { key: SANDBOX_KEY });
+      expect(api.status).to.equal(404);
+      expect(api.body.error.code).to.equal("route_not_found");
+    }
+    for (const api of apis) expect((await call(api.baseUrl, "GET", "/v1/events", { key: SANDBOX_KEY })).status).to.equal(200);
+  });
+
+  it("delivers a burst once per (event, endpoint) record and at least once each, though a worker is SIGKILLed", async () => {
+    const endpoint = await call(apis[0]!.baseUrl, "POST", "/v1/webhook-endpoints", {
+      key: SANDBOX_KEY,
+      body: { url: receiver!.url("/scale"), event_types: ["user.created"] },
+    });
+    expect(endpoint.status, JSON.stringify(endpoint.body)).to.equal(201);
+
+    const created: string[] = [];
+    const createUser = async (i: number) => {
+      const response = await call(apis[i % 2]!.baseUrl, "POST", "/v1/users", { key: SANDBOX_KEY, body: { phone: `+1646555${String(i).padStart(4, "0")}` } });
+      expect(response.status).to.equal(201);
+      created.push(response.body.id);
+    };
+    for (let i = 0; i < BURST / 2; i++) await createUser(i);
+    await workers[0]!.kill("SIGKILL");
+    for (let i = BURST / 2; i < BURST; i++) await createUser(i);
+
+    const events = client!.db().collection("events");
+    const eventIds = (await events.find({ type: "user.created" }, { projection: { _id: 1 } }).toArray()).map((e) => String(e._id));
+    expect(eventIds).to.have.length(BURST);
+    await receiver!.waitUntil(() => eventIds.every((id) => receiver!.forEvent(id).length >= 1), 60_000);
+
+    const deliveries = client!.db().collection("webhook_deliveries");
+    expect(await deliveries.countDocuments({ endpoint_id: endpoint.body.id })).to.equal(BURST);
+    const perEvent = await deliveries.aggregate([{ $group: { _id: "$event_id", n: { $sum: 1 } } }, { $match: { n: { $gt: 1 } } }]).toArray();
+    expect(perEvent, "events with more than one delivery record").to.deep.equal([]);
+    // Receipt comes first; the success is recorded a moment later. An attempt the killed worker had sent but
+    // not recorded is sent again by the other once its lease expires: at least once.
+    const settled = await eventually(() => deliveries.countDocuments({ status: "succeeded" }), (n) => n === BURST, 30_000);
+    expect(settled).to.equal(BURST);
+  });
+
+  it("shares the rate limit and idempotency keys across the API processes", async () => {
+    const admin = await call(apis[0]!.baseUrl, "POST", "/svc.admin.v1.AdminService/CreateApiKey", {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      body: { project_id: (await client!.db().collection("projects").findOne({}))!._id, livemode: false, rate_limit: 6 },
+    });
+    expect(admin.status, JSON.stringify(admin.body)).to.equal(200);
+    const limited = admin.body.secret as string;
+    const statuses: number[] = [];
+    for (let i = 0; i < 9; i++) statuses.push((await call(apis[i % 2]!.baseUrl, "GET", "/v1/events?limit=1", { key: limited })).status);
+    expect(statuses).to.deep.equal([200, 200, 200, 200, 200, 200, 429, 429, 429]);
+
+    const body = { phone: "+16465559999" };
+    const first = await call(apis[0]!.baseUrl, "POST", "/v1/users", { key: SANDBOX_KEY, body, headers: { "idempotency-key": "scale-out-key" } });
+    const second = await call(apis[1]!.baseUrl, "POST", "/v1/users", { key: SANDBOX_KEY, body, headers: { "idempotency-key": "scale-out-key" } });
+    expect(first.status).to.equal(201);
+    expect(second.status).to.equal(201);
+    expect(second.headers.get("idempotent-replayed")).to.equal("true");
+    expect(second.body).to.deep.equal(first.body);
+    expect(second.headers.get("x-request-id")).to.equal(first.headers.get("x-request-id"));
+  });
+});

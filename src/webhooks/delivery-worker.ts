@@ -37,6 +37,8 @@ export interface DeliveryWorkerDependencies {
   /** Delays after failed attempts 1..6. */
   retryScheduleMs: readonly number[];
   successes: SuccessRecorder;
+  /** Hears of every attempt's outcome (metrics): its error code, null on success. */
+  onAttempt?: (error: string | null) => void;
 }
 
 export class DeliveryWorker {
@@ -81,6 +83,7 @@ export class DeliveryWorker {
   }
 
   private async record(delivery: WebhookDeliveryDocument, attemptedAt: Date, result: AttemptResult, error: string | null): Promise<void> {
+    this.deps.onAttempt?.(error);
     const attempt = delivery.attempt_count;
     const now = this.deps.clock();
     let outcome: AttemptOutcome["status"] = "pending";

@@ -44,6 +44,8 @@ export interface WebhookDeliveryDependencies {
   jobs: JobQueue;
   clock: Clock;
   onError: (error: unknown) => void;
+  /** Hears of every delivery attempt's outcome: its error code, null on success. */
+  onAttempt?: (error: string | null) => void;
 }
 
 export class WebhookDelivery {

@@ -4,6 +4,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { expect } from "chai";
 import { UsersService } from "../../gen/svc/v1/users_pb.ts";
 import { startTestService, type TestService } from "../support/test-service.ts";
+import { eventually, WebhookReceiver } from "../webhooks/support/receiver.ts";
 
 /** The value of one sample, e.g. sample(text, 'svc_http_requests_total{route="/v1/users",method="POST",status="201"}'). */
 function sample(text: string, series: string): number | undefined {
@@ -46,5 +47,30 @@ describe("metrics", () => {
     expect(sample(text, 'svc_events_created_total{type="user.created"}')).to.equal(3);
     expect(sample(text, "svc_webhook_deliveries_pending")).to.equal(0);
     expect(sample(text, "svc_job_lag_seconds")).to.equal(0);
+  });
+
+  it("counts delivery attempts by outcome and error", async () => {
+    const ok = await WebhookReceiver.start();
+    const failing = await WebhookReceiver.start((_req, res) => res.writeHead(500).end());
+    try {
+      await svc.request("POST", "/v1/webhook-endpoints", { body: { url: ok.url("/ok"), event_types: ["user.created"] } });
+      await svc.request("POST", "/v1/webhook-endpoints", { body: { url: failing.url("/fail"), event_types: ["user.created"] } });
+      await svc.request("POST", "/v1/users", { body: { phone: "+14155550164" } });
+      const series = {
+        succeeded: 'svc_webhook_delivery_attempts_total{outcome="succeeded",error="none"}',
+        failed: 'svc_webhook_delivery_attempts_total{outcome="failed",error="http_500"}',
+      };
+      const text = await eventually(
+        async () => (await fetch(`${svc.baseUrl}/metrics`)).text(),
+        (t) => sample(t, series.succeeded) === 1 && sample(t, series.failed) === 1,
+      );
+      expect(sample(text, series.succeeded)).to.equal(1);
+      expect(sample(text, series.failed)).to.equal(1);
+      // The failed one waits for its retry (1 minute by default).
+      expect(sample(text, "svc_webhook_deliveries_pending")).to.equal(1);
+    } finally {
+      await ok.close();
+      await failing.close();
+    }
   });
 });

@@ -25,8 +25,8 @@ import { machineDescription } from "./machine.ts";
 
 const THROUGHPUT_MS = Number(process.env.BENCH_DURATION_MS ?? 8000);
 const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 10_000);
-const ENDPOINTS = 5;
-const PUBLISHERS = 32;
+const ENDPOINTS = 10;
+const PUBLISHERS = 64;
 const LATENCY_RATE = 200;
 const BARE_CONCURRENCY = 64;
 const AGENDA_JOBS = 2000;
@@ -101,7 +101,8 @@ function percentile(sorted: number[], p: number): number {
 const round = (n: number, digits = 1) => Number(n.toFixed(digits));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-// 1. Throughput: 32 publishers as fast as the relay takes them, each event fanned out to 5 endpoints.
+// 1. Throughput: 64 publishers as fast as the relay takes them, each event fanned out to 10 endpoints, so that
+// deliveries, not publishing, set the pace.
 const endpointIds: string[] = [];
 for (let i = 0; i < ENDPOINTS; i++) endpointIds.push(await addEndpoint(`/e${i}`));
 await takeReceipts();

@@ -22,8 +22,20 @@ export function activeSecrets(endpoint: WebhookEndpointDocument, now: Date): str
   return previousActive ? [endpoint.secret, endpoint.previous_secret!] : [endpoint.secret];
 }
 
+/** Bodies by event document: fan-out hands the same document to every endpoint of the event. */
+const bodies = new WeakMap<EventDocument, string>();
+
 /** The raw webhook body: the Event object plus `created` (repeating `created_at`) and `project_id`. */
 export function webhookBody(event: EventDocument): string {
+  let body = bodies.get(event);
+  if (body === undefined) {
+    body = renderBody(event);
+    bodies.set(event, body);
+  }
+  return body;
+}
+
+function renderBody(event: EventDocument): string {
   const json = eventJson(eventMessage(event));
   return JSON.stringify({
     id: json.id,

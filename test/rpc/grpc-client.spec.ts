@@ -136,3 +136,31 @@ describe("gRPC with a stock grpc-js client", () => {
     });
   });
 });
+
+describe("gRPC idempotency keys expire after 24 hours", () => {
+  let now = Date.parse("2026-11-20T09:00:00.000Z");
+  let svc: TestService;
+  let client: GrpcTestClient;
+  before(async () => {
+    svc = await startTestService({ clock: () => new Date(now) });
+    client = new GrpcTestClient(svc.grpcAddress);
+  });
+  after(async () => {
+    client.close();
+    await svc.stop();
+  });
+
+  it("replays until then, and runs another request under the key afterwards", async () => {
+    const metadata = { ...bearer(svc.sandboxKey), "idempotency-key": "grpc-expiry-1" };
+    const request = { phone: uniquePhone() };
+    const first = await client.ok("UsersService", "CreateUser", request, metadata);
+    now += 24 * 60 * 60 * 1000 - 1000;
+    const replay = await client.ok("UsersService", "CreateUser", request, metadata);
+    expect(replay.header.get("idempotent-replayed")).to.deep.equal(["true"]);
+    expect(replay.message).to.deep.equal(first.message);
+    now += 2000;
+    const fresh = await client.ok("UsersService", "CreateUser", { phone: uniquePhone() }, metadata);
+    expect(fresh.header.get("idempotent-replayed")).to.deep.equal([]);
+    expect(fresh.message.user.id).not.to.equal(first.message.user.id);
+  });
+});

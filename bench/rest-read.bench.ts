@@ -144,14 +144,16 @@ ${rows.join("\n")}
 | REST cost per request over gRPC's (${LABELS[grpcReference]}: its req/s ÷ REST req/s − 1) | ${restOverGrpc >= 0 ? "+" : ""}${percent(restOverGrpc)} | at most +25% | ${verdict(restOverGrpc <= 0.25)} |
 | REST p50 latency over gRPC's | ${p50RestOverGrpc >= 0 ? "+" : ""}${percent(p50RestOverGrpc)} | (for reference) | |
 
-Notes from profiling (\`node --cpu-prof\`, server in its own process, 2026-11-22): both transports make the same
-database commands per read (one \`find\` on users; the key, organization and quota are cached or reserved in
-chunks). REST's own largest costs are the request logs (pino with the secret/PII scrubber, about a tenth of the
-server's CPU), the MongoDB driver and BSON, and socket writes. On the gRPC side connect-node's per-call pipeline
-(async iterables, an AbortSignal and a DOMException per call) shows, and in this one-process run the gRPC
-clients' own work (grpc-js above all) competes with the server for the two cores. With the load generator in a
-separate process, gRPC came close to REST in some runs and stayed at half in others: on this shared machine
-the gRPC figures are the least stable of the table.
+Notes from profiling (\`node --cpu-prof\`, server in its own process, steady state, 2026-11-22): both transports
+make the same database commands per read (one \`find\` on users; the key, organization and quota are cached
+or reserved in chunks). Share of the server's CPU samples, REST: MongoDB driver and BSON 26%, request logs
+(pino with the secret/PII scrubber, two lines a request) 16%, socket writes and Node HTTP 10%, the gateway's
+own work (route, decode, handler context, presenter, serialisation) about 4%, Fastify 2%, key/version/quota
+checks 2%, idle 28%. gRPC: MongoDB
+driver and BSON 27%, connect-node's per-call pipeline and protobuf 25% (async iterables, an AbortSignal and a
+DOMException per call), logs 6%, idle 21%. In this one-process run the gRPC clients' own work (grpc-js above
+all) also competes with the server for the two cores; with the load generator in a separate process gRPC came
+close to REST in some runs and stayed at half in others, so the gRPC figures are the least stable here.
 `;
 writeFileSync(new URL("./results/rest-read.md", import.meta.url), report);
 console.log(report);

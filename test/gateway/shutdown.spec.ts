@@ -111,13 +111,18 @@ describe("graceful shutdown", () => {
     socket.on("data", (chunk) => (received += chunk.toString("latin1")));
     const ended = new Promise((resolve) => socket.once("close", resolve));
     try {
+      let requestsSeen = 0;
+      svc.app.http.server.on("request", () => requestsSeen++);
+      const until = async (condition: () => boolean) => {
+        while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
+      };
       socket.write(rawRequest("POST", "/v1/users", svc.liveKey, JSON.stringify({ phone: "+14155558003" })));
       await custodian.waitingFor(1);
       const closing = svc.app.close();
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await until(() => !svc.app.http.server.listening);
       // The connection is busy, so it is still open: the next request on it arrives while the server drains.
       socket.write(rawRequest("GET", "/v1/events", svc.sandboxKey));
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await until(() => requestsSeen === 2);
       custodian.release();
       await closing;
       await ended;

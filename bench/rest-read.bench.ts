@@ -4,6 +4,7 @@
 // the same call over gRPC. Writes bench/results/rest-read.md.
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
+import { fileURLToPath } from "node:url";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
@@ -60,7 +61,7 @@ const barePort = (bare.server.address() as { port: number }).port;
 // One HTTP/2 session with every call multiplexed on it, as a gRPC client normally runs.
 const grpcClient = createClient(UsersService, createGrpcTransport({ baseUrl: `http://127.0.0.1:${grpcPort}` }));
 const grpcHeaders = { authorization };
-const definition = protoLoader.loadSync(["svc/v1/users.proto"], { includeDirs: ["proto"], keepCase: true });
+const definition = protoLoader.loadSync(["svc/v1/users.proto"], { includeDirs: [fileURLToPath(new URL("../proto", import.meta.url))], keepCase: true });
 const StockUsers = (grpc.loadPackageDefinition(definition) as any).svc.v1.UsersService;
 const stockClient = new StockUsers(`127.0.0.1:${grpcPort}`, grpc.credentials.createInsecure());
 const stockMetadata = new grpc.Metadata();

@@ -4,12 +4,13 @@ import { create, fromBinary } from "@bufbuild/protobuf";
 import { anyUnpack } from "@bufbuild/protobuf/wkt";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
+import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 import { ErrorInfoSchema, type ErrorInfo } from "../../gen/google/rpc/error_details_pb.ts";
 import { StatusSchema } from "../../gen/google/rpc/status_pb.ts";
 
 const definition = protoLoader.loadSync(["svc/v1/users.proto", "svc/v1/events.proto"], {
-  includeDirs: ["proto"],
+  includeDirs: [fileURLToPath(new URL("../../proto", import.meta.url))],
   keepCase: true,
   longs: String,
   enums: String,

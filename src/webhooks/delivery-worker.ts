@@ -83,7 +83,6 @@ export class DeliveryWorker {
   }
 
   private async record(delivery: WebhookDeliveryDocument, attemptedAt: Date, result: AttemptResult, error: string | null): Promise<void> {
-    this.deps.onAttempt?.(error);
     const attempt = delivery.attempt_count;
     const now = this.deps.clock();
     let outcome: AttemptOutcome["status"] = "pending";
@@ -98,12 +97,14 @@ export class DeliveryWorker {
     };
     if (outcome === "succeeded") {
       await this.deps.successes.record(delivery._id, attempt, written, now);
-      return;
+    } else {
+      const recorded = await this.deps.deliveries.recordAttempt(delivery._id, attempt, written, now);
+      if (recorded && nextAttemptAt !== null) {
+        await this.deps.jobs.schedule<DeliveryJobData>(DELIVERY_JOB, { delivery_id: delivery._id, endpoint_id: delivery.endpoint_id }, nextAttemptAt);
+      }
     }
-    const recorded = await this.deps.deliveries.recordAttempt(delivery._id, attempt, written, now);
-    if (recorded && nextAttemptAt !== null) {
-      await this.deps.jobs.schedule<DeliveryJobData>(DELIVERY_JOB, { delivery_id: delivery._id, endpoint_id: delivery.endpoint_id }, nextAttemptAt);
-    }
+    // Heard once the outcome is written, so what listeners count agrees with the delivery records.
+    this.deps.onAttempt?.(error);
   }
 
   /** Any success ends a run of failures; the 20th failure in a row disables the endpoint. */

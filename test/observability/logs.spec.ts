@@ -49,11 +49,24 @@ describe("logs", () => {
       const response = await svc.request("POST", "/v1/users", { body: { phone: "+14155550123", first_name: "Logged" } });
       const requestId = response.headers.get("x-request-id")!;
       const lines = capturedLogLines.filter((line) => line.includes(requestId)).map((line) => JSON.parse(line));
-      expect(lines.length).to.be.at.least(2); // request received and request completed
       expect(lines.every((line) => line.request_id === requestId)).to.equal(true);
+      const completed = lines.find((line) => line.msg === "request completed");
+      expect(completed).to.include({ method: "POST", url: "/v1/users", route: "/v1/users", status: 201, level: "info" });
+      expect(completed.duration_ms).to.be.a("number");
       const all = capturedLogLines.join("\n");
       expect(all).not.to.contain("+14155550123");
       expect(all).not.to.contain(svc.sandboxKey);
+    });
+
+    it("says which request it was: method and scrubbed URL when received, status when completed", async () => {
+      const response = await svc.request("GET", "/v1/users/999999999?email=ada@example.com");
+      const requestId = response.headers.get("x-request-id")!;
+      const lines = capturedLogLines.filter((line) => line.includes(requestId)).map((line) => JSON.parse(line));
+      const received = lines.find((line) => line.msg === "incoming request");
+      const completed = lines.find((line) => line.msg === "request completed");
+      expect(received?.req, JSON.stringify(lines)).to.include({ method: "GET" });
+      expect(received.req.url).to.match(/^\/v1\/users\/999999999\?email=/).and.not.contain("ada@example.com");
+      expect(completed?.res, JSON.stringify(lines)).to.deep.equal({ statusCode: 404 });
     });
   });
 });

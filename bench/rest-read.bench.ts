@@ -2,6 +2,7 @@
 // doing the same database read (findOne by _id on the users collection, no key, no checks), in one run.
 // Goals (issue 3): REST reaches at least 50% of the bare route's throughput, and costs at most 25% more than
 // the same call over gRPC. Writes bench/results/rest-read.md.
+import { execSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
@@ -22,6 +23,15 @@ import { formatLoad, LOAD_TABLE_HEADER, runClosedLoop, runLoad, type LoadResult 
 import { machineDescription } from "./machine.ts";
 
 const loadBefore = loadavg()[0]!;
+// The working tree is shared: say which code was measured.
+function revision(): string {
+  const git = (args: string) => execSync(`git ${args}`, { cwd: fileURLToPath(new URL("..", import.meta.url)) }).toString().trim();
+  try {
+    return `commit ${git("rev-parse --short HEAD")}${git("status --porcelain -- src gen") ? ", with uncommitted changes under src/ or gen/" : ""}`;
+  } catch {
+    return "unknown revision";
+  }
+}
 const CONCURRENCY = 32;
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
 const WARM_UP_MS = 2000;
@@ -132,6 +142,8 @@ const rounds = (values: number[], format: (x: number) => string) => values.map(f
 const verdict = (met: boolean) => (met ? "met" : "**not met**");
 
 const report = `# Authenticated read: REST and gRPC beside a bare route
+
+Code: ${revision()}.
 
 Machine: ${machineDescription()}. One-minute load average ${loadBefore.toFixed(1)} when the run started and
 ${loadavg()[0]!.toFixed(1)} when it ended: other processes share this machine, so rounds differ; figures of one

@@ -36,6 +36,14 @@ describe("REST conventions", () => {
       expectError(await svc.request("POST", "/v1/nothing", { rawBody: BROKEN_JSON }), 404, "invalid_request_error", "route_not_found");
     });
 
+    it("a body of exactly 64 KiB is read: its unknown field is a validation_error, not payload_too_large", async () => {
+      const prefix = '{"phone":"+14155550100","padding":"';
+      const rawBody = `${prefix}${"p".repeat(64 * 1024 - prefix.length - 2)}"}`;
+      expect(Buffer.byteLength(rawBody)).to.equal(64 * 1024);
+      expectError(await svc.request("POST", "/v1/users", { rawBody }), 422, "invalid_request_error", "validation_error", "padding");
+      expectError(await svc.request("POST", "/v1/users", { rawBody: `${rawBody} ` }), 413, "invalid_request_error", "payload_too_large");
+    });
+
     it("an oversized body without a key is payload_too_large", async () => {
       expectError(await svc.request("POST", "/v1/users", { key: null, rawBody: OVERSIZED }), 413, "invalid_request_error", "payload_too_large");
     });

@@ -139,6 +139,13 @@ describe("idempotency keys over REST", () => {
     expect(second.body).to.deep.equal(first.body);
   });
 
+  it("accepts a key of 255 visible ASCII characters, the longest allowed", async () => {
+    const key = `~!${"k".repeat(253)}`;
+    const body = { phone: uniquePhone() };
+    expect((await createUser(svc, key, body)).status).to.equal(201);
+    expect((await createUser(svc, key, body)).headers.get("idempotent-replayed")).to.equal("true");
+  });
+
   it("ignores Idempotency-Key on reads", async () => {
     const response = await svc.request("GET", "/v1/events", { headers: { "idempotency-key": "" } });
     expect(response.status).to.equal(200);

@@ -193,13 +193,13 @@ async function measureRawWire(port: number, seconds: number, request: (i: number
   return close(count);
 }
 
-// Body of a driver client thread (plain JavaScript, evaluated in a worker): runs one operation from
-// `concurrency` loops between startAt and startAt + seconds and reports how many completed.
+// Body of a driver client thread (plain JavaScript, evaluated in a worker): connects and warms up, reports
+// "ready", then on "go" runs one operation from `concurrency` loops for `seconds` and reports the count.
 const CLIENT_THREAD = `
 const { parentPort, workerData } = require("node:worker_threads");
 const { MongoClient, ObjectId } = require(workerData.mongodbPath);
 (async () => {
-  const { uri, op, size, idBytes, seconds, concurrency, startAt, insertBase } = workerData;
+  const { uri, op, size, idBytes, seconds, concurrency, insertBase } = workerData;
   const client = new MongoClient(uri, { maxPoolSize: concurrency });
   const coll = client.db("bench").collection("users");
   const rand = () => Math.floor(Math.random() * size);
@@ -214,7 +214,10 @@ const { MongoClient, ObjectId } = require(workerData.mongodbPath);
     "findOneAndUpdate by email ($inc, after)": () => coll.findOneAndUpdate({ email: email() }, { $inc: { counter: 1 } }, { returnDocument: "after" }),
   };
   const fn = ops[op];
-  await Promise.all(Array.from({ length: concurrency }, async () => { while (Date.now() < startAt) await fn(); }));
+  const warmEnd = Date.now() + 300;
+  await Promise.all(Array.from({ length: concurrency }, async () => { while (Date.now() < warmEnd) await fn(); }));
+  const startAt = await new Promise((resolve) => { parentPort.once("message", resolve); parentPort.postMessage("ready"); });
+  while (Date.now() < startAt) await new Promise((r) => setTimeout(r, 1));
   const end = startAt + seconds * 1000;
   let count = 0;
   await Promise.all(Array.from({ length: concurrency }, async () => { while (Date.now() < end) { await fn(); count++; } }));
@@ -225,16 +228,21 @@ const { MongoClient, ObjectId } = require(workerData.mongodbPath);
 
 /** Runs `op` from `threads` worker threads, each with its own MongoClient, as several app processes would. */
 async function measureDriverThreads(args: Args, uri: string, op: string, size: number, idBytes: Uint8Array, round: number): Promise<Measured> {
-  const startAt = Date.now() + 1500; // connect and warm up before the window opens
   const mongodbPath = createRequire(import.meta.url).resolve("mongodb");
-  const counts = Array.from({ length: args.clientThreads }, (_, t) =>
-    new Promise<number>((resolve, reject) => {
-      const workerData = { mongodbPath, uri, op, size, idBytes, seconds: args.seconds, concurrency: args.concurrency, startAt, insertBase: size * 10 + (round * 16 + t) * 10_000_000 };
-      const worker = new Worker(CLIENT_THREAD, { eval: true, workerData });
+  const workers = Array.from({ length: args.clientThreads }, (_, t) => {
+    const workerData = { mongodbPath, uri, op, size, idBytes, seconds: args.seconds, concurrency: args.concurrency, insertBase: size * 10 + (round * 16 + t) * 10_000_000 };
+    return new Worker(CLIENT_THREAD, { eval: true, workerData });
+  });
+  const next = (worker: Worker) =>
+    new Promise<unknown>((resolve, reject) => {
       worker.once("message", resolve);
       worker.once("error", reject);
-    }),
-  );
+    });
+  // Every thread has loaded the driver, connected and warmed up before the window opens.
+  await Promise.all(workers.map(next));
+  const startAt = Date.now() + 50;
+  const counts = workers.map((w) => next(w) as Promise<number>);
+  for (const worker of workers) worker.postMessage(startAt);
   await new Promise((r) => setTimeout(r, startAt - Date.now()));
   const close = openWindow();
   const total = (await Promise.all(counts)).reduce((a, b) => a + b, 0);

@@ -3,6 +3,8 @@
 import { randomUUID } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import Fastify from "fastify";
+import { pino } from "pino";
+import { createLogger } from "../src/observability/logger.ts";
 import { createApp } from "../src/app.ts";
 import { bootstrapDefaultProject } from "../src/bootstrap.ts";
 import { loadConfig } from "../src/config.ts";
@@ -19,7 +21,9 @@ const mongo = await startEmbeddedMongo({ host: "127.0.0.1", inWorkerThread: true
 const uri = `${mongo.uri.replace(/\/?$/, "")}/bench_users`;
 const database = await connectDatabase(uri);
 const config = loadConfig({ MONGODB_URI: uri, PORT: "0", GRPC_PORT: "0", SVC_RATE_LIMIT: "100000000" });
-const app = await createApp({ config, database, adminToken: "bench", onError: () => {} });
+// Svc logs every request at the shipped level (info), to /dev/null: their cost is part of the figure.
+const logger = createLogger({ level: "info", destination: pino.destination("/dev/null") });
+const app = await createApp({ config, database, adminToken: "bench", logger, onError: () => {} });
 const boot = await bootstrapDefaultProject({ tenancy: app.tenancy, ...app.repositories }, {});
 const { httpPort } = await app.listen({ http: 0, grpc: 0 });
 

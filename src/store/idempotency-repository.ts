@@ -1,6 +1,6 @@
 // Idempotency records: the first completed response to a key, replayed for 24 hours.
 import type { Collection, Db } from "mongodb";
-import { isDuplicateKeyError } from "./database.ts";
+import { batchedInsert, batchedUpdate, throwDocumentError } from "./write-batcher.ts";
 
 /** What a transport needs to replay a response; each transport stores its own shape in `body`. */
 export interface StoredResponse {
@@ -34,9 +34,14 @@ export interface IdempotencyTimes {
 
 export class IdempotencyRepository {
   private readonly collection: Collection<IdempotencyDocument>;
+  // Every idempotent request writes its record twice (claim, then answer): concurrent requests share commands.
+  private readonly insert: ReturnType<typeof batchedInsert<IdempotencyDocument>>;
+  private readonly update: ReturnType<typeof batchedUpdate<IdempotencyDocument>>;
 
   constructor(db: Db) {
     this.collection = db.collection<IdempotencyDocument>("idempotency_keys");
+    this.insert = batchedInsert(this.collection);
+    this.update = batchedUpdate(this.collection);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -59,12 +64,9 @@ export class IdempotencyRepository {
       expires_at: new Date(now.getTime() + retentionMs),
     });
     for (let attempt = 0; attempt < 5; attempt++) {
-      try {
-        await this.collection.insertOne(fresh());
-        return { outcome: "started" };
-      } catch (error) {
-        if (!isDuplicateKeyError(error)) throw error;
-      }
+      const error = await this.insert(fresh());
+      if (error === null) return { outcome: "started" };
+      if (error.code !== 11000) throwDocumentError(error);
       const existing = await this.collection.findOne({ _id: id });
       if (!existing) continue; // expired or abandoned in between: claim it again
       if (existing.expires_at <= now) {
@@ -94,7 +96,8 @@ export class IdempotencyRepository {
   }
 
   async complete(id: string, response: StoredResponse): Promise<void> {
-    await this.collection.updateOne({ _id: id, state: "running" }, { $set: { state: "completed", response } });
+    const error = await this.update({ updateOne: { filter: { _id: id, state: "running" }, update: { $set: { state: "completed", response } } } });
+    if (error) throwDocumentError(error);
   }
 
   /** Frees the key after a response that must not be stored (5xx, 429, 401, 403). */

@@ -3,6 +3,7 @@
 import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
 import type { ProfileFieldValues } from "../domain/profile-rules.ts";
 import type { OutboxEvent } from "./event-repository.ts";
+import { batchedInsert, throwDocumentError } from "./write-batcher.ts";
 
 export type KycStatus = "none" | "pending" | "approved" | "rejected";
 export type WalletStatus = "none" | "pending" | "ready" | "failed";
@@ -44,9 +45,12 @@ export interface TenantScope {
 
 export class UserRepository {
   private readonly collection: Collection<UserDocument>;
+  // Creations arriving together share one insert command.
+  private readonly batchInsert: ReturnType<typeof batchedInsert<UserDocument>>;
 
   constructor(db: Db) {
     this.collection = db.collection<UserDocument>("users");
+    this.batchInsert = batchedInsert(this.collection, { explainDuplicates: true });
   }
 
   async ensureIndexes(): Promise<void> {
@@ -71,7 +75,8 @@ export class UserRepository {
 
   /** Throws MongoDB's duplicate key error (11000) when phone, external_id, tagname or id is taken. */
   async insert(user: UserDocument): Promise<void> {
-    await this.collection.insertOne(user);
+    const error = await this.batchInsert(user);
+    if (error) throwDocumentError(error);
   }
 
   find(scope: TenantScope, id: string): Promise<UserDocument | null> {

@@ -1,0 +1,98 @@
+// Group commit for single-document writes: writes requested in the same event-loop turn go to the database in
+// one command (insertMany or bulkWrite, unordered), and each caller still gets its own document's outcome.
+// Each document's write stays atomic on its own, exactly as with insertOne or updateOne; what is saved is the
+// per-command cost, which dominates small writes.
+import { MongoBulkWriteError, type AnyBulkWriteOperation, type Collection, type Document } from "mongodb";
+
+/** A write error of one document of a batch (for example a duplicate key, code 11000). */
+export interface DocumentWriteError {
+  code: number;
+  keyPattern?: Record<string, unknown>;
+  message: string;
+}
+
+interface Pending<T> {
+  item: T;
+  settle: (error: DocumentWriteError | null) => void;
+  fail: (error: unknown) => void;
+}
+
+/** Per-index write errors of an unordered batch; rethrows anything that is not a batch of document errors. */
+function documentErrors(error: unknown, size: number): (DocumentWriteError | null)[] {
+  if (!(error instanceof MongoBulkWriteError)) throw error;
+  const outcomes: (DocumentWriteError | null)[] = new Array(size).fill(null);
+  const writeErrors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+  for (const writeError of writeErrors) {
+    outcomes[writeError.index] = { code: writeError.code, message: writeError.errmsg ?? "write error" };
+  }
+  return outcomes;
+}
+
+class WriteBatcher<T> {
+  private pending: Pending<T>[] = [];
+
+  constructor(private readonly writeAll: (items: T[]) => Promise<void>) {}
+
+  /** Resolves with null once written, or with this document's own write error. */
+  write(item: T): Promise<DocumentWriteError | null> {
+    return new Promise((settle, fail) => {
+      if (this.pending.push({ item, settle, fail }) === 1) setImmediate(() => void this.flush());
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.pending;
+    this.pending = [];
+    try {
+      await this.writeAll(batch.map((p) => p.item));
+      for (const p of batch) p.settle(null);
+    } catch (error) {
+      let outcomes: (DocumentWriteError | null)[];
+      try {
+        outcomes = documentErrors(error, batch.length);
+      } catch (fatal) {
+        for (const p of batch) p.fail(fatal);
+        return;
+      }
+      batch.forEach((p, i) => p.settle(outcomes[i]!));
+    }
+  }
+}
+
+/**
+ * insertOne, batched. The driver reports a batch's duplicate keys without the index they hit; with
+ * `explainDuplicates`, such a document is tried again alone, so its error says which key (`keyPattern`).
+ */
+export function batchedInsert<T extends Document>(
+  collection: Collection<T>,
+  options: { explainDuplicates?: boolean } = {},
+): (doc: T) => Promise<DocumentWriteError | null> {
+  const batcher = new WriteBatcher<T>(async (docs) => {
+    await collection.insertMany(docs as never[], { ordered: false });
+  });
+  return async (doc) => {
+    const error = await batcher.write(doc);
+    if (error?.code !== 11000 || !options.explainDuplicates) return error;
+    try {
+      await collection.insertOne(doc as never);
+      return null;
+    } catch (single) {
+      const { code, keyPattern, message } = single as { code?: unknown; keyPattern?: Record<string, unknown>; message: string };
+      if (code !== 11000) throw single;
+      return { code, message, ...(keyPattern ? { keyPattern } : {}) };
+    }
+  };
+}
+
+/** updateOne, batched (the count of matched documents is not reported). */
+export function batchedUpdate<T extends Document>(collection: Collection<T>): (operation: AnyBulkWriteOperation<T>) => Promise<DocumentWriteError | null> {
+  const batcher = new WriteBatcher<AnyBulkWriteOperation<T>>(async (operations) => {
+    await collection.bulkWrite(operations, { ordered: false });
+  });
+  return (operation) => batcher.write(operation);
+}
+
+/** Throws a document's write error as the driver would for a single write (code, keyPattern, message). */
+export function throwDocumentError(error: DocumentWriteError): never {
+  throw Object.assign(new Error(error.message), { code: error.code, keyPattern: error.keyPattern });
+}

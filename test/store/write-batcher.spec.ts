@@ -1,0 +1,67 @@
+// Group commit of single-document writes: one command for writes of the same turn, one outcome per caller.
+import { expect } from "chai";
+import { MongoClient, type Collection } from "mongodb";
+import { batchedInsert, batchedUpdate } from "../../src/store/write-batcher.ts";
+import { freshDatabaseUri } from "../support/database.ts";
+
+interface Doc {
+  _id: string;
+  phone: string;
+  n?: number;
+}
+
+describe("write batcher", () => {
+  let client: MongoClient;
+  let collection: Collection<Doc>;
+  const commands: string[] = [];
+  before(async () => {
+    client = new MongoClient(await freshDatabaseUri("batcher"), { monitorCommands: true });
+    client.on("commandStarted", (event) => commands.push(event.commandName));
+    await client.connect();
+    collection = client.db().collection<Doc>("docs");
+    await collection.createIndex({ phone: 1 }, { unique: true, name: "phone_unique" });
+  });
+  after(async () => {
+    await client.close();
+  });
+
+  it("sends inserts of the same turn as one command and answers each caller on its own", async () => {
+    const insert = batchedInsert(collection);
+    commands.length = 0;
+    const outcomes = await Promise.all([
+      insert({ _id: "a", phone: "+1" }),
+      insert({ _id: "b", phone: "+2" }),
+      insert({ _id: "c", phone: "+1" }), // duplicate phone within the batch
+      insert({ _id: "d", phone: "+3" }),
+    ]);
+    expect(commands.filter((c) => c === "insert")).to.have.length(1);
+    expect(outcomes.map((o) => o?.code ?? null)).to.deep.equal([null, null, 11000, null]);
+    expect(await collection.countDocuments()).to.equal(3);
+  });
+
+  it("explains a duplicate with the index it hit when asked", async () => {
+    const insert = batchedInsert(collection, { explainDuplicates: true });
+    const [ok, duplicate] = await Promise.all([insert({ _id: "e", phone: "+5" }), insert({ _id: "f", phone: "+2" })]);
+    expect(ok).to.equal(null);
+    expect(duplicate).to.include({ code: 11000 });
+    expect(duplicate!.keyPattern).to.deep.equal({ phone: 1 });
+  });
+
+  it("sends updates of the same turn as one bulk write", async () => {
+    const update = batchedUpdate(collection);
+    commands.length = 0;
+    const outcomes = await Promise.all(["a", "b", "d"].map((id, n) => update({ updateOne: { filter: { _id: id }, update: { $set: { n } } } })));
+    expect(outcomes).to.deep.equal([null, null, null]);
+    expect(commands.filter((c) => c === "update")).to.have.length(1);
+    expect((await collection.find({ n: { $exists: true } }).sort({ _id: 1 }).toArray()).map((d) => d.n)).to.deep.equal([0, 1, 2]);
+  });
+
+  it("fails every caller of a batch when the command itself fails", async () => {
+    const broken = new MongoClient(await freshDatabaseUri("batcher"));
+    await broken.connect();
+    const insert = batchedInsert(broken.db().collection<Doc>("docs"));
+    await broken.close();
+    const results = await Promise.allSettled([insert({ _id: "x", phone: "+7" }), insert({ _id: "y", phone: "+8" })]);
+    expect(results.map((r) => r.status)).to.deep.equal(["rejected", "rejected"]);
+  });
+});

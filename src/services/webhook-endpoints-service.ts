@@ -89,7 +89,6 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
     const eventTypes = checkEventTypes(request.eventTypes.length > 0 ? request.eventTypes : DEFAULT_EVENT_TYPES);
     const description = checkDescription(request.description ?? "");
     const url = await this.checkUrl(request.url, scope.livemode);
-    // Counted before inserting: two creations racing for the 20th place may both succeed (no transactions).
     if ((await this.deps.endpoints.count(scope)) >= MAX_ENDPOINTS_PER_ENVIRONMENT) throw svcError("webhook_endpoint_limit");
     const now = this.deps.clock();
     const endpoint: WebhookEndpointDocument = {
@@ -109,6 +108,12 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
       updated_at: now,
     };
     await this.deps.endpoints.insert(endpoint).catch(throwConflict);
+    // Creations racing for the last places all passed the count above: the earliest 20 in creation order
+    // stay, and a later one is taken back (no transactions needed).
+    if ((await this.deps.endpoints.countCreatedBefore(scope, endpoint)) >= MAX_ENDPOINTS_PER_ENVIRONMENT) {
+      await this.deps.endpoints.delete(scope, endpoint._id);
+      throw svcError("webhook_endpoint_limit");
+    }
     return create(CreateWebhookEndpointResponseSchema, { webhookEndpoint: endpointMessage(endpoint, now, { withSecret: true }) });
   }
 

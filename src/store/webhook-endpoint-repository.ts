@@ -62,6 +62,15 @@ export class WebhookEndpointRepository {
     return this.collection.findOne({ _id: id });
   }
 
+  /** Endpoints of the scope created before this one (creation time, then id): its rank in creation order. */
+  countCreatedBefore(scope: TenantScope, endpoint: WebhookEndpointDocument): Promise<number> {
+    return this.collection.countDocuments({
+      project_id: scope.projectId,
+      livemode: scope.livemode,
+      $or: [{ created_at: { $lt: endpoint.created_at } }, { created_at: endpoint.created_at, _id: { $lt: endpoint._id } }],
+    });
+  }
+
   count(scope: TenantScope): Promise<number> {
     return this.collection.countDocuments({ project_id: scope.projectId, livemode: scope.livemode });
   }

@@ -197,6 +197,18 @@ describe("webhook endpoint routes", () => {
     for (const endpoint of list.body.data) await svc.request("DELETE", `/v1/webhook-endpoints/${endpoint.id}`, { key: other.sandboxKey });
   });
 
+  it("keeps the limit when creations race for the last places: exactly 20 remain", async () => {
+    const racing = await createOtherProject(svc);
+    for (let i = 0; i < 18; i++) await createEndpoint(svc, { url: `https://hooks.example.com/race${i}` }, racing.sandboxKey);
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => svc.request("POST", "/v1/webhook-endpoints", { key: racing.sandboxKey, body: { url: `https://hooks.example.com/last${i}` } })),
+    );
+    expect(answers.filter((a) => a.status === 201)).to.have.length(2);
+    for (const refused of answers.filter((a) => a.status !== 201)) expectError(refused, 409, "invalid_request_error", "webhook_endpoint_limit");
+    const list = await svc.request("GET", "/v1/webhook-endpoints?limit=100", { key: racing.sandboxKey });
+    expect(list.body.data).to.have.length(20);
+  });
+
   it("answers 404 for the endpoints of another environment or project, on every route", async () => {
     const mine = await createEndpoint(svc, { url: "https://hooks.example.com/iso" });
     for (const key of [svc.liveKey, other.sandboxKey, other.liveKey]) {

@@ -6,6 +6,7 @@ import { isAssignedCountryCode } from "./countries.ts";
 import { isCalendarDate } from "./date-time.ts";
 import { validationError } from "./errors.ts";
 import { PROFILE_FIELD_NAMES, type ProfileFieldName, type SignupFlow } from "./signup-flow.ts";
+import { codePointLength } from "./text.ts";
 
 export interface TermsAcceptanceInput {
   version: string;
@@ -66,12 +67,6 @@ export const TAGNAME_PATTERN = /^[A-Za-z0-9_.-]{3,30}$/;
 // (user@localhost) is accepted; deliverability is the sender's concern.
 export const EMAIL_PATTERN = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+$/u;
 
-/** Length in Unicode code points, so an emoji or an astral-plane letter counts as one character. */
-function codePointLength(value: string): number {
-  let count = 0;
-  for (const _ of value) count++;
-  return count;
-}
 
 function requireString(param: string, value: unknown): string {
   if (typeof value !== "string") throw validationError(param, `${param} must be a string.`);

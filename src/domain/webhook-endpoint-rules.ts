@@ -2,6 +2,7 @@
 // rotation grace period. Pure: no I/O.
 import { validationError } from "./errors.ts";
 import { SUBSCRIBABLE_EVENT_TYPES } from "./event-types.ts";
+import { codePointLength } from "./text.ts";
 
 export const MAX_EVENT_TYPES = 10;
 export const MAX_DESCRIPTION_LENGTH = 500;
@@ -29,7 +30,7 @@ export function checkEventTypes(types: readonly string[]): string[] {
 }
 
 export function checkDescription(description: string): string {
-  if (description.length > MAX_DESCRIPTION_LENGTH) {
+  if (codePointLength(description) > MAX_DESCRIPTION_LENGTH) {
     throw validationError("description", `description must be at most ${MAX_DESCRIPTION_LENGTH} characters long.`);
   }
   return description;

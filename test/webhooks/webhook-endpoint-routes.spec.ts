@@ -170,6 +170,9 @@ describe("webhook endpoint routes", () => {
     await invalid({ url: "https://hooks.example.com/", event_types: eleven }, "event_types");
     const ok = await createEndpoint(svc, { url: "https://hooks.example.com/ok", description: "y".repeat(500), event_types: eleven.slice(0, 9) });
     expect(ok.event_types).to.have.length(9);
+    // Characters are counted as people count them: 500 emoji (1000 UTF-16 units) fit, 501 do not.
+    await createEndpoint(svc, { url: "https://hooks.example.com/emoji", description: "🪝".repeat(500) });
+    await invalid({ url: "https://hooks.example.com/emoji2", description: "🪝".repeat(501) }, "description");
     expectError(
       await svc.request("POST", "/v1/webhook-endpoints", { rawBody: "{not json" }),
       400, "invalid_request_error", "invalid_json",

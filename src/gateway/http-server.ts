@@ -11,6 +11,7 @@ import type { RequestGate } from "../services/request-gate.ts";
 import type { RegisteredService, ServiceRegistry } from "../services/service-registry.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
+import { clientErrorResponder } from "./client-error.ts";
 import { errorRenderer } from "./error-handler.ts";
 import { identityHeaders } from "./response-headers.ts";
 import { restGateway, type RestGatewayOptions } from "./rest-gateway.ts";
@@ -42,6 +43,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
   const app = Fastify({
     // The API has no HEAD routes: HEAD answers route_not_found like any other unmatched method.
     exposeHeadRoutes: false,
+    clientErrorHandler: clientErrorResponder(options.gate),
     // A path Fastify cannot even decode (a stray "%") matches no route.
     frameworkErrors: (error, request, reply) => {
       reply.headers(identityHeaders(request.id));

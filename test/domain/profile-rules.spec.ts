@@ -1,6 +1,6 @@
 import { expect } from "chai";
+import { expectValidationError } from "../support/errors.ts";
 import { isAssignedCountryCode } from "../../src/domain/countries.ts";
-import { describeError } from "../../src/domain/errors.ts";
 import {
   tagnameKey,
   validateExternalId,
@@ -20,20 +20,6 @@ import {
 
 const NOW = new Date("2026-11-22T10:00:00.000Z");
 
-function expectValidationError(action: () => unknown, param: string, message?: RegExp): void {
-  let thrown: unknown;
-  try {
-    action();
-  } catch (error) {
-    thrown = error;
-  }
-  expect(thrown, `expected a validation error on ${param}`).to.exist;
-  const described = describeError(thrown);
-  expect(described.code).to.equal("validation_error");
-  expect(described.param).to.equal(param);
-  expect(described.definition.status).to.equal(422);
-  if (message) expect(described.message).to.match(message);
-}
 
 function publish(
   modules: PublishSignupFlowRequest["modules"],

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { describeError } from "../../src/domain/errors.ts";
+import { expectValidationError } from "../support/errors.ts";
 import {
   PROFILE_FIELD_NAMES,
   UNPUBLISHED_SIGNUP_FLOW,
@@ -9,20 +9,6 @@ import {
 
 const NOW = new Date("2026-11-22T10:00:00.000Z");
 
-function expectValidationError(action: () => unknown, param: string, message?: RegExp): void {
-  let thrown: unknown;
-  try {
-    action();
-  } catch (error) {
-    thrown = error;
-  }
-  expect(thrown, `expected a validation error on ${param}`).to.exist;
-  const described = describeError(thrown);
-  expect(described.code).to.equal("validation_error");
-  expect(described.param).to.equal(param);
-  expect(described.definition.status).to.equal(422);
-  if (message) expect(described.message).to.match(message);
-}
 
 function request(overrides: Partial<PublishSignupFlowRequest> = {}): PublishSignupFlowRequest {
   return {

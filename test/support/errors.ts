@@ -1,5 +1,6 @@
 // Assertions on the spec's error envelope.
 import { expect } from "chai";
+import { describeError } from "../../src/domain/errors.ts";
 import type { RestResponse } from "./test-service.ts";
 
 export function expectError(response: RestResponse, status: number, type: string, code: string, param?: string): void {
@@ -12,4 +13,20 @@ export function expectError(response: RestResponse, status: number, type: string
   if (param === undefined) expect(error).not.to.have.property("param");
   else expect(error.param).to.equal(param);
   expect(error.request_id).to.equal(response.headers.get("x-request-id"));
+}
+
+/** Runs a pure rule expected to refuse its input with 422 `validation_error` naming `param`. */
+export function expectValidationError(action: () => unknown, param: string, message?: RegExp): void {
+  let thrown: unknown;
+  try {
+    action();
+  } catch (error) {
+    thrown = error;
+  }
+  expect(thrown, `expected a validation error on ${param}`).to.exist;
+  const described = describeError(thrown);
+  expect(described.code).to.equal("validation_error");
+  expect(described.param).to.equal(param);
+  expect(described.definition.status).to.equal(422);
+  if (message) expect(described.message).to.match(message);
 }

@@ -175,8 +175,15 @@ export async function createApp(options: AppOptions): Promise<App> {
   const replicaSet = await isReplicaSet(database);
   const webhookSend = { timeoutMs: config.webhookTimeoutMs, clock, ...(options.webhookLookup ? { lookup: options.webhookLookup } : {}) };
   const webhooks = new WebhookDelivery(
-    { deliveries: repositories.webhookDeliveries, endpoints: repositories.webhookEndpoints, events: repositories.events, jobs, clock, onError: (e) => onError(e, "webhook delivery"),
-      onAttempt: (error) => metrics.deliveryAttempts.inc({ outcome: error === null ? "succeeded" : "failed", error: error ?? "none" }) },
+    {
+      deliveries: repositories.webhookDeliveries,
+      endpoints: repositories.webhookEndpoints,
+      events: repositories.events,
+      jobs,
+      clock,
+      onError: (e) => onError(e, "webhook delivery"),
+      onAttempt: (error) => metrics.deliveryAttempts.inc({ outcome: error === null ? "succeeded" : "failed", error: error ?? "none" }),
+    },
     {
       send: webhookSend,
       retryScheduleMs: config.webhookRetrySchedule,

@@ -56,7 +56,7 @@ const deliveries = new WebhookDeliveryRepository(db);
 const users = new UserRepository(db);
 await Promise.all([events.ensureIndexes(), endpoints.ensureIndexes(), deliveries.ensureIndexes(), users.ensureIndexes()]);
 const clock: Clock = () => new Date();
-const jobs = new JobQueue(db, { pollIntervalMs: 1000, lockLifetimeMs: 60_000, maxConcurrency: 50 });
+const jobs = new JobQueue(db, { pollIntervalMs: 1000, lockLifetimeMs: 60_000, maxConcurrency: 50, changeStreams: false });
 const webhooks = new WebhookDelivery(
   { deliveries, endpoints, events, jobs, clock, onError: (error) => console.error("webhook delivery", error) },
   {

@@ -162,17 +162,18 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   const gate = new RequestGate(authenticator, new RateLimiter(repositories.rateLimits, clock), config.rateLimit);
   const idempotency = new IdempotencyGuard(repositories.idempotency, clock);
+  const role = config.role;
+  const replicaSet = await isReplicaSet(database);
   const jobs = new JobQueue(database.db, {
     pollIntervalMs: timings.jobPollMs,
     lockLifetimeMs: timings.jobLockLifetimeMs,
     maxConcurrency: 50,
+    changeStreams: replicaSet,
   });
   jobs.onFailure((error, name) => onError(error, `job ${name}`));
 
   // A worker takes every due delivery at once (no API process attempts its own); a process that serves the
   // API and delivers leaves fresh ones a moment to its fast path.
-  const role = config.role;
-  const replicaSet = await isReplicaSet(database);
   const webhookSend = { timeoutMs: config.webhookTimeoutMs, clock, ...(options.webhookLookup ? { lookup: options.webhookLookup } : {}) };
   const webhooks = new WebhookDelivery(
     {

@@ -2,7 +2,7 @@
 // may run it. In the process that schedules a job, an in-memory channel wakes the worker at once instead of
 // waiting for the next poll.
 import { Agenda, InMemoryNotificationChannel, type Job } from "agenda";
-import { MongoBackend } from "@agendajs/mongo-backend";
+import { MongoBackend, MongoChangeStreamNotificationChannel } from "@agendajs/mongo-backend";
 import type { Db } from "mongodb";
 
 export interface JobQueueOptions {
@@ -11,6 +11,11 @@ export interface JobQueueOptions {
   /** A job locked by a worker that died is run again after this. */
   lockLifetimeMs: number;
   maxConcurrency: number;
+  /**
+   * On a replica set, workers hear of jobs saved by any process through a change stream on the jobs
+   * collection; otherwise only of their own process's jobs at once, and of others' at the next poll.
+   */
+  changeStreams: boolean;
 }
 
 export interface JobDefinitionOptions {
@@ -35,7 +40,9 @@ export class JobQueue {
       maxConcurrency: options.maxConcurrency,
       defaultConcurrency: options.maxConcurrency,
       removeOnComplete: true,
-      notificationChannel: new InMemoryNotificationChannel(),
+      notificationChannel: options.changeStreams
+        ? new MongoChangeStreamNotificationChannel({ db, collection: "jobs" })
+        : new InMemoryNotificationChannel(),
     });
   }
 

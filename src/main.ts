@@ -11,7 +11,8 @@ import { connectDatabase } from "./store/database.ts";
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger({ level: process.env.LOG_LEVEL ?? "info" });
-  const embedded = config.mongodbUri === undefined ? await startEmbeddedMongo({ host: "127.0.0.1" }) : null;
+  // The embedded database runs on its own thread, so the service and the database each get a core.
+  const embedded = config.mongodbUri === undefined ? await startEmbeddedMongo({ host: "127.0.0.1", inWorkerThread: true }) : null;
   const database = await connectDatabase(config.mongodbUri ?? `${embedded!.uri.replace(/\/?(\?.*)?$/, "")}/svc`);
   const adminToken = config.adminToken ?? `adm_${randomBytes(24).toString("base64url")}`;
   const app = await createApp({

@@ -6,16 +6,13 @@ import { svcError } from "../domain/errors.ts";
 import type { ApiKeyRepository } from "../store/api-key-repository.ts";
 import type { OrganizationRepository } from "../store/organization-repository.ts";
 import type { Principal } from "./principal.ts";
+import { TtlCache } from "./ttl-cache.ts";
 
 interface LookupOutcome {
   principal: Principal | null;
   error: ConnectError | null;
   /** Unknown keys are not kept, so random guesses cannot grow the cache. */
   cacheable: boolean;
-}
-
-interface CachedOutcome extends LookupOutcome {
-  expiresAt: number;
 }
 
 export interface ApiKeyAuthenticatorOptions {
@@ -29,13 +26,15 @@ export interface ApiKeyAuthenticatorOptions {
 }
 
 export class ApiKeyAuthenticator {
-  private readonly cache = new Map<string, CachedOutcome>();
+  private readonly cache: TtlCache<string, LookupOutcome>;
 
   constructor(
     private readonly apiKeys: ApiKeyRepository,
     private readonly organizations: OrganizationRepository,
     private readonly options: ApiKeyAuthenticatorOptions,
-  ) {}
+  ) {
+    this.cache = new TtlCache(options.cacheMs);
+  }
 
   /** Order of checks: key present, well formed, known, not revoked; organization not suspended; live enabled. */
   async authenticate(authorization: string | null | undefined): Promise<Principal> {
@@ -44,13 +43,10 @@ export class ApiKeyAuthenticator {
     if (credential.kind === "malformed") throw svcError("invalid_api_key");
     const secretHash = hashApiKey(credential.secret);
     const now = this.options.clock().getTime();
-    let outcome = this.cache.get(secretHash);
-    if (!outcome || outcome.expiresAt <= now) {
-      outcome = { ...(await this.lookup(secretHash, credential.livemode)), expiresAt: now + this.options.cacheMs };
-      if (this.options.cacheMs > 0 && outcome.cacheable) {
-        if (this.cache.size >= 10_000) this.cache.clear();
-        this.cache.set(secretHash, outcome);
-      }
+    let outcome = this.cache.get(secretHash, now);
+    if (!outcome) {
+      outcome = await this.lookup(secretHash, credential.livemode);
+      if (outcome.cacheable) this.cache.set(secretHash, outcome, now);
     }
     if (outcome.error) throw outcome.error;
     return outcome.principal!;

@@ -15,6 +15,8 @@ interface Args {
   worker: boolean;
   /** Driver client threads of the "driver threads" mode. */
   clientThreads: number;
+  /** Each figure is the best of this many runs: the machine is shared, and interference only ever slows a run. */
+  repeat: number;
   sizes: number[];
   seconds: number;
   concurrency: number;
@@ -30,8 +32,9 @@ function parseArgs(): Args {
   return {
     worker: argv.includes("--worker"),
     clientThreads: Number(get("--client-threads") ?? 2),
+    repeat: Number(get("--repeat") ?? 3),
     sizes: (get("--sizes") ?? "10000,1000000").split(",").map(Number),
-    seconds: Number(get("--seconds") ?? 3),
+    seconds: Number(get("--seconds") ?? 2),
     concurrency: Number(get("--concurrency") ?? 16),
     out: get("--out") ?? "bench/results/embedded-mongo.md",
   };
@@ -270,6 +273,14 @@ async function runMode(args: Args, mode: Mode, size: number, results: Map<string
     console.error(`[${mode}] populated ${size} documents in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     const rand = () => Math.floor(Math.random() * size);
     let next = size;
+    const best = async (run: () => Promise<Measured>): Promise<Measured> => {
+      let top: Measured | undefined;
+      for (let r = 0; r < args.repeat; r++) {
+        const m = await run();
+        if (!top || m.value > top.value) top = m;
+      }
+      return top!;
+    };
     const record = (op: string, measured: Measured) => {
       results.set(`${mode}|${op}|${size}`, measured.value);
       results.set(`${mode}|${op}|${size}|cpu`, measured.perCpuSecond);
@@ -281,10 +292,10 @@ async function runMode(args: Args, mode: Mode, size: number, results: Map<string
     if (mode === "driver threads") {
       const idBytes = new Uint8Array(ids.length * 12);
       ids.forEach((id, k) => idBytes.set(id.id, k * 12));
-      for (const op of OPERATIONS) record(op, await measureDriverThreads(args, server.uri, op, size, idBytes, round++));
+      for (const op of OPERATIONS) record(op, await best(() => measureDriverThreads(args, server.uri, op, size, idBytes, round++)));
       return;
     }
-    const measure = (op: () => Promise<unknown>) => measureDriver(args.seconds, args.concurrency, op);
+    const measure = (op: () => Promise<unknown>) => best(() => measureDriver(args.seconds, args.concurrency, op));
     record("insertOne", await measure(() => coll.insertOne(makeDoc(next++))));
     record("findOne by _id", await measure(() => coll.findOne({ _id: ids[rand()] })));
     record("findOne by unique email", await measure(() => coll.findOne({ email: `user${rand()}@example.com` })));
@@ -295,7 +306,7 @@ async function runMode(args: Args, mode: Mode, size: number, results: Map<string
     );
     if (mode === "worker thread") {
       const raw = (op: string, command: (i: number) => Document) =>
-        measureRawWire(server.port, args.seconds, (i) => opMsg({ ...command(i), $db: "bench" }, i)).then((v) => record(`raw wire: ${op}`, v));
+        best(() => measureRawWire(server.port, args.seconds, (i) => opMsg({ ...command(i), $db: "bench" }, i))).then((v) => record(`raw wire: ${op}`, v));
       await raw("insertOne", () => ({ insert: "users", documents: [makeDoc(next++)] }));
       await raw("findOne by _id", () => ({ find: "users", filter: { _id: ids[rand()] }, limit: 1, singleBatch: true }));
       await raw("findOne by unique email", () => ({ find: "users", filter: { email: `user${rand()}@example.com` }, limit: 1, singleBatch: true }));
@@ -347,13 +358,22 @@ async function main(): Promise<void> {
     "# Embedded MongoDB server benchmark",
     "",
     "Operations per second. Driver figures go through the official `mongodb` driver running in the benchmark's",
-    `process, ${args.concurrency} concurrent operations, ${args.seconds} s per measurement after a 0.3 s warm-up.`,
+    `process, ${args.concurrency} concurrent operations (per client), ${args.seconds} s per measurement after a 0.3 s warm-up;`,
+    `each figure is the best of ${args.repeat} measurements (other load on the shared machine only ever slows a run).`,
     "Documents: `{_id: ObjectId, email (unique index), n, counter, name, createdAt}`; lookups pick random existing keys.",
     "Produced by `npm run bench:mongo` (bench/embedded-mongo.ts).",
     "",
     "## Machine",
     "",
     machine(),
+    "",
+    "## Reading the figures",
+    "",
+    "- The official driver's own work per operation (command building, session, BSON, socket) costs several times",
+    "  the server's, so with driver and server in one process the driver is the bottleneck; the raw-wire rows show",
+    "  what the server alone sustains (ops per CPU-second of the server thread and a nearly free client).",
+    "- Indexed lookups are hash probes (unique indexes) or ordered-set seeks, so the server's cost per lookup does",
+    "  not grow with the collection; what differs at 1M is the memory behaviour of a ~1 GB heap (cache misses, GC).",
     "",
     "## Results (ops/s)",
     "",

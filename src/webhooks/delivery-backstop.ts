@@ -39,7 +39,14 @@ export class DeliveryBackstop {
     const now = this.clock();
     await this.deliveries.settleExhausted(MAX_DELIVERY_ATTEMPTS, now);
     const dueBy = new Date(now.getTime() - this.options.staleAfterMs);
-    for (const id of await this.deliveries.findDue(now, dueBy, this.options.batchSize)) this.dispatch(id);
+    const due = await this.deliveries.findDue(now, dueBy, this.options.batchSize);
+    // Workers polling together read the same oldest deliveries; each tries them in its own order, so their
+    // claims (conditional updates) mostly go to different deliveries instead of colliding.
+    for (let i = due.length - 1; i > 0; i--) {
+      const j = Math.floor(Math.random() * (i + 1));
+      [due[i], due[j]] = [due[j]!, due[i]!];
+    }
+    for (const id of due) this.dispatch(id);
   }
 
   async stop(): Promise<void> {

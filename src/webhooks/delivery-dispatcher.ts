@@ -13,6 +13,8 @@ export class DeliveryDispatcher<H> {
   private queue: QueuedAttempt<H>[] = [];
   private head = 0;
   private readonly queued = new Set<string>();
+  /** Hints that arrived for an id already queued: a claim made since must reach the attempt that runs. */
+  private readonly laterHints = new Map<string, H>();
   private running = 0;
   private stopped = false;
   private idle: (() => void)[] = [];
@@ -24,7 +26,11 @@ export class DeliveryDispatcher<H> {
   ) {}
 
   submit(deliveryId: string, hints?: H): void {
-    if (this.stopped || this.queued.has(deliveryId)) return;
+    if (this.stopped) return;
+    if (this.queued.has(deliveryId)) {
+      if (hints !== undefined) this.laterHints.set(deliveryId, hints);
+      return;
+    }
     this.queued.add(deliveryId);
     this.queue.push({ deliveryId, hints });
     this.pump();
@@ -44,11 +50,19 @@ export class DeliveryDispatcher<H> {
         this.head = 0;
       }
       this.running += 1;
-      this.run(item.deliveryId, item.hints)
+      const hints = this.laterHints.get(item.deliveryId) ?? item.hints;
+      this.laterHints.delete(item.deliveryId);
+      this.run(item.deliveryId, hints)
         .catch(this.onError)
         .finally(() => {
           this.running -= 1;
           this.queued.delete(item.deliveryId);
+          // A claim that arrived while this attempt ran (which then found the delivery held) runs next.
+          const later = this.laterHints.get(item.deliveryId);
+          if (later !== undefined) {
+            this.laterHints.delete(item.deliveryId);
+            this.submit(item.deliveryId, later);
+          }
           this.pump();
           if (this.running === 0) for (const resolve of this.idle.splice(0)) resolve();
         });
@@ -64,6 +78,7 @@ export class DeliveryDispatcher<H> {
     this.queue = [];
     this.head = 0;
     this.queued.clear();
+    this.laterHints.clear();
     if (this.running > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
   }
 }

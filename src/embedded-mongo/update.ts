@@ -140,7 +140,10 @@ export function upsertSeed(query: Document): Document {
       if (v && typeof v === "object" && !Array.isArray(v) && !(v instanceof Date) && !(v instanceof RegExp) && !(v as { _bsontype?: string })._bsontype) {
         const keys = Object.keys(v);
         if (keys.length && keys[0].startsWith("$")) {
-          if (keys.length === 1 && keys[0] === "$eq") value = (v as Document).$eq;
+          // {$eq: x} and a one-element {$in: [x]} are equalities (mongod seeds from both).
+          const only = keys.length === 1 ? (v as Document)[keys[0]] : undefined;
+          if (keys[0] === "$eq" && keys.length === 1) value = only;
+          else if (keys[0] === "$in" && Array.isArray(only) && only.length === 1) value = only[0];
           else continue;
         }
       }

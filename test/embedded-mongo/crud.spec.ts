@@ -87,10 +87,12 @@ describe("embedded-mongo: CRUD through the official driver", () => {
     expect(doc).to.deep.equal({ key: "k1", meta: { tenant: "t1" }, hits: 2, createdAt: "first" });
   });
 
-  it("upserts with an _id in the query use that _id", async () => {
+  it("upserts with an _id in the query use that _id; $eq and one-element $in seed too", async () => {
     const c = t.db.collection("upsert_id");
     const res = await c.updateOne({ _id: "fixed" as never }, { $set: { a: 1 } }, { upsert: true });
     expect(res.upsertedId).to.equal("fixed");
+    await c.updateOne({ _id: "other" as never, kind: { $eq: "x" }, tag: { $in: ["t"] }, many: { $in: [1, 2] } }, { $set: { a: 2 } }, { upsert: true });
+    expect(await c.findOne({ _id: "other" as never })).to.deep.equal({ _id: "other", kind: "x", tag: "t", a: 2 });
   });
 
   it("findOneAndUpdate honours sort, returnDocument and upsert", async () => {

@@ -1,16 +1,7 @@
 import { expect } from "chai";
 import { Agenda, type Job } from "agenda";
 import { MongoBackend } from "@agendajs/mongo-backend";
-import { useTestDatabase } from "./helpers.ts";
-
-/** Resolves once `predicate` holds, polling briefly; rejects after `timeoutMs`. */
-async function waitFor(predicate: () => boolean | Promise<boolean>, timeoutMs = 8000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+import { useTestDatabase, waitFor } from "./helpers.ts";
 
 describe("embedded-mongo: Agenda 6 with @agendajs/mongo-backend", function () {
   this.timeout(20000);

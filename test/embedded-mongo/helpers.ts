@@ -40,3 +40,12 @@ export function useTestDatabase(name: string): TestDb {
   });
   return ctx;
 }
+
+/** Resolves once `predicate` holds, polling every 25 ms; rejects after `timeoutMs`. */
+export async function waitFor(predicate: () => boolean | Promise<boolean>, timeoutMs = 8000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

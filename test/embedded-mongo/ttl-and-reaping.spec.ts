@@ -1,15 +1,7 @@
 import { expect } from "chai";
 import { MongoClient } from "mongodb";
 import { startEmbeddedMongo } from "../../src/embedded-mongo/index.ts";
-import { usingRealMongo, useTestDatabase } from "./helpers.ts";
-
-async function waitFor(predicate: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { usingRealMongo, useTestDatabase, waitFor } from "./helpers.ts";
 
 describe("embedded-mongo: TTL indexes", function () {
   // mongod's TTL monitor runs every 60 s; the embedded suite's sweeper runs every 100 ms.

@@ -2,6 +2,7 @@
 import type { Document } from "bson";
 import { collectionCommands } from "./commands/collections.ts";
 import { crudCommands } from "./commands/crud.ts";
+import { explainCommands } from "./commands/explain.ts";
 import { handshakeCommands } from "./commands/handshake.ts";
 import { indexCommands } from "./commands/indexes.ts";
 import { queryCommands } from "./commands/query.ts";
@@ -9,7 +10,7 @@ import type { CommandContext, CommandHandler } from "./context.ts";
 import { CommandError, commandError, ErrorCodes } from "./errors.ts";
 
 const COMMANDS = new Map<string, CommandHandler>(
-  Object.entries({ ...handshakeCommands, ...crudCommands, ...queryCommands, ...indexCommands, ...collectionCommands }),
+  Object.entries({ ...handshakeCommands, ...crudCommands, ...queryCommands, ...indexCommands, ...collectionCommands, ...explainCommands }),
 );
 
 export function runCommand(cmd: Document, ctx: CommandContext): Document {

@@ -34,6 +34,9 @@ export type Match = [rid: number, doc: Document];
 /** What one execution did (the unit tests use it to prove index use; mongod's explain has the same counters). */
 export interface ExecutionStats {
   plan: string;
+  /** The index used, if any, and the scan direction (for explain). */
+  index?: CollectionIndex;
+  direction?: 1 | -1;
   keysExamined: number;
   docsExamined: number;
 }
@@ -330,7 +333,11 @@ export function findMatches(coll: Collection, filter: Document = {}, options: Fi
     if (!test || test(doc)) out.push([rid, doc]);
     return out.length < wanted;
   };
-  if (stats) stats.plan = plan ? `IXSCAN ${plan.index.name}` : "COLLSCAN";
+  if (stats) {
+    stats.plan = plan ? `IXSCAN ${plan.index.name}` : "COLLSCAN";
+    stats.index = plan?.index;
+    stats.direction = plan?.sortDirection === -1 ? -1 : 1;
+  }
   // A unique index pinned on every field by single points: one hash probe, no range scan.
   const exactUnique = plan && plan.index.unique && !plan.rangeUsed && plan.ranges.length === 1 && plan.pointFields.length === plan.index.fields.length;
   const owner = exactUnique ? plan.index.hashLookup(plan.ranges[0].lo) : undefined;

@@ -131,4 +131,28 @@ describe("embedded-mongo: indexes and duplicate-key errors", () => {
     expect(err).to.be.instanceOf(MongoServerError);
     expect(err.code).to.equal(26);
   });
+
+  it("explain shows the index a find uses", async () => {
+    const c = t.db.collection("explained");
+    await c.createIndex({ tenant: 1, at: -1 });
+    await c.insertMany(Array.from({ length: 50 }, (_, i) => ({ tenant: `t${i % 5}`, at: i })));
+    const plan = await c.find({ tenant: "t1" }).sort({ at: -1 }).limit(3).explain("executionStats");
+    // mongod nests stages (LIMIT > FETCH > IXSCAN, or queryPlan under SBE): find the IXSCAN wherever it is.
+    const findStage = (node: unknown, stage: string): Record<string, unknown> | undefined => {
+      if (!node || typeof node !== "object") return undefined;
+      if ((node as { stage?: string }).stage === stage) return node as Record<string, unknown>;
+      for (const v of Object.values(node)) {
+        const hit = findStage(v, stage);
+        if (hit) return hit;
+      }
+      return undefined;
+    };
+    const ixscan = findStage(plan.queryPlanner.winningPlan, "IXSCAN")!;
+    expect(ixscan).to.not.equal(undefined);
+    expect(ixscan.indexName).to.equal("tenant_1_at_-1");
+    expect(plan.executionStats.nReturned).to.equal(3);
+    expect(plan.executionStats.totalDocsExamined).to.equal(3);
+    const scan = await c.find({ other: 1 }).explain("queryPlanner");
+    expect(findStage(scan.queryPlanner.winningPlan, "COLLSCAN")).to.not.equal(undefined);
+  });
 });

@@ -12,9 +12,16 @@ export interface BackstopOptions {
   batchSize: number;
 }
 
+/**
+ * Deliveries are exhausted only when a crash cut their 7th attempt short and its lease (tens of seconds) ran
+ * out; looking for them takes a scan, so it is done this often rather than at every poll.
+ */
+const EXHAUSTED_CHECK_MS = 5000;
+
 export class DeliveryBackstop {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
+  private exhaustedCheckedAt = -Infinity;
 
   constructor(
     private readonly deliveries: WebhookDeliveryRepository,
@@ -37,7 +44,10 @@ export class DeliveryBackstop {
 
   async sweepNow(): Promise<void> {
     const now = this.clock();
-    await this.deliveries.settleExhausted(MAX_DELIVERY_ATTEMPTS, now);
+    if (now.getTime() - this.exhaustedCheckedAt >= EXHAUSTED_CHECK_MS) {
+      this.exhaustedCheckedAt = now.getTime();
+      await this.deliveries.settleExhausted(MAX_DELIVERY_ATTEMPTS, now);
+    }
     const dueBy = new Date(now.getTime() - this.options.staleAfterMs);
     const due = await this.deliveries.findDue(now, dueBy, this.options.batchSize);
     // Workers polling together read the same oldest deliveries; each tries them in its own order, so their

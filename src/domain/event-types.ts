@@ -17,9 +17,6 @@ export type EventType = (typeof EVENT_TYPES)[number];
 /** Types an endpoint may subscribe to: every type but `webhook.test`, which goes only to the endpoint tested. */
 export const SUBSCRIBABLE_EVENT_TYPES: readonly EventType[] = EVENT_TYPES.filter((t) => t !== "webhook.test");
 
-/** Types other services publish through AdminService.PublishEvent. */
-export const PUBLISHABLE_EVENT_TYPES: readonly EventType[] = EVENT_TYPES.filter((t) => /^(kyc|transaction|withdrawal)\./.test(t));
-
 export function isEventType(value: string): value is EventType {
   return (EVENT_TYPES as readonly string[]).includes(value);
 }

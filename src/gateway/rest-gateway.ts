@@ -13,7 +13,7 @@ import { canonicalJson, parseJsonObjectBody } from "./json-body.ts";
 import { decodeRestRequest, type NullMeaning } from "./request-decoder.ts";
 import { respond, responderKey, type ResponderTable } from "./responders.ts";
 import { rateLimitHeaders } from "./response-headers.ts";
-import { buildRestRouteTable, isMutatingRoute, type RestRoute } from "./rest-route-table.ts";
+import { buildRestRouteTable, isMutatingMethod, type RestRoute } from "./rest-route-table.ts";
 
 export interface RestGatewayOptions {
   registry: ServiceRegistry;
@@ -71,7 +71,7 @@ export async function restGateway(app: FastifyInstance, options: RestGatewayOpti
 
     let claim: IdempotencyClaim | null = null;
     const key = headerValue(request, IDEMPOTENCY_KEY_HEADER);
-    if (key !== undefined && isMutatingRoute(route)) {
+    if (key !== undefined && isMutatingMethod(route.method)) {
       const fingerprint = IdempotencyGuard.fingerprint(route.httpMethod, path, canonicalJson(body ?? {}));
       claim = await idempotency.claim(principal, "rest", key, fingerprint);
       if (claim.replay) {

@@ -44,7 +44,10 @@ export function buildRestRouteTable(services: readonly DescService[]): RestRoute
   );
 }
 
-/** Whether calls of this method change state, so an Idempotency-Key applies. */
-export function isMutatingRoute(route: Pick<RestRoute, "httpMethod">): boolean {
-  return route.httpMethod !== "GET";
+/**
+ * Whether calls of this method change state, so an Idempotency-Key applies: anything but a GET route (a method
+ * without a REST route counts as changing state). REST and RPC calls alike go by this.
+ */
+export function isMutatingMethod(method: DescMethod): boolean {
+  return !hasOption(method, http) || getOption(method, http).pattern.case !== "get";
 }

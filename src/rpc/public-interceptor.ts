@@ -2,10 +2,9 @@
 // limit; mutating methods honour the `idempotency-key` header, storing the response message for replay.
 import { create, fromBinary, toBinary, type DescMessage, type Message } from "@bufbuild/protobuf";
 import { ConnectError, type Interceptor, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
-import { getOption, hasOption } from "@bufbuild/protobuf";
-import { http } from "../../gen/google/api/annotations_pb.ts";
 import { describeError, svcError } from "../domain/errors.ts";
 import { identityHeaders, rateLimitHeaders, REQUEST_ID_HEADER } from "../gateway/response-headers.ts";
+import { isMutatingMethod } from "../gateway/rest-route-table.ts";
 import { IdempotencyGuard } from "../services/idempotency-guard.ts";
 import { principalKey } from "../services/principal.ts";
 import type { RequestGate } from "../services/request-gate.ts";
@@ -17,11 +16,6 @@ interface StoredRpcResponse {
   /** base64 of the response message, or the error to throw again. */
   message?: string;
   error?: { code: string; message: string; param?: string; metadata: Record<string, string> };
-}
-
-function isMutating(method: UnaryRequest["method"]): boolean {
-  if (!hasOption(method, http)) return true;
-  return getOption(method, http).pattern.case !== "get";
 }
 
 function withHeaders(error: unknown, headers: Record<string, string>): ConnectError {
@@ -79,7 +73,7 @@ export function publicInterceptor(gate: RequestGate, idempotency: IdempotencyGua
     request.contextValues.set(principalKey, principal);
 
     const key = request.header.get("idempotency-key");
-    if (key === null || !isMutating(request.method)) {
+    if (key === null || !isMutatingMethod(request.method)) {
       try {
         const response = await next(request);
         for (const [name, value] of Object.entries(headers)) response.header.set(name, value);

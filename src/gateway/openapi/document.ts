@@ -5,7 +5,7 @@ import { LATEST_API_VERSION } from "../../domain/api-version.ts";
 import type { ErrorCode } from "../../domain/errors.ts";
 import { IdempotencyGuard } from "../../services/idempotency-guard.ts";
 import { responderKey } from "../responders.ts";
-import { buildRestRouteTable, isMutatingRoute, type RestRoute } from "../rest-route-table.ts";
+import { buildRestRouteTable, isMutatingMethod, type RestRoute } from "../rest-route-table.ts";
 import { errorResponse, errorResponses, errorSchemas } from "./error-responses.ts";
 import { eventSchemas } from "./event-schemas.ts";
 import {
@@ -60,7 +60,7 @@ function operationOf(route: RestRoute): JsonSchema {
   const key = responderKey(route.method);
   const doc: OperationDoc | undefined = OPERATIONS[key];
   if (!doc) throw new Error(`${route.httpMethod} ${route.pathTemplate}: ${key} has no entry in the OpenAPI operations`);
-  const mutating = isMutatingRoute(route);
+  const mutating = isMutatingMethod(route.method);
   // 400 and 413 are refused before the Idempotency-Key is claimed (DESIGN.md section 4's order), so never replayed.
   const replayable = (status: number) => mutating && status !== 400 && status !== 413 && IdempotencyGuard.isReplayable(status);
   const pathIds = route.pathParams.map((param) => ({ param, ...pathIdentifierOf(route.pathTemplate, param) }));

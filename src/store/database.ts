@@ -1,5 +1,5 @@
 // Connection to the system of record. Repositories take collections from here; nothing else talks to MongoDB.
-import { MongoClient, type Db } from "mongodb";
+import { MongoBulkWriteError, MongoClient, type Db, type WriteError } from "mongodb";
 
 export interface Database {
   client: MongoClient;
@@ -19,6 +19,16 @@ export async function connectDatabase(uri: string): Promise<Database> {
 export async function isReplicaSet(database: Database): Promise<boolean> {
   const hello = await database.db.admin().command({ hello: 1 });
   return typeof hello.setName === "string";
+}
+
+/**
+ * The per-document errors of an unordered bulk write (the driver gives one or an array), or null when the
+ * error is not a bulk write's.
+ */
+export function bulkWriteErrors(error: unknown): readonly WriteError[] | null {
+  if (!(error instanceof MongoBulkWriteError)) return null;
+  const { writeErrors } = error;
+  return Array.isArray(writeErrors) ? writeErrors : [writeErrors as WriteError];
 }
 
 /** True for MongoDB's duplicate key error, whichever way the driver surfaces it. */

@@ -1,4 +1,5 @@
 // Query pieces shared by the repositories: newest-first pages and inserts that skip what already exists.
+import { bulkWriteErrors } from "./database.ts";
 
 /** The documents after `after` in newest-first order (created_at, then _id, both descending). */
 export function startingAfterFilter(after: { created_at: Date; _id: string }) {
@@ -15,8 +16,7 @@ export function startingAfterFilter(after: { created_at: Date; _id: string }) {
  * other reason (then the error must be rethrown).
  */
 export function duplicateIndexes(error: unknown): Set<number> | null {
-  const writeErrors = (error as { writeErrors?: { code: number; index: number }[] | { code: number; index: number } }).writeErrors;
-  const list = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : [];
-  if (list.length === 0 || list.some((e) => e.code !== 11000)) return null;
+  const list = bulkWriteErrors(error);
+  if (!list || list.length === 0 || list.some((e) => e.code !== 11000)) return null;
   return new Set(list.map((e) => e.index));
 }

@@ -2,7 +2,8 @@
 // one command (insertMany or bulkWrite, unordered), and each caller still gets its own document's outcome.
 // Each document's write stays atomic on its own, exactly as with insertOne or updateOne; what is saved is the
 // per-command cost, which dominates small writes.
-import { MongoBulkWriteError, type AnyBulkWriteOperation, type Collection, type Document } from "mongodb";
+import type { AnyBulkWriteOperation, Collection, Document } from "mongodb";
+import { bulkWriteErrors } from "./database.ts";
 
 /** A write error of one document of a batch (for example a duplicate key, code 11000). */
 export interface DocumentWriteError {
@@ -19,9 +20,9 @@ interface Pending<T> {
 
 /** Per-index write errors of an unordered batch; rethrows anything that is not a batch of document errors. */
 function documentErrors(error: unknown, size: number): (DocumentWriteError | null)[] {
-  if (!(error instanceof MongoBulkWriteError)) throw error;
+  const writeErrors = bulkWriteErrors(error);
+  if (!writeErrors) throw error;
   const outcomes: (DocumentWriteError | null)[] = new Array(size).fill(null);
-  const writeErrors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
   for (const writeError of writeErrors) {
     outcomes[writeError.index] = { code: writeError.code, message: writeError.errmsg ?? "write error" };
   }

@@ -2,10 +2,9 @@
 import type { Clock } from "../domain/clock.ts";
 import { svcError } from "../domain/errors.ts";
 import { newEventId, USER_ID_PATTERN } from "../domain/ids.ts";
-import { userJson } from "../representations/users.ts";
 import type { TenantScope, UserDocument, UserRepository } from "../store/user-repository.ts";
 import type { EventRelay } from "./event-relay.ts";
-import { userMessage } from "./user-messages.ts";
+import { userEventObject } from "./user-messages.ts";
 
 export class UserLifecycle {
   constructor(
@@ -27,7 +26,7 @@ export class UserLifecycle {
         id: newEventId(),
         type: suspended ? "user.suspended" : "user.unsuspended",
         created_at: now,
-        data: { object: userJson(userMessage(after)) },
+        data: { object: userEventObject(after) },
       };
       const updated = await this.users.update(
         scope,

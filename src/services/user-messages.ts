@@ -14,6 +14,7 @@ import {
   type Wallet,
 } from "../../gen/svc/v1/users_pb.ts";
 import { PROFILE_FIELD_NAMES, type SignupFlow } from "../domain/signup-flow.ts";
+import { userJson, type UserJson } from "../representations/users.ts";
 import type { UserDocument } from "../store/user-repository.ts";
 
 export function userMessage(doc: UserDocument): User {
@@ -29,6 +30,11 @@ export function userMessage(doc: UserDocument): User {
     createdAt: timestampFromDate(doc.created_at),
     ...(doc.last_login_at ? { lastLoginAt: timestampFromDate(doc.last_login_at) } : {}),
   });
+}
+
+/** The User as an event carries it in `data.object`: every user field, never the profile. */
+export function userEventObject(doc: UserDocument): UserJson {
+  return userJson(userMessage(doc));
 }
 
 export function profileMessage(doc: UserDocument): Profile | undefined {

@@ -21,7 +21,6 @@ import { svcError, validationError } from "../domain/errors.ts";
 import { newEventId, newUserId, newWalletId, USER_ID_PATTERN } from "../domain/ids.ts";
 import { validateNewUser, validateProfileUpdate, tagnameKey, type ProfileInput, type ProfileValues } from "../domain/profile-rules.ts";
 import { PROFILE_FIELD_NAMES, isProfileFieldName, type ProfileFieldName } from "../domain/signup-flow.ts";
-import { userJson } from "../representations/users.ts";
 import { duplicateKeyFields, isDuplicateKeyError } from "../store/database.ts";
 import type { StoredProfile, TenantScope, UserDocument, UserRepository } from "../store/user-repository.ts";
 import type { WalletProvisioner } from "../wallets/wallet-provisioner.ts";
@@ -29,7 +28,7 @@ import type { EventRelay } from "./event-relay.ts";
 import { pageSize } from "./pagination.ts";
 import { principalOf } from "./principal.ts";
 import type { TenantSettings } from "./tenant-settings.ts";
-import { profileMessage, signupConfigMessage, userMessage, walletMessages } from "./user-messages.ts";
+import { profileMessage, signupConfigMessage, userEventObject, userMessage, walletMessages } from "./user-messages.ts";
 
 export interface UsersServiceDependencies {
   users: UserRepository;
@@ -131,7 +130,7 @@ export class UsersServiceImpl implements ServiceImpl<typeof UsersService> {
       updated_at: now,
     };
     // user.created travels in the user's own document: it cannot be lost, nor exist without its user.
-    user.outbox = [{ id: newEventId(), type: "user.created", created_at: now, data: { object: userJson(userMessage(user)) } }];
+    user.outbox = [{ id: newEventId(), type: "user.created", created_at: now, data: { object: userEventObject(user) } }];
     user = await this.insertWithFreshId(user);
     if (user.wallet_status === "pending") user = await this.recordCreationWallet(user);
     await this.deps.relay.relayUserOutbox(user).catch(this.deps.onBackgroundError);
@@ -213,7 +212,7 @@ export class UsersServiceImpl implements ServiceImpl<typeof UsersService> {
     const wallet = await this.deps.wallets.tryNow(user);
     if (!wallet) return user;
     const ready: UserDocument = { ...user, wallet_status: "ready", wallets: [wallet] };
-    const outbox = user.outbox.map((event) => ({ ...event, data: { object: userJson(userMessage(ready)) } }));
+    const outbox = user.outbox.map((event) => ({ ...event, data: { object: userEventObject(ready) } }));
     const updated = await this.deps.users.recordWallet(user._id, wallet, { unrelayed: user.outbox.map((e) => e.id), outbox });
     return updated ?? (await this.deps.users.findById(user._id)) ?? ready;
   }

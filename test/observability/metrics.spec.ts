@@ -4,7 +4,8 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { expect } from "chai";
 import { UsersService } from "../../gen/svc/v1/users_pb.ts";
 import { startTestService, type TestService } from "../support/test-service.ts";
-import { eventually, WebhookReceiver } from "../webhooks/support/receiver.ts";
+import { eventually } from "../support/eventually.ts";
+import { WebhookReceiver } from "../webhooks/support/receiver.ts";
 
 /** The value of one sample, e.g. sample(text, 'svc_http_requests_total{route="/v1/users",method="POST",status="201"}'). */
 function sample(text: string, series: string): number | undefined {

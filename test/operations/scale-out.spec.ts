@@ -5,7 +5,8 @@
 import { expect } from "chai";
 import { MongoClient } from "mongodb";
 import { startDatabaseProcess, startServiceProcess, type RunningProcess } from "../support/processes.ts";
-import { eventually, WebhookReceiver } from "../webhooks/support/receiver.ts";
+import { eventually } from "../support/eventually.ts";
+import { WebhookReceiver } from "../webhooks/support/receiver.ts";
 
 const SANDBOX_KEY = "svc_test_scaleoutscaleoutscaleout0001";
 const ADMIN_TOKEN = "adm_scale_out_test_token";

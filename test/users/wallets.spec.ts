@@ -1,16 +1,9 @@
 // Live wallet provisioning: one synchronous attempt, then durable retries, then failed.
 import { expect } from "chai";
 import { SimulatedCustodian } from "../../src/wallets/custodian.ts";
+import { eventually } from "../support/eventually.ts";
 import { startTestService, type TestService } from "../support/test-service.ts";
 
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 8000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe("users: live wallet provisioning", () => {
   let svc: TestService;
@@ -39,7 +32,7 @@ describe("users: live wallet provisioning", () => {
     const res = await svc.request("POST", "/v1/users", { key: svc.liveKey, body: { phone: phone() } });
     expect(res.status).to.equal(201);
     expect(res.body.wallet_status).to.equal("pending");
-    const later = await eventually(() => readUser(res.body.id), (r) => r.body.wallet_status !== "pending");
+    const later = await eventually(() => readUser(res.body.id), (r) => r.body.wallet_status !== "pending", 8000);
     expect(later.body.wallet_status).to.equal("ready");
     const wallets = await svc.request("GET", `/v1/users/${res.body.id}/wallets`, { key: svc.liveKey });
     expect(wallets.body.data).to.have.length(1);
@@ -50,7 +43,7 @@ describe("users: live wallet provisioning", () => {
     const calls = custodian.calls;
     const res = await svc.request("POST", "/v1/users", { key: svc.liveKey, body: { phone: phone() } });
     expect(res.body.wallet_status).to.equal("pending");
-    const later = await eventually(() => readUser(res.body.id), (r) => r.body.wallet_status === "failed");
+    const later = await eventually(() => readUser(res.body.id), (r) => r.body.wallet_status === "failed", 8000);
     expect(later.body.wallet_status).to.equal("failed");
     expect(custodian.calls - calls).to.equal(6);
     const wallets = await svc.request("GET", `/v1/users/${res.body.id}/wallets`, { key: svc.liveKey });

@@ -5,7 +5,8 @@ import type { TestService } from "../support/test-service.ts";
 import { createEndpoint, createUser, startWebhookTestService } from "./support/fixtures.ts";
 import { FakeDns } from "./support/fake-dns.ts";
 import { freePort } from "./support/processes.ts";
-import { eventually, WebhookReceiver } from "./support/receiver.ts";
+import { eventually } from "../support/eventually.ts";
+import { WebhookReceiver } from "./support/receiver.ts";
 
 describe("webhook attempt failures", () => {
   let svc: TestService;

@@ -13,7 +13,8 @@ import {
   startWebhookTestService,
   userCreatedEventId,
 } from "./support/fixtures.ts";
-import { eventually, WebhookReceiver } from "./support/receiver.ts";
+import { eventually } from "../support/eventually.ts";
+import { WebhookReceiver } from "./support/receiver.ts";
 
 async function deliveriesOf(svc: TestService, endpointId: string, query = "", key?: string): Promise<any[]> {
   const response = await svc.request("GET", `/v1/webhook-endpoints/${endpointId}/deliveries?limit=100${query}`, key ? { key } : {});

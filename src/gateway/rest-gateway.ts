@@ -9,6 +9,7 @@ import { principalKey, type Principal } from "../services/principal.ts";
 import type { RequestGate } from "../services/request-gate.ts";
 import type { ServiceRegistry } from "../services/service-registry.ts";
 import { errorEnvelope } from "./error-envelope.ts";
+import { headerValue } from "./request-headers.ts";
 import { canonicalJson, parseJsonObjectBody } from "./json-body.ts";
 import { decodeRestRequest, type NullMeaning } from "./request-decoder.ts";
 import { respond, responderKey, type ResponderTable } from "./responders.ts";
@@ -28,11 +29,6 @@ export interface RestGatewayOptions {
 
 export const IDEMPOTENCY_KEY_HEADER = "idempotency-key";
 export const REPLAYED_HEADER = "Idempotent-Replayed";
-
-function headerValue(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name];
-  return Array.isArray(value) ? value.join(", ") : value;
-}
 
 function requestPath(request: FastifyRequest): string {
   const q = request.url.indexOf("?");

@@ -36,6 +36,16 @@ export class RequestGate {
     } catch (caught) {
       error = caught as ConnectError;
     }
+    return this.checkVersionAndQuota(principal, error, input);
+  }
+
+  /** The same checks for a route that needs no key (the OpenAPI document): version, then the address's quota. */
+  admitAnonymous(input: Omit<GateInput, "authorization">): Promise<Admission> {
+    return this.checkVersionAndQuota(null, null, input);
+  }
+
+  private async checkVersionAndQuota(principal: Principal | null, refusal: ConnectError | null, input: Omit<GateInput, "authorization">): Promise<Admission> {
+    let error = refusal;
     if (!error && input.version != null && !isKnownApiVersion(input.version)) {
       error = svcError("unsupported_version", `Svc-Version "${input.version}" does not exist.`);
     }

@@ -12,7 +12,7 @@ import { newUuid } from "../src/domain/random.ts";
 import { generateWebhookSecret, signatureHeader } from "../src/domain/webhook-signature.ts";
 import { startEmbeddedMongo } from "../src/embedded-mongo/index.ts";
 import { JobQueue } from "../src/jobs/job-queue.ts";
-import { EventRelay } from "../src/services/event-relay.ts";
+import { EventRelay } from "../src/events/event-relay.ts";
 import { connectDatabase } from "../src/store/database.ts";
 import { EventRepository, type EventDocument } from "../src/store/event-repository.ts";
 import { UserRepository } from "../src/store/user-repository.ts";

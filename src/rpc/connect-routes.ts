@@ -1,7 +1,7 @@
 // One Connect router definition for every server: Fastify (Connect, gRPC-Web, gRPC over HTTP/1.1 where
 // possible) and the HTTP/2 gRPC server.
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
-import type { RegisteredService, ServiceRegistry } from "../services/service-registry.ts";
+import type { RegisteredService, ServiceRegistry } from "../api/service-registry.ts";
 
 export function connectRoutes(registry: ServiceRegistry, interceptorsFor: (service: RegisteredService) => Interceptor[]) {
   return (router: ConnectRouter): void => {

@@ -3,12 +3,12 @@
 import { create, fromBinary, toBinary, type DescMessage, type Message } from "@bufbuild/protobuf";
 import { ConnectError, type Interceptor, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
 import { describeError, svcError } from "../domain/errors.ts";
-import { identityHeaders, rateLimitHeaders, REQUEST_ID_HEADER } from "../gateway/response-headers.ts";
-import { isMutatingMethod } from "../gateway/rest-route-table.ts";
-import { IdempotencyGuard } from "../services/idempotency-guard.ts";
-import { principalKey } from "../services/principal.ts";
-import type { RequestGate } from "../services/request-gate.ts";
-import type { RateLimitStatus } from "../services/rate-limiter.ts";
+import { identityHeaders, rateLimitHeaders, REQUEST_ID_HEADER } from "../pipeline/response-headers.ts";
+import { isMutatingMethod } from "../api/rest-route-table.ts";
+import { IdempotencyGuard } from "../access/idempotency-guard.ts";
+import { principalKey } from "../access/principal.ts";
+import type { RequestGate } from "../access/request-gate.ts";
+import type { RateLimitStatus } from "../access/rate-limiter.ts";
 import { clientAddressKey } from "./client-address.ts";
 import { newRequestId } from "../domain/ids.ts";
 

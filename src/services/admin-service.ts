@@ -32,12 +32,12 @@ import { buildSignupFlow } from "../domain/signup-flow.ts";
 import type { EventDocument } from "../store/event-repository.ts";
 import type { ProjectRepository } from "../store/project-repository.ts";
 import type { TenantScope, UserRepository } from "../store/user-repository.ts";
-import { eventMessage } from "./event-messages.ts";
-import type { EventRelay } from "./event-relay.ts";
+import { eventMessage } from "../messages/event-messages.ts";
+import type { EventRelay } from "../events/event-relay.ts";
 import { apiKeyMessage, organizationMessage, projectMessage, type TenancyAdmin } from "./tenancy-admin.ts";
 import type { TenantSettings } from "./tenant-settings.ts";
 import type { UserLifecycle } from "./user-lifecycle.ts";
-import { signupConfigMessage, userMessage } from "./user-messages.ts";
+import { signupConfigMessage, userMessage } from "../messages/user-messages.ts";
 
 export interface AdminServiceDependencies {
   tenancy: TenancyAdmin;

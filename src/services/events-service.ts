@@ -11,9 +11,9 @@ import {
 import { svcError, validationError } from "../domain/errors.ts";
 import { EVENT_TYPES, isEventType } from "../domain/event-types.ts";
 import type { EventRepository } from "../store/event-repository.ts";
-import { eventMessage } from "./event-messages.ts";
+import { eventMessage } from "../messages/event-messages.ts";
 import { pageSize } from "./pagination.ts";
-import { principalOf } from "./principal.ts";
+import { principalOf } from "../access/principal.ts";
 
 export class EventsServiceImpl implements ServiceImpl<typeof EventsService> {
   constructor(private readonly events: EventRepository) {}

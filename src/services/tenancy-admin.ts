@@ -22,7 +22,7 @@ import { newUuid } from "../domain/random.ts";
 import type { ApiKeyDocument, ApiKeyRepository } from "../store/api-key-repository.ts";
 import type { OrganizationDocument, OrganizationRepository } from "../store/organization-repository.ts";
 import type { ProjectDocument, ProjectRepository } from "../store/project-repository.ts";
-import type { ApiKeyAuthenticator } from "./api-key-authenticator.ts";
+import type { ApiKeyAuthenticator } from "../access/api-key-authenticator.ts";
 
 export interface TenancyRepositories {
   organizations: OrganizationRepository;

@@ -5,7 +5,7 @@ import type { SignupFlow } from "../domain/signup-flow.ts";
 import type { ProjectDocument, ProjectRepository } from "../store/project-repository.ts";
 import type { SignupFlowRepository } from "../store/signup-flow-repository.ts";
 import type { TenantScope } from "../store/user-repository.ts";
-import { TtlCache } from "./ttl-cache.ts";
+import { TtlCache } from "../lib/ttl-cache.ts";
 
 export class TenantSettings {
   private readonly flows: TtlCache<string, SignupFlow>;

@@ -3,8 +3,8 @@ import type { Clock } from "../domain/clock.ts";
 import { svcError } from "../domain/errors.ts";
 import { newEventId, USER_ID_PATTERN } from "../domain/ids.ts";
 import type { TenantScope, UserDocument, UserRepository } from "../store/user-repository.ts";
-import type { EventRelay } from "./event-relay.ts";
-import { userEventObject } from "./user-messages.ts";
+import type { EventRelay } from "../events/event-relay.ts";
+import { userEventObject } from "../messages/user-messages.ts";
 
 export class UserLifecycle {
   constructor(

@@ -24,11 +24,11 @@ import { PROFILE_FIELD_NAMES, isProfileFieldName, type ProfileFieldName } from "
 import { duplicateKeyFields, isDuplicateKeyError } from "../store/database.ts";
 import type { StoredProfile, TenantScope, UserDocument, UserRepository } from "../store/user-repository.ts";
 import type { WalletProvisioner } from "../wallets/wallet-provisioner.ts";
-import type { EventRelay } from "./event-relay.ts";
+import type { EventRelay } from "../events/event-relay.ts";
 import { pageSize } from "./pagination.ts";
-import { principalOf } from "./principal.ts";
+import { principalOf } from "../access/principal.ts";
 import type { TenantSettings } from "./tenant-settings.ts";
-import { profileMessage, signupConfigMessage, userEventObject, userMessage, walletMessages } from "./user-messages.ts";
+import { profileMessage, signupConfigMessage, userEventObject, userMessage, walletMessages } from "../messages/user-messages.ts";
 
 export interface UsersServiceDependencies {
   users: UserRepository;

@@ -47,8 +47,8 @@ import { assertResolvableHostAllowed } from "../webhooks/address-vetting.ts";
 import { DELIVERY_JOB } from "../webhooks/delivery-policy.ts";
 import { sendSignedEvent, type SendSettings } from "../webhooks/signed-request.ts";
 import { pageSize } from "./pagination.ts";
-import { principalOf } from "./principal.ts";
-import { deliveryMessage, endpointMessage, testMessage } from "./webhook-messages.ts";
+import { principalOf } from "../access/principal.ts";
+import { deliveryMessage, endpointMessage, testMessage } from "../messages/webhook-messages.ts";
 
 export const MAX_ENDPOINTS_PER_ENVIRONMENT = 20;
 

@@ -3,7 +3,7 @@
 import type { Clock } from "../domain/clock.ts";
 import { signatureHeader } from "../domain/webhook-signature.ts";
 import { eventJson } from "../representations/events.ts";
-import { eventMessage } from "../services/event-messages.ts";
+import { eventMessage } from "../messages/event-messages.ts";
 import type { EventDocument } from "../store/event-repository.ts";
 import type { WebhookEndpointDocument } from "../store/webhook-endpoint-repository.ts";
 import type { LookupAll } from "./address-vetting.ts";

@@ -3,7 +3,7 @@
 // in-process dispatcher so the first attempts start at once.
 import type { Clock } from "../domain/clock.ts";
 import { newDeliveryId } from "../domain/ids.ts";
-import type { EventFanout } from "../services/event-fanout.ts";
+import type { EventFanout } from "../events/event-fanout.ts";
 import type { EventDocument } from "../store/event-repository.ts";
 import type { WebhookDeliveryDocument, WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
 import type { WebhookEndpointDocument, WebhookEndpointRepository } from "../store/webhook-endpoint-repository.ts";

@@ -3,7 +3,7 @@
 // error must be the spec's envelope (the OpenAPI contract hook also checks each response against the
 // document), and the service must stay up.
 import { expect } from "chai";
-import { buildRestRouteTable } from "../../src/gateway/rest-route-table.ts";
+import { buildRestRouteTable } from "../../src/api/rest-route-table.ts";
 import { EventsService } from "../../gen/svc/v1/events_pb.ts";
 import { UsersService } from "../../gen/svc/v1/users_pb.ts";
 import { WebhookEndpointsService } from "../../gen/svc/v1/webhook_endpoints_pb.ts";

@@ -1,6 +1,6 @@
 // The shared quota across instances: two limiters over one database never serve more than the quota.
 import { expect } from "chai";
-import { RateLimiter, chunkSize } from "../../src/services/rate-limiter.ts";
+import { RateLimiter, chunkSize } from "../../src/access/rate-limiter.ts";
 import { RateLimitRepository } from "../../src/store/rate-limit-repository.ts";
 import type { Database } from "../../src/store/database.ts";
 import { freshDatabase } from "../support/database.ts";

@@ -1,5 +1,5 @@
 // Runs the event relay's sweep on a timer: events whose request died before relaying them are relayed here.
-import type { EventRelay } from "../services/event-relay.ts";
+import type { EventRelay } from "./event-relay.ts";
 
 export interface RelaySweeperOptions {
   intervalMs: number;

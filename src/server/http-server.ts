@@ -7,14 +7,14 @@ import { svcError } from "../domain/errors.ts";
 import { newRequestId } from "../domain/ids.ts";
 import { clientAddressValues } from "../rpc/client-address.ts";
 import { connectRoutes } from "../rpc/connect-routes.ts";
-import type { RequestGate } from "../services/request-gate.ts";
-import type { RegisteredService, ServiceRegistry } from "../services/service-registry.ts";
+import type { RequestGate } from "../access/request-gate.ts";
+import type { RegisteredService, ServiceRegistry } from "../api/service-registry.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
-import { clientErrorResponder } from "./client-error.ts";
-import { errorRenderer } from "./error-handler.ts";
-import { identityHeaders } from "./response-headers.ts";
-import { restGateway, type RestGatewayOptions } from "./rest-gateway.ts";
+import { clientErrorResponder } from "../rest/client-error.ts";
+import { errorRenderer } from "../rest/error-handler.ts";
+import { identityHeaders } from "../pipeline/response-headers.ts";
+import { restGateway, type RestGatewayOptions } from "../rest/rest-gateway.ts";
 
 export const MAX_BODY_BYTES = 64 * 1024;
 

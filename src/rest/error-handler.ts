@@ -2,9 +2,9 @@
 import { ConnectError } from "@connectrpc/connect";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { describeError, svcError, type DescribedError } from "../domain/errors.ts";
-import type { RequestGate } from "../services/request-gate.ts";
-import { errorEnvelope } from "./error-envelope.ts";
-import { RATE_LIMIT_LIMIT_HEADER, rateLimitHeaders } from "./response-headers.ts";
+import type { RequestGate } from "../access/request-gate.ts";
+import { errorEnvelope } from "../pipeline/error-envelope.ts";
+import { RATE_LIMIT_LIMIT_HEADER, rateLimitHeaders } from "../pipeline/response-headers.ts";
 
 /** Fastify raises its own errors while reading a request; each has a spec code. */
 function describeFastifyError(error: FastifyError): DescribedError | null {

@@ -4,10 +4,10 @@ import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
 import { describeError, svcError } from "../domain/errors.ts";
 import { newRequestId } from "../domain/ids.ts";
-import type { RequestGate } from "../services/request-gate.ts";
-import type { RateLimitStatus } from "../services/rate-limiter.ts";
-import { errorEnvelope } from "./error-envelope.ts";
-import { identityHeaders, rateLimitHeaders } from "./response-headers.ts";
+import type { RequestGate } from "../access/request-gate.ts";
+import type { RateLimitStatus } from "../access/rate-limiter.ts";
+import { errorEnvelope } from "../pipeline/error-envelope.ts";
+import { identityHeaders, rateLimitHeaders } from "../pipeline/response-headers.ts";
 
 function errorFor(code: string | undefined) {
   if (code === "HPE_HEADER_OVERFLOW") return svcError("payload_too_large", "The request headers exceed the maximum accepted size.");

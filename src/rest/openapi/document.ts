@@ -3,9 +3,9 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { LATEST_API_VERSION } from "../../domain/api-version.ts";
 import type { ErrorCode } from "../../domain/errors.ts";
-import { IdempotencyGuard } from "../../services/idempotency-guard.ts";
-import { responderKey } from "../responders.ts";
-import { buildRestRouteTable, isMutatingMethod, type RestRoute } from "../rest-route-table.ts";
+import { IdempotencyGuard } from "../../access/idempotency-guard.ts";
+import { responderKey } from "../../api/responders.ts";
+import { buildRestRouteTable, isMutatingMethod, type RestRoute } from "../../api/rest-route-table.ts";
 import { errorResponse, errorResponses, errorSchemas } from "./error-responses.ts";
 import { eventSchemas } from "./event-schemas.ts";
 import {
@@ -18,7 +18,7 @@ import {
   VERSION_PARAMETER,
 } from "./headers-and-parameters.ts";
 import { ref, type JsonSchema } from "./json-schema.ts";
-import { OPERATIONS, type OperationDoc } from "./operations.ts";
+import { OPERATIONS, type OperationDoc } from "../../api/operations.ts";
 import { userSchemas } from "./user-schemas.ts";
 import { webhookDeliveryRequest } from "./webhook-delivery-request.ts";
 import { webhookSchemas } from "./webhook-schemas.ts";

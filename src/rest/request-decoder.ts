@@ -5,7 +5,7 @@ import { create, ScalarType, type DescField, type DescMessage, type Message } fr
 import { FieldMaskSchema, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { validationError } from "../domain/errors.ts";
 import { parseDateTime } from "../domain/date-time.ts";
-import type { RestRoute } from "./rest-route-table.ts";
+import type { RestRoute } from "../api/rest-route-table.ts";
 
 /** What `null` means for a body field: the same as leaving it out, clear it (PATCH), or a type error. */
 export type NullMeaning = "absent" | "clear" | "invalid";

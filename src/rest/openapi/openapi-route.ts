@@ -3,9 +3,9 @@
 import type { DescService } from "@bufbuild/protobuf";
 import type { FastifyInstance } from "fastify";
 import { VERSION_HEADER } from "../../domain/api-version.ts";
-import type { RequestGate } from "../../services/request-gate.ts";
+import type { RequestGate } from "../../access/request-gate.ts";
 import { headerValue } from "../request-headers.ts";
-import { rateLimitHeaders } from "../response-headers.ts";
+import { rateLimitHeaders } from "../../pipeline/response-headers.ts";
 import { buildOpenApiDocument, OPENAPI_PATH } from "./document.ts";
 
 export interface OpenApiRouteOptions {

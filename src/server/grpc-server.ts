@@ -3,9 +3,9 @@ import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import type { Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import type { RegisteredService, ServiceRegistry } from "../services/service-registry.ts";
-import { clientAddressValues } from "./client-address.ts";
-import { connectRoutes } from "./connect-routes.ts";
+import type { RegisteredService, ServiceRegistry } from "../api/service-registry.ts";
+import { clientAddressValues } from "../rpc/client-address.ts";
+import { connectRoutes } from "../rpc/connect-routes.ts";
 
 export interface GrpcServer {
   listen(port: number, host: string): Promise<number>;

@@ -1,6 +1,6 @@
 // Headers every response carries, REST and RPC alike.
 import { LATEST_API_VERSION } from "../domain/api-version.ts";
-import type { RateLimitStatus } from "../services/rate-limiter.ts";
+import type { RateLimitStatus } from "../access/rate-limiter.ts";
 
 export const REQUEST_ID_HEADER = "X-Request-Id";
 export const API_VERSION_HEADER = "X-API-Version";

@@ -4,17 +4,17 @@
 import { createContextValues, createHandlerContext } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { describeError, svcError } from "../domain/errors.ts";
-import { IdempotencyGuard, type IdempotencyClaim } from "../services/idempotency-guard.ts";
-import { principalKey, type Principal } from "../services/principal.ts";
-import type { RequestGate } from "../services/request-gate.ts";
-import type { ServiceRegistry } from "../services/service-registry.ts";
-import { errorEnvelope } from "./error-envelope.ts";
+import { IdempotencyGuard, type IdempotencyClaim } from "../access/idempotency-guard.ts";
+import { principalKey, type Principal } from "../access/principal.ts";
+import type { RequestGate } from "../access/request-gate.ts";
+import type { ServiceRegistry } from "../api/service-registry.ts";
+import { errorEnvelope } from "../pipeline/error-envelope.ts";
 import { headerValue } from "./request-headers.ts";
 import { canonicalJson, parseJsonObjectBody } from "./json-body.ts";
 import { decodeRestRequest, type NullMeaning } from "./request-decoder.ts";
-import { respond, responderKey, type ResponderTable } from "./responders.ts";
-import { rateLimitHeaders } from "./response-headers.ts";
-import { buildRestRouteTable, isMutatingMethod, type RestRoute } from "./rest-route-table.ts";
+import { respond, responderKey, type ResponderTable } from "../api/responders.ts";
+import { rateLimitHeaders } from "../pipeline/response-headers.ts";
+import { buildRestRouteTable, isMutatingMethod, type RestRoute } from "../api/rest-route-table.ts";
 
 export interface RestGatewayOptions {
   registry: ServiceRegistry;

@@ -1,7 +1,7 @@
 // What the route table cannot say about each public method: its summary, success answer, request body schema
 // and the codes only it answers. Codes every route of a kind answers (keys, idempotency, lists, lookups of
 // path ids) are added by the document from the route itself.
-import type { ErrorCode } from "../../domain/errors.ts";
+import type { ErrorCode } from "../domain/errors.ts";
 
 export interface OperationDoc {
   summary: string;

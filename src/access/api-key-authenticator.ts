@@ -6,7 +6,7 @@ import { svcError } from "../domain/errors.ts";
 import type { ApiKeyRepository } from "../store/api-key-repository.ts";
 import type { OrganizationRepository } from "../store/organization-repository.ts";
 import type { Principal } from "./principal.ts";
-import { TtlCache } from "./ttl-cache.ts";
+import { TtlCache } from "../lib/ttl-cache.ts";
 
 interface LookupOutcome {
   principal: Principal | null;

@@ -1,6 +1,13 @@
-// Every environment variable of the service, parsed and validated in one place.
+// Every environment variable of the service, parsed and validated in one place. A wrong value stops the process
+// at start with a ConfigError naming the variable, the accepted values and what was given.
+import { isIP } from "node:net";
+import { apiKeyLivemode } from "./domain/api-keys.ts";
 
 export type Role = "all" | "api" | "worker";
+
+/** pino's levels, plus `silent` (no logs). */
+export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export interface Config {
   /** api: HTTP and gRPC, enqueues work; worker: runs jobs and deliveries; all: both (one process). */
@@ -16,11 +23,19 @@ export interface Config {
   bootstrap: boolean;
   sandboxKey: string | undefined;
   liveKey: string | undefined;
+  /** Level of the JSON logs on standard output. */
+  logLevel: LogLevel;
   /** Requests per API key (or client address) per 60 s window. */
   rateLimit: number;
   /** Delays after failed delivery attempts 1..6, in ms. */
   webhookRetrySchedule: number[];
   webhookTimeoutMs: number;
+  /** Delivery attempts one process runs at once. */
+  webhookConcurrency: number;
+  /** How often the webhook backstop looks for due deliveries that no worker holds (`all` role). */
+  webhookBackstopMs: number;
+  /** Deliveries due for less than this are left to the fast path of the process that created them (`all` role). */
+  webhookBackstopStaleMs: number;
   /** How long an authenticated key is trusted before it is read again (revocations elsewhere). */
   authCacheMs: number;
   /** How long project settings and signup flows are reused before they are read again. */
@@ -31,9 +46,23 @@ export interface Config {
   relaySweepMs: number;
   /** How old an unrelayed event must be before the sweeper takes it from its request. */
   relayStaleMs: number;
+  /** How often Agenda looks for due jobs when no change stream wakes it. */
+  jobPollMs: number;
+  /** How long a running job stays locked to its process; past it, another process may take the job. */
+  jobLockMs: number;
+  /** Agenda jobs (delivery retries, wallet provisioning) one process runs at once. */
+  jobConcurrency: number;
+  /** How long a user creation waits for the custodian before answering `wallet_status: pending`. */
+  walletSyncBudgetMs: number;
+  /** Delays of the wallet provisioning retries, in ms; their number is the number of retries. */
+  walletRetrySchedule: number[];
+  /** How long a draining process lets running requests finish. */
+  shutdownGraceMs: number;
 }
 
-export class ConfigError extends Error {}
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
 
 const DURATION = /^(\d+)(ms|s|m|h)$/;
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
@@ -44,48 +73,111 @@ export function parseDuration(text: string): number {
   return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
 }
 
-function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
-  }
-  return value;
-}
-
 function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const raw = env[name];
   return raw === undefined || raw === "" ? undefined : raw;
 }
 
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  const value = /^\s*\d+\s*$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, values: readonly T[], fallback: T): T {
+  const raw = optional(env, name) ?? fallback;
+  if (!(values as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${values.join(", ")}, got "${raw}"`);
+  return raw as T;
+}
+
+/** A comma-separated list of `min` to `max` durations (`500ms`, `30s`, `5m`, `2h`). */
+function durations(env: NodeJS.ProcessEnv, name: string, fallback: string, length: { min: number; max: number }): number[] {
+  const raw = optional(env, name) ?? fallback;
+  const items = raw.split(",");
+  const expected = length.min === length.max ? `${length.min}` : `${length.min} to ${length.max}`;
+  if (items.length < length.min || items.length > length.max) {
+    throw new ConfigError(`${name} must list ${expected} comma-separated delays, got ${items.length} in "${raw}"`);
+  }
+  return items.map((item) => {
+    try {
+      return parseDuration(item);
+    } catch (error) {
+      throw new ConfigError(`${name}: ${(error as Error).message}`);
+    }
+  });
+}
+
+function host(env: NodeJS.ProcessEnv): string {
+  const raw = optional(env, "HOST") ?? "127.0.0.1";
+  const hostname = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
+  if (isIP(raw) === 0 && !hostname.test(raw)) throw new ConfigError(`HOST must be an IP address or a host name, got "${raw}"`);
+  return raw;
+}
+
+function mongodbUri(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = optional(env, "MONGODB_URI");
+  if (raw === undefined) return undefined;
+  let valid = /^mongodb(\+srv)?:\/\/./.test(raw);
+  try {
+    new URL(raw);
+  } catch {
+    valid = false;
+  }
+  // The URI may hold a password: the message does not repeat it.
+  if (!valid) throw new ConfigError("MONGODB_URI must be a mongodb:// or mongodb+srv:// connection string");
+  return raw;
+}
+
+function adminToken(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = optional(env, "SVC_ADMIN_TOKEN");
+  if (raw !== undefined && !/^[\x21-\x7e]{16,}$/.test(raw)) {
+    throw new ConfigError("SVC_ADMIN_TOKEN must be at least 16 printable characters without spaces");
+  }
+  return raw;
+}
+
+function bootstrapKey(env: NodeJS.ProcessEnv, name: string, livemode: boolean): string | undefined {
+  const raw = optional(env, name);
+  if (raw !== undefined && apiKeyLivemode(raw) !== livemode) {
+    throw new ConfigError(`${name} must be ${livemode ? "svc_live_" : "svc_test_"} followed by at least 24 letters or digits`);
+  }
+  return raw;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const mongodbUri = optional(env, "MONGODB_URI");
-  const schedule = (optional(env, "SVC_WEBHOOK_RETRY_SCHEDULE") ?? "1m,5m,30m,2h,6h,24h").split(",");
-  if (schedule.length !== 6) {
-    throw new ConfigError(`SVC_WEBHOOK_RETRY_SCHEDULE must list 6 delays (after attempts 1 to 6), got ${schedule.length}`);
-  }
-  const role = optional(env, "SVC_ROLE") ?? "all";
-  if (role !== "all" && role !== "api" && role !== "worker") {
-    throw new ConfigError(`SVC_ROLE must be all, api or worker, got "${role}"`);
-  }
+  const uri = mongodbUri(env);
+  const bootstrap = oneOf(env, "SVC_BOOTSTRAP", ["0", "1"], "0") === "1";
   return {
-    role,
-    host: optional(env, "HOST") ?? "127.0.0.1",
+    role: oneOf(env, "SVC_ROLE", ["all", "api", "worker"], "all"),
+    host: host(env),
     port: integer(env, "PORT", 8080, 0, 65535),
     grpcPort: integer(env, "GRPC_PORT", 50051, 0, 65535),
-    mongodbUri,
-    adminToken: optional(env, "SVC_ADMIN_TOKEN"),
-    bootstrap: mongodbUri === undefined || env.SVC_BOOTSTRAP === "1",
-    sandboxKey: optional(env, "SVC_SANDBOX_KEY"),
-    liveKey: optional(env, "SVC_LIVE_KEY"),
+    mongodbUri: uri,
+    adminToken: adminToken(env),
+    bootstrap: uri === undefined || bootstrap,
+    sandboxKey: bootstrapKey(env, "SVC_SANDBOX_KEY", false),
+    liveKey: bootstrapKey(env, "SVC_LIVE_KEY", true),
+    logLevel: oneOf(env, "LOG_LEVEL", LOG_LEVELS, "info"),
     rateLimit: integer(env, "SVC_RATE_LIMIT", 6000, 1, 1_000_000_000),
-    webhookRetrySchedule: schedule.map(parseDuration),
+    webhookRetrySchedule: durations(env, "SVC_WEBHOOK_RETRY_SCHEDULE", "1m,5m,30m,2h,6h,24h", { min: 6, max: 6 }),
     webhookTimeoutMs: integer(env, "SVC_WEBHOOK_TIMEOUT_MS", 10_000, 1, 600_000),
+    webhookConcurrency: integer(env, "SVC_WEBHOOK_CONCURRENCY", 256, 1, 10_000),
+    webhookBackstopMs: integer(env, "SVC_WEBHOOK_BACKSTOP_MS", 1000, 10, 3_600_000),
+    webhookBackstopStaleMs: integer(env, "SVC_WEBHOOK_BACKSTOP_STALE_MS", 2000, 0, 3_600_000),
     authCacheMs: integer(env, "SVC_AUTH_CACHE_MS", 1000, 0, 60_000),
     settingsCacheMs: integer(env, "SVC_SETTINGS_CACHE_MS", 1000, 0, 60_000),
     workerPollMs: integer(env, "SVC_WORKER_POLL_MS", 250, 10, 60_000),
     relaySweepMs: integer(env, "SVC_RELAY_SWEEP_MS", 5000, 10, 3_600_000),
     relayStaleMs: integer(env, "SVC_RELAY_STALE_MS", 10_000, 0, 3_600_000),
+    jobPollMs: integer(env, "SVC_JOB_POLL_MS", 1000, 10, 60_000),
+    jobLockMs: integer(env, "SVC_JOB_LOCK_MS", 60_000, 1000, 3_600_000),
+    jobConcurrency: integer(env, "SVC_JOB_CONCURRENCY", 50, 1, 10_000),
+    walletSyncBudgetMs: integer(env, "SVC_WALLET_SYNC_BUDGET_MS", 2000, 0, 60_000),
+    walletRetrySchedule: durations(env, "SVC_WALLET_RETRY_SCHEDULE", "10s,1m,5m,30m,2h", { min: 1, max: 20 }),
+    shutdownGraceMs: integer(env, "SVC_SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
   };
 }

@@ -10,18 +10,12 @@ import { connectDatabase } from "./store/database.ts";
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger({ level: process.env.LOG_LEVEL ?? "info" });
+  const logger = createLogger({ level: config.logLevel });
   // The embedded database runs on its own thread, so the service and the database each get a core.
   const embedded = config.mongodbUri === undefined ? await startEmbeddedMongo({ host: "127.0.0.1", inWorkerThread: true }) : null;
   const database = await connectDatabase(config.mongodbUri ?? `${embedded!.uri.replace(/\/?(\?.*)?$/, "")}/svc`);
   const adminToken = config.adminToken ?? `adm_${randomBytes(24).toString("base64url")}`;
-  const app = await createApp({
-    config,
-    database,
-    adminToken,
-    logger,
-    timings: { sweepIntervalMs: config.relaySweepMs, sweepStaleAfterMs: config.relayStaleMs },
-  });
+  const app = await createApp({ config, database, adminToken, logger });
 
   const lines: string[] = [];
   if (embedded) lines.push(`database      embedded in-memory MongoDB at ${embedded.uri} (data is lost on exit; production: set MONGODB_URI)`);

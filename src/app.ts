@@ -7,9 +7,8 @@ import { UsersService } from "../gen/svc/v1/users_pb.ts";
 import { WebhookEndpointsService } from "../gen/svc/v1/webhook_endpoints_pb.ts";
 import type { Config } from "./config.ts";
 import { systemClock, type Clock } from "./domain/clock.ts";
-import { eventResponders } from "./api/responders/events.ts";
-import { userResponders } from "./api/responders/users.ts";
-import { webhookResponders } from "./api/responders/webhooks.ts";
+import { PUBLIC_API } from "./api/public-api.ts";
+import { CallPipeline } from "./pipeline/call-pipeline.ts";
 import { createHttpServer } from "./server/http-server.ts";
 import { registerOpenApiRoute } from "./rest/openapi/openapi-route.ts";
 import { JobQueue } from "./jobs/job-queue.ts";
@@ -78,9 +77,9 @@ export interface AppTimings {
   walletSyncBudgetMs: number;
   walletRetryDelaysMs: number[];
   shutdownGraceMs: number;
-  /** How often the webhook backstop looks for deliveries due that no worker holds. */
+  /** How often the webhook delivery poll looks for due deliveries that nobody holds (`all` role). */
   webhookBackstopMs: number;
-  /** Deliveries due for less than this are left to the fast path of the process that created them. */
+  /** Due retries are left this long to the timer of the process that wrote them before any poll takes them. */
   webhookBackstopStaleAfterMs: number;
 }
 
@@ -175,15 +174,14 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   jobs.onFailure((error, name) => onError(error, `job ${name}`));
 
-  // A worker takes every due delivery at once (no API process attempts its own); a process that serves the
-  // API and delivers leaves fresh ones a moment to its fast path.
+  // A worker polls often and takes every due delivery at once (API processes attempt nothing); a process that
+  // serves the API and delivers leaves a due retry a moment to the process whose timer waits for it.
   const webhookSend = { timeoutMs: config.webhookTimeoutMs, clock, ...(options.webhookLookup ? { lookup: options.webhookLookup } : {}) };
   const webhooks = new WebhookDelivery(
     {
       deliveries: repositories.webhookDeliveries,
       endpoints: repositories.webhookEndpoints,
       events: repositories.events,
-      jobs,
       clock,
       onError: (e) => onError(e, "webhook delivery"),
       onAttempt: (error) => metrics.deliveryAttempts.inc({ outcome: error === null ? "succeeded" : "failed", error: error ?? "none" }),
@@ -193,8 +191,8 @@ export async function createApp(options: AppOptions): Promise<App> {
       retryScheduleMs: config.webhookRetrySchedule,
       maxPendingPerEndpoint: options.webhookMaxPendingPerEndpoint ?? DEFAULT_MAX_PENDING_PER_ENDPOINT,
       concurrency: config.webhookConcurrency,
-      backstopIntervalMs: role === "worker" ? config.workerPollMs : timings.webhookBackstopMs,
-      backstopStaleAfterMs: role === "worker" ? 0 : timings.webhookBackstopStaleAfterMs,
+      pollIntervalMs: role === "worker" ? config.workerPollMs : timings.webhookBackstopMs,
+      pollStaleAfterMs: role === "worker" ? 0 : timings.webhookBackstopStaleAfterMs,
       deliversInProcess: role !== "api",
       changeStreams: replicaSet,
     },
@@ -225,7 +223,6 @@ export async function createApp(options: AppOptions): Promise<App> {
         endpoints: repositories.webhookEndpoints,
         deliveries: repositories.webhookDeliveries,
         events: repositories.events,
-        jobs,
         clock,
         send: webhookSend,
         dispatch: (id) => webhooks.dispatch(id),
@@ -239,23 +236,19 @@ export async function createApp(options: AppOptions): Promise<App> {
   ];
   const registry = new ServiceRegistry(services);
   const observed = observabilityInterceptor(metrics, logger);
-  const publicInterceptors = [observed, publicInterceptor(gate, idempotency, (error) => onError(error, "rpc"))];
+  const pipeline = new CallPipeline(gate, idempotency, (error, requestId) => logger.error({ err: error, request_id: requestId }, "unexpected failure"));
+  const publicInterceptors = [observed, publicInterceptor(pipeline)];
   const adminInterceptors = [observed, adminInterceptor(options.adminToken)];
   const interceptorsFor = (s: RegisteredService): Interceptor[] => (s.visibility === "public" ? publicInterceptors : adminInterceptors);
 
   let ready = false;
   const http = await createHttpServer({
     registry,
-    gate,
+    pipeline,
+    restMethods: PUBLIC_API,
     interceptorsFor,
-    gateway: {
-      idempotency,
-      responders: { ...userResponders, ...eventResponders, ...webhookResponders },
-      patchNullMeaning: { "svc.v1.UsersService.UpdateUser": "clear" },
-    },
-    extraRoutes: (scope) => registerOpenApiRoute(scope, { services: registry.publicServices(), gate }),
+    extraRoutes: (scope) => registerOpenApiRoute(scope, { methods: PUBLIC_API, pipeline }),
     isReady: () => ready,
-    onInternalError: (error) => onError(error, "request"),
     shutdownTimeoutMs: timings.shutdownGraceMs,
     surface: role === "worker" ? "operations" : "public",
     logger,

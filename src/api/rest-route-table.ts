@@ -37,17 +37,3 @@ export function restRouteOf(service: DescService, method: DescMethod): RestRoute
     method,
   };
 }
-
-export function buildRestRouteTable(services: readonly DescService[]): RestRoute[] {
-  return services.flatMap((service) =>
-    service.methods.map((method) => restRouteOf(service, method)).filter((r): r is RestRoute => r !== null),
-  );
-}
-
-/**
- * Whether calls of this method change state, so an Idempotency-Key applies: anything but a GET route (a method
- * without a REST route counts as changing state). REST and RPC calls alike go by this.
- */
-export function isMutatingMethod(method: DescMethod): boolean {
-  return !hasOption(method, http) || getOption(method, http).pattern.case !== "get";
-}

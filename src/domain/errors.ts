@@ -3,6 +3,7 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ErrorInfoSchema, type ErrorInfo } from "../../gen/google/rpc/error_details_pb.ts";
+import { MAX_WEBHOOK_ENDPOINTS } from "./limits.ts";
 
 export type ErrorType =
   | "authentication_error"
@@ -71,7 +72,7 @@ export const ERROR_CATALOGUE = {
   user_already_exists: invalid(409, Code.AlreadyExists, "A user with this phone or external_id already exists in the project."),
   user_suspended: invalid(409, Code.AlreadyExists, "The user is suspended."),
   webhook_endpoint_exists: invalid(409, Code.AlreadyExists, "A webhook endpoint with this URL already exists in this environment."),
-  webhook_endpoint_limit: invalid(409, Code.AlreadyExists, "The project already has 20 webhook endpoints in this environment."),
+  webhook_endpoint_limit: invalid(409, Code.AlreadyExists, `The project already has ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints in this environment.`),
   payload_too_large: invalid(413, Code.ResourceExhausted, "The request body exceeds the maximum accepted size."),
   idempotency_key_reuse: {
     status: 422, type: "idempotency_error", connectCode: Code.InvalidArgument,

@@ -2,12 +2,10 @@
 // handlers; they are answered here, on the socket, in the same envelope and with the same headers.
 import { STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
-import { describeError, svcError } from "../domain/errors.ts";
+import { svcError } from "../domain/errors.ts";
 import { newRequestId } from "../domain/ids.ts";
-import type { RequestGate } from "../access/request-gate.ts";
-import type { RateLimitStatus } from "../access/rate-limiter.ts";
+import type { CallFailure, CallPipeline } from "../pipeline/call-pipeline.ts";
 import { errorEnvelope } from "../pipeline/error-envelope.ts";
-import { identityHeaders, rateLimitHeaders } from "../pipeline/response-headers.ts";
 
 function errorFor(code: string | undefined) {
   if (code === "HPE_HEADER_OVERFLOW") return svcError("payload_too_large", "The request headers exceed the maximum accepted size.");
@@ -15,26 +13,24 @@ function errorFor(code: string | undefined) {
   return svcError("invalid_json", "The request could not be read as HTTP.");
 }
 
-export function clientErrorResponder(gate: RequestGate) {
+export function clientErrorResponder(pipeline: CallPipeline) {
   return (error: Error & { code?: string }, socket: Socket): void => {
     // A reset connection has nobody to answer.
     if (error.code === "ECONNRESET" || socket.destroyed) return;
-    const described = describeError(errorFor(error.code));
     const requestId = newRequestId();
-    const answer = (rateLimit: RateLimitStatus) => {
+    const answer = (failure: CallFailure) => {
       if (socket.destroyed) return;
-      const body = JSON.stringify(errorEnvelope(described, requestId));
-      const status = described.definition.status;
+      const body = JSON.stringify(errorEnvelope(failure.described, requestId));
+      const status = failure.described.definition.status;
       const headers = {
         "Content-Type": "application/json; charset=utf-8",
         "Content-Length": String(Buffer.byteLength(body)),
         Connection: "close",
-        ...identityHeaders(requestId),
-        ...rateLimitHeaders(rateLimit),
+        ...failure.headers,
       };
       const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("");
       socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${body}`);
     };
-    gate.countAnonymous(socket.remoteAddress ?? "unknown").then(answer, () => answer(gate.uncounted()));
+    void pipeline.refuseAnonymous(requestId, socket.remoteAddress ?? "unknown", errorFor(error.code)).then(answer);
   };
 }

@@ -1,5 +1,4 @@
-// One Connect router definition for every server: Fastify (Connect, gRPC-Web, gRPC over HTTP/1.1 where
-// possible) and the HTTP/2 gRPC server.
+// One Connect router definition for every server: Fastify (Connect, gRPC-Web) and the HTTP/2 gRPC server.
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import type { RegisteredService, ServiceRegistry } from "../api/service-registry.ts";
 

@@ -1,7 +1,10 @@
-// Counts and logs every Connect, gRPC-Web and gRPC call, with the request id the call was answered with.
+// The outermost interceptor of every Connect, gRPC-Web and gRPC call: it puts the call's request id on the
+// response (headers, and for gRPC the trailers too; an error's metadata), then counts and logs the call with it.
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "../observability/logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
+import { REQUEST_ID_HEADER } from "../pipeline/response-headers.ts";
+import { requestIdKey } from "./request-id.ts";
 
 function protocolOf(contentType: string | null): string {
   if (contentType?.startsWith("application/grpc-web")) return "grpc-web";
@@ -16,20 +19,26 @@ function codeName(code: Code): string {
 export function observabilityInterceptor(metrics: Metrics, logger: Logger): Interceptor {
   return (next) => async (request) => {
     const started = performance.now();
+    const requestId = request.contextValues.get(requestIdKey);
     const procedure = `${request.service.typeName}/${request.method.name}`;
     const protocol = protocolOf(request.header.get("content-type"));
-    const record = (code: string, requestId: string | null) => {
+    const record = (code: string) => {
       metrics.rpcCalls.inc({ procedure, code, protocol });
-      logger.info({ request_id: requestId ?? undefined, procedure, protocol, code, duration_ms: Math.round(performance.now() - started) }, "rpc call");
+      logger.info({ request_id: requestId, procedure, protocol, code, duration_ms: Math.round(performance.now() - started) }, "rpc call");
     };
     try {
       const response = await next(request);
-      record("ok", response.header.get("x-request-id"));
+      // A replay answers with its original request id; every other answer with this call's.
+      const answered = response.header.get(REQUEST_ID_HEADER) ?? requestId;
+      response.header.set(REQUEST_ID_HEADER, answered);
+      if (protocol !== "connect") response.trailer.set(REQUEST_ID_HEADER, answered);
+      record("ok");
       return response;
     } catch (error) {
       const connectError = ConnectError.from(error);
-      record(codeName(connectError.code), connectError.metadata.get("x-request-id"));
-      throw error;
+      if (!connectError.metadata.has(REQUEST_ID_HEADER)) connectError.metadata.set(REQUEST_ID_HEADER, requestId);
+      record(codeName(connectError.code));
+      throw connectError;
     }
   };
 }

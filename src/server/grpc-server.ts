@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import type { Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { RegisteredService, ServiceRegistry } from "../api/service-registry.ts";
-import { clientAddressValues } from "../rpc/client-address.ts";
+import { callContextValues } from "../rpc/request-id.ts";
 import { connectRoutes } from "../rpc/connect-routes.ts";
 
 export interface GrpcServer {
@@ -18,7 +18,7 @@ export function createGrpcServer(registry: ServiceRegistry, interceptorsFor: (se
   const server = http2.createServer(
     connectNodeAdapter({
       routes: connectRoutes(registry, interceptorsFor),
-      contextValues: (request) => clientAddressValues(request.socket.remoteAddress),
+      contextValues: (request) => callContextValues(request.socket.remoteAddress),
       shutdownSignal: shutdown.signal,
     }),
   );

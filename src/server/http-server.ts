@@ -2,31 +2,31 @@
 // /healthz, and the spec's envelope for anything that matches no route.
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import type { Interceptor } from "@connectrpc/connect";
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import type { DescribedMethod } from "../api/method-description.ts";
+import type { RegisteredService, ServiceRegistry } from "../api/service-registry.ts";
 import { svcError } from "../domain/errors.ts";
 import { newRequestId } from "../domain/ids.ts";
-import { clientAddressValues } from "../rpc/client-address.ts";
+import { MAX_BODY_BYTES } from "../domain/limits.ts";
+import type { CallPipeline } from "../pipeline/call-pipeline.ts";
+import { callContextValues } from "../rpc/request-id.ts";
 import { connectRoutes } from "../rpc/connect-routes.ts";
-import type { RequestGate } from "../access/request-gate.ts";
-import type { RegisteredService, ServiceRegistry } from "../api/service-registry.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { clientErrorResponder } from "../rest/client-error.ts";
 import { errorRenderer } from "../rest/error-handler.ts";
 import { identityHeaders } from "../pipeline/response-headers.ts";
-import { restGateway, type RestGatewayOptions } from "../rest/rest-gateway.ts";
-
-export const MAX_BODY_BYTES = 64 * 1024;
+import { restGateway } from "../rest/rest-gateway.ts";
 
 export interface HttpServerOptions {
   registry: ServiceRegistry;
-  gate: RequestGate;
+  pipeline: CallPipeline;
+  /** The public methods the REST gateway serves. */
+  restMethods: readonly DescribedMethod[];
   interceptorsFor: (service: RegisteredService) => Interceptor[];
-  gateway: Omit<RestGatewayOptions, "registry" | "gate" | "bodyLimit">;
   /** Extra routes on the root (for example `/v1/openapi.json`, `/metrics`). */
   extraRoutes?: (app: FastifyInstance) => void | Promise<void>;
   isReady: () => boolean;
-  onInternalError: (error: unknown, request: FastifyRequest) => void;
   /**
    * "public": the API (REST, Connect) and the operations routes; "operations": /healthz and /metrics only
    * (a worker process).
@@ -39,14 +39,13 @@ export interface HttpServerOptions {
 }
 
 export async function createHttpServer(options: HttpServerOptions): Promise<FastifyInstance> {
-  const renderError = errorRenderer({ gate: options.gate, onInternalError: options.onInternalError });
+  const renderError = errorRenderer(options.pipeline);
   const app = Fastify({
     // The API has no HEAD routes: HEAD answers route_not_found like any other unmatched method.
     exposeHeadRoutes: false,
-    clientErrorHandler: clientErrorResponder(options.gate),
+    clientErrorHandler: clientErrorResponder(options.pipeline),
     // A path Fastify cannot even decode (a stray "%") matches no route.
     frameworkErrors: (error, request, reply) => {
-      reply.headers(identityHeaders(request.id));
       void renderError(error.code === "FST_ERR_BAD_URL" ? svcError("route_not_found", "No route matches this method and path.") : error, request, reply);
     },
     genReqId: () => newRequestId(),
@@ -101,13 +100,14 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
   if (options.surface === "operations") return app;
   await app.register(fastifyConnectPlugin, {
     routes: connectRoutes(options.registry, options.interceptorsFor),
-    contextValues: (request) => clientAddressValues(request.ip),
+    // The call keeps Fastify's request id, so its request log line and its RPC log line share one id.
+    contextValues: (request) => callContextValues(request.ip, request.id),
     shutdownTimeoutMs: options.shutdownTimeoutMs,
   });
   await app.register(restGateway, {
-    ...options.gateway,
     registry: options.registry,
-    gate: options.gate,
+    pipeline: options.pipeline,
+    methods: options.restMethods,
     bodyLimit: MAX_BODY_BYTES,
   });
   if (options.extraRoutes) await app.register(async (scope) => options.extraRoutes!(scope));

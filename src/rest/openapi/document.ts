@@ -1,11 +1,10 @@
 // The OpenAPI 3.1 document of the public REST API: paths and methods from the route table (the same one the
 // gateway serves), schemas and error responses from the files beside this one.
-import type { DescService } from "@bufbuild/protobuf";
 import { LATEST_API_VERSION } from "../../domain/api-version.ts";
 import type { ErrorCode } from "../../domain/errors.ts";
 import { IdempotencyGuard } from "../../access/idempotency-guard.ts";
-import { responderKey } from "../../api/responders.ts";
-import { buildRestRouteTable, isMutatingMethod, type RestRoute } from "../../api/rest-route-table.ts";
+import type { DescribedMethod } from "../../api/method-description.ts";
+import type { RestRoute } from "../../api/rest-route-table.ts";
 import { errorResponse, errorResponses, errorSchemas } from "./error-responses.ts";
 import { eventSchemas } from "./event-schemas.ts";
 import {
@@ -18,7 +17,6 @@ import {
   VERSION_PARAMETER,
 } from "./headers-and-parameters.ts";
 import { ref, type JsonSchema } from "./json-schema.ts";
-import { OPERATIONS, type OperationDoc } from "../../api/operations.ts";
 import { userSchemas } from "./user-schemas.ts";
 import { webhookDeliveryRequest } from "./webhook-delivery-request.ts";
 import { webhookSchemas } from "./webhook-schemas.ts";
@@ -56,11 +54,9 @@ function requestFieldNames(route: RestRoute): string[] {
   return route.method.input.fields.map((field) => field.name).filter((name) => !route.pathParams.includes(name));
 }
 
-function operationOf(route: RestRoute): JsonSchema {
-  const key = responderKey(route.method);
-  const doc: OperationDoc | undefined = OPERATIONS[key];
-  if (!doc) throw new Error(`${route.httpMethod} ${route.pathTemplate}: ${key} has no entry in the OpenAPI operations`);
-  const mutating = isMutatingMethod(route.method);
+function operationOf(described: DescribedMethod): JsonSchema {
+  const { route, operation: doc, status } = described;
+  const mutating = described.takesIdempotencyKey;
   // 400 and 413 are refused before the Idempotency-Key is claimed (DESIGN.md section 4's order), so never replayed.
   const replayable = (status: number) => mutating && status !== 400 && status !== 413 && IdempotencyGuard.isReplayable(status);
   const pathIds = route.pathParams.map((param) => ({ param, ...pathIdentifierOf(route.pathTemplate, param) }));
@@ -85,9 +81,9 @@ function operationOf(route: RestRoute): JsonSchema {
       ? { requestBody: { required: doc.requestBody.required, content: jsonContent(ref(doc.requestBody.schema)) } }
       : {}),
     responses: {
-      [String(doc.success.status)]: {
+      [String(status)]: {
         description: doc.success.description,
-        headers: headersOf(doc.success.status, replayable(doc.success.status)),
+        headers: headersOf(status, replayable(status)),
         content: jsonContent(ref(doc.success.schema)),
       },
       ...errorResponses(codes, replayable),
@@ -115,10 +111,10 @@ const openApiOperation: JsonSchema = {
   },
 };
 
-export function buildOpenApiDocument(services: readonly DescService[]): OpenApiDocument {
+export function buildOpenApiDocument(methods: readonly DescribedMethod[]): OpenApiDocument {
   const paths: Record<string, Record<string, JsonSchema>> = { [OPENAPI_PATH]: { get: openApiOperation } };
-  for (const route of buildRestRouteTable(services)) {
-    (paths[route.pathTemplate] ??= {})[route.httpMethod.toLowerCase()] = operationOf(route);
+  for (const described of methods) {
+    (paths[described.route.pathTemplate] ??= {})[described.route.httpMethod.toLowerCase()] = operationOf(described);
   }
   return {
     openapi: "3.1.0",

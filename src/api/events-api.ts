@@ -1,0 +1,20 @@
+// The REST surface of svc.v1.EventsService.
+import { EventsService } from "../../gen/svc/v1/events_pb.ts";
+import { eventJson } from "../representations/events.ts";
+import { jsonList } from "../representations/json-values.ts";
+import { describeService } from "./method-description.ts";
+
+const TAG = "Events";
+
+export const eventsApi = describeService(EventsService, {
+  listEvents: {
+    status: 200,
+    present: (r, path) => jsonList(path, r.data.map(eventJson), r.hasMore),
+    operation: { summary: "List events", tag: TAG, success: { schema: "EventList", description: "Events, newest first." } },
+  },
+  getEvent: {
+    status: 200,
+    present: (r) => eventJson(r.event!),
+    operation: { summary: "Retrieve an event", tag: TAG, success: { schema: "Event", description: "The event." } },
+  },
+});

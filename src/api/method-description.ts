@@ -1,0 +1,71 @@
+// One description per public method, typed by the generated service descriptors: how its REST answer is
+// presented, its success status, its OpenAPI operation, what null means in its PATCH body and whether it
+// takes an Idempotency-Key. The REST gateway, the OpenAPI document and the RPC pipeline all read this, so
+// adding a REST method is the proto, the ServiceImpl and one entry here; a method left out fails type-checking.
+import type { DescMessage, DescMethod, DescService, MessageShape } from "@bufbuild/protobuf";
+import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
+import type { ErrorCode } from "../domain/errors.ts";
+import { restRouteOf, type RestRoute } from "./rest-route-table.ts";
+
+/** What `null` means for a body field: the same as leaving it out, clear it (PATCH), or a type error. */
+export type NullMeaning = "absent" | "clear" | "invalid";
+
+/** The OpenAPI operation of a method, beyond what its route says. */
+export interface OperationDoc {
+  summary: string;
+  description?: string;
+  tag: string;
+  /** The success response's schema (a component name) and description; the status is the method's. */
+  success: { schema: string; description: string };
+  /** Schema of the JSON body; methods without one refuse any field (422 validation_error). */
+  requestBody?: { schema: string; required: boolean };
+  /** Codes of the method's own rules and conflicts; codes every route of its kind answers are added from the route. */
+  errors?: ErrorCode[];
+}
+
+export interface MethodEntry<O extends DescMessage> {
+  status: 200 | 201;
+  /** The JSON body of the answer; `path` is the request path without its query (the `url` of lists). */
+  present: (response: MessageShape<O>, path: string) => unknown;
+  operation: OperationDoc;
+  /** What null means in a PATCH body (a route whose body is one field); default "invalid". */
+  patchNull?: "clear" | "invalid";
+}
+
+/** Every method of the service, each with its entry: a missing one is a type error. */
+export type ServiceEntries<Methods extends GenServiceMethods> = {
+  [K in keyof Methods]: MethodEntry<Methods[K]["output"]>;
+};
+
+export interface DescribedMethod {
+  service: DescService;
+  method: DescMethod;
+  route: RestRoute;
+  status: 200 | 201;
+  present: (response: unknown, path: string) => unknown;
+  operation: OperationDoc;
+  nullMeaning: NullMeaning;
+  /** Mutating methods (every verb but GET) honour an Idempotency-Key. */
+  takesIdempotencyKey: boolean;
+}
+
+export function describeService<Methods extends GenServiceMethods>(service: GenService<Methods>, entries: ServiceEntries<Methods>): DescribedMethod[] {
+  const descriptor = service as unknown as DescService;
+  return descriptor.methods.map((method) => {
+    const entry = (entries as Record<string, MethodEntry<DescMessage> | undefined>)[method.localName];
+    const route = restRouteOf(descriptor, method);
+    // Types catch a missing entry; these catch a proto whose annotation the entries do not match.
+    if (!entry) throw new Error(`${descriptor.typeName}.${method.name} has no API entry`);
+    if (!route) throw new Error(`${descriptor.typeName}.${method.name} has no google.api.http route`);
+    return {
+      service: descriptor,
+      method,
+      route,
+      status: entry.status,
+      present: entry.present as (response: unknown, path: string) => unknown,
+      operation: entry.operation,
+      nullMeaning: route.body === "*" ? "absent" : (entry.patchNull ?? "invalid"),
+      takesIdempotencyKey: route.httpMethod !== "GET",
+    };
+  });
+}

@@ -1,0 +1,62 @@
+// The REST surface of svc.v1.UsersService.
+import { UsersService } from "../../gen/svc/v1/users_pb.ts";
+import { jsonList } from "../representations/json-values.ts";
+import { signupConfigJson, userJson, userWithProfileJson, walletJson } from "../representations/users.ts";
+import { describeService } from "./method-description.ts";
+
+const TAG = "Users";
+
+export const usersApi = describeService(UsersService, {
+  createUser: {
+    status: 201,
+    present: (r) => userJson(r.user!),
+    operation: {
+      summary: "Create a user",
+      description: "In sandbox the user is verified and gets a simulated wallet; in live `verified` is false until the phone is verified. Emits `user.created`.",
+      tag: TAG,
+      success: { schema: "User", description: "The user, without profile." },
+      requestBody: { schema: "CreateUserRequest", required: true },
+      errors: ["user_already_exists", "tagname_already_taken"],
+    },
+  },
+  getUser: {
+    status: 200,
+    present: (r) => userWithProfileJson(r.user!, r.profile),
+    operation: {
+      summary: "Retrieve a user with its profile",
+      tag: TAG,
+      success: { schema: "UserWithProfile", description: "The user with `profile`." },
+    },
+  },
+  updateUser: {
+    status: 200,
+    present: (r) => userWithProfileJson(r.user!, r.profile),
+    // null clears a profile field.
+    patchNull: "clear",
+    operation: {
+      summary: "Update a user's profile",
+      tag: TAG,
+      success: { schema: "UserWithProfile", description: "The user with `profile`." },
+      requestBody: { schema: "UpdateUserRequest", required: false },
+      errors: ["tagname_already_taken", "user_already_exists"],
+    },
+  },
+  listUserWallets: {
+    status: 200,
+    present: (r, path) => jsonList(path, r.data.map(walletJson), r.hasMore),
+    operation: {
+      summary: "List a user's wallets",
+      tag: TAG,
+      success: { schema: "WalletList", description: "The user's wallets." },
+    },
+  },
+  getSignupConfig: {
+    status: 200,
+    present: (r) => signupConfigJson(r.signupConfig!),
+    operation: {
+      summary: "Retrieve the published signup flow",
+      tag: TAG,
+      success: { schema: "SignupConfig", description: "The signup flow of the key's project and environment." },
+    },
+  },
+});

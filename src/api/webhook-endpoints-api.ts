@@ -1,0 +1,103 @@
+// The REST surface of svc.v1.WebhookEndpointsService.
+import { WebhookEndpointsService } from "../../gen/svc/v1/webhook_endpoints_pb.ts";
+import { MAX_WEBHOOK_ENDPOINTS } from "../domain/limits.ts";
+import { jsonList } from "../representations/json-values.ts";
+import { deletedWebhookEndpointJson, webhookDeliveryJson, webhookEndpointJson, webhookTestJson } from "../representations/webhooks.ts";
+import { describeService } from "./method-description.ts";
+
+const ENDPOINTS = "Webhook endpoints";
+const DELIVERIES = "Webhook deliveries";
+
+export const webhookEndpointsApi = describeService(WebhookEndpointsService, {
+  createWebhookEndpoint: {
+    status: 201,
+    present: (r) => webhookEndpointJson(r.webhookEndpoint!),
+    operation: {
+      summary: "Create a webhook endpoint",
+      description: `At most ${MAX_WEBHOOK_ENDPOINTS} endpoints per project and environment; the URL is unique among them.`,
+      tag: ENDPOINTS,
+      success: { schema: "WebhookEndpointWithSecret", description: "The endpoint with its signing secret, shown this once." },
+      requestBody: { schema: "CreateWebhookEndpointRequest", required: true },
+      errors: ["invalid_webhook_url", "webhook_endpoint_exists", "webhook_endpoint_limit"],
+    },
+  },
+  listWebhookEndpoints: {
+    status: 200,
+    present: (r, path) => jsonList(path, r.data.map(webhookEndpointJson), r.hasMore),
+    operation: { summary: "List webhook endpoints", tag: ENDPOINTS, success: { schema: "WebhookEndpointList", description: "Endpoints, newest first." } },
+  },
+  getWebhookEndpoint: {
+    status: 200,
+    present: (r) => webhookEndpointJson(r.webhookEndpoint!),
+    operation: {
+      summary: "Retrieve a webhook endpoint",
+      tag: ENDPOINTS,
+      success: { schema: "WebhookEndpoint", description: "The endpoint, with `secret_last4`." },
+    },
+  },
+  updateWebhookEndpoint: {
+    status: 200,
+    present: (r) => webhookEndpointJson(r.webhookEndpoint!),
+    // null is a type error: every field of an endpoint has a value.
+    patchNull: "invalid",
+    operation: {
+      summary: "Update a webhook endpoint",
+      tag: ENDPOINTS,
+      success: { schema: "WebhookEndpoint", description: "The endpoint." },
+      requestBody: { schema: "UpdateWebhookEndpointRequest", required: false },
+      errors: ["invalid_webhook_url", "webhook_endpoint_exists"],
+    },
+  },
+  deleteWebhookEndpoint: {
+    status: 200,
+    present: (r) => deletedWebhookEndpointJson(r.id),
+    operation: {
+      summary: "Delete a webhook endpoint",
+      description: "Also removes its delivery history and pending deliveries. Irreversible.",
+      tag: ENDPOINTS,
+      success: { schema: "DeletedWebhookEndpoint", description: "The deleted endpoint's id." },
+    },
+  },
+  rotateWebhookEndpointSecret: {
+    status: 200,
+    present: (r) => webhookEndpointJson(r.webhookEndpoint!),
+    operation: {
+      summary: "Rotate the signing secret",
+      description: "During the grace period both secrets sign every delivery, the new one first.",
+      tag: ENDPOINTS,
+      success: { schema: "WebhookEndpointWithSecret", description: "The endpoint with its new secret, shown this once." },
+      requestBody: { schema: "RotateWebhookEndpointSecretRequest", required: false },
+    },
+  },
+  testWebhookEndpoint: {
+    status: 200,
+    present: (r) => webhookTestJson(r.webhookTest!),
+    operation: {
+      summary: "Send a test event",
+      description: "Sends one signed `webhook.test` event now, never retried, also to a disabled endpoint; not counted toward automatic disabling.",
+      tag: ENDPOINTS,
+      success: { schema: "WebhookTest", description: "The outcome of the attempt." },
+    },
+  },
+  listWebhookDeliveries: {
+    status: 200,
+    present: (r, path) => jsonList(path, r.data.map(webhookDeliveryJson), r.hasMore),
+    operation: { summary: "List an endpoint's deliveries", tag: DELIVERIES, success: { schema: "WebhookDeliveryList", description: "Deliveries, newest first." } },
+  },
+  getWebhookDelivery: {
+    status: 200,
+    present: (r) => webhookDeliveryJson(r.webhookDelivery!),
+    operation: { summary: "Retrieve a delivery", tag: DELIVERIES, success: { schema: "WebhookDelivery", description: "The delivery." } },
+  },
+  replayWebhookDelivery: {
+    status: 200,
+    present: (r) => webhookDeliveryJson(r.webhookDelivery!),
+    operation: {
+      summary: "Replay a settled delivery",
+      description: "Starts a fresh cycle of up to 7 attempts with the same event id; the endpoint must be enabled.",
+      tag: DELIVERIES,
+      success: { schema: "WebhookDelivery", description: "The delivery, now pending." },
+      errors: ["delivery_in_progress", "endpoint_disabled"],
+    },
+  },
+});

@@ -2,7 +2,7 @@
 // creation call) are fanned out to endpoints on a local receiver in another process. Measures sustained
 // deliveries/s, the p50/p99 time from event creation to receipt at 200 events/s, a bare loop of signed POSTs to
 // the same receiver (the ceiling without any database), and Agenda's own job throughput on the same database
-// (why first attempts do not go through Agenda jobs).
+// (why deliveries do not go through Agenda jobs).
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
@@ -47,6 +47,7 @@ async function takeReceipts(): Promise<[string, number][]> {
 }
 
 // The service's delivery pipeline, wired as src/app.ts wires it, over the embedded database in a worker thread.
+// The job queue is not part of it: it is here for Agenda's own throughput (part 4).
 const mongo = await startEmbeddedMongo({ host: "127.0.0.1", inWorkerThread: true });
 const database = await connectDatabase(`${mongo.uri.replace(/\/?$/, "")}/bench_webhooks`);
 const { db } = database;
@@ -58,14 +59,14 @@ await Promise.all([events.ensureIndexes(), endpoints.ensureIndexes(), deliveries
 const clock: Clock = () => new Date();
 const jobs = new JobQueue(db, { pollIntervalMs: 1000, lockLifetimeMs: 60_000, maxConcurrency: 50, changeStreams: false });
 const webhooks = new WebhookDelivery(
-  { deliveries, endpoints, events, jobs, clock, onError: (error) => console.error("webhook delivery", error) },
+  { deliveries, endpoints, events, clock, onError: (error) => console.error("webhook delivery", error) },
   {
     send: { timeoutMs: 10_000, clock },
     retryScheduleMs: [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 86_400_000],
     maxPendingPerEndpoint: DEFAULT_MAX_PENDING_PER_ENDPOINT,
     concurrency: 256,
-    backstopIntervalMs: 1000,
-    backstopStaleAfterMs: 2000,
+    pollIntervalMs: 1000,
+    pollStaleAfterMs: 2000,
     deliversInProcess: true,
     changeStreams: false,
   },
@@ -208,7 +209,7 @@ const lines = [
   "",
   `Machine: ${machineDescription()}; 1-minute load average ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after (other work shared the cores).`,
   "",
-  "One process: the delivery pipeline of `src/app.ts` (relay, fan-out, dispatcher, worker, Agenda) over the embedded MongoDB",
+  "One process: the delivery pipeline of `src/app.ts` (relay, fan-out, scheduler, worker) over the embedded MongoDB",
   "in a worker thread. Events are published through `EventRelay.publish`, the path of AdminService.PublishEvent and of user",
   "creation, without the HTTP request in front (bench/users-create measures that). The receiver is a separate process",
   "answering 200 at once.",
@@ -222,10 +223,11 @@ const lines = [
   `| Agenda alone: no-op jobs scheduled for now, locked, run and removed | ${agenda.jobsPerSecond} jobs/s (${AGENDA_JOBS} jobs) | |`,
   "",
   "Decision: a first attempt runs straight from its delivery record in the process that created it: fan-out inserts the",
-  "records in one batch with the first attempt already claimed (leased), the dispatcher sends at once, and successes are",
-  "recorded in bulk writes. Agenda holds only retries (one job per pending retry); a backstop poll takes over deliveries a",
-  "crash left due. An Agenda job costs an insert, a locking update and a removal before any delivery work, so its job",
-  "throughput above is a ceiling the first attempts would share with everything else on the database.",
+  "records in one batch with the first attempt already claimed (leased), the scheduler runs it at once, and successes are",
+  "recorded in bulk writes. Retries are not jobs either: a failed attempt's outcome and its retry time are one write to the",
+  "record, and the scheduler wakes up for it (its own timer, or a poll of due records in any process). An Agenda job costs",
+  "an insert, a locking update and a removal before any delivery work, so its job throughput above is a ceiling the",
+  "deliveries would share with everything else on the database.",
   "",
 ];
 writeFileSync(new URL("./results/webhook-delivery.md", import.meta.url), lines.join("\n"));

@@ -25,6 +25,13 @@ export interface JobDefinitionOptions {
 
 export type JobHandler<T> = (data: T) => Promise<void>;
 
+/**
+ * Jobs an earlier version scheduled that no process runs any more. `webhook-delivery` held delivery retries
+ * before the delivery records became the only schedule of their attempts: the records' `next_attempt_at` still
+ * says when each retry is due, so its leftover jobs are only removed.
+ */
+const RETIRED_JOBS = ["webhook-delivery"];
+
 export class JobQueue {
   private readonly agenda: Agenda;
   private running = false;
@@ -67,14 +74,10 @@ export class JobQueue {
     await job.schedule(at).save();
   }
 
-  /** Removes jobs of `name` whose data has these field values. */
-  async cancel(name: string, dataEquals: Record<string, unknown>): Promise<number> {
-    return this.agenda.cancel({ name, data: dataEquals });
-  }
-
   /** Starts running due jobs in this process (worker role). */
   async start(): Promise<void> {
     await this.agenda.ready;
+    await this.agenda.cancel({ names: RETIRED_JOBS });
     await this.agenda.start();
     this.running = true;
   }
@@ -87,12 +90,16 @@ export class JobQueue {
 
   /**
    * Now minus the scheduled time of the oldest job that is due and not running (0 when none is): how far
-   * the workers are behind.
+   * the workers are behind. Only jobs of names this process defines count (not retired ones an older process
+   * may still add during an upgrade).
    */
   async lagSeconds(now: Date): Promise<number> {
     const oldest = await this.db
-      .collection<{ nextRunAt: Date | null; lockedAt: Date | null; disabled?: boolean }>("jobs")
-      .findOne({ nextRunAt: { $lte: now }, lockedAt: null, disabled: { $ne: true } }, { sort: { nextRunAt: 1 }, projection: { nextRunAt: 1 } });
+      .collection<{ name: string; nextRunAt: Date | null; lockedAt: Date | null; disabled?: boolean }>("jobs")
+      .findOne(
+        { name: { $in: Object.keys(this.agenda.definitions) }, nextRunAt: { $lte: now }, lockedAt: null, disabled: { $ne: true } },
+        { sort: { nextRunAt: 1 }, projection: { nextRunAt: 1 } },
+      );
     return oldest?.nextRunAt ? Math.max(0, (now.getTime() - oldest.nextRunAt.getTime()) / 1000) : 0;
   }
 

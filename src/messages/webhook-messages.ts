@@ -9,13 +9,14 @@ import {
   type WebhookEndpoint,
   type WebhookTest,
 } from "../../gen/svc/v1/webhook_endpoints_pb.ts";
+import { previousSecretInGrace } from "../domain/webhook-secrets.ts";
 import type { WebhookDeliveryDocument } from "../store/webhook-delivery-repository.ts";
 import type { WebhookEndpointDocument } from "../store/webhook-endpoint-repository.ts";
 import type { AttemptResult } from "../webhooks/delivery-client.ts";
 
 /** `secret` is given only by creation and rotation; every other answer shows `secret_last4` alone. */
 export function endpointMessage(doc: WebhookEndpointDocument, now: Date, options: { withSecret?: boolean } = {}): WebhookEndpoint {
-  const inGrace = doc.previous_secret_expires_at !== null && doc.previous_secret_expires_at > now;
+  const inGrace = previousSecretInGrace(doc, now);
   return create(WebhookEndpointSchema, {
     id: doc._id,
     url: doc.url,

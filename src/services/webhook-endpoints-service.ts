@@ -37,14 +37,13 @@ import {
 } from "../domain/webhook-endpoint-rules.ts";
 import { generateWebhookSecret } from "../domain/webhook-signature.ts";
 import { checkWebhookUrl } from "../domain/webhook-url.ts";
-import type { JobQueue } from "../jobs/job-queue.ts";
 import { isDuplicateKeyError } from "../store/database.ts";
 import type { EventDocument, EventRepository } from "../store/event-repository.ts";
 import type { TenantScope } from "../store/user-repository.ts";
 import { DELIVERY_STATUSES, type DeliveryStatus, type WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
 import type { WebhookEndpointDocument, WebhookEndpointRepository } from "../store/webhook-endpoint-repository.ts";
 import { assertResolvableHostAllowed } from "../webhooks/address-vetting.ts";
-import { DELIVERY_JOB } from "../webhooks/delivery-policy.ts";
+import { settleDeliveriesOfDisabledEndpoint } from "../webhooks/endpoint-disabling.ts";
 import { sendSignedEvent, type SendSettings } from "../webhooks/signed-request.ts";
 import { pageSize } from "./pagination.ts";
 import { principalOf } from "../access/principal.ts";
@@ -58,7 +57,6 @@ export interface WebhookEndpointsDependencies {
   endpoints: WebhookEndpointRepository;
   deliveries: WebhookDeliveryRepository;
   events: EventRepository;
-  jobs: JobQueue;
   clock: Clock;
   /** How test events are sent (time-out, name resolution); the resolver also vets URLs at creation. */
   send: SendSettings;
@@ -162,7 +160,7 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
     if (Object.keys(set).length > 0) {
       endpoint = (await this.deps.endpoints.update(scope, endpoint._id, { $set: { ...set, updated_at: now } }).catch(throwConflict))
         ?? this.notFound();
-      if (set.enabled === false) await this.deps.deliveries.settleEndpointPending(endpoint._id, "endpoint_disabled", now);
+      if (set.enabled === false) await settleDeliveriesOfDisabledEndpoint(this.deps.deliveries, endpoint._id, now);
     }
     return create(UpdateWebhookEndpointResponseSchema, { webhookEndpoint: endpointMessage(endpoint, now) });
   }
@@ -170,9 +168,9 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
   async deleteWebhookEndpoint(request: DeleteWebhookEndpointRequest, context: HandlerContext) {
     const scope = scopeOf(context);
     if (!(await this.deps.endpoints.delete(scope, request.id))) this.notFound();
-    // The endpoint goes first: a worker that finds it gone drops its attempt.
+    // The endpoint goes first: a worker that finds it gone drops its attempt. The records are the only
+    // schedule of their attempts, so removing them leaves nothing due anywhere.
     await this.deps.deliveries.deleteForEndpoint(request.id);
-    await this.deps.jobs.cancel(DELIVERY_JOB, { endpoint_id: request.id });
     return create(DeleteWebhookEndpointResponseSchema, { id: request.id, deleted: true });
   }
 

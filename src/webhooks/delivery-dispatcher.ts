@@ -1,5 +1,5 @@
-// The in-process queue of attempts to run now: fan-out hands new deliveries here so a first attempt starts as
-// soon as its record exists, without waiting for any poll. At most `concurrency` attempts run at once; an id
+// The in-process queue of attempts to run now, fed by the DeliveryScheduler: fan-out's new deliveries start as
+// soon as their record exists, without waiting for any poll. At most `concurrency` attempts run at once; an id
 // already queued is not queued twice.
 
 export type AttemptRunner<H> = (deliveryId: string, hints: H | undefined) => Promise<void>;
@@ -34,6 +34,12 @@ export class DeliveryDispatcher<H> {
     this.queued.add(deliveryId);
     this.queue.push({ deliveryId, hints });
     this.pump();
+  }
+
+  /** Resolves once no attempt runs or waits. */
+  whenIdle(): Promise<void> {
+    if (this.running === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => this.idle.push(resolve));
   }
 
   /** Attempts waiting for a free slot. */
@@ -71,7 +77,7 @@ export class DeliveryDispatcher<H> {
 
   /**
    * Takes no more work and waits for the running attempts. Queued ones stay pending in the database, where
-   * the backstop of this or another process finds them.
+   * the poll of this or another process finds them.
    */
   async stop(): Promise<void> {
     this.stopped = true;

@@ -9,15 +9,6 @@ export const CONSECUTIVE_FAILURES_TO_DISABLE = 20;
 /** Past this many pending deliveries an endpoint's new events are recorded as failed with `queue_full`. */
 export const DEFAULT_MAX_PENDING_PER_ENDPOINT = 10_000;
 
-/** The Agenda job that runs a delivery's retry when it falls due. */
-export const DELIVERY_JOB = "webhook-delivery";
-
-export interface DeliveryJobData {
-  delivery_id: string;
-  /** Lets deleting an endpoint cancel its deliveries' jobs. */
-  endpoint_id: string;
-}
-
 /**
  * How long a claimed attempt stays leased beyond its time-out: covers recording the outcome. Past the lease,
  * a worker that died is presumed dead and its attempt (already counted) is taken over.

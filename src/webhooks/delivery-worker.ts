@@ -1,19 +1,14 @@
 // Runs one attempt of one delivery, with the delivery record as the source of truth: claim the attempt (a
-// conditional update, so no two workers send the same attempt), send it, record the outcome, schedule the
-// retry as an Agenda job, and keep the endpoint's count of consecutive failures (atomic $inc).
+// conditional update, so no two workers send the same attempt), send it, record the outcome (a failure's
+// retry time is written in that same conditional update: the record is the only schedule of its attempts),
+// and keep the endpoint's count of consecutive failures (atomic $inc).
 import type { Clock } from "../domain/clock.ts";
-import type { JobQueue } from "../jobs/job-queue.ts";
 import type { EventDocument, EventRepository } from "../store/event-repository.ts";
 import type { AttemptOutcome, WebhookDeliveryDocument, WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
 import type { WebhookEndpointDocument, WebhookEndpointRepository } from "../store/webhook-endpoint-repository.ts";
 import type { AttemptResult } from "./delivery-client.ts";
-import {
-  CONSECUTIVE_FAILURES_TO_DISABLE,
-  DELIVERY_JOB,
-  LEASE_MARGIN_MS,
-  MAX_DELIVERY_ATTEMPTS,
-  type DeliveryJobData,
-} from "./delivery-policy.ts";
+import { CONSECUTIVE_FAILURES_TO_DISABLE, LEASE_MARGIN_MS, MAX_DELIVERY_ATTEMPTS } from "./delivery-policy.ts";
+import { settleDeliveriesOfDisabledEndpoint } from "./endpoint-disabling.ts";
 import { sendSignedEvent, type SendSettings } from "./signed-request.ts";
 import type { SuccessRecorder } from "./success-recorder.ts";
 
@@ -27,13 +22,22 @@ export interface AttemptHints {
   claimed: WebhookDeliveryDocument;
 }
 
+/** Sends one attempt: signs and posts the event (tests inject a fake). Network outcomes are answered, not thrown. */
+export type AttemptSender = (endpoint: WebhookEndpointDocument, event: EventDocument, attempt: number) => Promise<AttemptResult>;
+
 export interface DeliveryWorkerDependencies {
   deliveries: WebhookDeliveryRepository;
   endpoints: WebhookEndpointRepository;
   events: EventRepository;
-  jobs: JobQueue;
   clock: Clock;
   send: SendSettings;
+  /** By default `sendSignedEvent` with `send`. */
+  sender?: AttemptSender;
+  /**
+   * Hears of each retry time this worker wrote, once written, so that the process can wake up for it; the
+   * record stays the schedule (any process's poll finds the retry too).
+   */
+  onRetryRecorded?: (deliveryId: string, at: Date) => void;
   /** Delays after failed attempts 1..6. */
   retryScheduleMs: readonly number[];
   successes: SuccessRecorder;
@@ -42,7 +46,11 @@ export interface DeliveryWorkerDependencies {
 }
 
 export class DeliveryWorker {
-  constructor(private readonly deps: DeliveryWorkerDependencies) {}
+  private readonly sender: AttemptSender;
+
+  constructor(private readonly deps: DeliveryWorkerDependencies) {
+    this.sender = deps.sender ?? ((endpoint, event, attempt) => sendSignedEvent(endpoint, event, attempt, deps.send));
+  }
 
   /** Runs the next attempt of the delivery if it is due and nobody holds it; otherwise does nothing. */
   async attempt(deliveryId: string, hints?: AttemptHints): Promise<void> {
@@ -56,15 +64,14 @@ export class DeliveryWorker {
     const endpoint = hints?.endpoint ?? (await endpoints.findById(delivery.endpoint_id));
     if (!endpoint) return; // deleted, together with its deliveries
     if (!endpoint.enabled) {
-      await deliveries.settleUnsent(delivery._id, delivery.attempt_count, "endpoint_disabled", claimedAt);
-      await deliveries.settleEndpointPending(endpoint._id, "endpoint_disabled", claimedAt);
+      await settleDeliveriesOfDisabledEndpoint(deliveries, endpoint._id, claimedAt, { deliveryId: delivery._id, attempt: delivery.attempt_count });
       return;
     }
     const event = hints?.event ?? (await events.findById(delivery.event_id));
     let result: AttemptResult;
     try {
       if (!event) throw new Error(`event ${delivery.event_id} of delivery ${delivery._id} is gone`);
-      result = await sendSignedEvent(endpoint, event, delivery.attempt_count, send);
+      result = await this.sender(endpoint, event, delivery.attempt_count);
     } catch (error) {
       // Our failure, not the receiver's: recorded as internal_error, retried, and not held against the endpoint.
       const durationMs = clock().getTime() - claimedAt.getTime();
@@ -98,10 +105,9 @@ export class DeliveryWorker {
     if (outcome === "succeeded") {
       await this.deps.successes.record(delivery._id, attempt, written, now);
     } else {
+      // Outcome and retry time in one conditional update: written only if the delivery is still at this attempt.
       const recorded = await this.deps.deliveries.recordAttempt(delivery._id, attempt, written, now);
-      if (recorded && nextAttemptAt !== null) {
-        await this.deps.jobs.schedule<DeliveryJobData>(DELIVERY_JOB, { delivery_id: delivery._id, endpoint_id: delivery.endpoint_id }, nextAttemptAt);
-      }
+      if (recorded && nextAttemptAt !== null) this.deps.onRetryRecorded?.(delivery._id, nextAttemptAt);
     }
     // Heard once the outcome is written, so what listeners count agrees with the delivery records.
     this.deps.onAttempt?.(error);
@@ -118,8 +124,6 @@ export class DeliveryWorker {
     const counted = await endpoints.recordFailure(endpoint._id);
     if (!counted || !counted.enabled || counted.consecutive_failures < CONSECUTIVE_FAILURES_TO_DISABLE) return;
     const now = clock();
-    if (await endpoints.disableForFailures(endpoint._id, now)) {
-      await deliveries.settleEndpointPending(endpoint._id, "endpoint_disabled", now);
-    }
+    if (await endpoints.disableForFailures(endpoint._id, now)) await settleDeliveriesOfDisabledEndpoint(deliveries, endpoint._id, now);
   }
 }

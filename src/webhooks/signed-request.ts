@@ -1,6 +1,7 @@
 // What one attempt sends: the Event with `created` and `project_id` as body, signed with every active secret of
 // the endpoint (the new one first during a rotation grace period), and the Svc-* headers.
 import type { Clock } from "../domain/clock.ts";
+import { activeSecrets } from "../domain/webhook-secrets.ts";
 import { signatureHeader } from "../domain/webhook-signature.ts";
 import { eventJson } from "../representations/events.ts";
 import { eventMessage } from "../messages/event-messages.ts";
@@ -14,12 +15,6 @@ export interface SendSettings {
   /** Name resolution of receivers; tests inject one. */
   lookup?: LookupAll;
   clock: Clock;
-}
-
-/** The secrets that sign now: the current one, then the previous one while its grace period lasts. */
-export function activeSecrets(endpoint: WebhookEndpointDocument, now: Date): string[] {
-  const previousActive = endpoint.previous_secret !== null && endpoint.previous_secret_expires_at !== null && endpoint.previous_secret_expires_at > now;
-  return previousActive ? [endpoint.secret, endpoint.previous_secret!] : [endpoint.secret];
 }
 
 /** Bodies by event document: fan-out hands the same document to every endpoint of the event. */

@@ -1,7 +1,8 @@
 // Successful attempts, recorded together: outcomes that arrive within a few milliseconds go to the database in
 // one bulk write instead of one round trip each (at 1,000 deliveries/s, round trips per delivery are what the
 // database cannot afford). The receiver has its answer already, so the wait costs no delivery latency. Only
-// successes come here; a failure needs its own answer (was it recorded?) before its retry is scheduled.
+// successes come here; a failure needs its own answer (was its retry time written?) before the process
+// wakes up for that retry.
 import type { AttemptOutcome, WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
 
 interface PendingRecord {

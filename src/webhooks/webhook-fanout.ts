@@ -1,6 +1,6 @@
 // The EventFanout of webhooks: one delivery record per (event, matching enabled endpoint of the event's project
 // and environment), inserted in one batch and idempotently (unique per event and endpoint), then handed to the
-// in-process dispatcher so the first attempts start at once.
+// DeliveryScheduler so the first attempts, claimed at insertion, start at once.
 import type { Clock } from "../domain/clock.ts";
 import { newDeliveryId } from "../domain/ids.ts";
 import type { EventFanout } from "../events/event-fanout.ts";

@@ -1,5 +1,5 @@
-// Two service instances over one database, both running workers, backstops and Agenda: every attempt of every
-// delivery goes out exactly once (claims are conditional updates), numbered 1..7 in order.
+// Two service instances over one database, both delivering (fan-out, retry timers, polls): every attempt of
+// every delivery goes out exactly once (claims are conditional updates), numbered 1..7 in order.
 import { expect } from "chai";
 import type { TestService } from "../support/test-service.ts";
 import { createEndpoint, createUser, startWebhookTestService, userCreatedEventId } from "./support/fixtures.ts";
@@ -10,7 +10,7 @@ describe("webhook delivery with two instances on one database", () => {
   let second: TestService;
   let receiver: WebhookReceiver;
   before(async () => {
-    // Backstops that take over at once, so both instances compete for every retry.
+    // Polls that take due retries at once, so both instances compete for every retry.
     const timings = { webhookBackstopMs: 20, webhookBackstopStaleAfterMs: 0, jobPollMs: 50 };
     first = await startWebhookTestService({ timings });
     second = await startWebhookTestService({ timings, databaseUri: first.databaseUri });

@@ -5,3 +5,8 @@ export const MAX_BODY_BYTES = 64 * 1024;
 
 /** Webhook endpoints per project and environment. */
 export const MAX_WEBHOOK_ENDPOINTS = 20;
+
+/** Items per page of a list: `limit` defaults to this... */
+export const DEFAULT_PAGE_SIZE = 10;
+/** ...and may be at most this. */
+export const MAX_PAGE_SIZE = 100;

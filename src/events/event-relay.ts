@@ -1,26 +1,14 @@
 // Moves events from their source documents' outboxes to the event log and fans them out. Requests that relay
 // at the same moment share one batch of database writes; a sweeper finishes whatever a crash interrupted.
 import type { Clock } from "../domain/clock.ts";
-import type { EventDocument, EventRepository, OutboxEvent } from "../store/event-repository.ts";
+import type { EventDocument, EventRepository } from "../store/event-repository.ts";
 import type { UserDocument, UserRepository } from "../store/user-repository.ts";
+import { loggedFromOutbox } from "./event-factory.ts";
 import type { EventFanout } from "./event-fanout.ts";
 
 interface PendingRelay {
   userId: string | null;
   event: EventDocument;
-}
-
-/** An event of a user's outbox as the event log holds it, not yet fanned out. */
-function loggedEvent(user: UserDocument, event: OutboxEvent): EventDocument {
-  return {
-    _id: event.id,
-    project_id: user.project_id,
-    livemode: user.livemode,
-    type: event.type,
-    created_at: event.created_at,
-    data: event.data,
-    fanned_out: false,
-  };
 }
 
 export class EventRelay {
@@ -36,7 +24,7 @@ export class EventRelay {
 
   /** Relays the outbox of a user just written; resolves once its events are logged and fanned out. */
   relayUserOutbox(user: UserDocument): Promise<void> {
-    return this.enqueue(user.outbox.map((event) => ({ userId: user._id, event: loggedEvent(user, event) })));
+    return this.enqueue(user.outbox.map((event) => ({ userId: user._id, event: loggedFromOutbox(user, event) })));
   }
 
   /** Logs and fans out an event that has no source document (for example one published by another service). */
@@ -104,7 +92,7 @@ export class EventRelay {
     const pending: PendingRelay[] = users.flatMap((user) =>
       user.outbox
         .filter((event) => event.created_at <= before)
-        .map((event) => ({ userId: user._id, event: loggedEvent(user, event) })),
+        .map((event) => ({ userId: user._id, event: loggedFromOutbox(user, event) })),
     );
     const unfinished = await this.events.findNotFannedOut(before, batchSize);
     pending.push(...unfinished.map((event) => ({ userId: null, event })));

@@ -27,14 +27,16 @@ import {
 import type { Clock } from "../domain/clock.ts";
 import { svcError } from "../domain/errors.ts";
 import { checkPublishedObject } from "../domain/event-objects.ts";
-import { newEventId } from "../domain/ids.ts";
+import type { EventType } from "../domain/event-types.ts";
 import { buildSignupFlow } from "../domain/signup-flow.ts";
-import type { EventDocument } from "../store/event-repository.ts";
+import { publishedEvent } from "../events/event-factory.ts";
 import type { ProjectRepository } from "../store/project-repository.ts";
-import type { TenantScope, UserRepository } from "../store/user-repository.ts";
+import type { TenantScope } from "../domain/tenant-scope.ts";
+import type { UserRepository } from "../store/user-repository.ts";
 import { eventMessage } from "../messages/event-messages.ts";
 import type { EventRelay } from "../events/event-relay.ts";
-import { apiKeyMessage, organizationMessage, projectMessage, type TenancyAdmin } from "./tenancy-admin.ts";
+import { apiKeyMessage, organizationMessage, projectMessage } from "../messages/tenancy-messages.ts";
+import type { TenancyAdmin } from "./tenancy-admin.ts";
 import type { TenantSettings } from "./tenant-settings.ts";
 import type { UserLifecycle } from "./user-lifecycle.ts";
 import { signupConfigMessage, userMessage } from "../messages/user-messages.ts";
@@ -109,15 +111,8 @@ export class AdminServiceImpl implements ServiceImpl<typeof AdminService> {
     if (typeof object.user_id === "string" && !(await this.deps.users.find(scope, object.user_id))) {
       throw svcError("user_not_found");
     }
-    const event: EventDocument = {
-      _id: newEventId(),
-      project_id: scope.projectId,
-      livemode: scope.livemode,
-      type: request.type,
-      created_at: this.deps.clock(),
-      data: { object },
-      fanned_out: false,
-    };
+    // checkPublishedObject accepts only types it has a table for.
+    const event = publishedEvent(scope, request.type as EventType, object, this.deps.clock());
     await this.deps.relay.publish(event);
     return create(PublishEventResponseSchema, { event: eventMessage(event) });
   }

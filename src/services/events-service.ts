@@ -12,31 +12,25 @@ import { svcError, validationError } from "../domain/errors.ts";
 import { EVENT_TYPES, isEventType } from "../domain/event-types.ts";
 import type { EventRepository } from "../store/event-repository.ts";
 import { eventMessage } from "../messages/event-messages.ts";
-import { pageSize } from "./pagination.ts";
-import { principalOf } from "../access/principal.ts";
+import { cursorRecord, pageSize } from "./pagination.ts";
+import { tenantOf } from "../access/principal.ts";
 
 export class EventsServiceImpl implements ServiceImpl<typeof EventsService> {
   constructor(private readonly events: EventRepository) {}
 
   async listEvents(request: ListEventsRequest, context: HandlerContext) {
-    const principal = principalOf(context);
-    const scope = { projectId: principal.projectId, livemode: principal.livemode };
+    const scope = tenantOf(context);
     const limit = pageSize(request.limit);
     if (request.type !== undefined && !isEventType(request.type)) {
       throw validationError("type", `type must be one of ${EVENT_TYPES.join(", ")}.`);
     }
-    let after = null;
-    if (request.startingAfter !== undefined) {
-      after = await this.events.find(scope, request.startingAfter);
-      if (!after) throw svcError("invalid_cursor");
-    }
+    const after = await cursorRecord(request.startingAfter, (id) => this.events.find(scope, id));
     const page = await this.events.list(scope, { limit, after, ...(request.type !== undefined ? { type: request.type } : {}) });
-    return create(ListEventsResponseSchema, { data: page.events.map(eventMessage), hasMore: page.hasMore });
+    return create(ListEventsResponseSchema, { data: page.items.map(eventMessage), hasMore: page.hasMore });
   }
 
   async getEvent(request: GetEventRequest, context: HandlerContext) {
-    const principal = principalOf(context);
-    const event = await this.events.find({ projectId: principal.projectId, livemode: principal.livemode }, request.id);
+    const event = await this.events.find(tenantOf(context), request.id);
     if (!event) throw svcError("event_not_found");
     return create(GetEventResponseSchema, { event: eventMessage(event) });
   }

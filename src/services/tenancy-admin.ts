@@ -1,18 +1,10 @@
 // AdminService methods about tenancy: organizations, projects and API keys.
-import { create } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import {
-  ApiKeySchema,
-  OrganizationSchema,
-  ProjectSchema,
-  type ApiKey,
-  type CreateApiKeyRequest,
-  type CreateOrganizationRequest,
-  type CreateProjectRequest,
-  type Organization,
-  type Project,
-  type UpdateOrganizationRequest,
-  type UpdateProjectRequest,
+import type {
+  CreateApiKeyRequest,
+  CreateOrganizationRequest,
+  CreateProjectRequest,
+  UpdateOrganizationRequest,
+  UpdateProjectRequest,
 } from "../../gen/svc/admin/v1/admin_pb.ts";
 import { generateApiKey, hashApiKey } from "../domain/api-keys.ts";
 import type { Clock } from "../domain/clock.ts";
@@ -34,39 +26,6 @@ function requireName(name: string): string {
   const trimmed = name.trim();
   if (trimmed.length < 1 || trimmed.length > 200) throw validationError("name", "name must be 1 to 200 characters.");
   return trimmed;
-}
-
-export function organizationMessage(doc: OrganizationDocument): Organization {
-  return create(OrganizationSchema, {
-    id: doc._id,
-    name: doc.name,
-    suspended: doc.suspended,
-    liveEnabled: doc.live_enabled,
-    createdAt: timestampFromDate(doc.created_at),
-  });
-}
-
-export function projectMessage(doc: ProjectDocument): Project {
-  return create(ProjectSchema, {
-    id: doc._id,
-    organizationId: doc.organization_id,
-    name: doc.name,
-    liveWalletsEnabled: doc.live_wallets_enabled,
-    createdAt: timestampFromDate(doc.created_at),
-  });
-}
-
-export function apiKeyMessage(doc: ApiKeyDocument): ApiKey {
-  return create(ApiKeySchema, {
-    id: doc._id,
-    projectId: doc.project_id,
-    livemode: doc.livemode,
-    last4: doc.last4,
-    ...(doc.rate_limit !== null ? { rateLimit: doc.rate_limit } : {}),
-    revoked: doc.revoked_at !== null,
-    createdAt: timestampFromDate(doc.created_at),
-    ...(doc.revoked_at ? { revokedAt: timestampFromDate(doc.revoked_at) } : {}),
-  });
 }
 
 export class TenancyAdmin {

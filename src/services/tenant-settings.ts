@@ -4,7 +4,7 @@ import type { Clock } from "../domain/clock.ts";
 import type { SignupFlow } from "../domain/signup-flow.ts";
 import type { ProjectDocument, ProjectRepository } from "../store/project-repository.ts";
 import type { SignupFlowRepository } from "../store/signup-flow-repository.ts";
-import type { TenantScope } from "../store/user-repository.ts";
+import type { TenantScope } from "../domain/tenant-scope.ts";
 import { TtlCache } from "../lib/ttl-cache.ts";
 
 export class TenantSettings {

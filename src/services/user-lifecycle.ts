@@ -1,10 +1,11 @@
 // Suspension of users by internal services, each change emitting its event through the user's outbox.
 import type { Clock } from "../domain/clock.ts";
 import { svcError } from "../domain/errors.ts";
-import { newEventId, USER_ID_PATTERN } from "../domain/ids.ts";
-import type { TenantScope, UserDocument, UserRepository } from "../store/user-repository.ts";
+import { USER_ID_PATTERN } from "../domain/ids.ts";
+import type { TenantScope } from "../domain/tenant-scope.ts";
+import type { UserDocument, UserRepository } from "../store/user-repository.ts";
 import type { EventRelay } from "../events/event-relay.ts";
-import { userEventObject } from "../messages/user-messages.ts";
+import { userEvent } from "../events/event-factory.ts";
 
 export class UserLifecycle {
   constructor(
@@ -22,12 +23,7 @@ export class UserLifecycle {
       if (current.suspended === suspended) return current;
       const now = this.clock();
       const after: UserDocument = { ...current, suspended, updated_at: now };
-      const event = {
-        id: newEventId(),
-        type: suspended ? "user.suspended" : "user.unsuspended",
-        created_at: now,
-        data: { object: userEventObject(after) },
-      };
+      const event = userEvent(suspended ? "user.suspended" : "user.unsuspended", after, now);
       const updated = await this.users.update(
         scope,
         userId,

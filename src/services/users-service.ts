@@ -18,17 +18,18 @@ import {
 } from "../../gen/svc/v1/users_pb.ts";
 import type { Clock } from "../domain/clock.ts";
 import { svcError, validationError } from "../domain/errors.ts";
-import { newEventId, newUserId, newWalletId, USER_ID_PATTERN } from "../domain/ids.ts";
+import { newUserId, newWalletId, USER_ID_PATTERN } from "../domain/ids.ts";
 import { validateNewUser, validateProfileUpdate, tagnameKey, type ProfileInput, type ProfileValues } from "../domain/profile-rules.ts";
 import { PROFILE_FIELD_NAMES, isProfileFieldName, type ProfileFieldName } from "../domain/signup-flow.ts";
-import { duplicateKeyFields, isDuplicateKeyError } from "../store/database.ts";
-import type { StoredProfile, TenantScope, UserDocument, UserRepository } from "../store/user-repository.ts";
+import { UniqueConflict } from "../store/unique-conflict.ts";
+import type { StoredProfile, UserDocument, UserRepository } from "../store/user-repository.ts";
 import type { WalletProvisioner } from "../wallets/wallet-provisioner.ts";
 import type { EventRelay } from "../events/event-relay.ts";
-import { pageSize } from "./pagination.ts";
-import { principalOf } from "../access/principal.ts";
+import { pageInMemory, pageSize } from "./pagination.ts";
+import { tenantOf } from "../access/principal.ts";
 import type { TenantSettings } from "./tenant-settings.ts";
-import { profileMessage, signupConfigMessage, userEventObject, userMessage, walletMessages } from "../messages/user-messages.ts";
+import { profileMessage, signupConfigMessage, userMessage, walletMessages } from "../messages/user-messages.ts";
+import { userEvent, type UserEventType } from "../events/event-factory.ts";
 
 export interface UsersServiceDependencies {
   users: UserRepository;
@@ -87,11 +88,19 @@ function applyProfile(current: StoredProfile | null, values: ProfileValues, now:
   return stores ? ({ ...next, updated_at: now } as StoredProfile) : null;
 }
 
+/**
+ * A new user with its `user.created` event in its own outbox: the event is written in the same document write as
+ * the user, so it cannot be lost, nor exist without its user.
+ */
+function withCreatedEvent(user: UserDocument): UserDocument {
+  return { ...user, outbox: [userEvent("user.created", user, user.created_at)] };
+}
+
+/** The error a taken unique value answers; an id drawn twice is no client's error (null). */
 function conflictOf(error: unknown): Error | null {
-  if (!isDuplicateKeyError(error)) return null;
-  const fields = duplicateKeyFields(error);
-  if (fields.includes("tagname_key")) return svcError("tagname_already_taken");
-  if (fields.includes("phone") || fields.includes("external_id")) return svcError("user_already_exists");
+  if (!(error instanceof UniqueConflict)) return null;
+  if (error.field === "tagname") return svcError("tagname_already_taken");
+  if (error.field === "phone" || error.field === "external_id") return svcError("user_already_exists");
   return null;
 }
 
@@ -99,8 +108,7 @@ export class UsersServiceImpl implements ServiceImpl<typeof UsersService> {
   constructor(private readonly deps: UsersServiceDependencies) {}
 
   async createUser(request: CreateUserRequest, context: HandlerContext) {
-    const principal = principalOf(context);
-    const scope: TenantScope = { projectId: principal.projectId, livemode: principal.livemode };
+    const scope = tenantOf(context);
     const now = this.deps.clock();
     const flow = await this.deps.settings.signupFlow(scope);
     const values = validateNewUser(
@@ -110,7 +118,7 @@ export class UsersServiceImpl implements ServiceImpl<typeof UsersService> {
     );
     const liveWallets = scope.livemode ? (await this.deps.settings.project(scope.projectId))?.live_wallets_enabled ?? false : false;
     const profile = applyProfile(null, values.profile, now);
-    let user: UserDocument = {
+    let user: UserDocument = withCreatedEvent({
       _id: newUserId(),
       project_id: scope.projectId,
       livemode: scope.livemode,
@@ -128,9 +136,7 @@ export class UsersServiceImpl implements ServiceImpl<typeof UsersService> {
       tagname_key: profile?.tagname !== undefined ? tagnameKey(profile.tagname) : null,
       outbox: [],
       updated_at: now,
-    };
-    // user.created travels in the user's own document: it cannot be lost, nor exist without its user.
-    user.outbox = [{ id: newEventId(), type: "user.created", created_at: now, data: { object: userEventObject(user) } }];
+    });
     user = await this.insertWithFreshId(user);
     if (user.wallet_status === "pending") user = await this.recordCreationWallet(user);
     await this.deps.relay.relayUserOutbox(user).catch(this.deps.onBackgroundError);
@@ -143,8 +149,7 @@ export class UsersServiceImpl implements ServiceImpl<typeof UsersService> {
   }
 
   async updateUser(request: UpdateUserRequest, context: HandlerContext) {
-    const principal = principalOf(context);
-    const scope: TenantScope = { projectId: principal.projectId, livemode: principal.livemode };
+    const scope = tenantOf(context);
     const fields: ProfileFieldsOf = request.profile ?? {};
     const paths = request.updateMask?.paths.length
       ? request.updateMask.paths
@@ -185,22 +190,12 @@ export class UsersServiceImpl implements ServiceImpl<typeof UsersService> {
     const limit = pageSize(request.limit);
     const user = await this.findUser(context, request.userId);
     // Newest first, like every list.
-    const wallets = walletMessages(user).reverse();
-    let start = 0;
-    if (request.startingAfter !== undefined) {
-      const index = wallets.findIndex((w) => w.id === request.startingAfter);
-      if (index === -1) throw svcError("invalid_cursor");
-      start = index + 1;
-    }
-    return create(ListUserWalletsResponseSchema, {
-      data: wallets.slice(start, start + limit),
-      hasMore: wallets.length > start + limit,
-    });
+    const page = pageInMemory(walletMessages(user).reverse(), request.startingAfter, limit);
+    return create(ListUserWalletsResponseSchema, { data: page.items, hasMore: page.hasMore });
   }
 
   async getSignupConfig(_request: unknown, context: HandlerContext) {
-    const principal = principalOf(context);
-    const flow = await this.deps.settings.signupFlow({ projectId: principal.projectId, livemode: principal.livemode });
+    const flow = await this.deps.settings.signupFlow(tenantOf(context));
     return create(GetSignupConfigResponseSchema, { signupConfig: signupConfigMessage(flow) });
   }
 
@@ -212,16 +207,15 @@ export class UsersServiceImpl implements ServiceImpl<typeof UsersService> {
     const wallet = await this.deps.wallets.tryNow(user);
     if (!wallet) return user;
     const ready: UserDocument = { ...user, wallet_status: "ready", wallets: [wallet] };
-    const outbox = user.outbox.map((event) => ({ ...event, data: { object: userEventObject(ready) } }));
+    const outbox = user.outbox.map((event) => userEvent(event.type as UserEventType, ready, event.created_at, event.id));
     const updated = await this.deps.users.recordWallet(user._id, wallet, { unrelayed: user.outbox.map((e) => e.id), outbox });
     return updated ?? (await this.deps.users.findById(user._id)) ?? ready;
   }
 
   /** Unknown, malformed, or of another project or environment: all the same 404. */
   private async findUser(context: HandlerContext, id: string): Promise<UserDocument> {
-    const principal = principalOf(context);
     const user = USER_ID_PATTERN.test(id)
-      ? await this.deps.users.find({ projectId: principal.projectId, livemode: principal.livemode }, id)
+      ? await this.deps.users.find(tenantOf(context), id)
       : null;
     if (!user) throw svcError("user_not_found");
     return user;
@@ -236,9 +230,8 @@ export class UsersServiceImpl implements ServiceImpl<typeof UsersService> {
         const conflict = conflictOf(error);
         if (conflict) throw conflict;
         // A random id already taken (about one chance in 900 million per existing user): draw again.
-        if (!isDuplicateKeyError(error) || attempt >= 5) throw error;
-        user = { ...user, _id: newUserId() };
-        user.outbox = user.outbox.map((event) => ({ ...event, data: { object: { ...(event.data.object as object), id: user._id } } }));
+        if (!(error instanceof UniqueConflict) || error.field !== "id" || attempt >= 5) throw error;
+        user = withCreatedEvent({ ...user, _id: newUserId() });
       }
     }
   }

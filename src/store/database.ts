@@ -35,9 +35,3 @@ export function bulkWriteErrors(error: unknown): readonly WriteError[] | null {
 export function isDuplicateKeyError(error: unknown): boolean {
   return typeof error === "object" && error !== null && (error as { code?: unknown }).code === 11000;
 }
-
-/** The index a duplicate key error is about, from its `keyPattern`, e.g. `{ project_id: 1, phone: 1 }`. */
-export function duplicateKeyFields(error: unknown): string[] {
-  const pattern = (error as { keyPattern?: Record<string, unknown> }).keyPattern;
-  return pattern ? Object.keys(pattern) : [];
-}

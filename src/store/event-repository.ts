@@ -2,18 +2,10 @@
 // relay that died half way be finished by another.
 import type { Collection, Db, Filter } from "mongodb";
 import { isDuplicateKeyError } from "./database.ts";
-import { duplicateIndexes, startingAfterFilter } from "./list-queries.ts";
-import type { TenantScope } from "./user-repository.ts";
+import { duplicateIndexes, newestFirstPage, type Page } from "./list-queries.ts";
+import type { TenantScope } from "../domain/tenant-scope.ts";
 
 export const EVENT_RETENTION_SECONDS = 30 * 24 * 60 * 60;
-
-/** An event waiting in its source document's outbox. */
-export interface OutboxEvent {
-  id: string;
-  type: string;
-  created_at: Date;
-  data: Record<string, unknown>;
-}
 
 export interface EventDocument {
   _id: string;
@@ -24,11 +16,6 @@ export interface EventDocument {
   data: Record<string, unknown>;
   /** false until a delivery record exists for every matching endpoint. */
   fanned_out: boolean;
-}
-
-export interface EventPage {
-  events: EventDocument[];
-  hasMore: boolean;
 }
 
 export class EventRepository {
@@ -97,11 +84,9 @@ export class EventRepository {
   }
 
   /** Newest first; `after` is the event the page starts after. */
-  async list(scope: TenantScope, options: { limit: number; after: EventDocument | null; type?: string }): Promise<EventPage> {
+  async list(scope: TenantScope, options: { limit: number; after: EventDocument | null; type?: string }): Promise<Page<EventDocument>> {
     const filter: Filter<EventDocument> = { project_id: scope.projectId, livemode: scope.livemode };
     if (options.type !== undefined) filter.type = options.type;
-    if (options.after) Object.assign(filter, startingAfterFilter(options.after));
-    const events = await this.collection.find(filter).sort({ created_at: -1, _id: -1 }).limit(options.limit + 1).toArray();
-    return { events: events.slice(0, options.limit), hasMore: events.length > options.limit };
+    return newestFirstPage(this.collection, filter, options);
   }
 }

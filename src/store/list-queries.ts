@@ -1,8 +1,29 @@
 // Query pieces shared by the repositories: newest-first pages and inserts that skip what already exists.
+import type { Collection, Document, Filter, WithId } from "mongodb";
 import { bulkWriteErrors } from "./database.ts";
 
+/** A page of a newest-first list, and whether more follow it. */
+export interface Page<T> {
+  items: T[];
+  hasMore: boolean;
+}
+
+/**
+ * The page of `filter`'s documents newest first (created_at, then _id), after `after` when given: one more
+ * than `limit` is read to tell whether more follow.
+ */
+export async function newestFirstPage<T extends Document & { created_at: Date; _id: string }>(
+  collection: Collection<T>,
+  filter: Filter<T>,
+  options: { limit: number; after: { created_at: Date; _id: string } | null },
+): Promise<Page<WithId<T>>> {
+  const query = options.after ? { ...filter, ...startingAfterFilter(options.after) } : filter;
+  const found = await collection.find(query as Filter<T>).sort({ created_at: -1, _id: -1 }).limit(options.limit + 1).toArray();
+  return { items: found.slice(0, options.limit), hasMore: found.length > options.limit };
+}
+
 /** The documents after `after` in newest-first order (created_at, then _id, both descending). */
-export function startingAfterFilter(after: { created_at: Date; _id: string }) {
+function startingAfterFilter(after: { created_at: Date; _id: string }) {
   return {
     $or: [
       { created_at: { $lt: after.created_at } },

@@ -1,7 +1,7 @@
 // The published signup flow of each project and environment.
 import type { Collection, Db } from "mongodb";
 import { UNPUBLISHED_SIGNUP_FLOW, type SignupFlow } from "../domain/signup-flow.ts";
-import type { TenantScope } from "./user-repository.ts";
+import type { TenantScope } from "../domain/tenant-scope.ts";
 
 interface SignupFlowDocument extends SignupFlow {
   _id: string;

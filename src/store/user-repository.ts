@@ -2,7 +2,9 @@
 // relayed to the event log, so a user and its events are written in one single-document write.
 import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
 import type { ProfileFieldValues } from "../domain/profile-rules.ts";
-import type { OutboxEvent } from "./event-repository.ts";
+import type { TenantScope } from "../domain/tenant-scope.ts";
+import type { OutboxEvent } from "./outbox.ts";
+import { asUniqueConflict } from "./unique-conflict.ts";
 import { batchedInsert, throwDocumentError } from "./write-batcher.ts";
 
 export type KycStatus = "none" | "pending" | "approved" | "rejected";
@@ -38,10 +40,8 @@ export interface UserDocument {
   updated_at: Date;
 }
 
-export interface TenantScope {
-  projectId: string;
-  livemode: boolean;
-}
+/** The unique values of a user, by the document field their index covers. */
+const UNIQUE_FIELDS = { phone: "phone", external_id: "external_id", tagname_key: "tagname", _id: "id" } as const;
 
 export class UserRepository {
   private readonly collection: Collection<UserDocument>;
@@ -73,10 +73,15 @@ export class UserRepository {
     ]);
   }
 
-  /** Throws MongoDB's duplicate key error (11000) when phone, external_id, tagname or id is taken. */
+  /** Throws a UniqueConflict (`phone`, `external_id`, `tagname` or `id`) when one of them is taken. */
   async insert(user: UserDocument): Promise<void> {
     const error = await this.batchInsert(user);
-    if (error) throwDocumentError(error);
+    if (!error) return;
+    try {
+      throwDocumentError(error);
+    } catch (thrown) {
+      throw asUniqueConflict(thrown, UNIQUE_FIELDS);
+    }
   }
 
   find(scope: TenantScope, id: string): Promise<UserDocument | null> {
@@ -87,13 +92,20 @@ export class UserRepository {
     return this.collection.findOne({ _id: id });
   }
 
-  /** Applies `update` to the user of this tenant and answers the user after it, or null when there is none. */
-  update(scope: TenantScope, id: string, update: UpdateFilter<UserDocument>, extraFilter: Filter<UserDocument> = {}): Promise<UserDocument | null> {
-    return this.collection.findOneAndUpdate(
-      { ...extraFilter, _id: id, project_id: scope.projectId, livemode: scope.livemode },
-      update,
-      { returnDocument: "after" },
-    );
+  /**
+   * Applies `update` to the user of this tenant and answers the user after it, or null when there is none.
+   * A tagname taken by another user is thrown as a UniqueConflict.
+   */
+  async update(scope: TenantScope, id: string, update: UpdateFilter<UserDocument>, extraFilter: Filter<UserDocument> = {}): Promise<UserDocument | null> {
+    try {
+      return await this.collection.findOneAndUpdate(
+        { ...extraFilter, _id: id, project_id: scope.projectId, livemode: scope.livemode },
+        update,
+        { returnDocument: "after" },
+      );
+    } catch (error) {
+      throw asUniqueConflict(error, UNIQUE_FIELDS);
+    }
   }
 
   /** Records the wallet of a user whose wallet was pending; answers the user after, or null if it was not pending. */

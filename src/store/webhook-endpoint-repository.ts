@@ -1,10 +1,14 @@
 // Webhook endpoints of a project and environment, with their signing secrets and the failure count that
 // disables them.
 import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
-import { startingAfterFilter } from "./list-queries.ts";
-import type { TenantScope } from "./user-repository.ts";
+import { newestFirstPage, type Page } from "./list-queries.ts";
+import type { TenantScope } from "../domain/tenant-scope.ts";
+import { asUniqueConflict } from "./unique-conflict.ts";
 
 export type DisabledReason = "manual" | "consecutive_failures";
+
+/** The unique values of an endpoint, by the document field their index covers. */
+const UNIQUE_FIELDS = { url: "url" } as const;
 
 export interface WebhookEndpointDocument {
   _id: string;
@@ -30,11 +34,6 @@ export interface WebhookEndpointDocument {
   updated_at: Date;
 }
 
-export interface WebhookEndpointPage {
-  endpoints: WebhookEndpointDocument[];
-  hasMore: boolean;
-}
-
 export class WebhookEndpointRepository {
   private readonly collection: Collection<WebhookEndpointDocument>;
 
@@ -49,9 +48,11 @@ export class WebhookEndpointRepository {
     ]);
   }
 
-  /** Throws MongoDB's duplicate key error (11000) when the URL is already registered in the scope. */
+  /** Throws a UniqueConflict (`url`) when the URL is already registered in the scope. */
   async insert(endpoint: WebhookEndpointDocument): Promise<void> {
-    await this.collection.insertOne(endpoint);
+    await this.collection.insertOne(endpoint).catch((error) => {
+      throw asUniqueConflict(error, UNIQUE_FIELDS);
+    });
   }
 
   find(scope: TenantScope, id: string): Promise<WebhookEndpointDocument | null> {
@@ -81,20 +82,21 @@ export class WebhookEndpointRepository {
   }
 
   /** Newest first; `after` is the endpoint the page starts after. */
-  async list(scope: TenantScope, options: { limit: number; after: WebhookEndpointDocument | null }): Promise<WebhookEndpointPage> {
+  async list(scope: TenantScope, options: { limit: number; after: WebhookEndpointDocument | null }): Promise<Page<WebhookEndpointDocument>> {
     const filter: Filter<WebhookEndpointDocument> = { project_id: scope.projectId, livemode: scope.livemode };
-    if (options.after) Object.assign(filter, startingAfterFilter(options.after));
-    const found = await this.collection.find(filter).sort({ created_at: -1, _id: -1 }).limit(options.limit + 1).toArray();
-    return { endpoints: found.slice(0, options.limit), hasMore: found.length > options.limit };
+    return newestFirstPage(this.collection, filter, options);
   }
 
-  /** Applies `update` to the endpoint of the scope; answers it afterwards, or null when it does not exist. */
+  /**
+   * Applies `update` to the endpoint of the scope; answers it afterwards, or null when it does not exist. A URL
+   * registered by another endpoint is thrown as a UniqueConflict (`url`).
+   */
   update(scope: TenantScope, id: string, update: UpdateFilter<WebhookEndpointDocument>): Promise<WebhookEndpointDocument | null> {
-    return this.collection.findOneAndUpdate(
-      { _id: id, project_id: scope.projectId, livemode: scope.livemode },
-      update,
-      { returnDocument: "after" },
-    );
+    return this.collection
+      .findOneAndUpdate({ _id: id, project_id: scope.projectId, livemode: scope.livemode }, update, { returnDocument: "after" })
+      .catch((error) => {
+        throw asUniqueConflict(error, UNIQUE_FIELDS);
+      });
   }
 
   async delete(scope: TenantScope, id: string): Promise<boolean> {

@@ -6,7 +6,7 @@ import { EVENT_TYPES } from "../../domain/event-types.ts";
 import type { ErrorCode } from "../../domain/errors.ts";
 import { USER_ID_PATTERN } from "../../domain/ids.ts";
 import { IDEMPOTENCY_KEY_PATTERN } from "../../access/idempotency-guard.ts";
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../../services/pagination.ts";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../../domain/limits.ts";
 import { API_VERSION_HEADER, RATE_LIMIT_LIMIT_HEADER, REPLAYED_HEADER, REQUEST_ID_HEADER } from "../../pipeline/response-headers.ts";
 import { EVENT_ID_PATTERN } from "./event-schemas.ts";
 import type { JsonSchema } from "./json-schema.ts";

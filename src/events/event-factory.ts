@@ -1,0 +1,61 @@
+// Every event the service emits is built here, so each type has one shape: `evt_` id, type, time, and
+// `data.object` rendered from the state the event reports (the User as its responses show it, never its
+// profile), or `data.message` for a test.
+import type { EventType } from "../domain/event-types.ts";
+import { newEventId } from "../domain/ids.ts";
+import type { TenantScope } from "../domain/tenant-scope.ts";
+import { userEventObject } from "../messages/user-messages.ts";
+import type { EventDocument } from "../store/event-repository.ts";
+import type { OutboxEvent } from "../store/outbox.ts";
+import type { UserDocument } from "../store/user-repository.ts";
+
+export type UserEventType = Extract<EventType, `user.${string}`>;
+
+const TEST_EVENT_MESSAGE = "A test event sent from Svc to check this endpoint.";
+
+/**
+ * An event about a user, for the user's outbox. `id` and `createdAt` are given when an event not yet relayed
+ * is rebuilt from the user's newer state (the wallet made right after creation).
+ */
+export function userEvent(type: UserEventType, user: UserDocument, createdAt: Date, id: string = newEventId()): OutboxEvent {
+  return { id, type, created_at: createdAt, data: { object: userEventObject(user) } };
+}
+
+/** An outbox event as the event log holds it, not yet fanned out. */
+export function loggedFromOutbox(owner: { project_id: string; livemode: boolean }, event: OutboxEvent): EventDocument {
+  return {
+    _id: event.id,
+    project_id: owner.project_id,
+    livemode: owner.livemode,
+    type: event.type,
+    created_at: event.created_at,
+    data: event.data,
+    fanned_out: false,
+  };
+}
+
+/** An event another service publishes (its object already checked against the type's table). */
+export function publishedEvent(scope: TenantScope, type: EventType, object: Record<string, unknown>, createdAt: Date): EventDocument {
+  return {
+    _id: newEventId(),
+    project_id: scope.projectId,
+    livemode: scope.livemode,
+    type,
+    created_at: createdAt,
+    data: { object },
+    fanned_out: false,
+  };
+}
+
+/** The `webhook.test` event of one endpoint: logged, but sent to that endpoint alone, once, outside fan-out. */
+export function testEvent(endpoint: { project_id: string; livemode: boolean }, createdAt: Date): EventDocument {
+  return {
+    _id: newEventId(),
+    project_id: endpoint.project_id,
+    livemode: endpoint.livemode,
+    type: "webhook.test",
+    created_at: createdAt,
+    data: { message: TEST_EVENT_MESSAGE },
+    fanned_out: true,
+  };
+}

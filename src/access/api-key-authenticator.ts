@@ -1,4 +1,4 @@
-// Turns an Authorization header into a Principal, or the spec's 401/403 error.
+// Turns an Authorization header into a Principal, or a 401/403 error (docs/contract.md, Tenancy and API keys).
 import type { ConnectError } from "@connectrpc/connect";
 import { hashApiKey, readBearerCredential } from "../domain/api-keys.ts";
 import type { Clock } from "../domain/clock.ts";

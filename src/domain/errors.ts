@@ -1,4 +1,4 @@
-// The one catalogue of error codes: HTTP status, error family and Connect code of each spec code.
+// The one catalogue of error codes (docs/contract.md, Errors): HTTP status, error family and Connect code of each.
 // Services throw `svcError(code, ...)`; every transport renders it from here.
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -112,7 +112,7 @@ export interface SvcErrorOptions {
   metadata?: Record<string, string>;
 }
 
-/** A ConnectError carrying the spec code in a google.rpc.ErrorInfo detail. */
+/** A ConnectError carrying the error code in a google.rpc.ErrorInfo detail. */
 export function svcError(code: ErrorCode, message?: string, options: SvcErrorOptions = {}): ConnectError {
   const definition: ErrorDefinition = ERROR_CATALOGUE[code];
   const metadata: Record<string, string> = { ...options.metadata };

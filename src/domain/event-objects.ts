@@ -1,5 +1,5 @@
-// The `data.object` of events published by other services, checked against the spec's Kyc and Transaction
-// tables so receivers always get the documented shape.
+// The `data.object` of events published by other services, checked against the Kyc and Transaction
+// shapes (docs/contract.md, Event) so receivers always get the documented shape.
 import { validationError } from "./errors.ts";
 import { parseDateTime } from "./date-time.ts";
 

@@ -1,4 +1,4 @@
-// The event types of the spec. Subscribers to "*" also receive types added later.
+// The event types (docs/contract.md, Events). Subscribers to "*" also receive types added later.
 export const EVENT_TYPES = [
   "user.created",
   "user.suspended",

@@ -1,8 +1,8 @@
-// Identifiers of the public objects, in the shapes the spec gives them.
+// Identifiers of the public objects, in the shapes docs/contract.md, Resources, gives them.
 import { randomInt } from "node:crypto";
 import { newUuid, randomBase62 } from "./random.ts";
 
-/** Nine digits, first digit 1-9, so it always matches the spec's `^\d{1,9}$` path pattern. */
+/** Nine digits, first digit 1-9, so it always matches the `^\d{1,9}$` pattern of user ids in paths. */
 export function newUserId(): string {
   return String(randomInt(100_000_000, 1_000_000_000));
 }

@@ -1,5 +1,5 @@
-// The input rules of a user's phone, external_id and profile fields (spec "Input constraints of profile fields",
-// "Signup-flow rules", DESIGN.md section 5). Pure: the caller supplies the project's signup flow and the clock.
+// The input rules of a user's phone, external_id and profile fields (docs/contract.md,
+// "Profile rules" and "Signup flow"). Pure: the caller supplies the project's signup flow and the clock.
 // Every failure is a 422 validation_error naming the field; with several wrong fields the first in the order
 // phone, external_id, then PROFILE_FIELD_NAMES is reported, so a client always sees the same error.
 import { isAssignedCountryCode } from "./countries.ts";

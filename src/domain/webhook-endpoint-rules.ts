@@ -1,4 +1,4 @@
-// Field rules of webhook endpoints (DESIGN.md section 7) besides the URL rules: event types, description and
+// Field rules of webhook endpoints (docs/contract.md, Webhooks) besides the URL rules: event types, description and
 // rotation grace period. Pure: no I/O.
 import { validationError } from "./errors.ts";
 import { SUBSCRIBABLE_EVENT_TYPES } from "./event-types.ts";

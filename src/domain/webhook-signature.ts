@@ -1,4 +1,4 @@
-// Signing of webhook deliveries (spec "Delivery request" and "Receiver rules", DESIGN.md section 7):
+// Signing of webhook deliveries (docs/contract.md, "Delivery request" and "Signing and verification"):
 // HMAC-SHA256 hex over `<t>.<raw body>`, keyed with the whole secret string including `whsec_`, so
 // Stripe-style verifiers work unchanged.
 import { createHmac, randomInt } from "node:crypto";

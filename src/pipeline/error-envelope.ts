@@ -1,4 +1,4 @@
-// The spec's error format: `{ error: { type, code, message, param?, request_id } }`.
+// The error envelope (docs/contract.md, Error envelope): `{ error: { type, code, message, param?, request_id } }`.
 import type { DescribedError } from "../domain/errors.ts";
 
 export interface ErrorEnvelope {

@@ -1,11 +1,11 @@
-// Small conversions from proto values to the spec's JSON: times as RFC 3339 UTC with milliseconds, unset as null.
+// Small conversions from proto values to the API's JSON: times as RFC 3339 UTC with milliseconds, unset as null.
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 
 export function isoTime(timestamp: Timestamp | undefined): string | null {
   return timestamp ? timestampDate(timestamp).toISOString() : null;
 }
 
-/** For fields the spec never gives as null. */
+/** For fields that are never null (docs/contract.md, Resources). */
 export function requiredIsoTime(timestamp: Timestamp | undefined): string {
   if (!timestamp) throw new Error("a required timestamp is unset");
   return timestampDate(timestamp).toISOString();

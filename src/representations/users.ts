@@ -1,4 +1,4 @@
-// The User, Profile, Wallet and signup config objects, field for field as the spec's tables give them.
+// The User, Profile, Wallet and signup config objects, field for field as docs/contract.md, Resources, lists them.
 import type { Profile, SignupConfig, User, Wallet } from "../../gen/svc/v1/users_pb.ts";
 import { PROFILE_FIELD_NAMES } from "../domain/signup-flow.ts";
 import { isoTime, orNull, requiredIsoTime } from "./json-values.ts";

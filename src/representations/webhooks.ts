@@ -1,4 +1,4 @@
-// The webhook_endpoint, webhook_delivery and webhook_test objects, field for field as DESIGN.md section 7 lists
+// The webhook_endpoint, webhook_delivery and webhook_test objects, field for field as docs/contract.md, Resources, lists
 // them: every field present (null where unset), except `secret`, which only creation and rotation carry.
 import type { WebhookDelivery, WebhookEndpoint, WebhookTest } from "../../gen/svc/v1/webhook_endpoints_pb.ts";
 import { isoTime, orNull, requiredIsoTime } from "./json-values.ts";

@@ -1,4 +1,4 @@
-// Every error answer of the HTTP server, Fastify's own included, in the spec's envelope with its headers.
+// Every error answer of the HTTP server, Fastify's own included, in the error envelope with its headers.
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { ConnectError } from "@connectrpc/connect";
 import { svcError } from "../domain/errors.ts";
@@ -6,7 +6,7 @@ import { CallFailure, type CallPipeline } from "../pipeline/call-pipeline.ts";
 import { errorEnvelope } from "../pipeline/error-envelope.ts";
 import { MAX_BODY_BYTES } from "../domain/limits.ts";
 
-/** Fastify raises its own errors while reading a request; each has a spec code. */
+/** Fastify raises its own errors while reading a request; each maps to a catalogue code. */
 function fastifyErrorAsServiceError(error: FastifyError): ConnectError | null {
   if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE" || error.statusCode === 413) {
     return svcError("payload_too_large", `The request body exceeds the maximum of ${MAX_BODY_BYTES / 1024} KiB.`);

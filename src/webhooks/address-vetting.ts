@@ -18,7 +18,7 @@ export interface VettedAddress {
   family: 4 | 6;
 }
 
-/** The network failures of a delivery attempt (spec "Webhook test result" error values, without http_). */
+/** The network failures of a delivery attempt (docs/contract.md, Attempt errors, without http_). */
 export type DeliveryFailureCode =
   | "timeout"
   | "connection_refused"

@@ -1,5 +1,5 @@
 // One webhook delivery attempt over HTTP(S): re-checks the URL rules, vets the resolved address, connects
-// only to that address, never follows redirects, and reports the outcome as a spec error code.
+// only to that address, never follows redirects, and reports the outcome as an attempt error code.
 import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
@@ -12,7 +12,7 @@ import {
   type VettedAddress,
 } from "./address-vetting.ts";
 
-/** The `error` of an attempt: spec "Webhook test result" values a delivery attempt itself can produce. */
+/** The `error` of an attempt: the values of docs/contract.md, Attempt errors, an attempt itself can produce. */
 export type AttemptError = `http_${number}` | DeliveryFailureCode;
 
 export interface AttemptResult {
@@ -60,7 +60,7 @@ const DNS_ERROR_CODES: ReadonlySet<string> = new Set([
   "ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NONAME", "EAI_NODATA", "ENODATA", "ESERVFAIL", "EREFUSED",
 ]);
 
-/** The spec error code for a failure raised while connecting, sending or receiving. */
+/** The attempt error code for a failure raised while connecting, sending or receiving. */
 export function networkErrorCode(error: unknown): DeliveryFailureCode {
   if (error instanceof DeliveryFailure) return error.code;
   let code = (error as { code?: unknown } | null)?.code;

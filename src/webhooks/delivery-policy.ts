@@ -1,4 +1,4 @@
-// The fixed numbers of webhook delivery (spec "Receiver rules" and "Limits", DESIGN.md section 7).
+// The fixed numbers of webhook delivery (docs/contract.md, "Webhooks" and "Limits").
 
 /** Attempts per delivery cycle; the delivery fails after the last. */
 export const MAX_DELIVERY_ATTEMPTS = 7;

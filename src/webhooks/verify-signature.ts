@@ -1,4 +1,4 @@
-// The receiver-side check of an `Svc-Signature` header (spec "Receiver rules"). Self-contained on purpose:
+// The receiver-side check of an `Svc-Signature` header (docs/contract.md, Signing and verification). Self-contained on purpose:
 // it depends on node:crypto only, so receivers can import it, or copy this one file.
 import { createHmac, timingSafeEqual } from "node:crypto";
 

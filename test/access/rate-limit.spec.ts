@@ -1,5 +1,5 @@
 // Rate limits are counted in the database, so the quota of a key holds across service instances
-// (DESIGN.md section 4: fixed 60 s windows per key, 429 rate_limit_exceeded with Retry-After).
+// (docs/contract.md, Rate limits: fixed 60 s windows per key, 429 rate_limit_exceeded with Retry-After).
 import { expect } from "chai";
 import { expectError } from "../support/errors.ts";
 import { createKey } from "../support/tenancy.ts";

@@ -1,6 +1,6 @@
 // A few thousand generated requests against every REST route: random and mutated JSON bodies, wrong types,
 // huge and unicode strings, odd headers, bad paths and bad idempotency keys. No answer may be a 5xx, every
-// error must be the spec's envelope (the OpenAPI contract hook also checks each response against the
+// error must be the error envelope (the OpenAPI contract hook also checks each response against the
 // document), and the service must stay up.
 import { expect } from "chai";
 import { restRouteOf } from "../../src/api/rest-route-table.ts";

@@ -1,4 +1,4 @@
-// REST conventions of DESIGN.md section 4 beyond single error codes: the order in which checks apply, the
+// REST conventions of docs/contract.md beyond single error codes: the order in which checks apply, the
 // five headers on every kind of response, and 500s that tell nothing about the failure inside.
 import { expect } from "chai";
 import { ERROR_CATALOGUE } from "../../src/domain/errors.ts";

@@ -1,4 +1,4 @@
-// Assertions on the spec's error envelope.
+// Assertions on the error envelope (docs/contract.md, Error envelope).
 import { expect } from "chai";
 import { describeError } from "../../src/domain/errors.ts";
 import type { RestResponse } from "./test-service.ts";

@@ -83,7 +83,7 @@ export class GrpcTestClient {
     return outcome.reply;
   }
 
-  /** A call that must fail with this gRPC code and spec code (and `param` where relevant). */
+  /** A call that must fail with this gRPC code and error code (and `param` where relevant). */
   async fails(service: "UsersService" | "EventsService", method: string, request: object, metadata: Record<string, string>, expected: { code: grpc.status; reason: string; param?: string }): Promise<GrpcFailure> {
     const outcome = await this.call(service, method, request, metadata);
     if (outcome.ok) expect.fail(`${method} succeeded; expected ${expected.reason}`);

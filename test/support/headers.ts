@@ -1,4 +1,4 @@
-// The five headers the spec puts on every response, REST and RPC alike (DESIGN.md section 4).
+// The five headers on every response, REST and RPC alike (docs/contract.md, Response headers).
 import { expect } from "chai";
 import type { Metadata } from "@grpc/grpc-js";
 

@@ -135,7 +135,7 @@ export class OpenApiContract {
       breaches.push("a body where the document describes none");
     }
 
-    // The one rule between body and headers the schemas cannot state (spec "Errors": request_id).
+    // The one rule between body and headers the schemas cannot state (docs/contract.md, Error envelope: request_id).
     const requestId = (response.body as Json | undefined)?.error?.request_id;
     if (response.status >= 400 && requestId !== undefined && requestId !== response.headers["x-request-id"]) {
       breaches.push(`error.request_id ${requestId} differs from X-Request-Id ${response.headers["x-request-id"]}`);

@@ -1,4 +1,4 @@
-// Every row of the spec's input-constraints table, through the REST API: a valid and an invalid value each,
+// Every row of docs/contract.md's Profile rules table, through the REST API: a valid and an invalid value each,
 // on creation and on update, with the exact 422 param.
 import { expect } from "chai";
 import { expectError } from "../support/errors.ts";

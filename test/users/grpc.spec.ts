@@ -54,7 +54,7 @@ describe("users over gRPC", () => {
     expect(read.profile!.lastName).to.equal(undefined);
   });
 
-  it("answers the spec codes in ErrorInfo: validation, conflict, isolation", async () => {
+  it("answers the catalogue codes in ErrorInfo: validation, conflict, isolation", async () => {
     expect(await rpcError(sandbox.createUser({ phone: "12" }))).to.deep.equal({ code: Code.InvalidArgument, reason: "validation_error", param: "phone" });
     await sandbox.createUser({ phone: "+15005550101" });
     expect(await rpcError(sandbox.createUser({ phone: "+15005550101" }))).to.deep.equal({ code: Code.AlreadyExists, reason: "user_already_exists", param: undefined });

@@ -1,4 +1,4 @@
-// POST/GET/PATCH /v1/users, wallets and the signup config: the spec's statuses, codes and field values.
+// POST/GET/PATCH /v1/users, wallets and the signup config: the statuses, codes and field values of docs/contract.md.
 import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import { SignupModuleSettingSchema } from "../../gen/svc/admin/v1/admin_pb.ts";

@@ -54,7 +54,7 @@ describe("WebhookEndpointsService over Connect", () => {
     expect(updated!.secretLast4).to.equal(created!.secret!.slice(-4));
   });
 
-  it("answers the spec codes as ErrorInfo reasons", async () => {
+  it("answers the catalogue codes as ErrorInfo reasons", async () => {
     const { webhookEndpoint } = await sandbox.createWebhookEndpoint({ url: "http://127.0.0.1:9/codes" });
     expect(await failureOf(live.getWebhookEndpoint({ id: webhookEndpoint!.id })))
       .to.deep.equal({ code: Code.NotFound, reason: "webhook_endpoint_not_found", param: undefined });

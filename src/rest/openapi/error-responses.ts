@@ -1,4 +1,4 @@
-// Error responses: the spec's envelope, and for each status an operation can answer the codes it can carry,
+// Error responses: the error envelope, and for each status an operation can answer the codes it can carry,
 // with each code's type taken from the error catalogue.
 import { STATUS_CODES } from "node:http";
 import { ERROR_CATALOGUE, type ErrorCode } from "../../domain/errors.ts";

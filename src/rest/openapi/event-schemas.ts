@@ -1,4 +1,4 @@
-// Schemas of events (spec "Event", "Kyc", "Transaction", "Event types"; DESIGN.md section 6): the Event of
+// Schemas of events (docs/contract.md, "Event" and "Events"): the Event of
 // the event log and, with `created` and `project_id`, the body of every webhook delivery.
 import { EVENT_TYPES, type EventType } from "../../domain/event-types.ts";
 import { closedObject, DATE_TIME, listOf, ref, type JsonSchema } from "./json-schema.ts";

@@ -40,7 +40,7 @@ export function oneOfPattern(values: readonly string[], extra: readonly string[]
   return `^(${[...extra, ...escaped].join("|")})$`;
 }
 
-/** The list shape every list route answers (DESIGN.md section 4). */
+/** The list shape every list route answers (docs/contract.md, Lists). */
 export function listOf(itemSchemaName: string, description: string): JsonSchema {
   return closedObject(
     {

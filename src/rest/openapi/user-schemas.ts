@@ -1,5 +1,5 @@
-// Schemas of the users family (spec "User", "Profile", "Input constraints of profile fields"; DESIGN.md
-// section 5): the objects answered and the request bodies, with the same patterns and limits the
+// Schemas of the users family (docs/contract.md, "User", "Profile", "Wallet", "Signup config" and "Users"):
+// the objects answered and the request bodies, with the same patterns and limits the
 // services enforce, imported from the rules themselves.
 import { USER_ID_PATTERN } from "../../domain/ids.ts";
 import {

@@ -1,5 +1,5 @@
-// The OpenAPI `webhooks` entry: the signed POST the service makes to every endpoint (spec "Delivery request",
-// "Receiver rules"), so receivers can be generated from the same document.
+// The OpenAPI `webhooks` entry: the signed POST the service makes to every endpoint (docs/contract.md,
+// "Delivery request" and "Signing and verification"), so receivers can be generated from the same document.
 import type { JsonSchema } from "./json-schema.ts";
 
 const header = (name: string, description: string, schema: JsonSchema): JsonSchema => ({ name, in: "header", required: true, description, schema });

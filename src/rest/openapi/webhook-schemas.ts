@@ -1,5 +1,5 @@
-// Schemas of the webhooks family (spec "Webhook endpoint", "Webhook test result", "Webhook endpoint routes";
-// DESIGN.md section 7): endpoints, deliveries, test results and the request bodies.
+// Schemas of the webhooks family (docs/contract.md, "Webhook endpoint", "Webhook delivery",
+// "Webhook test result" and "Webhooks"): endpoints, deliveries, test results and the request bodies.
 import { SUBSCRIBABLE_EVENT_TYPES } from "../../domain/event-types.ts";
 import {
   DEFAULT_EVENT_TYPES,
@@ -12,7 +12,7 @@ import { MAX_WEBHOOK_URL_LENGTH } from "../../domain/webhook-url.ts";
 import { EVENT_ID_PATTERN } from "./event-schemas.ts";
 import { closedObject, DATE_TIME, listOf, nullable, oneOfPattern, ref, type JsonSchema } from "./json-schema.ts";
 
-/** The spec's attempt errors besides `http_<status>`. */
+/** The attempt errors besides `http_<status>` (docs/contract.md, Attempt errors). */
 const ATTEMPT_ERRORS = [
   "timeout",
   "connection_refused",

@@ -30,22 +30,24 @@ function fieldNamed(message: DescMessage, name: string): DescField | undefined {
   return fields.get(name);
 }
 
+function scalarTypeName(scalar: ScalarType): string {
+  switch (scalar) {
+    case ScalarType.BOOL:
+      return "a boolean";
+    case ScalarType.STRING:
+      return "a string";
+    default:
+      return "an integer";
+  }
+}
+
 function typeName(field: DescField): string {
   if (field.fieldKind === "list") return "an array";
   if (field.fieldKind === "message") {
     if (field.message.typeName === "google.protobuf.Timestamp") return "an RFC 3339 date-time string";
     return "an object";
   }
-  if (field.fieldKind === "scalar") {
-    switch (field.scalar) {
-      case ScalarType.BOOL:
-        return "a boolean";
-      case ScalarType.STRING:
-        return "a string";
-      default:
-        return "an integer";
-    }
-  }
+  if (field.fieldKind === "scalar") return scalarTypeName(field.scalar);
   return "a value";
 }
 
@@ -53,17 +55,21 @@ function wrongType(param: string, field: DescField): never {
   throw validationError(param, `${param} must be ${typeName(field)}.`);
 }
 
+/** A scalar, or one element of a scalar list: the message names the element's type, not the list's. */
 function decodeScalar(field: DescField & { scalar: ScalarType }, value: unknown, param: string): unknown {
+  const wrongScalar = (): never => {
+    throw validationError(param, `${param} must be ${scalarTypeName(field.scalar)}.`);
+  };
   switch (field.scalar) {
     case ScalarType.STRING:
-      if (typeof value !== "string") wrongType(param, field);
+      if (typeof value !== "string") wrongScalar();
       return value;
     case ScalarType.BOOL:
-      if (typeof value !== "boolean") wrongType(param, field);
+      if (typeof value !== "boolean") wrongScalar();
       return value;
     case ScalarType.INT32:
       if (typeof value !== "number" || !Number.isInteger(value) || value < -(2 ** 31) || value >= 2 ** 31) {
-        wrongType(param, field);
+        wrongScalar();
       }
       return value;
     default:
@@ -145,7 +151,12 @@ export function decodeRestRequest(route: RestRoute, input: RestInput, nullMeans:
       if (!field) throw validationError(key, `Unknown parameter: ${key}.`);
       init[field.localName] = decodeQueryValue(field, raw, key);
     }
-  } else if (route.body === "*") {
+    return create(schema, init as never);
+  }
+  // A route with a body takes no query parameter: any is unknown, as on the other routes.
+  const stray = Object.keys(input.query).find((name) => input.query[name] !== undefined);
+  if (stray !== undefined) throw validationError(stray, `Unknown parameter: ${stray}.`);
+  if (route.body === "*") {
     Object.assign(init, decodeObject(schema, input.body ?? {}, "", nullMeans, route.pathParams).init);
   } else {
     // A PATCH body: the keys sent become the update mask (AIP-134), so null can clear a field.

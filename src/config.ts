@@ -32,9 +32,9 @@ export interface Config {
   webhookTimeoutMs: number;
   /** Delivery attempts one process runs at once. */
   webhookConcurrency: number;
-  /** How often the webhook backstop looks for due deliveries that no worker holds (`all` role). */
+  /** How often the webhook delivery poll looks for due deliveries that nobody holds (`all` role). */
   webhookBackstopMs: number;
-  /** Deliveries due for less than this are left to the fast path of the process that created them (`all` role). */
+  /** Due retries are left this long to the timer of the process that wrote them before a poll takes them (`all` role). */
   webhookBackstopStaleMs: number;
   /** How long an authenticated key is trusted before it is read again (revocations elsewhere). */
   authCacheMs: number;
@@ -50,7 +50,7 @@ export interface Config {
   jobPollMs: number;
   /** How long a running job stays locked to its process; past it, another process may take the job. */
   jobLockMs: number;
-  /** Agenda jobs (delivery retries, wallet provisioning) one process runs at once. */
+  /** Agenda jobs (wallet provisioning) one process runs at once. */
   jobConcurrency: number;
   /** How long a user creation waits for the custodian before answering `wallet_status: pending`. */
   walletSyncBudgetMs: number;

@@ -1,0 +1,198 @@
+// Webhook delivery in process, without HTTP: the repositories over a fresh database, a clock the test moves,
+// and a fake sender that records each attempt and answers what the test says.
+import { createContextValues, createHandlerContext, type HandlerContext } from "@connectrpc/connect";
+import { WebhookEndpointsService } from "../../../gen/svc/v1/webhook_endpoints_pb.ts";
+import { principalKey } from "../../../src/access/principal.ts";
+import { newEventId } from "../../../src/domain/ids.ts";
+import { newUuid } from "../../../src/domain/random.ts";
+import { generateWebhookSecret } from "../../../src/domain/webhook-signature.ts";
+import type { Database } from "../../../src/store/database.ts";
+import { EventRepository, type EventDocument } from "../../../src/store/event-repository.ts";
+import { WebhookDeliveryRepository, type WebhookDeliveryDocument } from "../../../src/store/webhook-delivery-repository.ts";
+import { WebhookEndpointRepository, type WebhookEndpointDocument } from "../../../src/store/webhook-endpoint-repository.ts";
+import type { AttemptResult } from "../../../src/webhooks/delivery-client.ts";
+import type { AttemptSender } from "../../../src/webhooks/delivery-worker.ts";
+import { WebhookDelivery, type WebhookDeliveryOptions } from "../../../src/webhooks/webhook-delivery.ts";
+import { freshDatabase } from "../../support/database.ts";
+
+/** Delays after failed attempts 1..6: distinct, so a test can tell which one was applied. */
+export const SCHEDULE_MS = [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 86_400_000];
+
+export const OK: AttemptResult = { responseStatus: 200, error: null, durationMs: 3 };
+export const HTTP_500: AttemptResult = { responseStatus: 500, error: "http_500", durationMs: 3 };
+
+export interface SentAttempt {
+  endpointId: string;
+  eventId: string;
+  attempt: number;
+}
+
+export class ManualClock {
+  constructor(public now = new Date("2030-01-01T00:00:00.000Z")) {}
+  readonly read = (): Date => new Date(this.now.getTime());
+  advance(ms: number): Date {
+    this.now = new Date(this.now.getTime() + ms);
+    return this.read();
+  }
+}
+
+export class FakeSender {
+  readonly sent: SentAttempt[] = [];
+  answer: (attempt: SentAttempt) => AttemptResult = () => OK;
+  readonly send: AttemptSender = async (endpoint, event, attempt) => {
+    const sent = { endpointId: endpoint._id, eventId: event._id, attempt };
+    this.sent.push(sent);
+    return this.answer(sent);
+  };
+  attemptsOf(eventId: string): number[] {
+    return this.sent.filter((s) => s.eventId === eventId).map((s) => s.attempt);
+  }
+}
+
+export class DeliveryHarness {
+  readonly clock = new ManualClock();
+  readonly sender = new FakeSender();
+  readonly projectId = newUuid();
+  readonly deliveries: WebhookDeliveryRepository;
+  readonly endpoints: WebhookEndpointRepository;
+  readonly events: EventRepository;
+  /** What the modules reported through onError: a test expects none unless it says otherwise. */
+  readonly errors: unknown[] = [];
+  private readonly modules: WebhookDelivery[] = [];
+
+  private constructor(readonly database: Database) {
+    this.deliveries = new WebhookDeliveryRepository(database.db);
+    this.endpoints = new WebhookEndpointRepository(database.db);
+    this.events = new EventRepository(database.db);
+  }
+
+  static async start(): Promise<DeliveryHarness> {
+    const harness = new DeliveryHarness(await freshDatabase("svc_delivery"));
+    await Promise.all([harness.deliveries.ensureIndexes(), harness.endpoints.ensureIndexes(), harness.events.ensureIndexes()]);
+    return harness;
+  }
+
+  /**
+   * The webhooks module of one process on this database, not started: no poll runs unless the test calls
+   * `scheduler.pollNow()`; retry timers wait for the manual clock's times (in real time, far away).
+   */
+  process(options: Partial<WebhookDeliveryOptions> = {}): WebhookDelivery {
+    const onError = (error: unknown) => this.errors.push(error);
+    const module = new WebhookDelivery(
+      { deliveries: this.deliveries, endpoints: this.endpoints, events: this.events, clock: this.clock.read, onError, sender: this.sender.send },
+      {
+        send: { timeoutMs: 1000, clock: this.clock.read },
+        retryScheduleMs: SCHEDULE_MS,
+        maxPendingPerEndpoint: 10_000,
+        concurrency: 16,
+        pollIntervalMs: 3_600_000,
+        pollStaleAfterMs: 0,
+        deliversInProcess: true,
+        changeStreams: false,
+        ...options,
+      },
+    );
+    this.modules.push(module);
+    return module;
+  }
+
+  async addEndpoint(fields: Partial<WebhookEndpointDocument> = {}): Promise<WebhookEndpointDocument> {
+    const now = this.clock.read();
+    const endpoint: WebhookEndpointDocument = {
+      _id: newUuid(),
+      project_id: this.projectId,
+      livemode: false,
+      url: `https://receiver.example.com/${newUuid()}`,
+      description: "",
+      event_types: ["*"],
+      enabled: true,
+      disabled_reason: null,
+      secret: generateWebhookSecret(),
+      previous_secret: null,
+      previous_secret_expires_at: null,
+      consecutive_failures: 0,
+      created_at: now,
+      updated_at: now,
+      ...fields,
+    };
+    await this.endpoints.insert(endpoint);
+    return endpoint;
+  }
+
+  /** An event of the harness's project, logged (the worker reads it back for retries). */
+  async logEvent(type = "user.created", fields: Partial<EventDocument> = {}): Promise<EventDocument> {
+    const event: EventDocument = {
+      _id: newEventId(),
+      project_id: this.projectId,
+      livemode: false,
+      type,
+      created_at: this.clock.read(),
+      data: { object: { id: "123456789", object: "user" } },
+      fanned_out: true,
+      ...fields,
+    };
+    await this.events.insertOnce(event);
+    return event;
+  }
+
+  /** A pending delivery as an API process records it (unclaimed, due now), or with the fields given. */
+  async recordDelivery(endpoint: WebhookEndpointDocument, event: EventDocument, fields: Partial<WebhookDeliveryDocument> = {}): Promise<string> {
+    const now = this.clock.read();
+    const id = `whd_${newUuid().replace(/-/g, "")}`;
+    await this.database.db.collection<WebhookDeliveryDocument>("webhook_deliveries").insertOne({
+      _id: id,
+      project_id: event.project_id,
+      livemode: event.livemode,
+      endpoint_id: endpoint._id,
+      event_id: event._id,
+      event_type: event.type,
+      status: "pending",
+      attempt_count: 0,
+      next_attempt_at: now,
+      last_attempt: null,
+      lease_until: null,
+      created_at: now,
+      updated_at: now,
+      ...fields,
+    });
+    return id;
+  }
+
+  record(id: string): Promise<WebhookDeliveryDocument | null> {
+    return this.database.db.collection<WebhookDeliveryDocument>("webhook_deliveries").findOne({ _id: id });
+  }
+
+  recordsOf(endpointId: string): Promise<WebhookDeliveryDocument[]> {
+    return this.database.db.collection<WebhookDeliveryDocument>("webhook_deliveries").find({ endpoint_id: endpointId }).sort({ event_id: 1 }).toArray();
+  }
+
+  /** Jobs of any kind in the database: deliveries never make one. */
+  jobCount(): Promise<number> {
+    return this.database.db.collection("jobs").countDocuments({});
+  }
+
+  /** A handler context of a caller of the harness's project, for WebhookEndpointsServiceImpl. */
+  callerContext(): HandlerContext {
+    const method = WebhookEndpointsService.method.deleteWebhookEndpoint;
+    return createHandlerContext({
+      service: WebhookEndpointsService,
+      method,
+      protocolName: "test",
+      requestMethod: "POST",
+      url: "http://localhost/test",
+      contextValues: createContextValues().set(principalKey, {
+        apiKeyId: "key_test",
+        projectId: this.projectId,
+        organizationId: "org_test",
+        livemode: false,
+        rateLimit: 1000,
+      }),
+    });
+  }
+
+  async close(): Promise<void> {
+    for (const module of this.modules) await module.stop();
+    await this.database.db.dropDatabase();
+    await this.database.close();
+  }
+}

@@ -1,0 +1,101 @@
+// Fan-out: one delivery record per (event, matching enabled endpoint), inserted once however often it runs; the
+// first attempts claimed at insertion and run at once in a delivering process, left unclaimed for workers in an
+// API process; past the pending limit, recorded as failed with queue_full. In process, on the embedded database.
+import { expect } from "chai";
+import { DeliveryHarness } from "./support/in-process.ts";
+
+describe("WebhookFanout", () => {
+  let h: DeliveryHarness;
+  beforeEach(async () => {
+    h = await DeliveryHarness.start();
+  });
+  afterEach(async () => {
+    expect(h.errors).to.deep.equal([]);
+    await h.close();
+  });
+
+  it("records one delivery per event and matching endpoint, claims its first attempt and runs it at once", async () => {
+    const all = await h.addEndpoint();
+    const kycOnly = await h.addEndpoint({ event_types: ["kyc.approved"] });
+    const process = h.process();
+    const created = await h.logEvent("user.created");
+    const approved = await h.logEvent("kyc.approved");
+    const now = h.clock.read();
+    await process.fanout.fanOut([created, approved]);
+    const records = [...(await h.recordsOf(all._id)), ...(await h.recordsOf(kycOnly._id))];
+    expect(records.map((r) => [r.endpoint_id, r.event_id]).sort()).to.deep.equal(
+      [[all._id, created._id], [all._id, approved._id], [kycOnly._id, approved._id]].sort(),
+    );
+    await process.scheduler.whenIdle();
+    expect(h.sender.sent.map((s) => [s.endpointId, s.eventId, s.attempt]).sort()).to.deep.equal(
+      [[all._id, created._id, 1], [all._id, approved._id, 1], [kycOnly._id, approved._id, 1]].sort(),
+    );
+    for (const record of await h.recordsOf(all._id)) {
+      expect(record).to.include({ status: "succeeded", attempt_count: 1, next_attempt_at: null, lease_until: null });
+      expect(record.created_at.getTime()).to.equal(now.getTime());
+    }
+  });
+
+  it("creates nothing twice when it runs again for the same events, and sends nothing again", async () => {
+    const endpoint = await h.addEndpoint();
+    const process = h.process();
+    const events = [await h.logEvent(), await h.logEvent()];
+    await process.fanout.fanOut(events);
+    await process.scheduler.whenIdle();
+    const first = await h.recordsOf(endpoint._id);
+    await process.fanout.fanOut(events);
+    await h.process().fanout.fanOut(events); // another process's relay, too
+    await process.scheduler.whenIdle();
+    expect(await h.recordsOf(endpoint._id)).to.deep.equal(first);
+    expect(h.sender.sent).to.have.length(2);
+  });
+
+  it("records events past the pending limit as failed with queue_full and 0 attempts", async () => {
+    h.sender.answer = () => ({ responseStatus: 500, error: "http_500", durationMs: 1 });
+    const endpoint = await h.addEndpoint();
+    const process = h.process({ maxPendingPerEndpoint: 2 });
+    const events = [await h.logEvent(), await h.logEvent(), await h.logEvent()];
+    await process.fanout.fanOut(events);
+    await process.scheduler.whenIdle();
+    const records = await h.recordsOf(endpoint._id);
+    expect(records.filter((r) => r.status === "pending")).to.have.length(2);
+    const full = records.filter((r) => r.status === "failed");
+    expect(full).to.have.length(1);
+    expect(full[0]).to.include({ attempt_count: 0, next_attempt_at: null, lease_until: null });
+    expect(full[0]!.last_attempt).to.include({ error: "queue_full", response_status: null, duration_ms: 0 });
+    expect(h.sender.sent).to.have.length(2);
+    expect(h.sender.attemptsOf(full[0]!.event_id)).to.deep.equal([]);
+  });
+
+  it("records nothing for disabled endpoints, other projects or environments, unsubscribed types, or test events", async () => {
+    // A disabled endpoint gets no delivery record at all (endpoint_disabled settles only what was pending).
+    const disabled = await h.addEndpoint({ enabled: false, disabled_reason: "manual" });
+    const live = await h.addEndpoint({ livemode: true });
+    const otherProject = await h.addEndpoint({ project_id: "another-project" });
+    const kycOnly = await h.addEndpoint({ event_types: ["kyc.approved"] });
+    const process = h.process();
+    await process.fanout.fanOut([await h.logEvent("user.created"), await h.logEvent("webhook.test")]);
+    await process.scheduler.whenIdle();
+    for (const endpoint of [disabled, live, otherProject, kycOnly]) expect(await h.recordsOf(endpoint._id)).to.deep.equal([]);
+    expect(h.sender.sent).to.deep.equal([]);
+  });
+
+  it("leaves the records of an API process unclaimed and due, for a worker's poll", async () => {
+    const endpoint = await h.addEndpoint();
+    const api = h.process({ deliversInProcess: false });
+    const event = await h.logEvent();
+    const now = h.clock.read();
+    await api.fanout.fanOut([event]);
+    await api.scheduler.whenIdle();
+    const [record] = await h.recordsOf(endpoint._id);
+    expect(record).to.include({ status: "pending", attempt_count: 0, lease_until: null });
+    expect(record!.next_attempt_at!.getTime()).to.equal(now.getTime());
+    expect(h.sender.sent).to.deep.equal([]);
+
+    const worker = h.process();
+    await worker.scheduler.pollNow();
+    await worker.scheduler.whenIdle();
+    expect(h.sender.attemptsOf(event._id)).to.deep.equal([1]);
+    expect((await h.recordsOf(endpoint._id))[0]).to.include({ status: "succeeded", attempt_count: 1 });
+  });
+});

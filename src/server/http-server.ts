@@ -1,5 +1,5 @@
 // The HTTP/1.1 server on PORT: the REST gateway under /v1, Connect and gRPC-Web for every service,
-// /healthz, and the spec's envelope for anything that matches no route.
+// /healthz, and the error envelope for anything that matches no route.
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import type { Interceptor } from "@connectrpc/connect";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";

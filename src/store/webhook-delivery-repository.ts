@@ -12,7 +12,7 @@ export interface DeliveryAttemptRecord {
   attempted_at: Date;
   /** Null when the receiver did not answer. */
   response_status: number | null;
-  /** Null on success; otherwise a spec error code (http_<status>, timeout, ..., queue_full, endpoint_disabled). */
+  /** Null on success; otherwise an attempt error code (http_<status>, timeout, ..., queue_full, endpoint_disabled). */
   error: string | null;
   duration_ms: number;
 }

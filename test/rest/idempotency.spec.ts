@@ -1,4 +1,4 @@
-// Idempotency-Key over REST (DESIGN.md section 4): replay, reuse, concurrent duplicates, invalid keys,
+// Idempotency-Key over REST (docs/contract.md, Idempotency): replay, reuse, concurrent duplicates, invalid keys,
 // expiry after 24 hours, and scoping per project and environment.
 import { expect } from "chai";
 import { expectError } from "../support/errors.ts";

@@ -34,7 +34,7 @@ import { UserLifecycle } from "./services/user-lifecycle.ts";
 import { UsersServiceImpl } from "./services/users-service.ts";
 import { WebhookEndpointsServiceImpl } from "./services/webhook-endpoints-service.ts";
 import { ApiKeyRepository } from "./store/api-key-repository.ts";
-import { isReplicaSet, type Database } from "./store/database.ts";
+import { databasePorts, isReplicaSet, type Database } from "./store/database.ts";
 import { EventRepository } from "./store/event-repository.ts";
 import { IdempotencyRepository } from "./store/idempotency-repository.ts";
 import { OrganizationRepository } from "./store/organization-repository.ts";
@@ -176,7 +176,10 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   // A worker polls often and takes every due delivery at once (API processes attempt nothing); a process that
   // serves the API and delivers leaves a due retry a moment to the process whose timer waits for it.
-  const webhookSend = { timeoutMs: config.webhookTimeoutMs, clock, ...(options.webhookLookup ? { lookup: options.webhookLookup } : {}) };
+  // Sandbox endpoints may use loopback hosts, but not to reach this service or its database: their ports (the
+  // bound ones are added at listen, since 0 picks a free port) are refused at creation, update and every attempt.
+  const refusedLoopbackPorts = new Set([config.port, config.grpcPort, ...databasePorts(database)].filter((port) => port > 0));
+  const webhookSend = { timeoutMs: config.webhookTimeoutMs, clock, refusedLoopbackPorts, ...(options.webhookLookup ? { lookup: options.webhookLookup } : {}) };
   const webhooks = new WebhookDelivery(
     {
       deliveries: repositories.webhookDeliveries,
@@ -277,6 +280,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       await http.listen({ port: ports.http ?? config.port, host: config.host });
       const httpPort = (http.server.address() as { port: number }).port;
       const grpcPort = role === "worker" ? 0 : await grpc.listen(ports.grpc ?? config.grpcPort, config.host);
+      for (const port of [httpPort, grpcPort]) if (port > 0) refusedLoopbackPorts.add(port);
       ready = true;
       return { httpPort, grpcPort };
     },

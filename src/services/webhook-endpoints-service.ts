@@ -251,7 +251,8 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
 
   /** The static URL rules, then the resolved addresses when the name resolves now. Answers the normalised URL. */
   private async checkUrl(raw: string, livemode: boolean): Promise<string> {
-    const checked = checkWebhookUrl(raw, { livemode });
+    const { refusedLoopbackPorts } = this.deps.send;
+    const checked = checkWebhookUrl(raw, { livemode, ...(refusedLoopbackPorts ? { refusedLoopbackPorts } : {}) });
     await assertResolvableHostAllowed(checked, { livemode, ...(this.deps.send.lookup ? { lookup: this.deps.send.lookup } : {}) });
     return checked.url;
   }

@@ -6,9 +6,13 @@ import { svcError } from "./errors.ts";
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
 export interface CheckedWebhookUrl {
-  /** Normalised: lowercase scheme and host, default port dropped (WHATWG serialisation). */
+  /**
+   * Normalised, so that spellings of one address are one endpoint: lowercase scheme and host, default port,
+   * fragment, empty query and the host's trailing dot dropped, percent-encoded unreserved characters decoded and
+   * the hex digits of other escapes uppercased (RFC 3986 section 6.2.2), on the WHATWG serialisation.
+   */
   url: string;
-  /** Host name or IP literal, without IPv6 brackets. */
+  /** Host name (without a trailing dot) or IP literal, without IPv6 brackets. */
   hostname: string;
   port: number;
   /** The canonical address when the host is an IP literal, otherwise null. */
@@ -29,6 +33,15 @@ const INTERNAL_NAME_SUFFIXES = [".local", ".internal", ".localhost", ".home.arpa
 /** The exact host spellings a sandbox endpoint may use over http or https on any port. */
 const SANDBOX_LOOPBACK_HOSTS: ReadonlySet<string> = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
+export interface WebhookUrlOptions {
+  livemode: boolean;
+  /**
+   * Ports refused on the sandbox loopback hosts on top of the sensitive ports: the service's own listeners and
+   * its database's, so that a sandbox endpoint cannot aim deliveries at the host's own services.
+   */
+  refusedLoopbackPorts?: ReadonlySet<number>;
+}
+
 function refuse(reason: string): never {
   throw svcError("invalid_webhook_url", reason, { param: "url" });
 }
@@ -37,7 +50,7 @@ function refuse(reason: string): never {
  * Checks a webhook URL against the static rules and returns its normalised form.
  * Throws `invalid_webhook_url` (param `url`) with a precise reason for every refusal.
  */
-export function checkWebhookUrl(raw: string, options: { livemode: boolean }): CheckedWebhookUrl {
+export function checkWebhookUrl(raw: string, options: WebhookUrlOptions): CheckedWebhookUrl {
   if (typeof raw !== "string" || raw.length === 0) refuse("The URL must be a non-empty string.");
   if (raw.length > MAX_WEBHOOK_URL_LENGTH) {
     refuse(`The URL must be at most ${MAX_WEBHOOK_URL_LENGTH} characters long.`);
@@ -74,15 +87,41 @@ export function checkWebhookUrl(raw: string, options: { livemode: boolean }): Ch
     } else {
       checkHostName(hostname, options.livemode);
     }
-    if (port === 0) refuse("The URL port 0 is not a valid destination port.");
-    const service = SENSITIVE_PORTS.get(port);
-    if (service !== undefined) refuse(`The URL port ${port} is refused: it is the port of ${service}.`);
+  }
+  // The loopback exemption is for the host only: on loopback too, the ports of local services stay refused.
+  if (port === 0) refuse("The URL port 0 is not a valid destination port.");
+  const service = SENSITIVE_PORTS.get(port);
+  if (service !== undefined) refuse(`The URL port ${port} is refused: it is the port of ${service}.`);
+  if (sandboxLoopback && options.refusedLoopbackPorts?.has(port)) {
+    refuse(`The URL port ${port} is refused on a loopback host: it is a port of this service or of its database.`);
   }
 
-  if (parsed.href.length > MAX_WEBHOOK_URL_LENGTH) {
+  const url = normalisedHref(parsed, literalAddress === null && hostname.endsWith("."));
+  if (url.length > MAX_WEBHOOK_URL_LENGTH) {
     refuse(`The normalised URL must be at most ${MAX_WEBHOOK_URL_LENGTH} characters long.`);
   }
-  return { url: parsed.href, hostname, port, literalAddress };
+  return { url, hostname: literalAddress === null ? hostname.replace(/\.$/, "") : hostname, port, literalAddress };
+}
+
+const UNRESERVED = /^[A-Za-z0-9._~-]$/;
+
+/** Percent-encoded unreserved characters decoded, the hex digits of every other escape uppercased. */
+function normalisePercentEncoding(text: string): string {
+  return text.replace(/%([0-9A-Fa-f]{2})/g, (_escape, hex: string) => {
+    const character = String.fromCharCode(parseInt(hex, 16));
+    return UNRESERVED.test(character) ? character : `%${hex.toUpperCase()}`;
+  });
+}
+
+/** The WHATWG serialisation of an accepted URL, further normalised (see `CheckedWebhookUrl.url`). */
+function normalisedHref(parsed: URL, trailingDot: boolean): string {
+  const url = new URL(parsed.href);
+  url.hash = "";
+  if (trailingDot) url.hostname = url.hostname.slice(0, -1);
+  url.pathname = normalisePercentEncoding(url.pathname);
+  // An empty query ("?" alone) is dropped by assigning it.
+  url.search = normalisePercentEncoding(url.search);
+  return url.href;
 }
 
 /**

@@ -15,6 +15,15 @@ export async function connectDatabase(uri: string): Promise<Database> {
   return { client, db, close: () => client.close() };
 }
 
+/**
+ * The TCP ports of the database servers this process connects to: those of the connection string, or of the SRV
+ * answer for `mongodb+srv://` (the embedded server's random port included, since it is given by its URI).
+ */
+export function databasePorts(database: Database): number[] {
+  const ports = database.client.options.hosts.map((host) => host.port ?? 27017);
+  return [...new Set(ports)];
+}
+
 /** Whether the server is a replica set member (change streams are available), from its hello answer. */
 export async function isReplicaSet(database: Database): Promise<boolean> {
   const hello = await database.db.admin().command({ hello: 1 });

@@ -32,6 +32,8 @@ export interface WebhookRequest {
   timeoutMs: number;
   livemode: boolean;
   lookup?: LookupAll;
+  /** Ports refused on sandbox loopback URLs, checked again at every attempt; see `checkWebhookUrl`. */
+  refusedLoopbackPorts?: ReadonlySet<number>;
 }
 
 export const DEFAULT_USER_AGENT = "Svc-Webhooks/1.0";
@@ -202,7 +204,7 @@ export async function postWebhook(request: WebhookRequest): Promise<AttemptResul
 
   let checked: CheckedWebhookUrl;
   try {
-    checked = checkWebhookUrl(request.url, { livemode: request.livemode });
+    checked = checkWebhookUrl(request.url, { livemode: request.livemode, ...(request.refusedLoopbackPorts ? { refusedLoopbackPorts: request.refusedLoopbackPorts } : {}) });
   } catch {
     return result(null, "ssrf_blocked");
   }

@@ -15,6 +15,8 @@ export interface SendSettings {
   /** Name resolution of receivers; tests inject one. */
   lookup?: LookupAll;
   clock: Clock;
+  /** Ports refused on sandbox loopback URLs (the service's and its database's); see `checkWebhookUrl`. */
+  refusedLoopbackPorts?: ReadonlySet<number>;
 }
 
 /** Bodies by event document: fan-out hands the same document to every endpoint of the event. */
@@ -66,5 +68,6 @@ export function sendSignedEvent(
     timeoutMs: settings.timeoutMs,
     livemode: endpoint.livemode,
     ...(settings.lookup ? { lookup: settings.lookup } : {}),
+    ...(settings.refusedLoopbackPorts ? { refusedLoopbackPorts: settings.refusedLoopbackPorts } : {}),
   });
 }

@@ -142,7 +142,60 @@ describe("checkWebhookUrl", () => {
       url: "http://[::1]:4000/x", hostname: "::1", port: 4000, literalAddress: "::1",
     });
     expect(checkWebhookUrl("https://LOCALHOST:8443/", sandbox).url).to.equal("https://localhost:8443/");
-    expect(checkWebhookUrl("http://localhost:6379/", sandbox).port).to.equal(6379);
+  });
+
+  it("refuses, on the sandbox loopback hosts too, the sensitive ports and the service's own and database ports", () => {
+    const refusedLoopbackPorts = new Set([8080, 50051, 41000]);
+    const refusedOn = (url: string) => {
+      try {
+        checkWebhookUrl(url, { livemode: false, refusedLoopbackPorts });
+      } catch (error) {
+        return describeError(error);
+      }
+      throw new Error(`${url} was accepted`);
+    };
+    const sensitive = [22, 23, 25, 53, 110, 135, 139, 143, 445, 1433, 1521, 2375, 2379, 3306, 3389, 5432, 5672, 6379, 9200, 11211, 27017];
+    for (const host of ["localhost", "127.0.0.1", "[::1]", "LocalHost"]) {
+      for (const port of [...sensitive, 0, 8080, 50051, 41000]) {
+        for (const scheme of ["http", "https"]) {
+          const described = refusedOn(`${scheme}://${host}:${port}/hook`);
+          expect(described.code, `${scheme}://${host}:${port}`).to.equal("invalid_webhook_url");
+          expect(described.param).to.equal("url");
+          expect(described.definition.status).to.equal(422);
+          expect(described.message).to.match(/port/);
+        }
+      }
+    }
+    expect(refusedOn("http://localhost:6379/").message).to.contain("port of Redis");
+    expect(refusedOn("http://127.0.0.1:8080/").message).to.contain("port of this service or of its database");
+    // Other loopback ports stay open to sandbox endpoints; the service's ports are refused on loopback only.
+    expect(checkWebhookUrl("http://localhost:3000/", { livemode: false, refusedLoopbackPorts }).port).to.equal(3000);
+    expect(checkWebhookUrl("https://hooks.example.com:8080/", { livemode: true, refusedLoopbackPorts }).port).to.equal(8080);
+  });
+
+  it("normalises every spelling of one address to one URL", () => {
+    const spellings = [
+      "https://hooks.example.com/u",
+      "https://hooks.example.com/u#x",
+      "https://hooks.example.com/u#",
+      "https://hooks.example.com./u",
+      "https://hooks.example.com/u?",
+      "https://hooks.example.com/%75",
+      "https://hooks.example.com/%75?#frag",
+      "HTTPS://HOOKS.example.COM.:443/u",
+    ];
+    for (const raw of spellings) {
+      const checked = checkWebhookUrl(raw, { livemode: true });
+      expect(checked.url, raw).to.equal("https://hooks.example.com/u");
+      expect(checked.hostname, raw).to.equal("hooks.example.com");
+    }
+    // Unreserved characters are decoded, other escapes keep their meaning with uppercase hex digits.
+    expect(checkWebhookUrl("https://hooks.example.com/%7e%2d%5F%2e%41%7a%30/%2f%3a?q=%3d%26%41#f", { livemode: true }).url)
+      .to.equal("https://hooks.example.com/~-_.Az0/%2F%3A?q=%3D%26A");
+    expect(checkWebhookUrl("http://localhost:3000/x?#y", { livemode: false }).url).to.equal("http://localhost:3000/x");
+    // Normalising is idempotent: a stored URL checks to itself at every attempt.
+    const once = checkWebhookUrl("https://Hooks.Example.com./a/%62%2fc?%78=%7e#z", { livemode: true }).url;
+    expect(checkWebhookUrl(once, { livemode: true }).url).to.equal(once);
   });
 
   it("normalises scheme and host case and drops default ports", () => {

@@ -59,6 +59,8 @@ export const EMAIL_MAX_LENGTH = 254;
 export const NAME_MAX_LENGTH = 100;
 export const TERMS_VERSION_MAX_LENGTH = 64;
 export const BIRTH_DATE_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
+/** No one living was born earlier: an older birth date is a typo or a placeholder such as 0000-01-01. */
+export const BIRTH_DATE_MIN_YEAR = 1900;
 export const COUNTRY_PATTERN = /^[A-Za-z]{2}$/;
 export const REFERRAL_CODE_PATTERN = /^[A-Za-z0-9_-]{3,32}$/;
 export const TAGNAME_PATTERN = /^[A-Za-z0-9_.-]{3,30}$/;
@@ -129,6 +131,9 @@ function validateBirthDate(value: string, flow: SignupFlow, now: Date): string {
   }
   if (!isCalendarDate(value)) {
     throw validationError("birth_date", `birth_date '${value}' is not a real calendar date.`);
+  }
+  if (Number(value.slice(0, 4)) < BIRTH_DATE_MIN_YEAR) {
+    throw validationError("birth_date", `birth_date must be ${BIRTH_DATE_MIN_YEAR}-01-01 or later.`);
   }
   const today = now.toISOString().slice(0, 10);
   if (value > today) throw validationError("birth_date", "birth_date cannot be in the future.");

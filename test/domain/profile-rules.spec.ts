@@ -166,6 +166,13 @@ describe("domain/profile-rules", () => {
           });
         }
 
+        it("refuses years before 1900 and accepts 1900-01-01", () => {
+          for (const birthDate of ["0000-01-01", "0001-01-01", "1000-06-15", "1899-12-31"]) {
+            expectValidationError(() => check({ birth_date: birthDate }), "birth_date", /1900-01-01 or later/);
+          }
+          expect(check({ birth_date: "1900-01-01" }).birth_date).to.equal("1900-01-01");
+        });
+
         it("refuses tomorrow (UTC)", () => {
           expectValidationError(() => check({ birth_date: "2026-11-23" }), "birth_date", /future/);
           const lateEvening = new Date("2026-11-22T23:59:59.999Z");

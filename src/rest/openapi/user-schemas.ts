@@ -3,6 +3,7 @@
 // services enforce, imported from the rules themselves.
 import { USER_ID_PATTERN } from "../../domain/ids.ts";
 import {
+  BIRTH_DATE_MIN_YEAR,
   BIRTH_DATE_PATTERN,
   COUNTRY_PATTERN,
   EMAIL_MAX_LENGTH,
@@ -47,7 +48,7 @@ const profileFieldInputs: Record<ProfileFieldName, JsonSchema> = {
     type: "string",
     format: "date",
     pattern: BIRTH_DATE_PATTERN.source,
-    description: "A real calendar date, not in the future; the published flow's `min_age` applies.",
+    description: `A real calendar date from ${BIRTH_DATE_MIN_YEAR}-01-01, not in the future; the published flow's \`min_age\` applies.`,
   },
   country: {
     type: "string",

@@ -5,9 +5,12 @@ const PATTERNS: [RegExp, string][] = [
   [/whsec_[A-Za-z0-9]+/g, "whsec_[redacted]"],
   [/adm_[A-Za-z0-9_-]+/g, "adm_[redacted]"],
   [/Bearer\s+\S+/gi, "Bearer [redacted]"],
-  // E.164 phone numbers, and the digits of one quoted without its plus sign.
+  // E.164 phone numbers, also with the plus sign percent-encoded as in a URL.
   [/\+[1-9]\d{6,14}/g, "+[redacted]"],
-  [/[^\s@"'<>(){}[\],;:]+@[^\s@"'<>(){}[\],;:]+/g, "[redacted-email]"],
+  [/%2B[1-9]\d{6,14}/gi, "%2B[redacted]"],
+  // Emails, bare or percent-encoded (%40). The delimiters of a URL (/ ? & = #) end an address, so a URL or a
+  // path keeps its route and only the address goes.
+  [/[^\s@"'<>(){}[\],;:/?&=#]+(?:@|%40)[^\s@"'<>(){}[\],;:/?&=#]+/gi, "[redacted-email]"],
   // Calendar dates as birth dates are written (timestamps keep their time part and stay readable).
   [/\b\d{4}-\d{2}-\d{2}\b(?!T)/g, "[redacted-date]"],
 ];

@@ -1,5 +1,9 @@
 // The checks every public call passes before its method runs, shared by REST, Connect and gRPC:
 // authentication, then the version header, then the rate limit.
+// Quotas: a key's own (`key:<id>`); a route served without a key (the OpenAPI document) counts against the
+// client address (`addr:<ip>`); requests refused before a key was accepted (bad or missing key, no route, body too
+// large, unreadable HTTP) count against a separate quota of the address (`unauth:<ip>`), so failed keys cannot use
+// up the document's quota, nor the document theirs.
 import type { ConnectError } from "@connectrpc/connect";
 import { isKnownApiVersion } from "../domain/api-version.ts";
 import { svcError } from "../domain/errors.ts";
@@ -21,6 +25,9 @@ export interface Admission {
   error: ConnectError | null;
 }
 
+/** The quota of a request without an accepted key: a route served anonymously, or a refusal. */
+type AnonymousQuota = "addr" | "unauth";
+
 export class RequestGate {
   constructor(
     private readonly authenticator: ApiKeyAuthenticator,
@@ -36,29 +43,34 @@ export class RequestGate {
     } catch (caught) {
       error = caught as ConnectError;
     }
-    return this.checkVersionAndQuota(principal, error, input);
+    return this.checkVersionAndQuota(principal, error, input, principal ? null : "unauth");
   }
 
   /** The same checks for a route that needs no key (the OpenAPI document): version, then the address's quota. */
   admitAnonymous(input: Omit<GateInput, "authorization">): Promise<Admission> {
-    return this.checkVersionAndQuota(null, null, input);
+    return this.checkVersionAndQuota(null, null, input, "addr");
   }
 
-  private async checkVersionAndQuota(principal: Principal | null, refusal: ConnectError | null, input: Omit<GateInput, "authorization">): Promise<Admission> {
+  private async checkVersionAndQuota(
+    principal: Principal | null,
+    refusal: ConnectError | null,
+    input: Omit<GateInput, "authorization">,
+    anonymousQuota: AnonymousQuota | null,
+  ): Promise<Admission> {
     let error = refusal;
     if (!error && input.version != null && !isKnownApiVersion(input.version)) {
       error = svcError("unsupported_version", `Svc-Version "${input.version}" does not exist.`);
     }
-    const rateLimit = await this.countRequest(principal, input.clientAddress);
+    const rateLimit = await this.countRequest(principal, input.clientAddress, anonymousQuota ?? "unauth");
     if (!error && rateLimit.exceeded) {
       error = svcError("rate_limit_exceeded", undefined, { metadata: { retry_after: String(rateLimit.resetSeconds) } });
     }
     return { principal, rateLimit, error };
   }
 
-  /** Counts a request that needs no key (or matched no route) against the client address. */
+  /** Counts a request refused before any key was checked (no route, body too large) against `unauth:<ip>`. */
   countAnonymous(clientAddress: string): Promise<RateLimitStatus> {
-    return this.countRequest(null, clientAddress);
+    return this.countRequest(null, clientAddress, "unauth");
   }
 
   /** Rate-limit headers for a refusal whose request could not be counted (the database failed). */
@@ -66,9 +78,9 @@ export class RequestGate {
     return this.rateLimiter.uncounted(this.defaultRateLimit);
   }
 
-  private countRequest(principal: Principal | null, clientAddress: string): Promise<RateLimitStatus> {
+  private countRequest(principal: Principal | null, clientAddress: string, anonymousQuota: AnonymousQuota): Promise<RateLimitStatus> {
     return principal
       ? this.rateLimiter.consume(`key:${principal.apiKeyId}`, principal.rateLimit)
-      : this.rateLimiter.consume(`addr:${clientAddress}`, this.defaultRateLimit);
+      : this.rateLimiter.consume(`${anonymousQuota}:${clientAddress}`, this.defaultRateLimit);
   }
 }

@@ -8,7 +8,7 @@ import type { CallFailure, CallPipeline } from "../pipeline/call-pipeline.ts";
 import { errorEnvelope } from "../pipeline/error-envelope.ts";
 
 function errorFor(code: string | undefined) {
-  if (code === "HPE_HEADER_OVERFLOW") return svcError("payload_too_large", "The request headers exceed the maximum accepted size.");
+  if (code === "HPE_HEADER_OVERFLOW") return svcError("request_header_fields_too_large");
   if (code === "ERR_HTTP_REQUEST_TIMEOUT") return svcError("invalid_json", "The request was not received in time.");
   return svcError("invalid_json", "The request could not be read as HTTP.");
 }

@@ -35,9 +35,10 @@ describe("requests that are not readable HTTP", () => {
     }
   }
 
-  it("answers headers larger than Node accepts with 413 payload_too_large", async () => {
+  it("answers headers larger than Node accepts with 431 request_header_fields_too_large", async () => {
     const answer = await rawExchange(svc.baseUrl, `GET /v1/events HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`);
-    expectEnveloped(answer, 413, "payload_too_large");
+    expectEnveloped(answer, 431, "request_header_fields_too_large");
+    expect(answer.body.error.message).to.match(/headers/);
   });
 
   it("answers a malformed request line with 400 invalid_json", async () => {

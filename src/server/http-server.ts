@@ -38,11 +38,20 @@ export interface HttpServerOptions {
   metrics: Metrics;
 }
 
+/**
+ * Longest path parameter a route is matched with: Node's whole header size (16 KiB, request line included), so
+ * the router never refuses a parameter the HTTP parser let through (beyond it, 431).
+ */
+const MAX_PATH_PARAM_LENGTH = 16 * 1024;
+
 export async function createHttpServer(options: HttpServerOptions): Promise<FastifyInstance> {
   const renderError = errorRenderer(options.pipeline);
   const app = Fastify({
     // The API has no HEAD routes: HEAD answers route_not_found like any other unmatched method.
     exposeHeadRoutes: false,
+    // A path parameter longer than Fastify's default 100 characters still reaches its route, which answers its
+    // own 404 (user_not_found, ...) instead of Fastify's 414 (rendered invalid_json).
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     clientErrorHandler: clientErrorResponder(options.pipeline),
     // A path Fastify cannot even decode (a stray "%") matches no route.
     frameworkErrors: (error, request, reply) => {

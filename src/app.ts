@@ -150,6 +150,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const repositories = createRepositories(database);
   const metrics = new Metrics({
     pendingDeliveries: () => repositories.webhookDeliveries.countAllPending(),
+    deliveryLagSeconds: () => repositories.webhookDeliveries.lagSeconds(clock()),
     jobLagSeconds: () => jobs.lagSeconds(clock()),
   });
   repositories.events.onInserted((events) => {

@@ -4,6 +4,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 export interface MetricsSources {
   /** Deliveries waiting for an attempt, across every endpoint. */
   pendingDeliveries?: () => Promise<number>;
+  /** Seconds since the oldest due delivery that nobody holds fell due. */
+  deliveryLagSeconds?: () => Promise<number>;
   /** Seconds between now and the scheduled time of the oldest due job that has not started. */
   jobLagSeconds?: () => Promise<number>;
 }
@@ -56,6 +58,15 @@ export class Metrics {
       registers: [this.registry],
       async collect() {
         if (pending) this.set(await pending());
+      },
+    });
+    const deliveryLag = sources.deliveryLagSeconds;
+    new Gauge({
+      name: "svc_webhook_delivery_lag_seconds",
+      help: "Now minus the due time of the oldest pending delivery that nobody holds (first attempts and retries); 0 when none is.",
+      registers: [this.registry],
+      async collect() {
+        if (deliveryLag) this.set(await deliveryLag());
       },
     });
     const lag = sources.jobLagSeconds;

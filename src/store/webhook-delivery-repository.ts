@@ -182,7 +182,19 @@ export class WebhookDeliveryRepository {
     return result.modifiedCount === 1;
   }
 
-  /** Ids of pending deliveries due at `dueBy` that no worker holds: the backstop's work. */
+  /**
+   * Seconds since the oldest pending delivery nobody holds fell due (0 when none is): how far behind delivery is,
+   * retries included. Reads one record on the `due` index.
+   */
+  async lagSeconds(now: Date): Promise<number> {
+    const oldest = await this.collection.findOne(
+      { status: "pending", next_attempt_at: { $lte: now }, $or: [{ lease_until: null }, { lease_until: { $lte: now } }] },
+      { sort: { next_attempt_at: 1 }, projection: { next_attempt_at: 1 } },
+    );
+    return oldest?.next_attempt_at ? Math.max(0, (now.getTime() - oldest.next_attempt_at.getTime()) / 1000) : 0;
+  }
+
+  /** Ids of pending deliveries due at `dueBy` that nobody holds: the delivery poll's work. */
   async findDue(now: Date, dueBy: Date, limit: number): Promise<string[]> {
     const found = await this.collection
       .find({ status: "pending", next_attempt_at: { $lte: dueBy }, $or: [{ lease_until: null }, { lease_until: { $lte: now } }] })

@@ -47,6 +47,7 @@ describe("metrics", () => {
     expect(sample(text, 'svc_rpc_calls_total{procedure="svc.v1.UsersService/GetUser",code="not_found",protocol="grpc"}')).to.equal(1);
     expect(sample(text, 'svc_events_created_total{type="user.created"}')).to.equal(3);
     expect(sample(text, "svc_webhook_deliveries_pending")).to.equal(0);
+    expect(sample(text, "svc_webhook_delivery_lag_seconds")).to.equal(0);
     expect(sample(text, "svc_job_lag_seconds")).to.equal(0);
   });
 
@@ -69,6 +70,8 @@ describe("metrics", () => {
       expect(sample(text, series.failed)).to.equal(1);
       // The failed one waits for its retry (1 minute by default).
       expect(sample(text, "svc_webhook_deliveries_pending")).to.equal(1);
+      // Not due yet: it is not late.
+      expect(sample(text, "svc_webhook_delivery_lag_seconds")).to.equal(0);
     } finally {
       await ok.close();
       await failing.close();

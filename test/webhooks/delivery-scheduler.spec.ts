@@ -65,8 +65,11 @@ describe("DeliveryScheduler: the delivery record as the only schedule", () => {
 
     const second = h.process();
     h.sender.answer = () => OK;
-    h.clock.advance(SCHEDULE_MS[0]!);
+    h.clock.advance(SCHEDULE_MS[0]! + 5000);
+    // Due for 5 s with nobody on it: what svc_webhook_delivery_lag_seconds shows.
+    expect(await h.deliveries.lagSeconds(h.clock.read())).to.equal(5);
     await poll(second);
+    expect(await h.deliveries.lagSeconds(h.clock.read())).to.equal(0);
     expect(h.sender.attemptsOf(event._id)).to.deep.equal([1, 2]);
     expect(await h.record(id)).to.include({ status: "succeeded", attempt_count: 2, next_attempt_at: null, lease_until: null });
   });

@@ -5,7 +5,12 @@ import type { RegisteredService, ServiceRegistry } from "../api/service-registry
 export function connectRoutes(registry: ServiceRegistry, interceptorsFor: (service: RegisteredService) => Interceptor[]) {
   return (router: ConnectRouter): void => {
     for (const registered of registry.services) {
-      router.service(registered.service, registered.implementation as never, { interceptors: interceptorsFor(registered) });
+      router.service(registered.service, registered.implementation as never, {
+        interceptors: interceptorsFor(registered),
+        // JSON requests (Connect, gRPC-Web, gRPC) refuse unknown fields with InvalidArgument, as REST refuses
+        // them with 422, instead of dropping them silently.
+        jsonOptions: { ignoreUnknownFields: false },
+      });
     }
   };
 }

@@ -13,6 +13,7 @@ import { errorEnvelope } from "../pipeline/error-envelope.ts";
 import { canonicalJson, parseJsonObjectBody } from "./json-body.ts";
 import { decodeRestRequest } from "./request-decoder.ts";
 import { headerValue } from "./request-headers.ts";
+import { pathOf } from "./request-path.ts";
 
 export interface RestGatewayOptions {
   registry: ServiceRegistry;
@@ -28,8 +29,7 @@ interface RestAnswer {
 }
 
 function requestPath(request: FastifyRequest): string {
-  const q = request.url.indexOf("?");
-  return q === -1 ? request.url : request.url.slice(0, q);
+  return pathOf(request.url);
 }
 
 export async function restGateway(app: FastifyInstance, options: RestGatewayOptions): Promise<void> {

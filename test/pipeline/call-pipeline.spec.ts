@@ -479,18 +479,35 @@ describe("CallPipeline", () => {
       });
     }
 
-    it("stores a validation error with its param and replays it", async () => {
+    it("settles a 422 validation error as the idempotency policy says: replayed with its param, or a retry runs", async () => {
       const key = uniqueKey("validation");
       const refusing = new RecordingHandler({
         execute: async () => {
           throw svcError("validation_error", "terms_acceptance.version must be a string.", { param: "terms_acceptance.version" });
         },
       });
-      await refusal(pipeline.run(newCall({ idempotencyKey: key }), refusing));
-      const replayed = await refusal(pipeline.run(newCall({ idempotencyKey: key }), new RecordingHandler()));
-      expect(replayed.described.code).to.equal("validation_error");
-      expect(replayed.described.param).to.equal("terms_acceptance.version");
-      expect(replayed.described.message).to.equal("terms_acceptance.version must be a string.");
+      const first = newCall({ idempotencyKey: key });
+      const failure = await refusal(pipeline.run(first, refusing));
+      expectFailure(failure, "validation_error", 422, Code.InvalidArgument);
+      expect(failure.described.param).to.equal("terms_acceptance.version");
+      expect(reported).to.deep.equal([]);
+
+      const again = new RecordingHandler();
+      const second = newCall({ idempotencyKey: key });
+      if (IdempotencyGuard.isReplayable(422)) {
+        const replayed = await refusal(pipeline.run(second, again));
+        expect(again.executed).to.have.length(0);
+        expect(replayed.described.code).to.equal("validation_error");
+        expect(replayed.described.param).to.equal("terms_acceptance.version");
+        expect(replayed.described.message).to.equal("terms_acceptance.version must be a string.");
+        expect(replayed.headers["X-Request-Id"]).to.equal(first.requestId);
+      } else {
+        // A refusal before the operation ran keeps nothing: the corrected retry runs.
+        await pipeline.run(second, again);
+        expect(again.executed).to.have.length(1);
+        expect(second.headers).not.to.have.property("Idempotent-Replayed");
+        expect(second.headers["X-Request-Id"]).to.equal(second.requestId);
+      }
     });
   });
 

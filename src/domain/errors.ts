@@ -74,6 +74,7 @@ export const ERROR_CATALOGUE = {
   webhook_endpoint_exists: invalid(409, Code.AlreadyExists, "A webhook endpoint with this URL already exists in this environment."),
   webhook_endpoint_limit: invalid(409, Code.AlreadyExists, `The project already has ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints in this environment.`),
   payload_too_large: invalid(413, Code.ResourceExhausted, "The request body exceeds the maximum accepted size."),
+  unsupported_media_type: invalid(415, Code.InvalidArgument, "The request body must be JSON: send Content-Type: application/json."),
   request_header_fields_too_large: invalid(431, Code.ResourceExhausted, "The request headers exceed the maximum accepted size."),
   idempotency_key_reuse: {
     status: 422, type: "idempotency_error", connectCode: Code.InvalidArgument,

@@ -7,11 +7,16 @@ import { errorEnvelope } from "../pipeline/error-envelope.ts";
 import { MAX_BODY_BYTES } from "../domain/limits.ts";
 
 /** Fastify raises its own errors while reading a request; each maps to a catalogue code. */
-function fastifyErrorAsServiceError(error: FastifyError): ConnectError | null {
+function fastifyErrorAsServiceError(error: FastifyError, request: FastifyRequest): ConnectError | null {
   if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE" || error.statusCode === 413) {
     return svcError("payload_too_large", `The request body exceeds the maximum of ${MAX_BODY_BYTES / 1024} KiB.`);
   }
-  if (error.statusCode === 404) return svcError("route_not_found");
+  // The route is the first check, also when Fastify refuses the Content-Type before the 404 handler runs.
+  if (error.statusCode === 404 || request.is404) return svcError("route_not_found");
+  // A Content-Type that is not even a media type, refused by Fastify while reading the body.
+  if (error.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
+    return svcError("unsupported_media_type", "The Content-Type header is not a valid media type: send application/json.");
+  }
   if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
     return svcError("invalid_json", "The request could not be read as JSON.");
   }
@@ -25,7 +30,7 @@ export function errorRenderer(pipeline: CallPipeline) {
     const failure =
       error instanceof CallFailure
         ? error
-        : await pipeline.refuseAnonymous(request.id, request.ip, error instanceof ConnectError ? error : (fastifyErrorAsServiceError(error as FastifyError) ?? error));
+        : await pipeline.refuseAnonymous(request.id, request.ip, error instanceof ConnectError ? error : (fastifyErrorAsServiceError(error as FastifyError, request) ?? error));
     await reply
       .code(failure.described.definition.status)
       .headers(failure.headers)

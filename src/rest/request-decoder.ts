@@ -5,6 +5,7 @@ import { create, ScalarType, type DescField, type DescMessage, type Message } fr
 import { FieldMaskSchema, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { validationError } from "../domain/errors.ts";
 import { parseDateTime } from "../domain/date-time.ts";
+import { checkText } from "../domain/text.ts";
 import type { RestRoute } from "../api/rest-route-table.ts";
 
 /** What `null` means for a body field: the same as leaving it out, clear it (PATCH), or a type error. */
@@ -63,7 +64,8 @@ function decodeScalar(field: DescField & { scalar: ScalarType }, value: unknown,
   switch (field.scalar) {
     case ScalarType.STRING:
       if (typeof value !== "string") wrongScalar();
-      return value;
+      // NUL, control characters (but in free text) and lone surrogates are refused in every string field.
+      return checkText(param, value as string, field.name);
     case ScalarType.BOOL:
       if (typeof value !== "boolean") wrongScalar();
       return value;
@@ -128,7 +130,7 @@ function decodeQueryValue(field: DescField, raw: string | string[], param: strin
   if (field.fieldKind !== "scalar") throw validationError(param, `Unknown parameter: ${param}.`);
   switch (field.scalar) {
     case ScalarType.STRING:
-      return raw;
+      return checkText(param, raw, field.name);
     case ScalarType.BOOL:
       if (raw !== "true" && raw !== "false") wrongType(param, field);
       return raw === "true";

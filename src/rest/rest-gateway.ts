@@ -1,6 +1,7 @@
 // The public JSON API under /v1: each route is a thin adapter from Fastify to the call pipeline, which runs
 // the same steps for every transport, and to the same service method gRPC callers reach.
-// Order of checks: route, body size, authentication, version header, rate limit, JSON, idempotency key,
+// Order of checks: route, body size, authentication, version header, rate limit, JSON (media type, UTF-8,
+// syntax), idempotency key,
 // validation, then the method's own lookups and conflicts.
 import { createContextValues, createHandlerContext } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
@@ -10,6 +11,7 @@ import type { ServiceRegistry } from "../api/service-registry.ts";
 import { svcError } from "../domain/errors.ts";
 import type { CallPipeline } from "../pipeline/call-pipeline.ts";
 import { errorEnvelope } from "../pipeline/error-envelope.ts";
+import { checkJsonBodyEncoding } from "./body-encoding.ts";
 import { canonicalJson, parseJsonObjectBody } from "./json-body.ts";
 import { decodeRestRequest } from "./request-decoder.ts";
 import { headerValue } from "./request-headers.ts";
@@ -61,6 +63,7 @@ export async function restGateway(app: FastifyInstance, options: RestGatewayOpti
     let body: Record<string, unknown> | undefined;
     const answer = await pipeline.run<RestAnswer>(call, {
         prepare: () => {
+          checkJsonBodyEncoding(headerValue(request, "content-type"), request.body as Buffer | undefined);
           body = parseJsonObjectBody(request.body as Buffer | undefined);
           return [described.route.httpMethod, path, canonicalJson(body ?? {})];
         },

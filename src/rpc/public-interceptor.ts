@@ -6,6 +6,7 @@ import { principalKey } from "../access/principal.ts";
 import { describedMethod } from "../api/public-api.ts";
 import { svcError } from "../domain/errors.ts";
 import { CallFailure, type CallPipeline } from "../pipeline/call-pipeline.ts";
+import { checkMessageText } from "./message-text.ts";
 import { clientAddressKey, requestIdKey } from "./request-id.ts";
 
 interface StoredRpcAnswer {
@@ -55,6 +56,8 @@ export function publicInterceptor(pipeline: CallPipeline): Interceptor {
       const response = await pipeline.run<UnaryResponse>(call, {
         prepare: () => [request.method.parent.typeName, request.method.name, toBinary(request.method.input, request.message)],
         execute: async (principal) => {
+          // The REST decoder applies the same rule to the JSON it decodes.
+          checkMessageText(request.method.input, request.message);
           request.contextValues.set(principalKey, principal);
           return (await next(request)) as UnaryResponse;
         },

@@ -3,6 +3,8 @@
 import net from "node:net";
 import { expect } from "chai";
 import { expectError } from "../support/errors.ts";
+import { bearer, grpc, GrpcTestClient } from "../support/grpc-client.ts";
+import { createKey } from "../support/tenancy.ts";
 import { startTestService, type TestService } from "../support/test-service.ts";
 
 /** Sends raw bytes as one HTTP/1.1 request (Connection: close) and parses the answer. */
@@ -19,6 +21,9 @@ export async function rawRequest(baseUrl: string, request: string | Buffer): Pro
   const raw = text.slice(split + 4);
   return { status: Number(statusLine!.split(" ")[1]), headers, body: raw ? JSON.parse(raw) : undefined };
 }
+
+let phoneCounter = 0;
+const nextPhone = () => `+1415560${String(++phoneCounter).padStart(4, "0")}`;
 
 describe("REST request edges", () => {
   let svc: TestService;
@@ -57,6 +62,153 @@ describe("REST request edges", () => {
       }
       const events = await rawRequest(svc.baseUrl, `GET http://evil.example/v1/events?limit=1 HTTP/1.1\r\nHost: x\r\n${auth}Connection: close\r\n\r\n`);
       expect(events.body.url).to.equal("/v1/events");
+    });
+  });
+
+  describe("media types", () => {
+    const body = () => JSON.stringify({ phone: nextPhone() });
+
+    for (const contentType of ["text/plain", "application/xml", "multipart/form-data; boundary=x", "application/x-www-form-urlencoded", "application/merge-patch+json", "text/json"]) {
+      it(`refuses a body sent as ${contentType} with 415 unsupported_media_type`, async () => {
+        const rawBody = body();
+        const response = await svc.request("POST", "/v1/users", { rawBody, headers: { "content-type": contentType } });
+        expectError(response, 415, "invalid_request_error", "unsupported_media_type");
+        // Nothing was created: the same body as JSON creates the user.
+        expect((await svc.request("POST", "/v1/users", { rawBody })).status).to.equal(201);
+      });
+    }
+
+    it("refuses a body without a Content-Type, and one that is not a media type", async () => {
+      const rawBody = body();
+      const auth = `Authorization: Bearer ${svc.sandboxKey}\r\n`;
+      const bare = await rawRequest(svc.baseUrl, `POST /v1/users HTTP/1.1\r\nHost: x\r\n${auth}Content-Length: ${rawBody.length}\r\nConnection: close\r\n\r\n${rawBody}`);
+      expect(bare.status).to.equal(415);
+      expect(bare.body.error).to.include({ code: "unsupported_media_type", type: "invalid_request_error" });
+      expect(bare.body.error.request_id).to.equal(bare.headers["x-request-id"]);
+      // Not even a media type: refused while the body is read, before the key is looked at (like an oversized body).
+      const garbage = await svc.request("POST", "/v1/users", { key: null, rawBody, headers: { "content-type": "garbage" } });
+      expectError(garbage, 415, "invalid_request_error", "unsupported_media_type");
+      expect(garbage.headers.get("x-ratelimit-limit")).to.be.a("string");
+    });
+
+    it("accepts application/json with any parameters and in any case", async () => {
+      for (const contentType of ["application/json", "application/json; charset=utf-8", "Application/JSON;charset=UTF-8", "application/json; charset=latin1"]) {
+        const response = await svc.request("POST", "/v1/users", { rawBody: body(), headers: { "content-type": contentType } });
+        expect(response.status, `${contentType}: ${response.text}`).to.equal(201);
+      }
+    });
+
+    it("lets a request without a body send any Content-Type, or none", async () => {
+      const endpoint = await svc.request("POST", "/v1/webhook-endpoints", { body: { url: "https://hooks.example.com/media" } });
+      expect(endpoint.status, endpoint.text).to.equal(201);
+      const auth = `Authorization: Bearer ${svc.sandboxKey}\r\n`;
+      const deleted = await rawRequest(svc.baseUrl, `DELETE /v1/webhook-endpoints/${endpoint.body.id} HTTP/1.1\r\nHost: x\r\n${auth}Connection: close\r\n\r\n`);
+      expect(deleted.status).to.equal(200);
+      const plain = await rawRequest(svc.baseUrl, `DELETE /v1/webhook-endpoints/${endpoint.body.id} HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: text/plain\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+      expect(plain.status).to.equal(404);
+      expect(plain.body.error.code).to.equal("webhook_endpoint_not_found");
+      expect((await svc.request("GET", "/v1/events", { headers: { "content-type": "text/plain" } })).status).to.equal(200);
+    });
+
+    it("is checked with the JSON: after route, body size, key and rate limit, before the Idempotency-Key", async () => {
+      const headers = { "content-type": "text/plain" };
+      expectError(await svc.request("POST", "/v1/nothing", { rawBody: "{}", headers }), 404, "invalid_request_error", "route_not_found");
+      expectError(await svc.request("POST", "/v1/nothing", { rawBody: "{}", headers: { "content-type": "garbage" } }), 404, "invalid_request_error", "route_not_found");
+      expectError(await svc.request("POST", "/v1/users", { rawBody: "x".repeat(70_000), headers }), 413, "invalid_request_error", "payload_too_large");
+      expectError(await svc.request("POST", "/v1/users", { key: `svc_test_${"0".repeat(30)}`, rawBody: body(), headers }), 401, "authentication_error", "invalid_api_key");
+      const { secret } = await createKey(svc, svc.projectId, { rateLimit: 1 });
+      expect((await svc.request("GET", "/v1/events", { key: secret })).status).to.equal(200);
+      expectError(await svc.request("POST", "/v1/users", { key: secret, rawBody: body(), headers }), 429, "rate_limit_error", "rate_limit_exceeded");
+      expectError(await svc.request("POST", "/v1/users", { rawBody: body(), headers: { ...headers, "idempotency-key": "" } }), 415, "invalid_request_error", "unsupported_media_type");
+    });
+  });
+
+  describe("text that is not text", () => {
+    const utf8Body = (bytes: number[]) => Buffer.concat([Buffer.from(`{"phone":"${nextPhone()}","first_name":"a`), Buffer.from(bytes), Buffer.from(`b"}`)]);
+
+    for (const [label, bytes] of [
+      ["a stray continuation byte", [0x80]],
+      ["0xFF", [0xff]],
+      ["a truncated sequence", [0xe2, 0x82]],
+      ["an overlong encoding", [0xc0, 0xaf]],
+      ["an encoded surrogate (CESU-8)", [0xed, 0xa0, 0x80]],
+    ] as const) {
+      it(`answers 400 invalid_json for invalid UTF-8: ${label}`, async () => {
+        expectError(await svc.request("POST", "/v1/users", { rawBody: utf8Body([...bytes]) }), 400, "invalid_request_error", "invalid_json");
+      });
+    }
+
+    it("accepts valid multi-byte UTF-8", async () => {
+      const response = await svc.request("POST", "/v1/users", { rawBody: utf8Body([0xc3, 0xa9, 0xf0, 0x9f, 0x98, 0x80]) });
+      expect(response.status, response.text).to.equal(201);
+    });
+
+    it("refuses NUL, control characters and lone surrogates with 422 validation_error naming the field", async () => {
+      const cases: [Record<string, unknown>, string][] = [
+        [{ first_name: "a\u0000b" }, "first_name"],
+        [{ last_name: "\u001b[31m" }, "last_name"],
+        [{ first_name: "tab\there" }, "first_name"],
+        [{ first_name: "line\nbreak" }, "first_name"],
+        [{ first_name: "del\u007f" }, "first_name"],
+        [{ first_name: "\ud800" }, "first_name"],
+        [{ last_name: "x\udc00y" }, "last_name"],
+        [{ external_id: "id\u0000" }, "external_id"],
+        [{ terms_acceptance: { version: "v1\u0001", accepted_at: "2026-01-01T00:00:00Z" } }, "terms_acceptance.version"],
+      ];
+      for (const [fields, param] of cases) {
+        const rawBody = JSON.stringify({ phone: nextPhone(), ...fields });
+        const response = await svc.request("POST", "/v1/users", { rawBody });
+        expectError(response, 422, "invalid_request_error", "validation_error", param);
+      }
+      // JSON's own escapes for a surrogate pair spell one character, which is text.
+      const pair = await svc.request("POST", "/v1/users", { rawBody: `{"phone":"${nextPhone()}","first_name":"\\ud83d\\ude00"}` });
+      expect(pair.status, pair.text).to.equal(201);
+      expect((await svc.request("GET", `/v1/users/${pair.body.id}`)).body.profile.first_name).to.equal("\u{1F600}");
+      const lone = await svc.request("POST", "/v1/users", { rawBody: `{"phone":"${nextPhone()}","first_name":"\\ud83d"}` });
+      expectError(lone, 422, "invalid_request_error", "validation_error", "first_name");
+    });
+
+    it("allows tab and line feed in a description, and refuses other controls there", async () => {
+      const created = await svc.request("POST", "/v1/webhook-endpoints", { body: { url: "https://hooks.example.com/text", description: "line one\n\tline two" } });
+      expect(created.status, created.text).to.equal(201);
+      expect(created.body.description).to.equal("line one\n\tline two");
+      for (const description of ["carriage\rreturn", "bell\u0007", "nul\u0000", "\udfff"]) {
+        const response = await svc.request("PATCH", `/v1/webhook-endpoints/${created.body.id}`, { body: { description } });
+        expectError(response, 422, "invalid_request_error", "validation_error", "description");
+      }
+      const listed = await svc.request("POST", "/v1/webhook-endpoints", { body: { url: "https://hooks.example.com/text2", event_types: ["user.created", "kyc\u0000"] } });
+      expectError(listed, 422, "invalid_request_error", "validation_error", "event_types[1]");
+      await svc.request("DELETE", `/v1/webhook-endpoints/${created.body.id}`);
+    });
+
+    it("refuses them in query parameters too", async () => {
+      expectError(await svc.request("GET", "/v1/events?type=user.created%00"), 422, "invalid_request_error", "validation_error", "type");
+      expectError(await svc.request("GET", "/v1/events?starting_after=%0A"), 422, "invalid_request_error", "validation_error", "starting_after");
+    });
+
+    it("refuses them over Connect and gRPC (InvalidArgument, validation_error naming the field)", async () => {
+      const connect = await svc.request("POST", "/svc.v1.UsersService/CreateUser", { body: { phone: nextPhone(), firstName: "a\u0000b" } });
+      expect(connect.status, connect.text).to.equal(400);
+      expect(connect.body.code).to.equal("invalid_argument");
+      expect(connect.body.message).to.contain("first_name");
+      const client = new GrpcTestClient(svc.grpcAddress);
+      try {
+        await client.fails("UsersService", "CreateUser", { phone: nextPhone(), first_name: "x\u0007" }, bearer(svc.sandboxKey), {
+          code: grpc.status.INVALID_ARGUMENT, reason: "validation_error", param: "first_name",
+        });
+      } finally {
+        client.close();
+      }
+    });
+  });
+
+  describe("birth_date", () => {
+    it("refuses years before 1900 with 422 validation_error naming birth_date", async () => {
+      for (const birthDate of ["0000-01-01", "1899-12-31"]) {
+        const response = await svc.request("POST", "/v1/users", { body: { phone: nextPhone(), birth_date: birthDate } });
+        expectError(response, 422, "invalid_request_error", "validation_error", "birth_date");
+      }
+      expect((await svc.request("POST", "/v1/users", { body: { phone: nextPhone(), birth_date: "1900-01-01" } })).status).to.equal(201);
     });
   });
 });

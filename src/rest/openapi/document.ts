@@ -47,7 +47,7 @@ const KEYED_ROUTE_ERRORS: ErrorCode[] = [
   "internal_error",
 ];
 /** Answered by routes that take a body and an Idempotency-Key (POST, PATCH, DELETE). */
-const MUTATING_ROUTE_ERRORS: ErrorCode[] = ["invalid_json", "payload_too_large", "idempotency_key_invalid", "idempotency_in_progress", "idempotency_key_reuse"];
+const MUTATING_ROUTE_ERRORS: ErrorCode[] = ["invalid_json", "payload_too_large", "unsupported_media_type", "idempotency_key_invalid", "idempotency_in_progress", "idempotency_key_reuse"];
 const OPENAPI_ROUTE_ERRORS: ErrorCode[] = ["unsupported_version", "rate_limit_exceeded", "request_header_fields_too_large", "internal_error"];
 
 const jsonContent = (schema: JsonSchema) => ({ "application/json": { schema } });

@@ -1,5 +1,5 @@
-// Process entry: config, database, app, listen. SIGTERM or SIGINT drains: stop accepting, finish running
-// requests and jobs, close the database.
+// Process entry: config, database, app, listen. SIGTERM or SIGINT (or the death of the parent process) drains:
+// stop accepting, finish running requests and jobs, close the database.
 import { randomBytes } from "node:crypto";
 import { createApp } from "./app.ts";
 import { bootstrapDefaultProject } from "./bootstrap.ts";
@@ -60,6 +60,12 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+  // A parent killed without a chance to signal (SIGKILL of `npm start`) leaves this process re-parented: drain
+  // and exit then too, rather than live on as an orphan holding the ports. (Run it under a supervisor, not detached.)
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) void stop("parent exited");
+  }, 1000).unref();
 }
 
 main().catch((error) => {

@@ -88,13 +88,17 @@ export async function startEmbeddedMongo(options: EmbeddedMongoOptions = {}): Pr
 }
 
 async function startInWorkerThread(options: EmbeddedMongoOptions): Promise<EmbeddedMongo> {
-  // Module loader hooks (tsx, which runs this TypeScript) are per thread: the worker registers tsx itself
-  // before importing its TypeScript entry.
-  const entry = new URL("./worker-entry.ts", import.meta.url).href;
-  // tsx/esm/api's "import" export target, located from its package.json (require.resolve would pick the CJS build).
-  const tsxRoot = path.dirname(createRequire(import.meta.url).resolve("tsx/package.json"));
-  const tsxApi = pathToFileURL(path.join(tsxRoot, "dist/esm/api/index.mjs")).href;
-  const bootstrap = `import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`;
+  // Compiled (npm run build), the worker imports its JavaScript entry. From source, module loader hooks (tsx,
+  // which runs this TypeScript) are per thread: the worker registers tsx itself before importing its entry.
+  const compiled = import.meta.url.endsWith(".js");
+  const entry = new URL(compiled ? "./worker-entry.js" : "./worker-entry.ts", import.meta.url).href;
+  let bootstrap = `import(${JSON.stringify(entry)});`;
+  if (!compiled) {
+    // tsx/esm/api's "import" export target, located from its package.json (require.resolve would pick the CJS build).
+    const tsxRoot = path.dirname(createRequire(import.meta.url).resolve("tsx/package.json"));
+    const tsxApi = pathToFileURL(path.join(tsxRoot, "dist/esm/api/index.mjs")).href;
+    bootstrap = `import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`;
+  }
   const worker = new Worker(bootstrap, { eval: true, workerData: { ...options, inWorkerThread: false } });
   const address = await new Promise<{ host: string; port: number; uri: string }>((resolve, reject) => {
     worker.once("error", reject);

@@ -1,46 +1,64 @@
-// Svc and its database as separate processes, for tests that kill one with SIGKILL and start it again.
+// Svc and its database as separate processes, for tests that kill one (SIGTERM, SIGKILL) and start it again,
+// and the ports they listen on. The one place tests spawn processes.
 import { spawn, type ChildProcess } from "node:child_process";
-import { once } from "node:events";
+import { readdirSync, readFileSync } from "node:fs";
+import net, { type AddressInfo } from "node:net";
 import { createInterface } from "node:readline";
 import { captureProcessOutput } from "./log-capture.ts";
 
-const ROOT = new URL("../..", import.meta.url).pathname;
+export const ROOT = new URL("../..", import.meta.url).pathname;
 
 export interface RunningProcess {
   process: ChildProcess;
+  /** Every line written to standard output and standard error so far. */
   output: string[];
-  /** Sends `signal` and waits for the process to exit. */
+  /** Settles when the process has exited (at once if it already has). */
+  exited: Promise<void>;
+  /** Sends `signal` (SIGTERM by default) and waits for the process to exit. */
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-function startProcess(args: string[], env: Record<string, string>, ready: RegExp, timeoutMs = 20_000): Promise<{ running: RunningProcess; match: RegExpMatchArray }> {
-  const child = spawn(process.execPath, ["--import", "tsx", ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+export interface StartOptions {
+  /** Added to this process's environment; `undefined` removes a variable. */
+  env?: Record<string, string | undefined>;
+  /** The process counts as started once a line of its output matches. */
+  ready: RegExp;
+  timeoutMs?: number;
+}
+
+/** Spawns `command` in the repository root; answers once a line of its output matches `options.ready`. */
+export function startProcess(command: string, args: string[], options: StartOptions): Promise<{ running: RunningProcess; match: RegExpMatchArray }> {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const [name, value] of Object.entries(options.env ?? {})) {
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
+  const child = spawn(command, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   const output: string[] = [];
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const hasExited = () => child.exitCode !== null || child.signalCode !== null;
   const running: RunningProcess = {
     process: child,
     output,
+    exited,
     async kill(signal = "SIGTERM") {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = once(child, "exit");
+      if (hasExited()) return;
       child.kill(signal);
       await exited;
     },
   };
+  const description = [command, ...args].join(" ");
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`${args.join(" ")} did not start:\n${output.join("\n")}`));
-    }, timeoutMs);
+      reject(new Error(`${description} did not start within ${options.timeoutMs ?? 20_000} ms:\n${output.join("\n")}`));
+    }, options.timeoutMs ?? 20_000);
     for (const stream of [child.stdout!, child.stderr!]) {
       createInterface({ input: stream }).on("line", (line) => {
         output.push(line);
         // JSON lines are the service's logs; the startup banner (which shows new keys once) is not.
         if (line.startsWith("{")) captureProcessOutput([line]);
-        const match = ready.exec(line);
+        const match = options.ready.exec(line);
         if (match) {
           clearTimeout(timer);
           resolve({ running, match });
@@ -49,23 +67,77 @@ function startProcess(args: string[], env: Record<string, string>, ready: RegExp
     }
     child.once("exit", (code, signal) => {
       clearTimeout(timer);
-      reject(new Error(`${args.join(" ")} exited (${code ?? signal}) before it was ready:\n${output.join("\n")}`));
+      reject(new Error(`${description} exited (${code ?? signal}) before it was ready:\n${output.join("\n")}`));
     });
   });
 }
 
+/** A TypeScript entry of this repository run by node with tsx, as `npm start` runs `src/main.ts`. */
+function startTypeScript(entry: string, args: string[], options: StartOptions) {
+  return startProcess(process.execPath, ["--import", "tsx", entry, ...args], options);
+}
+
 /** The embedded MongoDB server alone, as `npm run mongo:embedded` runs it. */
 export async function startDatabaseProcess(): Promise<RunningProcess & { uri: string }> {
-  const { running, match } = await startProcess(["src/embedded-mongo/cli.ts", "--port", "0"], {}, /^(mongodb:\/\/\S+)/);
+  const { running, match } = await startTypeScript("src/embedded-mongo/cli.ts", ["--port", "0"], { ready: /^(mongodb:\/\/\S+)/ });
   return { ...running, uri: match[1]! };
 }
 
-/** `src/main.ts` against `mongodbUri`; answers once it listens, with its HTTP base URL (any role). */
+/**
+ * `src/main.ts` against `mongodbUri` on free ports, the Default project bootstrapped; answers once it listens,
+ * with its HTTP base URL (any role). `env` may fix the ports (a restart on the same address).
+ */
 export async function startServiceProcess(mongodbUri: string, env: Record<string, string> = {}): Promise<RunningProcess & { baseUrl: string }> {
-  const { running, match } = await startProcess(
-    ["src/main.ts"],
-    { MONGODB_URI: mongodbUri, PORT: "0", GRPC_PORT: "0", SVC_BOOTSTRAP: "1", ...env },
-    /health\s+(http:\/\/\S+)\/healthz/,
-  );
+  const { running, match } = await startTypeScript("src/main.ts", [], {
+    env: { MONGODB_URI: mongodbUri, PORT: "0", GRPC_PORT: "0", SVC_BOOTSTRAP: "1", ...env },
+    ready: /health\s+(http:\/\/\S+)\/healthz/,
+  });
   return { ...running, baseUrl: match[1]! };
+}
+
+/** A TCP port free right now on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Whether a new server can listen on `port` of 127.0.0.1 now. */
+export async function portIsFree(port: number): Promise<boolean> {
+  const server = net.createServer();
+  const bound = await new Promise<boolean>((resolve) => {
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => resolve(true));
+  });
+  if (bound) await new Promise<void>((resolve) => server.close(() => resolve()));
+  return bound;
+}
+
+/** The ids of the live children of process `pid` (Linux: read from /proc). */
+export function childPids(pid: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so read after the last ")".
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === pid) children.push(Number(entry));
+    } catch {
+      // The process ended while the list was read.
+    }
+  }
+  return children;
+}
+
+/** Whether process `pid` is still running (a zombie counts as ended). */
+export function isAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
 }

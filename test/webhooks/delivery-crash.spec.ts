@@ -2,7 +2,7 @@
 // it is killed with SIGKILL while a burst of deliveries is in flight, restarted, and every event logged must
 // then reach the receiver.
 import { expect } from "chai";
-import { startChild, freePort, killChild, type Child } from "./support/processes.ts";
+import { freePort, startDatabaseProcess, startServiceProcess, type RunningProcess } from "../support/processes.ts";
 import { WebhookReceiver } from "./support/receiver.ts";
 
 const SANDBOX_KEY = "svc_test_CrashTestSandboxKey0123456789";
@@ -11,20 +11,19 @@ const BURST = 120;
 
 describe("webhook delivery across a crash (SIGKILL)", function () {
   this.timeout(60_000);
-  let database: Child;
-  let service: Child | null = null;
+  let database: RunningProcess & { uri: string };
+  let service: RunningProcess | null = null;
   let receiver: WebhookReceiver;
   let serviceEnv: Record<string, string>;
   let baseUrl = "";
   const answered = new Set<string>();
 
   before(async () => {
-    const started = await startChild("src/embedded-mongo/cli.ts", ["--port", "0"], {}, /^(mongodb:\/\/\S+)$/m);
-    database = started;
+    database = await startDatabaseProcess();
     const httpPort = await freePort();
     baseUrl = `http://127.0.0.1:${httpPort}`;
     serviceEnv = {
-      MONGODB_URI: `${started.match[1]!.replace(/\/$/, "")}/svc_crash`,
+      MONGODB_URI: `${database.uri.replace(/\/$/, "")}/svc_crash`,
       PORT: String(httpPort),
       GRPC_PORT: String(await freePort()),
       SVC_BOOTSTRAP: "1",
@@ -43,13 +42,14 @@ describe("webhook delivery across a crash (SIGKILL)", function () {
     });
   });
   after(async () => {
-    if (service) await killChild(service, "SIGKILL");
-    await killChild(database, "SIGTERM");
+    await service?.kill("SIGKILL");
+    await database.kill("SIGTERM");
     await receiver.close();
   });
 
   const startService = async () => {
-    service = await startChild("src/main.ts", [], serviceEnv, /Svc is listening/);
+    const { MONGODB_URI, ...env } = serviceEnv;
+    service = await startServiceProcess(MONGODB_URI!, env);
   };
   const call = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(baseUrl + path, {
@@ -68,7 +68,7 @@ describe("webhook delivery across a crash (SIGKILL)", function () {
     );
     expect(created.every((r) => r.status === 201)).to.equal(true);
     await receiver.waitUntil(() => answered.size >= BURST / 4, 10_000);
-    await killChild(service!, "SIGKILL");
+    await service!.kill("SIGKILL");
     service = null;
     expect(answered.size, "deliveries still unanswered at the kill").to.be.below(BURST);
 

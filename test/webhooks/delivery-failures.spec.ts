@@ -4,7 +4,7 @@ import { expect } from "chai";
 import type { TestService } from "../support/test-service.ts";
 import { createEndpoint, createUser, startWebhookTestService } from "./support/fixtures.ts";
 import { FakeDns } from "./support/fake-dns.ts";
-import { freePort } from "./support/processes.ts";
+import { freePort } from "../support/processes.ts";
 import { eventually } from "../support/eventually.ts";
 import { WebhookReceiver } from "./support/receiver.ts";
 

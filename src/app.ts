@@ -8,6 +8,7 @@ import { WebhookEndpointsService } from "../gen/svc/v1/webhook_endpoints_pb.ts";
 import type { Config } from "./config.ts";
 import { systemClock, type Clock } from "./domain/clock.ts";
 import { PUBLIC_API } from "./api/public-api.ts";
+import { REQUEST_RECEIVE_TIMEOUT_MS } from "./domain/limits.ts";
 import { CallPipeline } from "./pipeline/call-pipeline.ts";
 import { createHttpServer } from "./server/http-server.ts";
 import { registerOpenApiRoute } from "./rest/openapi/openapi-route.ts";
@@ -81,6 +82,8 @@ export interface AppTimings {
   webhookBackstopMs: number;
   /** Due retries are left this long to the timer of the process that wrote them before any poll takes them. */
   webhookBackstopStaleAfterMs: number;
+  /** A request's headers and body must have arrived this long after it started (a contract limit; tests shorten it). */
+  requestReceiveTimeoutMs: number;
 }
 
 /** The timings the configuration sets (environment variables, defaults in config.ts). */
@@ -95,6 +98,7 @@ export function configuredTimings(config: Config): AppTimings {
     shutdownGraceMs: config.shutdownGraceMs,
     webhookBackstopMs: config.webhookBackstopMs,
     webhookBackstopStaleAfterMs: config.webhookBackstopStaleMs,
+    requestReceiveTimeoutMs: REQUEST_RECEIVE_TIMEOUT_MS,
   };
 }
 
@@ -254,11 +258,12 @@ export async function createApp(options: AppOptions): Promise<App> {
     extraRoutes: (scope) => registerOpenApiRoute(scope, { methods: PUBLIC_API, pipeline }),
     isReady: () => ready,
     shutdownTimeoutMs: timings.shutdownGraceMs,
+    receiveTimeoutMs: timings.requestReceiveTimeoutMs,
     surface: role === "worker" ? "operations" : "public",
     logger,
     metrics,
   });
-  const grpc = createGrpcServer(registry, interceptorsFor);
+  const grpc = createGrpcServer(registry, interceptorsFor, { receiveTimeoutMs: timings.requestReceiveTimeoutMs });
   const relaySweeper = new RelaySweeper(relay, { intervalMs: timings.sweepIntervalMs, staleAfterMs: timings.sweepStaleAfterMs }, (e) =>
     onError(e, "relay sweeper"),
   );

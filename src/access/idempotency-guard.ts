@@ -35,9 +35,13 @@ export class IdempotencyGuard {
     return hash.digest("hex");
   }
 
-  /** Whether a response with this status is kept for replay: any but 5xx, 429, 401 and 403. */
+  /**
+   * Whether an answer is kept for replay: only once the operation ran, as at Stripe: a success, or the 404 and
+   * 409 answers of its business rules. Refusals before it ran (400, 401, 403, 413, 415, 422, 429) and failures
+   * (5xx) keep nothing, so a corrected retry with the same key runs.
+   */
   static isReplayable(status: number): boolean {
-    return status < 500 && status !== 429 && status !== 401 && status !== 403;
+    return (status >= 200 && status < 300) || status === 404 || status === 409;
   }
 
   async claim(principal: Principal, transport: Transport, key: string, fingerprint: string): Promise<IdempotencyClaim> {

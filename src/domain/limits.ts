@@ -10,3 +10,9 @@ export const MAX_WEBHOOK_ENDPOINTS = 20;
 export const DEFAULT_PAGE_SIZE = 10;
 /** ...and may be at most this. */
 export const MAX_PAGE_SIZE = 100;
+
+/** Deepest nesting of objects and arrays accepted in a JSON body (the body itself is level 1). */
+export const MAX_JSON_DEPTH = 64;
+
+/** A request's headers and body must have arrived this long after it started, else the connection is closed. */
+export const REQUEST_RECEIVE_TIMEOUT_MS = 10_000;

@@ -62,19 +62,19 @@ export class EventRelay {
   }
 
   /**
-   * An event from an outbox is fanned out first and then logged as fanned out: until its outbox entry is
-   * removed, a crash anywhere only means the sweeper does it again. An event without an outbox is logged
-   * first, so the log itself remembers that its fan-out is unfinished.
+   * Events are logged before their deliveries exist, so a worker never holds a delivery whose event it cannot
+   * read. An event from an outbox is logged as fanned out: its outbox entry, removed last, is what says its
+   * fan-out may be unfinished, and a crash anywhere only means the sweeper does it again. An event without an
+   * outbox is logged unfinished and marked once fanned out, so the log itself remembers.
    */
   private async relayBatch(batch: PendingRelay[]): Promise<void> {
     if (batch.length === 0) return;
     const fromOutbox = batch.filter((item) => item.userId !== null).map((item) => item.event);
     const standalone = batch.filter((item) => item.userId === null).map((item) => item.event);
-    const toFanOut = [...fromOutbox, ...standalone.filter((e) => !e.fanned_out)];
-    await this.events.insertManyOnce(standalone);
-    await this.fanout.fanOut(toFanOut);
-    await this.events.insertManyOnce(fromOutbox.map((event) => ({ ...event, fanned_out: true })));
-    await this.events.markFannedOut(standalone.filter((e) => !e.fanned_out).map((e) => e._id));
+    const unfinished = standalone.filter((e) => !e.fanned_out);
+    await this.events.insertManyOnce([...standalone, ...fromOutbox.map((event) => ({ ...event, fanned_out: true }))]);
+    await this.fanout.fanOut([...fromOutbox, ...unfinished]);
+    await this.events.markFannedOut(unfinished.map((e) => e._id));
     const byUser = new Map<string, string[]>();
     for (const { userId, event } of batch) {
       if (userId !== null) byUser.set(userId, [...(byUser.get(userId) ?? []), event._id]);

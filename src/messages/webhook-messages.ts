@@ -12,7 +12,6 @@ import {
 import { previousSecretInGrace } from "../domain/webhook-secrets.ts";
 import type { WebhookDeliveryDocument } from "../store/webhook-delivery-repository.ts";
 import type { WebhookEndpointDocument } from "../store/webhook-endpoint-repository.ts";
-import type { AttemptResult } from "../webhooks/delivery-client.ts";
 
 /** `secret` is given only by creation and rotation; every other answer shows `secret_last4` alone. */
 export function endpointMessage(doc: WebhookEndpointDocument, now: Date, options: { withSecret?: boolean } = {}): WebhookEndpoint {
@@ -58,7 +57,8 @@ export function deliveryMessage(doc: WebhookDeliveryDocument): WebhookDelivery {
   });
 }
 
-export function testMessage(endpointId: string, eventId: string, result: AttemptResult): WebhookTest {
+/** The outcome of one test attempt: the status answered (null without an answer) and the error (null on success). */
+export function testMessage(endpointId: string, eventId: string, result: { responseStatus: number | null; error: string | null; durationMs: number }): WebhookTest {
   return create(WebhookTestSchema, {
     endpointId,
     eventId,

@@ -4,8 +4,10 @@ import type { AddressInfo } from "node:net";
 import type { Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { RegisteredService, ServiceRegistry } from "../api/service-registry.ts";
+import { newRequestId } from "../domain/ids.ts";
 import { callContextValues } from "../rpc/request-id.ts";
 import { connectRoutes } from "../rpc/connect-routes.ts";
+import { limitReceiveTime, limitRequestBody } from "./request-body-limits.ts";
 
 export interface GrpcServer {
   listen(port: number, host: string): Promise<number>;
@@ -13,15 +15,33 @@ export interface GrpcServer {
   close(graceMs: number): Promise<void>;
 }
 
-export function createGrpcServer(registry: ServiceRegistry, interceptorsFor: (service: RegisteredService) => Interceptor[]): GrpcServer {
+export interface GrpcServerOptions {
+  /** A request's body must have arrived this long after its headers. */
+  receiveTimeoutMs: number;
+}
+
+export function createGrpcServer(
+  registry: ServiceRegistry,
+  interceptorsFor: (service: RegisteredService) => Interceptor[],
+  options: GrpcServerOptions,
+): GrpcServer {
   const shutdown = new AbortController();
-  const server = http2.createServer(
-    connectNodeAdapter({
-      routes: connectRoutes(registry, interceptorsFor),
-      contextValues: (request) => callContextValues(request.socket.remoteAddress),
-      shutdownSignal: shutdown.signal,
-    }),
-  );
+  const handle = connectNodeAdapter({
+    routes: connectRoutes(registry, interceptorsFor),
+    contextValues: (request) => callContextValues(request.socket.remoteAddress, requestIds.get(request)),
+    shutdownSignal: shutdown.signal,
+    // Compressed requests would escape the body limit once inflated; none of our clients need them.
+    acceptCompression: [],
+  });
+  // The call's request id is drawn on arrival, so refusals made before Connect's context exists carry it too.
+  const requestIds = new WeakMap<object, string>();
+  const server = http2.createServer((request, response) => {
+    const requestId = newRequestId();
+    requestIds.set(request, requestId);
+    limitRequestBody(request, response, requestId);
+    limitReceiveTime(request, options.receiveTimeoutMs);
+    handle(request, response);
+  });
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (session) => {
     sessions.add(session);

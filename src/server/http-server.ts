@@ -17,6 +17,7 @@ import { clientErrorResponder } from "../rest/client-error.ts";
 import { errorRenderer } from "../rest/error-handler.ts";
 import { identityHeaders } from "../pipeline/response-headers.ts";
 import { restGateway } from "../rest/rest-gateway.ts";
+import { limitRequestBody } from "./request-body-limits.ts";
 
 export interface HttpServerOptions {
   registry: ServiceRegistry;
@@ -32,6 +33,8 @@ export interface HttpServerOptions {
    * (a worker process).
    */
   surface: "public" | "operations";
+  /** A request's headers and body must have arrived this long after it started. */
+  receiveTimeoutMs: number;
   /** Requests still running when the server closes get this long to finish. */
   shutdownTimeoutMs: number;
   logger: Logger;
@@ -46,7 +49,12 @@ const MAX_PATH_PARAM_LENGTH = 16 * 1024;
 
 export async function createHttpServer(options: HttpServerOptions): Promise<FastifyInstance> {
   const renderError = errorRenderer(options.pipeline);
+  const { receiveTimeoutMs } = options;
   const app = Fastify({
+    // Headers and body must arrive within the receive timeout (slow clients cannot hold connections); Node
+    // checks open requests every second instead of every 30 s so the limit holds to the second.
+    requestTimeout: receiveTimeoutMs,
+    http: { headersTimeout: receiveTimeoutMs, connectionsCheckingInterval: 1000 },
     // The API has no HEAD routes: HEAD answers route_not_found like any other unmatched method.
     exposeHeadRoutes: false,
     // A path parameter longer than Fastify's default 100 characters still reaches its route, which answers its
@@ -107,11 +115,24 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
   });
 
   if (options.surface === "operations") return app;
-  await app.register(fastifyConnectPlugin, {
-    routes: connectRoutes(options.registry, options.interceptorsFor),
-    // The call keeps Fastify's request id, so its request log line and its RPC log line share one id.
-    contextValues: (request) => callContextValues(request.ip, request.id),
-    shutdownTimeoutMs: options.shutdownTimeoutMs,
+  await app.register(async (scope) => {
+    // Connect reads its bodies itself: the same 64 KiB limit as REST, enforced while reading.
+    scope.addHook("onRequest", async (request, reply) => limitRequestBody(request.raw, reply.raw, request.id));
+    // Calls still running when the grace period ends are aborted. The timer is ours and unref'd: connect-fastify's
+    // own (its shutdownTimeoutMs option) is not, and kept a closed server's process alive for the whole period.
+    const shutdown = new AbortController();
+    scope.addHook("preClose", (done) => {
+      setTimeout(() => shutdown.abort(), options.shutdownTimeoutMs).unref();
+      done();
+    });
+    await scope.register(fastifyConnectPlugin, {
+      routes: connectRoutes(options.registry, options.interceptorsFor),
+      // The call keeps Fastify's request id, so its request log line and its RPC log line share one id.
+      contextValues: (request) => callContextValues(request.ip, request.id),
+      shutdownSignal: shutdown.signal,
+      // Compressed requests would escape the body limit once inflated; none of our clients need them.
+      acceptCompression: [],
+    });
   });
   await app.register(restGateway, {
     registry: options.registry,

@@ -26,8 +26,8 @@ import {
   type UpdateWebhookEndpointRequest,
 } from "../../gen/svc/v1/webhook_endpoints_pb.ts";
 import type { Clock } from "../domain/clock.ts";
+import { MAX_WEBHOOK_ENDPOINTS } from "../domain/limits.ts";
 import { svcError, validationError } from "../domain/errors.ts";
-import { newEventId } from "../domain/ids.ts";
 import { newUuid } from "../domain/random.ts";
 import {
   checkDescription,
@@ -37,21 +37,18 @@ import {
 } from "../domain/webhook-endpoint-rules.ts";
 import { generateWebhookSecret } from "../domain/webhook-signature.ts";
 import { checkWebhookUrl } from "../domain/webhook-url.ts";
-import { isDuplicateKeyError } from "../store/database.ts";
-import type { EventDocument, EventRepository } from "../store/event-repository.ts";
-import type { TenantScope } from "../store/user-repository.ts";
+import { UniqueConflict } from "../store/unique-conflict.ts";
+import { testEvent } from "../events/event-factory.ts";
+import type { EventRepository } from "../store/event-repository.ts";
 import { DELIVERY_STATUSES, type DeliveryStatus, type WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
 import type { WebhookEndpointDocument, WebhookEndpointRepository } from "../store/webhook-endpoint-repository.ts";
 import { assertResolvableHostAllowed } from "../webhooks/address-vetting.ts";
 import { settleDeliveriesOfDisabledEndpoint } from "../webhooks/endpoint-disabling.ts";
 import { sendSignedEvent, type SendSettings } from "../webhooks/signed-request.ts";
-import { pageSize } from "./pagination.ts";
-import { principalOf } from "../access/principal.ts";
+import { cursorRecord, pageSize } from "./pagination.ts";
+import { tenantOf } from "../access/principal.ts";
 import { deliveryMessage, endpointMessage, testMessage } from "../messages/webhook-messages.ts";
 
-export const MAX_ENDPOINTS_PER_ENVIRONMENT = 20;
-
-const TEST_EVENT_MESSAGE = "A test event sent from Svc to check this endpoint.";
 
 export interface WebhookEndpointsDependencies {
   endpoints: WebhookEndpointRepository;
@@ -67,13 +64,8 @@ export interface WebhookEndpointsDependencies {
 type UpdatePath = "url" | "description" | "event_types" | "enabled";
 const UPDATE_PATHS: readonly UpdatePath[] = ["url", "description", "event_types", "enabled"];
 
-function scopeOf(context: HandlerContext): TenantScope {
-  const principal = principalOf(context);
-  return { projectId: principal.projectId, livemode: principal.livemode };
-}
-
 function throwConflict(error: unknown): never {
-  if (isDuplicateKeyError(error)) throw svcError("webhook_endpoint_exists");
+  if (error instanceof UniqueConflict) throw svcError("webhook_endpoint_exists");
   throw error;
 }
 
@@ -81,13 +73,13 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
   constructor(private readonly deps: WebhookEndpointsDependencies) {}
 
   async createWebhookEndpoint(request: CreateWebhookEndpointRequest, context: HandlerContext) {
-    const scope = scopeOf(context);
+    const scope = tenantOf(context);
     if (request.url === "") throw validationError("url", "url is required.");
     // proto3 cannot tell an empty list from a missing one: both mean the default, every type.
     const eventTypes = checkEventTypes(request.eventTypes.length > 0 ? request.eventTypes : DEFAULT_EVENT_TYPES);
     const description = checkDescription(request.description ?? "");
     const url = await this.checkUrl(request.url, scope.livemode);
-    if ((await this.deps.endpoints.count(scope)) >= MAX_ENDPOINTS_PER_ENVIRONMENT) throw svcError("webhook_endpoint_limit");
+    if ((await this.deps.endpoints.count(scope)) >= MAX_WEBHOOK_ENDPOINTS) throw svcError("webhook_endpoint_limit");
     const now = this.deps.clock();
     const endpoint: WebhookEndpointDocument = {
       _id: newUuid(),
@@ -106,9 +98,9 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
       updated_at: now,
     };
     await this.deps.endpoints.insert(endpoint).catch(throwConflict);
-    // Creations racing for the last places all passed the count above: the earliest 20 in creation order
+    // Creations racing for the last places all passed the count above: the earliest MAX_WEBHOOK_ENDPOINTS in creation order
     // stay, and a later one is taken back (no transactions needed).
-    if ((await this.deps.endpoints.countCreatedBefore(scope, endpoint)) >= MAX_ENDPOINTS_PER_ENVIRONMENT) {
+    if ((await this.deps.endpoints.countCreatedBefore(scope, endpoint)) >= MAX_WEBHOOK_ENDPOINTS) {
       await this.deps.endpoints.delete(scope, endpoint._id);
       throw svcError("webhook_endpoint_limit");
     }
@@ -116,16 +108,12 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
   }
 
   async listWebhookEndpoints(request: ListWebhookEndpointsRequest, context: HandlerContext) {
-    const scope = scopeOf(context);
+    const scope = tenantOf(context);
     const limit = pageSize(request.limit);
-    let after = null;
-    if (request.startingAfter !== undefined) {
-      after = await this.deps.endpoints.find(scope, request.startingAfter);
-      if (!after) throw svcError("invalid_cursor");
-    }
+    const after = await cursorRecord(request.startingAfter, (id) => this.deps.endpoints.find(scope, id));
     const page = await this.deps.endpoints.list(scope, { limit, after });
     const now = this.deps.clock();
-    return create(ListWebhookEndpointsResponseSchema, { data: page.endpoints.map((e) => endpointMessage(e, now)), hasMore: page.hasMore });
+    return create(ListWebhookEndpointsResponseSchema, { data: page.items.map((e) => endpointMessage(e, now)), hasMore: page.hasMore });
   }
 
   async getWebhookEndpoint(request: GetWebhookEndpointRequest, context: HandlerContext) {
@@ -134,7 +122,7 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
   }
 
   async updateWebhookEndpoint(request: UpdateWebhookEndpointRequest, context: HandlerContext) {
-    const scope = scopeOf(context);
+    const scope = tenantOf(context);
     const fields = request.endpoint;
     const paths = request.updateMask?.paths.length
       ? request.updateMask.paths
@@ -166,7 +154,7 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
   }
 
   async deleteWebhookEndpoint(request: DeleteWebhookEndpointRequest, context: HandlerContext) {
-    const scope = scopeOf(context);
+    const scope = tenantOf(context);
     if (!(await this.deps.endpoints.delete(scope, request.id))) this.notFound();
     // The endpoint goes first: a worker that finds it gone drops its attempt. The records are the only
     // schedule of their attempts, so removing them leaves nothing due anywhere.
@@ -175,7 +163,7 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
   }
 
   async rotateWebhookEndpointSecret(request: RotateWebhookEndpointSecretRequest, context: HandlerContext) {
-    const scope = scopeOf(context);
+    const scope = tenantOf(context);
     const graceHours = checkGracePeriodHours(request.gracePeriodHours);
     const current = await this.findEndpoint(context, request.id);
     const now = this.deps.clock();
@@ -195,16 +183,7 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
 
   async testWebhookEndpoint(request: TestWebhookEndpointRequest, context: HandlerContext) {
     const endpoint = await this.findEndpoint(context, request.id);
-    const event: EventDocument = {
-      _id: newEventId(),
-      project_id: endpoint.project_id,
-      livemode: endpoint.livemode,
-      type: "webhook.test",
-      created_at: this.deps.clock(),
-      data: { message: TEST_EVENT_MESSAGE },
-      // Logged for the event log only: a test goes to this endpoint alone, once, outside fan-out.
-      fanned_out: true,
-    };
+    const event = testEvent(endpoint, this.deps.clock());
     await this.deps.events.insertOnce(event);
     // Sent to enabled and disabled endpoints alike, never retried, never counted toward disabling.
     const result = await sendSignedEvent(endpoint, event, 1, this.deps.send);
@@ -217,17 +196,13 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
       throw validationError("status", `status must be one of ${DELIVERY_STATUSES.join(", ")}.`);
     }
     const endpoint = await this.findEndpoint(context, request.endpointId);
-    let after = null;
-    if (request.startingAfter !== undefined) {
-      after = await this.deps.deliveries.find(endpoint._id, request.startingAfter);
-      if (!after) throw svcError("invalid_cursor");
-    }
+    const after = await cursorRecord(request.startingAfter, (id) => this.deps.deliveries.find(endpoint._id, id));
     const page = await this.deps.deliveries.list(endpoint._id, {
       limit,
       after,
       ...(request.status !== undefined ? { status: request.status as DeliveryStatus } : {}),
     });
-    return create(ListWebhookDeliveriesResponseSchema, { data: page.deliveries.map(deliveryMessage), hasMore: page.hasMore });
+    return create(ListWebhookDeliveriesResponseSchema, { data: page.items.map(deliveryMessage), hasMore: page.hasMore });
   }
 
   async getWebhookDelivery(request: GetWebhookDeliveryRequest, context: HandlerContext) {
@@ -259,7 +234,7 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
 
   /** Unknown, or of another project or environment: the same 404. */
   private async findEndpoint(context: HandlerContext, id: string): Promise<WebhookEndpointDocument> {
-    return (await this.deps.endpoints.find(scopeOf(context), id)) ?? this.notFound();
+    return (await this.deps.endpoints.find(tenantOf(context), id)) ?? this.notFound();
   }
 
   private notFound(): never {

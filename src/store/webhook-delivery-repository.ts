@@ -2,7 +2,7 @@
 // with a conditional update, so two workers (or processes) never send the same attempt twice, and the attempt
 // number comes from the record, so an attempt cut short by a crash still counts.
 import type { Collection, Db, Filter } from "mongodb";
-import { duplicateIndexes, startingAfterFilter } from "./list-queries.ts";
+import { duplicateIndexes, newestFirstPage, type Page } from "./list-queries.ts";
 
 export type DeliveryStatus = "pending" | "succeeded" | "failed";
 
@@ -34,11 +34,6 @@ export interface WebhookDeliveryDocument {
   lease_until: Date | null;
   created_at: Date;
   updated_at: Date;
-}
-
-export interface WebhookDeliveryPage {
-  deliveries: WebhookDeliveryDocument[];
-  hasMore: boolean;
 }
 
 /** What an attempt's outcome writes. */
@@ -121,12 +116,10 @@ export class WebhookDeliveryRepository {
   async list(
     endpointId: string,
     options: { limit: number; after: WebhookDeliveryDocument | null; status?: DeliveryStatus },
-  ): Promise<WebhookDeliveryPage> {
+  ): Promise<Page<WebhookDeliveryDocument>> {
     const filter: Filter<WebhookDeliveryDocument> = { endpoint_id: endpointId };
     if (options.status !== undefined) filter.status = options.status;
-    if (options.after) Object.assign(filter, startingAfterFilter(options.after));
-    const found = await this.collection.find(filter).sort({ created_at: -1, _id: -1 }).limit(options.limit + 1).toArray();
-    return { deliveries: found.slice(0, options.limit), hasMore: found.length > options.limit };
+    return newestFirstPage(this.collection, filter, options);
   }
 
   /**

@@ -55,11 +55,21 @@ describe("idempotency keys over REST", () => {
     expect(second.body).to.deep.equal(first.body);
   });
 
-  it("replays a stored 4xx error with its original request_id", async () => {
+  it("stores nothing for a request refused by validation: the corrected retry with the same key runs", async () => {
     const first = await createUser(svc, "error-1", { phone: "not a phone" });
     expectError(first, 422, "invalid_request_error", "validation_error", "phone");
-    const second = await createUser(svc, "error-1", { phone: "not a phone" });
-    expect(second.status).to.equal(422);
+    const corrected = await createUser(svc, "error-1", { phone: uniquePhone() });
+    expect(corrected.status).to.equal(201);
+    expect(corrected.headers.get("idempotent-replayed")).to.equal(null);
+  });
+
+  it("replays a business rule's 409 with its original request_id", async () => {
+    const phone = uniquePhone();
+    expect((await createUser(svc, "conflict-0", { phone })).status).to.equal(201);
+    const first = await createUser(svc, "conflict-1", { phone });
+    expectError(first, 409, "invalid_request_error", "user_already_exists");
+    const second = await createUser(svc, "conflict-1", { phone });
+    expect(second.status).to.equal(409);
     expect(second.body).to.deep.equal(first.body);
     expect(second.headers.get("x-request-id")).to.equal(first.body.error.request_id);
     expect(second.headers.get("idempotent-replayed")).to.equal("true");

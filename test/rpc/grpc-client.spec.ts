@@ -88,16 +88,20 @@ describe("gRPC with a stock grpc-js client", () => {
       expect(second.headers.get("idempotent-replayed")).to.equal("true");
     });
 
-    it("replays a stored error", async () => {
-      const request = { phone: "not a phone" };
-      const first = await client.fails("UsersService", "CreateUser", request, { ...bearer(svc.sandboxKey), "idempotency-key": "grpc-error-1" }, {
-        code: grpc.status.INVALID_ARGUMENT, reason: "validation_error", param: "phone",
-      });
-      const second = await client.fails("UsersService", "CreateUser", request, { ...bearer(svc.sandboxKey), "idempotency-key": "grpc-error-1" }, {
-        code: grpc.status.INVALID_ARGUMENT, reason: "validation_error", param: "phone",
-      });
+    it("replays a stored business error (409), and stores no validation error", async () => {
+      const phone = uniquePhone();
+      expect((await create("grpc-error-0", { phone })).ok).to.equal(true);
+      const conflict = { code: grpc.status.ALREADY_EXISTS, reason: "user_already_exists" };
+      const first = await client.fails("UsersService", "CreateUser", { phone }, { ...bearer(svc.sandboxKey), "idempotency-key": "grpc-error-1" }, conflict);
+      const second = await client.fails("UsersService", "CreateUser", { phone }, { ...bearer(svc.sandboxKey), "idempotency-key": "grpc-error-1" }, conflict);
       expect(second.metadata.get("x-request-id")).to.deep.equal(first.metadata.get("x-request-id"));
       expect(second.metadata.get("idempotent-replayed")).to.deep.equal(["true"]);
+
+      await client.fails("UsersService", "CreateUser", { phone: "not a phone" }, { ...bearer(svc.sandboxKey), "idempotency-key": "grpc-error-2" }, {
+        code: grpc.status.INVALID_ARGUMENT, reason: "validation_error", param: "phone",
+      });
+      const corrected = await client.ok("UsersService", "CreateUser", { phone: uniquePhone() }, { ...bearer(svc.sandboxKey), "idempotency-key": "grpc-error-2" });
+      expect(corrected.header.get("idempotent-replayed")).to.deep.equal([]);
     });
 
     it("answers INVALID_ARGUMENT idempotency_key_reuse for another request under the same key", async () => {

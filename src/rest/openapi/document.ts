@@ -59,8 +59,7 @@ function requestFieldNames(route: RestRoute): string[] {
 function operationOf(described: DescribedMethod): JsonSchema {
   const { route, operation: doc, status } = described;
   const mutating = described.takesIdempotencyKey;
-  // 400 and 413 are refused before the Idempotency-Key is claimed (docs/contract.md, Check order), so never replayed.
-  const replayable = (status: number) => mutating && status !== 400 && status !== 413 && IdempotencyGuard.isReplayable(status);
+  const replayable = (status: number) => mutating && IdempotencyGuard.isReplayable(status);
   const pathIds = route.pathParams.map((param) => ({ param, ...pathIdentifierOf(route.pathTemplate, param) }));
   const queryFields = route.body === "" ? requestFieldNames(route) : [];
 

@@ -27,6 +27,11 @@ export interface EmbeddedMongoOptions {
    * application's event loop (useful for benchmarks); the data lives in that thread.
    */
   inWorkerThread?: boolean;
+  /**
+   * The server and its connections do not keep the process alive (a test run's shared server): the process
+   * ends once its own clients are closed, even if nobody stops the server. Not with `inWorkerThread`.
+   */
+  unref?: boolean;
 }
 
 export interface EmbeddedMongo {
@@ -49,6 +54,7 @@ export async function startEmbeddedMongo(options: EmbeddedMongoOptions = {}): Pr
   const server = net.createServer((socket) => {
     sockets.add(socket);
     socket.setNoDelay(true);
+    if (options.unref) socket.unref();
     socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => socket.destroy());
     serveConnection(socket, state, nextConnectionId++);
@@ -62,6 +68,7 @@ export async function startEmbeddedMongo(options: EmbeddedMongoOptions = {}): Pr
     });
   });
   const port = (server.address() as net.AddressInfo).port;
+  if (options.unref) server.unref();
 
   const ttlTimer = setInterval(() => sweepExpired(state.store), options.ttlSweepIntervalMs ?? 60_000);
   const reapTimer = setInterval(() => state.cursors.reap(), Math.min(60_000, Math.max(50, cursorTimeoutMs / 2)));

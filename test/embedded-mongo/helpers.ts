@@ -9,7 +9,8 @@ export const usingRealMongo = Boolean(process.env.MONGODB_URI);
 /** The embedded server (started once), or undefined when the suite targets MONGODB_URI. */
 export async function embeddedServer(): Promise<EmbeddedMongo | undefined> {
   if (usingRealMongo) return undefined;
-  embedded ??= startEmbeddedMongo({ ttlSweepIntervalMs: 100 });
+  // Unref'd: the shared server does not keep the test process alive once the specs' clients are closed.
+  embedded ??= startEmbeddedMongo({ ttlSweepIntervalMs: 100, unref: true });
   return embedded;
 }
 

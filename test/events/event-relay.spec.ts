@@ -12,6 +12,7 @@ import { EventRepository, type EventDocument } from "../../src/store/event-repos
 import type { OutboxEvent } from "../../src/store/outbox.ts";
 import { UserRepository, type UserDocument } from "../../src/store/user-repository.ts";
 import { freshDatabase } from "../support/database.ts";
+import { uniquePhone } from "../support/phones.ts";
 
 const STALE_AFTER_MS = 30_000;
 
@@ -76,7 +77,7 @@ describe("EventRelay", () => {
       _id: newUserId(),
       project_id: projectId,
       livemode: false,
-      phone: `+1415555${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`,
+      phone: uniquePhone(),
       external_id: null,
       verified: true,
       kyc_status: "none",

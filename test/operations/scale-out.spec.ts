@@ -6,6 +6,7 @@ import { expect } from "chai";
 import { MongoClient } from "mongodb";
 import { startDatabaseProcess, startServiceProcess, type RunningProcess } from "../support/processes.ts";
 import { eventually } from "../support/eventually.ts";
+import { uniquePhone } from "../support/phones.ts";
 import { WebhookReceiver } from "../webhooks/support/receiver.ts";
 
 const SANDBOX_KEY = "svc_test_scaleoutscaleoutscaleout0001";
@@ -79,7 +80,7 @@ describe("scale-out: two API and two worker processes on one database", function
 
     const created: string[] = [];
     const createUser = async (i: number) => {
-      const response = await call(apis[i % 2]!.baseUrl, "POST", "/v1/users", { key: SANDBOX_KEY, body: { phone: `+1646555${String(i).padStart(4, "0")}` } });
+      const response = await call(apis[i % 2]!.baseUrl, "POST", "/v1/users", { key: SANDBOX_KEY, body: { phone: uniquePhone() } });
       expect(response.status).to.equal(201);
       created.push(response.body.id);
     };

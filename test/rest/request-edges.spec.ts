@@ -4,6 +4,7 @@ import net from "node:net";
 import { expect } from "chai";
 import { expectError } from "../support/errors.ts";
 import { bearer, grpc, GrpcTestClient } from "../support/grpc-client.ts";
+import { uniquePhone } from "../support/phones.ts";
 import { createKey } from "../support/tenancy.ts";
 import { startTestService, type TestService } from "../support/test-service.ts";
 
@@ -21,9 +22,6 @@ export async function rawRequest(baseUrl: string, request: string | Buffer): Pro
   const raw = text.slice(split + 4);
   return { status: Number(statusLine!.split(" ")[1]), headers, body: raw ? JSON.parse(raw) : undefined };
 }
-
-let phoneCounter = 0;
-const nextPhone = () => `+1415560${String(++phoneCounter).padStart(4, "0")}`;
 
 describe("REST request edges", () => {
   let svc: TestService;
@@ -66,7 +64,7 @@ describe("REST request edges", () => {
   });
 
   describe("media types", () => {
-    const body = () => JSON.stringify({ phone: nextPhone() });
+    const body = () => JSON.stringify({ phone: uniquePhone() });
 
     for (const contentType of ["text/plain", "application/xml", "multipart/form-data; boundary=x", "application/x-www-form-urlencoded", "application/merge-patch+json", "text/json"]) {
       it(`refuses a body sent as ${contentType} with 415 unsupported_media_type`, async () => {
@@ -124,7 +122,7 @@ describe("REST request edges", () => {
   });
 
   describe("text that is not text", () => {
-    const utf8Body = (bytes: number[]) => Buffer.concat([Buffer.from(`{"phone":"${nextPhone()}","first_name":"a`), Buffer.from(bytes), Buffer.from(`b"}`)]);
+    const utf8Body = (bytes: number[]) => Buffer.concat([Buffer.from(`{"phone":"${uniquePhone()}","first_name":"a`), Buffer.from(bytes), Buffer.from(`b"}`)]);
 
     for (const [label, bytes] of [
       ["a stray continuation byte", [0x80]],
@@ -156,15 +154,15 @@ describe("REST request edges", () => {
         [{ terms_acceptance: { version: "v1\u0001", accepted_at: "2026-01-01T00:00:00Z" } }, "terms_acceptance.version"],
       ];
       for (const [fields, param] of cases) {
-        const rawBody = JSON.stringify({ phone: nextPhone(), ...fields });
+        const rawBody = JSON.stringify({ phone: uniquePhone(), ...fields });
         const response = await svc.request("POST", "/v1/users", { rawBody });
         expectError(response, 422, "invalid_request_error", "validation_error", param);
       }
       // JSON's own escapes for a surrogate pair spell one character, which is text.
-      const pair = await svc.request("POST", "/v1/users", { rawBody: `{"phone":"${nextPhone()}","first_name":"\\ud83d\\ude00"}` });
+      const pair = await svc.request("POST", "/v1/users", { rawBody: `{"phone":"${uniquePhone()}","first_name":"\\ud83d\\ude00"}` });
       expect(pair.status, pair.text).to.equal(201);
       expect((await svc.request("GET", `/v1/users/${pair.body.id}`)).body.profile.first_name).to.equal("\u{1F600}");
-      const lone = await svc.request("POST", "/v1/users", { rawBody: `{"phone":"${nextPhone()}","first_name":"\\ud83d"}` });
+      const lone = await svc.request("POST", "/v1/users", { rawBody: `{"phone":"${uniquePhone()}","first_name":"\\ud83d"}` });
       expectError(lone, 422, "invalid_request_error", "validation_error", "first_name");
     });
 
@@ -187,13 +185,13 @@ describe("REST request edges", () => {
     });
 
     it("refuses them over Connect and gRPC (InvalidArgument, validation_error naming the field)", async () => {
-      const connect = await svc.request("POST", "/svc.v1.UsersService/CreateUser", { body: { phone: nextPhone(), firstName: "a\u0000b" } });
+      const connect = await svc.request("POST", "/svc.v1.UsersService/CreateUser", { body: { phone: uniquePhone(), firstName: "a\u0000b" } });
       expect(connect.status, connect.text).to.equal(400);
       expect(connect.body.code).to.equal("invalid_argument");
       expect(connect.body.message).to.contain("first_name");
       const client = new GrpcTestClient(svc.grpcAddress);
       try {
-        await client.fails("UsersService", "CreateUser", { phone: nextPhone(), first_name: "x\u0007" }, bearer(svc.sandboxKey), {
+        await client.fails("UsersService", "CreateUser", { phone: uniquePhone(), first_name: "x\u0007" }, bearer(svc.sandboxKey), {
           code: grpc.status.INVALID_ARGUMENT, reason: "validation_error", param: "first_name",
         });
       } finally {
@@ -205,10 +203,10 @@ describe("REST request edges", () => {
   describe("birth_date", () => {
     it("refuses years before 1900 with 422 validation_error naming birth_date", async () => {
       for (const birthDate of ["0000-01-01", "1899-12-31"]) {
-        const response = await svc.request("POST", "/v1/users", { body: { phone: nextPhone(), birth_date: birthDate } });
+        const response = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone(), birth_date: birthDate } });
         expectError(response, 422, "invalid_request_error", "validation_error", "birth_date");
       }
-      expect((await svc.request("POST", "/v1/users", { body: { phone: nextPhone(), birth_date: "1900-01-01" } })).status).to.equal(201);
+      expect((await svc.request("POST", "/v1/users", { body: { phone: uniquePhone(), birth_date: "1900-01-01" } })).status).to.equal(201);
     });
   });
 });

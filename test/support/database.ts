@@ -1,5 +1,6 @@
 // The database of the test run: MONGODB_URI when set (a real mongod), else one embedded server for the whole
-// process. Each caller gets a database of its own, so tests never see each other's data.
+// process (unref'd: it does not keep the process alive once the run's clients are closed). Each caller gets a
+// database of its own, so tests never see each other's data.
 import { randomBytes } from "node:crypto";
 import { startEmbeddedMongo, type EmbeddedMongo } from "../../src/embedded-mongo/index.ts";
 import { connectDatabase, type Database } from "../../src/store/database.ts";
@@ -10,7 +11,7 @@ let embedded: Promise<EmbeddedMongo> | null = null;
 export async function testServerUri(): Promise<string> {
   const external = process.env.MONGODB_URI;
   if (external) return external;
-  embedded ??= startEmbeddedMongo({ host: "127.0.0.1" });
+  embedded ??= startEmbeddedMongo({ host: "127.0.0.1", unref: true });
   return (await embedded).uri;
 }
 

@@ -1,4 +1,5 @@
 // Organizations, projects and keys made through AdminService, for tests that need more than the Default project.
+// The one place tests make tenants.
 import type { TestService } from "./test-service.ts";
 
 export interface TestProject {
@@ -6,12 +7,30 @@ export interface TestProject {
   projectId: string;
 }
 
-/** A fresh organization (live access as asked) with one project. */
-export async function createProject(svc: TestService, options: { liveEnabled?: boolean; name?: string } = {}): Promise<TestProject> {
-  const { organization } = await svc.admin.createOrganization({ name: options.name ?? "Test organization" });
-  if (options.liveEnabled) await svc.admin.updateOrganization({ id: organization!.id, liveEnabled: true });
-  const { project } = await svc.admin.createProject({ organizationId: organization!.id, name: "Test project" });
-  return { organizationId: organization!.id, projectId: project!.id };
+/**
+ * A new project: in a fresh organization (live access as asked) by default, or in `organizationId` (the Default
+ * one, say) as that organization stands.
+ */
+export async function createProject(
+  svc: TestService,
+  options: { liveEnabled?: boolean; name?: string; organizationId?: string } = {},
+): Promise<TestProject> {
+  let organizationId = options.organizationId;
+  if (organizationId === undefined) {
+    const { organization } = await svc.admin.createOrganization({ name: options.name ?? "Test organization" });
+    organizationId = organization!.id;
+    if (options.liveEnabled) await svc.admin.updateOrganization({ id: organizationId, liveEnabled: true });
+  }
+  const { project } = await svc.admin.createProject({ organizationId, name: "Test project" });
+  return { organizationId, projectId: project!.id };
+}
+
+/** A second organization and project with live access, and a sandbox and a live key of it. */
+export async function createOtherProject(svc: TestService): Promise<TestProject & { sandboxKey: string; liveKey: string }> {
+  const project = await createProject(svc, { liveEnabled: true, name: "Other organization" });
+  const sandbox = await createKey(svc, project.projectId);
+  const live = await createKey(svc, project.projectId, { livemode: true });
+  return { ...project, sandboxKey: sandbox.secret, liveKey: live.secret };
 }
 
 /** A new key of the project; answers its secret and id. */

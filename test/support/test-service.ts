@@ -73,7 +73,9 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ...(options.custodian ? { custodian: options.custodian } : {}),
     ...(options.webhookLookup ? { webhookLookup: options.webhookLookup } : {}),
     ...(options.webhookMaxPendingPerEndpoint !== undefined ? { webhookMaxPendingPerEndpoint: options.webhookMaxPendingPerEndpoint } : {}),
-    timings: { jobPollMs: 200, sweepIntervalMs: 200, sweepStaleAfterMs: 1000, ...options.timings },
+    // Agenda keeps a timer of half the lock lifetime after each job run: a short lock (the tests' jobs take
+    // milliseconds) lets the process exit soon after the last service stops.
+    timings: { jobPollMs: 200, jobLockLifetimeMs: 4000, sweepIntervalMs: 200, sweepStaleAfterMs: 1000, ...options.timings },
     logger,
     onError: (error, context) => {
       logger.error({ err: error, context }, "unexpected failure");

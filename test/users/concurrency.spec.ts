@@ -1,5 +1,6 @@
 // Uniqueness comes from unique indexes, not read-then-write: parallel duplicates cannot both win.
 import { expect } from "chai";
+import { uniquePhone } from "../support/phones.ts";
 import { startTestService, type TestService } from "../support/test-service.ts";
 
 describe("users: concurrent creation", () => {
@@ -25,7 +26,7 @@ describe("users: concurrent creation", () => {
 
   it("parallel creations with the same tagname in other cases give one 201", async () => {
     const responses = await Promise.all(
-      ["Tag", "tag", "TAG", "tAg", "taG"].map((tagname, i) => svc.request("POST", "/v1/users", { body: { phone: `+1415555020${i}`, tagname } })),
+      ["Tag", "tag", "TAG", "tAg", "taG"].map((tagname) => svc.request("POST", "/v1/users", { body: { phone: uniquePhone(), tagname } })),
     );
     expect(responses.filter((r) => r.status === 201)).to.have.length(1);
     expect(responses.filter((r) => r.status === 409 && r.body.error.code === "tagname_already_taken")).to.have.length(4);

@@ -2,13 +2,8 @@
 // on creation and on update, with the exact 422 param.
 import { expect } from "chai";
 import { expectError } from "../support/errors.ts";
+import { uniquePhone } from "../support/phones.ts";
 import { startTestService, type TestService } from "../support/test-service.ts";
-
-let phoneCounter = 0;
-function uniquePhone(): string {
-  phoneCounter++;
-  return `+1415${String(5_000_000 + phoneCounter).padStart(7, "0")}`;
-}
 
 interface Row {
   field: string;

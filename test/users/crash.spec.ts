@@ -2,6 +2,7 @@
 // restart every user has exactly one user.created event and no event lacks its user.
 import { expect } from "chai";
 import { MongoClient } from "mongodb";
+import { uniquePhone } from "../support/phones.ts";
 import { startDatabaseProcess, startServiceProcess, type RunningProcess } from "../support/processes.ts";
 
 const KEY = "svc_test_crashtestcrashtestcrashtest01";
@@ -37,15 +38,18 @@ describe("users: crash between creation and relay", function () {
     // No sweeping in the first life: only requests relay, so the kill leaves their unrelayed events behind.
     let running = await startServiceProcess(uri, { SVC_SANDBOX_KEY: KEY, SVC_RELAY_SWEEP_MS: "3600000" });
     service = running;
-    const post = (i: number) =>
+    const post = () =>
       fetch(`${running.baseUrl}/v1/users`, {
         method: "POST",
         headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-        body: JSON.stringify({ phone: `+1212555${String(i).padStart(4, "0")}` }),
+        body: JSON.stringify({ phone: uniquePhone() }),
       }).catch(() => null);
     let sent = 0;
     const burst = async () => {
-      while (sent < 2000) await post(sent++);
+      while (sent < 2000) {
+        sent++;
+        await post();
+      }
     };
     const workers = Array.from({ length: 24 }, burst);
     // Kill while users are being written and their outboxes still hold events.

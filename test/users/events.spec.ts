@@ -1,12 +1,11 @@
 // user.created, user.suspended and user.unsuspended in the event log, and the log's list rules.
 import { expect } from "chai";
 import { expectError } from "../support/errors.ts";
+import { uniquePhone } from "../support/phones.ts";
 import { startTestService, type TestService } from "../support/test-service.ts";
 
 describe("users: events", () => {
   let svc: TestService;
-  let n = 0;
-  const phone = () => `+4420${String(3_000_000 + ++n)}`;
   before(async () => {
     svc = await startTestService();
   });
@@ -15,7 +14,7 @@ describe("users: events", () => {
   });
 
   it("emits user.created with the User (never the profile) as data.object", async () => {
-    const res = await svc.request("POST", "/v1/users", { body: { phone: phone(), first_name: "Secret", email: "p@ii.example" } });
+    const res = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone(), first_name: "Secret", email: "p@ii.example" } });
     const list = await svc.request("GET", "/v1/events?type=user.created&limit=1");
     expect(list.status).to.equal(200);
     const event = list.body.data[0];
@@ -29,7 +28,7 @@ describe("users: events", () => {
   });
 
   it("suspension and its lifting emit user.suspended and user.unsuspended once each", async () => {
-    const res = await svc.request("POST", "/v1/users", { body: { phone: phone() } });
+    const res = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone() } });
     const scope = { projectId: svc.projectId, livemode: false, userId: res.body.id };
     const suspended = await svc.admin.suspendUser(scope);
     expect(suspended.user!.suspended).to.equal(true);
@@ -43,7 +42,7 @@ describe("users: events", () => {
   });
 
   it("keeps environments apart and pages newest first with starting_after", async () => {
-    await svc.request("POST", "/v1/users", { key: svc.liveKey, body: { phone: phone() } });
+    await svc.request("POST", "/v1/users", { key: svc.liveKey, body: { phone: uniquePhone() } });
     const live = await svc.request("GET", "/v1/events?limit=100", { key: svc.liveKey });
     const sandbox = await svc.request("GET", "/v1/events?limit=100");
     expect(live.body.data.every((e: { livemode: boolean }) => e.livemode)).to.equal(true);
@@ -58,7 +57,7 @@ describe("users: events", () => {
   });
 
   it("admin PublishEvent checks the object against the Kyc table and logs the event", async () => {
-    const user = await svc.request("POST", "/v1/users", { body: { phone: phone() } });
+    const user = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone() } });
     const published = await svc.admin.publishEvent({
       projectId: svc.projectId,
       livemode: false,

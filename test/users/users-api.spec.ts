@@ -3,10 +3,10 @@ import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import { SignupModuleSettingSchema } from "../../gen/svc/admin/v1/admin_pb.ts";
 import { expectError } from "../support/errors.ts";
+import { uniquePhone } from "../support/phones.ts";
+import { createKey, createProject } from "../support/tenancy.ts";
 import { startTestService, type TestService } from "../support/test-service.ts";
 
-let n = 0;
-const phone = () => `+4930${String(1_000_000 + ++n)}`;
 
 const USER_FIELDS = ["id", "object", "phone", "external_id", "verified", "kyc_status", "suspended", "livemode", "wallet_status", "created_at", "last_login_at"];
 const PROFILE_FIELDS = ["object", "email", "first_name", "last_name", "birth_date", "country", "referral_code", "terms_acceptance", "tagname", "updated_at"];
@@ -22,7 +22,7 @@ describe("users API", () => {
 
   describe("sandbox and live", () => {
     it("sandbox: verified, simulated wallet ready, livemode false, every field present, no profile", async () => {
-      const res = await svc.request("POST", "/v1/users", { body: { phone: phone(), external_id: "crm-1" } });
+      const res = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone(), external_id: "crm-1" } });
       expect(res.status).to.equal(201);
       expect(Object.keys(res.body).sort()).to.deep.equal([...USER_FIELDS].sort());
       expect(res.body).to.include({ object: "user", verified: true, livemode: false, wallet_status: "ready", kyc_status: "none", suspended: false, external_id: "crm-1", last_login_at: null });
@@ -36,7 +36,7 @@ describe("users API", () => {
     });
 
     it("live: not verified, livemode true, wallet created right after", async () => {
-      const res = await svc.request("POST", "/v1/users", { key: svc.liveKey, body: { phone: phone() } });
+      const res = await svc.request("POST", "/v1/users", { key: svc.liveKey, body: { phone: uniquePhone() } });
       expect(res.status).to.equal(201);
       expect(res.body).to.include({ verified: false, livemode: true, wallet_status: "ready" });
       const wallets = await svc.request("GET", `/v1/users/${res.body.id}/wallets`, { key: svc.liveKey });
@@ -46,7 +46,7 @@ describe("users API", () => {
     it("live without live wallets for the project: wallet_status none and no wallet", async () => {
       await svc.admin.updateProject({ id: svc.projectId, liveWalletsEnabled: false });
       try {
-        const res = await svc.request("POST", "/v1/users", { key: svc.liveKey, body: { phone: phone() } });
+        const res = await svc.request("POST", "/v1/users", { key: svc.liveKey, body: { phone: uniquePhone() } });
         expect(res.body.wallet_status).to.equal("none");
         const wallets = await svc.request("GET", `/v1/users/${res.body.id}/wallets`, { key: svc.liveKey });
         expect(wallets.body.data).to.deep.equal([]);
@@ -58,18 +58,18 @@ describe("users API", () => {
 
   describe("retrieval", () => {
     it("answers the user with profile null until a profile field is stored, then every profile field", async () => {
-      const bare = await svc.request("POST", "/v1/users", { body: { phone: phone() } });
+      const bare = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone() } });
       const read = await svc.request("GET", `/v1/users/${bare.body.id}`);
       expect(read.status).to.equal(200);
       expect(read.body.profile).to.equal(null);
-      const withProfile = await svc.request("POST", "/v1/users", { body: { phone: phone(), first_name: "Ada" } });
+      const withProfile = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone(), first_name: "Ada" } });
       const full = await svc.request("GET", `/v1/users/${withProfile.body.id}`);
       expect(Object.keys(full.body.profile).sort()).to.deep.equal([...PROFILE_FIELDS].sort());
       expect(full.body.profile).to.include({ object: "profile", first_name: "Ada", email: null, terms_acceptance: null });
     });
 
     it("answers 404 user_not_found for unknown, malformed and other-environment ids", async () => {
-      const sandboxUser = await svc.request("POST", "/v1/users", { body: { phone: phone() } });
+      const sandboxUser = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone() } });
       for (const id of ["123456789", "abc", "1234567890", "-1"]) {
         expectError(await svc.request("GET", `/v1/users/${id}`), 404, "invalid_request_error", "user_not_found");
       }
@@ -79,9 +79,9 @@ describe("users API", () => {
     });
 
     it("answers 404 for a user of another project", async () => {
-      const project = await svc.admin.createProject({ organizationId: svc.organizationId, name: "Other" });
-      const { secret } = await svc.admin.createApiKey({ projectId: project.project!.id, livemode: false });
-      const mine = await svc.request("POST", "/v1/users", { body: { phone: phone() } });
+      const { projectId } = await createProject(svc, { organizationId: svc.organizationId });
+      const { secret } = await createKey(svc, projectId);
+      const mine = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone() } });
       expectError(await svc.request("GET", `/v1/users/${mine.body.id}`, { key: secret }), 404, "invalid_request_error", "user_not_found");
       // The same phone is free in the other project.
       const theirs = await svc.request("POST", "/v1/users", { key: secret, body: { phone: mine.body.phone } });
@@ -91,33 +91,33 @@ describe("users API", () => {
 
   describe("conflicts", () => {
     it("409 user_already_exists for a phone or external_id already in the project and environment", async () => {
-      const p = phone();
+      const p = uniquePhone();
       await svc.request("POST", "/v1/users", { body: { phone: p, external_id: "ext-dup" } });
       expectError(await svc.request("POST", "/v1/users", { body: { phone: p } }), 409, "invalid_request_error", "user_already_exists");
-      expectError(await svc.request("POST", "/v1/users", { body: { phone: phone(), external_id: "ext-dup" } }), 409, "invalid_request_error", "user_already_exists");
+      expectError(await svc.request("POST", "/v1/users", { body: { phone: uniquePhone(), external_id: "ext-dup" } }), 409, "invalid_request_error", "user_already_exists");
       // The other environment is another namespace.
       expect((await svc.request("POST", "/v1/users", { key: svc.liveKey, body: { phone: p, external_id: "ext-dup" } })).status).to.equal(201);
     });
 
     it("409 tagname_already_taken, compared case-insensitively, on create and on update", async () => {
-      await svc.request("POST", "/v1/users", { body: { phone: phone(), tagname: "Satoshi" } });
-      expectError(await svc.request("POST", "/v1/users", { body: { phone: phone(), tagname: "satoshi" } }), 409, "invalid_request_error", "tagname_already_taken");
-      const other = await svc.request("POST", "/v1/users", { body: { phone: phone() } });
+      await svc.request("POST", "/v1/users", { body: { phone: uniquePhone(), tagname: "Satoshi" } });
+      expectError(await svc.request("POST", "/v1/users", { body: { phone: uniquePhone(), tagname: "satoshi" } }), 409, "invalid_request_error", "tagname_already_taken");
+      const other = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone() } });
       expectError(await svc.request("PATCH", `/v1/users/${other.body.id}`, { body: { tagname: "SATOSHI" } }), 409, "invalid_request_error", "tagname_already_taken");
       // A user may re-set its own tagname in another case.
-      const owner = await svc.request("POST", "/v1/users", { body: { phone: phone(), tagname: "OwnTag" } });
+      const owner = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone(), tagname: "OwnTag" } });
       const recased = await svc.request("PATCH", `/v1/users/${owner.body.id}`, { body: { tagname: "owntag" } });
       expect(recased.status).to.equal(200);
       expect(recased.body.profile.tagname).to.equal("owntag");
       // A cleared tagname is free again.
       await svc.request("PATCH", `/v1/users/${owner.body.id}`, { body: { tagname: null } });
-      expect((await svc.request("POST", "/v1/users", { body: { phone: phone(), tagname: "OWNTAG" } })).status).to.equal(201);
+      expect((await svc.request("POST", "/v1/users", { body: { phone: uniquePhone(), tagname: "OWNTAG" } })).status).to.equal(201);
     });
   });
 
   describe("PATCH semantics", () => {
     it("changes only the fields sent; null clears; absent keeps", async () => {
-      const created = await svc.request("POST", "/v1/users", { body: { phone: phone(), first_name: "Ann", last_name: "Lee", country: "FR" } });
+      const created = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone(), first_name: "Ann", last_name: "Lee", country: "FR" } });
       const id = created.body.id;
       const first = await svc.request("GET", `/v1/users/${id}`);
       const res = await svc.request("PATCH", `/v1/users/${id}`, { body: { first_name: "Anna", country: null } });
@@ -130,7 +130,7 @@ describe("users API", () => {
     });
 
     it("an empty body changes nothing", async () => {
-      const created = await svc.request("POST", "/v1/users", { body: { phone: phone(), first_name: "Kim" } });
+      const created = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone(), first_name: "Kim" } });
       const before = await svc.request("GET", `/v1/users/${created.body.id}`);
       const res = await svc.request("PATCH", `/v1/users/${created.body.id}`, { body: {} });
       expect(res.status).to.equal(200);
@@ -138,20 +138,20 @@ describe("users API", () => {
     });
 
     it("the profile stays an object once stored, even when every field is cleared", async () => {
-      const created = await svc.request("POST", "/v1/users", { body: { phone: phone(), first_name: "Lou" } });
+      const created = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone(), first_name: "Lou" } });
       const res = await svc.request("PATCH", `/v1/users/${created.body.id}`, { body: { first_name: null } });
       expect(res.body.profile).to.be.an("object");
       expect(res.body.profile.first_name).to.equal(null);
     });
 
     it("clearing on a user without profile keeps profile null", async () => {
-      const created = await svc.request("POST", "/v1/users", { body: { phone: phone() } });
+      const created = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone() } });
       const res = await svc.request("PATCH", `/v1/users/${created.body.id}`, { body: { email: null } });
       expect(res.body.profile).to.equal(null);
     });
 
     it("400 invalid_json for a body that is not a JSON object", async () => {
-      const created = await svc.request("POST", "/v1/users", { body: { phone: phone() } });
+      const created = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone() } });
       expectError(await svc.request("PATCH", `/v1/users/${created.body.id}`, { rawBody: "[1]" }), 400, "invalid_request_error", "invalid_json");
     });
   });
@@ -160,9 +160,8 @@ describe("users API", () => {
     let key: string;
     let projectId: string;
     before(async () => {
-      const project = await svc.admin.createProject({ organizationId: svc.organizationId, name: "Flow" });
-      projectId = project.project!.id;
-      key = (await svc.admin.createApiKey({ projectId, livemode: false })).secret;
+      ({ projectId } = await createProject(svc, { organizationId: svc.organizationId }));
+      key = (await createKey(svc, projectId)).secret;
     });
 
     const publish = (modules: [string, boolean, boolean][], extra: { minAge?: number; allowedCountries?: string[] } = {}) =>
@@ -191,15 +190,15 @@ describe("users API", () => {
       expect(config.body.modules.email).to.deep.equal({ enabled: true, required: true });
 
       // Rule 1: a field of a disabled module (tagname is not listed, so disabled).
-      expectError(await svc.request("POST", "/v1/users", { key, body: { phone: phone(), email: "a@b.co", tagname: "abc" } }), 422, "invalid_request_error", "validation_error", "tagname");
+      expectError(await svc.request("POST", "/v1/users", { key, body: { phone: uniquePhone(), email: "a@b.co", tagname: "abc" } }), 422, "invalid_request_error", "validation_error", "tagname");
       // Rule 1: a required module missing.
-      expectError(await svc.request("POST", "/v1/users", { key, body: { phone: phone() } }), 422, "invalid_request_error", "validation_error", "email");
+      expectError(await svc.request("POST", "/v1/users", { key, body: { phone: uniquePhone() } }), 422, "invalid_request_error", "validation_error", "email");
       // min_age and allowed_countries are enforced.
       const seventeen = new Date();
       seventeen.setUTCFullYear(seventeen.getUTCFullYear() - 17);
-      expectError(await svc.request("POST", "/v1/users", { key, body: { phone: phone(), email: "a@b.co", birth_date: seventeen.toISOString().slice(0, 10) } }), 422, "invalid_request_error", "validation_error", "birth_date");
-      expectError(await svc.request("POST", "/v1/users", { key, body: { phone: phone(), email: "a@b.co", country: "US" } }), 422, "invalid_request_error", "validation_error", "country");
-      const ok = await svc.request("POST", "/v1/users", { key, body: { phone: phone(), email: "a@b.co", country: "fr", birth_date: "1990-05-05" } });
+      expectError(await svc.request("POST", "/v1/users", { key, body: { phone: uniquePhone(), email: "a@b.co", birth_date: seventeen.toISOString().slice(0, 10) } }), 422, "invalid_request_error", "validation_error", "birth_date");
+      expectError(await svc.request("POST", "/v1/users", { key, body: { phone: uniquePhone(), email: "a@b.co", country: "US" } }), 422, "invalid_request_error", "validation_error", "country");
+      const ok = await svc.request("POST", "/v1/users", { key, body: { phone: uniquePhone(), email: "a@b.co", country: "fr", birth_date: "1990-05-05" } });
       expect(ok.status, ok.text).to.equal(201);
       // Rule 2: null clears an optional field, but not a required one.
       expect((await svc.request("PATCH", `/v1/users/${ok.body.id}`, { key, body: { country: null } })).status).to.equal(200);

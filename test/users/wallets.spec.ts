@@ -2,14 +2,13 @@
 import { expect } from "chai";
 import { SimulatedCustodian } from "../../src/wallets/custodian.ts";
 import { eventually } from "../support/eventually.ts";
+import { uniquePhone } from "../support/phones.ts";
 import { startTestService, type TestService } from "../support/test-service.ts";
 
 
 describe("users: live wallet provisioning", () => {
   let svc: TestService;
   const custodian = new SimulatedCustodian();
-  let n = 0;
-  const phone = () => `+3361${String(2_000_000 + ++n)}`;
 
   before(async () => {
     svc = await startTestService({ custodian, timings: { walletRetryDelaysMs: [50, 50, 50, 50, 50], jobPollMs: 100 } });
@@ -22,14 +21,14 @@ describe("users: live wallet provisioning", () => {
 
   it("is ready at once when the custodian answers", async () => {
     const calls = custodian.calls;
-    const res = await svc.request("POST", "/v1/users", { key: svc.liveKey, body: { phone: phone() } });
+    const res = await svc.request("POST", "/v1/users", { key: svc.liveKey, body: { phone: uniquePhone() } });
     expect(res.body.wallet_status).to.equal("ready");
     expect(custodian.calls).to.equal(calls + 1);
   });
 
   it("is pending when the first attempt fails, then ready after a retry", async () => {
     custodian.failNext(2);
-    const res = await svc.request("POST", "/v1/users", { key: svc.liveKey, body: { phone: phone() } });
+    const res = await svc.request("POST", "/v1/users", { key: svc.liveKey, body: { phone: uniquePhone() } });
     expect(res.status).to.equal(201);
     expect(res.body.wallet_status).to.equal("pending");
     const later = await eventually(() => readUser(res.body.id), (r) => r.body.wallet_status !== "pending", 8000);
@@ -41,7 +40,7 @@ describe("users: live wallet provisioning", () => {
   it("is failed after the last retry fails", async () => {
     custodian.failNext(6); // the synchronous attempt and all five retries
     const calls = custodian.calls;
-    const res = await svc.request("POST", "/v1/users", { key: svc.liveKey, body: { phone: phone() } });
+    const res = await svc.request("POST", "/v1/users", { key: svc.liveKey, body: { phone: uniquePhone() } });
     expect(res.body.wallet_status).to.equal("pending");
     const later = await eventually(() => readUser(res.body.id), (r) => r.body.wallet_status === "failed", 8000);
     expect(later.body.wallet_status).to.equal("failed");
@@ -52,7 +51,7 @@ describe("users: live wallet provisioning", () => {
   });
 
   it("user.created shows the wallet as the creation response did", async () => {
-    const res = await svc.request("POST", "/v1/users", { key: svc.liveKey, body: { phone: phone() } });
+    const res = await svc.request("POST", "/v1/users", { key: svc.liveKey, body: { phone: uniquePhone() } });
     const events = await svc.request("GET", "/v1/events?type=user.created&limit=1", { key: svc.liveKey });
     expect(events.body.data[0].data.object).to.deep.equal(res.body);
   });

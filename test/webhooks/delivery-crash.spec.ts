@@ -2,6 +2,7 @@
 // it is killed with SIGKILL while a burst of deliveries is in flight, restarted, and every event logged must
 // then reach the receiver.
 import { expect } from "chai";
+import { uniquePhone } from "../support/phones.ts";
 import { freePort, startDatabaseProcess, startServiceProcess, type RunningProcess } from "../support/processes.ts";
 import { WebhookReceiver } from "./support/receiver.ts";
 
@@ -64,7 +65,7 @@ describe("webhook delivery across a crash (SIGKILL)", function () {
     await startService();
     expect((await call("POST", "/v1/webhook-endpoints", { url: receiver.url("/crash") })).status).to.equal(201);
     const created = await Promise.all(
-      Array.from({ length: BURST }, (_, i) => call("POST", "/v1/users", { phone: `+1415777${String(i).padStart(4, "0")}` })),
+      Array.from({ length: BURST }, () => call("POST", "/v1/users", { phone: uniquePhone() })),
     );
     expect(created.every((r) => r.status === 201)).to.equal(true);
     await receiver.waitUntil(() => answered.size >= BURST / 4, 10_000);

@@ -6,7 +6,6 @@ import { expectError } from "../support/errors.ts";
 import type { TestService } from "../support/test-service.ts";
 import {
   createEndpoint,
-  createOtherProject,
   createUser,
   publishKycApproved,
   sleep,
@@ -14,6 +13,7 @@ import {
   userCreatedEventId,
 } from "./support/fixtures.ts";
 import { eventually } from "../support/eventually.ts";
+import { createOtherProject } from "../support/tenancy.ts";
 import { WebhookReceiver } from "./support/receiver.ts";
 
 async function deliveriesOf(svc: TestService, endpointId: string, query = "", key?: string): Promise<any[]> {

@@ -2,7 +2,8 @@
 import { expect } from "chai";
 import { expectError } from "../support/errors.ts";
 import type { TestService } from "../support/test-service.ts";
-import { createEndpoint, createOtherProject, startWebhookTestService } from "./support/fixtures.ts";
+import { createOtherProject } from "../support/tenancy.ts";
+import { createEndpoint, startWebhookTestService } from "./support/fixtures.ts";
 import { FakeDns } from "./support/fake-dns.ts";
 
 const ENDPOINT_FIELDS = [

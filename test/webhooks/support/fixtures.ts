@@ -1,5 +1,6 @@
 // Small steps the webhook tests share: a service with a short retry schedule, endpoints, events, other tenants.
 import { expect } from "chai";
+import { uniquePhone } from "../../support/phones.ts";
 import { startTestService, type TestService, type TestServiceOptions } from "../../support/test-service.ts";
 
 /** Retries 50 ms apart and a 1 s attempt time-out, so a whole cycle of 7 attempts takes well under a second. */
@@ -11,14 +12,6 @@ export function startWebhookTestService(options: TestServiceOptions = {}): Promi
   });
 }
 
-let phoneCounter = 0;
-
-/** A unique phone number per call within the run. */
-export function nextPhone(): string {
-  phoneCounter += 1;
-  return `+1415${String(Date.now() % 1000).padStart(3, "0")}${String(phoneCounter).padStart(4, "0")}`;
-}
-
 export async function createEndpoint(svc: TestService, body: Record<string, unknown>, key?: string): Promise<any> {
   const response = await svc.request("POST", "/v1/webhook-endpoints", { body, ...(key ? { key } : {}) });
   expect(response.status, response.text).to.equal(201);
@@ -27,7 +20,7 @@ export async function createEndpoint(svc: TestService, body: Record<string, unkn
 
 /** Creates a user, which emits `user.created`; answers the user. */
 export async function createUser(svc: TestService, key?: string): Promise<any> {
-  const response = await svc.request("POST", "/v1/users", { body: { phone: nextPhone() }, ...(key ? { key } : {}) });
+  const response = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone() }, ...(key ? { key } : {}) });
   expect(response.status, response.text).to.equal(201);
   return response.body;
 }
@@ -50,16 +43,6 @@ export async function publishKycApproved(svc: TestService, userId: string, optio
     object: { object: "kyc", user_id: userId, status: "approved", livemode },
   });
   return event!.id;
-}
-
-/** A second organization and project with live access, and a sandbox and live key of it. */
-export async function createOtherProject(svc: TestService): Promise<{ projectId: string; sandboxKey: string; liveKey: string }> {
-  const { organization } = await svc.admin.createOrganization({ name: "Other organization" });
-  await svc.admin.updateOrganization({ id: organization!.id, liveEnabled: true });
-  const { project } = await svc.admin.createProject({ organizationId: organization!.id, name: "Other project" });
-  const sandbox = await svc.admin.createApiKey({ projectId: project!.id, livemode: false });
-  const live = await svc.admin.createApiKey({ projectId: project!.id, livemode: true });
-  return { projectId: project!.id, sandboxKey: sandbox.secret, liveKey: live.secret };
 }
 
 export function sleep(ms: number): Promise<void> {

@@ -6,6 +6,7 @@
  * Reserved (e.g. EU, UK, AC), user-assigned (AA, QM-QZ, XA-XZ incl. XK, ZZ) and withdrawn codes
  * (e.g. AN, CS, YU) are not assigned and are not listed.
  */
+// biome-ignore format: one line per initial letter, to check against the standard's table at a glance
 const ASSIGNED_COUNTRY_CODES: ReadonlySet<string> = new Set([
   "AD", "AE", "AF", "AG", "AI", "AL", "AM", "AO", "AQ", "AR", "AS", "AT", "AU", "AW", "AX", "AZ",
   "BA", "BB", "BD", "BE", "BF", "BG", "BH", "BI", "BJ", "BL", "BM", "BN", "BO", "BQ", "BR", "BS", "BT", "BV", "BW", "BY", "BZ",

@@ -97,7 +97,7 @@ describe("fuzz: generated requests to every REST route", function () {
           "APPLICATION/JSON", "application/json;", "application/json; charset=utf-16", "text/json", "application/x-www-form-urlencoded",
         ]);
       }
-      if (random() < 0.05) h["accept"] = "application/xml";
+      if (random() < 0.05) h.accept = "application/xml";
       return h;
     };
     const key = () => pick([svc.sandboxKey, svc.sandboxKey, svc.sandboxKey, svc.liveKey, null, "svc_test_short", "Basic abc", ""]);
@@ -120,7 +120,7 @@ describe("fuzz: generated requests to every REST route", function () {
     for (let i = 0; i < REQUESTS; i++) {
       const route = pick(routes);
       let path = route.pathTemplate.replace(/\{[a-z_]+\}/g, () => encodeURI(String(pick(ids))));
-      if (random() < 0.05) path = pick([path + "/", path.toUpperCase(), path.replace("/v1", "/v2"), `${path}/extra`, path.replace(/\//g, "//"), `${path}%`]);
+      if (random() < 0.05) path = pick([`${path}/`, path.toUpperCase(), path.replace("/v1", "/v2"), `${path}/extra`, path.replace(/\//g, "//"), `${path}%`]);
       if (route.httpMethod === "GET" && random() < 0.4) {
         path += `?${pick(["limit", "starting_after", "type", "status", "bogus", "limit[]"])}=${encodeURIComponent(String(pick([int(300) - 50, "abc", "", "user.created", "pending", "evt_nope"])))}`;
       }

@@ -54,7 +54,7 @@ class Receiver {
 const fixtures = new URL("../fixtures/webhooks/", import.meta.url);
 const BODY = '{"id":"0d1f","object":"event","type":"webhook.test","data":{"message":"héllo ✓"}}';
 const SVC_HEADERS = {
-  "Svc-Signature": "t=1750000000,v1=" + "ab".repeat(32),
+  "Svc-Signature": `t=1750000000,v1=${"ab".repeat(32)}`,
   "Svc-Event-Id": "0d1f",
   "Svc-Event-Type": "webhook.test",
   "Svc-Delivery-Attempt": "1",

@@ -168,7 +168,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     cacheMs: config.authCacheMs,
   });
   const gate = new RequestGate(authenticator, new RateLimiter(repositories.rateLimits, clock), config.rateLimit);
-  const idempotency = new IdempotencyGuard(repositories.idempotency, clock);
+  const idempotency = new IdempotencyGuard(repositories.idempotency, clock, config.idempotencyLockMs);
   const role = config.role;
   const replicaSet = await isReplicaSet(database);
   const jobs = new JobQueue(database.db, {
@@ -217,6 +217,14 @@ export async function createApp(options: AppOptions): Promise<App> {
   const settings = new TenantSettings(repositories.projects, repositories.signupFlows, clock, config.settingsCacheMs);
   const lifecycle = new UserLifecycle(repositories.users, relay, clock, backgroundError);
 
+  const webhookEndpoints = new WebhookEndpointsServiceImpl({
+    endpoints: repositories.webhookEndpoints,
+    deliveries: repositories.webhookDeliveries,
+    events: repositories.events,
+    clock,
+    send: webhookSend,
+    dispatch: (id) => webhooks.dispatch(id),
+  });
   const services: RegisteredService[] = [
     {
       service: UsersService,
@@ -227,14 +235,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     {
       service: WebhookEndpointsService,
       visibility: "public",
-      implementation: new WebhookEndpointsServiceImpl({
-        endpoints: repositories.webhookEndpoints,
-        deliveries: repositories.webhookDeliveries,
-        events: repositories.events,
-        clock,
-        send: webhookSend,
-        dispatch: (id) => webhooks.dispatch(id),
-      }),
+      implementation: webhookEndpoints,
+      replays: { createWebhookEndpoint: (response, context) => webhookEndpoints.replayedCreation(response, context) },
     },
     {
       service: AdminService,
@@ -245,7 +247,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const registry = new ServiceRegistry(services);
   const observed = observabilityInterceptor(metrics, logger);
   const pipeline = new CallPipeline(gate, idempotency, (error, requestId) => logger.error({ err: error, request_id: requestId }, "unexpected failure"));
-  const publicInterceptors = [observed, publicInterceptor(pipeline)];
+  const publicInterceptors = [observed, publicInterceptor(pipeline, registry)];
   const adminInterceptors = [observed, adminInterceptor(options.adminToken)];
   const interceptorsFor = (s: RegisteredService): Interceptor[] => (s.visibility === "public" ? publicInterceptors : adminInterceptors);
 

@@ -58,6 +58,8 @@ export interface Config {
   walletRetrySchedule: number[];
   /** How long a draining process lets running requests finish. */
   shutdownGraceMs: number;
+  /** How long a request holding an Idempotency-Key keeps it before a retry may take it over (its process died). */
+  idempotencyLockMs: number;
 }
 
 export class ConfigError extends Error {
@@ -179,5 +181,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     walletSyncBudgetMs: integer(env, "SVC_WALLET_SYNC_BUDGET_MS", 2000, 0, 60_000),
     walletRetrySchedule: durations(env, "SVC_WALLET_RETRY_SCHEDULE", "10s,1m,5m,30m,2h", { min: 1, max: 20 }),
     shutdownGraceMs: integer(env, "SVC_SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
+    idempotencyLockMs: integer(env, "SVC_IDEMPOTENCY_LOCK_MS", 30_000, 1000, 3_600_000),
   };
 }

@@ -3,12 +3,13 @@ import { createHash } from "node:crypto";
 import type { Clock } from "../domain/clock.ts";
 import { svcError } from "../domain/errors.ts";
 import type { IdempotencyRepository, StoredResponse } from "../store/idempotency-repository.ts";
+import type { CreationReservation } from "./creation-reservation.ts";
 import type { Principal } from "./principal.ts";
 
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
-/** A running request whose process died frees its key after this. */
-const RUNNING_LOCK_MS = 30_000;
+/** A running request whose process died frees its key after this, by default. */
+export const DEFAULT_RUNNING_LOCK_MS = 30_000;
 
 export type Transport = "rest" | "rpc";
 
@@ -16,12 +17,15 @@ export interface IdempotencyClaim {
   recordId: string;
   /** Set when a response is already stored: replay it instead of running the call. */
   replay: StoredResponse | null;
+  /** For a call that runs: the seed of its reserved ids, and whether an earlier run died holding the key. */
+  reservation: CreationReservation | null;
 }
 
 export class IdempotencyGuard {
   constructor(
     private readonly records: IdempotencyRepository,
     private readonly clock: Clock,
+    private readonly lockMs: number = DEFAULT_RUNNING_LOCK_MS,
   ) {}
 
   /** 1 to 255 visible ASCII characters, else 400 `idempotency_key_invalid`. */
@@ -50,14 +54,14 @@ export class IdempotencyGuard {
     const recordId = `${transport}|${principal.projectId}|${environment}|${key}`;
     const begun = await this.records.begin(recordId, fingerprint, {
       now: this.clock(),
-      lockMs: RUNNING_LOCK_MS,
+      lockMs: this.lockMs,
       retentionMs: IDEMPOTENCY_RETENTION_MS,
     });
     switch (begun.outcome) {
       case "started":
-        return { recordId, replay: null };
+        return { recordId, replay: null, reservation: { seed: begun.seed, resumed: begun.resumed } };
       case "completed":
-        return { recordId, replay: begun.response };
+        return { recordId, replay: begun.response, reservation: null };
       case "mismatch":
         throw svcError("idempotency_key_reuse");
       case "in_progress":
@@ -65,9 +69,14 @@ export class IdempotencyGuard {
     }
   }
 
-  /** Stores the response if it is replayable, else frees the key for a retry. */
+  /**
+   * Stores the response if it is replayable. A refusal frees the key for a corrected retry. After a failure
+   * (5xx) the operation may have written part of its work, so the key stays claimed with its seed and is free
+   * to be taken over at once: the retry resumes (finds what was written) instead of conflicting with it.
+   */
   async settle(recordId: string, response: StoredResponse): Promise<void> {
     if (IdempotencyGuard.isReplayable(response.status)) await this.records.complete(recordId, response);
+    else if (response.status >= 500) await this.records.abandon(recordId, this.clock());
     else await this.records.release(recordId);
   }
 }

@@ -7,21 +7,41 @@ export interface RegisteredService {
   implementation: object;
   /** Public services take API keys; the others (AdminService) take the admin token. */
   visibility: "public" | "internal";
+  /**
+   * By method local name: what a replayed answer becomes when part of it may no longer be true (a signing
+   * secret since rotated must not be shown again). Methods without one replay their stored answer as it is.
+   */
+  replays?: Record<string, ReplayRefresh>;
 }
+
+/** Turns a stored answer into the one to replay now, in the caller's context. */
+export type ReplayRefresh = (response: never, context: HandlerContext) => Promise<Message>;
 
 type UnaryMethod = (request: Message, context: HandlerContext) => Promise<unknown> | unknown;
 
 export class ServiceRegistry {
   private readonly methods = new Map<DescMethod, UnaryMethod>();
+  private readonly replays = new Map<DescMethod, ReplayRefresh>();
 
   constructor(readonly services: readonly RegisteredService[]) {
-    for (const { service, implementation } of services) {
+    for (const { service, implementation, replays } of services) {
+      for (const [name, refresh] of Object.entries(replays ?? {})) {
+        const method = service.methods.find((m) => m.localName === name);
+        if (!method) throw new Error(`${service.typeName} has no method ${name} to refresh replays of`);
+        this.replays.set(method, refresh);
+      }
       for (const method of service.methods) {
         const fn = (implementation as Record<string, unknown>)[method.localName];
         if (typeof fn !== "function") throw new Error(`${service.typeName}.${method.name} is not implemented`);
         this.methods.set(method, fn.bind(implementation) as UnaryMethod);
       }
     }
+  }
+
+  /** The answer to replay for a stored one of `method`. */
+  async refreshReplay(method: DescMethod, response: Message, context: HandlerContext): Promise<Message> {
+    const refresh = this.replays.get(method);
+    return refresh ? refresh(response as never, context) : response;
   }
 
   publicServices(): DescService[] {

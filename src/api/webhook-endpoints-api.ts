@@ -16,7 +16,7 @@ export const webhookEndpointsApi = describeService(WebhookEndpointsService, {
       summary: "Create a webhook endpoint",
       description: `At most ${MAX_WEBHOOK_ENDPOINTS} endpoints per project and environment; the URL is unique among them.`,
       tag: ENDPOINTS,
-      success: { schema: "WebhookEndpointWithSecret", description: "The endpoint with its signing secret, shown this once." },
+      success: { schema: "CreatedWebhookEndpoint", description: "The endpoint with its signing secret, shown this once." },
       requestBody: { schema: "CreateWebhookEndpointRequest", required: true },
       errors: ["invalid_webhook_url", "webhook_endpoint_exists", "webhook_endpoint_limit"],
     },

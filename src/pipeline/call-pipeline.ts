@@ -5,6 +5,7 @@
 import type { DescMethod } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { IdempotencyGuard, type Transport } from "../access/idempotency-guard.ts";
+import type { CreationReservation } from "../access/creation-reservation.ts";
 import type { Principal } from "../access/principal.ts";
 import type { RequestGate } from "../access/request-gate.ts";
 import { describeError, svcError, type DescribedError } from "../domain/errors.ts";
@@ -40,13 +41,14 @@ export interface CallHandler<R> {
    * the request for its Idempotency-Key (method, route, body).
    */
   prepare(): (string | Uint8Array)[];
-  execute(principal: Principal): Promise<R>;
+  /** Runs the method; `reservation` is set when the call carries an Idempotency-Key. */
+  execute(principal: Principal, reservation: CreationReservation | null): Promise<R>;
   /** The stored form of a successful answer. */
   store(result: R): { status: number; body: unknown };
   /** The stored form of a refusal the method answered. */
   storeError(described: DescribedError, requestId: string): { status: number; body: unknown };
   /** The answer to give for a stored one (may throw the stored error). */
-  replay(stored: StoredResponse): R;
+  replay(stored: StoredResponse, principal: Principal): R | Promise<R>;
 }
 
 /** A refused call: the service's error, what it means, and every header its answer carries. */
@@ -135,7 +137,7 @@ export class CallPipeline {
     const principal = admission.principal!;
     const identity = handler.prepare();
     const key = call.idempotencyKey;
-    if (key == null || !call.takesIdempotencyKey) return handler.execute(principal);
+    if (key == null || !call.takesIdempotencyKey) return handler.execute(principal, null);
 
     const fingerprint = IdempotencyGuard.fingerprint(...identity);
     const claim = await this.idempotency.claim(principal, call.transport, key, fingerprint);
@@ -143,11 +145,11 @@ export class CallPipeline {
       // The original request id replaces this call's, so the replay is the same answer throughout.
       call.headers[REQUEST_ID_HEADER] = claim.replay.request_id;
       call.headers[REPLAYED_HEADER] = "true";
-      return handler.replay(claim.replay);
+      return await handler.replay(claim.replay, principal);
     }
     let result: R;
     try {
-      result = await handler.execute(principal);
+      result = await handler.execute(principal, claim.reservation);
     } catch (error) {
       const described = describeError(error);
       await this.idempotency.settle(claim.recordId, { ...handler.storeError(described, call.requestId), request_id: call.requestId });

@@ -2,8 +2,10 @@
 // the same steps for every transport, and to the same service method gRPC callers reach.
 // Order of checks: route, body size, authentication, version header, rate limit, JSON (media type, UTF-8,
 // syntax), idempotency key, validation, then the method's own lookups and conflicts.
+import { fromBinary, toBinary, type Message } from "@bufbuild/protobuf";
 import { createContextValues, createHandlerContext } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { creationReservationKey, type CreationReservation } from "../access/creation-reservation.ts";
 import { principalKey, type Principal } from "../access/principal.ts";
 import type { DescribedMethod } from "../api/method-description.ts";
 import type { ServiceRegistry } from "../api/service-registry.ts";
@@ -27,6 +29,8 @@ export interface RestGatewayOptions {
 interface RestAnswer {
   status: number;
   body: unknown;
+  /** The method's own answer, when it ran or was replayed without error. */
+  message?: Message;
 }
 
 function requestPath(request: FastifyRequest): string {
@@ -60,20 +64,29 @@ export async function restGateway(app: FastifyInstance, options: RestGatewayOpti
       takesIdempotencyKey: described.takesIdempotencyKey,
     });
     let body: Record<string, unknown> | undefined;
+    const output = described.method.output;
     const answer = await pipeline.run<RestAnswer>(call, {
-        prepare: () => {
-          checkJsonBodyEncoding(headerValue(request, "content-type"), request.body as Buffer | undefined);
-          body = parseJsonObjectBody(request.body as Buffer | undefined);
-          return [described.route.httpMethod, path, canonicalJson(body ?? {})];
-        },
-        execute: async (principal) => {
-          const message = decodeRestRequest(described.route, { params, query: request.query as Record<string, string>, body }, described.nullMeaning);
-          const result = await registry.invoke(described.method, message, handlerContext(described, request, principal));
-          return { status: described.status, body: described.present(result, path) };
-        },
-        store: (result) => result,
-        storeError: (error, requestId) => ({ status: error.definition.status, body: errorEnvelope(error, requestId) }),
-      replay: (stored) => ({ status: stored.status, body: stored.body }),
+      prepare: () => {
+        checkJsonBodyEncoding(headerValue(request, "content-type"), request.body as Buffer | undefined);
+        body = parseJsonObjectBody(request.body as Buffer | undefined);
+        return [described.route.httpMethod, path, canonicalJson(body ?? {})];
+      },
+      execute: async (principal, reservation) => {
+        const message = decodeRestRequest(described.route, { params, query: request.query as Record<string, string>, body }, described.nullMeaning);
+        const result = await registry.invoke(described.method, message, handlerContext(described, request, principal, reservation));
+        return { status: described.status, body: described.present(result, path), message: result };
+      },
+      // Answers are stored as the method's message and presented again on replay, so a replay can be brought
+      // up to date (ServiceRegistry.refreshReplay); refusals as their envelope, with the original request id.
+      // Only answers of a run are stored, and a run always has its message.
+      store: (result) => ({ status: result.status, body: { message: Buffer.from(toBinary(output, result.message!)).toString("base64") } }),
+      storeError: (error, requestId) => ({ status: error.definition.status, body: errorEnvelope(error, requestId) }),
+      replay: async (stored, principal) => {
+        if (stored.status >= 400) return { status: stored.status, body: stored.body };
+        const storedMessage = fromBinary(output, Buffer.from((stored.body as { message: string }).message, "base64"));
+        const current = await registry.refreshReplay(described.method, storedMessage, handlerContext(described, request, principal, null));
+        return { status: stored.status, body: described.present(current, path) };
+      },
     });
     return reply.code(answer.status).headers(call.headers).send(answer.body);
   }
@@ -87,7 +100,7 @@ export async function restGateway(app: FastifyInstance, options: RestGatewayOpti
   }
 }
 
-function handlerContext(described: DescribedMethod, request: FastifyRequest, principal: Principal) {
+function handlerContext(described: DescribedMethod, request: FastifyRequest, principal: Principal, reservation: CreationReservation | null) {
   return createHandlerContext({
     service: described.service,
     method: described.method,
@@ -97,6 +110,6 @@ function handlerContext(described: DescribedMethod, request: FastifyRequest, pri
     requestHeader: Object.entries(request.headers).flatMap(([name, value]) =>
       value === undefined ? [] : [[name, Array.isArray(value) ? value.join(", ") : value] as [string, string]],
     ),
-    contextValues: createContextValues().set(principalKey, principal),
+    contextValues: createContextValues().set(principalKey, principal).set(creationReservationKey, reservation),
   });
 }

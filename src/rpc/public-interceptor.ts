@@ -1,9 +1,11 @@
 // Connect, gRPC-Web and gRPC calls of the public services: a thin adapter from the RPC request to the call
 // pipeline (the same steps as REST), storing and replaying the response message for idempotent calls.
 import { create, fromBinary, toBinary, type Message } from "@bufbuild/protobuf";
-import type { Interceptor, UnaryRequest, UnaryResponse } from "@connectrpc/connect";
+import { createHandlerContext, type Interceptor, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
+import { creationReservationKey } from "../access/creation-reservation.ts";
 import { principalKey } from "../access/principal.ts";
 import { describedMethod } from "../api/public-api.ts";
+import type { ServiceRegistry } from "../api/service-registry.ts";
 import { svcError } from "../domain/errors.ts";
 import { CallFailure, type CallPipeline } from "../pipeline/call-pipeline.ts";
 import { checkMessageText } from "./message-text.ts";
@@ -38,7 +40,20 @@ function withHeaders(headers: Headers, values: Record<string, string>): void {
   for (const [name, value] of Object.entries(values)) headers.set(name, value);
 }
 
-export function publicInterceptor(pipeline: CallPipeline): Interceptor {
+/** The context a service sees, for work done outside its methods (bringing a replay up to date). */
+function handlerContextOf(request: UnaryRequest) {
+  return createHandlerContext({
+    service: request.service,
+    method: request.method,
+    protocolName: "rpc",
+    requestMethod: request.requestMethod,
+    url: request.url,
+    requestHeader: request.header,
+    contextValues: request.contextValues,
+  });
+}
+
+export function publicInterceptor(pipeline: CallPipeline, registry: ServiceRegistry): Interceptor {
   return (next) => async (request) => {
     if (request.stream) throw svcError("route_not_found", "Streaming methods are not served.");
     const call = pipeline.newCall({
@@ -55,10 +70,10 @@ export function publicInterceptor(pipeline: CallPipeline): Interceptor {
     try {
       const response = await pipeline.run<UnaryResponse>(call, {
         prepare: () => [request.method.parent.typeName, request.method.name, toBinary(request.method.input, request.message)],
-        execute: async (principal) => {
+        execute: async (principal, reservation) => {
           // The REST decoder applies the same rule to the JSON it decodes.
           checkMessageText(request.method.input, request.message);
-          request.contextValues.set(principalKey, principal);
+          request.contextValues.set(principalKey, principal).set(creationReservationKey, reservation);
           return (await next(request)) as UnaryResponse;
         },
         store: (response) => ({
@@ -73,13 +88,15 @@ export function publicInterceptor(pipeline: CallPipeline): Interceptor {
             error: { code: error.code, message: error.message, ...(error.param !== undefined ? { param: error.param } : {}), metadata: error.metadata },
           } satisfies StoredRpcAnswer,
         }),
-        replay: (stored) => {
+        replay: async (stored, principal) => {
           const answer = stored.body as StoredRpcAnswer;
           if (answer.error) {
             const { code, message, param, metadata } = answer.error;
             throw svcError(code as never, message, { ...(param !== undefined ? { param } : {}), metadata });
           }
-          return replayedResponse(request, fromBinary(output, Buffer.from(answer.message ?? "", "base64")));
+          request.contextValues.set(principalKey, principal);
+          const storedMessage = fromBinary(output, Buffer.from(answer.message ?? "", "base64"));
+          return replayedResponse(request, await registry.refreshReplay(request.method, storedMessage, handlerContextOf(request)));
         },
       });
       withHeaders(response.header, call.headers);

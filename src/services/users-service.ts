@@ -26,7 +26,10 @@ import type { StoredProfile, UserDocument, UserRepository } from "../store/user-
 import type { WalletProvisioner } from "../wallets/wallet-provisioner.ts";
 import type { EventRelay } from "../events/event-relay.ts";
 import { pageInMemory, pageSize } from "./pagination.ts";
+import { reservationOf } from "../access/creation-reservation.ts";
 import { tenantOf } from "../access/principal.ts";
+import { reservedUserId } from "../domain/reserved-ids.ts";
+import type { TenantScope } from "../domain/tenant-scope.ts";
 import type { TenantSettings } from "./tenant-settings.ts";
 import { profileMessage, signupConfigMessage, userMessage, walletMessages } from "../messages/user-messages.ts";
 import { userEvent, type UserEventType } from "../events/event-factory.ts";
@@ -88,6 +91,9 @@ function applyProfile(current: StoredProfile | null, values: ProfileValues, now:
   return stores ? ({ ...next, updated_at: now } as StoredProfile) : null;
 }
 
+/** Ids drawn again after one is found taken (about one chance in 900 million per existing user). */
+const MAX_ID_DRAWS = 5;
+
 /**
  * A new user with its `user.created` event in its own outbox: the event is written in the same document write as
  * the user, so it cannot be lost, nor exist without its user.
@@ -116,10 +122,20 @@ export class UsersServiceImpl implements ServiceImpl<typeof UsersService> {
       flow,
       now,
     );
+    const reservation = reservationOf(context);
+    if (reservation?.resumed) {
+      // The first run of this request died after claiming its key: answer what it created, if it got that far.
+      const earlier = await this.findEarlierCreation(scope, reservation.seed, values.phone);
+      if (earlier) {
+        await this.deps.relay.relayUserOutbox(earlier).catch(this.deps.onBackgroundError);
+        return create(CreateUserResponseSchema, { user: userMessage(earlier) });
+      }
+    }
+    const idFor = (attempt: number) => (reservation ? reservedUserId(reservation.seed, attempt) : newUserId());
     const liveWallets = scope.livemode ? (await this.deps.settings.project(scope.projectId))?.live_wallets_enabled ?? false : false;
     const profile = applyProfile(null, values.profile, now);
     let user: UserDocument = withCreatedEvent({
-      _id: newUserId(),
+      _id: idFor(0),
       project_id: scope.projectId,
       livemode: scope.livemode,
       phone: values.phone,
@@ -137,7 +153,7 @@ export class UsersServiceImpl implements ServiceImpl<typeof UsersService> {
       outbox: [],
       updated_at: now,
     });
-    user = await this.insertWithFreshId(user);
+    user = await this.insertWithFreshId(user, idFor);
     if (user.wallet_status === "pending") user = await this.recordCreationWallet(user);
     await this.deps.relay.relayUserOutbox(user).catch(this.deps.onBackgroundError);
     return create(CreateUserResponseSchema, { user: userMessage(user) });
@@ -221,7 +237,20 @@ export class UsersServiceImpl implements ServiceImpl<typeof UsersService> {
     return user;
   }
 
-  private async insertWithFreshId(user: UserDocument): Promise<UserDocument> {
+  /**
+   * The user an earlier run of this idempotent creation inserted under its reserved ids, if any: the ids are
+   * tried in the order that run drew them, and one taken by another user (another phone) is passed over.
+   */
+  private async findEarlierCreation(scope: TenantScope, seed: string, phone: string): Promise<UserDocument | null> {
+    for (let attempt = 0; attempt <= MAX_ID_DRAWS; attempt++) {
+      const user = await this.deps.users.find(scope, reservedUserId(seed, attempt));
+      if (!user) return null;
+      if (user.phone === phone) return user;
+    }
+    return null;
+  }
+
+  private async insertWithFreshId(user: UserDocument, idFor: (attempt: number) => string): Promise<UserDocument> {
     for (let attempt = 0; ; attempt++) {
       try {
         await this.deps.users.insert(user);
@@ -230,8 +259,8 @@ export class UsersServiceImpl implements ServiceImpl<typeof UsersService> {
         const conflict = conflictOf(error);
         if (conflict) throw conflict;
         // A random id already taken (about one chance in 900 million per existing user): draw again.
-        if (!(error instanceof UniqueConflict) || error.field !== "id" || attempt >= 5) throw error;
-        user = withCreatedEvent({ ...user, _id: newUserId() });
+        if (!(error instanceof UniqueConflict) || error.field !== "id" || attempt >= MAX_ID_DRAWS) throw error;
+        user = withCreatedEvent({ ...user, _id: idFor(attempt + 1) });
       }
     }
   }

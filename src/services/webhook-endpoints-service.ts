@@ -13,6 +13,8 @@ import {
   RotateWebhookEndpointSecretResponseSchema,
   TestWebhookEndpointResponseSchema,
   UpdateWebhookEndpointResponseSchema,
+  WebhookEndpointSchema,
+  type CreateWebhookEndpointResponse,
   WebhookEndpointsService,
   type CreateWebhookEndpointRequest,
   type DeleteWebhookEndpointRequest,
@@ -46,7 +48,9 @@ import { assertResolvableHostAllowed } from "../webhooks/address-vetting.ts";
 import { settleDeliveriesOfDisabledEndpoint } from "../webhooks/endpoint-disabling.ts";
 import { sendSignedEvent, type SendSettings } from "../webhooks/signed-request.ts";
 import { cursorRecord, pageSize } from "./pagination.ts";
+import { reservationOf } from "../access/creation-reservation.ts";
 import { tenantOf } from "../access/principal.ts";
+import { reservedUuid } from "../domain/reserved-ids.ts";
 import { deliveryMessage, endpointMessage, testMessage } from "../messages/webhook-messages.ts";
 
 
@@ -79,10 +83,18 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
     const eventTypes = checkEventTypes(request.eventTypes.length > 0 ? request.eventTypes : DEFAULT_EVENT_TYPES);
     const description = checkDescription(request.description ?? "");
     const url = await this.checkUrl(request.url, scope.livemode);
-    if ((await this.deps.endpoints.count(scope)) >= MAX_WEBHOOK_ENDPOINTS) throw svcError("webhook_endpoint_limit");
     const now = this.deps.clock();
+    const reservation = reservationOf(context);
+    const id = reservation ? reservedUuid(reservation.seed, "webhook_endpoint") : newUuid();
+    if (reservation?.resumed) {
+      // The first run of this request died after claiming its key: answer what it created, if it got that far.
+      // Its client never saw the secret, so it is shown now.
+      const earlier = await this.deps.endpoints.find(scope, id);
+      if (earlier) return create(CreateWebhookEndpointResponseSchema, { webhookEndpoint: endpointMessage(earlier, now, { withSecret: true }) });
+    }
+    if ((await this.deps.endpoints.count(scope)) >= MAX_WEBHOOK_ENDPOINTS) throw svcError("webhook_endpoint_limit");
     const endpoint: WebhookEndpointDocument = {
-      _id: newUuid(),
+      _id: id,
       project_id: scope.projectId,
       livemode: scope.livemode,
       url,
@@ -105,6 +117,20 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
       throw svcError("webhook_endpoint_limit");
     }
     return create(CreateWebhookEndpointResponseSchema, { webhookEndpoint: endpointMessage(endpoint, now, { withSecret: true }) });
+  }
+
+  /**
+   * A replayed creation shows the signing secret only while it still signs: after a rotation the endpoint is
+   * answered as a retrieval shows it, and after a deletion without its secret.
+   */
+  async replayedCreation(response: CreateWebhookEndpointResponse, context: HandlerContext): Promise<CreateWebhookEndpointResponse> {
+    const created = response.webhookEndpoint;
+    if (!created) return response;
+    const now = this.deps.clock();
+    const current = await this.deps.endpoints.find(tenantOf(context), created.id);
+    if (current?.secret === created.secret) return response;
+    const webhookEndpoint = current ? endpointMessage(current, now) : create(WebhookEndpointSchema, { ...created, secret: undefined });
+    return create(CreateWebhookEndpointResponseSchema, { webhookEndpoint });
   }
 
   async listWebhookEndpoints(request: ListWebhookEndpointsRequest, context: HandlerContext) {

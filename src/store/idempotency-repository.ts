@@ -1,4 +1,5 @@
 // Idempotency records: the first completed response to a key, replayed for 24 hours.
+import { randomBytes } from "node:crypto";
 import type { Collection, Db } from "mongodb";
 import { batchedInsert, batchedUpdate, throwDocumentError } from "./write-batcher.ts";
 
@@ -12,6 +13,11 @@ export interface StoredResponse {
 interface IdempotencyDocument {
   _id: string;
   fingerprint: string;
+  /**
+   * Random bytes drawn when the key is first claimed, kept by whoever takes the claim over: the ids a creation
+   * gives its new objects derive from it, so a retry after a crash finds what the first run wrote.
+   */
+  seed?: string;
   state: "running" | "completed";
   /** A running request whose holder crashed may be taken over after this. */
   locked_until: Date;
@@ -21,7 +27,8 @@ interface IdempotencyDocument {
 }
 
 export type IdempotencyBegin =
-  | { outcome: "started" }
+  /** `resumed`: an earlier run holding the key died; it may have written part of its work. */
+  | { outcome: "started"; seed: string; resumed: boolean }
   | { outcome: "in_progress" }
   | { outcome: "mismatch" }
   | { outcome: "completed"; response: StoredResponse };
@@ -54,9 +61,11 @@ export class IdempotencyRepository {
    */
   async begin(id: string, fingerprint: string, times: IdempotencyTimes): Promise<IdempotencyBegin> {
     const { now, lockMs, retentionMs } = times;
+    const seed = randomBytes(16).toString("base64url");
     const fresh = (): IdempotencyDocument => ({
       _id: id,
       fingerprint,
+      seed,
       state: "running",
       locked_until: new Date(now.getTime() + lockMs),
       response: null,
@@ -65,7 +74,7 @@ export class IdempotencyRepository {
     });
     for (let attempt = 0; attempt < 5; attempt++) {
       const error = await this.insert(fresh());
-      if (error === null) return { outcome: "started" };
+      if (error === null) return { outcome: "started", seed, resumed: false };
       if (error.code !== 11000) throwDocumentError(error);
       const existing = await this.collection.findOne({ _id: id });
       if (!existing) continue; // expired or abandoned in between: claim it again
@@ -75,7 +84,7 @@ export class IdempotencyRepository {
           { _id: id, expires_at: existing.expires_at },
           fresh(),
         );
-        if (replaced) return { outcome: "started" };
+        if (replaced) return { outcome: "started", seed, resumed: false };
         continue;
       }
       if (existing.fingerprint !== fingerprint) return { outcome: "mismatch" };
@@ -83,11 +92,13 @@ export class IdempotencyRepository {
         return { outcome: "completed", response: existing.response };
       }
       if (existing.locked_until <= now) {
+        // The run holding the key died: take it over with its seed (a record from before seeds gets one).
+        const kept = existing.seed ?? seed;
         const taken = await this.collection.findOneAndUpdate(
           { _id: id, state: "running", locked_until: existing.locked_until },
-          { $set: { locked_until: new Date(now.getTime() + lockMs) } },
+          { $set: { locked_until: new Date(now.getTime() + lockMs), seed: kept } },
         );
-        if (taken) return { outcome: "started" };
+        if (taken) return { outcome: "started", seed: kept, resumed: true };
         continue;
       }
       return { outcome: "in_progress" };
@@ -100,7 +111,12 @@ export class IdempotencyRepository {
     if (error) throwDocumentError(error);
   }
 
-  /** Frees the key after a response that must not be stored (5xx, 429, 401, 403). */
+  /** Leaves a running claim for the next request with the key to take over at once, seed and all. */
+  async abandon(id: string, now: Date): Promise<void> {
+    await this.collection.updateOne({ _id: id, state: "running" }, { $set: { locked_until: now } });
+  }
+
+  /** Frees the key after a refusal that must not be stored. */
   async release(id: string): Promise<void> {
     await this.collection.deleteOne({ _id: id, state: "running" });
   }

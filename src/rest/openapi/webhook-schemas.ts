@@ -75,6 +75,18 @@ export const webhookSchemas: Record<string, JsonSchema> = {
     },
     { description: "A webhook endpoint with its signing secret: the answer of creation and of secret rotation." },
   ),
+  CreatedWebhookEndpoint: closedObject(
+    {
+      ...endpointProperties,
+      secret: { type: "string", pattern: "^whsec_[A-Za-z0-9]{32}$", description: "The signing secret (the whole string is the HMAC key)." },
+    },
+    {
+      required: Object.keys(endpointProperties),
+      description:
+        "The answer of creation: the endpoint with its signing secret. A replay of the creation (same Idempotency-Key) shows the " +
+        "secret only while it still signs; after a rotation it answers the endpoint as a retrieval does, after a deletion without the secret.",
+    },
+  ),
   WebhookEndpointList: listOf("WebhookEndpoint", "Webhook endpoints of the key's project and environment."),
   DeletedWebhookEndpoint: closedObject({
     id: { type: "string", format: "uuid" },

@@ -79,7 +79,14 @@ function decodeScalar(field: DescField & { scalar: ScalarType }, value: unknown,
   }
 }
 
-function decodeObject(message: DescMessage, json: Record<string, unknown>, prefix: string, nullMeans: NullMeaning, skip: readonly string[] = []): { init: Init; present: string[] } {
+function decodeObject(
+  message: DescMessage,
+  json: Record<string, unknown>,
+  prefix: string,
+  nullMeans: NullMeaning,
+  skip: readonly string[] = [],
+  refuseEmptyLists = false,
+): { init: Init; present: string[] } {
   const init: Init = {};
   const present: string[] = [];
   for (const [key, value] of Object.entries(json)) {
@@ -89,6 +96,10 @@ function decodeObject(message: DescMessage, json: Record<string, unknown>, prefi
       throw validationError(param, `Unknown parameter: ${param}.`);
     }
     present.push(key);
+    if (refuseEmptyLists && field.fieldKind === "list" && Array.isArray(value) && value.length === 0) {
+      // A message cannot carry an empty list apart from a missing one, and missing means the default.
+      throw validationError(param, `${param} must not be empty; leave it out for the default.`);
+    }
     if (value === null) {
       if (nullMeans === "invalid") wrongType(param, field);
       continue; // absent, or cleared through the field mask
@@ -159,7 +170,7 @@ export function decodeRestRequest(route: RestRoute, input: RestInput, nullMeans:
   const stray = Object.keys(input.query).find((name) => input.query[name] !== undefined);
   if (stray !== undefined) throw validationError(stray, `Unknown parameter: ${stray}.`);
   if (route.body === "*") {
-    Object.assign(init, decodeObject(schema, input.body ?? {}, "", nullMeans, route.pathParams).init);
+    Object.assign(init, decodeObject(schema, input.body ?? {}, "", nullMeans, route.pathParams, true).init);
   } else {
     // A PATCH body: the keys sent become the update mask (AIP-134), so null can clear a field.
     const bodyField = fieldNamed(schema, route.body)!;

@@ -111,6 +111,11 @@ describe("webhook endpoint routes", () => {
       await svc.request("PATCH", `/v1/webhook-endpoints/${endpoint.id}`, { body: { event_types: [] } }),
       422, "invalid_request_error", "validation_error", "event_types",
     );
+    // On creation too: an empty list would otherwise subscribe to everything.
+    expectError(
+      await svc.request("POST", "/v1/webhook-endpoints", { body: { url: "https://hooks.example.com/empty-types", event_types: [] } }),
+      422, "invalid_request_error", "validation_error", "event_types",
+    );
     expectError(
       await svc.request("PATCH", `/v1/webhook-endpoints/${endpoint.id}`, { body: { secret: "whsec_x" } }),
       422, "invalid_request_error", "validation_error", "secret",

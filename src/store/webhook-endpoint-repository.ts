@@ -76,9 +76,12 @@ export class WebhookEndpointRepository {
     return this.collection.countDocuments({ project_id: scope.projectId, livemode: scope.livemode });
   }
 
-  /** The enabled endpoints of a scope: the candidates of a fan-out. */
-  findEnabled(scope: TenantScope): Promise<WebhookEndpointDocument[]> {
-    return this.collection.find({ project_id: scope.projectId, livemode: scope.livemode, enabled: true }).toArray();
+  /**
+   * Every endpoint of a scope, enabled or not: the candidates of a fan-out (a disabled endpoint still gets a
+   * record of each event it subscribes to, settled as failed).
+   */
+  findInScope(scope: TenantScope): Promise<WebhookEndpointDocument[]> {
+    return this.collection.find({ project_id: scope.projectId, livemode: scope.livemode }).toArray();
   }
 
   /** Newest first; `after` is the endpoint the page starts after. */

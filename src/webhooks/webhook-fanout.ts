@@ -1,6 +1,8 @@
-// The EventFanout of webhooks: one delivery record per (event, matching enabled endpoint of the event's project
-// and environment), inserted in one batch and idempotently (unique per event and endpoint), then handed to the
-// DeliveryScheduler so the first attempts, claimed at insertion, start at once.
+// The EventFanout of webhooks: one delivery record per (event, subscribed endpoint of the event's project and
+// environment), inserted in one batch and idempotently (unique per event and endpoint), then handed to the
+// DeliveryScheduler so the first attempts, claimed at insertion, start at once. A disabled endpoint's record is
+// settled at once as failed (`endpoint_disabled`, 0 attempts): nothing is dropped silently, and a recovery or a
+// replay sends it once the endpoint is enabled again.
 import type { Clock } from "../domain/clock.ts";
 import { newDeliveryId } from "../domain/ids.ts";
 import type { EventFanout } from "../events/event-fanout.ts";
@@ -8,6 +10,7 @@ import type { EventDocument } from "../store/event-repository.ts";
 import type { WebhookDeliveryDocument, WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
 import type { WebhookEndpointDocument, WebhookEndpointRepository } from "../store/webhook-endpoint-repository.ts";
 import type { AttemptHints } from "./delivery-worker.ts";
+import { ENDPOINT_DISABLED } from "./endpoint-disabling.ts";
 
 export interface FanoutDependencies {
   endpoints: WebhookEndpointRepository;
@@ -56,21 +59,25 @@ export class WebhookFanout implements EventFanout {
   private async fanOutScope(events: EventDocument[]): Promise<void> {
     const { endpoints, deliveries, clock } = this.deps;
     const first = events[0]!;
-    const enabled = await endpoints.findEnabled({ projectId: first.project_id, livemode: first.livemode });
+    const candidates = await endpoints.findInScope({ projectId: first.project_id, livemode: first.livemode });
     const now = clock();
     const records: WebhookDeliveryDocument[] = [];
     const hints = new Map<string, AttemptHints>();
     await Promise.all(
-      enabled.map(async (endpoint) => {
+      candidates.map(async (endpoint) => {
         const matching = events.filter((event) => subscribes(endpoint, event.type));
         if (matching.length === 0) return;
+        if (!endpoint.enabled) {
+          for (const event of matching) records.push(deliveryRecord(endpoint, event, now, ENDPOINT_DISABLED));
+          return;
+        }
         const room = await this.roomFor(endpoint._id);
         let queuedCount = 0;
         for (const event of matching) {
           const queued = queuedCount < room;
           if (queued) queuedCount += 1;
           const claims = queued && this.deps.dispatch !== undefined;
-          const record = deliveryRecord(endpoint, event, now, !queued ? "queue_full" : claims ? new Date(now.getTime() + this.deps.leaseMs) : "unclaimed");
+          const record = deliveryRecord(endpoint, event, now, !queued ? QUEUE_FULL : claims ? new Date(now.getTime() + this.deps.leaseMs) : "unclaimed");
           records.push(record);
           if (claims) hints.set(record._id, { event, endpoint, claimed: record });
         }
@@ -97,12 +104,20 @@ export class WebhookFanout implements EventFanout {
   }
 }
 
+const QUEUE_FULL = "queue_full";
+
 /**
  * A pending delivery whose first attempt is claimed by this process until the given lease end; one left for
- * any worker to claim ("unclaimed"); or (queue full) one already failed with 0 attempts, visible and replayable.
+ * any worker to claim ("unclaimed"); or (queue full, endpoint disabled) one already failed with 0 attempts,
+ * visible, recoverable and replayable.
  */
-function deliveryRecord(endpoint: WebhookEndpointDocument, event: EventDocument, now: Date, claim: Date | "unclaimed" | "queue_full"): WebhookDeliveryDocument {
-  const queued = claim !== "queue_full";
+function deliveryRecord(
+  endpoint: WebhookEndpointDocument,
+  event: EventDocument,
+  now: Date,
+  claim: Date | "unclaimed" | typeof QUEUE_FULL | typeof ENDPOINT_DISABLED,
+): WebhookDeliveryDocument {
+  const queued = claim instanceof Date || claim === "unclaimed";
   const leaseUntil = claim instanceof Date ? claim : null;
   return {
     _id: newDeliveryId(),
@@ -114,7 +129,7 @@ function deliveryRecord(endpoint: WebhookEndpointDocument, event: EventDocument,
     status: queued ? "pending" : "failed",
     attempt_count: leaseUntil ? 1 : 0,
     next_attempt_at: queued ? now : null,
-    last_attempt: queued ? null : { attempted_at: now, response_status: null, error: "queue_full", duration_ms: 0 },
+    last_attempt: queued ? null : { attempted_at: now, response_status: null, error: claim, duration_ms: 0 },
     lease_until: leaseUntil,
     created_at: now,
     updated_at: now,

@@ -120,10 +120,14 @@ describe("webhook delivery lifecycle", () => {
     await sleep(200);
     expect(receiver.received.filter((r) => users.some((u) => r.body?.data?.object?.id === u.id))).to.have.length(attempts);
 
-    // No new deliveries while disabled; replay refused.
-    await createUser(svc);
+    // While disabled, new events are recorded, failed with endpoint_disabled and 0 attempts, and not sent.
+    const whileDisabled = await createUser(svc);
+    const whileDisabledEventId = await userCreatedEventId(svc, whileDisabled.id);
     await sleep(100);
-    expect(await deliveriesOf(svc, endpoint.id)).to.have.length(4);
+    const recorded = (await deliveriesOf(svc, endpoint.id)).find((d) => d.event_id === whileDisabledEventId);
+    expect(recorded).to.include({ status: "failed", attempt_count: 0, next_attempt_at: null });
+    expect(recorded.last_attempt).to.include({ error: "endpoint_disabled", response_status: null, duration_ms: 0 });
+    expect(receiver.forEvent(whileDisabledEventId)).to.deep.equal([]);
     expectError(
       await svc.request("POST", `/v1/webhook-endpoints/${endpoint.id}/deliveries/${deliveries[0].id}/replay`),
       409, "invalid_request_error", "endpoint_disabled",

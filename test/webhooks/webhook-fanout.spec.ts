@@ -1,4 +1,4 @@
-// Fan-out: one delivery record per (event, matching enabled endpoint), inserted once however often it runs; the
+// Fan-out: one delivery record per (event, matching endpoint), inserted once however often it runs; the
 // first attempts claimed at insertion and run at once in a delivering process, left unclaimed for workers in an
 // API process; past the pending limit, recorded as failed with queue_full. In process, on the embedded database.
 import { expect } from "chai";
@@ -67,17 +67,30 @@ describe("WebhookFanout", () => {
     expect(h.sender.attemptsOf(full[0]!.event_id)).to.deep.equal([]);
   });
 
-  it("records nothing for disabled endpoints, other projects or environments, unsubscribed types, or test events", async () => {
-    // A disabled endpoint gets no delivery record at all (endpoint_disabled settles only what was pending).
-    const disabled = await h.addEndpoint({ enabled: false, disabled_reason: "manual" });
+  it("records nothing for other projects or environments, unsubscribed types, or test events", async () => {
     const live = await h.addEndpoint({ livemode: true });
     const otherProject = await h.addEndpoint({ project_id: "another-project" });
     const kycOnly = await h.addEndpoint({ event_types: ["kyc.approved"] });
     const process = h.process();
     await process.fanout.fanOut([await h.logEvent("user.created"), await h.logEvent("webhook.test")]);
     await process.scheduler.whenIdle();
-    for (const endpoint of [disabled, live, otherProject, kycOnly]) expect(await h.recordsOf(endpoint._id)).to.deep.equal([]);
+    for (const endpoint of [live, otherProject, kycOnly]) expect(await h.recordsOf(endpoint._id)).to.deep.equal([]);
     expect(h.sender.sent).to.deep.equal([]);
+  });
+
+  it("records each subscribed event of a disabled endpoint as failed with endpoint_disabled and 0 attempts, sending nothing", async () => {
+    const disabled = await h.addEndpoint({ enabled: false, disabled_reason: "manual", event_types: ["user.created"] });
+    const process = h.process();
+    const created = await h.logEvent("user.created");
+    await process.fanout.fanOut([created, await h.logEvent("kyc.approved")]);
+    await process.scheduler.whenIdle();
+    const records = await h.recordsOf(disabled._id);
+    expect(records.map((r) => r.event_id)).to.deep.equal([created._id]);
+    expect(records[0]).to.include({ status: "failed", attempt_count: 0, next_attempt_at: null, lease_until: null });
+    expect(records[0]!.last_attempt).to.include({ error: "endpoint_disabled", response_status: null, duration_ms: 0 });
+    expect(h.sender.sent).to.deep.equal([]);
+    // A disabled endpoint's failed records take no room from its pending limit.
+    expect(await h.deliveries.countPending(disabled._id, 10)).to.equal(0);
   });
 
   it("leaves the records of an API process unclaimed and due, for a worker's poll", async () => {

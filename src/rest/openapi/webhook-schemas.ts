@@ -105,7 +105,7 @@ export const webhookSchemas: Record<string, JsonSchema> = {
   WebhookDeliveryAttempt: closedObject({
     attempted_at: DATE_TIME,
     response_status: nullable({ type: "integer", minimum: 100, maximum: 599 }),
-    error: attemptError("null on success; `endpoint_disabled` when the endpoint was disabled while the delivery was pending.", ["endpoint_disabled"]),
+    error: attemptError("null on success; `endpoint_disabled` when the endpoint was disabled while the delivery was pending or when the event occurred.", ["endpoint_disabled"]),
     duration_ms: { type: "integer", minimum: 0 },
   }),
   WebhookDelivery: closedObject({

@@ -239,7 +239,7 @@ describe("EventRelay", () => {
   describe("a failed fan-out", () => {
     it("rejects the relay and leaves the outbox, unlogged, for the sweeper, which finishes it", async () => {
       const user = await storedUser([clock()]);
-      const [id] = user.outbox.map((e) => e.id);
+      const id = user.outbox[0]!.id; // one outbox entry: storedUser was given one time
       const outage = new Error("webhook store unavailable");
       fanout.failWith = outage;
       let thrown: unknown;

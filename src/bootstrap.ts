@@ -1,5 +1,6 @@
 // A development database gets an organization and project named "Default", live enabled, with one sandbox and
 // one live key: given ones (SVC_SANDBOX_KEY, SVC_LIVE_KEY) are adopted as is, others are generated.
+import { ConfigError } from "./config.ts";
 import { apiKeyLivemode, hashApiKey } from "./domain/api-keys.ts";
 import type { ApiKeyRepository } from "./store/api-key-repository.ts";
 import type { OrganizationRepository } from "./store/organization-repository.ts";
@@ -24,11 +25,13 @@ export interface BootstrapDependencies {
 async function ensureKey(deps: BootstrapDependencies, projectId: string, livemode: boolean, given: string | undefined): Promise<string | null> {
   if (given !== undefined) {
     if (apiKeyLivemode(given) !== livemode) {
-      throw new Error(`${livemode ? "SVC_LIVE_KEY" : "SVC_SANDBOX_KEY"} must be ${livemode ? "svc_live_" : "svc_test_"} followed by at least 24 letters or digits`);
+      throw new ConfigError(`${livemode ? "SVC_LIVE_KEY" : "SVC_SANDBOX_KEY"} must be ${livemode ? "svc_live_" : "svc_test_"} followed by at least 24 letters or digits`);
     }
     const existing = await deps.apiKeys.findBySecretHash(hashApiKey(given));
     if (existing) {
-      if (existing.project_id !== projectId) throw new Error("the given bootstrap key belongs to another project");
+      if (existing.project_id !== projectId) {
+        throw new ConfigError(`${livemode ? "SVC_LIVE_KEY" : "SVC_SANDBOX_KEY"} is already a key of another project than "Default"; give another key or leave it unset`);
+      }
       return given;
     }
     return (await deps.tenancy.createApiKey({ projectId, livemode }, given)).secret;

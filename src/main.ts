@@ -3,7 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { createApp } from "./app.ts";
 import { bootstrapDefaultProject } from "./bootstrap.ts";
-import { ConfigError, loadConfig } from "./config.ts";
+import { type Config, ConfigError, loadConfig } from "./config.ts";
 import { startEmbeddedMongo } from "./embedded-mongo/index.ts";
 import { createLogger } from "./observability/logger.ts";
 import { connectDatabase } from "./store/database.ts";
@@ -27,7 +27,9 @@ async function main(): Promise<void> {
     lines.push(`sandbox key   ${shown(boot.sandboxKey, config.sandboxKey, "SVC_SANDBOX_KEY")}`);
     lines.push(`live key      ${shown(boot.liveKey, config.liveKey, "SVC_LIVE_KEY")}`);
   }
-  const { httpPort, grpcPort } = await app.listen();
+  const { httpPort, grpcPort } = await app.listen().catch((error: unknown) => {
+    throw listenError(error, config);
+  });
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
   const api =
     config.role === "worker"
@@ -68,7 +70,30 @@ async function main(): Promise<void> {
   }, 1000).unref();
 }
 
+/** A failure to start that one line explains: no stack trace. */
+class StartupError extends Error {}
+
+/** A port that cannot be bound, named by its variable; anything else as it is. */
+function listenError(error: unknown, config: Config): unknown {
+  const { code, port } = error as { code?: string; port?: number };
+  const variable = port === config.port ? "PORT" : "GRPC_PORT";
+  const where = `${config.host.includes(":") ? `[${config.host}]` : config.host}:${port} (${variable})`;
+  const otherPort = `set ${variable} to another port (0 picks a free one)`;
+  switch (code) {
+    case "EADDRINUSE":
+      return new StartupError(`${where} is already in use by another process; stop it or ${otherPort}`);
+    case "EACCES":
+      return new StartupError(`${where} needs privileges this process does not have; ${otherPort}`);
+    case "EADDRNOTAVAIL":
+      return new StartupError(`HOST ${config.host} is not an address of this machine; set HOST to one of its addresses`);
+    default:
+      return error;
+  }
+}
+
 main().catch((error) => {
-  console.error(error instanceof ConfigError ? `configuration error: ${error.message}` : error);
+  if (error instanceof ConfigError) console.error(`configuration error: ${error.message}`);
+  else if (error instanceof StartupError) console.error(`cannot start: ${error.message}`);
+  else console.error(error);
   process.exit(1);
 });

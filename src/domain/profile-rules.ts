@@ -173,14 +173,9 @@ function validateTermsAcceptance(value: TermsAcceptanceInput, now: Date): TermsA
   }
   const version = requireString("terms_acceptance.version", value.version);
   const versionLength = codePointLength(version);
-  if (versionLength === 0) {
-    throw validationError("terms_acceptance.version", "terms_acceptance.version is required.");
-  }
-  if (versionLength > TERMS_VERSION_MAX_LENGTH) {
-    throw validationError(
-      "terms_acceptance.version",
-      `terms_acceptance.version must be at most ${TERMS_VERSION_MAX_LENGTH} characters.`,
-    );
+  // Empty and missing are one case (proto3 cannot tell them apart): the message states the rule for both.
+  if (versionLength === 0 || versionLength > TERMS_VERSION_MAX_LENGTH) {
+    throw validationError("terms_acceptance.version", `terms_acceptance.version must be 1 to ${TERMS_VERSION_MAX_LENGTH} characters.`);
   }
   const acceptedAt = value.accepted_at;
   if (acceptedAt === null || acceptedAt === undefined) {

@@ -16,11 +16,17 @@ export function nestsDeeperThan(value: unknown, max: number): boolean {
   return false;
 }
 
-/** A JSON object, or undefined for an empty body; anything else is 400 `invalid_json`. */
-export function parseJsonObjectBody(raw: Buffer | string | undefined): Record<string, unknown> | undefined {
-  if (raw === undefined) return undefined;
-  const text = typeof raw === "string" ? raw : raw.toString("utf8");
-  if (text.trim() === "") return undefined;
+/**
+ * A JSON object, or undefined for no body (zero bytes, or only whitespace); anything else is 400 `invalid_json`.
+ * No body is not `{}` where the route requires one (a creation): 400 `invalid_json` too, so a client whose body
+ * went missing learns that, not which field is required. Where the body is optional, no body is the same as `{}`.
+ */
+export function parseJsonObjectBody(raw: Buffer | string | undefined, options: { required?: boolean } = {}): Record<string, unknown> | undefined {
+  const text = raw === undefined ? "" : typeof raw === "string" ? raw : raw.toString("utf8");
+  if (text.trim() === "") {
+    if (options.required) throw svcError("invalid_json", "The request body is empty; this route takes a JSON object.");
+    return undefined;
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);

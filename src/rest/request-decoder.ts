@@ -79,6 +79,11 @@ function decodeScalar(field: DescField & { scalar: ScalarType }, value: unknown,
   }
 }
 
+/**
+ * The fields of `json` as a message init, and the keys sent. With `unknownToMask` (a PATCH body, whose keys become
+ * the update mask) a key that is no field is not refused here but listed with the others: the method refuses it as
+ * it refuses the same mask path over gRPC (`phone cannot be changed.`, `Unknown parameter: nickname.`).
+ */
 function decodeObject(
   message: DescMessage,
   json: Record<string, unknown>,
@@ -86,6 +91,7 @@ function decodeObject(
   nullMeans: NullMeaning,
   skip: readonly string[] = [],
   refuseEmptyLists = false,
+  unknownToMask = false,
 ): { init: Init; present: string[] } {
   const init: Init = {};
   const present: string[] = [];
@@ -93,6 +99,10 @@ function decodeObject(
     const param = prefix + key;
     const field = skip.includes(key) ? undefined : fieldNamed(message, key);
     if (!field || field.message?.typeName === "google.protobuf.FieldMask") {
+      if (unknownToMask) {
+        present.push(key);
+        continue;
+      }
       throw validationError(param, `Unknown parameter: ${param}.`);
     }
     present.push(key);
@@ -174,7 +184,7 @@ export function decodeRestRequest(route: RestRoute, input: RestInput, nullMeans:
   } else {
     // A PATCH body: the keys sent become the update mask (AIP-134), so null can clear a field.
     const bodyField = fieldNamed(schema, route.body)!;
-    const { init: fields, present } = decodeObject(bodyField.message!, input.body ?? {}, "", nullMeans);
+    const { init: fields, present } = decodeObject(bodyField.message!, input.body ?? {}, "", nullMeans, [], false, true);
     init[bodyField.localName] = create(bodyField.message!, fields as never);
     init.updateMask = create(FieldMaskSchema, { paths: present });
   }

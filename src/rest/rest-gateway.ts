@@ -68,7 +68,7 @@ export async function restGateway(app: FastifyInstance, options: RestGatewayOpti
     const answer = await pipeline.run<RestAnswer>(call, {
       prepare: () => {
         checkJsonBodyEncoding(headerValue(request, "content-type"), request.body as Buffer | undefined);
-        body = parseJsonObjectBody(request.body as Buffer | undefined);
+        body = parseJsonObjectBody(request.body as Buffer | undefined, { required: described.operation.requestBody?.required === true });
         return [described.route.httpMethod, path, canonicalJson(body ?? {})];
       },
       execute: async (principal, reservation) => {

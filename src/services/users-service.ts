@@ -105,8 +105,11 @@ function withCreatedEvent(user: UserDocument): UserDocument {
 /** The error a taken unique value answers; an id drawn twice is no client's error (null). */
 function conflictOf(error: unknown): Error | null {
   if (!(error instanceof UniqueConflict)) return null;
-  if (error.field === "tagname") return svcError("tagname_already_taken");
-  if (error.field === "phone" || error.field === "external_id") return svcError("user_already_exists");
+  // The taken value is named in `param`, so a client can tell a phone from an external_id collision.
+  if (error.field === "tagname") return svcError("tagname_already_taken", undefined, { param: "tagname" });
+  if (error.field === "phone" || error.field === "external_id") {
+    return svcError("user_already_exists", `A user with this ${error.field} already exists in the project.`, { param: error.field });
+  }
   return null;
 }
 

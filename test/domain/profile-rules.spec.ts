@@ -266,16 +266,16 @@ describe("domain/profile-rules", () => {
           });
         });
 
-        it("refuses a missing or 65-character version", () => {
+        it("refuses an empty (or missing) or 65-character version, stating the length rule", () => {
           expectValidationError(
             () => check({ terms_acceptance: { version: "", accepted_at: acceptedAt } }),
             "terms_acceptance.version",
-            /required/,
+            /^terms_acceptance\.version must be 1 to 64 characters\.$/,
           );
           expectValidationError(
             () => check({ terms_acceptance: { version: "v".repeat(65), accepted_at: acceptedAt } }),
             "terms_acceptance.version",
-            /at most 64/,
+            /^terms_acceptance\.version must be 1 to 64 characters\.$/,
           );
         });
 

@@ -67,7 +67,7 @@ describe("idempotency keys over REST", () => {
     const phone = uniquePhone();
     expect((await createUser(svc, "conflict-0", { phone })).status).to.equal(201);
     const first = await createUser(svc, "conflict-1", { phone });
-    expectError(first, 409, "invalid_request_error", "user_already_exists");
+    expectError(first, 409, "invalid_request_error", "user_already_exists", "phone");
     const second = await createUser(svc, "conflict-1", { phone });
     expect(second.status).to.equal(409);
     expect(second.body).to.deep.equal(first.body);

@@ -47,7 +47,7 @@ describe("GET /v1/openapi.json", () => {
     const operations = Object.entries<Record<string, unknown>>(document.paths).flatMap(([path, methods]) =>
       Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
     );
-    const expected = ["GET /v1/openapi.json", ...served.map((route: RestRoute) => `${route.httpMethod} ${route.pathTemplate}`)];
+    const expected = ["GET /v1/openapi.json", "HEAD /v1/openapi.json", "OPTIONS /v1/openapi.json", ...served.map((route: RestRoute) => `${route.httpMethod} ${route.pathTemplate}`)];
     expect(operations).to.have.members(expected);
     expect(document.paths["/v1/openapi.json"].get.security).to.deep.equal([]);
   });
@@ -58,6 +58,44 @@ describe("GET /v1/openapi.json", () => {
     expect(response.headers.get("content-type")).to.match(/^application\/json/);
     for (const name of FIVE_HEADERS) expect(response.headers.get(name), name).to.be.a("string").and.not.empty;
     expect(response.headers.get("x-api-version")).to.equal(LATEST_API_VERSION);
+  });
+
+  it("answers HEAD with GET's headers and no body, and a CORS preflight with 204, so browser tools can load it", async () => {
+    const get = await svc.request("GET", "/v1/openapi.json", { key: null, headers: { origin: "https://docs.example.com" } });
+    expect(get.headers.get("access-control-allow-origin")).to.equal("*");
+    expect(get.headers.get("access-control-expose-headers")).to.include("X-RateLimit-Remaining");
+    const head = await svc.request("HEAD", "/v1/openapi.json", { key: null });
+    expect(head.status).to.equal(200);
+    expect(head.text).to.equal("");
+    expect(head.headers.get("content-type")).to.match(/^application\/json/);
+    expect(head.headers.get("content-length")).to.equal(String(Buffer.byteLength(get.text)));
+    expect(head.headers.get("access-control-allow-origin")).to.equal("*");
+    for (const name of FIVE_HEADERS) expect(head.headers.get(name), name).to.be.a("string").and.not.empty;
+    const preflight = await svc.request("OPTIONS", "/v1/openapi.json", {
+      key: null,
+      headers: { origin: "https://docs.example.com", "access-control-request-method": "GET", "access-control-request-headers": "svc-version" },
+    });
+    expect(preflight.status).to.equal(204);
+    expect(preflight.headers.get("access-control-allow-origin")).to.equal("*");
+    expect(preflight.headers.get("access-control-allow-methods")).to.equal("GET, HEAD, OPTIONS");
+    expect(preflight.headers.get("access-control-allow-headers")).to.equal("Svc-Version");
+    for (const name of FIVE_HEADERS) expect(preflight.headers.get(name), name).to.be.a("string").and.not.empty;
+  });
+
+  it("keeps the API routes without CORS: no Access-Control-* header, OPTIONS and HEAD are route_not_found", async () => {
+    const listed = await svc.request("GET", "/v1/events", { headers: { origin: "https://docs.example.com" } });
+    expect(listed.status).to.equal(200);
+    expect([...listed.headers.keys()].filter((name) => name.startsWith("access-control-"))).to.deep.equal([]);
+    const preflight = await svc.request("OPTIONS", "/v1/users", { key: null, headers: { origin: "https://docs.example.com", "access-control-request-method": "POST" } });
+    expectError(preflight, 404, "invalid_request_error", "route_not_found");
+    expect(preflight.headers.get("access-control-allow-origin")).to.equal(null);
+    expect((await svc.request("HEAD", "/v1/events")).status).to.equal(404);
+  });
+
+  it("a refused request for the document can be read from another origin too", async () => {
+    const response = await svc.request("GET", "/v1/openapi.json", { key: null, headers: { "svc-version": "1999-01-01" } });
+    expectError(response, 400, "invalid_request_error", "unsupported_version");
+    expect(response.headers.get("access-control-allow-origin")).to.equal("*");
   });
 
   it("counts each request against the client address", async () => {

@@ -91,7 +91,7 @@ describe("gRPC with a stock grpc-js client", () => {
     it("replays a stored business error (409), and stores no validation error", async () => {
       const phone = uniquePhone();
       expect((await create("grpc-error-0", { phone })).ok).to.equal(true);
-      const conflict = { code: grpc.status.ALREADY_EXISTS, reason: "user_already_exists" };
+      const conflict = { code: grpc.status.ALREADY_EXISTS, reason: "user_already_exists", param: "phone" };
       const first = await client.fails("UsersService", "CreateUser", { phone }, { ...bearer(svc.sandboxKey), "idempotency-key": "grpc-error-1" }, conflict);
       const second = await client.fails("UsersService", "CreateUser", { phone }, { ...bearer(svc.sandboxKey), "idempotency-key": "grpc-error-1" }, conflict);
       expect(second.metadata.get("x-request-id")).to.deep.equal(first.metadata.get("x-request-id"));

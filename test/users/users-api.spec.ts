@@ -90,20 +90,24 @@ describe("users API", () => {
   });
 
   describe("conflicts", () => {
-    it("409 user_already_exists for a phone or external_id already in the project and environment", async () => {
+    it("409 user_already_exists for a phone or external_id already in the project and environment, naming which in param and message", async () => {
       const p = uniquePhone();
       await svc.request("POST", "/v1/users", { body: { phone: p, external_id: "ext-dup" } });
-      expectError(await svc.request("POST", "/v1/users", { body: { phone: p } }), 409, "invalid_request_error", "user_already_exists");
-      expectError(await svc.request("POST", "/v1/users", { body: { phone: uniquePhone(), external_id: "ext-dup" } }), 409, "invalid_request_error", "user_already_exists");
+      const phoneTaken = await svc.request("POST", "/v1/users", { body: { phone: p } });
+      expectError(phoneTaken, 409, "invalid_request_error", "user_already_exists", "phone");
+      expect(phoneTaken.body.error.message).to.equal("A user with this phone already exists in the project.");
+      const externalIdTaken = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone(), external_id: "ext-dup" } });
+      expectError(externalIdTaken, 409, "invalid_request_error", "user_already_exists", "external_id");
+      expect(externalIdTaken.body.error.message).to.equal("A user with this external_id already exists in the project.");
       // The other environment is another namespace.
       expect((await svc.request("POST", "/v1/users", { key: svc.liveKey, body: { phone: p, external_id: "ext-dup" } })).status).to.equal(201);
     });
 
     it("409 tagname_already_taken, compared case-insensitively, on create and on update", async () => {
       await svc.request("POST", "/v1/users", { body: { phone: uniquePhone(), tagname: "Satoshi" } });
-      expectError(await svc.request("POST", "/v1/users", { body: { phone: uniquePhone(), tagname: "satoshi" } }), 409, "invalid_request_error", "tagname_already_taken");
+      expectError(await svc.request("POST", "/v1/users", { body: { phone: uniquePhone(), tagname: "satoshi" } }), 409, "invalid_request_error", "tagname_already_taken", "tagname");
       const other = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone() } });
-      expectError(await svc.request("PATCH", `/v1/users/${other.body.id}`, { body: { tagname: "SATOSHI" } }), 409, "invalid_request_error", "tagname_already_taken");
+      expectError(await svc.request("PATCH", `/v1/users/${other.body.id}`, { body: { tagname: "SATOSHI" } }), 409, "invalid_request_error", "tagname_already_taken", "tagname");
       // A user may re-set its own tagname in another case.
       const owner = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone(), tagname: "OwnTag" } });
       const recased = await svc.request("PATCH", `/v1/users/${owner.body.id}`, { body: { tagname: "owntag" } });
@@ -148,6 +152,28 @@ describe("users API", () => {
       const created = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone() } });
       const res = await svc.request("PATCH", `/v1/users/${created.body.id}`, { body: { email: null } });
       expect(res.body.profile).to.equal(null);
+    });
+
+    it("phone and external_id cannot be changed, with the message gRPC gives; other unknown keys are unknown", async () => {
+      const created = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone() } });
+      const phone = await svc.request("PATCH", `/v1/users/${created.body.id}`, { body: { phone: uniquePhone() } });
+      expectError(phone, 422, "invalid_request_error", "validation_error", "phone");
+      expect(phone.body.error.message).to.equal("phone cannot be changed.");
+      const externalId = await svc.request("PATCH", `/v1/users/${created.body.id}`, { body: { first_name: "Al", external_id: "x-1" } });
+      expectError(externalId, 422, "invalid_request_error", "validation_error", "external_id");
+      expect(externalId.body.error.message).to.equal("external_id cannot be changed.");
+      const unknown = await svc.request("PATCH", `/v1/users/${created.body.id}`, { body: { nickname: "Al" } });
+      expectError(unknown, 422, "invalid_request_error", "validation_error", "nickname");
+      expect(unknown.body.error.message).to.equal("Unknown parameter: nickname.");
+      // Refused before the lookup, as over gRPC: the rule does not depend on the user.
+      expectError(await svc.request("PATCH", "/v1/users/999999999", { body: { phone: uniquePhone() } }), 422, "invalid_request_error", "validation_error", "phone");
+    });
+
+    it("an empty terms_acceptance.version states the length rule", async () => {
+      const created = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone() } });
+      const empty = await svc.request("PATCH", `/v1/users/${created.body.id}`, { body: { terms_acceptance: { version: "", accepted_at: "2026-01-01T00:00:00Z" } } });
+      expectError(empty, 422, "invalid_request_error", "validation_error", "terms_acceptance.version");
+      expect(empty.body.error.message).to.equal("terms_acceptance.version must be 1 to 64 characters.");
     });
 
     it("400 invalid_json for a body that is not a JSON object", async () => {

@@ -23,6 +23,17 @@ import { webhookSchemas } from "./webhook-schemas.ts";
 
 export const OPENAPI_PATH = "/v1/openapi.json";
 
+/**
+ * The document's own CORS headers, on every answer of its route: any origin may read it (browser documentation
+ * tools), with the five headers; no API route sends them (docs/contract.md, Surface).
+ */
+export const OPENAPI_CORS_HEADERS: Record<string, string> = {
+  "Access-Control-Allow-Origin": "*",
+  "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
+  "Access-Control-Allow-Headers": "Svc-Version",
+  "Access-Control-Expose-Headers": "X-Request-Id, X-API-Version, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After",
+};
+
 export type OpenApiDocument = {
   openapi: string;
   info: { title: string; version: string; [key: string]: unknown };
@@ -92,28 +103,68 @@ function operationOf(described: DescribedMethod): JsonSchema {
   };
 }
 
-const openApiOperation: JsonSchema = {
-  operationId: "getOpenApiDocument",
-  summary: "This OpenAPI 3.1 document",
-  tags: ["Meta"],
-  security: [],
-  parameters: [VERSION_PARAMETER],
-  responses: {
-    "200": {
-      description: "The OpenAPI 3.1 document of this API. Counted against the client address for rate limiting.",
-      headers: headersOf(200, false),
-      content: jsonContent({
-        type: "object",
-        required: ["openapi", "info", "servers", "paths"],
-        properties: { openapi: { type: "string", pattern: "^3\\.1\\.\\d+$" }, info: { type: "object" }, servers: { type: "array" }, paths: { type: "object" } },
-      }),
+/** The headers of an answer of the document's route: the five (Retry-After on 429) and Access-Control-Allow-Origin. */
+function openApiRouteHeaders(status: number): Record<string, JsonSchema> {
+  return { ...headersOf(status, false), "Access-Control-Allow-Origin": { $ref: "#/components/headers/AccessControlAllowOrigin" } };
+}
+
+function openApiRouteErrors(): Record<string, JsonSchema> {
+  const responses = errorResponses(OPENAPI_ROUTE_ERRORS, () => false);
+  for (const [status, response] of Object.entries(responses)) response.headers = openApiRouteHeaders(Number(status));
+  return responses;
+}
+
+const DOCUMENT_SCHEMA: JsonSchema = {
+  type: "object",
+  required: ["openapi", "info", "servers", "paths"],
+  properties: { openapi: { type: "string", pattern: "^3\\.1\\.\\d+$" }, info: { type: "object" }, servers: { type: "array" }, paths: { type: "object" } },
+};
+
+const openApiOperations: Record<string, JsonSchema> = {
+  get: {
+    operationId: "getOpenApiDocument",
+    summary: "This OpenAPI 3.1 document",
+    description: "Needs no key, and any origin may read it (CORS), so browser documentation tools can load it. Counted against the client address for rate limiting.",
+    tags: ["Meta"],
+    security: [],
+    parameters: [VERSION_PARAMETER],
+    responses: {
+      "200": { description: "The OpenAPI 3.1 document of this API.", headers: openApiRouteHeaders(200), content: jsonContent(DOCUMENT_SCHEMA) },
+      ...openApiRouteErrors(),
     },
-    ...errorResponses(OPENAPI_ROUTE_ERRORS, () => false),
+  },
+  head: {
+    operationId: "headOpenApiDocument",
+    summary: "The document's headers",
+    description: "The headers GET answers, without the body.",
+    tags: ["Meta"],
+    security: [],
+    parameters: [VERSION_PARAMETER],
+    responses: { "200": { description: "The headers of the document.", headers: openApiRouteHeaders(200) }, ...openApiRouteErrors() },
+  },
+  options: {
+    operationId: "preflightOpenApiDocument",
+    summary: "CORS preflight of the document",
+    description: "What a browser asks before reading the document from another origin: GET and HEAD, with the `Svc-Version` header, from any origin.",
+    tags: ["Meta"],
+    security: [],
+    parameters: [VERSION_PARAMETER],
+    responses: {
+      "204": {
+        description: "The document may be read from any origin.",
+        headers: {
+          ...openApiRouteHeaders(204),
+          "Access-Control-Allow-Methods": { description: "`GET, HEAD, OPTIONS`.", schema: { type: "string" } },
+          "Access-Control-Max-Age": { description: "How long the browser may keep this answer, in seconds.", schema: { type: "integer" } },
+        },
+      },
+      ...openApiRouteErrors(),
+    },
   },
 };
 
 export function buildOpenApiDocument(methods: readonly DescribedMethod[]): OpenApiDocument {
-  const paths: Record<string, Record<string, JsonSchema>> = { [OPENAPI_PATH]: { get: openApiOperation } };
+  const paths: Record<string, Record<string, JsonSchema>> = { [OPENAPI_PATH]: openApiOperations };
   for (const described of methods) {
     (paths[described.route.pathTemplate] ??= {})[described.route.httpMethod.toLowerCase()] = operationOf(described);
   }

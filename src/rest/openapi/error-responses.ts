@@ -5,8 +5,11 @@ import { ERROR_CATALOGUE, type ErrorCode } from "../../domain/errors.ts";
 import { headersOf } from "./headers-and-parameters.ts";
 import { closedObject, ref, type JsonSchema } from "./json-schema.ts";
 
-/** Codes whose envelope names the offending parameter in `param`; no other code carries it. */
-const CODES_WITH_PARAM: ErrorCode[] = ["validation_error", "invalid_webhook_url"];
+/**
+ * Codes whose envelope names the offending parameter in `param`; no other code carries it. The user duplicates
+ * name the value that is taken (`phone` or `external_id`; `tagname`).
+ */
+const CODES_WITH_PARAM: ErrorCode[] = ["validation_error", "invalid_webhook_url", "user_already_exists", "tagname_already_taken"];
 
 const ERROR_TYPES = [...new Set(Object.values(ERROR_CATALOGUE).map((definition) => definition.type))];
 
@@ -19,7 +22,10 @@ export const errorSchemas: Record<string, JsonSchema> = {
             type: { type: "string", enum: ERROR_TYPES, description: "The family: what the client should do." },
             code: { type: "string", pattern: "^[a-z][a-z0-9_]*$", description: "Stable machine code; clients branch on it." },
             message: { type: "string", description: "Human-readable English; may change; never parse it." },
-            param: { type: "string", description: "The offending parameter (validation errors only); nested ones are dotted." },
+            param: {
+              type: "string",
+              description: "The offending parameter (validation errors, and the taken field of user_already_exists and tagname_already_taken); nested ones are dotted.",
+            },
             request_id: { type: "string", pattern: "^req_[A-Za-z0-9]+$", description: "Equals the X-Request-Id header." },
           },
           { required: ["type", "code", "message", "request_id"] },

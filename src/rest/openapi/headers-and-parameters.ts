@@ -37,9 +37,11 @@ export const responseHeaders: Record<string, JsonSchema> = {
 
 const headerComponentName = (header: string): string => header.replace(/-/g, "");
 
-export const headerComponents: Record<string, JsonSchema> = Object.fromEntries(
-  Object.entries(responseHeaders).map(([header, definition]) => [headerComponentName(header), definition]),
-);
+export const headerComponents: Record<string, JsonSchema> = {
+  ...Object.fromEntries(Object.entries(responseHeaders).map(([header, definition]) => [headerComponentName(header), definition])),
+  // Sent by GET /v1/openapi.json only: no API route allows other origins.
+  AccessControlAllowOrigin: { description: "`*`: any origin may read the document.", required: true, schema: { type: "string", const: "*" } },
+};
 
 const EVERY_RESPONSE_HEADERS = [REQUEST_ID_HEADER, API_VERSION_HEADER, RATE_LIMIT_LIMIT_HEADER, "X-RateLimit-Remaining", "X-RateLimit-Reset"];
 

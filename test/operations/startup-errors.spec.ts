@@ -1,0 +1,58 @@
+// A process that cannot start says why in one line on standard error and exits 1: no stack trace for a taken
+// port or a malformed bootstrap key (README, Configuration).
+import { spawn } from "node:child_process";
+import net from "node:net";
+import { expect } from "chai";
+import { freshDatabaseUri } from "../support/database.ts";
+import { freePort, ROOT } from "../support/processes.ts";
+
+async function runMain(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: "silent", SVC_ADMIN_TOKEN: "adm_startup_errors_token", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk) => (stdout += chunk));
+  child.stderr.on("data", (chunk) => (stderr += chunk));
+  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  return { code, stdout, stderr };
+}
+
+function expectOneLine(result: { code: number | null; stderr: string }, pattern: RegExp): void {
+  expect(result.code, result.stderr).to.equal(1);
+  const lines = result.stderr.trimEnd().split("\n");
+  expect(lines, result.stderr).to.have.length(1);
+  expect(lines[0]).to.match(pattern);
+}
+
+describe("startup errors", function () {
+  this.timeout(60_000);
+
+  for (const variable of ["PORT", "GRPC_PORT"] as const) {
+    it(`a taken ${variable}: one line naming the address and the variable, exit 1`, async () => {
+      const holder = net.createServer();
+      const taken = await freePort();
+      await new Promise<void>((resolve) => holder.listen(taken, "127.0.0.1", resolve));
+      try {
+        const ports = variable === "PORT" ? { PORT: String(taken), GRPC_PORT: "0" } : { PORT: "0", GRPC_PORT: String(taken) };
+        const result = await runMain({ MONGODB_URI: await freshDatabaseUri("svc_startup"), ...ports });
+        expectOneLine(result, new RegExp(`^cannot start: 127\\.0\\.0\\.1:${taken} \\(${variable}\\) is already in use by another process; stop it or set ${variable} to another port \\(0 picks a free one\\)$`));
+      } finally {
+        holder.close();
+      }
+    });
+  }
+
+  const malformed: [string, string, RegExp][] = [
+    ["SVC_SANDBOX_KEY", "not-a-key", /^configuration error: SVC_SANDBOX_KEY must be svc_test_ followed by at least 24 letters or digits$/],
+    ["SVC_SANDBOX_KEY", `svc_live_${"a".repeat(24)}`, /^configuration error: SVC_SANDBOX_KEY must be svc_test_/],
+    ["SVC_LIVE_KEY", `svc_live_${"a".repeat(23)}`, /^configuration error: SVC_LIVE_KEY must be svc_live_ followed by at least 24 letters or digits$/],
+  ];
+  for (const [variable, value, pattern] of malformed) {
+    it(`${variable}=${value}: one configuration error line, exit 1`, async () => {
+      expectOneLine(await runMain({ [variable]: value, PORT: "0", GRPC_PORT: "0" }), pattern);
+    });
+  }
+});

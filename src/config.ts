@@ -36,6 +36,8 @@ export interface Config {
   webhookBackstopMs: number;
   /** Due retries are left this long to the timer of the process that wrote them before a poll takes them (`all` role). */
   webhookBackstopStaleMs: number;
+  /** First attempts of recovered deliveries per second per endpoint (POST /v1/webhook-endpoints/{id}/recover). */
+  webhookRecoveryRate: number;
   /** How long an authenticated key is trusted before it is read again (revocations elsewhere). */
   authCacheMs: number;
   /** How long project settings and signup flows are reused before they are read again. */
@@ -60,6 +62,13 @@ export interface Config {
   shutdownGraceMs: number;
   /** How long a request holding an Idempotency-Key keeps it before a retry may take it over (its process died). */
   idempotencyLockMs: number;
+  /**
+   * The dashboard cookie's Secure attribute: "auto" sets it when the request came over TLS as the proxy says
+   * (`X-Forwarded-Proto: https`); "always" sets it on every answer.
+   */
+  dashboardSecureCookie: "auto" | "always";
+  /** Dashboard sign-in attempts per client address per 60 s. */
+  dashboardSignInLimit: number;
 }
 
 export class ConfigError extends Error {
@@ -170,6 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookConcurrency: integer(env, "SVC_WEBHOOK_CONCURRENCY", 256, 1, 10_000),
     webhookBackstopMs: integer(env, "SVC_WEBHOOK_BACKSTOP_MS", 1000, 10, 3_600_000),
     webhookBackstopStaleMs: integer(env, "SVC_WEBHOOK_BACKSTOP_STALE_MS", 2000, 0, 3_600_000),
+    webhookRecoveryRate: integer(env, "SVC_WEBHOOK_RECOVERY_RATE", 10, 1, 10_000),
     authCacheMs: integer(env, "SVC_AUTH_CACHE_MS", 1000, 0, 60_000),
     settingsCacheMs: integer(env, "SVC_SETTINGS_CACHE_MS", 1000, 0, 60_000),
     workerPollMs: integer(env, "SVC_WORKER_POLL_MS", 250, 10, 60_000),
@@ -182,5 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     walletRetrySchedule: durations(env, "SVC_WALLET_RETRY_SCHEDULE", "10s,1m,5m,30m,2h", { min: 1, max: 20 }),
     shutdownGraceMs: integer(env, "SVC_SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
     idempotencyLockMs: integer(env, "SVC_IDEMPOTENCY_LOCK_MS", 30_000, 1000, 3_600_000),
+    dashboardSecureCookie: oneOf(env, "SVC_DASHBOARD_SECURE_COOKIE", ["auto", "always"], "auto"),
+    dashboardSignInLimit: integer(env, "SVC_DASHBOARD_SIGN_IN_LIMIT", 10, 1, 10_000),
   };
 }

@@ -37,6 +37,7 @@ describe("config", () => {
       webhookConcurrency: 256,
       webhookBackstopMs: 1000,
       webhookBackstopStaleMs: 2000,
+      webhookRecoveryRate: 10,
       authCacheMs: 1000,
       settingsCacheMs: 1000,
       workerPollMs: 250,
@@ -49,6 +50,8 @@ describe("config", () => {
       walletRetrySchedule: [10_000, 60_000, 300_000, 1_800_000, 7_200_000],
       shutdownGraceMs: 10_000,
       idempotencyLockMs: 30_000,
+      dashboardSecureCookie: "auto",
+      dashboardSignInLimit: 10,
     } satisfies Config);
   });
 
@@ -74,6 +77,7 @@ describe("config", () => {
       SVC_WEBHOOK_CONCURRENCY: "32",
       SVC_WEBHOOK_BACKSTOP_MS: "500",
       SVC_WEBHOOK_BACKSTOP_STALE_MS: "0",
+      SVC_WEBHOOK_RECOVERY_RATE: "25",
       SVC_AUTH_CACHE_MS: "0",
       SVC_SETTINGS_CACHE_MS: "2000",
       SVC_WORKER_POLL_MS: "100",
@@ -86,6 +90,8 @@ describe("config", () => {
       SVC_WALLET_RETRY_SCHEDULE: "1s,1m",
       SVC_SHUTDOWN_GRACE_MS: "2500",
       SVC_IDEMPOTENCY_LOCK_MS: "5000",
+      SVC_DASHBOARD_SECURE_COOKIE: "always",
+      SVC_DASHBOARD_SIGN_IN_LIMIT: "3",
     });
     expect(config).to.deep.equal({
       role: "worker",
@@ -104,6 +110,7 @@ describe("config", () => {
       webhookConcurrency: 32,
       webhookBackstopMs: 500,
       webhookBackstopStaleMs: 0,
+      webhookRecoveryRate: 25,
       authCacheMs: 0,
       settingsCacheMs: 2000,
       workerPollMs: 100,
@@ -116,6 +123,8 @@ describe("config", () => {
       walletRetrySchedule: [1000, 60_000],
       shutdownGraceMs: 2500,
       idempotencyLockMs: 5000,
+      dashboardSecureCookie: "always",
+      dashboardSignInLimit: 3,
     } satisfies Config);
   });
 
@@ -171,6 +180,7 @@ describe("config", () => {
       ["SVC_WEBHOOK_CONCURRENCY", "0", /^SVC_WEBHOOK_CONCURRENCY must be an integer from 1 to 10000/],
       ["SVC_WEBHOOK_BACKSTOP_MS", "5", /^SVC_WEBHOOK_BACKSTOP_MS must be an integer from 10 to 3600000/],
       ["SVC_WEBHOOK_BACKSTOP_STALE_MS", "soon", /^SVC_WEBHOOK_BACKSTOP_STALE_MS must be an integer from 0 to 3600000/],
+      ["SVC_WEBHOOK_RECOVERY_RATE", "0", /^SVC_WEBHOOK_RECOVERY_RATE must be an integer from 1 to 10000/],
       ["SVC_AUTH_CACHE_MS", "60001", /^SVC_AUTH_CACHE_MS must be an integer from 0 to 60000/],
       ["SVC_SETTINGS_CACHE_MS", "-5", /^SVC_SETTINGS_CACHE_MS must be an integer from 0 to 60000/],
       ["SVC_WORKER_POLL_MS", "1", /^SVC_WORKER_POLL_MS must be an integer from 10 to 60000/],

@@ -41,11 +41,18 @@ export class ApiKeyAuthenticator {
     const credential = readBearerCredential(authorization);
     if (credential.kind === "missing") throw svcError("missing_api_key");
     if (credential.kind === "malformed") throw svcError("invalid_api_key");
-    const secretHash = hashApiKey(credential.secret);
+    return this.authenticateHash(hashApiKey(credential.secret), credential.livemode);
+  }
+
+  /**
+   * The same checks for a key known by its hash (as api_keys stores it): a dashboard session keeps only the hash
+   * and is checked again on every page, so a revoked key or a suspended organization ends it.
+   */
+  async authenticateHash(secretHash: string, livemode: boolean): Promise<Principal> {
     const now = this.options.clock().getTime();
     let outcome = this.cache.get(secretHash, now);
     if (!outcome) {
-      outcome = await this.lookup(secretHash, credential.livemode);
+      outcome = await this.lookup(secretHash, livemode);
       if (outcome.cacheable) this.cache.set(secretHash, outcome, now);
     }
     if (outcome.error) throw outcome.error;

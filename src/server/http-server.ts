@@ -17,6 +17,8 @@ import { clientErrorResponder } from "../rest/client-error.ts";
 import { errorRenderer } from "../rest/error-handler.ts";
 import { identityHeaders } from "../pipeline/response-headers.ts";
 import { restGateway } from "../rest/rest-gateway.ts";
+import { dashboardRoutes } from "../dashboard/dashboard-routes.ts";
+import type { DashboardOptions } from "../dashboard/console-router.ts";
 import { limitRequestBody } from "./request-body-limits.ts";
 
 export interface HttpServerOptions {
@@ -39,6 +41,8 @@ export interface HttpServerOptions {
   shutdownTimeoutMs: number;
   logger: Logger;
   metrics: Metrics;
+  /** The dashboard under /dashboard (the API role only). */
+  dashboard?: DashboardOptions;
 }
 
 /**
@@ -141,5 +145,6 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
     bodyLimit: MAX_BODY_BYTES,
   });
   if (options.extraRoutes) await app.register(async (scope) => options.extraRoutes!(scope));
+  if (options.dashboard) await app.register(dashboardRoutes, { prefix: "/dashboard", ...options.dashboard });
   return app;
 }

@@ -1,0 +1,82 @@
+// The dashboard's stylesheet and script, served from /dashboard/assets/ (so CSP "default-src 'self'" allows them).
+// Kept as strings in a module so the compiled build (dist/) carries them without a copy step.
+
+export const DASHBOARD_CSS = String.raw`
+/* The dashboard's only stylesheet: no third-party fonts or assets. Colours keep WCAG AA contrast. */
+:root { --fg: #1a1f2b; --muted: #4b5563; --line: #d4d8e0; --bg: #f6f7f9; --card: #fff; --accent: #1d4ed8;
+  --ok: #166534; --ok-bg: #dcfce7; --bad: #991b1b; --bad-bg: #fee2e2; --warn: #854d0e; --warn-bg: #fef3c7; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
+a { color: var(--accent); }
+code, pre { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; font-size: 13px; }
+header.top { display: flex; align-items: center; gap: 1.5rem; padding: .6rem 1.5rem; background: #111827; color: #f9fafb; flex-wrap: wrap; }
+header.top a { color: #f9fafb; text-decoration: none; }
+header.top .brand a { font-weight: 700; font-size: 1.1rem; }
+header.top .muted { color: #d1d5db; }
+header.top nav ul { display: flex; gap: 1rem; list-style: none; margin: 0; padding: 0; }
+header.top nav a[aria-current="page"] { text-decoration: underline; text-underline-offset: 4px; }
+header.top .sign-out { margin-left: auto; }
+header.top button.link { background: none; border: 1px solid #9ca3af; color: #f9fafb; }
+main { max-width: 1100px; margin: 1.5rem auto; padding: 0 1.5rem; }
+h1 { font-size: 1.5rem; margin: 0 0 1rem; }
+h2 { font-size: 1.15rem; margin: 1.5rem 0 .5rem; }
+section.card, .card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 1rem 1.25rem; margin-bottom: 1rem; }
+.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(180px, 1fr)); gap: 1rem; }
+.stat { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 1rem; }
+.stat .value { font-size: 1.6rem; font-weight: 700; display: block; }
+.muted { color: var(--muted); }
+.table-wrap { overflow-x: auto; }
+table { width: 100%; border-collapse: collapse; background: var(--card); }
+caption { text-align: left; font-weight: 600; padding: .4rem 0; }
+th, td { text-align: left; padding: .45rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { font-weight: 600; background: #eef0f4; }
+form.inline { display: inline; }
+form.stack label, .field label { display: block; font-weight: 600; margin: .5rem 0 .2rem; }
+input[type="text"], input[type="password"], input[type="url"], input[type="number"], input[type="datetime-local"], select, textarea {
+  font: inherit; padding: .35rem .5rem; border: 1px solid #6b7280; border-radius: 4px; min-width: 16rem; background: #fff; color: var(--fg); }
+button { font: inherit; padding: .3rem .8rem; border-radius: 4px; border: 1px solid #1e3a8a; background: var(--accent); color: #fff; cursor: pointer; }
+button.danger { background: #b91c1c; border-color: #7f1d1d; }
+button.secondary { background: #fff; color: var(--accent); }
+.row { display: flex; gap: .75rem; align-items: flex-end; flex-wrap: wrap; margin: .5rem 0; }
+.actions { display: flex; gap: .5rem; flex-wrap: wrap; margin: .75rem 0; }
+.flash { padding: .6rem 1rem; border-radius: 6px; margin-bottom: 1rem; border: 1px solid; }
+.flash-success { color: var(--ok); background: var(--ok-bg); border-color: #86efac; }
+.flash-error { color: var(--bad); background: var(--bad-bg); border-color: #fca5a5; }
+.badge { display: inline-block; font-size: .75rem; font-weight: 700; padding: .1rem .5rem; border-radius: 999px; margin-left: .4rem; }
+.badge-sandbox { background: #fde68a; color: #422006; }
+.badge-live { background: #bbf7d0; color: #052e16; }
+.badge-operator { background: #c7d2fe; color: #1e1b4b; }
+.tag { display: inline-block; font-size: .8rem; padding: 0 .45rem; border-radius: 4px; background: #e5e7eb; color: #111827; }
+.tag-succeeded, .tag-enabled, .tag-approved, .tag-ready, .tag-active { background: var(--ok-bg); color: var(--ok); }
+.tag-failed, .tag-disabled, .tag-rejected, .tag-revoked, .tag-suspended { background: var(--bad-bg); color: var(--bad); }
+.tag-pending { background: var(--warn-bg); color: var(--warn); }
+pre.json { background: #0f172a; color: #e2e8f0; padding: 1rem; border-radius: 6px; overflow-x: auto; max-height: 32rem; }
+.secret { background: var(--warn-bg); border: 1px solid #f59e0b; border-radius: 8px; padding: .75rem 1rem; margin-bottom: 1rem; }
+.secret-value { font-size: 14px; word-break: break-all; }
+.signin { max-width: 28rem; margin: 4rem auto; }
+.empty { color: var(--muted); font-style: italic; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: 0; }
+dl.facts dt { font-weight: 600; }
+dl.facts dd { margin: 0; }
+`;
+
+export const DASHBOARD_JS = String.raw`
+// The dashboard's only script (served from /dashboard/assets, so CSP "default-src 'self'" allows it). Every page
+// works without it; it adds a copy button for shown-once secrets and a confirmation before destructive actions.
+"use strict";
+document.addEventListener("click", (event) => {
+  const button = event.target instanceof Element ? event.target.closest("[data-copy]") : null;
+  if (!button) return;
+  const source = document.getElementById(button.getAttribute("data-copy") || "");
+  if (!source || !navigator.clipboard) return;
+  navigator.clipboard.writeText(source.textContent || "").then(
+    () => { button.textContent = "Copied"; },
+    () => { button.textContent = "Copy failed"; },
+  );
+});
+document.addEventListener("submit", (event) => {
+  const form = event.target;
+  const question = form instanceof HTMLFormElement ? form.getAttribute("data-confirm") : null;
+  if (question && !window.confirm(question)) event.preventDefault();
+});
+`;

@@ -1,0 +1,79 @@
+// The contract between the dashboard's shell (dashboard-routes.ts: sessions, CSRF, sign-in) and its two consoles:
+// a console registers pages and actions; each handler gets a context whose principal was checked on this request.
+import type { DescMessage, DescMethod, DescMethodUnary, MessageInitShape, MessageShape } from "@bufbuild/protobuf";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { ApiKeyAuthenticator } from "../access/api-key-authenticator.ts";
+import type { Principal } from "../access/principal.ts";
+import type { RateLimiter } from "../access/rate-limiter.ts";
+import type { ServiceRegistry } from "../api/service-registry.ts";
+import type { Clock } from "../domain/clock.ts";
+import type { TenantScope } from "../domain/tenant-scope.ts";
+import type { ConsoleQueries } from "../store/console-queries.ts";
+import type { DashboardSessionDocument, DashboardSessionRepository } from "../store/dashboard-session-repository.ts";
+import type { Flash, Shell } from "./layout.ts";
+
+export interface DashboardOptions {
+  registry: ServiceRegistry;
+  sessions: DashboardSessionRepository;
+  queries: ConsoleQueries;
+  authenticator: ApiKeyAuthenticator;
+  rateLimiter: RateLimiter;
+  adminToken: string;
+  clock: Clock;
+  /** "auto": Secure when `X-Forwarded-Proto` says https; "always": on every answer. */
+  secureCookie: "auto" | "always";
+  /** Sign-in attempts per client address per 60 s. */
+  signInLimit: number;
+}
+
+export type ConsoleKind = "project" | "operator";
+
+export interface ConsoleContext {
+  request: FastifyRequest;
+  reply: FastifyReply;
+  params: Record<string, string>;
+  query: Record<string, string>;
+  /** The posted form (empty for pages). */
+  form: URLSearchParams;
+  session: DashboardSessionDocument;
+  csrf: string;
+  flash: Flash | null;
+  /** Project sessions: the API key's principal, checked again on this request. */
+  principal: Principal | null;
+  scope: TenantScope | null;
+  /** Calls a service method in process, as the API's transports do, with this session's principal. */
+  call<I extends DescMessage, O extends DescMessage>(method: DescMethodUnary<I, O>, init: MessageInitShape<I>): Promise<MessageShape<O>>;
+  /** The same as another principal: the operator reading a project's settings as its clients see them. */
+  callAs<I extends DescMessage, O extends DescMessage>(
+    principal: Principal,
+    method: DescMethodUnary<I, O>,
+    init: MessageInitShape<I>,
+  ): Promise<MessageShape<O>>;
+  /** The same for a method found by name (optionalMethod); the answer as a plain message. */
+  callFound(method: DescMethod, init: Record<string, unknown>): Promise<Record<string, any>>;
+  shell(title: string, section?: string): Shell;
+}
+
+/** What an action answers: a redirect to a page (with a notice), or a page of its own (a secret shown once). */
+export type ActionOutcome = { redirect: string; notice?: string } | { render: string };
+
+export interface ConsoleRouter {
+  page(kind: ConsoleKind, path: string, handler: (ctx: ConsoleContext) => Promise<string>): void;
+  /** `back`: where a refused action returns, its error shown there. */
+  action(kind: ConsoleKind, path: string, back: (ctx: ConsoleContext) => string, handler: (ctx: ConsoleContext) => Promise<ActionOutcome>): void;
+  options: DashboardOptions;
+}
+
+/** A path segment from an id. */
+export function seg(id: string): string {
+  return encodeURIComponent(id);
+}
+
+/**
+ * A method some service of this build has, found by name: the consoles light up features (user lists, KYC,
+ * money, recovery) as their methods land, without a second path to them.
+ */
+export function optionalMethod(registry: ServiceRegistry, serviceTypeName: string, localName: string): DescMethod | null {
+  const service = registry.services.find((s) => s.service.typeName === serviceTypeName)?.service;
+  return service?.methods.find((m) => m.localName === localName) ?? null;
+}

@@ -1,0 +1,127 @@
+// The page shell shared by both consoles, and the small pieces every page uses (forms with their CSRF field,
+// tables, times, notices). Markup only through `html`, so everything interpolated is escaped.
+import { html, type Html } from "./html.ts";
+
+export interface Flash {
+  kind: "success" | "error";
+  text: string;
+}
+
+export interface Shell {
+  title: string;
+  /** Absent on the sign-in page. */
+  console?: { kind: "project"; projectId: string; livemode: boolean } | { kind: "operator" };
+  csrf?: string;
+  flash?: Flash | null;
+  /** Which navigation entry is current. */
+  section?: string;
+}
+
+const PROJECT_NAV = [
+  ["overview", "/dashboard", "Overview"],
+  ["users", "/dashboard/users", "Users"],
+  ["events", "/dashboard/events", "Events"],
+  ["webhooks", "/dashboard/webhooks", "Webhooks"],
+  ["sandbox", "/dashboard/sandbox", "Sandbox tools"],
+] as const;
+
+function navigation(shell: Shell): Html {
+  const console = shell.console;
+  if (!console) return html``;
+  const entries =
+    console.kind === "operator"
+      ? [["organizations", "/dashboard/operator", "Organizations"] as const]
+      : PROJECT_NAV.filter(([name]) => name !== "sandbox" || !console.livemode);
+  const badge =
+    console.kind === "operator"
+      ? html`<span class="badge badge-operator">Operator</span>`
+      : html`<span class="badge ${console.livemode ? "badge-live" : "badge-sandbox"}">${console.livemode ? "Live" : "Sandbox"}</span>
+          <span class="muted">project <code>${console.projectId}</code></span>`;
+  return html`<header class="top">
+    <div class="brand"><a href="${console.kind === "operator" ? "/dashboard/operator" : "/dashboard"}">Svc</a> ${badge}</div>
+    <nav aria-label="Console">
+      <ul>${entries.map(([name, href, label]) => html`<li><a href="${href}"${name === shell.section ? html` aria-current="page"` : ""}>${label}</a></li>`)}</ul>
+    </nav>
+    <form method="post" action="/dashboard/sign-out" class="sign-out">${csrfField(shell.csrf ?? "")}<button type="submit" class="link">Sign out</button></form>
+  </header>`;
+}
+
+export function page(shell: Shell, body: Html): string {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${shell.title} · Svc dashboard</title>
+<link rel="stylesheet" href="/dashboard/assets/dashboard.css">
+<script src="/dashboard/assets/dashboard.js" defer></script>
+</head>
+<body>
+${navigation(shell)}
+<main id="main">
+${shell.flash ? html`<div class="flash flash-${shell.flash.kind}" role="${shell.flash.kind === "error" ? "alert" : "status"}">${shell.flash.text}</div>` : ""}
+${body}
+</main>
+</body>
+</html>`.markup;
+}
+
+export function csrfField(token: string): Html {
+  return html`<input type="hidden" name="_csrf" value="${token}">`;
+}
+
+/** A form posting to `action` with the session's CSRF token; `confirm` asks first (dashboard.js). */
+export function postForm(csrf: string, action: string, content: Html, options: { confirm?: string; className?: string; label?: string } = {}): Html {
+  return html`<form method="post" action="${action}"${options.className ? html` class="${options.className}"` : ""}${
+    options.confirm ? html` data-confirm="${options.confirm}"` : ""
+  }${options.label ? html` aria-label="${options.label}"` : ""}>${csrfField(csrf)}${content}</form>`;
+}
+
+/** One button that posts. */
+export function actionButton(csrf: string, action: string, label: string, options: { confirm?: string; danger?: boolean } = {}): Html {
+  return postForm(csrf, action, html`<button type="submit"${options.danger ? html` class="danger"` : ""}>${label}</button>`, {
+    className: "inline",
+    ...(options.confirm ? { confirm: options.confirm } : {}),
+  });
+}
+
+export function time(value: Date | string | null | undefined): Html {
+  if (value === null || value === undefined) return html`<span class="muted">—</span>`;
+  const iso = typeof value === "string" ? value : value.toISOString();
+  return html`<time datetime="${iso}">${iso.replace("T", " ").replace(/\.\d+Z$/, "Z")}</time>`;
+}
+
+export function table(caption: string, headers: readonly string[], rows: readonly Html[], empty = "Nothing yet."): Html {
+  if (rows.length === 0) return html`<p class="empty">${empty}</p>`;
+  return html`<div class="table-wrap"><table>
+    <caption>${caption}</caption>
+    <thead><tr>${headers.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead>
+    <tbody>${rows}</tbody>
+  </table></div>`;
+}
+
+export function statusTag(status: string): Html {
+  return html`<span class="tag tag-${status.replace(/[^a-z_]/g, "")}">${status}</span>`;
+}
+
+export function jsonBlock(label: string, value: unknown): Html {
+  return html`<pre class="json" tabindex="0" aria-label="${label}">${JSON.stringify(value, null, 2)}</pre>`;
+}
+
+/** A link to the next page of a newest-first list, keeping the filters. */
+export function nextPageLink(base: string, query: Record<string, string | undefined>, lastId: string | undefined, hasMore: boolean): Html {
+  if (!hasMore || !lastId) return html``;
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) if (value) params.set(name, value);
+  params.set("starting_after", lastId);
+  return html`<p class="pager"><a href="${`${base}?${params}`}">Older →</a></p>`;
+}
+
+/** A shown-once secret with a copy button. */
+export function secretOnce(id: string, label: string, secret: string): Html {
+  return html`<section class="secret" aria-labelledby="${id}-title">
+    <h2 id="${id}-title">${label}</h2>
+    <p>Copy it now: it is shown this once and never again.</p>
+    <p><code id="${id}" class="secret-value">${secret}</code> <button type="button" data-copy="${id}">Copy</button></p>
+  </section>`;
+}

@@ -1,0 +1,68 @@
+// HTTP helpers for the dashboard tests: a cookie jar, the sign-in form's token, CSRF fields read from pages.
+import type { TestService } from "../support/test-service.ts";
+
+export interface DashboardResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  location: string | null;
+}
+
+export class DashboardClient {
+  readonly cookies = new Map<string, string>();
+
+  constructor(
+    private readonly service: TestService,
+    private readonly extraHeaders: Record<string, string> = {},
+  ) {}
+
+  async request(
+    method: "GET" | "POST",
+    path: string,
+    form?: Record<string, string> | URLSearchParams,
+    headers: Record<string, string> = {},
+  ): Promise<DashboardResponse> {
+    const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
+    const response = await fetch(this.service.baseUrl + path, {
+      method,
+      redirect: "manual",
+      headers: {
+        ...this.extraHeaders,
+        ...(cookie ? { cookie } : {}),
+        ...(form ? { "content-type": "application/x-www-form-urlencoded" } : {}),
+        ...headers,
+      },
+      ...(form ? { body: new URLSearchParams(form as Record<string, string>).toString() } : {}),
+    });
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(";");
+      const eq = pair!.indexOf("=");
+      const name = pair!.slice(0, eq);
+      const value = pair!.slice(eq + 1);
+      if (value === "" || /max-age=0/i.test(line)) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+    return { status: response.status, headers: response.headers, text: await response.text(), location: response.headers.get("location") };
+  }
+
+  get(path: string): Promise<DashboardResponse> {
+    return this.request("GET", path);
+  }
+
+  /** Posts a form with the CSRF token of the page at `from`. */
+  async post(from: string, path: string, form: Record<string, string> = {}): Promise<DashboardResponse> {
+    const page = await this.get(from);
+    return this.request("POST", path, { _csrf: csrfOf(page.text), ...form });
+  }
+
+  async signIn(credential: string): Promise<DashboardResponse> {
+    const page = await this.get("/dashboard/sign-in");
+    return this.request("POST", "/dashboard/sign-in", { _csrf: csrfOf(page.text), credential });
+  }
+}
+
+export function csrfOf(markup: string): string {
+  const match = /name="_csrf" value="([^"]+)"/.exec(markup);
+  if (!match) throw new Error("no CSRF field in the page");
+  return match[1]!;
+}

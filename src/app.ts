@@ -11,8 +11,6 @@ import { PUBLIC_API } from "./api/public-api.ts";
 import { REQUEST_RECEIVE_TIMEOUT_MS } from "./domain/limits.ts";
 import { CallPipeline } from "./pipeline/call-pipeline.ts";
 import { createHttpServer } from "./server/http-server.ts";
-import { ConsoleQueries } from "./store/console-queries.ts";
-import { DashboardSessionRepository } from "./store/dashboard-session-repository.ts";
 import { registerOpenApiRoute } from "./rest/openapi/openapi-route.ts";
 import { JobQueue } from "./jobs/job-queue.ts";
 import { RelaySweeper } from "./events/relay-sweeper.ts";
@@ -48,6 +46,15 @@ import { UserRepository } from "./store/user-repository.ts";
 import { WebhookDeliveryRepository } from "./store/webhook-delivery-repository.ts";
 import { WebhookEndpointRepository } from "./store/webhook-endpoint-repository.ts";
 import { SimulatedCustodian, type WalletCustodian } from "./wallets/custodian.ts";
+import { createHmac } from "node:crypto";
+import { KycSessionsService, PhoneVerificationService, SandboxService } from "../gen/svc/v1/identity_pb.ts";
+import { methodAccessCheck } from "./api/method-access.ts";
+import { VerificationCodes } from "./domain/phone-verification.ts";
+import { SimulatedKycProvider, type KycProvider } from "./identity/kyc-provider.ts";
+import { SimulatedSmsSender, type SmsSender } from "./identity/sms-sender.ts";
+import { KycLifecycle } from "./services/kyc-lifecycle.ts";
+import { KycSessionsServiceImpl, SandboxServiceImpl } from "./services/kyc-sessions-service.ts";
+import { PhoneVerificationServiceImpl } from "./services/phone-verification-service.ts";
 import { WalletProvisioner } from "./wallets/wallet-provisioner.ts";
 import type { LookupAll } from "./webhooks/address-vetting.ts";
 import { DEFAULT_MAX_PENDING_PER_ENDPOINT } from "./webhooks/delivery-policy.ts";
@@ -60,6 +67,10 @@ export interface AppOptions {
   adminToken: string;
   clock?: Clock;
   custodian?: WalletCustodian;
+  /** The SMS provider of live phone verification; by default a simulated one that keeps messages in memory. */
+  smsSender?: SmsSender;
+  /** The identity verification provider of live KYC sessions; by default a simulated one. */
+  kycProvider?: KycProvider;
   /** Where unexpected errors go (bugs, outages); they never reach clients. */
   onError?: (error: unknown, context: string) => void;
   /** Timings of background work, by default the configuration's; tests shorten them. */
@@ -112,6 +123,8 @@ export interface App {
   relaySweeper: RelaySweeper;
   jobs: JobQueue;
   custodian: WalletCustodian;
+  smsSender: SmsSender;
+  kycProvider: KycProvider;
   /** Listens on the configured (or given) ports; answers the bound ports. */
   listen(ports?: { http?: number; grpc?: number }): Promise<{ httpPort: number; grpcPort: number }>;
   /** Graceful stop: stop accepting, finish running requests and jobs. The database stays open. */
@@ -162,16 +175,14 @@ export async function createApp(options: AppOptions): Promise<App> {
   repositories.events.onInserted((events) => {
     for (const event of events) metrics.eventsCreated.inc({ type: event.type });
   });
-  const dashboardSessions = new DashboardSessionRepository(database.db);
-  await Promise.all([...Object.values(repositories), dashboardSessions].map((r) => ("ensureIndexes" in r ? r.ensureIndexes() : undefined)));
+  await Promise.all(Object.values(repositories).map((r) => ("ensureIndexes" in r ? r.ensureIndexes() : undefined)));
 
   const authenticator = new ApiKeyAuthenticator(repositories.apiKeys, repositories.organizations, {
     clock,
     defaultRateLimit: config.rateLimit,
     cacheMs: config.authCacheMs,
   });
-  const rateLimiter = new RateLimiter(repositories.rateLimits, clock);
-  const gate = new RequestGate(authenticator, rateLimiter, config.rateLimit);
+  const gate = new RequestGate(authenticator, new RateLimiter(repositories.rateLimits, clock), config.rateLimit);
   const idempotency = new IdempotencyGuard(repositories.idempotency, clock, config.idempotencyLockMs);
   const role = config.role;
   const replicaSet = await isReplicaSet(database);
@@ -220,6 +231,22 @@ export async function createApp(options: AppOptions): Promise<App> {
   const tenancy = new TenancyAdmin(repositories, authenticator, clock);
   const settings = new TenantSettings(repositories.projects, repositories.signupFlows, clock, config.settingsCacheMs);
   const lifecycle = new UserLifecycle(repositories.users, relay, clock, backgroundError);
+  const smsSender = options.smsSender ?? new SimulatedSmsSender();
+  const kycProvider = options.kycProvider ?? new SimulatedKycProvider();
+  // The service's own address, for links it answers (sandbox KYC pages); the bound port is known at listen.
+  let ownBaseUrl = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`;
+  const kyc = new KycLifecycle({
+    users: repositories.users,
+    settings,
+    relay,
+    provider: kycProvider,
+    jobs,
+    clock,
+    baseUrl: () => ownBaseUrl,
+    onBackgroundError: backgroundError,
+  });
+  // Verification codes are derived and checked with a key every process of a deployment shares: the admin token's.
+  const verificationCodes = new VerificationCodes(createHmac("sha256", options.adminToken).update("svc phone verification codes").digest());
 
   const webhookEndpoints = new WebhookEndpointsServiceImpl({
     endpoints: repositories.webhookEndpoints,
@@ -235,6 +262,13 @@ export async function createApp(options: AppOptions): Promise<App> {
       visibility: "public",
       implementation: new UsersServiceImpl({ users: repositories.users, settings, relay, wallets, clock, onBackgroundError: backgroundError }),
     },
+    {
+      service: PhoneVerificationService,
+      visibility: "public",
+      implementation: new PhoneVerificationServiceImpl({ users: repositories.users, sms: smsSender, codes: verificationCodes, clock }),
+    },
+    { service: KycSessionsService, visibility: "public", implementation: new KycSessionsServiceImpl(kyc) },
+    { service: SandboxService, visibility: "public", implementation: new SandboxServiceImpl(kyc) },
     { service: EventsService, visibility: "public", implementation: new EventsServiceImpl(repositories.events) },
     {
       service: WebhookEndpointsService,
@@ -245,12 +279,17 @@ export async function createApp(options: AppOptions): Promise<App> {
     {
       service: AdminService,
       visibility: "internal",
-      implementation: new AdminServiceImpl({ ...repositories, settings, tenancy, lifecycle, relay, clock }),
+      implementation: new AdminServiceImpl({ ...repositories, settings, tenancy, lifecycle, kyc, relay, clock }),
     },
   ];
   const registry = new ServiceRegistry(services);
   const observed = observabilityInterceptor(metrics, logger);
-  const pipeline = new CallPipeline(gate, idempotency, (error, requestId) => logger.error({ err: error, request_id: requestId }, "unexpected failure"));
+  const pipeline = new CallPipeline(
+    gate,
+    idempotency,
+    (error, requestId) => logger.error({ err: error, request_id: requestId }, "unexpected failure"),
+    methodAccessCheck(async (projectId, setting) => (await settings.project(projectId))?.[setting] === true),
+  );
   const publicInterceptors = [observed, publicInterceptor(pipeline, registry)];
   const adminInterceptors = [observed, adminInterceptor(options.adminToken)];
   const interceptorsFor = (s: RegisteredService): Interceptor[] => (s.visibility === "public" ? publicInterceptors : adminInterceptors);
@@ -268,17 +307,6 @@ export async function createApp(options: AppOptions): Promise<App> {
     surface: role === "worker" ? "operations" : "public",
     logger,
     metrics,
-    dashboard: {
-      registry,
-      sessions: dashboardSessions,
-      queries: new ConsoleQueries(database.db),
-      authenticator,
-      rateLimiter,
-      adminToken: options.adminToken,
-      clock,
-      secureCookie: config.dashboardSecureCookie,
-      signInLimit: config.dashboardSignInLimit,
-    },
   });
   const grpc = createGrpcServer(registry, interceptorsFor, { receiveTimeoutMs: timings.requestReceiveTimeoutMs });
   const relaySweeper = new RelaySweeper(relay, { intervalMs: timings.sweepIntervalMs, staleAfterMs: timings.sweepStaleAfterMs }, (e) =>
@@ -293,6 +321,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     relaySweeper,
     jobs,
     custodian,
+    smsSender,
+    kycProvider,
     async listen(ports = {}) {
       // Workers run the jobs, the relay sweeper and deliveries; API processes only enqueue.
       if (role !== "api") {
@@ -304,6 +334,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       const httpPort = (http.server.address() as { port: number }).port;
       const grpcPort = role === "worker" ? 0 : await grpc.listen(ports.grpc ?? config.grpcPort, config.host);
       for (const port of [httpPort, grpcPort]) if (port > 0) refusedLoopbackPorts.add(port);
+      ownBaseUrl = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${httpPort}`;
       ready = true;
       return { httpPort, grpcPort };
     },

@@ -47,7 +47,17 @@ export async function bootstrapDefaultProject(deps: BootstrapDependencies, keys:
     organization = (await deps.organizations.update(organization._id, { live_enabled: true }))!;
   }
   let project = await deps.projects.findFirstOfOrganization(organization._id);
-  project ??= await deps.tenancy.createProject({ organizationId: organization._id, name: "Default", liveWalletsEnabled: true });
+  project ??= await deps.tenancy.createProject({
+    organizationId: organization._id,
+    name: "Default",
+    liveWalletsEnabled: true,
+    livePhoneVerificationEnabled: true,
+    liveKycEnabled: true,
+  });
+  // A Default project made before these settings existed gets them as a new one would.
+  if (project.live_phone_verification_enabled === undefined || project.live_kyc_enabled === undefined) {
+    project = await deps.tenancy.updateProject({ id: project._id, livePhoneVerificationEnabled: true, liveKycEnabled: true });
+  }
   return {
     organizationId: organization._id,
     projectId: project._id,

@@ -10,6 +10,9 @@ import { restRouteOf, type RestRoute } from "./rest-route-table.ts";
 /** What `null` means for a body field: the same as leaving it out, clear it (PATCH), or a type error. */
 export type NullMeaning = "absent" | "clear" | "invalid";
 
+/** A project setting without which live keys may not call a method (403 live_feature_unavailable). */
+export type LiveFeatureSetting = "live_phone_verification_enabled";
+
 /** The OpenAPI operation of a method, beyond what its route says. */
 export interface OperationDoc {
   summary: string;
@@ -30,6 +33,10 @@ export interface MethodEntry<O extends DescMessage> {
   operation: OperationDoc;
   /** What null means in a PATCH body (a route whose body is one field); default "invalid". */
   patchNull?: "clear" | "invalid";
+  /** Sandbox keys only: a live key is refused 403 sandbox_only right after admission, before anything else. */
+  sandboxOnly?: true;
+  /** Live keys need this project setting: else 403 live_feature_unavailable right after admission. */
+  liveSetting?: LiveFeatureSetting;
 }
 
 /** Every method of the service, each with its entry: a missing one is a type error. */
@@ -47,6 +54,8 @@ export interface DescribedMethod {
   nullMeaning: NullMeaning;
   /** Mutating methods (every verb but GET) honour an Idempotency-Key. */
   takesIdempotencyKey: boolean;
+  sandboxOnly: boolean;
+  liveSetting: LiveFeatureSetting | null;
 }
 
 export function describeService<Methods extends GenServiceMethods>(service: GenService<Methods>, entries: ServiceEntries<Methods>): DescribedMethod[] {
@@ -66,6 +75,8 @@ export function describeService<Methods extends GenServiceMethods>(service: GenS
       operation: entry.operation,
       nullMeaning: route.body === "*" ? "absent" : (entry.patchNull ?? "invalid"),
       takesIdempotencyKey: route.httpMethod !== "GET",
+      sandboxOnly: entry.sandboxOnly === true,
+      liveSetting: entry.liveSetting ?? null,
     };
   });
 }

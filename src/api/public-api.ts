@@ -1,11 +1,19 @@
 // The public API: every method of the public services, as REST, Connect and gRPC callers reach it.
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { eventsApi } from "./events-api.ts";
+import { kycSessionsApi, phoneVerificationApi, sandboxApi } from "./identity-api.ts";
 import type { DescribedMethod } from "./method-description.ts";
 import { usersApi } from "./users-api.ts";
 import { webhookEndpointsApi } from "./webhook-endpoints-api.ts";
 
-export const PUBLIC_API: readonly DescribedMethod[] = [...usersApi, ...eventsApi, ...webhookEndpointsApi];
+export const PUBLIC_API: readonly DescribedMethod[] = [
+  ...usersApi,
+  ...phoneVerificationApi,
+  ...kycSessionsApi,
+  ...sandboxApi,
+  ...eventsApi,
+  ...webhookEndpointsApi,
+];
 
 export const PUBLIC_SERVICES: readonly DescService[] = [...new Set(PUBLIC_API.map((m) => m.service))];
 

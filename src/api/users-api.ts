@@ -19,6 +19,16 @@ export const usersApi = describeService(UsersService, {
       errors: ["user_already_exists", "tagname_already_taken"],
     },
   },
+  listUsers: {
+    status: 200,
+    present: (r, path) => jsonList(path, r.data.map(userJson), r.hasMore),
+    operation: {
+      summary: "List users",
+      description: "Newest first. Every filter given must match exactly (`tagname` ignoring case). Items carry no `profile`.",
+      tag: TAG,
+      success: { schema: "UserList", description: "Users, newest first." },
+    },
+  },
   getUser: {
     status: 200,
     present: (r) => userWithProfileJson(r.user!, r.profile),

@@ -47,6 +47,7 @@ export const ERROR_CATALOGUE = {
   organization_suspended: permission("This organization is suspended."),
   sandbox_only: permission("This route accepts sandbox keys only."),
   event_not_found: invalid(404, Code.NotFound, "No event with this id."),
+  kyc_session_not_found: invalid(404, Code.NotFound, "No KYC session with this id."),
   route_not_found: invalid(404, Code.NotFound, "No route matches this method and path."),
   user_not_found: invalid(404, Code.NotFound, "No user with this id."),
   webhook_delivery_not_found: invalid(404, Code.NotFound, "No webhook delivery with this id."),

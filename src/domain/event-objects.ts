@@ -1,11 +1,10 @@
-// The `data.object` of events published by other services, checked against the Kyc and Transaction
-// shapes (docs/contract.md, Event) so receivers always get the documented shape.
+// The `data.object` of events published by other services, checked against the Transaction shape
+// (docs/contract.md, Event) so receivers always get the documented shape. `kyc.*` events are not published:
+// KYC sessions emit them from their own decisions, so the event and the user's kyc_status always agree.
 import { validationError } from "./errors.ts";
 import { parseDateTime } from "./date-time.ts";
 
 type FieldKind = "string" | "number" | "boolean" | "date-time";
-
-const KYC_FIELDS: Record<string, FieldKind> = { object: "string", user_id: "string", status: "string", livemode: "boolean" };
 
 const TRANSACTION_FIELDS: Record<string, FieldKind> = {
   id: "string",
@@ -24,8 +23,6 @@ const TRANSACTION_FIELDS: Record<string, FieldKind> = {
 
 /** What each type promises about its object beyond the field table. */
 const TYPE_RULES: Record<string, { fields: Record<string, FieldKind>; equals: Record<string, string> }> = {
-  "kyc.approved": { fields: KYC_FIELDS, equals: { object: "kyc", status: "approved" } },
-  "kyc.rejected": { fields: KYC_FIELDS, equals: { object: "kyc", status: "rejected" } },
   "transaction.received": { fields: TRANSACTION_FIELDS, equals: { object: "transaction", direction: "in" } },
   "transaction.completed": { fields: TRANSACTION_FIELDS, equals: { object: "transaction", status: "completed" } },
   "withdrawal.completed": { fields: TRANSACTION_FIELDS, equals: { object: "transaction", type: "withdrawal", status: "completed" } },

@@ -28,3 +28,7 @@ export function newWalletId(): string {
 export function newDeliveryId(): string {
   return `whd_${randomBase62(24)}`;
 }
+
+export function newKycSessionId(): string {
+  return `kyc_${randomBase62(24)}`;
+}

@@ -5,6 +5,7 @@ import type { EventType } from "../domain/event-types.ts";
 import { newEventId } from "../domain/ids.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import { userEventObject } from "../messages/user-messages.ts";
+import { kycJson } from "../representations/identity.ts";
 import type { EventDocument } from "../store/event-repository.ts";
 import type { OutboxEvent } from "../store/outbox.ts";
 import type { UserDocument } from "../store/user-repository.ts";
@@ -19,6 +20,16 @@ const TEST_EVENT_MESSAGE = "A test event sent from Svc to check this endpoint.";
  */
 export function userEvent(type: UserEventType, user: UserDocument, createdAt: Date, id: string = newEventId()): OutboxEvent {
   return { id, type, created_at: createdAt, data: { object: userEventObject(user) } };
+}
+
+export type KycEventType = Extract<EventType, `kyc.${string}`>;
+
+/**
+ * A `kyc.*` event for the user's outbox, written in the same update as the `kyc_status` it reports: its Kyc
+ * object carries that new status.
+ */
+export function kycEvent(type: KycEventType, user: Pick<UserDocument, "_id" | "livemode" | "kyc_status">, createdAt: Date): OutboxEvent {
+  return { id: newEventId(), type, created_at: createdAt, data: { object: kycJson(user._id, user.kyc_status, user.livemode) } };
 }
 
 /** An outbox event as the event log holds it, not yet fanned out. */

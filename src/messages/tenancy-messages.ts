@@ -22,6 +22,8 @@ export function projectMessage(doc: ProjectDocument): Project {
     organizationId: doc.organization_id,
     name: doc.name,
     liveWalletsEnabled: doc.live_wallets_enabled,
+    livePhoneVerificationEnabled: doc.live_phone_verification_enabled ?? false,
+    liveKycEnabled: doc.live_kyc_enabled ?? false,
     createdAt: timestampFromDate(doc.created_at),
   });
 }

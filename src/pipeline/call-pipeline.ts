@@ -8,6 +8,7 @@ import { IdempotencyGuard, type Transport } from "../access/idempotency-guard.ts
 import type { CreationReservation } from "../access/creation-reservation.ts";
 import type { Principal } from "../access/principal.ts";
 import type { RequestGate } from "../access/request-gate.ts";
+import type { MethodAccessCheck } from "../api/method-access.ts";
 import { describeError, svcError, type DescribedError } from "../domain/errors.ts";
 import type { StoredResponse } from "../store/idempotency-repository.ts";
 import {
@@ -68,6 +69,8 @@ export class CallPipeline {
     private readonly idempotency: IdempotencyGuard,
     /** Hears of failures that are not the service's own errors (bugs, outages), with the call's request id. */
     private readonly onInternalError: (error: unknown, requestId: string) => void,
+    /** Which keys may call the method (sandbox-only routes, live settings): checked right after admission. */
+    private readonly checkAccess: MethodAccessCheck = async () => {},
   ) {}
 
   newCall(fields: Omit<Call, "headers">): Call {
@@ -135,6 +138,7 @@ export class CallPipeline {
     Object.assign(call.headers, rateLimitHeaders(admission.rateLimit));
     if (admission.error) throw admission.error;
     const principal = admission.principal!;
+    await this.checkAccess(call.method, principal);
     const identity = handler.prepare();
     const key = call.idempotencyKey;
     if (key == null || !call.takesIdempotencyKey) return handler.execute(principal, null);

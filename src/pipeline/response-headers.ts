@@ -24,10 +24,13 @@ export function rateLimitHeaders(status: RateLimitStatus): Record<string, string
 
 /**
  * What a refusal adds to the response headers: a 429 says when to come back, from the error's own
- * `retry_after` (a resend delay, say) or else from the end of the rate-limit window.
+ * `retry_after` (a resend delay, say) or else from the end of the rate-limit window; any other refusal whose
+ * error carries `retry_after` (a 503 of an unavailable provider) says it too.
  */
 export function failureHeaders(described: DescribedError, headers: Record<string, string>): Record<string, string> {
-  if (described.code !== "rate_limit_exceeded") return {};
+  if (described.code !== "rate_limit_exceeded") {
+    return described.metadata.retry_after !== undefined ? { [RETRY_AFTER_HEADER]: described.metadata.retry_after } : {};
+  }
   const retryAfter = described.metadata.retry_after ?? headers[RATE_LIMIT_RESET_HEADER];
   return retryAfter === undefined ? {} : { [RETRY_AFTER_HEADER]: retryAfter };
 }

@@ -8,6 +8,7 @@ import {
   CreateProjectResponseSchema,
   PublishEventResponseSchema,
   PublishSignupFlowResponseSchema,
+  RecordKycDecisionResponseSchema,
   RevokeApiKeyResponseSchema,
   SuspendUserResponseSchema,
   UnsuspendUserResponseSchema,
@@ -18,6 +19,7 @@ import {
   type CreateProjectRequest,
   type PublishEventRequest,
   type PublishSignupFlowRequest,
+  type RecordKycDecisionRequest,
   type RevokeApiKeyRequest,
   type SuspendUserRequest,
   type UnsuspendUserRequest,
@@ -25,7 +27,7 @@ import {
   type UpdateProjectRequest,
 } from "../../gen/svc/admin/v1/admin_pb.ts";
 import type { Clock } from "../domain/clock.ts";
-import { svcError } from "../domain/errors.ts";
+import { svcError, validationError } from "../domain/errors.ts";
 import { checkPublishedObject } from "../domain/event-objects.ts";
 import type { EventType } from "../domain/event-types.ts";
 import { buildSignupFlow } from "../domain/signup-flow.ts";
@@ -39,6 +41,9 @@ import { apiKeyMessage, organizationMessage, projectMessage } from "../messages/
 import type { TenancyAdmin } from "./tenancy-admin.ts";
 import type { TenantSettings } from "./tenant-settings.ts";
 import type { UserLifecycle } from "./user-lifecycle.ts";
+import type { KycLifecycle } from "./kyc-lifecycle.ts";
+import { checkRejectionReason } from "../domain/kyc.ts";
+import { kycSessionMessage } from "../messages/identity-messages.ts";
 import { signupConfigMessage, userMessage } from "../messages/user-messages.ts";
 
 export interface AdminServiceDependencies {
@@ -47,6 +52,7 @@ export interface AdminServiceDependencies {
   users: UserRepository;
   settings: TenantSettings;
   lifecycle: UserLifecycle;
+  kyc: KycLifecycle;
   relay: EventRelay;
   clock: Clock;
 }
@@ -115,6 +121,16 @@ export class AdminServiceImpl implements ServiceImpl<typeof AdminService> {
     const event = publishedEvent(scope, request.type as EventType, object, this.deps.clock());
     await this.deps.relay.publish(event);
     return create(PublishEventResponseSchema, { event: eventMessage(event) });
+  }
+
+  /** A live provider's decision on a session (requires_input or processing, else 409 invalid_state). */
+  async recordKycDecision(request: RecordKycDecisionRequest) {
+    if (request.decision !== "approved" && request.decision !== "rejected") {
+      throw validationError("decision", "decision must be approved or rejected.");
+    }
+    const reason = checkRejectionReason(request.reason);
+    const { user, session } = await this.deps.kyc.move(null, request.sessionId, request.decision === "approved" ? "approve" : "reject", reason);
+    return create(RecordKycDecisionResponseSchema, { kycSession: kycSessionMessage(user, session) });
   }
 
   private async scopeOf(projectId: string, livemode: boolean): Promise<TenantScope> {

@@ -13,7 +13,7 @@ import { newApiKeyId } from "../domain/ids.ts";
 import { newUuid } from "../domain/random.ts";
 import type { ApiKeyDocument, ApiKeyRepository } from "../store/api-key-repository.ts";
 import type { OrganizationDocument, OrganizationRepository } from "../store/organization-repository.ts";
-import type { ProjectDocument, ProjectRepository } from "../store/project-repository.ts";
+import type { ProjectChanges, ProjectDocument, ProjectRepository } from "../store/project-repository.ts";
 import type { ApiKeyAuthenticator } from "../access/api-key-authenticator.ts";
 
 export interface TenancyRepositories {
@@ -60,7 +60,9 @@ export class TenancyAdmin {
     return updated;
   }
 
-  async createProject(request: Pick<CreateProjectRequest, "organizationId" | "name" | "liveWalletsEnabled">): Promise<ProjectDocument> {
+  async createProject(
+    request: Pick<CreateProjectRequest, "organizationId" | "name" | "liveWalletsEnabled" | "livePhoneVerificationEnabled" | "liveKycEnabled">,
+  ): Promise<ProjectDocument> {
     const organization = await this.repositories.organizations.findById(request.organizationId);
     if (!organization) throw svcError("organization_not_found");
     const project: ProjectDocument = {
@@ -68,15 +70,23 @@ export class TenancyAdmin {
       organization_id: organization._id,
       name: requireName(request.name),
       live_wallets_enabled: request.liveWalletsEnabled ?? false,
+      live_phone_verification_enabled: request.livePhoneVerificationEnabled ?? false,
+      live_kyc_enabled: request.liveKycEnabled ?? false,
       created_at: this.clock(),
     };
     await this.repositories.projects.insert(project);
     return project;
   }
 
-  async updateProject(request: Pick<UpdateProjectRequest, "id" | "liveWalletsEnabled">): Promise<ProjectDocument> {
-    const updated = request.liveWalletsEnabled !== undefined
-      ? await this.repositories.projects.update(request.id, { live_wallets_enabled: request.liveWalletsEnabled })
+  async updateProject(
+    request: Pick<UpdateProjectRequest, "id" | "liveWalletsEnabled" | "livePhoneVerificationEnabled" | "liveKycEnabled">,
+  ): Promise<ProjectDocument> {
+    const changes: ProjectChanges = {};
+    if (request.liveWalletsEnabled !== undefined) changes.live_wallets_enabled = request.liveWalletsEnabled;
+    if (request.livePhoneVerificationEnabled !== undefined) changes.live_phone_verification_enabled = request.livePhoneVerificationEnabled;
+    if (request.liveKycEnabled !== undefined) changes.live_kyc_enabled = request.liveKycEnabled;
+    const updated = Object.keys(changes).length > 0
+      ? await this.repositories.projects.update(request.id, changes)
       : await this.repositories.projects.findById(request.id);
     if (!updated) throw svcError("project_not_found");
     return updated;

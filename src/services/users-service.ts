@@ -7,10 +7,12 @@ import {
   GetSignupConfigResponseSchema,
   GetUserResponseSchema,
   ListUserWalletsResponseSchema,
+  ListUsersResponseSchema,
   UpdateUserResponseSchema,
   type CreateUserRequest,
   type GetUserRequest,
   type ListUserWalletsRequest,
+  type ListUsersRequest,
   type ProfileFields,
   type TermsAcceptance,
   type UpdateUserRequest,
@@ -25,7 +27,8 @@ import { UniqueConflict } from "../store/unique-conflict.ts";
 import type { StoredProfile, UserDocument, UserRepository } from "../store/user-repository.ts";
 import type { WalletProvisioner } from "../wallets/wallet-provisioner.ts";
 import type { EventRelay } from "../events/event-relay.ts";
-import { pageInMemory, pageSize } from "./pagination.ts";
+import { cursorRecord, pageInMemory, pageSize } from "./pagination.ts";
+import { KYC_STATUSES, type KycStatus } from "../domain/kyc.ts";
 import { reservationOf } from "../access/creation-reservation.ts";
 import { tenantOf } from "../access/principal.ts";
 import { reservedUserId } from "../domain/reserved-ids.ts";
@@ -160,6 +163,29 @@ export class UsersServiceImpl implements ServiceImpl<typeof UsersService> {
     if (user.wallet_status === "pending") user = await this.recordCreationWallet(user);
     await this.deps.relay.relayUserOutbox(user).catch(this.deps.onBackgroundError);
     return create(CreateUserResponseSchema, { user: userMessage(user) });
+  }
+
+  /** Newest first; every filter given must match exactly (tagname ignoring case). Items carry no profile. */
+  async listUsers(request: ListUsersRequest, context: HandlerContext) {
+    const scope = tenantOf(context);
+    const limit = pageSize(request.limit);
+    if (request.kycStatus !== undefined && !(KYC_STATUSES as readonly string[]).includes(request.kycStatus)) {
+      throw validationError("kyc_status", `kyc_status must be one of ${KYC_STATUSES.join(", ")}.`);
+    }
+    const after = await cursorRecord(request.startingAfter, (id) => (USER_ID_PATTERN.test(id) ? this.deps.users.find(scope, id) : Promise.resolve(null)));
+    const page = await this.deps.users.list(
+      scope,
+      {
+        external_id: request.externalId,
+        phone: request.phone,
+        tagname_key: request.tagname !== undefined ? tagnameKey(request.tagname) : undefined,
+        kyc_status: request.kycStatus as KycStatus | undefined,
+        verified: request.verified,
+        suspended: request.suspended,
+      },
+      { limit, after },
+    );
+    return create(ListUsersResponseSchema, { data: page.items.map(userMessage), hasMore: page.hasMore });
   }
 
   async getUser(request: GetUserRequest, context: HandlerContext) {

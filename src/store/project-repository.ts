@@ -6,10 +6,14 @@ export interface ProjectDocument {
   organization_id: string;
   name: string;
   live_wallets_enabled: boolean;
+  /** Live keys may verify phone numbers; absent (projects made before the setting) means false. */
+  live_phone_verification_enabled?: boolean;
+  /** Live keys may open KYC sessions; absent means false. */
+  live_kyc_enabled?: boolean;
   created_at: Date;
 }
 
-export type ProjectChanges = Partial<Pick<ProjectDocument, "live_wallets_enabled">>;
+export type ProjectChanges = Partial<Pick<ProjectDocument, "live_wallets_enabled" | "live_phone_verification_enabled" | "live_kyc_enabled">>;
 
 export class ProjectRepository {
   private readonly collection: Collection<ProjectDocument>;

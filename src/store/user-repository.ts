@@ -1,9 +1,12 @@
 // Users of a project and environment. A user document also holds its wallets and an outbox of events not yet
 // relayed to the event log, so a user and its events are written in one single-document write.
 import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
+import type { StoredKycSession } from "../domain/kyc.ts";
+import type { StoredVerification } from "../domain/phone-verification.ts";
 import type { ProfileFieldValues } from "../domain/profile-rules.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import type { OutboxEvent } from "./outbox.ts";
+import { newestFirstPage, type Page } from "./list-queries.ts";
 import { asUniqueConflict } from "./unique-conflict.ts";
 import { batchedInsert, throwDocumentError } from "./write-batcher.ts";
 
@@ -38,6 +41,31 @@ export interface UserDocument {
   tagname_key: string | null;
   outbox: OutboxEvent[];
   updated_at: Date;
+  /**
+   * The latest phone verification, in the user document so that approving it and setting `verified` are one
+   * write, and attempts are counted by conditional updates of one document. Absent until the first start.
+   */
+  phone_verification?: StoredVerification | null;
+  /** Times of the verification sends of the last hour (older ones are dropped at the next send). */
+  verification_sends?: Date[];
+  /**
+   * Every KYC session of the user, oldest first: a session's move, the user's `kyc_status` and its `kyc.*`
+   * event are one write of this document.
+   */
+  kyc_sessions?: StoredKycSession[];
+  /** Incremented by every write of `kyc_sessions`: each is made only if none happened since it was read. */
+  kyc_rev?: number;
+}
+
+/** Exact-match filters of the user list. */
+export interface UserListFilters {
+  external_id?: string | undefined;
+  phone?: string | undefined;
+  /** Lowercased, as `tagname_key` holds it. */
+  tagname_key?: string | undefined;
+  kyc_status?: KycStatus | undefined;
+  verified?: boolean | undefined;
+  suspended?: boolean | undefined;
 }
 
 /** The unique values of a user, by the document field their index covers. */
@@ -68,6 +96,13 @@ export class UserRepository {
         unique: true,
         partialFilterExpression: { tagname_key: { $type: "string" } },
       },
+      // The user list, newest first, and its filters that are not unique values (those use the indexes above).
+      { key: { project_id: 1, livemode: 1, created_at: -1, _id: -1 }, name: "list_newest" },
+      { key: { project_id: 1, livemode: 1, kyc_status: 1, created_at: -1, _id: -1 }, name: "list_by_kyc_status" },
+      { key: { project_id: 1, livemode: 1, verified: 1, created_at: -1, _id: -1 }, name: "list_by_verified" },
+      { key: { project_id: 1, livemode: 1, suspended: 1, created_at: -1, _id: -1 }, name: "list_by_suspended" },
+      // KYC sessions are found by id (GET /v1/kyc-sessions/{id}, AdminService.RecordKycDecision).
+      { key: { "kyc_sessions.id": 1 }, name: "kyc_session_id", partialFilterExpression: { "kyc_sessions.0": { $exists: true } } },
       // The relay sweeper looks for users whose outbox still holds events.
       { key: { "outbox.created_at": 1 }, name: "outbox_pending", partialFilterExpression: { "outbox.0": { $exists: true } } },
     ]);
@@ -86,6 +121,20 @@ export class UserRepository {
 
   find(scope: TenantScope, id: string): Promise<UserDocument | null> {
     return this.collection.findOne({ _id: id, project_id: scope.projectId, livemode: scope.livemode });
+  }
+
+  /** The user holding KYC session `sessionId`, in `scope` (any scope when null: internal services). */
+  findByKycSession(scope: TenantScope | null, sessionId: string): Promise<UserDocument | null> {
+    return this.collection.findOne({ "kyc_sessions.id": sessionId, ...(scope ? { project_id: scope.projectId, livemode: scope.livemode } : {}) });
+  }
+
+  /** Users of the tenant matching every filter given, newest first; `after` is the user the page starts after. */
+  list(scope: TenantScope, filters: UserListFilters, options: { limit: number; after: UserDocument | null }): Promise<Page<UserDocument>> {
+    const filter: Filter<UserDocument> = { project_id: scope.projectId, livemode: scope.livemode };
+    for (const [name, value] of Object.entries(filters)) {
+      if (value !== undefined) (filter as Record<string, unknown>)[name] = value;
+    }
+    return newestFirstPage(this.collection, filter, options);
   }
 
   findById(id: string): Promise<UserDocument | null> {

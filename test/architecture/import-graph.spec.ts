@@ -14,11 +14,11 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["store", "jobs", "representations"],
   ["messages", "access"],
   ["events"],
-  ["webhooks", "wallets"],
+  ["webhooks", "wallets", "identity"],
   ["services"],
   ["api"],
   ["pipeline"],
-  ["rest", "rpc", "dashboard"],
+  ["rest", "rpc"],
   ["server"],
   ["(root)"],
 ];

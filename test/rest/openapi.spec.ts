@@ -1,6 +1,7 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { expect } from "chai";
 import { EventsService } from "../../gen/svc/v1/events_pb.ts";
+import { KycSessionsService, PhoneVerificationService, SandboxService } from "../../gen/svc/v1/identity_pb.ts";
 import { UsersService } from "../../gen/svc/v1/users_pb.ts";
 import { WebhookEndpointsService } from "../../gen/svc/v1/webhook_endpoints_pb.ts";
 import { LATEST_API_VERSION } from "../../src/domain/api-version.ts";
@@ -15,7 +16,7 @@ import { createEndpoint, createUser, publishKycApproved, startWebhookTestService
 import { WebhookReceiver } from "../webhooks/support/receiver.ts";
 
 const FIVE_HEADERS = ["x-request-id", "x-api-version", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"];
-const PUBLIC_ROUTES = [UsersService, EventsService, WebhookEndpointsService].flatMap((service) => service.methods.map((method) => restRouteOf(service, method)!));
+const PUBLIC_ROUTES = [UsersService, PhoneVerificationService, KycSessionsService, SandboxService, EventsService, WebhookEndpointsService].flatMap((service) => service.methods.map((method) => restRouteOf(service, method)!));
 
 describe("GET /v1/openapi.json", () => {
   let svc: TestService;

@@ -9,7 +9,7 @@ import { expect } from "chai";
 import { ErrorInfoSchema, type ErrorInfo } from "../../gen/google/rpc/error_details_pb.ts";
 import { StatusSchema } from "../../gen/google/rpc/status_pb.ts";
 
-const definition = protoLoader.loadSync(["svc/v1/users.proto", "svc/v1/events.proto"], {
+const definition = protoLoader.loadSync(["svc/v1/users.proto", "svc/v1/events.proto", "svc/v1/identity.proto"], {
   includeDirs: [fileURLToPath(new URL("../../proto", import.meta.url))],
   keepCase: true,
   longs: String,
@@ -43,6 +43,9 @@ function errorInfoOf(metadata: grpc.Metadata): ErrorInfo {
   return status.details.map((any) => anyUnpack(any, ErrorInfoSchema)).find((d) => d !== undefined) ?? create(ErrorInfoSchema);
 }
 
+/** The public services the stock client knows, by their proto names. */
+export type GrpcServiceName = "UsersService" | "EventsService" | "PhoneVerificationService" | "KycSessionsService" | "SandboxService";
+
 export class GrpcTestClient {
   private readonly clients: Record<string, grpc.Client>;
 
@@ -50,6 +53,9 @@ export class GrpcTestClient {
     this.clients = {
       UsersService: new svcV1.UsersService(address, grpc.credentials.createInsecure()),
       EventsService: new svcV1.EventsService(address, grpc.credentials.createInsecure()),
+      PhoneVerificationService: new svcV1.PhoneVerificationService(address, grpc.credentials.createInsecure()),
+      KycSessionsService: new svcV1.KycSessionsService(address, grpc.credentials.createInsecure()),
+      SandboxService: new svcV1.SandboxService(address, grpc.credentials.createInsecure()),
     };
   }
 
@@ -57,7 +63,7 @@ export class GrpcTestClient {
    * One unary call; `metadata` holds plain headers (`authorization`, `idempotency-key`, `svc-version`).
    * Never rejects: the outcome says whether the call succeeded.
    */
-  call<T = any>(service: "UsersService" | "EventsService", method: string, request: object, metadata: Record<string, string> = {}): Promise<GrpcOutcome<T>> {
+  call<T = any>(service: GrpcServiceName, method: string, request: object, metadata: Record<string, string> = {}): Promise<GrpcOutcome<T>> {
     const md = new grpc.Metadata();
     for (const [name, value] of Object.entries(metadata)) md.set(name, value);
     const client = this.clients[service] as any;
@@ -77,14 +83,14 @@ export class GrpcTestClient {
   }
 
   /** A call that must succeed. */
-  async ok<T = any>(service: "UsersService" | "EventsService", method: string, request: object, metadata: Record<string, string> = {}): Promise<GrpcReply<T>> {
+  async ok<T = any>(service: GrpcServiceName, method: string, request: object, metadata: Record<string, string> = {}): Promise<GrpcReply<T>> {
     const outcome = await this.call<T>(service, method, request, metadata);
     if (!outcome.ok) expect.fail(`${method} failed: ${grpc.status[outcome.failure.code]} ${outcome.failure.info.reason}: ${outcome.failure.details}`);
     return outcome.reply;
   }
 
   /** A call that must fail with this gRPC code and error code (and `param` where relevant). */
-  async fails(service: "UsersService" | "EventsService", method: string, request: object, metadata: Record<string, string>, expected: { code: grpc.status; reason: string; param?: string }): Promise<GrpcFailure> {
+  async fails(service: GrpcServiceName, method: string, request: object, metadata: Record<string, string>, expected: { code: grpc.status; reason: string; param?: string }): Promise<GrpcFailure> {
     const outcome = await this.call(service, method, request, metadata);
     if (outcome.ok) expect.fail(`${method} succeeded; expected ${expected.reason}`);
     const { failure } = outcome;

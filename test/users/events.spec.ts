@@ -56,22 +56,20 @@ describe("users: events", () => {
     expectError(await svc.request("GET", "/v1/events?type=user.deleted"), 422, "invalid_request_error", "validation_error", "type");
   });
 
-  it("admin PublishEvent checks the object against the Kyc table and logs the event", async () => {
+  it("admin PublishEvent refuses kyc.* types: KYC sessions emit them from their own decisions", async () => {
     const user = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone() } });
-    const published = await svc.admin.publishEvent({
-      projectId: svc.projectId,
-      livemode: false,
-      type: "kyc.approved",
-      object: { object: "kyc", user_id: user.body.id, status: "approved", livemode: false },
-    });
-    const logged = await svc.request("GET", `/v1/events/${published.event!.id}`);
-    expect(logged.body.data.object).to.deep.equal({ object: "kyc", user_id: user.body.id, status: "approved", livemode: false });
     let refused: unknown = null;
     try {
-      await svc.admin.publishEvent({ projectId: svc.projectId, livemode: false, type: "kyc.approved", object: { object: "kyc", user_id: user.body.id, status: "approved" } });
+      await svc.admin.publishEvent({
+        projectId: svc.projectId,
+        livemode: false,
+        type: "kyc.approved",
+        object: { object: "kyc", user_id: user.body.id, status: "approved", livemode: false },
+      });
     } catch (error) {
       refused = error;
     }
-    expect(String(refused)).to.contain("object.livemode");
+    expect(String(refused)).to.contain("type must be one of transaction.received");
+    expect((await svc.request("GET", `/v1/users/${user.body.id}`)).body.kyc_status).to.equal("none");
   });
 });

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/v1/users.proto.
  */
 export const file_svc_v1_users: GenFile = /*@__PURE__*/
-  fileDesc("ChJzdmMvdjEvdXNlcnMucHJvdG8SBnN2Yy52MSKQAgoEVXNlchIKCgJpZBgBIAEoCRINCgVwaG9uZRgCIAEoCRIYCgtleHRlcm5hbF9pZBgDIAEoCUgAiAEBEhAKCHZlcmlmaWVkGAQgASgIEhIKCmt5Y19zdGF0dXMYBSABKAkSEQoJc3VzcGVuZGVkGAYgASgIEhAKCGxpdmVtb2RlGAcgASgIEhUKDXdhbGxldF9zdGF0dXMYCCABKAkSLgoKY3JlYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoNbGFzdF9sb2dpbl9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCDgoMX2V4dGVybmFsX2lkIlMKD1Rlcm1zQWNjZXB0YW5jZRIPCgd2ZXJzaW9uGAEgASgJEi8KC2FjY2VwdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLyAgoHUHJvZmlsZRISCgVlbWFpbBgBIAEoCUgAiAEBEhcKCmZpcnN0X25hbWUYAiABKAlIAYgBARIWCglsYXN0X25hbWUYAyABKAlIAogBARIXCgpiaXJ0aF9kYXRlGAQgASgJSAOIAQESFAoHY291bnRyeRgFIAEoCUgEiAEBEhoKDXJlZmVycmFsX2NvZGUYBiABKAlIBYgBARIxChB0ZXJtc19hY2NlcHRhbmNlGAcgASgLMhcuc3ZjLnYxLlRlcm1zQWNjZXB0YW5jZRIUCgd0YWduYW1lGAggASgJSAaIAQESLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCCAoGX2VtYWlsQg0KC19maXJzdF9uYW1lQgwKCl9sYXN0X25hbWVCDQoLX2JpcnRoX2RhdGVCCgoIX2NvdW50cnlCEAoOX3JlZmVycmFsX2NvZGVCCgoIX3RhZ25hbWUiyAIKDVByb2ZpbGVGaWVsZHMSEgoFZW1haWwYASABKAlIAIgBARIXCgpmaXJzdF9uYW1lGAIgASgJSAGIAQESFgoJbGFzdF9uYW1lGAMgASgJSAKIAQESFwoKYmlydGhfZGF0ZRgEIAEoCUgDiAEBEhQKB2NvdW50cnkYBSABKAlIBIgBARIaCg1yZWZlcnJhbF9jb2RlGAYgASgJSAWIAQESMQoQdGVybXNfYWNjZXB0YW5jZRgHIAEoCzIXLnN2Yy52MS5UZXJtc0FjY2VwdGFuY2USFAoHdGFnbmFtZRgIIAEoCUgGiAEBQggKBl9lbWFpbEINCgtfZmlyc3RfbmFtZUIMCgpfbGFzdF9uYW1lQg0KC19iaXJ0aF9kYXRlQgoKCF9jb3VudHJ5QhAKDl9yZWZlcnJhbF9jb2RlQgoKCF90YWduYW1lIoUDChFDcmVhdGVVc2VyUmVxdWVzdBINCgVwaG9uZRgBIAEoCRIYCgtleHRlcm5hbF9pZBgCIAEoCUgAiAEBEhIKBWVtYWlsGAMgASgJSAGIAQESFwoKZmlyc3RfbmFtZRgEIAEoCUgCiAEBEhYKCWxhc3RfbmFtZRgFIAEoCUgDiAEBEhcKCmJpcnRoX2RhdGUYBiABKAlIBIgBARIUCgdjb3VudHJ5GAcgASgJSAWIAQESGgoNcmVmZXJyYWxfY29kZRgIIAEoCUgGiAEBEjEKEHRlcm1zX2FjY2VwdGFuY2UYCSABKAsyFy5zdmMudjEuVGVybXNBY2NlcHRhbmNlEhQKB3RhZ25hbWUYCiABKAlIB4gBAUIOCgxfZXh0ZXJuYWxfaWRCCAoGX2VtYWlsQg0KC19maXJzdF9uYW1lQgwKCl9sYXN0X25hbWVCDQoLX2JpcnRoX2RhdGVCCgoIX2NvdW50cnlCEAoOX3JlZmVycmFsX2NvZGVCCgoIX3RhZ25hbWUiMAoSQ3JlYXRlVXNlclJlc3BvbnNlEhoKBHVzZXIYASABKAsyDC5zdmMudjEuVXNlciIcCg5HZXRVc2VyUmVxdWVzdBIKCgJpZBgBIAEoCSJPCg9HZXRVc2VyUmVzcG9uc2USGgoEdXNlchgBIAEoCzIMLnN2Yy52MS5Vc2VyEiAKB3Byb2ZpbGUYAiABKAsyDy5zdmMudjEuUHJvZmlsZSJ4ChFVcGRhdGVVc2VyUmVxdWVzdBIKCgJpZBgBIAEoCRImCgdwcm9maWxlGAIgASgLMhUuc3ZjLnYxLlByb2ZpbGVGaWVsZHMSLwoLdXBkYXRlX21hc2sYAyABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrIlIKElVwZGF0ZVVzZXJSZXNwb25zZRIaCgR1c2VyGAEgASgLMgwuc3ZjLnYxLlVzZXISIAoHcHJvZmlsZRgCIAEoCzIPLnN2Yy52MS5Qcm9maWxlIooBCgZXYWxsZXQSCgoCaWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRIOCgZzdGF0dXMYAyABKAkSEQoJc2ltdWxhdGVkGAQgASgIEhAKCGxpdmVtb2RlGAUgASgIEi4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIncKFkxpc3RVc2VyV2FsbGV0c1JlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCRISCgVsaW1pdBgCIAEoBUgAiAEBEhsKDnN0YXJ0aW5nX2FmdGVyGAMgASgJSAGIAQFCCAoGX2xpbWl0QhEKD19zdGFydGluZ19hZnRlciJJChdMaXN0VXNlcldhbGxldHNSZXNwb25zZRIcCgRkYXRhGAEgAygLMg4uc3ZjLnYxLldhbGxldBIQCghoYXNfbW9yZRgCIAEoCCIxCgxTaWdudXBNb2R1bGUSDwoHZW5hYmxlZBgBIAEoCBIQCghyZXF1aXJlZBgCIAEoCCKIAgoMU2lnbnVwQ29uZmlnEhEKCXB1Ymxpc2hlZBgBIAEoCBIyCgdtb2R1bGVzGAIgAygLMiEuc3ZjLnYxLlNpZ251cENvbmZpZy5Nb2R1bGVzRW50cnkSFAoHbWluX2FnZRgDIAEoBUgAiAEBEhkKEWFsbG93ZWRfY291bnRyaWVzGAQgAygJEi4KCnVwZGF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wGkQKDE1vZHVsZXNFbnRyeRILCgNrZXkYASABKAkSIwoFdmFsdWUYAiABKAsyFC5zdmMudjEuU2lnbnVwTW9kdWxlOgI4AUIKCghfbWluX2FnZSIYChZHZXRTaWdudXBDb25maWdSZXF1ZXN0IkYKF0dldFNpZ251cENvbmZpZ1Jlc3BvbnNlEisKDXNpZ251cF9jb25maWcYASABKAsyFC5zdmMudjEuU2lnbnVwQ29uZmlnMosECgxVc2Vyc1NlcnZpY2USWQoKQ3JlYXRlVXNlchIZLnN2Yy52MS5DcmVhdGVVc2VyUmVxdWVzdBoaLnN2Yy52MS5DcmVhdGVVc2VyUmVzcG9uc2UiFILT5JMCDjoBKiIJL3YxL3VzZXJzElIKB0dldFVzZXISFi5zdmMudjEuR2V0VXNlclJlcXVlc3QaFy5zdmMudjEuR2V0VXNlclJlc3BvbnNlIhaC0+STAhASDi92MS91c2Vycy97aWR9EmQKClVwZGF0ZVVzZXISGS5zdmMudjEuVXBkYXRlVXNlclJlcXVlc3QaGi5zdmMudjEuVXBkYXRlVXNlclJlc3BvbnNlIh+C0+STAhk6B3Byb2ZpbGUyDi92MS91c2Vycy97aWR9EncKD0xpc3RVc2VyV2FsbGV0cxIeLnN2Yy52MS5MaXN0VXNlcldhbGxldHNSZXF1ZXN0Gh8uc3ZjLnYxLkxpc3RVc2VyV2FsbGV0c1Jlc3BvbnNlIiOC0+STAh0SGy92MS91c2Vycy97dXNlcl9pZH0vd2FsbGV0cxJtCg9HZXRTaWdudXBDb25maWcSHi5zdmMudjEuR2V0U2lnbnVwQ29uZmlnUmVxdWVzdBofLnN2Yy52MS5HZXRTaWdudXBDb25maWdSZXNwb25zZSIZgtPkkwITEhEvdjEvc2lnbnVwLWNvbmZpZ2IGcHJvdG8z", [file_google_api_annotations, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
+  fileDesc("ChJzdmMvdjEvdXNlcnMucHJvdG8SBnN2Yy52MSKQAgoEVXNlchIKCgJpZBgBIAEoCRINCgVwaG9uZRgCIAEoCRIYCgtleHRlcm5hbF9pZBgDIAEoCUgAiAEBEhAKCHZlcmlmaWVkGAQgASgIEhIKCmt5Y19zdGF0dXMYBSABKAkSEQoJc3VzcGVuZGVkGAYgASgIEhAKCGxpdmVtb2RlGAcgASgIEhUKDXdhbGxldF9zdGF0dXMYCCABKAkSLgoKY3JlYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoNbGFzdF9sb2dpbl9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCDgoMX2V4dGVybmFsX2lkIlMKD1Rlcm1zQWNjZXB0YW5jZRIPCgd2ZXJzaW9uGAEgASgJEi8KC2FjY2VwdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLyAgoHUHJvZmlsZRISCgVlbWFpbBgBIAEoCUgAiAEBEhcKCmZpcnN0X25hbWUYAiABKAlIAYgBARIWCglsYXN0X25hbWUYAyABKAlIAogBARIXCgpiaXJ0aF9kYXRlGAQgASgJSAOIAQESFAoHY291bnRyeRgFIAEoCUgEiAEBEhoKDXJlZmVycmFsX2NvZGUYBiABKAlIBYgBARIxChB0ZXJtc19hY2NlcHRhbmNlGAcgASgLMhcuc3ZjLnYxLlRlcm1zQWNjZXB0YW5jZRIUCgd0YWduYW1lGAggASgJSAaIAQESLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCCAoGX2VtYWlsQg0KC19maXJzdF9uYW1lQgwKCl9sYXN0X25hbWVCDQoLX2JpcnRoX2RhdGVCCgoIX2NvdW50cnlCEAoOX3JlZmVycmFsX2NvZGVCCgoIX3RhZ25hbWUiyAIKDVByb2ZpbGVGaWVsZHMSEgoFZW1haWwYASABKAlIAIgBARIXCgpmaXJzdF9uYW1lGAIgASgJSAGIAQESFgoJbGFzdF9uYW1lGAMgASgJSAKIAQESFwoKYmlydGhfZGF0ZRgEIAEoCUgDiAEBEhQKB2NvdW50cnkYBSABKAlIBIgBARIaCg1yZWZlcnJhbF9jb2RlGAYgASgJSAWIAQESMQoQdGVybXNfYWNjZXB0YW5jZRgHIAEoCzIXLnN2Yy52MS5UZXJtc0FjY2VwdGFuY2USFAoHdGFnbmFtZRgIIAEoCUgGiAEBQggKBl9lbWFpbEINCgtfZmlyc3RfbmFtZUIMCgpfbGFzdF9uYW1lQg0KC19iaXJ0aF9kYXRlQgoKCF9jb3VudHJ5QhAKDl9yZWZlcnJhbF9jb2RlQgoKCF90YWduYW1lIoUDChFDcmVhdGVVc2VyUmVxdWVzdBINCgVwaG9uZRgBIAEoCRIYCgtleHRlcm5hbF9pZBgCIAEoCUgAiAEBEhIKBWVtYWlsGAMgASgJSAGIAQESFwoKZmlyc3RfbmFtZRgEIAEoCUgCiAEBEhYKCWxhc3RfbmFtZRgFIAEoCUgDiAEBEhcKCmJpcnRoX2RhdGUYBiABKAlIBIgBARIUCgdjb3VudHJ5GAcgASgJSAWIAQESGgoNcmVmZXJyYWxfY29kZRgIIAEoCUgGiAEBEjEKEHRlcm1zX2FjY2VwdGFuY2UYCSABKAsyFy5zdmMudjEuVGVybXNBY2NlcHRhbmNlEhQKB3RhZ25hbWUYCiABKAlIB4gBAUIOCgxfZXh0ZXJuYWxfaWRCCAoGX2VtYWlsQg0KC19maXJzdF9uYW1lQgwKCl9sYXN0X25hbWVCDQoLX2JpcnRoX2RhdGVCCgoIX2NvdW50cnlCEAoOX3JlZmVycmFsX2NvZGVCCgoIX3RhZ25hbWUiMAoSQ3JlYXRlVXNlclJlc3BvbnNlEhoKBHVzZXIYASABKAsyDC5zdmMudjEuVXNlciK8AgoQTGlzdFVzZXJzUmVxdWVzdBISCgVsaW1pdBgBIAEoBUgAiAEBEhsKDnN0YXJ0aW5nX2FmdGVyGAIgASgJSAGIAQESGAoLZXh0ZXJuYWxfaWQYAyABKAlIAogBARISCgVwaG9uZRgEIAEoCUgDiAEBEhQKB3RhZ25hbWUYBSABKAlIBIgBARIXCgpreWNfc3RhdHVzGAYgASgJSAWIAQESFQoIdmVyaWZpZWQYByABKAhIBogBARIWCglzdXNwZW5kZWQYCCABKAhIB4gBAUIICgZfbGltaXRCEQoPX3N0YXJ0aW5nX2FmdGVyQg4KDF9leHRlcm5hbF9pZEIICgZfcGhvbmVCCgoIX3RhZ25hbWVCDQoLX2t5Y19zdGF0dXNCCwoJX3ZlcmlmaWVkQgwKCl9zdXNwZW5kZWQiQQoRTGlzdFVzZXJzUmVzcG9uc2USGgoEZGF0YRgBIAMoCzIMLnN2Yy52MS5Vc2VyEhAKCGhhc19tb3JlGAIgASgIIhwKDkdldFVzZXJSZXF1ZXN0EgoKAmlkGAEgASgJIk8KD0dldFVzZXJSZXNwb25zZRIaCgR1c2VyGAEgASgLMgwuc3ZjLnYxLlVzZXISIAoHcHJvZmlsZRgCIAEoCzIPLnN2Yy52MS5Qcm9maWxlIngKEVVwZGF0ZVVzZXJSZXF1ZXN0EgoKAmlkGAEgASgJEiYKB3Byb2ZpbGUYAiABKAsyFS5zdmMudjEuUHJvZmlsZUZpZWxkcxIvCgt1cGRhdGVfbWFzaxgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2siUgoSVXBkYXRlVXNlclJlc3BvbnNlEhoKBHVzZXIYASABKAsyDC5zdmMudjEuVXNlchIgCgdwcm9maWxlGAIgASgLMg8uc3ZjLnYxLlByb2ZpbGUiigEKBldhbGxldBIKCgJpZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEg4KBnN0YXR1cxgDIAEoCRIRCglzaW11bGF0ZWQYBCABKAgSEAoIbGl2ZW1vZGUYBSABKAgSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAidwoWTGlzdFVzZXJXYWxsZXRzUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgJEhIKBWxpbWl0GAIgASgFSACIAQESGwoOc3RhcnRpbmdfYWZ0ZXIYAyABKAlIAYgBAUIICgZfbGltaXRCEQoPX3N0YXJ0aW5nX2FmdGVyIkkKF0xpc3RVc2VyV2FsbGV0c1Jlc3BvbnNlEhwKBGRhdGEYASADKAsyDi5zdmMudjEuV2FsbGV0EhAKCGhhc19tb3JlGAIgASgIIjEKDFNpZ251cE1vZHVsZRIPCgdlbmFibGVkGAEgASgIEhAKCHJlcXVpcmVkGAIgASgIIogCCgxTaWdudXBDb25maWcSEQoJcHVibGlzaGVkGAEgASgIEjIKB21vZHVsZXMYAiADKAsyIS5zdmMudjEuU2lnbnVwQ29uZmlnLk1vZHVsZXNFbnRyeRIUCgdtaW5fYWdlGAMgASgFSACIAQESGQoRYWxsb3dlZF9jb3VudHJpZXMYBCADKAkSLgoKdXBkYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAaRAoMTW9kdWxlc0VudHJ5EgsKA2tleRgBIAEoCRIjCgV2YWx1ZRgCIAEoCzIULnN2Yy52MS5TaWdudXBNb2R1bGU6AjgBQgoKCF9taW5fYWdlIhgKFkdldFNpZ251cENvbmZpZ1JlcXVlc3QiRgoXR2V0U2lnbnVwQ29uZmlnUmVzcG9uc2USKwoNc2lnbnVwX2NvbmZpZxgBIAEoCzIULnN2Yy52MS5TaWdudXBDb25maWcy4AQKDFVzZXJzU2VydmljZRJZCgpDcmVhdGVVc2VyEhkuc3ZjLnYxLkNyZWF0ZVVzZXJSZXF1ZXN0Ghouc3ZjLnYxLkNyZWF0ZVVzZXJSZXNwb25zZSIUgtPkkwIOOgEqIgkvdjEvdXNlcnMSUwoJTGlzdFVzZXJzEhguc3ZjLnYxLkxpc3RVc2Vyc1JlcXVlc3QaGS5zdmMudjEuTGlzdFVzZXJzUmVzcG9uc2UiEYLT5JMCCxIJL3YxL3VzZXJzElIKB0dldFVzZXISFi5zdmMudjEuR2V0VXNlclJlcXVlc3QaFy5zdmMudjEuR2V0VXNlclJlc3BvbnNlIhaC0+STAhASDi92MS91c2Vycy97aWR9EmQKClVwZGF0ZVVzZXISGS5zdmMudjEuVXBkYXRlVXNlclJlcXVlc3QaGi5zdmMudjEuVXBkYXRlVXNlclJlc3BvbnNlIh+C0+STAhk6B3Byb2ZpbGUyDi92MS91c2Vycy97aWR9EncKD0xpc3RVc2VyV2FsbGV0cxIeLnN2Yy52MS5MaXN0VXNlcldhbGxldHNSZXF1ZXN0Gh8uc3ZjLnYxLkxpc3RVc2VyV2FsbGV0c1Jlc3BvbnNlIiOC0+STAh0SGy92MS91c2Vycy97dXNlcl9pZH0vd2FsbGV0cxJtCg9HZXRTaWdudXBDb25maWcSHi5zdmMudjEuR2V0U2lnbnVwQ29uZmlnUmVxdWVzdBofLnN2Yy52MS5HZXRTaWdudXBDb25maWdSZXNwb25zZSIZgtPkkwITEhEvdjEvc2lnbnVwLWNvbmZpZ2IGcHJvdG8z", [file_google_api_annotations, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
 
 /**
  * An end user. Every field is present in every representation; `profile` travels beside it.
@@ -322,6 +322,90 @@ export const CreateUserResponseSchema: GenMessage<CreateUserResponse> = /*@__PUR
   messageDesc(file_svc_v1_users, 5);
 
 /**
+ * @generated from message svc.v1.ListUsersRequest
+ */
+export type ListUsersRequest = Message<"svc.v1.ListUsersRequest"> & {
+  /**
+   * 1 to 100, default 10.
+   *
+   * @generated from field: optional int32 limit = 1;
+   */
+  limit?: number | undefined;
+
+  /**
+   * @generated from field: optional string starting_after = 2;
+   */
+  startingAfter?: string | undefined;
+
+  /**
+   * Only the user with this external_id.
+   *
+   * @generated from field: optional string external_id = 3;
+   */
+  externalId?: string | undefined;
+
+  /**
+   * Only the user with this phone number (E.164).
+   *
+   * @generated from field: optional string phone = 4;
+   */
+  phone?: string | undefined;
+
+  /**
+   * Only the user with this tagname, ignoring case.
+   *
+   * @generated from field: optional string tagname = 5;
+   */
+  tagname?: string | undefined;
+
+  /**
+   * Only users with this kyc_status.
+   *
+   * @generated from field: optional string kyc_status = 6;
+   */
+  kycStatus?: string | undefined;
+
+  /**
+   * @generated from field: optional bool verified = 7;
+   */
+  verified?: boolean | undefined;
+
+  /**
+   * @generated from field: optional bool suspended = 8;
+   */
+  suspended?: boolean | undefined;
+};
+
+/**
+ * Describes the message svc.v1.ListUsersRequest.
+ * Use `create(ListUsersRequestSchema)` to create a new message.
+ */
+export const ListUsersRequestSchema: GenMessage<ListUsersRequest> = /*@__PURE__*/
+  messageDesc(file_svc_v1_users, 6);
+
+/**
+ * @generated from message svc.v1.ListUsersResponse
+ */
+export type ListUsersResponse = Message<"svc.v1.ListUsersResponse"> & {
+  /**
+   * @generated from field: repeated svc.v1.User data = 1;
+   */
+  data: User[];
+
+  /**
+   * @generated from field: bool has_more = 2;
+   */
+  hasMore: boolean;
+};
+
+/**
+ * Describes the message svc.v1.ListUsersResponse.
+ * Use `create(ListUsersResponseSchema)` to create a new message.
+ */
+export const ListUsersResponseSchema: GenMessage<ListUsersResponse> = /*@__PURE__*/
+  messageDesc(file_svc_v1_users, 7);
+
+/**
  * @generated from message svc.v1.GetUserRequest
  */
 export type GetUserRequest = Message<"svc.v1.GetUserRequest"> & {
@@ -336,7 +420,7 @@ export type GetUserRequest = Message<"svc.v1.GetUserRequest"> & {
  * Use `create(GetUserRequestSchema)` to create a new message.
  */
 export const GetUserRequestSchema: GenMessage<GetUserRequest> = /*@__PURE__*/
-  messageDesc(file_svc_v1_users, 6);
+  messageDesc(file_svc_v1_users, 8);
 
 /**
  * @generated from message svc.v1.GetUserResponse
@@ -360,7 +444,7 @@ export type GetUserResponse = Message<"svc.v1.GetUserResponse"> & {
  * Use `create(GetUserResponseSchema)` to create a new message.
  */
 export const GetUserResponseSchema: GenMessage<GetUserResponse> = /*@__PURE__*/
-  messageDesc(file_svc_v1_users, 7);
+  messageDesc(file_svc_v1_users, 9);
 
 /**
  * @generated from message svc.v1.UpdateUserRequest
@@ -389,7 +473,7 @@ export type UpdateUserRequest = Message<"svc.v1.UpdateUserRequest"> & {
  * Use `create(UpdateUserRequestSchema)` to create a new message.
  */
 export const UpdateUserRequestSchema: GenMessage<UpdateUserRequest> = /*@__PURE__*/
-  messageDesc(file_svc_v1_users, 8);
+  messageDesc(file_svc_v1_users, 10);
 
 /**
  * @generated from message svc.v1.UpdateUserResponse
@@ -411,7 +495,7 @@ export type UpdateUserResponse = Message<"svc.v1.UpdateUserResponse"> & {
  * Use `create(UpdateUserResponseSchema)` to create a new message.
  */
 export const UpdateUserResponseSchema: GenMessage<UpdateUserResponse> = /*@__PURE__*/
-  messageDesc(file_svc_v1_users, 9);
+  messageDesc(file_svc_v1_users, 11);
 
 /**
  * A wallet of a user.
@@ -459,7 +543,7 @@ export type Wallet = Message<"svc.v1.Wallet"> & {
  * Use `create(WalletSchema)` to create a new message.
  */
 export const WalletSchema: GenMessage<Wallet> = /*@__PURE__*/
-  messageDesc(file_svc_v1_users, 10);
+  messageDesc(file_svc_v1_users, 12);
 
 /**
  * @generated from message svc.v1.ListUserWalletsRequest
@@ -488,7 +572,7 @@ export type ListUserWalletsRequest = Message<"svc.v1.ListUserWalletsRequest"> & 
  * Use `create(ListUserWalletsRequestSchema)` to create a new message.
  */
 export const ListUserWalletsRequestSchema: GenMessage<ListUserWalletsRequest> = /*@__PURE__*/
-  messageDesc(file_svc_v1_users, 11);
+  messageDesc(file_svc_v1_users, 13);
 
 /**
  * @generated from message svc.v1.ListUserWalletsResponse
@@ -510,7 +594,7 @@ export type ListUserWalletsResponse = Message<"svc.v1.ListUserWalletsResponse"> 
  * Use `create(ListUserWalletsResponseSchema)` to create a new message.
  */
 export const ListUserWalletsResponseSchema: GenMessage<ListUserWalletsResponse> = /*@__PURE__*/
-  messageDesc(file_svc_v1_users, 12);
+  messageDesc(file_svc_v1_users, 14);
 
 /**
  * A module of the signup flow.
@@ -534,7 +618,7 @@ export type SignupModule = Message<"svc.v1.SignupModule"> & {
  * Use `create(SignupModuleSchema)` to create a new message.
  */
 export const SignupModuleSchema: GenMessage<SignupModule> = /*@__PURE__*/
-  messageDesc(file_svc_v1_users, 13);
+  messageDesc(file_svc_v1_users, 15);
 
 /**
  * The signup flow of a project and environment.
@@ -578,7 +662,7 @@ export type SignupConfig = Message<"svc.v1.SignupConfig"> & {
  * Use `create(SignupConfigSchema)` to create a new message.
  */
 export const SignupConfigSchema: GenMessage<SignupConfig> = /*@__PURE__*/
-  messageDesc(file_svc_v1_users, 14);
+  messageDesc(file_svc_v1_users, 16);
 
 /**
  * @generated from message svc.v1.GetSignupConfigRequest
@@ -591,7 +675,7 @@ export type GetSignupConfigRequest = Message<"svc.v1.GetSignupConfigRequest"> & 
  * Use `create(GetSignupConfigRequestSchema)` to create a new message.
  */
 export const GetSignupConfigRequestSchema: GenMessage<GetSignupConfigRequest> = /*@__PURE__*/
-  messageDesc(file_svc_v1_users, 15);
+  messageDesc(file_svc_v1_users, 17);
 
 /**
  * @generated from message svc.v1.GetSignupConfigResponse
@@ -608,7 +692,7 @@ export type GetSignupConfigResponse = Message<"svc.v1.GetSignupConfigResponse"> 
  * Use `create(GetSignupConfigResponseSchema)` to create a new message.
  */
 export const GetSignupConfigResponseSchema: GenMessage<GetSignupConfigResponse> = /*@__PURE__*/
-  messageDesc(file_svc_v1_users, 16);
+  messageDesc(file_svc_v1_users, 18);
 
 /**
  * End users of a project: creation, retrieval, profile updates, wallets and the published signup flow.
@@ -626,6 +710,16 @@ export const UsersService: GenService<{
     methodKind: "unary";
     input: typeof CreateUserRequestSchema;
     output: typeof CreateUserResponseSchema;
+  },
+  /**
+   * Lists users newest first, with exact-match filters; list items carry no profile.
+   *
+   * @generated from rpc svc.v1.UsersService.ListUsers
+   */
+  listUsers: {
+    methodKind: "unary";
+    input: typeof ListUsersRequestSchema;
+    output: typeof ListUsersResponseSchema;
   },
   /**
    * Retrieves a user with its profile.

@@ -17,6 +17,7 @@ import {
   VERSION_PARAMETER,
 } from "./headers-and-parameters.ts";
 import { ref, type JsonSchema } from "./json-schema.ts";
+import { identitySchemas } from "./identity-schemas.ts";
 import { userSchemas } from "./user-schemas.ts";
 import { webhookDeliveryRequest } from "./webhook-delivery-request.ts";
 import { webhookSchemas } from "./webhook-schemas.ts";
@@ -76,6 +77,9 @@ function operationOf(described: DescribedMethod): JsonSchema {
 
   const codes: ErrorCode[] = [...KEYED_ROUTE_ERRORS, ...pathIds.map((id) => id.notFound), ...(doc.errors ?? [])];
   if (mutating) codes.push(...MUTATING_ROUTE_ERRORS);
+  // Refusals of live keys right after admission (src/api/method-access.ts).
+  if (described.sandboxOnly) codes.push("sandbox_only");
+  if (described.liveSetting) codes.push("live_feature_unavailable");
   if (queryFields.includes("starting_after")) codes.push("invalid_cursor");
 
   return {
@@ -183,6 +187,9 @@ export function buildOpenApiDocument(methods: readonly DescribedMethod[]): OpenA
     security: [{ apiKey: [] }],
     tags: [
       { name: "Users" },
+      { name: "Phone verification" },
+      { name: "KYC sessions" },
+      { name: "Sandbox", description: "Drivers of sandbox objects; sandbox keys only (a live key is 403 sandbox_only)." },
       { name: "Events" },
       { name: "Webhook endpoints" },
       { name: "Webhook deliveries" },
@@ -198,7 +205,7 @@ export function buildOpenApiDocument(methods: readonly DescribedMethod[]): OpenA
           description: "A secret API key, `svc_test_…` (sandbox) or `svc_live_…` (live); the key decides the project and environment read and written.",
         },
       },
-      schemas: { ...userSchemas, ...eventSchemas, ...webhookSchemas, ...errorSchemas },
+      schemas: { ...userSchemas, ...identitySchemas, ...eventSchemas, ...webhookSchemas, ...errorSchemas },
       parameters: parameterComponents,
       headers: headerComponents,
       // No path describes an unmatched method and path, so its one answer is documented here.

@@ -5,6 +5,7 @@ import { API_VERSIONS } from "../../domain/api-version.ts";
 import { EVENT_TYPES } from "../../domain/event-types.ts";
 import type { ErrorCode } from "../../domain/errors.ts";
 import { USER_ID_PATTERN } from "../../domain/ids.ts";
+import { KYC_SESSION_ID_PATTERN } from "../../domain/kyc.ts";
 import { IDEMPOTENCY_KEY_PATTERN } from "../../access/idempotency-guard.ts";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../../domain/limits.ts";
 import { API_VERSION_HEADER, RATE_LIMIT_LIMIT_HEADER, REPLAYED_HEADER, REQUEST_ID_HEADER } from "../../pipeline/response-headers.ts";
@@ -48,7 +49,8 @@ const EVERY_RESPONSE_HEADERS = [REQUEST_ID_HEADER, API_VERSION_HEADER, RATE_LIMI
 /** The headers of one response: the five of every response, Retry-After on 429, the replay marker where stored responses can be replayed. */
 export function headersOf(status: number, replayable: boolean): Record<string, JsonSchema> {
   const names = [...EVERY_RESPONSE_HEADERS];
-  if (status === 429) names.push("Retry-After");
+  // 503 verification_unavailable and kyc_session_unavailable say when to retry too.
+  if (status === 429 || status === 503) names.push("Retry-After");
   if (replayable) names.push(REPLAYED_HEADER);
   return Object.fromEntries(names.map((name) => [name, componentRef("headers", headerComponentName(name))]));
 }
@@ -84,6 +86,18 @@ export const parameterComponents: Record<string, JsonSchema> = {
     schema: { type: "string" },
   },
   EventTypeFilter: { name: "type", in: "query", required: false, description: "Only events of this type.", schema: { type: "string", enum: [...EVENT_TYPES] } },
+  ExternalIdFilter: { name: "external_id", in: "query", required: false, description: "Only the user with this external_id.", schema: { type: "string" } },
+  PhoneFilter: { name: "phone", in: "query", required: false, description: "Only the user with this phone number (E.164, `+` sent as `%2B`).", schema: { type: "string" } },
+  TagnameFilter: { name: "tagname", in: "query", required: false, description: "Only the user with this tagname, ignoring case.", schema: { type: "string" } },
+  KycStatusFilter: {
+    name: "kyc_status",
+    in: "query",
+    required: false,
+    description: "Only users with this kyc_status.",
+    schema: { type: "string", enum: ["none", "pending", "approved", "rejected"] },
+  },
+  VerifiedFilter: { name: "verified", in: "query", required: false, description: "Only users whose phone is verified (`true`) or not (`false`).", schema: { type: "boolean" } },
+  SuspendedFilter: { name: "suspended", in: "query", required: false, description: "Only suspended (`true`) or unsuspended (`false`) users.", schema: { type: "boolean" } },
   DeliveryStatusFilter: {
     name: "status",
     in: "query",
@@ -102,6 +116,12 @@ const QUERY_PARAMETER_BY_FIELD: Record<string, string> = {
   starting_after: "StartingAfter",
   type: "EventTypeFilter",
   status: "DeliveryStatusFilter",
+  external_id: "ExternalIdFilter",
+  phone: "PhoneFilter",
+  tagname: "TagnameFilter",
+  kyc_status: "KycStatusFilter",
+  verified: "VerifiedFilter",
+  suspended: "SuspendedFilter",
 };
 
 export function queryParameter(fieldName: string, route: string): JsonSchema {
@@ -125,6 +145,7 @@ const PATH_IDENTIFIERS: Record<string, PathIdentifier> = {
   events: { schema: { type: "string", pattern: EVENT_ID_PATTERN }, notFound: "event_not_found" },
   "webhook-endpoints": { schema: { type: "string", format: "uuid" }, notFound: "webhook_endpoint_not_found" },
   deliveries: { schema: { type: "string" }, notFound: "webhook_delivery_not_found" },
+  "kyc-sessions": { schema: { type: "string", pattern: KYC_SESSION_ID_PATTERN.source }, notFound: "kyc_session_not_found" },
 };
 
 export function pathIdentifierOf(pathTemplate: string, param: string): PathIdentifier {

@@ -88,6 +88,7 @@ export const userSchemas: Record<string, JsonSchema> = {
     created_at: DATE_TIME,
   }),
   WalletList: listOf("Wallet", "The wallets of a user."),
+  UserList: listOf("User", "Users of the key's project and environment, without profile."),
   SignupModule: closedObject({ enabled: { type: "boolean" }, required: { type: "boolean" } }),
   SignupConfig: closedObject({
     object: { const: "signup_config" },

@@ -33,16 +33,16 @@ export async function userCreatedEventId(svc: TestService, userId: string, key?:
   return event.id;
 }
 
-/** Publishes `kyc.approved` for a user through AdminService; answers the event id. */
-export async function publishKycApproved(svc: TestService, userId: string, options: { projectId?: string; livemode?: boolean } = {}): Promise<string> {
-  const livemode = options.livemode ?? false;
-  const { event } = await svc.admin.publishEvent({
-    projectId: options.projectId ?? svc.projectId,
-    livemode,
-    type: "kyc.approved",
-    object: { object: "kyc", user_id: userId, status: "approved", livemode },
-  });
-  return event!.id;
+/** Approves a sandbox user's KYC through a session and the sandbox driver (emits `kyc.approved`); answers the event id. */
+export async function publishKycApproved(svc: TestService, userId: string): Promise<string> {
+  const session = await svc.request("POST", `/v1/users/${userId}/kyc-sessions`, { body: {} });
+  expect(session.status, session.text).to.equal(201);
+  const approved = await svc.request("POST", `/v1/sandbox/kyc-sessions/${session.body.id}/approve`, { body: {} });
+  expect(approved.status, approved.text).to.equal(200);
+  const list = await svc.request("GET", "/v1/events?type=kyc.approved&limit=100");
+  const event = list.body.data.find((e: any) => e.data.object.user_id === userId);
+  expect(event, `kyc.approved of ${userId}`).to.exist;
+  return event.id;
 }
 
 export function sleep(ms: number): Promise<void> {

@@ -8,6 +8,8 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Event } from "../../v1/events_pb.ts";
 import { file_svc_v1_events } from "../../v1/events_pb.ts";
+import type { KycSession } from "../../v1/identity_pb.ts";
+import { file_svc_v1_identity } from "../../v1/identity_pb.ts";
 import type { SignupConfig, User } from "../../v1/users_pb.ts";
 import { file_svc_v1_users } from "../../v1/users_pb.ts";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
@@ -16,7 +18,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file svc/admin/v1/admin.proto.
  */
 export const file_svc_admin_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChhzdmMvYWRtaW4vdjEvYWRtaW4ucHJvdG8SDHN2Yy5hZG1pbi52MSKBAQoMT3JnYW5pemF0aW9uEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJc3VzcGVuZGVkGAMgASgIEhQKDGxpdmVfZW5hYmxlZBgEIAEoCBIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKKAQoHUHJvamVjdBIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIcChRsaXZlX3dhbGxldHNfZW5hYmxlZBgEIAEoCBIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLiAQoGQXBpS2V5EgoKAmlkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSEAoIbGl2ZW1vZGUYAyABKAgSDQoFbGFzdDQYBCABKAkSFwoKcmF0ZV9saW1pdBgFIAEoBUgAiAEBEg8KB3Jldm9rZWQYBiABKAgSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcmV2b2tlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCDQoLX3JhdGVfbGltaXQiKQoZQ3JlYXRlT3JnYW5pemF0aW9uUmVxdWVzdBIMCgRuYW1lGAEgASgJIk4KGkNyZWF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlEjAKDG9yZ2FuaXphdGlvbhgBIAEoCzIaLnN2Yy5hZG1pbi52MS5Pcmdhbml6YXRpb24ieQoZVXBkYXRlT3JnYW5pemF0aW9uUmVxdWVzdBIKCgJpZBgBIAEoCRIWCglzdXNwZW5kZWQYAiABKAhIAIgBARIZCgxsaXZlX2VuYWJsZWQYAyABKAhIAYgBAUIMCgpfc3VzcGVuZGVkQg8KDV9saXZlX2VuYWJsZWQiTgoaVXBkYXRlT3JnYW5pemF0aW9uUmVzcG9uc2USMAoMb3JnYW5pemF0aW9uGAEgASgLMhouc3ZjLmFkbWluLnYxLk9yZ2FuaXphdGlvbiJ5ChRDcmVhdGVQcm9qZWN0UmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDAoEbmFtZRgCIAEoCRIhChRsaXZlX3dhbGxldHNfZW5hYmxlZBgDIAEoCEgAiAEBQhcKFV9saXZlX3dhbGxldHNfZW5hYmxlZCI/ChVDcmVhdGVQcm9qZWN0UmVzcG9uc2USJgoHcHJvamVjdBgBIAEoCzIVLnN2Yy5hZG1pbi52MS5Qcm9qZWN0Il4KFFVwZGF0ZVByb2plY3RSZXF1ZXN0EgoKAmlkGAEgASgJEiEKFGxpdmVfd2FsbGV0c19lbmFibGVkGAIgASgISACIAQFCFwoVX2xpdmVfd2FsbGV0c19lbmFibGVkIj8KFVVwZGF0ZVByb2plY3RSZXNwb25zZRImCgdwcm9qZWN0GAEgASgLMhUuc3ZjLmFkbWluLnYxLlByb2plY3QiYwoTQ3JlYXRlQXBpS2V5UmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEhAKCGxpdmVtb2RlGAIgASgIEhcKCnJhdGVfbGltaXQYAyABKAVIAIgBAUINCgtfcmF0ZV9saW1pdCJNChRDcmVhdGVBcGlLZXlSZXNwb25zZRIlCgdhcGlfa2V5GAEgASgLMhQuc3ZjLmFkbWluLnYxLkFwaUtleRIOCgZzZWNyZXQYAiABKAkiIQoTUmV2b2tlQXBpS2V5UmVxdWVzdBIKCgJpZBgBIAEoCSI9ChRSZXZva2VBcGlLZXlSZXNwb25zZRIlCgdhcGlfa2V5GAEgASgLMhQuc3ZjLmFkbWluLnYxLkFwaUtleSJGChNTaWdudXBNb2R1bGVTZXR0aW5nEgwKBG5hbWUYASABKAkSDwoHZW5hYmxlZBgCIAEoCBIQCghyZXF1aXJlZBgDIAEoCCKxAQoYUHVibGlzaFNpZ251cEZsb3dSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSEAoIbGl2ZW1vZGUYAiABKAgSMgoHbW9kdWxlcxgDIAMoCzIhLnN2Yy5hZG1pbi52MS5TaWdudXBNb2R1bGVTZXR0aW5nEhQKB21pbl9hZ2UYBCABKAVIAIgBARIZChFhbGxvd2VkX2NvdW50cmllcxgFIAMoCUIKCghfbWluX2FnZSJIChlQdWJsaXNoU2lnbnVwRmxvd1Jlc3BvbnNlEisKDXNpZ251cF9jb25maWcYASABKAsyFC5zdmMudjEuU2lnbnVwQ29uZmlnIksKElN1c3BlbmRVc2VyUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEhAKCGxpdmVtb2RlGAIgASgIEg8KB3VzZXJfaWQYAyABKAkiMQoTU3VzcGVuZFVzZXJSZXNwb25zZRIaCgR1c2VyGAEgASgLMgwuc3ZjLnYxLlVzZXIiTQoUVW5zdXNwZW5kVXNlclJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIQCghsaXZlbW9kZRgCIAEoCBIPCgd1c2VyX2lkGAMgASgJIjMKFVVuc3VzcGVuZFVzZXJSZXNwb25zZRIaCgR1c2VyGAEgASgLMgwuc3ZjLnYxLlVzZXIicgoTUHVibGlzaEV2ZW50UmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEhAKCGxpdmVtb2RlGAIgASgIEgwKBHR5cGUYAyABKAkSJwoGb2JqZWN0GAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCI0ChRQdWJsaXNoRXZlbnRSZXNwb25zZRIcCgVldmVudBgBIAEoCzINLnN2Yy52MS5FdmVudDKtBwoMQWRtaW5TZXJ2aWNlEmcKEkNyZWF0ZU9yZ2FuaXphdGlvbhInLnN2Yy5hZG1pbi52MS5DcmVhdGVPcmdhbml6YXRpb25SZXF1ZXN0Giguc3ZjLmFkbWluLnYxLkNyZWF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlEmcKElVwZGF0ZU9yZ2FuaXphdGlvbhInLnN2Yy5hZG1pbi52MS5VcGRhdGVPcmdhbml6YXRpb25SZXF1ZXN0Giguc3ZjLmFkbWluLnYxLlVwZGF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlElgKDUNyZWF0ZVByb2plY3QSIi5zdmMuYWRtaW4udjEuQ3JlYXRlUHJvamVjdFJlcXVlc3QaIy5zdmMuYWRtaW4udjEuQ3JlYXRlUHJvamVjdFJlc3BvbnNlElgKDVVwZGF0ZVByb2plY3QSIi5zdmMuYWRtaW4udjEuVXBkYXRlUHJvamVjdFJlcXVlc3QaIy5zdmMuYWRtaW4udjEuVXBkYXRlUHJvamVjdFJlc3BvbnNlElUKDENyZWF0ZUFwaUtleRIhLnN2Yy5hZG1pbi52MS5DcmVhdGVBcGlLZXlSZXF1ZXN0GiIuc3ZjLmFkbWluLnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlElUKDFJldm9rZUFwaUtleRIhLnN2Yy5hZG1pbi52MS5SZXZva2VBcGlLZXlSZXF1ZXN0GiIuc3ZjLmFkbWluLnYxLlJldm9rZUFwaUtleVJlc3BvbnNlEmQKEVB1Ymxpc2hTaWdudXBGbG93EiYuc3ZjLmFkbWluLnYxLlB1Ymxpc2hTaWdudXBGbG93UmVxdWVzdBonLnN2Yy5hZG1pbi52MS5QdWJsaXNoU2lnbnVwRmxvd1Jlc3BvbnNlElIKC1N1c3BlbmRVc2VyEiAuc3ZjLmFkbWluLnYxLlN1c3BlbmRVc2VyUmVxdWVzdBohLnN2Yy5hZG1pbi52MS5TdXNwZW5kVXNlclJlc3BvbnNlElgKDVVuc3VzcGVuZFVzZXISIi5zdmMuYWRtaW4udjEuVW5zdXNwZW5kVXNlclJlcXVlc3QaIy5zdmMuYWRtaW4udjEuVW5zdXNwZW5kVXNlclJlc3BvbnNlElUKDFB1Ymxpc2hFdmVudBIhLnN2Yy5hZG1pbi52MS5QdWJsaXNoRXZlbnRSZXF1ZXN0GiIuc3ZjLmFkbWluLnYxLlB1Ymxpc2hFdmVudFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_svc_v1_events, file_svc_v1_users]);
+  fileDesc("ChhzdmMvYWRtaW4vdjEvYWRtaW4ucHJvdG8SDHN2Yy5hZG1pbi52MSKBAQoMT3JnYW5pemF0aW9uEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJc3VzcGVuZGVkGAMgASgIEhQKDGxpdmVfZW5hYmxlZBgEIAEoCBIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLNAQoHUHJvamVjdBIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIcChRsaXZlX3dhbGxldHNfZW5hYmxlZBgEIAEoCBIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBInCh9saXZlX3Bob25lX3ZlcmlmaWNhdGlvbl9lbmFibGVkGAYgASgIEhgKEGxpdmVfa3ljX2VuYWJsZWQYByABKAgi4gEKBkFwaUtleRIKCgJpZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEhAKCGxpdmVtb2RlGAMgASgIEg0KBWxhc3Q0GAQgASgJEhcKCnJhdGVfbGltaXQYBSABKAVIAIgBARIPCgdyZXZva2VkGAYgASgIEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJldm9rZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg0KC19yYXRlX2xpbWl0IikKGUNyZWF0ZU9yZ2FuaXphdGlvblJlcXVlc3QSDAoEbmFtZRgBIAEoCSJOChpDcmVhdGVPcmdhbml6YXRpb25SZXNwb25zZRIwCgxvcmdhbml6YXRpb24YASABKAsyGi5zdmMuYWRtaW4udjEuT3JnYW5pemF0aW9uInkKGVVwZGF0ZU9yZ2FuaXphdGlvblJlcXVlc3QSCgoCaWQYASABKAkSFgoJc3VzcGVuZGVkGAIgASgISACIAQESGQoMbGl2ZV9lbmFibGVkGAMgASgISAGIAQFCDAoKX3N1c3BlbmRlZEIPCg1fbGl2ZV9lbmFibGVkIk4KGlVwZGF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlEjAKDG9yZ2FuaXphdGlvbhgBIAEoCzIaLnN2Yy5hZG1pbi52MS5Pcmdhbml6YXRpb24i/wEKFENyZWF0ZVByb2plY3RSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEiEKFGxpdmVfd2FsbGV0c19lbmFibGVkGAMgASgISACIAQESLAofbGl2ZV9waG9uZV92ZXJpZmljYXRpb25fZW5hYmxlZBgEIAEoCEgBiAEBEh0KEGxpdmVfa3ljX2VuYWJsZWQYBSABKAhIAogBAUIXChVfbGl2ZV93YWxsZXRzX2VuYWJsZWRCIgogX2xpdmVfcGhvbmVfdmVyaWZpY2F0aW9uX2VuYWJsZWRCEwoRX2xpdmVfa3ljX2VuYWJsZWQiPwoVQ3JlYXRlUHJvamVjdFJlc3BvbnNlEiYKB3Byb2plY3QYASABKAsyFS5zdmMuYWRtaW4udjEuUHJvamVjdCLkAQoUVXBkYXRlUHJvamVjdFJlcXVlc3QSCgoCaWQYASABKAkSIQoUbGl2ZV93YWxsZXRzX2VuYWJsZWQYAiABKAhIAIgBARIsCh9saXZlX3Bob25lX3ZlcmlmaWNhdGlvbl9lbmFibGVkGAMgASgISAGIAQESHQoQbGl2ZV9reWNfZW5hYmxlZBgEIAEoCEgCiAEBQhcKFV9saXZlX3dhbGxldHNfZW5hYmxlZEIiCiBfbGl2ZV9waG9uZV92ZXJpZmljYXRpb25fZW5hYmxlZEITChFfbGl2ZV9reWNfZW5hYmxlZCI/ChVVcGRhdGVQcm9qZWN0UmVzcG9uc2USJgoHcHJvamVjdBgBIAEoCzIVLnN2Yy5hZG1pbi52MS5Qcm9qZWN0ImMKE0NyZWF0ZUFwaUtleVJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIQCghsaXZlbW9kZRgCIAEoCBIXCgpyYXRlX2xpbWl0GAMgASgFSACIAQFCDQoLX3JhdGVfbGltaXQiTQoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USJQoHYXBpX2tleRgBIAEoCzIULnN2Yy5hZG1pbi52MS5BcGlLZXkSDgoGc2VjcmV0GAIgASgJIiEKE1Jldm9rZUFwaUtleVJlcXVlc3QSCgoCaWQYASABKAkiPQoUUmV2b2tlQXBpS2V5UmVzcG9uc2USJQoHYXBpX2tleRgBIAEoCzIULnN2Yy5hZG1pbi52MS5BcGlLZXkiRgoTU2lnbnVwTW9kdWxlU2V0dGluZxIMCgRuYW1lGAEgASgJEg8KB2VuYWJsZWQYAiABKAgSEAoIcmVxdWlyZWQYAyABKAgisQEKGFB1Ymxpc2hTaWdudXBGbG93UmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEhAKCGxpdmVtb2RlGAIgASgIEjIKB21vZHVsZXMYAyADKAsyIS5zdmMuYWRtaW4udjEuU2lnbnVwTW9kdWxlU2V0dGluZxIUCgdtaW5fYWdlGAQgASgFSACIAQESGQoRYWxsb3dlZF9jb3VudHJpZXMYBSADKAlCCgoIX21pbl9hZ2UiSAoZUHVibGlzaFNpZ251cEZsb3dSZXNwb25zZRIrCg1zaWdudXBfY29uZmlnGAEgASgLMhQuc3ZjLnYxLlNpZ251cENvbmZpZyJLChJTdXNwZW5kVXNlclJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIQCghsaXZlbW9kZRgCIAEoCBIPCgd1c2VyX2lkGAMgASgJIjEKE1N1c3BlbmRVc2VyUmVzcG9uc2USGgoEdXNlchgBIAEoCzIMLnN2Yy52MS5Vc2VyIk0KFFVuc3VzcGVuZFVzZXJSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSEAoIbGl2ZW1vZGUYAiABKAgSDwoHdXNlcl9pZBgDIAEoCSIzChVVbnN1c3BlbmRVc2VyUmVzcG9uc2USGgoEdXNlchgBIAEoCzIMLnN2Yy52MS5Vc2VyInIKE1B1Ymxpc2hFdmVudFJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIQCghsaXZlbW9kZRgCIAEoCBIMCgR0eXBlGAMgASgJEicKBm9iamVjdBgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiNAoUUHVibGlzaEV2ZW50UmVzcG9uc2USHAoFZXZlbnQYASABKAsyDS5zdmMudjEuRXZlbnQiYAoYUmVjb3JkS3ljRGVjaXNpb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSEAoIZGVjaXNpb24YAiABKAkSEwoGcmVhc29uGAMgASgJSACIAQFCCQoHX3JlYXNvbiJEChlSZWNvcmRLeWNEZWNpc2lvblJlc3BvbnNlEicKC2t5Y19zZXNzaW9uGAEgASgLMhIuc3ZjLnYxLkt5Y1Nlc3Npb24ykwgKDEFkbWluU2VydmljZRJnChJDcmVhdGVPcmdhbml6YXRpb24SJy5zdmMuYWRtaW4udjEuQ3JlYXRlT3JnYW5pemF0aW9uUmVxdWVzdBooLnN2Yy5hZG1pbi52MS5DcmVhdGVPcmdhbml6YXRpb25SZXNwb25zZRJnChJVcGRhdGVPcmdhbml6YXRpb24SJy5zdmMuYWRtaW4udjEuVXBkYXRlT3JnYW5pemF0aW9uUmVxdWVzdBooLnN2Yy5hZG1pbi52MS5VcGRhdGVPcmdhbml6YXRpb25SZXNwb25zZRJYCg1DcmVhdGVQcm9qZWN0EiIuc3ZjLmFkbWluLnYxLkNyZWF0ZVByb2plY3RSZXF1ZXN0GiMuc3ZjLmFkbWluLnYxLkNyZWF0ZVByb2plY3RSZXNwb25zZRJYCg1VcGRhdGVQcm9qZWN0EiIuc3ZjLmFkbWluLnYxLlVwZGF0ZVByb2plY3RSZXF1ZXN0GiMuc3ZjLmFkbWluLnYxLlVwZGF0ZVByb2plY3RSZXNwb25zZRJVCgxDcmVhdGVBcGlLZXkSIS5zdmMuYWRtaW4udjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBoiLnN2Yy5hZG1pbi52MS5DcmVhdGVBcGlLZXlSZXNwb25zZRJVCgxSZXZva2VBcGlLZXkSIS5zdmMuYWRtaW4udjEuUmV2b2tlQXBpS2V5UmVxdWVzdBoiLnN2Yy5hZG1pbi52MS5SZXZva2VBcGlLZXlSZXNwb25zZRJkChFQdWJsaXNoU2lnbnVwRmxvdxImLnN2Yy5hZG1pbi52MS5QdWJsaXNoU2lnbnVwRmxvd1JlcXVlc3QaJy5zdmMuYWRtaW4udjEuUHVibGlzaFNpZ251cEZsb3dSZXNwb25zZRJSCgtTdXNwZW5kVXNlchIgLnN2Yy5hZG1pbi52MS5TdXNwZW5kVXNlclJlcXVlc3QaIS5zdmMuYWRtaW4udjEuU3VzcGVuZFVzZXJSZXNwb25zZRJYCg1VbnN1c3BlbmRVc2VyEiIuc3ZjLmFkbWluLnYxLlVuc3VzcGVuZFVzZXJSZXF1ZXN0GiMuc3ZjLmFkbWluLnYxLlVuc3VzcGVuZFVzZXJSZXNwb25zZRJVCgxQdWJsaXNoRXZlbnQSIS5zdmMuYWRtaW4udjEuUHVibGlzaEV2ZW50UmVxdWVzdBoiLnN2Yy5hZG1pbi52MS5QdWJsaXNoRXZlbnRSZXNwb25zZRJkChFSZWNvcmRLeWNEZWNpc2lvbhImLnN2Yy5hZG1pbi52MS5SZWNvcmRLeWNEZWNpc2lvblJlcXVlc3QaJy5zdmMuYWRtaW4udjEuUmVjb3JkS3ljRGVjaXNpb25SZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_svc_v1_events, file_svc_v1_identity, file_svc_v1_users]);
 
 /**
  * A customer of Svc.
@@ -89,6 +91,20 @@ export type Project = Message<"svc.admin.v1.Project"> & {
    * @generated from field: google.protobuf.Timestamp created_at = 5;
    */
   createdAt?: Timestamp | undefined;
+
+  /**
+   * Live keys may verify phone numbers (else 403 live_feature_unavailable).
+   *
+   * @generated from field: bool live_phone_verification_enabled = 6;
+   */
+  livePhoneVerificationEnabled: boolean;
+
+  /**
+   * Live keys may open KYC sessions (else 409 feature_unavailable).
+   *
+   * @generated from field: bool live_kyc_enabled = 7;
+   */
+  liveKycEnabled: boolean;
 };
 
 /**
@@ -252,6 +268,16 @@ export type CreateProjectRequest = Message<"svc.admin.v1.CreateProjectRequest"> 
    * @generated from field: optional bool live_wallets_enabled = 3;
    */
   liveWalletsEnabled?: boolean | undefined;
+
+  /**
+   * @generated from field: optional bool live_phone_verification_enabled = 4;
+   */
+  livePhoneVerificationEnabled?: boolean | undefined;
+
+  /**
+   * @generated from field: optional bool live_kyc_enabled = 5;
+   */
+  liveKycEnabled?: boolean | undefined;
 };
 
 /**
@@ -291,6 +317,16 @@ export type UpdateProjectRequest = Message<"svc.admin.v1.UpdateProjectRequest"> 
    * @generated from field: optional bool live_wallets_enabled = 2;
    */
   liveWalletsEnabled?: boolean | undefined;
+
+  /**
+   * @generated from field: optional bool live_phone_verification_enabled = 3;
+   */
+  livePhoneVerificationEnabled?: boolean | undefined;
+
+  /**
+   * @generated from field: optional bool live_kyc_enabled = 4;
+   */
+  liveKycEnabled?: boolean | undefined;
 };
 
 /**
@@ -627,6 +663,56 @@ export const PublishEventResponseSchema: GenMessage<PublishEventResponse> = /*@_
   messageDesc(file_svc_admin_v1_admin, 23);
 
 /**
+ * @generated from message svc.admin.v1.RecordKycDecisionRequest
+ */
+export type RecordKycDecisionRequest = Message<"svc.admin.v1.RecordKycDecisionRequest"> & {
+  /**
+   * The session's id (kyc_...).
+   *
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * approved or rejected.
+   *
+   * @generated from field: string decision = 2;
+   */
+  decision: string;
+
+  /**
+   * Why, for a rejection: shown in the session's last_error.
+   *
+   * @generated from field: optional string reason = 3;
+   */
+  reason?: string | undefined;
+};
+
+/**
+ * Describes the message svc.admin.v1.RecordKycDecisionRequest.
+ * Use `create(RecordKycDecisionRequestSchema)` to create a new message.
+ */
+export const RecordKycDecisionRequestSchema: GenMessage<RecordKycDecisionRequest> = /*@__PURE__*/
+  messageDesc(file_svc_admin_v1_admin, 24);
+
+/**
+ * @generated from message svc.admin.v1.RecordKycDecisionResponse
+ */
+export type RecordKycDecisionResponse = Message<"svc.admin.v1.RecordKycDecisionResponse"> & {
+  /**
+   * @generated from field: svc.v1.KycSession kyc_session = 1;
+   */
+  kycSession?: KycSession | undefined;
+};
+
+/**
+ * Describes the message svc.admin.v1.RecordKycDecisionResponse.
+ * Use `create(RecordKycDecisionResponseSchema)` to create a new message.
+ */
+export const RecordKycDecisionResponseSchema: GenMessage<RecordKycDecisionResponse> = /*@__PURE__*/
+  messageDesc(file_svc_admin_v1_admin, 25);
+
+/**
  * Internal administration: tenancy, keys, signup flows, suspensions and events produced by other services.
  * Served over Connect and gRPC only (never under /v1), with `authorization: Bearer <SVC_ADMIN_TOKEN>`.
  *
@@ -714,7 +800,8 @@ export const AdminService: GenService<{
     output: typeof UnsuspendUserResponseSchema;
   },
   /**
-   * Emits a kyc.*, transaction.* or withdrawal.* event produced by another service.
+   * Emits a transaction.* or withdrawal.* event produced by another service. kyc.* events are emitted by the
+   * KYC sessions themselves (RecordKycDecision) and are refused here.
    *
    * @generated from rpc svc.admin.v1.AdminService.PublishEvent
    */
@@ -722,6 +809,17 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof PublishEventRequestSchema;
     output: typeof PublishEventResponseSchema;
+  },
+  /**
+   * Records the provider's decision on a live KYC session (requires_input or processing): sets the user's
+   * kyc_status and emits `kyc.approved` or `kyc.rejected`.
+   *
+   * @generated from rpc svc.admin.v1.AdminService.RecordKycDecision
+   */
+  recordKycDecision: {
+    methodKind: "unary";
+    input: typeof RecordKycDecisionRequestSchema;
+    output: typeof RecordKycDecisionResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_svc_admin_v1_admin, 0);

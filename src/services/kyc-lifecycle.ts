@@ -1,0 +1,202 @@
+// KYC sessions of users (docs/contract.md, KYC sessions). Sessions live in their user's document, so every
+// move of a session, the user's new `kyc_status` and the `kyc.*` event it emits (in the user's outbox) are one
+// conditional write of that document, guarded by the user's `kyc_rev`: never lost, never duplicated, and
+// relayed like every outbox event (right away, and by the sweeper after a crash). A session still
+// `requires_input` 24 hours after its creation expires: an Agenda job is scheduled for that moment, and any
+// read or move of the user's sessions settles due expiries first, so the answer never depends on the job's timing.
+import type { Clock } from "../domain/clock.ts";
+import { svcError } from "../domain/errors.ts";
+import { newKycSessionId, USER_ID_PATTERN } from "../domain/ids.ts";
+import {
+  checkMove,
+  checkNewSession,
+  KYC_REJECTED_ERROR_CODE,
+  KYC_SESSION_ID_PATTERN,
+  KYC_SESSION_LIFETIME_MS,
+  kycEventTypeOf,
+  kycStatusAfter,
+  moveOf,
+  type KycMove,
+  type KycStatus,
+  type StoredKycSession,
+} from "../domain/kyc.ts";
+import type { TenantScope } from "../domain/tenant-scope.ts";
+import { kycEvent } from "../events/event-factory.ts";
+import type { EventRelay } from "../events/event-relay.ts";
+import type { KycProvider } from "../identity/kyc-provider.ts";
+import type { JobQueue } from "../jobs/job-queue.ts";
+import type { OutboxEvent } from "../store/outbox.ts";
+import type { UserDocument, UserRepository } from "../store/user-repository.ts";
+import type { TenantSettings } from "./tenant-settings.ts";
+
+export const EXPIRE_KYC_SESSION_JOB = "expire-kyc-session";
+/** How long a client is told to wait after 503 kyc_session_unavailable. */
+const PROVIDER_RETRY_AFTER_S = 30;
+
+interface ExpireKycSessionJob {
+  userId: string;
+  sessionId: string;
+}
+
+export interface KycLifecycleDependencies {
+  users: UserRepository;
+  settings: TenantSettings;
+  relay: EventRelay;
+  provider: KycProvider;
+  jobs: JobQueue;
+  clock: Clock;
+  /** The service's own base URL (`http://host:port`): sandbox sessions point at its dashboard. */
+  baseUrl: () => string;
+  providerTimeoutMs?: number;
+  onBackgroundError: (error: unknown) => void;
+}
+
+/** The filter that holds while the user's sessions are as they were read. */
+function unchanged(user: UserDocument) {
+  return { kyc_rev: user.kyc_rev ?? { $exists: false } };
+}
+
+export class KycLifecycle {
+  constructor(private readonly deps: KycLifecycleDependencies) {
+    deps.jobs.define<ExpireKycSessionJob>(EXPIRE_KYC_SESSION_JOB, async (job) => {
+      const user = await deps.users.findById(job.userId);
+      if (user) await this.settleExpired({ projectId: user.project_id, livemode: user.livemode }, user);
+    });
+  }
+
+  /**
+   * Opens a session for a user: checks in the contract's order (user, live setting, suspension, state), asks
+   * the provider in live, then writes the session, cancelling one still `requires_input`.
+   */
+  async create(scope: TenantScope, userId: string, returnUrl: string | null): Promise<{ user: UserDocument; session: StoredKycSession }> {
+    let user = await this.findUser(scope, userId);
+    if (scope.livemode && !(await this.deps.settings.project(scope.projectId))?.live_kyc_enabled) throw svcError("feature_unavailable");
+    if (user.suspended) throw svcError("user_suspended");
+    user = await this.settleExpired(scope, user);
+    checkNewSession(user.kyc_status, user.kyc_sessions ?? []);
+    const id = newKycSessionId();
+    const url = scope.livemode ? await this.openAtProvider(scope, user, id, returnUrl) : `${this.deps.baseUrl()}/dashboard/kyc/${id}`;
+    const now = this.deps.clock();
+    const expiresAt = new Date(now.getTime() + KYC_SESSION_LIFETIME_MS);
+    // Scheduled before the session exists: a job whose session was never written finds nothing to do.
+    await this.deps.jobs.schedule<ExpireKycSessionJob>(EXPIRE_KYC_SESSION_JOB, { userId: user._id, sessionId: id }, expiresAt, ["sessionId"]);
+    for (;;) {
+      const sessions = user.kyc_sessions ?? [];
+      const replaced = checkNewSession(user.kyc_status, sessions);
+      const session: StoredKycSession = {
+        id,
+        status: "requires_input",
+        url,
+        return_url: returnUrl,
+        expires_at: expiresAt,
+        last_error: null,
+        // A replaced session made the status pending: what comes back on cancel or expiry is what it replaced.
+        previous_kyc_status: replaced ? replaced.previous_kyc_status : user.kyc_status,
+        created_at: now,
+        updated_at: now,
+      };
+      const next = [...sessions.map((s) => (s.id === replaced?.id ? { ...s, status: "canceled" as const, updated_at: now } : s)), session];
+      const updated = await this.deps.users.update(
+        scope,
+        user._id,
+        { $set: { kyc_sessions: next, kyc_status: "pending", updated_at: now }, $inc: { kyc_rev: 1 } },
+        unchanged(user),
+      );
+      if (updated) return { user: updated, session };
+      user = await this.settleExpired(scope, await this.findUser(scope, userId));
+    }
+  }
+
+  /** A session of the tenant by id, due expiries settled; 404 kyc_session_not_found otherwise. */
+  async find(scope: TenantScope | null, sessionId: string): Promise<{ user: UserDocument; session: StoredKycSession }> {
+    const found = KYC_SESSION_ID_PATTERN.test(sessionId) ? await this.deps.users.findByKycSession(scope, sessionId) : null;
+    if (!found) throw svcError("kyc_session_not_found");
+    const user = await this.settleExpired({ projectId: found.project_id, livemode: found.livemode }, found);
+    return { user, session: user.kyc_sessions!.find((s) => s.id === sessionId)! };
+  }
+
+  /** The sessions of a user, newest first, due expiries settled. */
+  async sessionsOf(scope: TenantScope, userId: string): Promise<{ user: UserDocument; sessions: StoredKycSession[] }> {
+    const user = await this.settleExpired(scope, await this.findUser(scope, userId));
+    return { user, sessions: [...(user.kyc_sessions ?? [])].reverse() };
+  }
+
+  /**
+   * Moves a session (submit, approve, reject, cancel): 409 invalid_state from any other status. A decision
+   * writes the user's kyc_status and its `kyc.*` event in the same update, then relays the event.
+   */
+  async move(scope: TenantScope | null, sessionId: string, move: KycMove, reason: string | null = null): Promise<{ user: UserDocument; session: StoredKycSession }> {
+    let { user, session } = await this.find(scope, sessionId);
+    const tenant = { projectId: user.project_id, livemode: user.livemode };
+    for (;;) {
+      checkMove(session, move);
+      const now = this.deps.clock();
+      const kycStatus = kycStatusAfter(move, session);
+      const moved: StoredKycSession = {
+        ...session,
+        status: moveOf(move).to,
+        updated_at: now,
+        ...(move === "reject" ? { last_error: { code: KYC_REJECTED_ERROR_CODE, reason } } : {}),
+      };
+      const next = (user.kyc_sessions ?? []).map((s) => (s.id === session.id ? moved : s));
+      const eventType = kycEventTypeOf(move);
+      const event: OutboxEvent | null = eventType ? kycEvent(eventType, { ...user, kyc_status: kycStatus }, now) : null;
+      const updated = await this.deps.users.update(
+        tenant,
+        user._id,
+        {
+          $set: { kyc_sessions: next, kyc_status: kycStatus, updated_at: now },
+          $inc: { kyc_rev: 1 },
+          ...(event ? { $push: { outbox: event } } : {}),
+        },
+        unchanged(user),
+      );
+      if (updated) {
+        if (event) await this.deps.relay.relayUserOutbox({ ...updated, outbox: [event] }).catch(this.deps.onBackgroundError);
+        return { user: updated, session: moved };
+      }
+      ({ user, session } = await this.find(tenant, sessionId));
+    }
+  }
+
+  /** Expires the user's sessions still `requires_input` past their time, restoring the kyc_status before them. */
+  async settleExpired(scope: TenantScope, user: UserDocument): Promise<UserDocument> {
+    for (;;) {
+      const now = this.deps.clock();
+      const sessions = user.kyc_sessions ?? [];
+      const due = sessions.filter((s) => s.status === "requires_input" && s.expires_at.getTime() <= now.getTime());
+      if (due.length === 0) return user;
+      let kycStatus: KycStatus = user.kyc_status;
+      for (const s of due) kycStatus = kycStatusAfter("expire", s);
+      const next = sessions.map((s) => (due.includes(s) ? { ...s, status: "expired" as const, updated_at: now } : s));
+      const updated = await this.deps.users.update(
+        scope,
+        user._id,
+        { $set: { kyc_sessions: next, kyc_status: kycStatus, updated_at: now }, $inc: { kyc_rev: 1 } },
+        unchanged(user),
+      );
+      if (updated) return updated;
+      const again = await this.deps.users.find(scope, user._id);
+      if (!again) return user;
+      user = again;
+    }
+  }
+
+  private async openAtProvider(scope: TenantScope, user: UserDocument, sessionId: string, returnUrl: string | null): Promise<string> {
+    try {
+      const { url } = await this.deps.provider.openSession(
+        { sessionId, userId: user._id, projectId: scope.projectId, returnUrl },
+        AbortSignal.timeout(this.deps.providerTimeoutMs ?? 10_000),
+      );
+      return url;
+    } catch {
+      throw svcError("kyc_session_unavailable", undefined, { metadata: { retry_after: String(PROVIDER_RETRY_AFTER_S) } });
+    }
+  }
+
+  private async findUser(scope: TenantScope, id: string): Promise<UserDocument> {
+    const user = USER_ID_PATTERN.test(id) ? await this.deps.users.find(scope, id) : null;
+    if (!user) throw svcError("user_not_found");
+    return user;
+  }
+}

@@ -1,0 +1,80 @@
+// svc.v1.KycSessionsService and svc.v1.SandboxService: the public face of KYC sessions (create, retrieve, list,
+// cancel) and the sandbox drivers that move them as a provider would. Live keys never reach SandboxService:
+// its methods are sandbox-only in their API descriptions (403 sandbox_only before anything else).
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import {
+  ApproveKycSessionResponseSchema,
+  CancelKycSessionResponseSchema,
+  CreateKycSessionResponseSchema,
+  GetKycSessionResponseSchema,
+  KycSessionsService,
+  ListUserKycSessionsResponseSchema,
+  RejectKycSessionResponseSchema,
+  SandboxService,
+  SubmitKycSessionResponseSchema,
+  type ApproveKycSessionRequest,
+  type CancelKycSessionRequest,
+  type CreateKycSessionRequest,
+  type GetKycSessionRequest,
+  type ListUserKycSessionsRequest,
+  type RejectKycSessionRequest,
+  type SubmitKycSessionRequest,
+} from "../../gen/svc/v1/identity_pb.ts";
+import { tenantOf } from "../access/principal.ts";
+import { checkRejectionReason, checkReturnUrl } from "../domain/kyc.ts";
+import { kycSessionMessage } from "../messages/identity-messages.ts";
+import type { KycLifecycle } from "./kyc-lifecycle.ts";
+import { pageInMemory, pageSize } from "./pagination.ts";
+
+export class KycSessionsServiceImpl implements ServiceImpl<typeof KycSessionsService> {
+  constructor(private readonly kyc: KycLifecycle) {}
+
+  async createKycSession(request: CreateKycSessionRequest, context: HandlerContext) {
+    const scope = tenantOf(context);
+    const returnUrl = request.returnUrl !== undefined ? checkReturnUrl(request.returnUrl, scope.livemode) : null;
+    const { user, session } = await this.kyc.create(scope, request.userId, returnUrl);
+    return create(CreateKycSessionResponseSchema, { kycSession: kycSessionMessage(user, session) });
+  }
+
+  async getKycSession(request: GetKycSessionRequest, context: HandlerContext) {
+    const { user, session } = await this.kyc.find(tenantOf(context), request.id);
+    return create(GetKycSessionResponseSchema, { kycSession: kycSessionMessage(user, session) });
+  }
+
+  async listUserKycSessions(request: ListUserKycSessionsRequest, context: HandlerContext) {
+    const limit = pageSize(request.limit);
+    const { user, sessions } = await this.kyc.sessionsOf(tenantOf(context), request.userId);
+    const page = pageInMemory(
+      sessions.map((s) => kycSessionMessage(user, s)),
+      request.startingAfter,
+      limit,
+    );
+    return create(ListUserKycSessionsResponseSchema, { data: page.items, hasMore: page.hasMore });
+  }
+
+  async cancelKycSession(request: CancelKycSessionRequest, context: HandlerContext) {
+    const { user, session } = await this.kyc.move(tenantOf(context), request.id, "cancel");
+    return create(CancelKycSessionResponseSchema, { kycSession: kycSessionMessage(user, session) });
+  }
+}
+
+export class SandboxServiceImpl implements ServiceImpl<typeof SandboxService> {
+  constructor(private readonly kyc: KycLifecycle) {}
+
+  async submitKycSession(request: SubmitKycSessionRequest, context: HandlerContext) {
+    const { user, session } = await this.kyc.move(tenantOf(context), request.id, "submit");
+    return create(SubmitKycSessionResponseSchema, { kycSession: kycSessionMessage(user, session) });
+  }
+
+  async approveKycSession(request: ApproveKycSessionRequest, context: HandlerContext) {
+    const { user, session } = await this.kyc.move(tenantOf(context), request.id, "approve");
+    return create(ApproveKycSessionResponseSchema, { kycSession: kycSessionMessage(user, session) });
+  }
+
+  async rejectKycSession(request: RejectKycSessionRequest, context: HandlerContext) {
+    const reason = checkRejectionReason(request.reason);
+    const { user, session } = await this.kyc.move(tenantOf(context), request.id, "reject", reason);
+    return create(RejectKycSessionResponseSchema, { kycSession: kycSessionMessage(user, session) });
+  }
+}

@@ -218,6 +218,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       pollStaleAfterMs: role === "worker" ? 0 : timings.webhookBackstopStaleAfterMs,
       deliversInProcess: role !== "api",
       changeStreams: replicaSet,
+      recoveryRatePerSecond: config.webhookRecoveryRate,
     },
   );
   const fanout: EventFanout = webhooks.fanout;
@@ -255,6 +256,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     clock,
     send: webhookSend,
     dispatch: (id) => webhooks.dispatch(id),
+    recovery: webhooks.recovery,
   });
   const services: RegisteredService[] = [
     {

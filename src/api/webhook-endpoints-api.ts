@@ -2,7 +2,14 @@
 import { WebhookEndpointsService } from "../../gen/svc/v1/webhook_endpoints_pb.ts";
 import { MAX_WEBHOOK_ENDPOINTS } from "../domain/limits.ts";
 import { jsonList } from "../representations/json-values.ts";
-import { deletedWebhookEndpointJson, webhookDeliveryJson, webhookEndpointJson, webhookTestJson } from "../representations/webhooks.ts";
+import { MAX_RECOVERY_DAYS } from "../domain/webhook-endpoint-rules.ts";
+import {
+  deletedWebhookEndpointJson,
+  webhookDeliveryJson,
+  webhookEndpointJson,
+  webhookRecoveryJson,
+  webhookTestJson,
+} from "../representations/webhooks.ts";
 import { describeService } from "./method-description.ts";
 
 const ENDPOINTS = "Webhook endpoints";
@@ -98,6 +105,21 @@ export const webhookEndpointsApi = describeService(WebhookEndpointsService, {
       tag: DELIVERIES,
       success: { schema: "WebhookDelivery", description: "The delivery, now pending." },
       errors: ["delivery_in_progress", "endpoint_disabled"],
+    },
+  },
+  recoverWebhookDeliveries: {
+    status: 200,
+    present: (r) => webhookRecoveryJson(r.webhookRecovery!),
+    operation: {
+      summary: "Recover failed deliveries",
+      description:
+        `Starts a fresh cycle for every failed delivery of the endpoint created in [since, until) (since at most ${MAX_RECOVERY_DAYS} days ago), ` +
+        "oldest first and paced: their first attempts fall due one after another at the service's recovery rate per endpoint. " +
+        "The endpoint must be enabled.",
+      tag: DELIVERIES,
+      success: { schema: "WebhookRecovery", description: "What the recovery queued." },
+      requestBody: { schema: "RecoverWebhookDeliveriesRequest", required: true },
+      errors: ["endpoint_disabled"],
     },
   },
 });

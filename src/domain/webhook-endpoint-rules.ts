@@ -1,5 +1,5 @@
-// Field rules of webhook endpoints (docs/contract.md, Webhooks) besides the URL rules: event types, description and
-// rotation grace period. Pure: no I/O.
+// Field rules of webhook endpoints (docs/contract.md, Webhooks) besides the URL rules: event types, description,
+// rotation grace period and the window of a recovery. Pure: no I/O.
 import { validationError } from "./errors.ts";
 import { SUBSCRIBABLE_EVENT_TYPES } from "./event-types.ts";
 import { codePointLength } from "./text.ts";
@@ -9,6 +9,8 @@ export const MAX_DESCRIPTION_LENGTH = 500;
 export const MAX_GRACE_PERIOD_HOURS = 168;
 export const DEFAULT_GRACE_PERIOD_HOURS = 24;
 export const DEFAULT_EVENT_TYPES: readonly string[] = ["*"];
+/** How far back a recovery may start: events, and so what their deliveries would send, are kept this long. */
+export const MAX_RECOVERY_DAYS = 30;
 
 /** 1 to 10 distinct subscribable types, or exactly ["*"]. */
 export function checkEventTypes(types: readonly string[]): string[] {
@@ -42,4 +44,23 @@ export function checkGracePeriodHours(hours: number | undefined): number {
     throw validationError("grace_period_hours", `grace_period_hours must be an integer from 0 to ${MAX_GRACE_PERIOD_HOURS}.`);
   }
   return hours;
+}
+
+export interface RecoveryWindow {
+  /** Included. */
+  since: Date;
+  /** Excluded. */
+  until: Date;
+}
+
+/** `since` required, at most MAX_RECOVERY_DAYS ago and not in the future; `until` (default now) later than it. */
+export function checkRecoveryWindow(since: Date | undefined, until: Date | undefined, now: Date): RecoveryWindow {
+  if (since === undefined) throw validationError("since", "since is required.");
+  if (since.getTime() < now.getTime() - MAX_RECOVERY_DAYS * 86_400_000) {
+    throw validationError("since", `since must be at most ${MAX_RECOVERY_DAYS} days ago.`);
+  }
+  if (since.getTime() > now.getTime()) throw validationError("since", "since must not be in the future.");
+  const end = until ?? now;
+  if (end.getTime() <= since.getTime()) throw validationError("until", "until must be later than since.");
+  return { since, until: end };
 }

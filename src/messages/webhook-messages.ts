@@ -1,14 +1,17 @@
-// Webhook endpoints, deliveries and test results as public messages.
+// Webhook endpoints, deliveries, test results and recoveries as public messages.
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
   WebhookDeliverySchema,
   WebhookEndpointSchema,
+  WebhookRecoverySchema,
   WebhookTestSchema,
   type WebhookDelivery,
   type WebhookEndpoint,
+  type WebhookRecovery,
   type WebhookTest,
 } from "../../gen/svc/v1/webhook_endpoints_pb.ts";
+import type { RecoveryWindow } from "../domain/webhook-endpoint-rules.ts";
 import { previousSecretInGrace } from "../domain/webhook-secrets.ts";
 import type { WebhookDeliveryDocument } from "../store/webhook-delivery-repository.ts";
 import type { WebhookEndpointDocument } from "../store/webhook-endpoint-repository.ts";
@@ -66,5 +69,14 @@ export function testMessage(endpointId: string, eventId: string, result: { respo
     ...(result.responseStatus !== null ? { responseStatus: result.responseStatus } : {}),
     durationMs: result.durationMs,
     ...(result.error !== null ? { error: result.error } : {}),
+  });
+}
+
+export function recoveryMessage(endpointId: string, window: RecoveryWindow, deliveriesQueued: number): WebhookRecovery {
+  return create(WebhookRecoverySchema, {
+    endpointId,
+    since: timestampFromDate(window.since),
+    until: timestampFromDate(window.until),
+    deliveriesQueued,
   });
 }

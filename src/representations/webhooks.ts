@@ -1,6 +1,6 @@
-// The webhook_endpoint, webhook_delivery and webhook_test objects, field for field as docs/contract.md, Resources, lists
+// The webhook_endpoint, webhook_delivery, webhook_test and webhook_recovery objects, field for field as docs/contract.md, Resources, lists
 // them: every field present (null where unset), except `secret`, which only creation and rotation carry.
-import type { WebhookDelivery, WebhookEndpoint, WebhookTest } from "../../gen/svc/v1/webhook_endpoints_pb.ts";
+import type { WebhookDelivery, WebhookEndpoint, WebhookRecovery, WebhookTest } from "../../gen/svc/v1/webhook_endpoints_pb.ts";
 import { isoTime, orNull, requiredIsoTime } from "./json-values.ts";
 
 export function webhookEndpointJson(endpoint: WebhookEndpoint): Record<string, unknown> {
@@ -54,6 +54,16 @@ export function webhookTestJson(test: WebhookTest): Record<string, unknown> {
     response_status: orNull(test.responseStatus),
     duration_ms: test.durationMs,
     error: orNull(test.error),
+  };
+}
+
+export function webhookRecoveryJson(recovery: WebhookRecovery): Record<string, unknown> {
+  return {
+    object: "webhook_recovery",
+    endpoint_id: recovery.endpointId,
+    since: requiredIsoTime(recovery.since),
+    until: requiredIsoTime(recovery.until),
+    deliveries_queued: recovery.deliveriesQueued,
   };
 }
 

@@ -9,6 +9,7 @@ import {
   GetWebhookEndpointResponseSchema,
   ListWebhookDeliveriesResponseSchema,
   ListWebhookEndpointsResponseSchema,
+  RecoverWebhookDeliveriesResponseSchema,
   ReplayWebhookDeliveryResponseSchema,
   RotateWebhookEndpointSecretResponseSchema,
   TestWebhookEndpointResponseSchema,
@@ -22,6 +23,7 @@ import {
   type GetWebhookEndpointRequest,
   type ListWebhookDeliveriesRequest,
   type ListWebhookEndpointsRequest,
+  type RecoverWebhookDeliveriesRequest,
   type ReplayWebhookDeliveryRequest,
   type RotateWebhookEndpointSecretRequest,
   type TestWebhookEndpointRequest,
@@ -35,6 +37,7 @@ import {
   checkDescription,
   checkEventTypes,
   checkGracePeriodHours,
+  checkRecoveryWindow,
   DEFAULT_EVENT_TYPES,
 } from "../domain/webhook-endpoint-rules.ts";
 import { generateWebhookSecret } from "../domain/webhook-signature.ts";
@@ -51,7 +54,9 @@ import { cursorRecord, pageSize } from "./pagination.ts";
 import { reservationOf } from "../access/creation-reservation.ts";
 import { tenantOf } from "../access/principal.ts";
 import { reservedUuid } from "../domain/reserved-ids.ts";
-import { deliveryMessage, endpointMessage, testMessage } from "../messages/webhook-messages.ts";
+import { deliveryMessage, endpointMessage, recoveryMessage, testMessage } from "../messages/webhook-messages.ts";
+import type { DeliveryRecovery } from "../webhooks/delivery-recovery.ts";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 
 
 export interface WebhookEndpointsDependencies {
@@ -63,6 +68,8 @@ export interface WebhookEndpointsDependencies {
   send: SendSettings;
   /** Runs a replayed delivery's first attempt now. */
   dispatch: (deliveryId: string) => void;
+  /** Restarts the failed deliveries of a window, paced. */
+  recovery: DeliveryRecovery;
 }
 
 type UpdatePath = "url" | "description" | "event_types" | "enabled";
@@ -248,6 +255,18 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
     if (!replayed) throw svcError("delivery_in_progress");
     this.deps.dispatch(replayed._id);
     return create(ReplayWebhookDeliveryResponseSchema, { webhookDelivery: deliveryMessage(replayed) });
+  }
+
+  async recoverWebhookDeliveries(request: RecoverWebhookDeliveriesRequest, context: HandlerContext) {
+    const window = checkRecoveryWindow(
+      request.since ? timestampDate(request.since) : undefined,
+      request.until ? timestampDate(request.until) : undefined,
+      this.deps.clock(),
+    );
+    const endpoint = await this.findEndpoint(context, request.id);
+    if (!endpoint.enabled) throw svcError("endpoint_disabled", "The webhook endpoint is disabled; re-enable it before recovering its deliveries.");
+    const queued = await this.deps.recovery.recover(endpoint._id, window);
+    return create(RecoverWebhookDeliveriesResponseSchema, { webhookRecovery: recoveryMessage(endpoint._id, window, queued) });
   }
 
   /** The static URL rules, then the resolved addresses when the name resolves now. Answers the normalised URL. */

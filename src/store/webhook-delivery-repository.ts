@@ -229,13 +229,39 @@ export class WebhookDeliveryRepository {
     );
   }
 
-  /** Starts a fresh cycle of attempts for a settled delivery; null when it is pending (or unknown). */
+  /** Starts a fresh cycle of attempts for a settled delivery, due now; null when it is pending (or unknown). */
   replay(endpointId: string, id: string, now: Date): Promise<WebhookDeliveryDocument | null> {
     return this.collection.findOneAndUpdate(
       { _id: id, endpoint_id: endpointId, status: { $ne: "pending" } },
-      { $set: { status: "pending", attempt_count: 0, next_attempt_at: now, lease_until: null, updated_at: now } },
+      { $set: freshCycle(now, now) },
       { returnDocument: "after" },
     );
+  }
+
+  /** Ids of an endpoint's failed deliveries created in [since, until), oldest first, at most `limit`. */
+  async findFailedCreatedIn(endpointId: string, since: Date, until: Date, limit: number): Promise<string[]> {
+    const found = await this.collection
+      .find({ endpoint_id: endpointId, status: "failed", created_at: { $gte: since, $lt: until } })
+      .project<{ _id: string }>({ _id: 1 })
+      .sort({ created_at: 1, _id: 1 })
+      .limit(limit)
+      .toArray();
+    return found.map((d) => d._id);
+  }
+
+  /**
+   * Starts a fresh cycle for each of these deliveries still failed, its first attempt due at the time given
+   * (a recovery's pacing). Answers how many started; one replayed meanwhile is left as it is.
+   */
+  async restartFailed(endpointId: string, schedule: readonly { id: string; at: Date }[], now: Date): Promise<number> {
+    if (schedule.length === 0) return 0;
+    const result = await this.collection.bulkWrite(
+      schedule.map(({ id, at }) => ({
+        updateOne: { filter: { _id: id, endpoint_id: endpointId, status: "failed" as const }, update: { $set: freshCycle(at, now) } },
+      })),
+      { ordered: false },
+    );
+    return result.modifiedCount;
   }
 
   async deleteForEndpoint(endpointId: string): Promise<number> {
@@ -253,4 +279,12 @@ function failedSettlement(error: string, now: Date): Partial<WebhookDeliveryDocu
     last_attempt: { attempted_at: now, response_status: null, error, duration_ms: 0 },
     updated_at: now,
   };
+}
+
+/**
+ * A fresh cycle of attempts, as replay and recovery start it: pending again, attempts numbered from 1, the first
+ * due at `dueAt`; `last_attempt` keeps the previous cycle's last attempt until the new one is made.
+ */
+function freshCycle(dueAt: Date, now: Date): Partial<WebhookDeliveryDocument> {
+  return { status: "pending", attempt_count: 0, next_attempt_at: dueAt, lease_until: null, updated_at: now };
 }

@@ -30,6 +30,11 @@ export interface WebhookEndpointDocument {
   previous_secret_expires_at: Date | null;
   /** Failed delivery attempts since the last success; 20 disable the endpoint. Test events never count. */
   consecutive_failures: number;
+  /**
+   * When the last first attempt a recovery scheduled for this endpoint is due (absent before its first
+   * recovery): a new recovery paces its deliveries after it, so two recoveries never add up.
+   */
+  recovery_paced_until?: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -115,6 +120,24 @@ export class WebhookEndpointRepository {
   /** A success ends the run of failures (written only when there was one). */
   async recordSuccess(id: string): Promise<void> {
     await this.collection.updateOne({ _id: id, consecutive_failures: { $ne: 0 } }, { $set: { consecutive_failures: 0 } });
+  }
+
+  /**
+   * Reserves `durationMs` of recovery pacing for the endpoint, after any reserved before and not before `now`;
+   * answers when the reservation starts. Concurrent recoveries each get their own span (compare and set).
+   */
+  async reserveRecoverySpan(id: string, now: Date, durationMs: number): Promise<Date> {
+    for (;;) {
+      const current = await this.collection.findOne({ _id: id }, { projection: { recovery_paced_until: 1 } });
+      if (!current) return now;
+      const previous = current.recovery_paced_until ?? null;
+      const start = previous !== null && previous.getTime() > now.getTime() ? previous : now;
+      const result = await this.collection.updateOne(
+        { _id: id, recovery_paced_until: previous },
+        { $set: { recovery_paced_until: new Date(start.getTime() + durationMs) } },
+      );
+      if (result.matchedCount === 1) return start;
+    }
   }
 
   /** Disables an enabled endpoint for its failures; answers whether this call disabled it. */

@@ -14,3 +14,11 @@ export const DEFAULT_MAX_PENDING_PER_ENDPOINT = 10_000;
  * a worker that died is presumed dead and its attempt (already counted) is taken over.
  */
 export const LEASE_MARGIN_MS = 2000;
+
+/** Recovered deliveries per second per endpoint, at most, by default (SVC_WEBHOOK_RECOVERY_RATE). */
+export const DEFAULT_RECOVERY_RATE_PER_SECOND = 10;
+
+/** How far apart a recovery puts the first attempts of its deliveries: 1/rate second. */
+export function recoverySpacingMs(ratePerSecond: number): number {
+  return 1000 / ratePerSecond;
+}

@@ -11,7 +11,8 @@ import type { Clock } from "../domain/clock.ts";
 import type { EventRepository } from "../store/event-repository.ts";
 import type { WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
 import type { WebhookEndpointRepository } from "../store/webhook-endpoint-repository.ts";
-import { LEASE_MARGIN_MS } from "./delivery-policy.ts";
+import { DEFAULT_RECOVERY_RATE_PER_SECOND, LEASE_MARGIN_MS } from "./delivery-policy.ts";
+import { DeliveryRecovery } from "./delivery-recovery.ts";
 import { DeliveryScheduler } from "./delivery-scheduler.ts";
 import { DeliveryWorker, type AttemptHints, type AttemptSender } from "./delivery-worker.ts";
 import type { SendSettings } from "./signed-request.ts";
@@ -35,6 +36,8 @@ export interface WebhookDeliveryOptions {
   deliversInProcess: boolean;
   /** Whether the database reports changes (a replica set): workers then hear of new deliveries at once. */
   changeStreams: boolean;
+  /** First attempts of recovered deliveries per second per endpoint; default DEFAULT_RECOVERY_RATE_PER_SECOND. */
+  recoveryRatePerSecond?: number;
 }
 
 export interface WebhookDeliveryDependencies {
@@ -52,6 +55,7 @@ export interface WebhookDeliveryDependencies {
 export class WebhookDelivery {
   readonly fanout: WebhookFanout;
   readonly scheduler: DeliveryScheduler;
+  readonly recovery: DeliveryRecovery;
 
   constructor(
     deps: WebhookDeliveryDependencies,
@@ -85,6 +89,19 @@ export class WebhookDelivery {
       leaseMs: 2 * options.send.timeoutMs + LEASE_MARGIN_MS,
       ...(options.deliversInProcess ? { dispatch: (id: string, hints: AttemptHints) => this.scheduler.runClaimed(id, hints) } : {}),
     });
+    this.recovery = new DeliveryRecovery(
+      {
+        deliveries: deps.deliveries,
+        endpoints: deps.endpoints,
+        clock: deps.clock,
+        // In an API process, the workers' polls find recovered deliveries as they fall due.
+        ...(options.deliversInProcess ? { runDue: (id: string) => this.scheduler.runDue(id) } : {}),
+      },
+      {
+        ratePerSecond: options.recoveryRatePerSecond ?? DEFAULT_RECOVERY_RATE_PER_SECOND,
+        maxPendingPerEndpoint: options.maxPendingPerEndpoint,
+      },
+    );
   }
 
   /** Runs the next attempt of a delivery now (a replay's first attempt); in an API process, a worker will. */
@@ -99,6 +116,7 @@ export class WebhookDelivery {
 
   /** Stops every source of attempts and waits for those in flight; the rest stays due in the records. */
   async stop(): Promise<void> {
+    this.recovery.stop();
     await this.scheduler.stop();
   }
 }

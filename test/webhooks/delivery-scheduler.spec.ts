@@ -157,6 +157,7 @@ describe("DeliveryScheduler: the delivery record as the only schedule", () => {
       clock: h.clock.read,
       send: { timeoutMs: 1000, clock: h.clock.read },
       dispatch: (id) => process.dispatch(id),
+      recovery: process.recovery,
     });
     await service.deleteWebhookEndpoint(create(DeleteWebhookEndpointRequestSchema, { id: endpoint._id }), h.callerContext());
     expect(await h.recordsOf(endpoint._id)).to.deep.equal([]);
@@ -189,6 +190,7 @@ describe("DeliveryScheduler: the delivery record as the only schedule", () => {
       clock: h.clock.read,
       send: { timeoutMs: 1000, clock: h.clock.read },
       dispatch: (deliveryId) => api.dispatch(deliveryId),
+      recovery: api.recovery,
     });
     h.clock.advance(1000);
     await service.replayWebhookDelivery(create(ReplayWebhookDeliveryRequestSchema, { endpointId: endpoint._id, id }), h.callerContext());

@@ -39,6 +39,7 @@ describe("settling the deliveries of a disabled endpoint", () => {
       clock: h.clock.read,
       send: { timeoutMs: 1000, clock: h.clock.read },
       dispatch: () => {},
+      recovery: h.process().recovery,
     });
     await service.updateWebhookEndpoint(
       create(UpdateWebhookEndpointRequestSchema, { id: endpoint._id, endpoint: { enabled: false }, updateMask: { paths: ["enabled"] } }),

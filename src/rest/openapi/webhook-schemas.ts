@@ -1,5 +1,6 @@
 // Schemas of the webhooks family (docs/contract.md, "Webhook endpoint", "Webhook delivery",
-// "Webhook test result" and "Webhooks"): endpoints, deliveries, test results and the request bodies.
+// "Webhook test result", "Webhook recovery" and "Webhooks"): endpoints, deliveries, test results, recoveries
+// and the request bodies.
 import { SUBSCRIBABLE_EVENT_TYPES } from "../../domain/event-types.ts";
 import {
   DEFAULT_EVENT_TYPES,
@@ -7,6 +8,7 @@ import {
   MAX_DESCRIPTION_LENGTH,
   MAX_EVENT_TYPES,
   MAX_GRACE_PERIOD_HOURS,
+  MAX_RECOVERY_DAYS,
 } from "../../domain/webhook-endpoint-rules.ts";
 import { MAX_WEBHOOK_URL_LENGTH } from "../../domain/webhook-url.ts";
 import { EVENT_ID_PATTERN } from "./event-schemas.ts";
@@ -130,6 +132,41 @@ export const webhookSchemas: Record<string, JsonSchema> = {
     { url, description, event_types: eventTypes, enabled: { type: "boolean", description: "true re-enables a disabled endpoint." } },
     { required: [], description: "Send only the fields to change." },
   ),
+  WebhookRecovery: {
+    ...closedObject(
+      {
+        object: { const: "webhook_recovery" },
+        endpoint_id: { type: "string", format: "uuid" },
+        since: { ...DATE_TIME, description: "Start of the window, included." },
+        until: { ...DATE_TIME, description: "End of the window, excluded: as given, or the time of the recovery." },
+        deliveries_queued: {
+          type: "integer",
+          minimum: 0,
+          description: "Failed deliveries of the window now pending again, their first attempts paced. Past the pending limit the rest stay failed.",
+        },
+      },
+      { description: "What a recovery queued." },
+    ),
+    examples: [
+      {
+        object: "webhook_recovery",
+        endpoint_id: "3f0c1c7e-5b8a-4d2e-9f61-2a7d9c4b8e10",
+        since: "2026-11-20T00:00:00.000Z",
+        until: "2026-11-22T08:40:00.000Z",
+        deliveries_queued: 100,
+      },
+    ],
+  },
+  RecoverWebhookDeliveriesRequest: {
+    ...closedObject(
+      {
+        since: { ...DATE_TIME, description: `Start of the window, included: at most ${MAX_RECOVERY_DAYS} days ago, not in the future.` },
+        until: { ...DATE_TIME, description: "End of the window, excluded; later than `since`. Default: now." },
+      },
+      { required: ["since"] },
+    ),
+    examples: [{ since: "2026-11-20T00:00:00.000Z" }],
+  },
   RotateWebhookEndpointSecretRequest: closedObject(
     {
       grace_period_hours: {

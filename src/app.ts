@@ -17,7 +17,10 @@ import { RelaySweeper } from "./events/relay-sweeper.ts";
 import { createLogger, type Logger } from "./observability/logger.ts";
 import { Metrics } from "./observability/metrics.ts";
 import { adminInterceptor } from "./rpc/admin-interceptor.ts";
-import { observabilityInterceptor } from "./rpc/observability-interceptor.ts";
+import { earlyFailureRecorder, observabilityInterceptor } from "./rpc/observability-interceptor.ts";
+import { rpcServices, type RpcService } from "./rpc/connect-routes.ts";
+import { Health, HealthStatus, healthService } from "./rpc/health-service.ts";
+import { reflectionServices, ServerReflectionV1, ServerReflectionV1alpha } from "./rpc/reflection-service.ts";
 import { createGrpcServer, type GrpcServer } from "./server/grpc-server.ts";
 import { publicInterceptor } from "./rpc/public-interceptor.ts";
 import { AdminServiceImpl } from "./services/admin-service.ts";
@@ -295,13 +298,23 @@ export async function createApp(options: AppOptions): Promise<App> {
   const publicInterceptors = [observed, publicInterceptor(pipeline, registry)];
   const adminInterceptors = [observed, adminInterceptor(options.adminToken)];
   const interceptorsFor = (s: RegisteredService): Interceptor[] => (s.visibility === "public" ? publicInterceptors : adminInterceptors);
+  // gRPC's health and reflection services, for probes and tools: no key, logged like every call.
+  const served = [...services.map((s) => s.service), Health, ServerReflectionV1, ServerReflectionV1alpha];
+  const health = new HealthStatus(served);
+  const reflection = reflectionServices(served);
+  const infrastructure: RpcService[] = [
+    { service: Health, implementation: healthService(health), interceptors: [observed] },
+    { service: ServerReflectionV1, implementation: reflection.v1, interceptors: [observed] },
+    { service: ServerReflectionV1alpha, implementation: reflection.v1alpha, interceptors: [observed] },
+  ];
+  const servedRpc = rpcServices(registry, interceptorsFor, infrastructure);
 
   let ready = false;
   const http = await createHttpServer({
     registry,
     pipeline,
     restMethods: PUBLIC_API,
-    interceptorsFor,
+    rpcServices: servedRpc,
     extraRoutes: (scope) => registerOpenApiRoute(scope, { methods: PUBLIC_API, pipeline }),
     isReady: () => ready,
     shutdownTimeoutMs: timings.shutdownGraceMs,
@@ -310,7 +323,11 @@ export async function createApp(options: AppOptions): Promise<App> {
     logger,
     metrics,
   });
-  const grpc = createGrpcServer(registry, interceptorsFor, { receiveTimeoutMs: timings.requestReceiveTimeoutMs });
+  const grpc = createGrpcServer(servedRpc, {
+    receiveTimeoutMs: timings.requestReceiveTimeoutMs,
+    pipeline,
+    onEarlyFailure: earlyFailureRecorder(metrics, logger),
+  });
   const relaySweeper = new RelaySweeper(relay, { intervalMs: timings.sweepIntervalMs, staleAfterMs: timings.sweepStaleAfterMs }, (e) =>
     onError(e, "relay sweeper"),
   );
@@ -338,10 +355,13 @@ export async function createApp(options: AppOptions): Promise<App> {
       for (const port of [httpPort, grpcPort]) if (port > 0) refusedLoopbackPorts.add(port);
       ownBaseUrl = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${httpPort}`;
       ready = true;
+      health.serving();
       return { httpPort, grpcPort };
     },
     async close() {
       ready = false;
+      // Probes and load balancers watching grpc.health.v1 hear NOT_SERVING before the servers stop accepting.
+      health.drain();
       await Promise.all([http.close(), grpc.close(timings.shutdownGraceMs)]);
       await relaySweeper.stop();
       await webhooks.stop();

@@ -1,12 +1,36 @@
-// One Connect router definition for every server: Fastify (Connect, gRPC-Web) and the HTTP/2 gRPC server.
+// The RPC services one process serves (the registry's, with their interceptors, and gRPC's health and
+// reflection services), and one Connect router definition of them for every server: Fastify (Connect,
+// gRPC-Web) and the HTTP/2 gRPC server.
+import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import type { RegisteredService, ServiceRegistry } from "../api/service-registry.ts";
 
-export function connectRoutes(registry: ServiceRegistry, interceptorsFor: (service: RegisteredService) => Interceptor[]) {
+export interface RpcService {
+  service: DescService;
+  implementation: object;
+  interceptors: Interceptor[];
+}
+
+export function rpcServices(
+  registry: ServiceRegistry,
+  interceptorsFor: (service: RegisteredService) => Interceptor[],
+  infrastructure: readonly RpcService[] = [],
+): RpcService[] {
+  return [
+    ...registry.services.map((registered) => ({
+      service: registered.service,
+      implementation: registered.implementation,
+      interceptors: interceptorsFor(registered),
+    })),
+    ...infrastructure,
+  ];
+}
+
+export function connectRoutes(services: readonly RpcService[]) {
   return (router: ConnectRouter): void => {
-    for (const registered of registry.services) {
-      router.service(registered.service, registered.implementation as never, {
-        interceptors: interceptorsFor(registered),
+    for (const { service, implementation, interceptors } of services) {
+      router.service(service, implementation as never, {
+        interceptors,
         // JSON requests (Connect, gRPC-Web, gRPC) refuse unknown fields with InvalidArgument, as REST refuses
         // them with 422, instead of dropping them silently.
         jsonOptions: { ignoreUnknownFields: false },

@@ -1,5 +1,6 @@
 // The outermost interceptor of every Connect, gRPC-Web and gRPC call: it puts the call's request id on the
 // response (headers, and for gRPC the trailers too; an error's metadata), then counts and logs the call with it.
+// Calls refused before any interceptor runs are recorded by the server with `earlyFailureRecorder`.
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "../observability/logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
@@ -40,5 +41,16 @@ export function observabilityInterceptor(metrics: Metrics, logger: Logger): Inte
       record(codeName(connectError.code));
       throw connectError;
     }
+  };
+}
+
+/** A call refused before its interceptors ran (unknown method, undecodable message): counted and logged alike. */
+export function earlyFailureRecorder(metrics: Metrics, logger: Logger) {
+  return (failure: { requestId: string; procedure: string; served: boolean; protocol: string; code: Code; durationMs: number }): void => {
+    const code = codeName(failure.code);
+    const { requestId, procedure, protocol } = failure;
+    // Paths no service has are counted under one label: a client must not be able to add series at will.
+    metrics.rpcCalls.inc({ procedure: failure.served ? procedure : "unknown", code, protocol });
+    logger.info({ request_id: requestId, procedure, protocol, code, duration_ms: Math.round(failure.durationMs) }, "rpc call");
   };
 }

@@ -1,12 +1,20 @@
-// gRPC over HTTP/2 cleartext on GRPC_PORT, from the same router as the HTTP/1.1 server.
+// gRPC over HTTP/2 cleartext on GRPC_PORT, serving the same services as the HTTP/1.1 server. Unary calls with
+// binary messages (what gRPC clients send) take the direct path of rpc/grpc-unary.ts; every other request
+// (streaming methods, JSON messages, Connect or gRPC-Web over HTTP/2) goes to Connect's Node handler. A path
+// no service has answers UNIMPLEMENTED. Every request gets its request id on arrival, so refusals made before
+// the interceptors (unknown method, undecodable message, body too large) carry it and are logged too.
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
-import type { Interceptor } from "@connectrpc/connect";
+import { createServiceImplSpec } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import type { RegisteredService, ServiceRegistry } from "../api/service-registry.ts";
 import { newRequestId } from "../domain/ids.ts";
+import type { CallPipeline } from "../pipeline/call-pipeline.ts";
+import { REQUEST_ID_HEADER } from "../pipeline/response-headers.ts";
+import { connectRoutes, type RpcService } from "../rpc/connect-routes.ts";
+import { respecGrpcMessage } from "../rpc/grpc-message.ts";
+import { asksForCompression, isBinaryGrpc, serveUnary, type EarlyFailure, type UnaryRoute } from "../rpc/grpc-unary.ts";
 import { callContextValues } from "../rpc/request-id.ts";
-import { connectRoutes } from "../rpc/connect-routes.ts";
+import { errorAnswer, unimplementedError } from "../rpc/unimplemented.ts";
 import { limitReceiveTime, limitRequestBody } from "./request-body-limits.ts";
 
 export interface GrpcServer {
@@ -18,30 +26,109 @@ export interface GrpcServer {
 export interface GrpcServerOptions {
   /** A request's body must have arrived this long after its headers. */
   receiveTimeoutMs: number;
+  /** Counts refusals made before a key was checked (an unknown method) against the client address. */
+  pipeline: CallPipeline;
+  /** Hears of calls that failed before their interceptors ran (those log every other call). */
+  onEarlyFailure: (failure: EarlyFailure & { protocol: string }) => void;
 }
 
-export function createGrpcServer(
-  registry: ServiceRegistry,
-  interceptorsFor: (service: RegisteredService) => Interceptor[],
-  options: GrpcServerOptions,
-): GrpcServer {
+type StreamListener = (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, flags: number, rawHeaders: string[]) => void;
+
+export function createGrpcServer(services: readonly RpcService[], options: GrpcServerOptions): GrpcServer {
   const shutdown = new AbortController();
+  const unary = new Map<string, UnaryRoute>();
+  const served = new Set<string>();
+  for (const { service, implementation, interceptors } of services) {
+    for (const spec of Object.values(createServiceImplSpec(service, implementation as never).methods)) {
+      const path = `/${service.typeName}/${spec.method.name}`;
+      served.add(path);
+      if (spec.kind === "unary") unary.set(path, { spec, interceptors });
+    }
+  }
+  const unaryOptions = {
+    shutdownSignal: shutdown.signal,
+    onEarlyFailure: (failure: EarlyFailure) => options.onEarlyFailure({ ...failure, protocol: "grpc" }),
+  };
+
+  // The call's request id is drawn on arrival, so refusals made before Connect's context exists carry it too.
+  const requestIds = new WeakMap<object, string>();
   const handle = connectNodeAdapter({
-    routes: connectRoutes(registry, interceptorsFor),
+    routes: connectRoutes(services),
     contextValues: (request) => callContextValues(request.socket.remoteAddress, requestIds.get(request)),
     shutdownSignal: shutdown.signal,
     // Compressed requests would escape the body limit once inflated; none of our clients need them.
     acceptCompression: [],
   });
-  // The call's request id is drawn on arrival, so refusals made before Connect's context exists carry it too.
-  const requestIds = new WeakMap<object, string>();
+
   const server = http2.createServer((request, response) => {
-    const requestId = newRequestId();
-    requestIds.set(request, requestId);
+    const requestId = requestIds.get(request)!;
     limitRequestBody(request, response, requestId);
     limitReceiveTime(request, options.receiveTimeoutMs);
+    const protocol = protocolOf(request.headers["content-type"]);
+    // Connect writes grpc-message with encodeURIComponent; grpc-js would show "%3A" for ":". The trailers also
+    // name the request id when the call failed before the interceptors could put it there.
+    const addTrailers = response.addTrailers.bind(response);
+    response.addTrailers = (trailers) => {
+      const fixed = { ...(trailers as Record<string, string>) };
+      if (typeof fixed["grpc-message"] === "string") fixed["grpc-message"] = respecGrpcMessage(fixed["grpc-message"]);
+      if (fixed["grpc-status"] !== undefined && fixed["grpc-status"] !== "0" && fixed[REQUEST_ID_HEADER.toLowerCase()] === undefined) {
+        fixed[REQUEST_ID_HEADER.toLowerCase()] = requestId;
+        options.onEarlyFailure({
+          requestId,
+          procedure: (request.url ?? "").split("?", 1)[0]!.slice(1),
+          served: true,
+          code: Number(fixed["grpc-status"]),
+          durationMs: 0,
+          protocol,
+        });
+      }
+      addTrailers(fixed);
+    };
     handle(request, response);
   });
+  // Node's compatibility layer (request and response objects) runs only for requests the direct path leaves.
+  const compat = server.listeners("stream")[0] as StreamListener;
+  server.removeAllListeners("stream");
+  server.on("stream", (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, flags: number, rawHeaders: string[]) => {
+    const requestId = newRequestId();
+    const path = headers[":path"] ?? "";
+    const contentType = headers["content-type"];
+    if (!served.has(path)) {
+      void refuseUnknown(stream, path, contentType, requestId);
+      return;
+    }
+    const route = unary.get(path);
+    if (route && headers[":method"] === "POST" && isBinaryGrpc(contentType) && !asksForCompression(headers["grpc-encoding"] as string | undefined)) {
+      limitStreamReceiveTime(stream, options.receiveTimeoutMs);
+      const values = callContextValues(stream.session?.socket?.remoteAddress, requestId);
+      void serveUnary(stream, headers, path, route, values, requestId, unaryOptions).catch((error) => stream.destroy(error));
+      return;
+    }
+    // The compatibility layer emits "request" synchronously: its request object is the one remembered.
+    server.prependOnceListener("request", (request) => requestIds.set(request, requestId));
+    compat(stream, headers, flags, rawHeaders);
+  });
+
+  async function refuseUnknown(stream: http2.ServerHttp2Stream, path: string, contentType: string | undefined, requestId: string) {
+    const started = performance.now();
+    const address = stream.session?.socket?.remoteAddress ?? "unknown";
+    const failure = await options.pipeline.refuseAnonymous(requestId, address, unimplementedError(path));
+    const answer = errorAnswer(contentType, failure.error, failure.headers);
+    options.onEarlyFailure({
+      requestId,
+      procedure: path.slice(1),
+      served: false,
+      code: failure.error.code,
+      durationMs: performance.now() - started,
+      protocol: protocolOf(contentType),
+    });
+    if (stream.destroyed) return;
+    stream.respond({ ":status": answer.status, ...answer.headers }, { endStream: answer.body === undefined });
+    if (answer.body !== undefined) stream.end(answer.body);
+    // What the client still sends of its body is not read.
+    stream.resume();
+  }
+
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (session) => {
     sessions.add(session);
@@ -64,4 +151,22 @@ export function createGrpcServer(
         }, graceMs).unref();
       }),
   };
+}
+
+function protocolOf(contentType: string | undefined): string {
+  if (contentType?.startsWith("application/grpc-web")) return "grpc-web";
+  if (contentType?.startsWith("application/grpc")) return "grpc";
+  return "connect";
+}
+
+/** A stream whose request body has not ended this long after its headers is cancelled. */
+function limitStreamReceiveTime(stream: http2.ServerHttp2Stream, timeoutMs: number): void {
+  if (stream.readableEnded) return;
+  const timer = setTimeout(() => {
+    if (!stream.closed) stream.close(http2.constants.NGHTTP2_CANCEL);
+  }, timeoutMs);
+  timer.unref();
+  const clear = () => clearTimeout(timer);
+  stream.once("end", clear);
+  stream.once("close", clear);
 }

@@ -1,16 +1,16 @@
 // The HTTP/1.1 server on PORT: the REST gateway under /v1, Connect and gRPC-Web for every service,
 // /healthz, and the error envelope for anything that matches no route.
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
-import type { Interceptor } from "@connectrpc/connect";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { DescribedMethod } from "../api/method-description.ts";
-import type { RegisteredService, ServiceRegistry } from "../api/service-registry.ts";
+import type { ServiceRegistry } from "../api/service-registry.ts";
 import { svcError } from "../domain/errors.ts";
 import { newRequestId } from "../domain/ids.ts";
 import { MAX_BODY_BYTES } from "../domain/limits.ts";
 import type { CallPipeline } from "../pipeline/call-pipeline.ts";
 import { callContextValues } from "../rpc/request-id.ts";
-import { connectRoutes } from "../rpc/connect-routes.ts";
+import { connectRoutes, type RpcService } from "../rpc/connect-routes.ts";
+import { errorAnswer, isProcedurePath, unimplementedError } from "../rpc/unimplemented.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { clientErrorResponder } from "../rest/client-error.ts";
@@ -26,7 +26,8 @@ export interface HttpServerOptions {
   pipeline: CallPipeline;
   /** The public methods the REST gateway serves. */
   restMethods: readonly DescribedMethod[];
-  interceptorsFor: (service: RegisteredService) => Interceptor[];
+  /** The services served over Connect and gRPC-Web, with their interceptors. */
+  rpcServices: readonly RpcService[];
   /** Extra routes on the root (for example `/v1/openapi.json`, `/metrics`). */
   extraRoutes?: (app: FastifyInstance) => void | Promise<void>;
   isReady: () => boolean;
@@ -106,7 +107,15 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
   // whatever its body (too large, broken JSON): the route is the first check.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", (_request, _payload, done) => done(null, undefined));
-  app.setNotFoundHandler(async () => {
+  app.setNotFoundHandler(async (request, reply) => {
+    // A call of a method no service has answers as an RPC server does (Connect `unimplemented`, gRPC-Web
+    // status 12), not with the REST envelope its client could not read; `/v1/...` paths stay REST's.
+    const path = request.url.split("?", 1)[0]!;
+    if (options.surface === "public" && isProcedurePath(path)) {
+      const failure = await options.pipeline.refuseAnonymous(request.id, request.ip, unimplementedError(path));
+      const answer = errorAnswer(request.headers["content-type"], failure.error, failure.headers);
+      return reply.code(answer.status).headers(answer.headers).send(answer.body === undefined ? "" : Buffer.from(answer.body));
+    }
     throw svcError("route_not_found", "No route matches this method and path.");
   });
 
@@ -121,7 +130,13 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
   if (options.surface === "operations") return app;
   await app.register(async (scope) => {
     // Connect reads its bodies itself: the same 64 KiB limit as REST, enforced while reading.
-    scope.addHook("onRequest", async (request, reply) => limitRequestBody(request.raw, reply.raw, request.id));
+    scope.addHook("onRequest", async (request, reply) => {
+      limitRequestBody(request.raw, reply.raw, request.id);
+      // Connect writes its answers to the raw response, past Fastify's headers: a call refused before the
+      // interceptors (an undecodable message) still names its request id. The interceptors' own value (a
+      // replay's original id) takes precedence.
+      for (const [name, value] of Object.entries(identityHeaders(request.id))) reply.raw.setHeader(name, value);
+    });
     // Calls still running when the grace period ends are aborted. The timer is ours and unref'd: connect-fastify's
     // own (its shutdownTimeoutMs option) is not, and kept a closed server's process alive for the whole period.
     const shutdown = new AbortController();
@@ -130,7 +145,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
       done();
     });
     await scope.register(fastifyConnectPlugin, {
-      routes: connectRoutes(options.registry, options.interceptorsFor),
+      routes: connectRoutes(options.rpcServices),
       // The call keeps Fastify's request id, so its request log line and its RPC log line share one id.
       contextValues: (request) => callContextValues(request.ip, request.id),
       shutdownSignal: shutdown.signal,

@@ -1,0 +1,122 @@
+// gRPC server reflection (grpc.reflection.v1 and the older v1alpha that grpcurl and some tools still call), so
+// buf curl, grpcurl and Postman can list and call the services without the .proto files. It answers from the
+// descriptors generated into gen/: each file is sent with every file it imports.
+import { create, createRegistry, toBinary, type DescFile, type DescService, type Registry } from "@bufbuild/protobuf";
+import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  ServerReflection as ServerReflectionV1,
+  ServerReflectionResponseSchema as ResponseV1,
+  type ServerReflectionRequest,
+} from "../../gen/grpc/reflection/v1/reflection_pb.ts";
+import {
+  ServerReflection as ServerReflectionV1alpha,
+  ServerReflectionResponseSchema as ResponseV1alpha,
+} from "../../gen/grpc/reflection/v1alpha/reflection_pb.ts";
+
+export { ServerReflectionV1, ServerReflectionV1alpha };
+
+/** gRPC's NOT_FOUND, as `ErrorResponse.error_code` carries it. */
+const NOT_FOUND = 5;
+
+class Descriptors {
+  readonly files = new Map<string, DescFile>();
+  readonly registry: Registry;
+
+  constructor(readonly services: readonly DescService[]) {
+    const visit = (file: DescFile) => {
+      if (this.files.has(file.name)) return;
+      this.files.set(file.name, file);
+      for (const dependency of file.dependencies) visit(dependency);
+    };
+    for (const service of services) visit(service.file);
+    this.registry = createRegistry(...this.files.values());
+  }
+
+  /** The file and every file it imports, each once, as serialized FileDescriptorProtos. */
+  withDependencies(file: DescFile): Uint8Array[] {
+    const seen = new Set<string>();
+    const result: Uint8Array[] = [];
+    const visit = (f: DescFile) => {
+      if (seen.has(f.name)) return;
+      seen.add(f.name);
+      result.push(toBinary(FileDescriptorProtoSchema, f.proto));
+      for (const dependency of f.dependencies) visit(dependency);
+    };
+    visit(file);
+    return result;
+  }
+
+  /** The file declaring a service, method, message, enum or extension by its full name. */
+  fileOfSymbol(symbol: string): DescFile | undefined {
+    const found = this.registry.get(symbol);
+    if (found)
+      return found.kind === "extension" || found.kind === "message" || found.kind === "enum" || found.kind === "service" ? found.file : undefined;
+    // A method (`pkg.Service.Method`) or an enum value, a field: the file of what contains it.
+    const dot = symbol.lastIndexOf(".");
+    return dot > 0 ? this.fileOfSymbol(symbol.slice(0, dot)) : undefined;
+  }
+}
+
+type Answer =
+  | { case: "fileDescriptorResponse"; value: { fileDescriptorProto: Uint8Array[] } }
+  | { case: "allExtensionNumbersResponse"; value: { baseTypeName: string; extensionNumber: number[] } }
+  | { case: "listServicesResponse"; value: { service: { name: string }[] } }
+  | { case: "errorResponse"; value: { errorCode: number; errorMessage: string } };
+
+function answer(descriptors: Descriptors, request: ServerReflectionRequest): Answer {
+  const notFound = (errorMessage: string): Answer => ({ case: "errorResponse", value: { errorCode: NOT_FOUND, errorMessage } });
+  const files = (file: DescFile | undefined, what: string): Answer =>
+    file ? { case: "fileDescriptorResponse", value: { fileDescriptorProto: descriptors.withDependencies(file) } } : notFound(`${what} not found`);
+  const { messageRequest } = request;
+  switch (messageRequest.case) {
+    case "listServices":
+      return { case: "listServicesResponse", value: { service: descriptors.services.map((s) => ({ name: s.typeName })) } };
+    case "fileByFilename":
+      return files(descriptors.files.get(messageRequest.value), `file ${messageRequest.value}`);
+    case "fileContainingSymbol":
+      return files(descriptors.fileOfSymbol(messageRequest.value), `symbol ${messageRequest.value}`);
+    case "fileContainingExtension": {
+      const { containingType, extensionNumber } = messageRequest.value;
+      const message = descriptors.registry.getMessage(containingType);
+      const extension = message ? descriptors.registry.getExtensionFor(message, extensionNumber) : undefined;
+      return files(extension?.file, `extension ${extensionNumber} of ${containingType}`);
+    }
+    case "allExtensionNumbersOfType": {
+      const message = descriptors.registry.getMessage(messageRequest.value);
+      if (!message) return notFound(`type ${messageRequest.value} not found`);
+      const numbers: number[] = [];
+      for (const type of descriptors.registry)
+        if (type.kind === "extension" && type.extendee.typeName === message.typeName) numbers.push(type.number);
+      return { case: "allExtensionNumbersResponse", value: { baseTypeName: message.typeName, extensionNumber: numbers } };
+    }
+    default:
+      return { case: "errorResponse", value: { errorCode: 3 /* INVALID_ARGUMENT */, errorMessage: "the request names no question" } };
+  }
+}
+
+function reflection<R>(descriptors: Descriptors, responseSchema: typeof ResponseV1 | typeof ResponseV1alpha) {
+  return {
+    async *serverReflectionInfo(requests: AsyncIterable<ServerReflectionRequest>) {
+      for await (const request of requests) {
+        yield create(responseSchema as typeof ResponseV1, {
+          validHost: request.host,
+          originalRequest: request,
+          messageResponse: answer(descriptors, request) as never,
+        }) as R;
+      }
+    },
+  };
+}
+
+/** Both reflection services, answering for `services` (these two included, when listed). */
+export function reflectionServices(services: readonly DescService[]): {
+  v1: ServiceImpl<typeof ServerReflectionV1>;
+  v1alpha: ServiceImpl<typeof ServerReflectionV1alpha>;
+} {
+  const descriptors = new Descriptors(services);
+  return {
+    v1: reflection(descriptors, ResponseV1) as never,
+    v1alpha: reflection(descriptors, ResponseV1alpha) as never,
+  };
+}

@@ -146,8 +146,21 @@ function decodeValue(field: DescField, value: unknown, param: string): unknown {
   }
 }
 
+/**
+ * A time in a query string (`created[gt]`): unix seconds, as Stripe's clients send them, or an RFC 3339
+ * date-time with an offset, as every answer writes times.
+ */
+function decodeQueryTime(raw: string, param: string): unknown {
+  const date = /^\d{1,11}$/.test(raw) ? new Date(Number(raw) * 1000) : parseDateTime(raw);
+  if (!date || Number.isNaN(date.getTime())) {
+    throw validationError(param, `${param} must be unix seconds or an RFC 3339 date-time with an offset.`);
+  }
+  return timestampFromDate(date);
+}
+
 function decodeQueryValue(field: DescField, raw: string | string[], param: string): unknown {
   if (Array.isArray(raw)) throw validationError(param, `${param} may be given once.`);
+  if (field.fieldKind === "message" && field.message.typeName === "google.protobuf.Timestamp") return decodeQueryTime(raw, param);
   if (field.fieldKind !== "scalar") throw validationError(param, `Unknown parameter: ${param}.`);
   switch (field.scalar) {
     case ScalarType.STRING:
@@ -161,6 +174,9 @@ function decodeQueryValue(field: DescField, raw: string | string[], param: strin
   }
 }
 
+/** A query parameter naming a member of a message field: `created[gt]`. */
+const QUERY_MEMBER = /^([a-z_][a-z0-9_]*)\[([a-z_][a-z0-9_]*)\]$/;
+
 export function decodeRestRequest(route: RestRoute, input: RestInput, nullMeans: NullMeaning): Message {
   const schema = route.method.input;
   const init: Init = {};
@@ -168,11 +184,28 @@ export function decodeRestRequest(route: RestRoute, input: RestInput, nullMeans:
     init[fieldNamed(schema, name)!.localName] = input.params[name] ?? "";
   }
   if (route.body === "") {
+    const nested: Record<string, Init> = {};
     for (const [key, raw] of Object.entries(input.query)) {
       if (raw === undefined) continue;
-      const field = route.pathParams.includes(key) ? undefined : fieldNamed(schema, key);
+      // `created[gt]=...`: the member `gt` of the message field `created` (no deeper nesting).
+      const member = QUERY_MEMBER.exec(key);
+      const field = route.pathParams.includes(member?.[1] ?? key) ? undefined : fieldNamed(schema, member?.[1] ?? key);
+      if (member) {
+        const inner = field?.fieldKind === "message" ? fieldNamed(field.message, member[2]!) : undefined;
+        if (!field || !inner) throw validationError(key, `Unknown parameter: ${key}.`);
+        (nested[field.localName] ??= {})[inner.localName] = decodeQueryValue(inner, raw, key);
+        continue;
+      }
       if (!field) throw validationError(key, `Unknown parameter: ${key}.`);
+      if (field.fieldKind === "message" && field.message.typeName !== "google.protobuf.Timestamp") {
+        const members = field.message.fields.map((f) => `${key}[${f.name}]`).join(", ");
+        throw validationError(key, `${key} is given as its members: ${members}.`);
+      }
       init[field.localName] = decodeQueryValue(field, raw, key);
+    }
+    for (const [localName, members] of Object.entries(nested)) {
+      const field = schema.fields.find((f) => f.localName === localName)!;
+      init[localName] = create(field.message!, members as never);
     }
     return create(schema, init as never);
   }

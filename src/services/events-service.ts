@@ -12,7 +12,7 @@ import { svcError, validationError } from "../domain/errors.ts";
 import { EVENT_TYPES, isEventType } from "../domain/event-types.ts";
 import type { EventRepository } from "../store/event-repository.ts";
 import { eventMessage } from "../messages/event-messages.ts";
-import { cursorRecord, pageSize } from "./pagination.ts";
+import { listParameters, listWindow } from "./pagination.ts";
 import { tenantOf } from "../access/principal.ts";
 
 export class EventsServiceImpl implements ServiceImpl<typeof EventsService> {
@@ -20,12 +20,12 @@ export class EventsServiceImpl implements ServiceImpl<typeof EventsService> {
 
   async listEvents(request: ListEventsRequest, context: HandlerContext) {
     const scope = tenantOf(context);
-    const limit = pageSize(request.limit);
+    const parameters = listParameters(request);
     if (request.type !== undefined && !isEventType(request.type)) {
       throw validationError("type", `type must be one of ${EVENT_TYPES.join(", ")}.`);
     }
-    const after = await cursorRecord(request.startingAfter, (id) => this.events.find(scope, id));
-    const page = await this.events.list(scope, { limit, after, ...(request.type !== undefined ? { type: request.type } : {}) });
+    const window = await listWindow(parameters, (id) => this.events.find(scope, id));
+    const page = await this.events.list(scope, { ...window, ...(request.type !== undefined ? { type: request.type } : {}) });
     return create(ListEventsResponseSchema, { data: page.items.map(eventMessage), hasMore: page.hasMore });
   }
 

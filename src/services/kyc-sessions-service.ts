@@ -2,6 +2,7 @@
 // cancel) and the sandbox drivers that move them as a provider would. Live keys never reach SandboxService:
 // its methods are sandbox-only in their API descriptions (403 sandbox_only before anything else).
 import { create } from "@bufbuild/protobuf";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
   ApproveKycSessionResponseSchema,
@@ -25,7 +26,7 @@ import { tenantOf } from "../access/principal.ts";
 import { checkRejectionReason, checkReturnUrl } from "../domain/kyc.ts";
 import { kycSessionMessage } from "../messages/identity-messages.ts";
 import type { KycLifecycle } from "./kyc-lifecycle.ts";
-import { pageInMemory, pageSize } from "./pagination.ts";
+import { listParameters, pageInMemory } from "./pagination.ts";
 
 export class KycSessionsServiceImpl implements ServiceImpl<typeof KycSessionsService> {
   constructor(private readonly kyc: KycLifecycle) {}
@@ -43,12 +44,12 @@ export class KycSessionsServiceImpl implements ServiceImpl<typeof KycSessionsSer
   }
 
   async listUserKycSessions(request: ListUserKycSessionsRequest, context: HandlerContext) {
-    const limit = pageSize(request.limit);
+    const parameters = listParameters(request);
     const { user, sessions } = await this.kyc.sessionsOf(tenantOf(context), request.userId);
     const page = pageInMemory(
       sessions.map((s) => kycSessionMessage(user, s)),
-      request.startingAfter,
-      limit,
+      parameters,
+      (session) => timestampDate(session.createdAt!),
     );
     return create(ListUserKycSessionsResponseSchema, { data: page.items, hasMore: page.hasMore });
   }

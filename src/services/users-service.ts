@@ -27,7 +27,7 @@ import { UniqueConflict } from "../store/unique-conflict.ts";
 import type { StoredProfile, UserDocument, UserRepository } from "../store/user-repository.ts";
 import type { WalletProvisioner } from "../wallets/wallet-provisioner.ts";
 import type { EventRelay } from "../events/event-relay.ts";
-import { cursorRecord, pageInMemory, pageSize } from "./pagination.ts";
+import { listParameters, listWindow, pageInMemory } from "./pagination.ts";
 import { KYC_STATUSES, type KycStatus } from "../domain/kyc.ts";
 import { reservationOf } from "../access/creation-reservation.ts";
 import { tenantOf } from "../access/principal.ts";
@@ -168,11 +168,11 @@ export class UsersServiceImpl implements ServiceImpl<typeof UsersService> {
   /** Newest first; every filter given must match exactly (tagname ignoring case). Items carry no profile. */
   async listUsers(request: ListUsersRequest, context: HandlerContext) {
     const scope = tenantOf(context);
-    const limit = pageSize(request.limit);
+    const parameters = listParameters(request);
     if (request.kycStatus !== undefined && !(KYC_STATUSES as readonly string[]).includes(request.kycStatus)) {
       throw validationError("kyc_status", `kyc_status must be one of ${KYC_STATUSES.join(", ")}.`);
     }
-    const after = await cursorRecord(request.startingAfter, (id) => (USER_ID_PATTERN.test(id) ? this.deps.users.find(scope, id) : Promise.resolve(null)));
+    const window = await listWindow(parameters, (id) => (USER_ID_PATTERN.test(id) ? this.deps.users.find(scope, id) : Promise.resolve(null)));
     const page = await this.deps.users.list(
       scope,
       {
@@ -183,7 +183,7 @@ export class UsersServiceImpl implements ServiceImpl<typeof UsersService> {
         verified: request.verified,
         suspended: request.suspended,
       },
-      { limit, after },
+      window,
     );
     return create(ListUsersResponseSchema, { data: page.items.map(userMessage), hasMore: page.hasMore });
   }
@@ -232,10 +232,10 @@ export class UsersServiceImpl implements ServiceImpl<typeof UsersService> {
   }
 
   async listUserWallets(request: ListUserWalletsRequest, context: HandlerContext) {
-    const limit = pageSize(request.limit);
+    const parameters = listParameters(request);
     const user = await this.findUser(context, request.userId);
     // Newest first, like every list.
-    const page = pageInMemory(walletMessages(user).reverse(), request.startingAfter, limit);
+    const page = pageInMemory(walletMessages(user).reverse(), parameters, (wallet) => timestampDate(wallet.createdAt!));
     return create(ListUserWalletsResponseSchema, { data: page.items, hasMore: page.hasMore });
   }
 

@@ -50,7 +50,7 @@ import type { WebhookEndpointDocument, WebhookEndpointRepository } from "../stor
 import { assertResolvableHostAllowed } from "../webhooks/address-vetting.ts";
 import { settleDeliveriesOfDisabledEndpoint } from "../webhooks/endpoint-disabling.ts";
 import { sendSignedEvent, type SendSettings } from "../webhooks/signed-request.ts";
-import { cursorRecord, pageSize } from "./pagination.ts";
+import { listParameters, listWindow } from "./pagination.ts";
 import { reservationOf } from "../access/creation-reservation.ts";
 import { tenantOf } from "../access/principal.ts";
 import { reservedUuid } from "../domain/reserved-ids.ts";
@@ -142,9 +142,8 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
 
   async listWebhookEndpoints(request: ListWebhookEndpointsRequest, context: HandlerContext) {
     const scope = tenantOf(context);
-    const limit = pageSize(request.limit);
-    const after = await cursorRecord(request.startingAfter, (id) => this.deps.endpoints.find(scope, id));
-    const page = await this.deps.endpoints.list(scope, { limit, after });
+    const window = await listWindow(listParameters(request), (id) => this.deps.endpoints.find(scope, id));
+    const page = await this.deps.endpoints.list(scope, window);
     const now = this.deps.clock();
     return create(ListWebhookEndpointsResponseSchema, { data: page.items.map((e) => endpointMessage(e, now)), hasMore: page.hasMore });
   }
@@ -224,15 +223,14 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
   }
 
   async listWebhookDeliveries(request: ListWebhookDeliveriesRequest, context: HandlerContext) {
-    const limit = pageSize(request.limit);
+    const parameters = listParameters(request);
     if (request.status !== undefined && !DELIVERY_STATUSES.includes(request.status as DeliveryStatus)) {
       throw validationError("status", `status must be one of ${DELIVERY_STATUSES.join(", ")}.`);
     }
     const endpoint = await this.findEndpoint(context, request.endpointId);
-    const after = await cursorRecord(request.startingAfter, (id) => this.deps.deliveries.find(endpoint._id, id));
+    const window = await listWindow(parameters, (id) => this.deps.deliveries.find(endpoint._id, id));
     const page = await this.deps.deliveries.list(endpoint._id, {
-      limit,
-      after,
+      ...window,
       ...(request.status !== undefined ? { status: request.status as DeliveryStatus } : {}),
     });
     return create(ListWebhookDeliveriesResponseSchema, { data: page.items.map(deliveryMessage), hasMore: page.hasMore });

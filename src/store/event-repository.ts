@@ -2,7 +2,7 @@
 // relay that died half way be finished by another.
 import type { Collection, Db, Filter } from "mongodb";
 import { isDuplicateKeyError } from "./database.ts";
-import { duplicateIndexes, newestFirstPage, type Page } from "./list-queries.ts";
+import { duplicateIndexes, type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 
 export const EVENT_RETENTION_SECONDS = 30 * 24 * 60 * 60;
@@ -83,8 +83,8 @@ export class EventRepository {
     return this.collection.find({ fanned_out: false, created_at: { $lte: before } }).sort({ created_at: 1 }).limit(limit).toArray();
   }
 
-  /** Newest first; `after` is the event the page starts after. */
-  async list(scope: TenantScope, options: { limit: number; after: EventDocument | null; type?: string }): Promise<Page<EventDocument>> {
+  /** Newest first, within the window (docs/contract.md, Lists). */
+  async list(scope: TenantScope, options: ListWindow<EventDocument> & { type?: string }): Promise<Page<EventDocument>> {
     const filter: Filter<EventDocument> = { project_id: scope.projectId, livemode: scope.livemode };
     if (options.type !== undefined) filter.type = options.type;
     return newestFirstPage(this.collection, filter, options);

@@ -6,7 +6,7 @@ import type { StoredVerification } from "../domain/phone-verification.ts";
 import type { ProfileFieldValues } from "../domain/profile-rules.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import type { OutboxEvent } from "./outbox.ts";
-import { newestFirstPage, type Page } from "./list-queries.ts";
+import { type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 import { asUniqueConflict } from "./unique-conflict.ts";
 import { batchedInsert, throwDocumentError } from "./write-batcher.ts";
 
@@ -128,8 +128,8 @@ export class UserRepository {
     return this.collection.findOne({ "kyc_sessions.id": sessionId, ...(scope ? { project_id: scope.projectId, livemode: scope.livemode } : {}) });
   }
 
-  /** Users of the tenant matching every filter given, newest first; `after` is the user the page starts after. */
-  list(scope: TenantScope, filters: UserListFilters, options: { limit: number; after: UserDocument | null }): Promise<Page<UserDocument>> {
+  /** Users of the tenant matching every filter given, newest first, within the window (docs/contract.md, Lists). */
+  list(scope: TenantScope, filters: UserListFilters, options: ListWindow<UserDocument>): Promise<Page<UserDocument>> {
     const filter: Filter<UserDocument> = { project_id: scope.projectId, livemode: scope.livemode };
     for (const [name, value] of Object.entries(filters)) {
       if (value !== undefined) (filter as Record<string, unknown>)[name] = value;

@@ -2,7 +2,7 @@
 // with a conditional update, so two workers (or processes) never send the same attempt twice, and the attempt
 // number comes from the record, so an attempt cut short by a crash still counts.
 import type { Collection, Db, Filter } from "mongodb";
-import { duplicateIndexes, newestFirstPage, type Page } from "./list-queries.ts";
+import { duplicateIndexes, type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 
 export type DeliveryStatus = "pending" | "succeeded" | "failed";
 
@@ -112,11 +112,8 @@ export class WebhookDeliveryRepository {
     return this.collection.findOne({ _id: id });
   }
 
-  /** Newest first, optionally in one status; `after` is the delivery the page starts after. */
-  async list(
-    endpointId: string,
-    options: { limit: number; after: WebhookDeliveryDocument | null; status?: DeliveryStatus },
-  ): Promise<Page<WebhookDeliveryDocument>> {
+  /** Newest first, optionally in one status, within the window (docs/contract.md, Lists). */
+  async list(endpointId: string, options: ListWindow<WebhookDeliveryDocument> & { status?: DeliveryStatus }): Promise<Page<WebhookDeliveryDocument>> {
     const filter: Filter<WebhookDeliveryDocument> = { endpoint_id: endpointId };
     if (options.status !== undefined) filter.status = options.status;
     return newestFirstPage(this.collection, filter, options);

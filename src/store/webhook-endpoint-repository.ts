@@ -1,7 +1,7 @@
 // Webhook endpoints of a project and environment, with their signing secrets and the failure count that
 // disables them.
 import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
-import { newestFirstPage, type Page } from "./list-queries.ts";
+import { type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import { asUniqueConflict } from "./unique-conflict.ts";
 
@@ -89,8 +89,8 @@ export class WebhookEndpointRepository {
     return this.collection.find({ project_id: scope.projectId, livemode: scope.livemode }).toArray();
   }
 
-  /** Newest first; `after` is the endpoint the page starts after. */
-  async list(scope: TenantScope, options: { limit: number; after: WebhookEndpointDocument | null }): Promise<Page<WebhookEndpointDocument>> {
+  /** Newest first, within the window (docs/contract.md, Lists). */
+  async list(scope: TenantScope, options: ListWindow<WebhookEndpointDocument>): Promise<Page<WebhookEndpointDocument>> {
     const filter: Filter<WebhookEndpointDocument> = { project_id: scope.projectId, livemode: scope.livemode };
     return newestFirstPage(this.collection, filter, options);
   }

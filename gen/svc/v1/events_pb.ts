@@ -7,13 +7,15 @@ import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2
 import { file_google_api_annotations } from "../../google/api/annotations_pb.ts";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { CreatedFilter } from "./lists_pb.ts";
+import { file_svc_v1_lists } from "./lists_pb.ts";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file svc/v1/events.proto.
  */
 export const file_svc_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChNzdmMvdjEvZXZlbnRzLnByb3RvEgZzdmMudjEiigEKBUV2ZW50EgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIbGl2ZW1vZGUYBCABKAgSJQoEZGF0YRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QifQoRTGlzdEV2ZW50c1JlcXVlc3QSEgoFbGltaXQYASABKAVIAIgBARIbCg5zdGFydGluZ19hZnRlchgCIAEoCUgBiAEBEhEKBHR5cGUYAyABKAlIAogBAUIICgZfbGltaXRCEQoPX3N0YXJ0aW5nX2FmdGVyQgcKBV90eXBlIkMKEkxpc3RFdmVudHNSZXNwb25zZRIbCgRkYXRhGAEgAygLMg0uc3ZjLnYxLkV2ZW50EhAKCGhhc19tb3JlGAIgASgIIh0KD0dldEV2ZW50UmVxdWVzdBIKCgJpZBgBIAEoCSIwChBHZXRFdmVudFJlc3BvbnNlEhwKBWV2ZW50GAEgASgLMg0uc3ZjLnYxLkV2ZW50MsABCg1FdmVudHNTZXJ2aWNlElcKCkxpc3RFdmVudHMSGS5zdmMudjEuTGlzdEV2ZW50c1JlcXVlc3QaGi5zdmMudjEuTGlzdEV2ZW50c1Jlc3BvbnNlIhKC0+STAgwSCi92MS9ldmVudHMSVgoIR2V0RXZlbnQSFy5zdmMudjEuR2V0RXZlbnRSZXF1ZXN0Ghguc3ZjLnYxLkdldEV2ZW50UmVzcG9uc2UiF4LT5JMCERIPL3YxL2V2ZW50cy97aWR9YgZwcm90bzM", [file_google_api_annotations, file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChNzdmMvdjEvZXZlbnRzLnByb3RvEgZzdmMudjEiigEKBUV2ZW50EgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIbGl2ZW1vZGUYBCABKAgSJQoEZGF0YRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3Qi0wEKEUxpc3RFdmVudHNSZXF1ZXN0EhIKBWxpbWl0GAEgASgFSACIAQESGwoOc3RhcnRpbmdfYWZ0ZXIYAiABKAlIAYgBARIRCgR0eXBlGAMgASgJSAKIAQESGgoNZW5kaW5nX2JlZm9yZRgEIAEoCUgDiAEBEiYKB2NyZWF0ZWQYBSABKAsyFS5zdmMudjEuQ3JlYXRlZEZpbHRlckIICgZfbGltaXRCEQoPX3N0YXJ0aW5nX2FmdGVyQgcKBV90eXBlQhAKDl9lbmRpbmdfYmVmb3JlIkMKEkxpc3RFdmVudHNSZXNwb25zZRIbCgRkYXRhGAEgAygLMg0uc3ZjLnYxLkV2ZW50EhAKCGhhc19tb3JlGAIgASgIIh0KD0dldEV2ZW50UmVxdWVzdBIKCgJpZBgBIAEoCSIwChBHZXRFdmVudFJlc3BvbnNlEhwKBWV2ZW50GAEgASgLMg0uc3ZjLnYxLkV2ZW50MsABCg1FdmVudHNTZXJ2aWNlElcKCkxpc3RFdmVudHMSGS5zdmMudjEuTGlzdEV2ZW50c1JlcXVlc3QaGi5zdmMudjEuTGlzdEV2ZW50c1Jlc3BvbnNlIhKC0+STAgwSCi92MS9ldmVudHMSVgoIR2V0RXZlbnQSFy5zdmMudjEuR2V0RXZlbnRSZXF1ZXN0Ghguc3ZjLnYxLkdldEV2ZW50UmVzcG9uc2UiF4LT5JMCERIPL3YxL2V2ZW50cy97aWR9YgZwcm90bzM", [file_google_api_annotations, file_google_protobuf_struct, file_google_protobuf_timestamp, file_svc_v1_lists]);
 
 /**
  * Something that happened in a project.
@@ -82,6 +84,21 @@ export type ListEventsRequest = Message<"svc.v1.ListEventsRequest"> & {
    * @generated from field: optional string type = 3;
    */
   type?: string | undefined;
+
+  /**
+   * The page ends before this item and holds the items just newer than it, still newest first; `has_more`
+   * then says whether newer items precede the page. Not with `starting_after`.
+   *
+   * @generated from field: optional string ending_before = 4;
+   */
+  endingBefore?: string | undefined;
+
+  /**
+   * Only items created within these bounds.
+   *
+   * @generated from field: svc.v1.CreatedFilter created = 5;
+   */
+  created?: CreatedFilter | undefined;
 };
 
 /**

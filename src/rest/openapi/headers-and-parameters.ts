@@ -14,6 +14,12 @@ import type { JsonSchema } from "./json-schema.ts";
 
 const componentRef = (kind: "headers" | "parameters", name: string): JsonSchema => ({ $ref: `#/components/${kind}/${name}` });
 
+/** A time in a query string: unix seconds or an RFC 3339 date-time with an offset (request-decoder.ts). */
+const QUERY_TIME: JsonSchema = {
+  type: "string",
+  pattern: "^([0-9]{1,11}|[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2}))$",
+};
+
 export const responseHeaders: Record<string, JsonSchema> = {
   [REQUEST_ID_HEADER]: {
     description: "Identifies the request; equals `error.request_id` of an error. A replay carries the original request's id.",
@@ -82,8 +88,33 @@ export const parameterComponents: Record<string, JsonSchema> = {
     name: "starting_after",
     in: "query",
     required: false,
-    description: "The id of the last object of the previous page; an id not in this list is 400 invalid_cursor.",
+    description: "The id of the last object of the previous page: the page holds the objects older than it. An id not in this list is 400 invalid_cursor.",
     schema: { type: "string" },
+  },
+  EndingBefore: {
+    name: "ending_before",
+    in: "query",
+    required: false,
+    description:
+      "The id of the first object of the page after this one: the page holds the objects just newer than it, still newest first, and `has_more` " +
+      "says whether newer ones precede it. Not with `starting_after` (422 validation_error); an id not in this list is 400 invalid_cursor.",
+    schema: { type: "string" },
+  },
+  Created: {
+    name: "created",
+    in: "query",
+    required: false,
+    style: "deepObject",
+    explode: true,
+    description:
+      "Bounds on the creation time, sent as `created[gt]`, `created[gte]`, `created[lt]` and `created[lte]`, each unix seconds or an RFC 3339 " +
+      "date-time with an offset; all given apply.",
+    schema: {
+      type: "object",
+      additionalProperties: false,
+      properties: Object.fromEntries(["gt", "gte", "lt", "lte"].map((bound) => [bound, QUERY_TIME])),
+    },
+    example: { gte: "2026-11-01T00:00:00Z", lt: "1795000000" },
   },
   EventTypeFilter: { name: "type", in: "query", required: false, description: "Only events of this type.", schema: { type: "string", enum: [...EVENT_TYPES] } },
   ExternalIdFilter: { name: "external_id", in: "query", required: false, description: "Only the user with this external_id.", schema: { type: "string" } },
@@ -114,6 +145,8 @@ export const VERSION_PARAMETER = componentRef("parameters", "SvcVersion");
 const QUERY_PARAMETER_BY_FIELD: Record<string, string> = {
   limit: "Limit",
   starting_after: "StartingAfter",
+  ending_before: "EndingBefore",
+  created: "Created",
   type: "EventTypeFilter",
   status: "DeliveryStatusFilter",
   external_id: "ExternalIdFilter",

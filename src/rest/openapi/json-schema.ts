@@ -47,7 +47,10 @@ export function listOf(itemSchemaName: string, description: string): JsonSchema 
       object: { const: "list" },
       url: { type: "string", description: "The path of this list, without the query string." },
       data: { type: "array", items: ref(itemSchemaName), description: "Newest first." },
-      has_more: { type: "boolean", description: "Whether more items follow the last one of `data`." },
+      has_more: {
+        type: "boolean",
+        description: "Whether more items follow the last one of `data`; for a page asked with `ending_before`, whether more precede the first one.",
+      },
     },
     { description },
   );

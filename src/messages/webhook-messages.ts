@@ -60,8 +60,21 @@ export function deliveryMessage(doc: WebhookDeliveryDocument): WebhookDelivery {
   });
 }
 
-/** The outcome of one test attempt: the status answered (null without an answer) and the error (null on success). */
-export function testMessage(endpointId: string, eventId: string, result: { responseStatus: number | null; error: string | null; durationMs: number }): WebhookTest {
+/** What a test attempt reports: `AttemptResult` of the delivery client, said without importing it. */
+export interface TestOutcome {
+  responseStatus: number | null;
+  error: string | null;
+  durationMs: number;
+  timings?: { dnsMs: number | null; connectMs: number | null; tlsMs: number | null; firstByteMs: number | null };
+  errorDetail?: string | null;
+}
+
+/**
+ * The outcome of one test attempt: the status answered (null without an answer), the error (null on success),
+ * the phases' timings (unset where a phase did not happen) and, for `ssrf_blocked`, what was refused.
+ */
+export function testMessage(endpointId: string, eventId: string, result: TestOutcome): WebhookTest {
+  const timings = result.timings ?? { dnsMs: null, connectMs: null, tlsMs: null, firstByteMs: null };
   return create(WebhookTestSchema, {
     endpointId,
     eventId,
@@ -69,6 +82,13 @@ export function testMessage(endpointId: string, eventId: string, result: { respo
     ...(result.responseStatus !== null ? { responseStatus: result.responseStatus } : {}),
     durationMs: result.durationMs,
     ...(result.error !== null ? { error: result.error } : {}),
+    timings: {
+      ...(timings.dnsMs !== null ? { dnsMs: timings.dnsMs } : {}),
+      ...(timings.connectMs !== null ? { connectMs: timings.connectMs } : {}),
+      ...(timings.tlsMs !== null ? { tlsMs: timings.tlsMs } : {}),
+      ...(timings.firstByteMs !== null ? { firstByteMs: timings.firstByteMs } : {}),
+    },
+    ...(result.errorDetail ? { errorDetail: result.errorDetail } : {}),
   });
 }
 

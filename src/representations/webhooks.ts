@@ -54,6 +54,13 @@ export function webhookTestJson(test: WebhookTest): Record<string, unknown> {
     response_status: orNull(test.responseStatus),
     duration_ms: test.durationMs,
     error: orNull(test.error),
+    timings: {
+      dns_ms: orNull(test.timings?.dnsMs),
+      connect_ms: orNull(test.timings?.connectMs),
+      tls_ms: orNull(test.timings?.tlsMs),
+      first_byte_ms: orNull(test.timings?.firstByteMs),
+    },
+    error_detail: orNull(test.errorDetail),
   };
 }
 

@@ -31,11 +31,14 @@ export type DeliveryFailureCode =
 
 export class DeliveryFailure extends Error {
   readonly code: DeliveryFailureCode;
+  /** For `ssrf_blocked`: which rule refused, naming the refused address class, without the resolved address. */
+  readonly detail: string | null;
 
-  constructor(code: DeliveryFailureCode, message: string) {
+  constructor(code: DeliveryFailureCode, message: string, detail: string | null = null) {
     super(message);
     this.name = "DeliveryFailure";
     this.code = code;
+    this.detail = detail;
   }
 }
 
@@ -95,7 +98,11 @@ export async function vetHost(checked: CheckedWebhookUrl, options: VettingOption
   }
   const refused = firstRefused(addresses, loopbackAllowed);
   if (refused !== null) {
-    throw new DeliveryFailure("ssrf_blocked", `${checked.hostname} resolves to ${refused.address}, ${refused.reason}.`);
+    throw new DeliveryFailure(
+      "ssrf_blocked",
+      `${checked.hostname} resolves to ${refused.address}, ${refused.reason}.`,
+      `${checked.hostname} resolves to ${refused.reason}.`,
+    );
   }
   const address = addresses[0]!;
   return { address, family: familyOf(address) };

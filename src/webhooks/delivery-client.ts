@@ -3,6 +3,7 @@
 import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
+import { describeError } from "../domain/errors.ts";
 import { checkWebhookUrl, type CheckedWebhookUrl } from "../domain/webhook-url.ts";
 import {
   DeliveryFailure,
@@ -15,6 +16,21 @@ import {
 /** The `error` of an attempt: the values of docs/contract.md, Attempt errors, an attempt itself can produce. */
 export type AttemptError = `http_${number}` | DeliveryFailureCode;
 
+/**
+ * How long each phase of an attempt took, in whole milliseconds; null for a phase that did not happen or did
+ * not complete (no DNS for an IP literal, no TLS over http, nothing after a refused connection).
+ */
+export interface AttemptTimings {
+  /** Resolving the host name (and vetting its addresses). */
+  dnsMs: number | null;
+  /** From opening the socket to the TCP connection being established. */
+  connectMs: number | null;
+  /** The TLS handshake, from TCP connected to secure. */
+  tlsMs: number | null;
+  /** From the connection being ready (TCP, or TLS over https) to the first byte of the answer (its status line). */
+  firstByteMs: number | null;
+}
+
 export interface AttemptResult {
   /** The status the receiver answered, null when it did not answer. */
   responseStatus: number | null;
@@ -22,6 +38,10 @@ export interface AttemptResult {
   error: AttemptError | null;
   /** Whole milliseconds from the start of the attempt (URL check and DNS included) to its outcome. */
   durationMs: number;
+  /** The phases of the attempt (test events show them). Absent from results not made over the network. */
+  timings?: AttemptTimings;
+  /** For `ssrf_blocked`: the rule that refused, naming the refused address class; else null. */
+  errorDetail?: string | null;
 }
 
 export interface WebhookRequest {
@@ -127,6 +147,12 @@ interface Exchange {
   error: AttemptError | null;
 }
 
+type PhaseTimings = Omit<AttemptTimings, "dnsMs">;
+
+function elapsedSince(start: number): number {
+  return Math.round(performance.now() - start);
+}
+
 /** Sends the request to the pinned address and waits for the whole (capped) answer. Resolves, never rejects. */
 function exchange(
   checked: CheckedWebhookUrl,
@@ -135,6 +161,7 @@ function exchange(
   request: WebhookRequest,
   headers: Record<string, string>,
   signal: AbortSignal,
+  timings: PhaseTimings,
 ): Promise<Exchange> {
   const secure = target.protocol === "https:";
   const options: https.RequestOptions = {
@@ -166,7 +193,10 @@ function exchange(
     };
     const fail = (error: unknown): void => settle(signal.aborted ? "timeout" : networkErrorCode(error));
 
+    // Phases from the socket's own events; the pinned lookup answers at once, so DNS is timed by the caller.
+    let readyAt: number | null = null;
     const req = (secure ? https : http).request(options, (res) => {
+      if (readyAt !== null) timings.firstByteMs = elapsedSince(readyAt);
       responseStatus = res.statusCode ?? null;
       const outcome = responseStatus === null ? "connection_error" : statusError(responseStatus);
       let received = 0;
@@ -184,6 +214,19 @@ function exchange(
         if (!res.complete) fail(Object.assign(new Error("The response was cut off."), { code: "ECONNRESET" }));
       });
     });
+    req.on("socket", (socket) => {
+      const openedAt = performance.now();
+      socket.once("connect", () => {
+        timings.connectMs = elapsedSince(openedAt);
+        readyAt = performance.now();
+      });
+      if (secure) {
+        socket.once("secureConnect", () => {
+          if (readyAt !== null) timings.tlsMs = elapsedSince(readyAt);
+          readyAt = performance.now();
+        });
+      }
+    });
     req.on("error", fail);
     req.end(request.body);
   });
@@ -198,15 +241,17 @@ export async function postWebhook(request: WebhookRequest): Promise<AttemptResul
     throw new RangeError(`timeoutMs must be a positive number, got ${request.timeoutMs}.`);
   }
   const started = performance.now();
-  const result = (responseStatus: number | null, error: AttemptError | null): AttemptResult => ({
-    responseStatus, error, durationMs: Math.round(performance.now() - started),
+  const timings: AttemptTimings = { dnsMs: null, connectMs: null, tlsMs: null, firstByteMs: null };
+  const result = (responseStatus: number | null, error: AttemptError | null, errorDetail: string | null = null): AttemptResult => ({
+    responseStatus, error, durationMs: elapsedSince(started), timings, errorDetail,
   });
 
   let checked: CheckedWebhookUrl;
   try {
     checked = checkWebhookUrl(request.url, { livemode: request.livemode, ...(request.refusedLoopbackPorts ? { refusedLoopbackPorts: request.refusedLoopbackPorts } : {}) });
-  } catch {
-    return result(null, "ssrf_blocked");
+  } catch (error) {
+    // The URL rules name what they refuse (the address class of an IP literal, a port, an internal name).
+    return result(null, "ssrf_blocked", describeError(error).message);
   }
   const target = new URL(checked.url);
   const headers = buildHeaders(request, target);
@@ -216,12 +261,16 @@ export async function postWebhook(request: WebhookRequest): Promise<AttemptResul
   const aborted = whenAborted(deadline.signal);
   try {
     let pinned: VettedAddress;
+    const lookupStarted = performance.now();
     try {
       pinned = await Promise.race([vetHost(checked, request), aborted.promise]);
+      if (checked.literalAddress === null) timings.dnsMs = elapsedSince(lookupStarted);
     } catch (error) {
-      return result(null, networkErrorCode(error));
+      const code = networkErrorCode(error);
+      if (checked.literalAddress === null && code !== "timeout") timings.dnsMs = elapsedSince(lookupStarted);
+      return result(null, code, code === "ssrf_blocked" && error instanceof DeliveryFailure ? error.detail : null);
     }
-    const outcome = await exchange(checked, target, pinned, request, headers, deadline.signal);
+    const outcome = await exchange(checked, target, pinned, request, headers, deadline.signal, timings);
     return result(outcome.responseStatus, outcome.error);
   } finally {
     clearTimeout(timer);

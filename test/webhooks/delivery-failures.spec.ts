@@ -29,7 +29,7 @@ describe("webhook attempt failures", () => {
     await svc.request("DELETE", `/v1/webhook-endpoints/${endpoint.id}`, { key });
     expect(response.status, response.text).to.equal(200);
     expect(Object.keys(response.body).sort()).to.deep.equal(
-      ["duration_ms", "endpoint_id", "error", "event_id", "object", "response_status", "status"],
+      ["duration_ms", "endpoint_id", "error", "error_detail", "event_id", "object", "response_status", "status", "timings"],
     );
     expect(response.body).to.include({ object: "webhook_test", endpoint_id: endpoint.id });
     return response.body;

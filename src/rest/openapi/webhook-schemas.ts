@@ -103,6 +103,19 @@ export const webhookSchemas: Record<string, JsonSchema> = {
     response_status: nullable({ type: "integer", minimum: 100, maximum: 599, description: "null when the receiver did not answer." }),
     duration_ms: { type: "integer", minimum: 0 },
     error: attemptError("null on success."),
+    timings: closedObject(
+      {
+        dns_ms: nullable({ type: "integer", minimum: 0, description: "Resolving the host name; null for an IP literal." }),
+        connect_ms: nullable({ type: "integer", minimum: 0, description: "Opening the TCP connection." }),
+        tls_ms: nullable({ type: "integer", minimum: 0, description: "The TLS handshake; null over http." }),
+        first_byte_ms: nullable({ type: "integer", minimum: 0, description: "From the connection being ready to the first byte of the answer." }),
+      },
+      { description: "How long each phase of the attempt took, in milliseconds; null where a phase did not happen or did not complete." },
+    ),
+    error_detail: nullable({
+      type: "string",
+      description: "For `ssrf_blocked`, the rule that refused, naming the refused address class (for example `a private address (10.0.0.0/8)`); else null.",
+    }),
   }),
   WebhookDeliveryAttempt: closedObject({
     attempted_at: DATE_TIME,

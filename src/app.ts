@@ -59,6 +59,11 @@ import { KycLifecycle } from "./services/kyc-lifecycle.ts";
 import { KycSessionsServiceImpl, SandboxServiceImpl } from "./services/kyc-sessions-service.ts";
 import { PhoneVerificationServiceImpl } from "./services/phone-verification-service.ts";
 import { WalletProvisioner } from "./wallets/wallet-provisioner.ts";
+import { SandboxTransactionsService, TransactionsService } from "../gen/svc/v1/transactions_pb.ts";
+import { Ledger } from "./ledger/ledger.ts";
+import { SandboxTransactionsServiceImpl, TransactionsServiceImpl } from "./services/transactions-service.ts";
+import { TransactionRepository } from "./store/transaction-repository.ts";
+import { WalletLedgerRepository } from "./store/wallet-ledger.ts";
 import type { LookupAll } from "./webhooks/address-vetting.ts";
 import { DEFAULT_MAX_PENDING_PER_ENDPOINT } from "./webhooks/delivery-policy.ts";
 import { WebhookDelivery } from "./webhooks/webhook-delivery.ts";
@@ -145,6 +150,8 @@ export interface Repositories {
   signupFlows: SignupFlowRepository;
   webhookEndpoints: WebhookEndpointRepository;
   webhookDeliveries: WebhookDeliveryRepository;
+  transactions: TransactionRepository;
+  walletLedger: WalletLedgerRepository;
 }
 
 function createRepositories(database: Database): Repositories {
@@ -160,6 +167,8 @@ function createRepositories(database: Database): Repositories {
     signupFlows: new SignupFlowRepository(db),
     webhookEndpoints: new WebhookEndpointRepository(db),
     webhookDeliveries: new WebhookDeliveryRepository(db),
+    transactions: new TransactionRepository(db),
+    walletLedger: new WalletLedgerRepository(db),
   };
 }
 
@@ -233,6 +242,15 @@ export async function createApp(options: AppOptions): Promise<App> {
     retryDelaysMs: timings.walletRetryDelaysMs,
   });
   const tenancy = new TenancyAdmin(repositories, authenticator, clock);
+  const ledger = new Ledger({
+    wallets: repositories.walletLedger,
+    transactions: repositories.transactions,
+    relay,
+    jobs,
+    payouts: { payOut: (request, signal) => custodian.payOut?.(request, signal) ?? Promise.resolve() },
+    clock,
+    onBackgroundError: (error) => onError(error, "ledger"),
+  });
   const settings = new TenantSettings(repositories.projects, repositories.signupFlows, clock, config.settingsCacheMs);
   const lifecycle = new UserLifecycle(repositories.users, relay, clock, backgroundError);
   const smsSender = options.smsSender ?? new SimulatedSmsSender();
@@ -261,6 +279,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     dispatch: (id) => webhooks.dispatch(id),
     recovery: webhooks.recovery,
   });
+  const money = { ledger, transactions: repositories.transactions, wallets: repositories.walletLedger, settings, clock };
   const services: RegisteredService[] = [
     {
       service: UsersService,
@@ -275,6 +294,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     { service: KycSessionsService, visibility: "public", implementation: new KycSessionsServiceImpl(kyc) },
     { service: SandboxService, visibility: "public", implementation: new SandboxServiceImpl(kyc) },
     { service: EventsService, visibility: "public", implementation: new EventsServiceImpl(repositories.events) },
+    { service: TransactionsService, visibility: "public", implementation: new TransactionsServiceImpl(money) },
+    { service: SandboxTransactionsService, visibility: "public", implementation: new SandboxTransactionsServiceImpl(money) },
     {
       service: WebhookEndpointsService,
       visibility: "public",
@@ -284,7 +305,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     {
       service: AdminService,
       visibility: "internal",
-      implementation: new AdminServiceImpl({ ...repositories, settings, tenancy, lifecycle, kyc, relay, clock }),
+      implementation: new AdminServiceImpl({ ...repositories, settings, tenancy, lifecycle, kyc, relay, ledger, clock }),
     },
   ];
   const registry = new ServiceRegistry(services);
@@ -347,6 +368,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       if (role !== "api") {
         await jobs.start();
         relaySweeper.start();
+        ledger.startSweeper(timings.sweepIntervalMs, timings.sweepStaleAfterMs);
         webhooks.start();
       }
       await http.listen({ port: ports.http ?? config.port, host: config.host });
@@ -364,6 +386,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       health.drain();
       await Promise.all([http.close(), grpc.close(timings.shutdownGraceMs)]);
       await relaySweeper.stop();
+      await ledger.stopSweeper();
       await webhooks.stop();
       await jobs.stop();
     },

@@ -3,6 +3,7 @@ import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { eventsApi } from "./events-api.ts";
 import { kycSessionsApi, phoneVerificationApi, sandboxApi } from "./identity-api.ts";
 import type { DescribedMethod } from "./method-description.ts";
+import { sandboxTransactionsApi, transactionsApi } from "./transactions-api.ts";
 import { usersApi } from "./users-api.ts";
 import { webhookEndpointsApi } from "./webhook-endpoints-api.ts";
 
@@ -12,6 +13,8 @@ export const PUBLIC_API: readonly DescribedMethod[] = [
   ...kycSessionsApi,
   ...sandboxApi,
   ...eventsApi,
+  ...transactionsApi,
+  ...sandboxTransactionsApi,
   ...webhookEndpointsApi,
 ];
 

@@ -4,13 +4,16 @@
 import type { EventType } from "../domain/event-types.ts";
 import { newEventId } from "../domain/ids.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
+import { transactionEventObject } from "../messages/transaction-messages.ts";
 import { userEventObject } from "../messages/user-messages.ts";
 import { kycJson } from "../representations/identity.ts";
 import type { EventDocument } from "../store/event-repository.ts";
 import type { OutboxEvent } from "../store/outbox.ts";
+import type { TransactionRecord } from "../store/transaction-repository.ts";
 import type { UserDocument } from "../store/user-repository.ts";
 
 export type UserEventType = Extract<EventType, `user.${string}`>;
+export type MoneyEventType = Extract<EventType, `transaction.${string}` | `withdrawal.${string}`>;
 
 const TEST_EVENT_MESSAGE = "A test event sent from Svc to check this endpoint.";
 
@@ -30,6 +33,14 @@ export type KycEventType = Extract<EventType, `kyc.${string}`>;
  */
 export function kycEvent(type: KycEventType, user: Pick<UserDocument, "_id" | "livemode" | "kyc_status">, createdAt: Date): OutboxEvent {
   return { id: newEventId(), type, created_at: createdAt, data: { object: kycJson(user._id, user.kyc_status, user.livemode) } };
+}
+
+/**
+ * An event about a transaction, for its wallet owner's outbox: `data.object` is the Transaction at the state the
+ * same write gives it, as GET /v1/transactions/{id} shows it then.
+ */
+export function transactionEvent(type: MoneyEventType, record: TransactionRecord, createdAt: Date): OutboxEvent {
+  return { id: newEventId(), type, created_at: createdAt, data: { object: transactionEventObject(record) } };
 }
 
 /** An outbox event as the event log holds it, not yet fanned out. */

@@ -21,6 +21,7 @@ export function projectMessage(doc: ProjectDocument): Project {
     id: doc._id,
     organizationId: doc.organization_id,
     name: doc.name,
+    withdrawalFeeCents: BigInt(doc.withdrawal_fee_cents ?? 0),
     liveWalletsEnabled: doc.live_wallets_enabled,
     livePhoneVerificationEnabled: doc.live_phone_verification_enabled ?? false,
     liveKycEnabled: doc.live_kyc_enabled ?? false,

@@ -16,6 +16,8 @@ import {
 import { PROFILE_FIELD_NAMES, type SignupFlow } from "../domain/signup-flow.ts";
 import { userJson, type UserJson } from "../representations/users.ts";
 import type { UserDocument } from "../store/user-repository.ts";
+import { EMPTY_LEDGER, ledgerOf } from "../store/wallet-ledger.ts";
+import { walletBalanceMessage } from "./transaction-messages.ts";
 
 export function userMessage(doc: UserDocument): User {
   return create(UserSchema, {
@@ -61,7 +63,8 @@ export function profileMessage(doc: UserDocument): Profile | undefined {
 }
 
 export function walletMessages(doc: UserDocument): Wallet[] {
-  return doc.wallets.map((wallet) =>
+  const ledger = ledgerOf(doc);
+  return doc.wallets.map((wallet, index) =>
     create(WalletSchema, {
       id: wallet.id,
       userId: doc._id,
@@ -69,6 +72,11 @@ export function walletMessages(doc: UserDocument): Wallet[] {
       simulated: wallet.simulated,
       livemode: doc.livemode,
       createdAt: timestampFromDate(wallet.created_at),
+      currency: "usd",
+      // The first wallet holds the user's balance (one wallet per user today).
+      balance: walletBalanceMessage(index === 0 ? ledger : EMPTY_LEDGER),
+      // The balance changes with every transaction; the wallet record itself only at creation.
+      updatedAt: timestampFromDate(index === 0 && ledger.updated_at && ledger.updated_at > wallet.created_at ? ledger.updated_at : wallet.created_at),
     }),
   );
 }

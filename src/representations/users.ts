@@ -2,6 +2,7 @@
 import type { Profile, SignupConfig, User, Wallet } from "../../gen/svc/v1/users_pb.ts";
 import { PROFILE_FIELD_NAMES } from "../domain/signup-flow.ts";
 import { isoTime, orNull, requiredIsoTime } from "./json-values.ts";
+import { walletBalanceJson } from "./transactions.ts";
 
 export interface UserJson {
   id: string;
@@ -63,8 +64,11 @@ export function walletJson(wallet: Wallet): Record<string, unknown> {
     user_id: wallet.userId,
     status: wallet.status,
     simulated: wallet.simulated,
+    currency: "usd",
+    balance: walletBalanceJson(wallet.balance),
     livemode: wallet.livemode,
     created_at: requiredIsoTime(wallet.createdAt),
+    updated_at: requiredIsoTime(wallet.updatedAt ?? wallet.createdAt),
   };
 }
 

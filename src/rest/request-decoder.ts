@@ -37,6 +37,8 @@ function scalarTypeName(scalar: ScalarType): string {
       return "a boolean";
     case ScalarType.STRING:
       return "a string";
+    case ScalarType.DOUBLE:
+      return "a number";
     default:
       return "an integer";
   }
@@ -68,6 +70,10 @@ function decodeScalar(field: DescField & { scalar: ScalarType }, value: unknown,
       return checkText(param, value as string, field.name);
     case ScalarType.BOOL:
       if (typeof value !== "boolean") wrongScalar();
+      return value;
+    case ScalarType.DOUBLE:
+      // Amounts in dollars; their rules (decimals, range) are the method's.
+      if (typeof value !== "number" || !Number.isFinite(value)) wrongScalar();
       return value;
     case ScalarType.INT32:
       if (typeof value !== "number" || !Number.isInteger(value) || value < -(2 ** 31) || value >= 2 ** 31) {

@@ -7,6 +7,10 @@ import {
   CreateOrganizationResponseSchema,
   CreateProjectResponseSchema,
   PublishEventResponseSchema,
+  RecordDepositResponseSchema,
+  SettleTransactionResponseSchema,
+  type RecordDepositRequest,
+  type SettleTransactionRequest,
   PublishSignupFlowResponseSchema,
   RecordKycDecisionResponseSchema,
   RevokeApiKeyResponseSchema,
@@ -27,6 +31,12 @@ import {
   type UpdateProjectRequest,
 } from "../../gen/svc/admin/v1/admin_pb.ts";
 import type { Clock } from "../domain/clock.ts";
+import { USER_ID_PATTERN } from "../domain/ids.ts";
+import { centsOf, derivedTransactionId, FAILURE_CODE_PATTERN, feeCentsOf } from "../domain/money.ts";
+import { codePointLength } from "../domain/text.ts";
+import type { Ledger } from "../ledger/ledger.ts";
+import { transactionMessage } from "../messages/transaction-messages.ts";
+import { depositFiat, newTransaction } from "./transactions-service.ts";
 import { svcError, validationError } from "../domain/errors.ts";
 import { checkPublishedObject } from "../domain/event-objects.ts";
 import type { EventType } from "../domain/event-types.ts";
@@ -47,6 +57,7 @@ import { kycSessionMessage } from "../messages/identity-messages.ts";
 import { signupConfigMessage, userMessage } from "../messages/user-messages.ts";
 
 export interface AdminServiceDependencies {
+  ledger: Ledger;
   tenancy: TenancyAdmin;
   projects: ProjectRepository;
   users: UserRepository;
@@ -69,13 +80,63 @@ export class AdminServiceImpl implements ServiceImpl<typeof AdminService> {
   }
 
   async createProject(request: CreateProjectRequest) {
-    return create(CreateProjectResponseSchema, { project: projectMessage(await this.deps.tenancy.createProject(request)) });
+    const fee = request.withdrawalFeeUsd !== undefined ? centsOf("withdrawal_fee_usd", request.withdrawalFeeUsd, { min: 0 }) : undefined;
+    let project = await this.deps.tenancy.createProject(request);
+    if (fee !== undefined) project = (await this.deps.projects.setWithdrawalFee(project._id, fee)) ?? project;
+    return create(CreateProjectResponseSchema, { project: projectMessage(project) });
   }
 
   async updateProject(request: UpdateProjectRequest) {
-    const project = await this.deps.tenancy.updateProject(request);
+    const fee = request.withdrawalFeeUsd !== undefined ? centsOf("withdrawal_fee_usd", request.withdrawalFeeUsd, { min: 0 }) : undefined;
+    let project = await this.deps.tenancy.updateProject(request);
+    if (fee !== undefined) project = (await this.deps.projects.setWithdrawalFee(project._id, fee)) ?? project;
     this.deps.settings.projectChanged();
     return create(UpdateProjectResponseSchema, { project: projectMessage(project) });
+  }
+
+  /** A deposit a provider reported; the same reference (per project and environment) answers the same transaction. */
+  async recordDeposit(request: RecordDepositRequest) {
+    const amount = centsOf("amount_usd", request.amountUsd);
+    const fee = feeCentsOf(request.feeUsd, amount);
+    const fiat = depositFiat(amount, request.fiatCurrency, request.fiatAmount);
+    if (request.reference.length === 0 || codePointLength(request.reference) > 255) {
+      throw validationError("reference", "reference must be 1 to 255 characters.");
+    }
+    const scope = await this.scopeOf(request.projectId, request.livemode);
+    if (!USER_ID_PATTERN.test(request.userId)) throw svcError("user_not_found");
+    const now = this.deps.clock();
+    const record = newTransaction(
+      scope,
+      {
+        id: derivedTransactionId(`${scope.projectId}|${scope.livemode}|${request.reference}`, "reference"),
+        user_id: request.userId,
+        type: "deposit",
+        amount_cents: amount,
+        fee_cents: fee,
+        ...fiat,
+        description: null,
+        simulated: false,
+        reference: request.reference,
+        next_step_at: null,
+      },
+      now,
+    );
+    return create(RecordDepositResponseSchema, { transaction: transactionMessage(await this.deps.ledger.open(scope, record, true)) });
+  }
+
+  /** A provider's outcome for a pending or processing transaction (else 409 invalid_state). */
+  async settleTransaction(request: SettleTransactionRequest) {
+    if (request.outcome !== "completed" && request.outcome !== "failed") throw validationError("outcome", "outcome must be completed or failed.");
+    const code = request.failureCode ?? "failed";
+    if (request.outcome === "failed" && !FAILURE_CODE_PATTERN.test(code)) {
+      throw validationError("failure_code", "failure_code must be 1 to 64 lowercase letters, digits and underscores, starting with a letter.");
+    }
+    const record = await this.deps.ledger.move(request.id, request.outcome, {
+      scope: null,
+      from: ["pending", "processing"],
+      ...(request.outcome === "failed" ? { failureCode: code, failureMessage: "The provider reported a failure." } : {}),
+    });
+    return create(SettleTransactionResponseSchema, { transaction: transactionMessage(record) });
   }
 
   async createApiKey(request: CreateApiKeyRequest) {
@@ -112,6 +173,10 @@ export class AdminServiceImpl implements ServiceImpl<typeof AdminService> {
   }
 
   async publishEvent(request: PublishEventRequest) {
+    // The ledger emits every money event from the state change it reports: none may be injected.
+    if (/^(transaction|withdrawal)\./.test(request.type)) {
+      throw validationError("type", `${request.type} events are emitted by the ledger (RecordDeposit, SettleTransaction, withdrawals); they cannot be published.`);
+    }
     const scope = await this.scopeOf(request.projectId, request.livemode);
     const object = checkPublishedObject(request.type, request.object ?? {}, request.livemode);
     if (typeof object.user_id === "string" && !(await this.deps.users.find(scope, object.user_id))) {

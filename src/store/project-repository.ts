@@ -5,6 +5,8 @@ export interface ProjectDocument {
   _id: string;
   organization_id: string;
   name: string;
+  /** The flat fee of every withdrawal, in cents; absent means 0. */
+  withdrawal_fee_cents?: number;
   live_wallets_enabled: boolean;
   /** Live keys may verify phone numbers; absent (projects made before the setting) means false. */
   live_phone_verification_enabled?: boolean;
@@ -40,5 +42,9 @@ export class ProjectRepository {
 
   update(id: string, changes: ProjectChanges): Promise<ProjectDocument | null> {
     return this.collection.findOneAndUpdate({ _id: id }, { $set: changes }, { returnDocument: "after" });
+  }
+
+  setWithdrawalFee(id: string, cents: number): Promise<ProjectDocument | null> {
+    return this.collection.findOneAndUpdate({ _id: id }, { $set: { withdrawal_fee_cents: cents } }, { returnDocument: "after" });
   }
 }

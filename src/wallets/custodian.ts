@@ -7,8 +7,23 @@ export interface WalletRequest {
   projectId: string;
 }
 
+/** A live withdrawal to pay out; the custodian treats a repeated transaction id as the same payout. */
+export interface PayoutRequest {
+  transactionId: string;
+  userId: string;
+  walletId: string;
+  amountCents: number;
+  fiatCurrency: string;
+}
+
 export interface WalletCustodian {
   createWallet(request: WalletRequest, signal: AbortSignal): Promise<{ walletId: string }>;
+  /**
+   * Takes a withdrawal to pay out; its outcome comes back later through AdminService.SettleTransaction.
+   * Idempotent per transaction id, so a hand-off that timed out on our side can be retried. A custodian
+   * without it (older test doubles) takes every payout at once.
+   */
+  payOut?(request: PayoutRequest, signal: AbortSignal): Promise<void>;
 }
 
 export class CustodianUnavailableError extends Error {}
@@ -26,6 +41,14 @@ export class SimulatedCustodian implements WalletCustodian {
   /** The next `count` calls fail; `Infinity` fails until told otherwise. */
   failNext(count: number): void {
     this.failuresLeft = count;
+  }
+
+  /** Payouts taken, by transaction id. */
+  readonly payouts = new Map<string, PayoutRequest>();
+
+  async payOut(request: PayoutRequest, signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted();
+    this.payouts.set(request.transactionId, request);
   }
 
   async createWallet(request: WalletRequest, signal: AbortSignal): Promise<{ walletId: string }> {

@@ -14,7 +14,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["store", "jobs", "representations"],
   ["messages", "access"],
   ["events"],
-  ["webhooks", "wallets", "identity"],
+  ["webhooks", "wallets", "identity", "ledger"],
   ["services"],
   ["api"],
   ["pipeline"],

@@ -1,4 +1,5 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
+import { SandboxTransactionsService, TransactionsService } from "../../gen/svc/v1/transactions_pb.ts";
 import { expect } from "chai";
 import { EventsService } from "../../gen/svc/v1/events_pb.ts";
 import { KycSessionsService, PhoneVerificationService, SandboxService } from "../../gen/svc/v1/identity_pb.ts";
@@ -16,7 +17,7 @@ import { createEndpoint, createUser, publishKycApproved, startWebhookTestService
 import { WebhookReceiver } from "../webhooks/support/receiver.ts";
 
 const FIVE_HEADERS = ["x-request-id", "x-api-version", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"];
-const PUBLIC_ROUTES = [UsersService, PhoneVerificationService, KycSessionsService, SandboxService, EventsService, WebhookEndpointsService].flatMap((service) => service.methods.map((method) => restRouteOf(service, method)!));
+const PUBLIC_ROUTES = [UsersService, PhoneVerificationService, KycSessionsService, SandboxService, EventsService, TransactionsService, SandboxTransactionsService, WebhookEndpointsService].flatMap((service) => service.methods.map((method) => restRouteOf(service, method)!));
 
 describe("GET /v1/openapi.json", () => {
   let svc: TestService;

@@ -9,7 +9,7 @@ import { expect } from "chai";
 import { ErrorInfoSchema, type ErrorInfo } from "../../gen/google/rpc/error_details_pb.ts";
 import { StatusSchema } from "../../gen/google/rpc/status_pb.ts";
 
-const definition = protoLoader.loadSync(["svc/v1/users.proto", "svc/v1/events.proto", "svc/v1/identity.proto"], {
+const definition = protoLoader.loadSync(["svc/v1/users.proto", "svc/v1/events.proto", "svc/v1/identity.proto", "svc/v1/transactions.proto"], {
   includeDirs: [fileURLToPath(new URL("../../proto", import.meta.url))],
   keepCase: true,
   longs: String,
@@ -44,7 +44,7 @@ function errorInfoOf(metadata: grpc.Metadata): ErrorInfo {
 }
 
 /** The public services the stock client knows, by their proto names. */
-export type GrpcServiceName = "UsersService" | "EventsService" | "PhoneVerificationService" | "KycSessionsService" | "SandboxService";
+export type GrpcServiceName = "UsersService" | "EventsService" | "PhoneVerificationService" | "KycSessionsService" | "SandboxService" | "TransactionsService" | "SandboxTransactionsService";
 
 export class GrpcTestClient {
   private readonly clients: Record<string, grpc.Client>;
@@ -56,6 +56,8 @@ export class GrpcTestClient {
       PhoneVerificationService: new svcV1.PhoneVerificationService(address, grpc.credentials.createInsecure()),
       KycSessionsService: new svcV1.KycSessionsService(address, grpc.credentials.createInsecure()),
       SandboxService: new svcV1.SandboxService(address, grpc.credentials.createInsecure()),
+      TransactionsService: new svcV1.TransactionsService(address, grpc.credentials.createInsecure()),
+      SandboxTransactionsService: new svcV1.SandboxTransactionsService(address, grpc.credentials.createInsecure()),
     };
   }
 

@@ -191,6 +191,7 @@ export function buildOpenApiDocument(methods: readonly DescribedMethod[]): OpenA
       { name: "KYC sessions" },
       { name: "Sandbox", description: "Drivers of sandbox objects; sandbox keys only (a live key is 403 sandbox_only)." },
       { name: "Events" },
+      { name: "Transactions", description: "Wallet money: deposits and withdrawals, amounts in dollars with at most 2 decimals." },
       { name: "Webhook endpoints" },
       { name: "Webhook deliveries" },
       { name: "Meta" },

@@ -2,6 +2,7 @@
 // the event log and, with `created` and `project_id`, the body of every webhook delivery.
 import { EVENT_TYPES, type EventType } from "../../domain/event-types.ts";
 import { closedObject, DATE_TIME, listOf, ref, type JsonSchema } from "./json-schema.ts";
+import { transactionSchemas } from "./transaction-schemas.ts";
 
 export const EVENT_ID_PATTERN = "^evt_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$";
 
@@ -64,18 +65,6 @@ export const eventSchemas: Record<string, JsonSchema> = {
     status: { type: "string" },
     livemode: { type: "boolean" },
   }),
-  Transaction: closedObject({
-    id: { type: "string" },
-    object: { const: "transaction" },
-    user_id: { type: "string" },
-    type: { type: "string", description: "A deposit has `deposit`." },
-    direction: { type: "string", description: "A deposit has `in`." },
-    amount_usd: { type: "number" },
-    fee_usd: { type: "number" },
-    status: { type: "string", description: "`completed` is one value." },
-    fiat_currency: { type: "string" },
-    fiat_amount: { type: "number" },
-    livemode: { type: "boolean" },
-    created_at: DATE_TIME,
-  }),
+  // The Transaction and the other money objects.
+  ...transactionSchemas,
 };

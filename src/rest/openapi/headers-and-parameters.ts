@@ -2,6 +2,7 @@
 // Path parameters take their schema from the collection they follow (`/users/{id}` is a user id), query
 // parameters from the request message's field names, so both follow the route table.
 import { API_VERSIONS } from "../../domain/api-version.ts";
+import { ROUTE_QUERY_PARAMETERS, TRANSACTION_PATH_IDENTIFIER, transactionParameterComponents } from "./transaction-schemas.ts";
 import { EVENT_TYPES } from "../../domain/event-types.ts";
 import type { ErrorCode } from "../../domain/errors.ts";
 import { USER_ID_PATTERN } from "../../domain/ids.ts";
@@ -62,6 +63,7 @@ export function headersOf(status: number, replayable: boolean): Record<string, J
 }
 
 export const parameterComponents: Record<string, JsonSchema> = {
+  ...transactionParameterComponents,
   IdempotencyKey: {
     name: "Idempotency-Key",
     in: "header",
@@ -158,7 +160,7 @@ const QUERY_PARAMETER_BY_FIELD: Record<string, string> = {
 };
 
 export function queryParameter(fieldName: string, route: string): JsonSchema {
-  const component = QUERY_PARAMETER_BY_FIELD[fieldName];
+  const component = ROUTE_QUERY_PARAMETERS[route]?.[fieldName] ?? QUERY_PARAMETER_BY_FIELD[fieldName];
   if (!component) throw new Error(`${route}: no query parameter is documented for the request field "${fieldName}"`);
   return componentRef("parameters", component);
 }
@@ -175,6 +177,7 @@ const PATH_IDENTIFIERS: Record<string, PathIdentifier> = {
     schema: { type: "string", pattern: USER_ID_PATTERN.source, description: "A user id; any other value is 404 user_not_found." },
     notFound: "user_not_found",
   },
+  transactions: TRANSACTION_PATH_IDENTIFIER,
   events: { schema: { type: "string", pattern: EVENT_ID_PATTERN }, notFound: "event_not_found" },
   "webhook-endpoints": { schema: { type: "string", format: "uuid" }, notFound: "webhook_endpoint_not_found" },
   deliveries: { schema: { type: "string" }, notFound: "webhook_delivery_not_found" },

@@ -10,6 +10,8 @@ import type { Event } from "../../v1/events_pb.ts";
 import { file_svc_v1_events } from "../../v1/events_pb.ts";
 import type { KycSession } from "../../v1/identity_pb.ts";
 import { file_svc_v1_identity } from "../../v1/identity_pb.ts";
+import type { Transaction } from "../../v1/transactions_pb.ts";
+import { file_svc_v1_transactions } from "../../v1/transactions_pb.ts";
 import type { SignupConfig, User } from "../../v1/users_pb.ts";
 import { file_svc_v1_users } from "../../v1/users_pb.ts";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
@@ -18,7 +20,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file svc/admin/v1/admin.proto.
  */
 export const file_svc_admin_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChhzdmMvYWRtaW4vdjEvYWRtaW4ucHJvdG8SDHN2Yy5hZG1pbi52MSKBAQoMT3JnYW5pemF0aW9uEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJc3VzcGVuZGVkGAMgASgIEhQKDGxpdmVfZW5hYmxlZBgEIAEoCBIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLNAQoHUHJvamVjdBIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIcChRsaXZlX3dhbGxldHNfZW5hYmxlZBgEIAEoCBIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBInCh9saXZlX3Bob25lX3ZlcmlmaWNhdGlvbl9lbmFibGVkGAYgASgIEhgKEGxpdmVfa3ljX2VuYWJsZWQYByABKAgi4gEKBkFwaUtleRIKCgJpZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEhAKCGxpdmVtb2RlGAMgASgIEg0KBWxhc3Q0GAQgASgJEhcKCnJhdGVfbGltaXQYBSABKAVIAIgBARIPCgdyZXZva2VkGAYgASgIEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJldm9rZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg0KC19yYXRlX2xpbWl0IikKGUNyZWF0ZU9yZ2FuaXphdGlvblJlcXVlc3QSDAoEbmFtZRgBIAEoCSJOChpDcmVhdGVPcmdhbml6YXRpb25SZXNwb25zZRIwCgxvcmdhbml6YXRpb24YASABKAsyGi5zdmMuYWRtaW4udjEuT3JnYW5pemF0aW9uInkKGVVwZGF0ZU9yZ2FuaXphdGlvblJlcXVlc3QSCgoCaWQYASABKAkSFgoJc3VzcGVuZGVkGAIgASgISACIAQESGQoMbGl2ZV9lbmFibGVkGAMgASgISAGIAQFCDAoKX3N1c3BlbmRlZEIPCg1fbGl2ZV9lbmFibGVkIk4KGlVwZGF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlEjAKDG9yZ2FuaXphdGlvbhgBIAEoCzIaLnN2Yy5hZG1pbi52MS5Pcmdhbml6YXRpb24i/wEKFENyZWF0ZVByb2plY3RSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEiEKFGxpdmVfd2FsbGV0c19lbmFibGVkGAMgASgISACIAQESLAofbGl2ZV9waG9uZV92ZXJpZmljYXRpb25fZW5hYmxlZBgEIAEoCEgBiAEBEh0KEGxpdmVfa3ljX2VuYWJsZWQYBSABKAhIAogBAUIXChVfbGl2ZV93YWxsZXRzX2VuYWJsZWRCIgogX2xpdmVfcGhvbmVfdmVyaWZpY2F0aW9uX2VuYWJsZWRCEwoRX2xpdmVfa3ljX2VuYWJsZWQiPwoVQ3JlYXRlUHJvamVjdFJlc3BvbnNlEiYKB3Byb2plY3QYASABKAsyFS5zdmMuYWRtaW4udjEuUHJvamVjdCLkAQoUVXBkYXRlUHJvamVjdFJlcXVlc3QSCgoCaWQYASABKAkSIQoUbGl2ZV93YWxsZXRzX2VuYWJsZWQYAiABKAhIAIgBARIsCh9saXZlX3Bob25lX3ZlcmlmaWNhdGlvbl9lbmFibGVkGAMgASgISAGIAQESHQoQbGl2ZV9reWNfZW5hYmxlZBgEIAEoCEgCiAEBQhcKFV9saXZlX3dhbGxldHNfZW5hYmxlZEIiCiBfbGl2ZV9waG9uZV92ZXJpZmljYXRpb25fZW5hYmxlZEITChFfbGl2ZV9reWNfZW5hYmxlZCI/ChVVcGRhdGVQcm9qZWN0UmVzcG9uc2USJgoHcHJvamVjdBgBIAEoCzIVLnN2Yy5hZG1pbi52MS5Qcm9qZWN0ImMKE0NyZWF0ZUFwaUtleVJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIQCghsaXZlbW9kZRgCIAEoCBIXCgpyYXRlX2xpbWl0GAMgASgFSACIAQFCDQoLX3JhdGVfbGltaXQiTQoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USJQoHYXBpX2tleRgBIAEoCzIULnN2Yy5hZG1pbi52MS5BcGlLZXkSDgoGc2VjcmV0GAIgASgJIiEKE1Jldm9rZUFwaUtleVJlcXVlc3QSCgoCaWQYASABKAkiPQoUUmV2b2tlQXBpS2V5UmVzcG9uc2USJQoHYXBpX2tleRgBIAEoCzIULnN2Yy5hZG1pbi52MS5BcGlLZXkiRgoTU2lnbnVwTW9kdWxlU2V0dGluZxIMCgRuYW1lGAEgASgJEg8KB2VuYWJsZWQYAiABKAgSEAoIcmVxdWlyZWQYAyABKAgisQEKGFB1Ymxpc2hTaWdudXBGbG93UmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEhAKCGxpdmVtb2RlGAIgASgIEjIKB21vZHVsZXMYAyADKAsyIS5zdmMuYWRtaW4udjEuU2lnbnVwTW9kdWxlU2V0dGluZxIUCgdtaW5fYWdlGAQgASgFSACIAQESGQoRYWxsb3dlZF9jb3VudHJpZXMYBSADKAlCCgoIX21pbl9hZ2UiSAoZUHVibGlzaFNpZ251cEZsb3dSZXNwb25zZRIrCg1zaWdudXBfY29uZmlnGAEgASgLMhQuc3ZjLnYxLlNpZ251cENvbmZpZyJLChJTdXNwZW5kVXNlclJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIQCghsaXZlbW9kZRgCIAEoCBIPCgd1c2VyX2lkGAMgASgJIjEKE1N1c3BlbmRVc2VyUmVzcG9uc2USGgoEdXNlchgBIAEoCzIMLnN2Yy52MS5Vc2VyIk0KFFVuc3VzcGVuZFVzZXJSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSEAoIbGl2ZW1vZGUYAiABKAgSDwoHdXNlcl9pZBgDIAEoCSIzChVVbnN1c3BlbmRVc2VyUmVzcG9uc2USGgoEdXNlchgBIAEoCzIMLnN2Yy52MS5Vc2VyInIKE1B1Ymxpc2hFdmVudFJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIQCghsaXZlbW9kZRgCIAEoCBIMCgR0eXBlGAMgASgJEicKBm9iamVjdBgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiNAoUUHVibGlzaEV2ZW50UmVzcG9uc2USHAoFZXZlbnQYASABKAsyDS5zdmMudjEuRXZlbnQiYAoYUmVjb3JkS3ljRGVjaXNpb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSEAoIZGVjaXNpb24YAiABKAkSEwoGcmVhc29uGAMgASgJSACIAQFCCQoHX3JlYXNvbiJEChlSZWNvcmRLeWNEZWNpc2lvblJlc3BvbnNlEicKC2t5Y19zZXNzaW9uGAEgASgLMhIuc3ZjLnYxLkt5Y1Nlc3Npb24ykwgKDEFkbWluU2VydmljZRJnChJDcmVhdGVPcmdhbml6YXRpb24SJy5zdmMuYWRtaW4udjEuQ3JlYXRlT3JnYW5pemF0aW9uUmVxdWVzdBooLnN2Yy5hZG1pbi52MS5DcmVhdGVPcmdhbml6YXRpb25SZXNwb25zZRJnChJVcGRhdGVPcmdhbml6YXRpb24SJy5zdmMuYWRtaW4udjEuVXBkYXRlT3JnYW5pemF0aW9uUmVxdWVzdBooLnN2Yy5hZG1pbi52MS5VcGRhdGVPcmdhbml6YXRpb25SZXNwb25zZRJYCg1DcmVhdGVQcm9qZWN0EiIuc3ZjLmFkbWluLnYxLkNyZWF0ZVByb2plY3RSZXF1ZXN0GiMuc3ZjLmFkbWluLnYxLkNyZWF0ZVByb2plY3RSZXNwb25zZRJYCg1VcGRhdGVQcm9qZWN0EiIuc3ZjLmFkbWluLnYxLlVwZGF0ZVByb2plY3RSZXF1ZXN0GiMuc3ZjLmFkbWluLnYxLlVwZGF0ZVByb2plY3RSZXNwb25zZRJVCgxDcmVhdGVBcGlLZXkSIS5zdmMuYWRtaW4udjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBoiLnN2Yy5hZG1pbi52MS5DcmVhdGVBcGlLZXlSZXNwb25zZRJVCgxSZXZva2VBcGlLZXkSIS5zdmMuYWRtaW4udjEuUmV2b2tlQXBpS2V5UmVxdWVzdBoiLnN2Yy5hZG1pbi52MS5SZXZva2VBcGlLZXlSZXNwb25zZRJkChFQdWJsaXNoU2lnbnVwRmxvdxImLnN2Yy5hZG1pbi52MS5QdWJsaXNoU2lnbnVwRmxvd1JlcXVlc3QaJy5zdmMuYWRtaW4udjEuUHVibGlzaFNpZ251cEZsb3dSZXNwb25zZRJSCgtTdXNwZW5kVXNlchIgLnN2Yy5hZG1pbi52MS5TdXNwZW5kVXNlclJlcXVlc3QaIS5zdmMuYWRtaW4udjEuU3VzcGVuZFVzZXJSZXNwb25zZRJYCg1VbnN1c3BlbmRVc2VyEiIuc3ZjLmFkbWluLnYxLlVuc3VzcGVuZFVzZXJSZXF1ZXN0GiMuc3ZjLmFkbWluLnYxLlVuc3VzcGVuZFVzZXJSZXNwb25zZRJVCgxQdWJsaXNoRXZlbnQSIS5zdmMuYWRtaW4udjEuUHVibGlzaEV2ZW50UmVxdWVzdBoiLnN2Yy5hZG1pbi52MS5QdWJsaXNoRXZlbnRSZXNwb25zZRJkChFSZWNvcmRLeWNEZWNpc2lvbhImLnN2Yy5hZG1pbi52MS5SZWNvcmRLeWNEZWNpc2lvblJlcXVlc3QaJy5zdmMuYWRtaW4udjEuUmVjb3JkS3ljRGVjaXNpb25SZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_svc_v1_events, file_svc_v1_identity, file_svc_v1_users]);
+  fileDesc("ChhzdmMvYWRtaW4vdjEvYWRtaW4ucHJvdG8SDHN2Yy5hZG1pbi52MSKBAQoMT3JnYW5pemF0aW9uEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJc3VzcGVuZGVkGAMgASgIEhQKDGxpdmVfZW5hYmxlZBgEIAEoCBIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLrAQoHUHJvamVjdBIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIcChR3aXRoZHJhd2FsX2ZlZV9jZW50cxgUIAEoAxIcChRsaXZlX3dhbGxldHNfZW5hYmxlZBgEIAEoCBIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBInCh9saXZlX3Bob25lX3ZlcmlmaWNhdGlvbl9lbmFibGVkGAYgASgIEhgKEGxpdmVfa3ljX2VuYWJsZWQYByABKAgi4gEKBkFwaUtleRIKCgJpZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEhAKCGxpdmVtb2RlGAMgASgIEg0KBWxhc3Q0GAQgASgJEhcKCnJhdGVfbGltaXQYBSABKAVIAIgBARIPCgdyZXZva2VkGAYgASgIEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJldm9rZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg0KC19yYXRlX2xpbWl0IikKGUNyZWF0ZU9yZ2FuaXphdGlvblJlcXVlc3QSDAoEbmFtZRgBIAEoCSJOChpDcmVhdGVPcmdhbml6YXRpb25SZXNwb25zZRIwCgxvcmdhbml6YXRpb24YASABKAsyGi5zdmMuYWRtaW4udjEuT3JnYW5pemF0aW9uInkKGVVwZGF0ZU9yZ2FuaXphdGlvblJlcXVlc3QSCgoCaWQYASABKAkSFgoJc3VzcGVuZGVkGAIgASgISACIAQESGQoMbGl2ZV9lbmFibGVkGAMgASgISAGIAQFCDAoKX3N1c3BlbmRlZEIPCg1fbGl2ZV9lbmFibGVkIk4KGlVwZGF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlEjAKDG9yZ2FuaXphdGlvbhgBIAEoCzIaLnN2Yy5hZG1pbi52MS5Pcmdhbml6YXRpb24itwIKFENyZWF0ZVByb2plY3RSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEh8KEndpdGhkcmF3YWxfZmVlX3VzZBgUIAEoAUgAiAEBEiEKFGxpdmVfd2FsbGV0c19lbmFibGVkGAMgASgISAGIAQESLAofbGl2ZV9waG9uZV92ZXJpZmljYXRpb25fZW5hYmxlZBgEIAEoCEgCiAEBEh0KEGxpdmVfa3ljX2VuYWJsZWQYBSABKAhIA4gBAUIVChNfd2l0aGRyYXdhbF9mZWVfdXNkQhcKFV9saXZlX3dhbGxldHNfZW5hYmxlZEIiCiBfbGl2ZV9waG9uZV92ZXJpZmljYXRpb25fZW5hYmxlZEITChFfbGl2ZV9reWNfZW5hYmxlZCI/ChVDcmVhdGVQcm9qZWN0UmVzcG9uc2USJgoHcHJvamVjdBgBIAEoCzIVLnN2Yy5hZG1pbi52MS5Qcm9qZWN0IpwCChRVcGRhdGVQcm9qZWN0UmVxdWVzdBIKCgJpZBgBIAEoCRIfChJ3aXRoZHJhd2FsX2ZlZV91c2QYFCABKAFIAIgBARIhChRsaXZlX3dhbGxldHNfZW5hYmxlZBgCIAEoCEgBiAEBEiwKH2xpdmVfcGhvbmVfdmVyaWZpY2F0aW9uX2VuYWJsZWQYAyABKAhIAogBARIdChBsaXZlX2t5Y19lbmFibGVkGAQgASgISAOIAQFCFQoTX3dpdGhkcmF3YWxfZmVlX3VzZEIXChVfbGl2ZV93YWxsZXRzX2VuYWJsZWRCIgogX2xpdmVfcGhvbmVfdmVyaWZpY2F0aW9uX2VuYWJsZWRCEwoRX2xpdmVfa3ljX2VuYWJsZWQiPwoVVXBkYXRlUHJvamVjdFJlc3BvbnNlEiYKB3Byb2plY3QYASABKAsyFS5zdmMuYWRtaW4udjEuUHJvamVjdCLuAQoUUmVjb3JkRGVwb3NpdFJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIQCghsaXZlbW9kZRgCIAEoCBIPCgd1c2VyX2lkGAMgASgJEhIKCmFtb3VudF91c2QYBCABKAESFAoHZmVlX3VzZBgFIAEoAUgAiAEBEhoKDWZpYXRfY3VycmVuY3kYBiABKAlIAYgBARIYCgtmaWF0X2Ftb3VudBgHIAEoAUgCiAEBEhEKCXJlZmVyZW5jZRgIIAEoCUIKCghfZmVlX3VzZEIQCg5fZmlhdF9jdXJyZW5jeUIOCgxfZmlhdF9hbW91bnQiQQoVUmVjb3JkRGVwb3NpdFJlc3BvbnNlEigKC3RyYW5zYWN0aW9uGAEgASgLMhMuc3ZjLnYxLlRyYW5zYWN0aW9uImMKGFNldHRsZVRyYW5zYWN0aW9uUmVxdWVzdBIKCgJpZBgBIAEoCRIPCgdvdXRjb21lGAIgASgJEhkKDGZhaWx1cmVfY29kZRgDIAEoCUgAiAEBQg8KDV9mYWlsdXJlX2NvZGUiRQoZU2V0dGxlVHJhbnNhY3Rpb25SZXNwb25zZRIoCgt0cmFuc2FjdGlvbhgBIAEoCzITLnN2Yy52MS5UcmFuc2FjdGlvbiJjChNDcmVhdGVBcGlLZXlSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSEAoIbGl2ZW1vZGUYAiABKAgSFwoKcmF0ZV9saW1pdBgDIAEoBUgAiAEBQg0KC19yYXRlX2xpbWl0Ik0KFENyZWF0ZUFwaUtleVJlc3BvbnNlEiUKB2FwaV9rZXkYASABKAsyFC5zdmMuYWRtaW4udjEuQXBpS2V5Eg4KBnNlY3JldBgCIAEoCSIhChNSZXZva2VBcGlLZXlSZXF1ZXN0EgoKAmlkGAEgASgJIj0KFFJldm9rZUFwaUtleVJlc3BvbnNlEiUKB2FwaV9rZXkYASABKAsyFC5zdmMuYWRtaW4udjEuQXBpS2V5IkYKE1NpZ251cE1vZHVsZVNldHRpbmcSDAoEbmFtZRgBIAEoCRIPCgdlbmFibGVkGAIgASgIEhAKCHJlcXVpcmVkGAMgASgIIrEBChhQdWJsaXNoU2lnbnVwRmxvd1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIQCghsaXZlbW9kZRgCIAEoCBIyCgdtb2R1bGVzGAMgAygLMiEuc3ZjLmFkbWluLnYxLlNpZ251cE1vZHVsZVNldHRpbmcSFAoHbWluX2FnZRgEIAEoBUgAiAEBEhkKEWFsbG93ZWRfY291bnRyaWVzGAUgAygJQgoKCF9taW5fYWdlIkgKGVB1Ymxpc2hTaWdudXBGbG93UmVzcG9uc2USKwoNc2lnbnVwX2NvbmZpZxgBIAEoCzIULnN2Yy52MS5TaWdudXBDb25maWciSwoSU3VzcGVuZFVzZXJSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSEAoIbGl2ZW1vZGUYAiABKAgSDwoHdXNlcl9pZBgDIAEoCSIxChNTdXNwZW5kVXNlclJlc3BvbnNlEhoKBHVzZXIYASABKAsyDC5zdmMudjEuVXNlciJNChRVbnN1c3BlbmRVc2VyUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEhAKCGxpdmVtb2RlGAIgASgIEg8KB3VzZXJfaWQYAyABKAkiMwoVVW5zdXNwZW5kVXNlclJlc3BvbnNlEhoKBHVzZXIYASABKAsyDC5zdmMudjEuVXNlciJyChNQdWJsaXNoRXZlbnRSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSEAoIbGl2ZW1vZGUYAiABKAgSDAoEdHlwZRgDIAEoCRInCgZvYmplY3QYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IjQKFFB1Ymxpc2hFdmVudFJlc3BvbnNlEhwKBWV2ZW50GAEgASgLMg0uc3ZjLnYxLkV2ZW50ImAKGFJlY29yZEt5Y0RlY2lzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhAKCGRlY2lzaW9uGAIgASgJEhMKBnJlYXNvbhgDIAEoCUgAiAEBQgkKB19yZWFzb24iRAoZUmVjb3JkS3ljRGVjaXNpb25SZXNwb25zZRInCgtreWNfc2Vzc2lvbhgBIAEoCzISLnN2Yy52MS5LeWNTZXNzaW9uMtMJCgxBZG1pblNlcnZpY2USZwoSQ3JlYXRlT3JnYW5pemF0aW9uEicuc3ZjLmFkbWluLnYxLkNyZWF0ZU9yZ2FuaXphdGlvblJlcXVlc3QaKC5zdmMuYWRtaW4udjEuQ3JlYXRlT3JnYW5pemF0aW9uUmVzcG9uc2USWAoNUmVjb3JkRGVwb3NpdBIiLnN2Yy5hZG1pbi52MS5SZWNvcmREZXBvc2l0UmVxdWVzdBojLnN2Yy5hZG1pbi52MS5SZWNvcmREZXBvc2l0UmVzcG9uc2USZAoRU2V0dGxlVHJhbnNhY3Rpb24SJi5zdmMuYWRtaW4udjEuU2V0dGxlVHJhbnNhY3Rpb25SZXF1ZXN0Gicuc3ZjLmFkbWluLnYxLlNldHRsZVRyYW5zYWN0aW9uUmVzcG9uc2USZwoSVXBkYXRlT3JnYW5pemF0aW9uEicuc3ZjLmFkbWluLnYxLlVwZGF0ZU9yZ2FuaXphdGlvblJlcXVlc3QaKC5zdmMuYWRtaW4udjEuVXBkYXRlT3JnYW5pemF0aW9uUmVzcG9uc2USWAoNQ3JlYXRlUHJvamVjdBIiLnN2Yy5hZG1pbi52MS5DcmVhdGVQcm9qZWN0UmVxdWVzdBojLnN2Yy5hZG1pbi52MS5DcmVhdGVQcm9qZWN0UmVzcG9uc2USWAoNVXBkYXRlUHJvamVjdBIiLnN2Yy5hZG1pbi52MS5VcGRhdGVQcm9qZWN0UmVxdWVzdBojLnN2Yy5hZG1pbi52MS5VcGRhdGVQcm9qZWN0UmVzcG9uc2USVQoMQ3JlYXRlQXBpS2V5EiEuc3ZjLmFkbWluLnYxLkNyZWF0ZUFwaUtleVJlcXVlc3QaIi5zdmMuYWRtaW4udjEuQ3JlYXRlQXBpS2V5UmVzcG9uc2USVQoMUmV2b2tlQXBpS2V5EiEuc3ZjLmFkbWluLnYxLlJldm9rZUFwaUtleVJlcXVlc3QaIi5zdmMuYWRtaW4udjEuUmV2b2tlQXBpS2V5UmVzcG9uc2USZAoRUHVibGlzaFNpZ251cEZsb3cSJi5zdmMuYWRtaW4udjEuUHVibGlzaFNpZ251cEZsb3dSZXF1ZXN0Gicuc3ZjLmFkbWluLnYxLlB1Ymxpc2hTaWdudXBGbG93UmVzcG9uc2USUgoLU3VzcGVuZFVzZXISIC5zdmMuYWRtaW4udjEuU3VzcGVuZFVzZXJSZXF1ZXN0GiEuc3ZjLmFkbWluLnYxLlN1c3BlbmRVc2VyUmVzcG9uc2USWAoNVW5zdXNwZW5kVXNlchIiLnN2Yy5hZG1pbi52MS5VbnN1c3BlbmRVc2VyUmVxdWVzdBojLnN2Yy5hZG1pbi52MS5VbnN1c3BlbmRVc2VyUmVzcG9uc2USVQoMUHVibGlzaEV2ZW50EiEuc3ZjLmFkbWluLnYxLlB1Ymxpc2hFdmVudFJlcXVlc3QaIi5zdmMuYWRtaW4udjEuUHVibGlzaEV2ZW50UmVzcG9uc2USZAoRUmVjb3JkS3ljRGVjaXNpb24SJi5zdmMuYWRtaW4udjEuUmVjb3JkS3ljRGVjaXNpb25SZXF1ZXN0Gicuc3ZjLmFkbWluLnYxLlJlY29yZEt5Y0RlY2lzaW9uUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_svc_v1_events, file_svc_v1_identity, file_svc_v1_transactions, file_svc_v1_users]);
 
 /**
  * A customer of Svc.
@@ -81,6 +83,13 @@ export type Project = Message<"svc.admin.v1.Project"> & {
    * @generated from field: string name = 3;
    */
   name: string;
+
+  /**
+   * The flat fee of every withdrawal, in cents (default 0).
+   *
+   * @generated from field: int64 withdrawal_fee_cents = 20;
+   */
+  withdrawalFeeCents: bigint;
 
   /**
    * @generated from field: bool live_wallets_enabled = 4;
@@ -265,6 +274,13 @@ export type CreateProjectRequest = Message<"svc.admin.v1.CreateProjectRequest"> 
   name: string;
 
   /**
+   * Dollars, at most 2 decimals, 0 to 1,000,000.00; default 0.
+   *
+   * @generated from field: optional double withdrawal_fee_usd = 20;
+   */
+  withdrawalFeeUsd?: number | undefined;
+
+  /**
    * @generated from field: optional bool live_wallets_enabled = 3;
    */
   liveWalletsEnabled?: boolean | undefined;
@@ -314,6 +330,13 @@ export type UpdateProjectRequest = Message<"svc.admin.v1.UpdateProjectRequest"> 
   id: string;
 
   /**
+   * Dollars, at most 2 decimals, 0 to 1,000,000.00.
+   *
+   * @generated from field: optional double withdrawal_fee_usd = 20;
+   */
+  withdrawalFeeUsd?: number | undefined;
+
+  /**
    * @generated from field: optional bool live_wallets_enabled = 2;
    */
   liveWalletsEnabled?: boolean | undefined;
@@ -354,6 +377,135 @@ export const UpdateProjectResponseSchema: GenMessage<UpdateProjectResponse> = /*
   messageDesc(file_svc_admin_v1_admin, 10);
 
 /**
+ * @generated from message svc.admin.v1.RecordDepositRequest
+ */
+export type RecordDepositRequest = Message<"svc.admin.v1.RecordDepositRequest"> & {
+  /**
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * @generated from field: bool livemode = 2;
+   */
+  livemode: boolean;
+
+  /**
+   * @generated from field: string user_id = 3;
+   */
+  userId: string;
+
+  /**
+   * Dollars, at most 2 decimals, more than 0, at most 1,000,000.00.
+   *
+   * @generated from field: double amount_usd = 4;
+   */
+  amountUsd: number;
+
+  /**
+   * Dollars, at most 2 decimals, below amount_usd; default 0.
+   *
+   * @generated from field: optional double fee_usd = 5;
+   */
+  feeUsd?: number | undefined;
+
+  /**
+   * ISO 4217; default USD.
+   *
+   * @generated from field: optional string fiat_currency = 6;
+   */
+  fiatCurrency?: string | undefined;
+
+  /**
+   * In fiat_currency; required unless it is USD.
+   *
+   * @generated from field: optional double fiat_amount = 7;
+   */
+  fiatAmount?: number | undefined;
+
+  /**
+   * The provider's id of the deposit, 1 to 255 characters: one transaction per reference.
+   *
+   * @generated from field: string reference = 8;
+   */
+  reference: string;
+};
+
+/**
+ * Describes the message svc.admin.v1.RecordDepositRequest.
+ * Use `create(RecordDepositRequestSchema)` to create a new message.
+ */
+export const RecordDepositRequestSchema: GenMessage<RecordDepositRequest> = /*@__PURE__*/
+  messageDesc(file_svc_admin_v1_admin, 11);
+
+/**
+ * @generated from message svc.admin.v1.RecordDepositResponse
+ */
+export type RecordDepositResponse = Message<"svc.admin.v1.RecordDepositResponse"> & {
+  /**
+   * @generated from field: svc.v1.Transaction transaction = 1;
+   */
+  transaction?: Transaction | undefined;
+};
+
+/**
+ * Describes the message svc.admin.v1.RecordDepositResponse.
+ * Use `create(RecordDepositResponseSchema)` to create a new message.
+ */
+export const RecordDepositResponseSchema: GenMessage<RecordDepositResponse> = /*@__PURE__*/
+  messageDesc(file_svc_admin_v1_admin, 12);
+
+/**
+ * @generated from message svc.admin.v1.SettleTransactionRequest
+ */
+export type SettleTransactionRequest = Message<"svc.admin.v1.SettleTransactionRequest"> & {
+  /**
+   * txn_...
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * completed or failed.
+   *
+   * @generated from field: string outcome = 2;
+   */
+  outcome: string;
+
+  /**
+   * For failed: lowercase letters, digits and underscores, up to 64; default `failed`.
+   *
+   * @generated from field: optional string failure_code = 3;
+   */
+  failureCode?: string | undefined;
+};
+
+/**
+ * Describes the message svc.admin.v1.SettleTransactionRequest.
+ * Use `create(SettleTransactionRequestSchema)` to create a new message.
+ */
+export const SettleTransactionRequestSchema: GenMessage<SettleTransactionRequest> = /*@__PURE__*/
+  messageDesc(file_svc_admin_v1_admin, 13);
+
+/**
+ * @generated from message svc.admin.v1.SettleTransactionResponse
+ */
+export type SettleTransactionResponse = Message<"svc.admin.v1.SettleTransactionResponse"> & {
+  /**
+   * @generated from field: svc.v1.Transaction transaction = 1;
+   */
+  transaction?: Transaction | undefined;
+};
+
+/**
+ * Describes the message svc.admin.v1.SettleTransactionResponse.
+ * Use `create(SettleTransactionResponseSchema)` to create a new message.
+ */
+export const SettleTransactionResponseSchema: GenMessage<SettleTransactionResponse> = /*@__PURE__*/
+  messageDesc(file_svc_admin_v1_admin, 14);
+
+/**
  * @generated from message svc.admin.v1.CreateApiKeyRequest
  */
 export type CreateApiKeyRequest = Message<"svc.admin.v1.CreateApiKeyRequest"> & {
@@ -378,7 +530,7 @@ export type CreateApiKeyRequest = Message<"svc.admin.v1.CreateApiKeyRequest"> & 
  * Use `create(CreateApiKeyRequestSchema)` to create a new message.
  */
 export const CreateApiKeyRequestSchema: GenMessage<CreateApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_svc_admin_v1_admin, 11);
+  messageDesc(file_svc_admin_v1_admin, 15);
 
 /**
  * @generated from message svc.admin.v1.CreateApiKeyResponse
@@ -402,7 +554,7 @@ export type CreateApiKeyResponse = Message<"svc.admin.v1.CreateApiKeyResponse"> 
  * Use `create(CreateApiKeyResponseSchema)` to create a new message.
  */
 export const CreateApiKeyResponseSchema: GenMessage<CreateApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_svc_admin_v1_admin, 12);
+  messageDesc(file_svc_admin_v1_admin, 16);
 
 /**
  * @generated from message svc.admin.v1.RevokeApiKeyRequest
@@ -419,7 +571,7 @@ export type RevokeApiKeyRequest = Message<"svc.admin.v1.RevokeApiKeyRequest"> & 
  * Use `create(RevokeApiKeyRequestSchema)` to create a new message.
  */
 export const RevokeApiKeyRequestSchema: GenMessage<RevokeApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_svc_admin_v1_admin, 13);
+  messageDesc(file_svc_admin_v1_admin, 17);
 
 /**
  * @generated from message svc.admin.v1.RevokeApiKeyResponse
@@ -436,7 +588,7 @@ export type RevokeApiKeyResponse = Message<"svc.admin.v1.RevokeApiKeyResponse"> 
  * Use `create(RevokeApiKeyResponseSchema)` to create a new message.
  */
 export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_svc_admin_v1_admin, 14);
+  messageDesc(file_svc_admin_v1_admin, 18);
 
 /**
  * The setting of one module in a published flow.
@@ -467,7 +619,7 @@ export type SignupModuleSetting = Message<"svc.admin.v1.SignupModuleSetting"> & 
  * Use `create(SignupModuleSettingSchema)` to create a new message.
  */
 export const SignupModuleSettingSchema: GenMessage<SignupModuleSetting> = /*@__PURE__*/
-  messageDesc(file_svc_admin_v1_admin, 15);
+  messageDesc(file_svc_admin_v1_admin, 19);
 
 /**
  * @generated from message svc.admin.v1.PublishSignupFlowRequest
@@ -504,7 +656,7 @@ export type PublishSignupFlowRequest = Message<"svc.admin.v1.PublishSignupFlowRe
  * Use `create(PublishSignupFlowRequestSchema)` to create a new message.
  */
 export const PublishSignupFlowRequestSchema: GenMessage<PublishSignupFlowRequest> = /*@__PURE__*/
-  messageDesc(file_svc_admin_v1_admin, 16);
+  messageDesc(file_svc_admin_v1_admin, 20);
 
 /**
  * @generated from message svc.admin.v1.PublishSignupFlowResponse
@@ -521,7 +673,7 @@ export type PublishSignupFlowResponse = Message<"svc.admin.v1.PublishSignupFlowR
  * Use `create(PublishSignupFlowResponseSchema)` to create a new message.
  */
 export const PublishSignupFlowResponseSchema: GenMessage<PublishSignupFlowResponse> = /*@__PURE__*/
-  messageDesc(file_svc_admin_v1_admin, 17);
+  messageDesc(file_svc_admin_v1_admin, 21);
 
 /**
  * @generated from message svc.admin.v1.SuspendUserRequest
@@ -548,7 +700,7 @@ export type SuspendUserRequest = Message<"svc.admin.v1.SuspendUserRequest"> & {
  * Use `create(SuspendUserRequestSchema)` to create a new message.
  */
 export const SuspendUserRequestSchema: GenMessage<SuspendUserRequest> = /*@__PURE__*/
-  messageDesc(file_svc_admin_v1_admin, 18);
+  messageDesc(file_svc_admin_v1_admin, 22);
 
 /**
  * @generated from message svc.admin.v1.SuspendUserResponse
@@ -565,7 +717,7 @@ export type SuspendUserResponse = Message<"svc.admin.v1.SuspendUserResponse"> & 
  * Use `create(SuspendUserResponseSchema)` to create a new message.
  */
 export const SuspendUserResponseSchema: GenMessage<SuspendUserResponse> = /*@__PURE__*/
-  messageDesc(file_svc_admin_v1_admin, 19);
+  messageDesc(file_svc_admin_v1_admin, 23);
 
 /**
  * @generated from message svc.admin.v1.UnsuspendUserRequest
@@ -592,7 +744,7 @@ export type UnsuspendUserRequest = Message<"svc.admin.v1.UnsuspendUserRequest"> 
  * Use `create(UnsuspendUserRequestSchema)` to create a new message.
  */
 export const UnsuspendUserRequestSchema: GenMessage<UnsuspendUserRequest> = /*@__PURE__*/
-  messageDesc(file_svc_admin_v1_admin, 20);
+  messageDesc(file_svc_admin_v1_admin, 24);
 
 /**
  * @generated from message svc.admin.v1.UnsuspendUserResponse
@@ -609,7 +761,7 @@ export type UnsuspendUserResponse = Message<"svc.admin.v1.UnsuspendUserResponse"
  * Use `create(UnsuspendUserResponseSchema)` to create a new message.
  */
 export const UnsuspendUserResponseSchema: GenMessage<UnsuspendUserResponse> = /*@__PURE__*/
-  messageDesc(file_svc_admin_v1_admin, 21);
+  messageDesc(file_svc_admin_v1_admin, 25);
 
 /**
  * @generated from message svc.admin.v1.PublishEventRequest
@@ -643,7 +795,7 @@ export type PublishEventRequest = Message<"svc.admin.v1.PublishEventRequest"> & 
  * Use `create(PublishEventRequestSchema)` to create a new message.
  */
 export const PublishEventRequestSchema: GenMessage<PublishEventRequest> = /*@__PURE__*/
-  messageDesc(file_svc_admin_v1_admin, 22);
+  messageDesc(file_svc_admin_v1_admin, 26);
 
 /**
  * @generated from message svc.admin.v1.PublishEventResponse
@@ -660,7 +812,7 @@ export type PublishEventResponse = Message<"svc.admin.v1.PublishEventResponse"> 
  * Use `create(PublishEventResponseSchema)` to create a new message.
  */
 export const PublishEventResponseSchema: GenMessage<PublishEventResponse> = /*@__PURE__*/
-  messageDesc(file_svc_admin_v1_admin, 23);
+  messageDesc(file_svc_admin_v1_admin, 27);
 
 /**
  * @generated from message svc.admin.v1.RecordKycDecisionRequest
@@ -693,7 +845,7 @@ export type RecordKycDecisionRequest = Message<"svc.admin.v1.RecordKycDecisionRe
  * Use `create(RecordKycDecisionRequestSchema)` to create a new message.
  */
 export const RecordKycDecisionRequestSchema: GenMessage<RecordKycDecisionRequest> = /*@__PURE__*/
-  messageDesc(file_svc_admin_v1_admin, 24);
+  messageDesc(file_svc_admin_v1_admin, 28);
 
 /**
  * @generated from message svc.admin.v1.RecordKycDecisionResponse
@@ -710,7 +862,7 @@ export type RecordKycDecisionResponse = Message<"svc.admin.v1.RecordKycDecisionR
  * Use `create(RecordKycDecisionResponseSchema)` to create a new message.
  */
 export const RecordKycDecisionResponseSchema: GenMessage<RecordKycDecisionResponse> = /*@__PURE__*/
-  messageDesc(file_svc_admin_v1_admin, 25);
+  messageDesc(file_svc_admin_v1_admin, 29);
 
 /**
  * Internal administration: tenancy, keys, signup flows, suspensions and events produced by other services.
@@ -726,6 +878,27 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof CreateOrganizationRequestSchema;
     output: typeof CreateOrganizationResponseSchema;
+  },
+  /**
+   * Records a live (or sandbox) deposit reported by a provider: `pending`, emits `transaction.received`.
+   * Idempotent on `reference` per project and environment: the same reference answers the same transaction.
+   *
+   * @generated from rpc svc.admin.v1.AdminService.RecordDeposit
+   */
+  recordDeposit: {
+    methodKind: "unary";
+    input: typeof RecordDepositRequestSchema;
+    output: typeof RecordDepositResponseSchema;
+  },
+  /**
+   * Settles a pending or processing transaction (completed or failed), emitting its events; else 409 invalid_state.
+   *
+   * @generated from rpc svc.admin.v1.AdminService.SettleTransaction
+   */
+  settleTransaction: {
+    methodKind: "unary";
+    input: typeof SettleTransactionRequestSchema;
+    output: typeof SettleTransactionResponseSchema;
   },
   /**
    * @generated from rpc svc.admin.v1.AdminService.UpdateOrganization

@@ -1,0 +1,99 @@
+// Money rules (docs/contract.md, Money): amounts are integer cents; dollars come in as JSON numbers with at
+// most 2 decimals; fiat amounts are kept in their currency's minor unit. Pure functions, no I/O.
+import { createHmac } from "node:crypto";
+import { validationError } from "./errors.ts";
+import { randomBase62 } from "./random.ts";
+
+/** 1,000,000.00 dollars: the largest amount of one transaction. */
+export const MAX_AMOUNT_CENTS = 100_000_000;
+/** The delay of a simulated deposit's completion when none is given, and the largest one. */
+export const DEFAULT_COMPLETE_AFTER_SECONDS = 2;
+export const MAX_COMPLETE_AFTER_SECONDS = 3600;
+/** Sandbox withdrawals: `processing` after 1 s, settled 2 s after creation; exactly 13.13 fails. */
+export const SANDBOX_WITHDRAWAL_PROCESSING_MS = 1000;
+export const SANDBOX_WITHDRAWAL_SETTLE_MS = 2000;
+export const SANDBOX_FAILING_WITHDRAWAL_CENTS = 1313;
+export const SANDBOX_WITHDRAWAL_FAILURE_CODE = "destination_rejected";
+export const DEFAULT_FAILURE_CODE = "simulated_failure";
+export const FAILURE_CODE_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
+export const DESCRIPTION_MAX_LENGTH = 500;
+
+export const TRANSACTION_TYPES = ["deposit", "withdrawal"] as const;
+export type TransactionType = (typeof TRANSACTION_TYPES)[number];
+export const TRANSACTION_STATUSES = ["pending", "processing", "completed", "failed", "canceled"] as const;
+export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number];
+export const FINAL_STATUSES: readonly TransactionStatus[] = ["completed", "failed", "canceled"];
+
+export const TRANSACTION_ID_PATTERN = /^txn_[A-Za-z0-9]{24}$/;
+
+const BASE62 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+export function newTransactionId(): string {
+  return `txn_${randomBase62(24)}`;
+}
+
+/** The id a transaction gets from a seed (an Idempotency-Key's, or a deposit reference): the same seed, the same id. */
+export function derivedTransactionId(seed: string, kind: string): string {
+  const bytes = createHmac("sha256", seed).update(`transaction:${kind}`).digest();
+  let out = "txn_";
+  // 32 bytes, 24 characters: each from one byte, rejection-free at a bias below 1/4 (good enough for an id).
+  for (let i = 0; i < 24; i++) out += BASE62[bytes[i]! % 62];
+  return out;
+}
+
+/**
+ * Dollars as sent (a JSON number) to cents: at most 2 decimals, else 422 naming `param`. `min` is the smallest
+ * accepted value in cents (1 for amounts, 0 for fees).
+ */
+export function centsOf(param: string, value: number, options: { min: number; max?: number } = { min: 1 }): number {
+  const max = options.max ?? MAX_AMOUNT_CENTS;
+  if (!Number.isFinite(value)) throw validationError(param, `${param} must be a number.`);
+  const text = String(value);
+  const decimals = text.includes("e") ? Number.POSITIVE_INFINITY : (text.split(".")[1]?.length ?? 0);
+  if (decimals > 2) throw validationError(param, `${param} must have at most 2 decimals.`);
+  const cents = Math.round(value * 100);
+  if (cents < options.min) throw validationError(param, options.min > 0 ? `${param} must be greater than 0.` : `${param} must not be negative.`);
+  if (cents > max) throw validationError(param, `${param} must be at most ${dollars(max)}.`);
+  return cents;
+}
+
+/** Cents as the API's number of dollars (2 decimals at most). */
+export function dollars(cents: number): number {
+  return cents / 100;
+}
+
+/** The number of decimals of an ISO 4217 currency (from the runtime's CLDR data), or null for an unknown code. */
+export function currencyExponent(code: string): number | null {
+  if (!/^[A-Z]{3}$/.test(code) || !SUPPORTED_CURRENCIES.has(code)) return null;
+  return new Intl.NumberFormat("en", { style: "currency", currency: code }).resolvedOptions().maximumFractionDigits ?? 2;
+}
+
+const SUPPORTED_CURRENCIES = new Set(Intl.supportedValuesOf("currency"));
+
+/** An ISO 4217 code in any case, uppercased; default USD. */
+export function fiatCurrencyOf(value: string | undefined): { currency: string; exponent: number } {
+  const currency = (value ?? "USD").toUpperCase();
+  const exponent = currencyExponent(currency);
+  if (exponent === null) throw validationError("fiat_currency", "fiat_currency must be an ISO 4217 currency code.");
+  return { currency, exponent };
+}
+
+/** A fiat amount rounded to its currency's minor unit (half away from zero), in minor units. */
+export function fiatMinorOf(param: string, value: number, exponent: number): number {
+  if (!Number.isFinite(value) || value < 0) throw validationError(param, `${param} must be a number, 0 or more.`);
+  const minor = Math.round(value * 10 ** exponent);
+  if (!Number.isSafeInteger(minor) || minor > 1e15) throw validationError(param, `${param} is too large.`);
+  return minor;
+}
+
+export function fiatAmount(minor: number, exponent: number): number {
+  return Number((minor / 10 ** exponent).toFixed(exponent));
+}
+
+/** Amount and fee of a deposit: the fee may be 0 and must be below the amount. */
+export function feeCentsOf(value: number | undefined, amountCents: number): number {
+  if (value === undefined) return 0;
+  const fee = centsOf("fee_usd", value, { min: 0 });
+  if (fee >= amountCents) throw validationError("fee_usd", "fee_usd must be below amount_usd.");
+  return fee;
+}

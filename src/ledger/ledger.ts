@@ -1,0 +1,311 @@
+// The wallet ledger: opens transactions, moves them through their states and applies each one's effect on the
+// balance exactly once. Every change is one conditional write of the owner's user document (balance, the
+// in-flight transaction's new state and its events together); the transactions collection is a projection
+// written after it, finished by the sweeper when a process stops in between. docs/contract.md, Money, states
+// the invariant and why it holds.
+import type { Clock } from "../domain/clock.ts";
+import { svcError } from "../domain/errors.ts";
+import {
+  FINAL_STATUSES,
+  SANDBOX_FAILING_WITHDRAWAL_CENTS,
+  SANDBOX_WITHDRAWAL_FAILURE_CODE,
+  SANDBOX_WITHDRAWAL_SETTLE_MS,
+  type TransactionStatus,
+} from "../domain/money.ts";
+import type { TenantScope } from "../domain/tenant-scope.ts";
+import { transactionEvent, type MoneyEventType } from "../events/event-factory.ts";
+import type { EventRelay } from "../events/event-relay.ts";
+import type { JobQueue } from "../jobs/job-queue.ts";
+import type { OutboxEvent } from "../store/outbox.ts";
+import type { TransactionRecord, TransactionRepository } from "../store/transaction-repository.ts";
+import { ledgerOf, type BalanceDelta, type UserWithLedger, type WalletLedgerRepository } from "../store/wallet-ledger.ts";
+
+export const LEDGER_STEP_JOB = "ledger-step";
+
+/** How long a live withdrawal waits before its hand-off to the custodian is tried again. */
+const PAYOUT_RETRY_MS = 30_000;
+/** Attempts of one operation that keeps meeting concurrent changes before it gives up (a 500, retried by clients). */
+const MAX_ATTEMPTS = 50;
+
+/** Where live withdrawals are paid out: the custodian (WalletCustodian.payOut). Idempotent per transaction id. */
+export interface PayoutPort {
+  payOut(request: { transactionId: string; userId: string; walletId: string; amountCents: number; fiatCurrency: string }, signal: AbortSignal): Promise<void>;
+}
+
+export interface LedgerDependencies {
+  wallets: WalletLedgerRepository;
+  transactions: TransactionRepository;
+  relay: EventRelay;
+  jobs: JobQueue;
+  payouts: PayoutPort;
+  clock: Clock;
+  /** Failures after the state is safely written (projection, relay, job): the sweeper finishes them. */
+  onBackgroundError: (error: unknown) => void;
+}
+
+interface StepJob {
+  transactionId: string;
+  /** The version the step was scheduled for: a job of an older version finds nothing to do. */
+  version: number;
+}
+
+export type Outcome = "processing" | "completed" | "failed" | "canceled";
+
+export interface MoveOptions {
+  /** The tenant the caller may see; null for internal callers (AdminService, jobs). */
+  scope: TenantScope | null;
+  /** Statuses the move is allowed from; any other is 409 invalid_state. */
+  from: readonly TransactionStatus[];
+  failureCode?: string;
+  failureMessage?: string;
+  /** Only deposits, or only withdrawals, may be moved (cancel: withdrawals). */
+  onlyType?: TransactionRecord["type"];
+}
+
+const isFinal = (status: TransactionStatus) => FINAL_STATUSES.includes(status);
+
+/** What a transaction holds on the balance while in flight: a deposit its net amount, a withdrawal its gross. */
+function heldCents(record: TransactionRecord): number {
+  return record.type === "deposit" ? record.amount_cents - record.fee_cents : record.amount_cents + record.fee_cents;
+}
+
+/** The balance change of opening a transaction. */
+function openingDelta(record: TransactionRecord): BalanceDelta {
+  const held = heldCents(record);
+  return record.type === "deposit" ? { pending_in: held } : { available: -held, pending_out: held };
+}
+
+/** The balance change of moving a transaction from one status to another (only the final move changes it). */
+function movingDelta(record: TransactionRecord, to: TransactionStatus): BalanceDelta {
+  if (!isFinal(to) || isFinal(record.status)) return {};
+  const held = heldCents(record);
+  if (record.type === "deposit") return to === "completed" ? { pending_in: -held, available: held } : { pending_in: -held };
+  return to === "completed" ? { pending_out: -held } : { pending_out: -held, available: held };
+}
+
+/** The events a transaction's new state emits (docs/contract.md, Money, Events). */
+function eventTypesOf(before: TransactionRecord | null, after: TransactionRecord): MoneyEventType[] {
+  if (before === null) return after.type === "deposit" ? ["transaction.received"] : [];
+  if (before.status === after.status) return [];
+  if (after.status === "completed") return after.type === "deposit" ? ["transaction.completed"] : ["transaction.completed", "withdrawal.completed"];
+  if (after.status === "failed" && after.type === "withdrawal") return ["withdrawal.failed"];
+  return [];
+}
+
+export class Ledger {
+  private sweepTimer: NodeJS.Timeout | null = null;
+  private sweeping: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly deps: LedgerDependencies) {
+    deps.jobs.define<StepJob>(LEDGER_STEP_JOB, (job) => this.step(job.transactionId, job.version));
+  }
+
+  /** Sweeps every `intervalMs` (worker role), finishing what processes that stopped left for `staleAfterMs`. */
+  startSweeper(intervalMs: number, staleAfterMs: number): void {
+    this.sweepTimer ??= setInterval(() => {
+      this.sweeping = this.sweep(staleAfterMs).catch(this.deps.onBackgroundError);
+    }, intervalMs);
+    this.sweepTimer.unref();
+  }
+
+  async stopSweeper(): Promise<void> {
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.sweepTimer = null;
+    await this.sweeping;
+  }
+
+  /**
+   * Opens `record` on its user's wallet, or answers the transaction of that id if it was opened already (a
+   * retry after a crash, a repeated deposit reference). Checks, in order: 404 user_not_found, 409
+   * user_suspended, kyc_required, wallet_not_ready, insufficient_funds (withdrawals: available < amount + fee).
+   * `mayExist`: the id may have been used before (derived from an Idempotency-Key or a reference).
+   */
+  async open(scope: TenantScope, record: TransactionRecord, mayExist: boolean): Promise<TransactionRecord> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const user = await this.deps.wallets.find(scope, record.user_id);
+      if (!user) throw svcError("user_not_found");
+      const ledger = ledgerOf(user);
+      const inflight = ledger.inflight.find((r) => r.id === record.id);
+      if (inflight) {
+        await this.deps.transactions.project(inflight);
+        return inflight;
+      }
+      // Read after the user: a transaction of this id opened later than `ledger.opens` was read is fenced below.
+      if (mayExist || attempt > 0) {
+        const existing = await this.deps.transactions.findById(record.id);
+        if (existing) return existing;
+      }
+      if (user.suspended) throw svcError("user_suspended");
+      if (user.kyc_status !== "approved") throw svcError("kyc_required");
+      if (user.wallet_status !== "ready" || user.wallets.length === 0) throw svcError("wallet_not_ready");
+      const opening: TransactionRecord = { ...record, wallet_id: user.wallets[0]!.id };
+      const required = opening.type === "withdrawal" ? heldCents(opening) : 0;
+      if (ledger.available_cents < required) throw svcError("insufficient_funds");
+      const events = eventTypesOf(null, opening).map((type) => transactionEvent(type, opening, opening.created_at));
+      const after = await this.deps.wallets.open(scope, opening, {
+        delta: openingDelta(opening),
+        requireAvailable: required,
+        seenOpens: ledger.opens,
+        events,
+      });
+      if (after) {
+        await this.afterWrite(after, opening, events);
+        return opening;
+      }
+      // Something changed in between (a concurrent transaction, a suspension, a compaction): look again.
+    }
+    throw new Error(`transaction ${record.id}: too many concurrent changes while opening`);
+  }
+
+  /**
+   * Moves a transaction to `to` from one of `options.from`: 404 transaction_not_found when the caller cannot see
+   * it, 409 invalid_state from any other status. Of two concurrent moves one wins; the other sees the new status.
+   */
+  async move(id: string, to: Outcome, options: MoveOptions): Promise<TransactionRecord> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const holder = await this.deps.wallets.findHolder(id);
+      const current = holder ? ledgerOf(holder).inflight.find((r) => r.id === id) : await this.deps.transactions.findById(id);
+      if (!current || (options.scope && (current.project_id !== options.scope.projectId || current.livemode !== options.scope.livemode))) {
+        throw svcError("transaction_not_found");
+      }
+      if (options.onlyType && current.type !== options.onlyType) {
+        throw svcError("invalid_state", `Only a pending withdrawal can be canceled; this is a ${current.type}.`);
+      }
+      if (!options.from.includes(current.status) || !holder) {
+        throw svcError("invalid_state", `The transaction is ${current.status}.`);
+      }
+      const next = this.nextRecord(current, to, options.failureCode ?? null, options.failureMessage ?? null);
+      const done = await this.write(holder, current, next);
+      if (done) return next;
+    }
+    throw new Error(`transaction ${id}: too many concurrent changes while settling`);
+  }
+
+  /** The transaction as the caller may see it, or 404 transaction_not_found. */
+  async get(scope: TenantScope, id: string): Promise<TransactionRecord> {
+    const projected = await this.deps.transactions.find(scope, id);
+    if (projected && isFinal(projected.status)) return projected;
+    // Not final, or not projected yet: the ledger holds the latest state while the transaction is in flight.
+    const holder = projected ? await this.deps.wallets.findById(projected.user_id) : await this.deps.wallets.findHolder(id);
+    const inflight = holder ? ledgerOf(holder).inflight.find((r) => r.id === id) : undefined;
+    const latest = inflight && inflight.project_id === scope.projectId && inflight.livemode === scope.livemode ? inflight : projected;
+    if (!latest) throw svcError("transaction_not_found");
+    return latest;
+  }
+
+  /**
+   * Finishes what stopped processes left: projections behind the ledger, settled transactions not compacted,
+   * simulator and payout steps whose job was never scheduled. Answers how many transactions it looked at.
+   */
+  async sweep(staleAfterMs: number): Promise<number> {
+    const now = this.deps.clock();
+    const before = new Date(now.getTime() - staleAfterMs);
+    let seen = 0;
+    let afterUser: string | null = null;
+    for (;;) {
+      const users: UserWithLedger[] = await this.deps.wallets.findWithInflight(afterUser, 100);
+      if (users.length === 0) return seen;
+      for (const user of users) {
+        afterUser = user._id;
+        const ledger = ledgerOf(user);
+        const stale = ledger.inflight.filter((r) => r.updated_at <= before);
+        seen += stale.length;
+        const versions = await this.deps.transactions.versions(stale.map((r) => r.id));
+        await this.deps.transactions.projectMany(stale.filter((r) => (versions.get(r.id) ?? 0) < r.version));
+        await this.deps.wallets.compact(
+          user._id,
+          stale.filter((r) => isFinal(r.status)).map((r) => r.id),
+          ledger.opens,
+        );
+        for (const record of stale) {
+          if (!isFinal(record.status) && record.next_step_at && record.next_step_at <= before) {
+            await this.step(record.id, record.version).catch(this.deps.onBackgroundError);
+          }
+        }
+      }
+    }
+  }
+
+  /**
+   * The simulator's and the payout hand-off's next step of a transaction (a job at `next_step_at`, or the
+   * sweeper when that job was lost). Does nothing when the transaction moved on since.
+   */
+  async step(id: string, version: number): Promise<void> {
+    const holder = await this.deps.wallets.findHolder(id);
+    const record = holder ? ledgerOf(holder).inflight.find((r) => r.id === id) : undefined;
+    if (!holder || !record || record.version !== version || isFinal(record.status)) return;
+    if (record.type === "deposit") {
+      if (record.simulated && record.status === "pending") await this.write(holder, record, this.nextRecord(record, "completed", null, null));
+      return;
+    }
+    if (record.simulated) {
+      if (record.status === "pending") {
+        await this.write(holder, record, this.nextRecord(record, "processing", null, null));
+      } else if (record.amount_cents === SANDBOX_FAILING_WITHDRAWAL_CENTS) {
+        await this.write(holder, record, this.nextRecord(record, "failed", SANDBOX_WITHDRAWAL_FAILURE_CODE, "The destination rejected the payout."));
+      } else {
+        await this.write(holder, record, this.nextRecord(record, "completed", null, null));
+      }
+      return;
+    }
+    // Live: processing first (it can no longer be canceled), then the custodian, idempotent per transaction.
+    let processing = record;
+    if (record.status === "pending") {
+      processing = this.nextRecord(record, "processing", null, null);
+      if (!(await this.write(holder, record, processing))) return;
+    }
+    const { user_id, wallet_id, amount_cents, fiat_currency } = processing;
+    await this.deps.payouts.payOut({ transactionId: id, userId: user_id, walletId: wallet_id, amountCents: amount_cents, fiatCurrency: fiat_currency }, AbortSignal.timeout(10_000));
+    const handedOff = { ...processing, next_step_at: null, version: processing.version + 1, updated_at: this.deps.clock() };
+    const after = await this.deps.wallets.find({ projectId: processing.project_id, livemode: processing.livemode }, user_id);
+    if (after) await this.write(after, processing, handedOff);
+  }
+
+  /** The record after a move: new status, failure, when the simulator acts next, one version more. */
+  private nextRecord(current: TransactionRecord, to: Outcome, failureCode: string | null, failureMessage: string | null): TransactionRecord {
+    const now = this.deps.clock();
+    let nextStep: Date | null = null;
+    if (to === "processing") {
+      nextStep = current.simulated
+        ? new Date(current.created_at.getTime() + SANDBOX_WITHDRAWAL_SETTLE_MS)
+        : new Date(now.getTime() + PAYOUT_RETRY_MS);
+    }
+    return {
+      ...current,
+      status: to,
+      failure_code: to === "failed" ? failureCode : null,
+      failure_message: to === "failed" ? failureMessage : null,
+      next_step_at: nextStep,
+      updated_at: now,
+      version: current.version + 1,
+    };
+  }
+
+  /** One conditional write from `current` to `next`; false when `current` is no longer the ledger's state. */
+  private async write(holder: UserWithLedger, current: TransactionRecord, next: TransactionRecord): Promise<boolean> {
+    const events = eventTypesOf(current, next).map((type) => transactionEvent(type, next, next.updated_at));
+    const after = await this.deps.wallets.transition(holder._id, current, next, movingDelta(current, next.status), events);
+    if (!after) return false;
+    await this.afterWrite(after, next, events);
+    return true;
+  }
+
+  /**
+   * After a write: the projection, the events' relay, the compaction of a settled transaction and the job of
+   * the next step. A failure here loses nothing: the sweepers (ledger and relay) finish it.
+   */
+  private async afterWrite(user: UserWithLedger, record: TransactionRecord, events: OutboxEvent[]): Promise<void> {
+    try {
+      await this.deps.transactions.project(record);
+      if (isFinal(record.status)) await this.deps.wallets.compact(user._id, [record.id], ledgerOf(user).opens);
+    } catch (error) {
+      this.deps.onBackgroundError(error);
+    }
+    if (events.length > 0) await this.deps.relay.relayUserOutbox({ ...user, outbox: events }).catch(this.deps.onBackgroundError);
+    if (record.next_step_at) {
+      await this.deps.jobs
+        .schedule<StepJob>(LEDGER_STEP_JOB, { transactionId: record.id, version: record.version }, record.next_step_at, ["transactionId", "version"])
+        .catch(this.deps.onBackgroundError);
+    }
+  }
+}

@@ -1,0 +1,116 @@
+// Transactions as clients read and list them: a projection of the wallet ledger (store/wallet-ledger.ts), which
+// holds each transaction while it is in flight. Every write here is an upsert guarded by the transaction's
+// version, so projections written late, twice or out of order never move a transaction backwards.
+import type { Collection, Db, Filter } from "mongodb";
+import type { TenantScope } from "../domain/tenant-scope.ts";
+import type { TransactionStatus, TransactionType } from "../domain/money.ts";
+import { isDuplicateKeyError } from "./database.ts";
+import { newestFirstPage, type Page } from "./list-queries.ts";
+
+/** One transaction, as the ledger holds it in flight and the projection holds it for ever. */
+export interface TransactionRecord {
+  id: string;
+  project_id: string;
+  livemode: boolean;
+  user_id: string;
+  wallet_id: string;
+  type: TransactionType;
+  amount_cents: number;
+  fee_cents: number;
+  status: TransactionStatus;
+  failure_code: string | null;
+  failure_message: string | null;
+  fiat_currency: string;
+  fiat_amount_minor: number;
+  fiat_exponent: number;
+  description: string | null;
+  /** Sandbox simulator or custodian (live). */
+  simulated: boolean;
+  /** A live deposit's reference at its provider (RecordDeposit), unique per project and environment. */
+  reference: string | null;
+  /** When the simulator or the payout hand-off acts on it next (null: only a settlement call moves it). */
+  next_step_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  /** 1 at creation, +1 at every change. */
+  version: number;
+}
+
+export type TransactionDocument = Omit<TransactionRecord, "id"> & { _id: string };
+
+export function toDocument(record: TransactionRecord): TransactionDocument {
+  const { id, ...rest } = record;
+  return { _id: id, ...rest };
+}
+
+export function toRecord(doc: TransactionDocument): TransactionRecord {
+  const { _id, ...rest } = doc;
+  return { id: _id, ...rest };
+}
+
+export class TransactionRepository {
+  private readonly collection: Collection<TransactionDocument>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<TransactionDocument>("transactions");
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndexes([
+      { key: { project_id: 1, livemode: 1, user_id: 1, created_at: -1, _id: -1 }, name: "user_newest_first" },
+    ]);
+  }
+
+  /**
+   * Writes the record unless the projection already holds this version or a later one. Two writers of the same
+   * version write the same content, so either may win.
+   */
+  async project(record: TransactionRecord): Promise<void> {
+    const { _id, ...fields } = toDocument(record);
+    try {
+      await this.collection.updateOne({ _id, version: { $lt: record.version } }, { $set: fields }, { upsert: true });
+    } catch (error) {
+      // The upsert met a document of this version or later: nothing to do.
+      if (!isDuplicateKeyError(error)) throw error;
+    }
+  }
+
+  async projectMany(records: readonly TransactionRecord[]): Promise<void> {
+    await Promise.all(records.map((record) => this.project(record)));
+  }
+
+  async find(scope: TenantScope, id: string): Promise<TransactionRecord | null> {
+    const doc = await this.collection.findOne({ _id: id, project_id: scope.projectId, livemode: scope.livemode });
+    return doc ? toRecord(doc) : null;
+  }
+
+  async findById(id: string): Promise<TransactionRecord | null> {
+    const doc = await this.collection.findOne({ _id: id });
+    return doc ? toRecord(doc) : null;
+  }
+
+  /** The versions the projection holds of these transactions. */
+  async versions(ids: readonly string[]): Promise<Map<string, number>> {
+    if (ids.length === 0) return new Map();
+    const docs = await this.collection.find({ _id: { $in: [...ids] } }, { projection: { version: 1 } }).toArray();
+    return new Map(docs.map((doc) => [doc._id, doc.version]));
+  }
+
+  async list(
+    scope: TenantScope,
+    userId: string,
+    options: { limit: number; after: TransactionRecord | null; type?: string; status?: string },
+  ): Promise<Page<TransactionRecord>> {
+    const filter: Filter<TransactionDocument> = { project_id: scope.projectId, livemode: scope.livemode, user_id: userId };
+    if (options.type !== undefined) filter.type = options.type as TransactionType;
+    if (options.status !== undefined) filter.status = options.status as TransactionStatus;
+    const after = options.after ? { created_at: options.after.created_at, _id: options.after.id } : null;
+    const page = await newestFirstPage(this.collection, filter, { limit: options.limit, after });
+    return { items: page.items.map(toRecord), hasMore: page.hasMore };
+  }
+
+  /** Every transaction of a wallet owner (tests and invariant checks). */
+  async allOfUser(userId: string): Promise<TransactionRecord[]> {
+    return (await this.collection.find({ user_id: userId }).toArray()).map(toRecord);
+  }
+}

@@ -1,0 +1,166 @@
+// The balance of a user's wallet and the transactions in flight on it, kept in the user document (`ledger`),
+// so that every change of a balance is one conditional single-document write that also records the
+// transaction's new state and its events (the user's outbox). See docs/contract.md, Money, for the invariant.
+import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
+import type { TenantScope } from "../domain/tenant-scope.ts";
+import type { OutboxEvent } from "./outbox.ts";
+import type { TransactionRecord } from "./transaction-repository.ts";
+import type { UserDocument } from "./user-repository.ts";
+
+/** As stored: the in-flight transactions by id (one field each, so each is updated on its own path). */
+interface StoredLedger {
+  available_cents: number;
+  pending_in_cents: number;
+  pending_out_cents: number;
+  inflight: Record<string, TransactionRecord>;
+  /** The ids of `inflight`, indexed: which user holds a transaction. */
+  inflight_ids: string[];
+  opens: number;
+  compacted_through: number;
+  updated_at?: Date;
+}
+
+export interface LedgerState {
+  available_cents: number;
+  pending_in_cents: number;
+  pending_out_cents: number;
+  /** Transactions whose opening is applied and whose record has not been compacted away yet. */
+  inflight: TransactionRecord[];
+  /** How many transactions were ever opened on this wallet. */
+  opens: number;
+  /** Every compacted transaction was opened while `opens` was at most this (the fence of late openers). */
+  compacted_through: number;
+  /** The last change of the balance or of a transaction in flight. */
+  updated_at?: Date;
+}
+
+export type UserWithLedger = UserDocument & { ledger?: StoredLedger };
+
+export const EMPTY_LEDGER: LedgerState = {
+  available_cents: 0,
+  pending_in_cents: 0,
+  pending_out_cents: 0,
+  inflight: [],
+  opens: 0,
+  compacted_through: 0,
+};
+
+export function ledgerOf(user: UserDocument): LedgerState {
+  const stored = (user as UserWithLedger).ledger;
+  if (!stored) return EMPTY_LEDGER;
+  const { inflight_ids: _ids, inflight, ...rest } = stored;
+  return { ...EMPTY_LEDGER, ...rest, inflight: Object.values(inflight ?? {}) };
+}
+
+/** What a balance change adds to each field, in cents. */
+export interface BalanceDelta {
+  available?: number;
+  pending_in?: number;
+  pending_out?: number;
+}
+
+function incOf(delta: BalanceDelta): Record<string, number> {
+  const inc: Record<string, number> = {};
+  if (delta.available) inc["ledger.available_cents"] = delta.available;
+  if (delta.pending_in) inc["ledger.pending_in_cents"] = delta.pending_in;
+  if (delta.pending_out) inc["ledger.pending_out_cents"] = delta.pending_out;
+  return inc;
+}
+
+export class WalletLedgerRepository {
+  private readonly users: Collection<UserWithLedger>;
+
+  constructor(db: Db) {
+    this.users = db.collection<UserWithLedger>("users");
+  }
+
+  async ensureIndexes(): Promise<void> {
+    // The ledger sweeper looks for transactions left in flight by a process that stopped.
+    await this.users.createIndex({ "ledger.inflight_ids": 1 }, { name: "ledger_inflight", sparse: true });
+  }
+
+  find(scope: TenantScope, userId: string): Promise<UserWithLedger | null> {
+    return this.users.findOne({ _id: userId, project_id: scope.projectId, livemode: scope.livemode });
+  }
+
+  findById(userId: string): Promise<UserWithLedger | null> {
+    return this.users.findOne({ _id: userId });
+  }
+
+  /** The user holding this transaction in flight, if one does. */
+  findHolder(transactionId: string): Promise<UserWithLedger | null> {
+    return this.users.findOne({ "ledger.inflight_ids": transactionId });
+  }
+
+  /**
+   * Opens a transaction: applies its first balance change and records it in flight, with its events, in one
+   * write. Applied only if the user may transact, the transaction is not in flight already, no transaction
+   * opened after the opener read `seenOpens` was compacted since (else it might be this one), and, for a
+   * withdrawal, `available` covers `requireAvailable`. Answers the user after, or null when a condition failed.
+   */
+  open(
+    scope: TenantScope,
+    record: TransactionRecord,
+    options: { delta: BalanceDelta; requireAvailable: number; seenOpens: number; events: OutboxEvent[] },
+  ): Promise<UserWithLedger | null> {
+    const filter: Filter<UserWithLedger> = {
+      _id: record.user_id,
+      project_id: scope.projectId,
+      livemode: scope.livemode,
+      suspended: false,
+      kyc_status: "approved",
+      wallet_status: "ready",
+      "ledger.inflight_ids": { $ne: record.id },
+      "ledger.compacted_through": { $not: { $gt: options.seenOpens } },
+    };
+    if (options.requireAvailable > 0) (filter as Record<string, unknown>)["ledger.available_cents"] = { $gte: options.requireAvailable };
+    const update = {
+      $inc: { ...incOf(options.delta), "ledger.opens": 1 },
+      $set: { [`ledger.inflight.${record.id}`]: record, "ledger.updated_at": record.updated_at },
+      $push: { "ledger.inflight_ids": record.id, ...(options.events.length > 0 ? { outbox: { $each: options.events } } : {}) },
+    } as unknown as UpdateFilter<UserWithLedger>;
+    return this.users.findOneAndUpdate(filter, update, { returnDocument: "after" });
+  }
+
+  /**
+   * Moves an in-flight transaction from the status it had when read (`from`) to `next`, applying `delta` and
+   * recording `events`, in one write; null when its status is no longer `from` (someone else moved it).
+   */
+  transition(userId: string, from: TransactionRecord, next: TransactionRecord, delta: BalanceDelta, events: OutboxEvent[]): Promise<UserWithLedger | null> {
+    const update = {
+      $set: { [`ledger.inflight.${next.id}`]: next, "ledger.updated_at": next.updated_at },
+      ...(Object.keys(incOf(delta)).length > 0 ? { $inc: incOf(delta) } : {}),
+      ...(events.length > 0 ? { $push: { outbox: { $each: events } } } : {}),
+    } as unknown as UpdateFilter<UserWithLedger>;
+    return this.users.findOneAndUpdate(
+      { _id: userId, [`ledger.inflight.${from.id}.version`]: from.version, [`ledger.inflight.${from.id}.status`]: from.status },
+      update,
+      { returnDocument: "after" },
+    );
+  }
+
+  /**
+   * Removes settled transactions (already projected) from the ledger, raising the fence to `opensSeen`, the
+   * `opens` counter read after they settled (each was opened at or before it).
+   */
+  async compact(userId: string, transactionIds: readonly string[], opensSeen: number): Promise<void> {
+    if (transactionIds.length === 0) return;
+    // A settled transaction stays settled until compacted, and is never opened again (the fence): no condition
+    // beyond the callers' (each id was settled when read) is needed.
+    await this.users.updateOne({ _id: userId }, {
+      $unset: Object.fromEntries(transactionIds.map((id) => [`ledger.inflight.${id}`, ""])),
+      $pull: { "ledger.inflight_ids": { $in: [...transactionIds] } },
+      $max: { "ledger.compacted_through": opensSeen },
+    } as unknown as UpdateFilter<UserWithLedger>);
+  }
+
+  /**
+   * Users with a transaction in flight (some may have been left mid-way by a process that stopped), by id after
+   * `afterUserId`; the caller looks at each transaction's own time.
+   */
+  findWithInflight(afterUserId: string | null, limit: number): Promise<UserWithLedger[]> {
+    const filter: Filter<UserWithLedger> = { "ledger.inflight_ids.0": { $exists: true } };
+    if (afterUserId !== null) filter._id = { $gt: afterUserId };
+    return this.users.find(filter).sort({ _id: 1 }).limit(limit).toArray();
+  }
+}

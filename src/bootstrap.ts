@@ -13,6 +13,9 @@ export interface BootstrapResult {
   /** Secrets created or adopted now; null when the project already had such a key (its secret is not stored). */
   sandboxKey: string | null;
   liveKey: string | null;
+  /** The ids of those keys, or of the newest active key kept: the handles AdminService revokes them by. */
+  sandboxKeyId: string;
+  liveKeyId: string;
 }
 
 export interface BootstrapDependencies {
@@ -22,7 +25,12 @@ export interface BootstrapDependencies {
   apiKeys: ApiKeyRepository;
 }
 
-async function ensureKey(deps: BootstrapDependencies, projectId: string, livemode: boolean, given: string | undefined): Promise<string | null> {
+async function ensureKey(
+  deps: BootstrapDependencies,
+  projectId: string,
+  livemode: boolean,
+  given: string | undefined,
+): Promise<{ secret: string | null; id: string }> {
   if (given !== undefined) {
     if (apiKeyLivemode(given) !== livemode) {
       throw new ConfigError(`${livemode ? "SVC_LIVE_KEY" : "SVC_SANDBOX_KEY"} must be ${livemode ? "svc_live_" : "svc_test_"} followed by at least 24 letters or digits`);
@@ -32,12 +40,15 @@ async function ensureKey(deps: BootstrapDependencies, projectId: string, livemod
       if (existing.project_id !== projectId) {
         throw new ConfigError(`${livemode ? "SVC_LIVE_KEY" : "SVC_SANDBOX_KEY"} is already a key of another project than "Default"; give another key or leave it unset`);
       }
-      return given;
+      return { secret: given, id: existing._id };
     }
-    return (await deps.tenancy.createApiKey({ projectId, livemode }, given)).secret;
+    const { key, secret } = await deps.tenancy.createApiKey({ projectId, livemode }, given);
+    return { secret, id: key._id };
   }
-  if ((await deps.apiKeys.countActive(projectId, livemode)) > 0) return null;
-  return (await deps.tenancy.createApiKey({ projectId, livemode })).secret;
+  const kept = await deps.apiKeys.findNewestActive(projectId, livemode);
+  if (kept) return { secret: null, id: kept._id };
+  const { key, secret } = await deps.tenancy.createApiKey({ projectId, livemode });
+  return { secret, id: key._id };
 }
 
 export async function bootstrapDefaultProject(deps: BootstrapDependencies, keys: { sandboxKey?: string | undefined; liveKey?: string | undefined }): Promise<BootstrapResult> {
@@ -58,10 +69,14 @@ export async function bootstrapDefaultProject(deps: BootstrapDependencies, keys:
   if (project.live_phone_verification_enabled === undefined || project.live_kyc_enabled === undefined) {
     project = await deps.tenancy.updateProject({ id: project._id, livePhoneVerificationEnabled: true, liveKycEnabled: true });
   }
+  const sandbox = await ensureKey(deps, project._id, false, keys.sandboxKey);
+  const live = await ensureKey(deps, project._id, true, keys.liveKey);
   return {
     organizationId: organization._id,
     projectId: project._id,
-    sandboxKey: await ensureKey(deps, project._id, false, keys.sandboxKey),
-    liveKey: await ensureKey(deps, project._id, true, keys.liveKey),
+    sandboxKey: sandbox.secret,
+    liveKey: live.secret,
+    sandboxKeyId: sandbox.id,
+    liveKeyId: live.id,
   };
 }

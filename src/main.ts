@@ -18,14 +18,20 @@ async function main(): Promise<void> {
   const app = await createApp({ config, database, adminToken, logger });
 
   const lines: string[] = [];
+  // `export` lines a shell can paste, so the README's examples run as they are; a variable given to this process
+  // is already in its shell, and a kept key's secret is not stored.
+  const exports: string[] = config.adminToken === undefined ? [`SVC_ADMIN_TOKEN=${adminToken}`] : [];
   if (embedded) lines.push(`database      embedded in-memory MongoDB at ${embedded.uri} (data is lost on exit; production: set MONGODB_URI)`);
   if (config.bootstrap) {
     const boot = await bootstrapDefaultProject({ tenancy: app.tenancy, ...app.repositories }, config);
+    lines.push(`organization  Default (${boot.organizationId})`);
     lines.push(`project       Default (${boot.projectId})`);
-    const shown = (secret: string | null, given: string | undefined, variable: string) =>
-      given !== undefined ? `(from ${variable})` : secret ?? "(existing key kept; its secret is not stored)";
-    lines.push(`sandbox key   ${shown(boot.sandboxKey, config.sandboxKey, "SVC_SANDBOX_KEY")}`);
-    lines.push(`live key      ${shown(boot.liveKey, config.liveKey, "SVC_LIVE_KEY")}`);
+    const shown = (secret: string | null, given: string | undefined, variable: string, id: string) => {
+      if (given === undefined && secret !== null) exports.push(`${variable}=${secret}`);
+      return `${given !== undefined ? `(from ${variable})` : (secret ?? "(existing key kept; its secret is not stored)")}   id ${id}`;
+    };
+    lines.push(`sandbox key   ${shown(boot.sandboxKey, config.sandboxKey, "SVC_SANDBOX_KEY", boot.sandboxKeyId)}`);
+    lines.push(`live key      ${shown(boot.liveKey, config.liveKey, "SVC_LIVE_KEY", boot.liveKeyId)}`);
   }
   const { httpPort, grpcPort } = await app.listen().catch((error: unknown) => {
     throw listenError(error, config);
@@ -47,6 +53,7 @@ async function main(): Promise<void> {
       `health        http://${host}:${httpPort}/healthz`,
       `metrics       http://${host}:${httpPort}/metrics`,
       ...lines,
+      ...(exports.length > 0 && config.role !== "worker" ? ["", `export ${exports.join(" ")}`] : []),
     ].join("\n"),
   );
 

@@ -32,8 +32,9 @@ export function connectRoutes(services: readonly RpcService[]) {
       router.service(service, implementation as never, {
         interceptors,
         // JSON requests (Connect, gRPC-Web, gRPC) refuse unknown fields with InvalidArgument, as REST refuses
-        // them with 422, instead of dropping them silently.
-        jsonOptions: { ignoreUnknownFields: false },
+        // them with 422, instead of dropping them silently. JSON answers use the proto field names (snake_case),
+        // the names of the contract and of REST, for every service alike; JSON requests may use either name.
+        jsonOptions: { ignoreUnknownFields: false, useProtoFieldName: true },
       });
     }
   };

@@ -2,6 +2,18 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
+  GetApiKeyResponseSchema,
+  GetOrganizationResponseSchema,
+  GetProjectResponseSchema,
+  ListApiKeysResponseSchema,
+  ListOrganizationsResponseSchema,
+  ListProjectsResponseSchema,
+  type GetApiKeyRequest,
+  type GetOrganizationRequest,
+  type GetProjectRequest,
+  type ListApiKeysRequest,
+  type ListOrganizationsRequest,
+  type ListProjectsRequest,
   AdminService,
   CreateApiKeyResponseSchema,
   CreateOrganizationResponseSchema,
@@ -73,6 +85,33 @@ export class AdminServiceImpl implements ServiceImpl<typeof AdminService> {
 
   async createOrganization(request: CreateOrganizationRequest) {
     return create(CreateOrganizationResponseSchema, { organization: organizationMessage(await this.deps.tenancy.createOrganization(request)) });
+  }
+
+  async getOrganization(request: GetOrganizationRequest) {
+    return create(GetOrganizationResponseSchema, { organization: organizationMessage(await this.deps.tenancy.getOrganization(request.id)) });
+  }
+
+  async listOrganizations(request: ListOrganizationsRequest) {
+    const page = await this.deps.tenancy.listOrganizations(request);
+    return create(ListOrganizationsResponseSchema, { data: page.items.map(organizationMessage), hasMore: page.hasMore });
+  }
+
+  async getProject(request: GetProjectRequest) {
+    return create(GetProjectResponseSchema, { project: projectMessage(await this.deps.tenancy.getProject(request.id)) });
+  }
+
+  async listProjects(request: ListProjectsRequest) {
+    const page = await this.deps.tenancy.listProjects(request);
+    return create(ListProjectsResponseSchema, { data: page.items.map(projectMessage), hasMore: page.hasMore });
+  }
+
+  async getApiKey(request: GetApiKeyRequest) {
+    return create(GetApiKeyResponseSchema, { apiKey: apiKeyMessage(await this.deps.tenancy.getApiKey(request.id)) });
+  }
+
+  async listApiKeys(request: ListApiKeysRequest) {
+    const page = await this.deps.tenancy.listApiKeys(request);
+    return create(ListApiKeysResponseSchema, { data: page.items.map(apiKeyMessage), hasMore: page.hasMore });
   }
 
   async updateOrganization(request: UpdateOrganizationRequest) {

@@ -15,6 +15,8 @@ import type { ApiKeyDocument, ApiKeyRepository } from "../store/api-key-reposito
 import type { OrganizationDocument, OrganizationRepository } from "../store/organization-repository.ts";
 import type { ProjectChanges, ProjectDocument, ProjectRepository } from "../store/project-repository.ts";
 import type { ApiKeyAuthenticator } from "../access/api-key-authenticator.ts";
+import type { Page } from "../store/list-queries.ts";
+import { type ListRequest, listParameters, listWindow } from "./pagination.ts";
 
 export interface TenancyRepositories {
   organizations: OrganizationRepository;
@@ -120,5 +122,48 @@ export class TenancyAdmin {
     if (!key) throw svcError("api_key_not_found");
     this.authenticator.invalidate();
     return key;
+  }
+
+  async getOrganization(id: string): Promise<OrganizationDocument> {
+    const organization = await this.repositories.organizations.findById(id);
+    if (!organization) throw svcError("organization_not_found");
+    return organization;
+  }
+
+  async listOrganizations(request: ListRequest): Promise<Page<OrganizationDocument>> {
+    const { organizations } = this.repositories;
+    return organizations.list(await listWindow(listParameters(request), (id) => organizations.findById(id)));
+  }
+
+  async getProject(id: string): Promise<ProjectDocument> {
+    const project = await this.repositories.projects.findById(id);
+    if (!project) throw svcError("project_not_found");
+    return project;
+  }
+
+  /** The cursor must be a project of the list (of the organization, when one is given). */
+  async listProjects(request: ListRequest & { organizationId?: string | undefined }): Promise<Page<ProjectDocument>> {
+    const { projects } = this.repositories;
+    const parameters = listParameters(request);
+    const inList = (project: ProjectDocument | null) =>
+      project && (request.organizationId === undefined || project.organization_id === request.organizationId) ? project : null;
+    return projects.list(request.organizationId, await listWindow(parameters, async (id) => inList(await projects.findById(id))));
+  }
+
+  async getApiKey(id: string): Promise<ApiKeyDocument> {
+    const key = await this.repositories.apiKeys.findById(id);
+    if (!key) throw svcError("api_key_not_found");
+    return key;
+  }
+
+  async listApiKeys(request: ListRequest & { projectId?: string | undefined; livemode?: boolean | undefined }): Promise<Page<ApiKeyDocument>> {
+    const { apiKeys } = this.repositories;
+    const parameters = listParameters(request);
+    const inList = (key: ApiKeyDocument | null) =>
+      key && (request.projectId === undefined || key.project_id === request.projectId) && (request.livemode === undefined || key.livemode === request.livemode)
+        ? key
+        : null;
+    const filters = { projectId: request.projectId, livemode: request.livemode };
+    return apiKeys.list(filters, await listWindow(parameters, async (id) => inList(await apiKeys.findById(id))));
   }
 }

@@ -1,5 +1,6 @@
 // API keys, stored by the SHA-256 of their secret; the secret itself is never stored.
-import type { Collection, Db } from "mongodb";
+import type { Collection, Db, Filter } from "mongodb";
+import { type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 
 export interface ApiKeyDocument {
   _id: string;
@@ -36,6 +37,19 @@ export class ApiKeyRepository {
 
   findBySecretHash(secretHash: string): Promise<ApiKeyDocument | null> {
     return this.collection.findOne({ secret_hash: secretHash });
+  }
+
+  /** Keys newest first (revoked ones too), of one project and environment when given, within the window. */
+  list(filters: { projectId?: string | undefined; livemode?: boolean | undefined }, window: ListWindow<ApiKeyDocument>): Promise<Page<ApiKeyDocument>> {
+    const filter: Filter<ApiKeyDocument> = {};
+    if (filters.projectId !== undefined) filter.project_id = filters.projectId;
+    if (filters.livemode !== undefined) filter.livemode = filters.livemode;
+    return newestFirstPage(this.collection, filter, window);
+  }
+
+  /** The newest active key of a project and environment. */
+  findNewestActive(projectId: string, livemode: boolean): Promise<ApiKeyDocument | null> {
+    return this.collection.findOne({ project_id: projectId, livemode, revoked_at: null }, { sort: { created_at: -1, _id: -1 } });
   }
 
   countActive(projectId: string, livemode: boolean): Promise<number> {

@@ -1,5 +1,6 @@
 // Organizations: the customers of Svc.
 import type { Collection, Db } from "mongodb";
+import { type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 
 export interface OrganizationDocument {
   _id: string;
@@ -30,6 +31,11 @@ export class OrganizationRepository {
 
   findById(id: string): Promise<OrganizationDocument | null> {
     return this.collection.findOne({ _id: id });
+  }
+
+  /** Every organization, newest first, within the window. */
+  list(window: ListWindow<OrganizationDocument>): Promise<Page<OrganizationDocument>> {
+    return newestFirstPage(this.collection, {}, window);
   }
 
   findBootstrap(): Promise<OrganizationDocument | null> {

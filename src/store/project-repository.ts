@@ -1,5 +1,6 @@
 // Projects: each holds users, webhook endpoints and API keys, in a sandbox and a live environment.
-import type { Collection, Db } from "mongodb";
+import type { Collection, Db, Filter } from "mongodb";
+import { type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 
 export interface ProjectDocument {
   _id: string;
@@ -34,6 +35,12 @@ export class ProjectRepository {
 
   findById(id: string): Promise<ProjectDocument | null> {
     return this.collection.findOne({ _id: id });
+  }
+
+  /** Projects newest first, of one organization when given, within the window. */
+  list(organizationId: string | undefined, window: ListWindow<ProjectDocument>): Promise<Page<ProjectDocument>> {
+    const filter: Filter<ProjectDocument> = organizationId !== undefined ? { organization_id: organizationId } : {};
+    return newestFirstPage(this.collection, filter, window);
   }
 
   findFirstOfOrganization(organizationId: string): Promise<ProjectDocument | null> {

@@ -103,12 +103,12 @@ describe("idempotent creations", () => {
         });
       const first = await call();
       expect(first.status).to.equal(200);
-      expect(first.body.webhookEndpoint.secret).to.match(/^whsec_/);
-      await svc.request("POST", `/v1/webhook-endpoints/${first.body.webhookEndpoint.id}/rotate-secret`, { body: {} });
+      expect(first.body.webhook_endpoint.secret).to.match(/^whsec_/);
+      await svc.request("POST", `/v1/webhook-endpoints/${first.body.webhook_endpoint.id}/rotate-secret`, { body: {} });
       const replayed = await call();
       expect(replayed.headers.get("idempotent-replayed")).to.equal("true");
-      expect(replayed.body.webhookEndpoint.id).to.equal(first.body.webhookEndpoint.id);
-      expect(replayed.body.webhookEndpoint).to.not.have.property("secret");
+      expect(replayed.body.webhook_endpoint.id).to.equal(first.body.webhook_endpoint.id);
+      expect(replayed.body.webhook_endpoint).to.not.have.property("secret");
     });
   });
 });

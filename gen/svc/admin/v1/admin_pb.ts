@@ -10,6 +10,8 @@ import type { Event } from "../../v1/events_pb.ts";
 import { file_svc_v1_events } from "../../v1/events_pb.ts";
 import type { KycSession } from "../../v1/identity_pb.ts";
 import { file_svc_v1_identity } from "../../v1/identity_pb.ts";
+import type { CreatedFilter } from "../../v1/lists_pb.ts";
+import { file_svc_v1_lists } from "../../v1/lists_pb.ts";
 import type { Transaction } from "../../v1/transactions_pb.ts";
 import { file_svc_v1_transactions } from "../../v1/transactions_pb.ts";
 import type { SignupConfig, User } from "../../v1/users_pb.ts";
@@ -20,7 +22,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file svc/admin/v1/admin.proto.
  */
 export const file_svc_admin_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChhzdmMvYWRtaW4vdjEvYWRtaW4ucHJvdG8SDHN2Yy5hZG1pbi52MSKBAQoMT3JnYW5pemF0aW9uEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJc3VzcGVuZGVkGAMgASgIEhQKDGxpdmVfZW5hYmxlZBgEIAEoCBIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLrAQoHUHJvamVjdBIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIcChR3aXRoZHJhd2FsX2ZlZV9jZW50cxgUIAEoAxIcChRsaXZlX3dhbGxldHNfZW5hYmxlZBgEIAEoCBIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBInCh9saXZlX3Bob25lX3ZlcmlmaWNhdGlvbl9lbmFibGVkGAYgASgIEhgKEGxpdmVfa3ljX2VuYWJsZWQYByABKAgi4gEKBkFwaUtleRIKCgJpZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEhAKCGxpdmVtb2RlGAMgASgIEg0KBWxhc3Q0GAQgASgJEhcKCnJhdGVfbGltaXQYBSABKAVIAIgBARIPCgdyZXZva2VkGAYgASgIEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJldm9rZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg0KC19yYXRlX2xpbWl0IikKGUNyZWF0ZU9yZ2FuaXphdGlvblJlcXVlc3QSDAoEbmFtZRgBIAEoCSJOChpDcmVhdGVPcmdhbml6YXRpb25SZXNwb25zZRIwCgxvcmdhbml6YXRpb24YASABKAsyGi5zdmMuYWRtaW4udjEuT3JnYW5pemF0aW9uInkKGVVwZGF0ZU9yZ2FuaXphdGlvblJlcXVlc3QSCgoCaWQYASABKAkSFgoJc3VzcGVuZGVkGAIgASgISACIAQESGQoMbGl2ZV9lbmFibGVkGAMgASgISAGIAQFCDAoKX3N1c3BlbmRlZEIPCg1fbGl2ZV9lbmFibGVkIk4KGlVwZGF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlEjAKDG9yZ2FuaXphdGlvbhgBIAEoCzIaLnN2Yy5hZG1pbi52MS5Pcmdhbml6YXRpb24itwIKFENyZWF0ZVByb2plY3RSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEh8KEndpdGhkcmF3YWxfZmVlX3VzZBgUIAEoAUgAiAEBEiEKFGxpdmVfd2FsbGV0c19lbmFibGVkGAMgASgISAGIAQESLAofbGl2ZV9waG9uZV92ZXJpZmljYXRpb25fZW5hYmxlZBgEIAEoCEgCiAEBEh0KEGxpdmVfa3ljX2VuYWJsZWQYBSABKAhIA4gBAUIVChNfd2l0aGRyYXdhbF9mZWVfdXNkQhcKFV9saXZlX3dhbGxldHNfZW5hYmxlZEIiCiBfbGl2ZV9waG9uZV92ZXJpZmljYXRpb25fZW5hYmxlZEITChFfbGl2ZV9reWNfZW5hYmxlZCI/ChVDcmVhdGVQcm9qZWN0UmVzcG9uc2USJgoHcHJvamVjdBgBIAEoCzIVLnN2Yy5hZG1pbi52MS5Qcm9qZWN0IpwCChRVcGRhdGVQcm9qZWN0UmVxdWVzdBIKCgJpZBgBIAEoCRIfChJ3aXRoZHJhd2FsX2ZlZV91c2QYFCABKAFIAIgBARIhChRsaXZlX3dhbGxldHNfZW5hYmxlZBgCIAEoCEgBiAEBEiwKH2xpdmVfcGhvbmVfdmVyaWZpY2F0aW9uX2VuYWJsZWQYAyABKAhIAogBARIdChBsaXZlX2t5Y19lbmFibGVkGAQgASgISAOIAQFCFQoTX3dpdGhkcmF3YWxfZmVlX3VzZEIXChVfbGl2ZV93YWxsZXRzX2VuYWJsZWRCIgogX2xpdmVfcGhvbmVfdmVyaWZpY2F0aW9uX2VuYWJsZWRCEwoRX2xpdmVfa3ljX2VuYWJsZWQiPwoVVXBkYXRlUHJvamVjdFJlc3BvbnNlEiYKB3Byb2plY3QYASABKAsyFS5zdmMuYWRtaW4udjEuUHJvamVjdCLuAQoUUmVjb3JkRGVwb3NpdFJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIQCghsaXZlbW9kZRgCIAEoCBIPCgd1c2VyX2lkGAMgASgJEhIKCmFtb3VudF91c2QYBCABKAESFAoHZmVlX3VzZBgFIAEoAUgAiAEBEhoKDWZpYXRfY3VycmVuY3kYBiABKAlIAYgBARIYCgtmaWF0X2Ftb3VudBgHIAEoAUgCiAEBEhEKCXJlZmVyZW5jZRgIIAEoCUIKCghfZmVlX3VzZEIQCg5fZmlhdF9jdXJyZW5jeUIOCgxfZmlhdF9hbW91bnQiQQoVUmVjb3JkRGVwb3NpdFJlc3BvbnNlEigKC3RyYW5zYWN0aW9uGAEgASgLMhMuc3ZjLnYxLlRyYW5zYWN0aW9uImMKGFNldHRsZVRyYW5zYWN0aW9uUmVxdWVzdBIKCgJpZBgBIAEoCRIPCgdvdXRjb21lGAIgASgJEhkKDGZhaWx1cmVfY29kZRgDIAEoCUgAiAEBQg8KDV9mYWlsdXJlX2NvZGUiRQoZU2V0dGxlVHJhbnNhY3Rpb25SZXNwb25zZRIoCgt0cmFuc2FjdGlvbhgBIAEoCzITLnN2Yy52MS5UcmFuc2FjdGlvbiJjChNDcmVhdGVBcGlLZXlSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSEAoIbGl2ZW1vZGUYAiABKAgSFwoKcmF0ZV9saW1pdBgDIAEoBUgAiAEBQg0KC19yYXRlX2xpbWl0Ik0KFENyZWF0ZUFwaUtleVJlc3BvbnNlEiUKB2FwaV9rZXkYASABKAsyFC5zdmMuYWRtaW4udjEuQXBpS2V5Eg4KBnNlY3JldBgCIAEoCSIhChNSZXZva2VBcGlLZXlSZXF1ZXN0EgoKAmlkGAEgASgJIj0KFFJldm9rZUFwaUtleVJlc3BvbnNlEiUKB2FwaV9rZXkYASABKAsyFC5zdmMuYWRtaW4udjEuQXBpS2V5IkYKE1NpZ251cE1vZHVsZVNldHRpbmcSDAoEbmFtZRgBIAEoCRIPCgdlbmFibGVkGAIgASgIEhAKCHJlcXVpcmVkGAMgASgIIrEBChhQdWJsaXNoU2lnbnVwRmxvd1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIQCghsaXZlbW9kZRgCIAEoCBIyCgdtb2R1bGVzGAMgAygLMiEuc3ZjLmFkbWluLnYxLlNpZ251cE1vZHVsZVNldHRpbmcSFAoHbWluX2FnZRgEIAEoBUgAiAEBEhkKEWFsbG93ZWRfY291bnRyaWVzGAUgAygJQgoKCF9taW5fYWdlIkgKGVB1Ymxpc2hTaWdudXBGbG93UmVzcG9uc2USKwoNc2lnbnVwX2NvbmZpZxgBIAEoCzIULnN2Yy52MS5TaWdudXBDb25maWciSwoSU3VzcGVuZFVzZXJSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSEAoIbGl2ZW1vZGUYAiABKAgSDwoHdXNlcl9pZBgDIAEoCSIxChNTdXNwZW5kVXNlclJlc3BvbnNlEhoKBHVzZXIYASABKAsyDC5zdmMudjEuVXNlciJNChRVbnN1c3BlbmRVc2VyUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEhAKCGxpdmVtb2RlGAIgASgIEg8KB3VzZXJfaWQYAyABKAkiMwoVVW5zdXNwZW5kVXNlclJlc3BvbnNlEhoKBHVzZXIYASABKAsyDC5zdmMudjEuVXNlciJyChNQdWJsaXNoRXZlbnRSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSEAoIbGl2ZW1vZGUYAiABKAgSDAoEdHlwZRgDIAEoCRInCgZvYmplY3QYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IjQKFFB1Ymxpc2hFdmVudFJlc3BvbnNlEhwKBWV2ZW50GAEgASgLMg0uc3ZjLnYxLkV2ZW50ImAKGFJlY29yZEt5Y0RlY2lzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhAKCGRlY2lzaW9uGAIgASgJEhMKBnJlYXNvbhgDIAEoCUgAiAEBQgkKB19yZWFzb24iRAoZUmVjb3JkS3ljRGVjaXNpb25SZXNwb25zZRInCgtreWNfc2Vzc2lvbhgBIAEoCzISLnN2Yy52MS5LeWNTZXNzaW9uMtMJCgxBZG1pblNlcnZpY2USZwoSQ3JlYXRlT3JnYW5pemF0aW9uEicuc3ZjLmFkbWluLnYxLkNyZWF0ZU9yZ2FuaXphdGlvblJlcXVlc3QaKC5zdmMuYWRtaW4udjEuQ3JlYXRlT3JnYW5pemF0aW9uUmVzcG9uc2USWAoNUmVjb3JkRGVwb3NpdBIiLnN2Yy5hZG1pbi52MS5SZWNvcmREZXBvc2l0UmVxdWVzdBojLnN2Yy5hZG1pbi52MS5SZWNvcmREZXBvc2l0UmVzcG9uc2USZAoRU2V0dGxlVHJhbnNhY3Rpb24SJi5zdmMuYWRtaW4udjEuU2V0dGxlVHJhbnNhY3Rpb25SZXF1ZXN0Gicuc3ZjLmFkbWluLnYxLlNldHRsZVRyYW5zYWN0aW9uUmVzcG9uc2USZwoSVXBkYXRlT3JnYW5pemF0aW9uEicuc3ZjLmFkbWluLnYxLlVwZGF0ZU9yZ2FuaXphdGlvblJlcXVlc3QaKC5zdmMuYWRtaW4udjEuVXBkYXRlT3JnYW5pemF0aW9uUmVzcG9uc2USWAoNQ3JlYXRlUHJvamVjdBIiLnN2Yy5hZG1pbi52MS5DcmVhdGVQcm9qZWN0UmVxdWVzdBojLnN2Yy5hZG1pbi52MS5DcmVhdGVQcm9qZWN0UmVzcG9uc2USWAoNVXBkYXRlUHJvamVjdBIiLnN2Yy5hZG1pbi52MS5VcGRhdGVQcm9qZWN0UmVxdWVzdBojLnN2Yy5hZG1pbi52MS5VcGRhdGVQcm9qZWN0UmVzcG9uc2USVQoMQ3JlYXRlQXBpS2V5EiEuc3ZjLmFkbWluLnYxLkNyZWF0ZUFwaUtleVJlcXVlc3QaIi5zdmMuYWRtaW4udjEuQ3JlYXRlQXBpS2V5UmVzcG9uc2USVQoMUmV2b2tlQXBpS2V5EiEuc3ZjLmFkbWluLnYxLlJldm9rZUFwaUtleVJlcXVlc3QaIi5zdmMuYWRtaW4udjEuUmV2b2tlQXBpS2V5UmVzcG9uc2USZAoRUHVibGlzaFNpZ251cEZsb3cSJi5zdmMuYWRtaW4udjEuUHVibGlzaFNpZ251cEZsb3dSZXF1ZXN0Gicuc3ZjLmFkbWluLnYxLlB1Ymxpc2hTaWdudXBGbG93UmVzcG9uc2USUgoLU3VzcGVuZFVzZXISIC5zdmMuYWRtaW4udjEuU3VzcGVuZFVzZXJSZXF1ZXN0GiEuc3ZjLmFkbWluLnYxLlN1c3BlbmRVc2VyUmVzcG9uc2USWAoNVW5zdXNwZW5kVXNlchIiLnN2Yy5hZG1pbi52MS5VbnN1c3BlbmRVc2VyUmVxdWVzdBojLnN2Yy5hZG1pbi52MS5VbnN1c3BlbmRVc2VyUmVzcG9uc2USVQoMUHVibGlzaEV2ZW50EiEuc3ZjLmFkbWluLnYxLlB1Ymxpc2hFdmVudFJlcXVlc3QaIi5zdmMuYWRtaW4udjEuUHVibGlzaEV2ZW50UmVzcG9uc2USZAoRUmVjb3JkS3ljRGVjaXNpb24SJi5zdmMuYWRtaW4udjEuUmVjb3JkS3ljRGVjaXNpb25SZXF1ZXN0Gicuc3ZjLmFkbWluLnYxLlJlY29yZEt5Y0RlY2lzaW9uUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_svc_v1_events, file_svc_v1_identity, file_svc_v1_transactions, file_svc_v1_users]);
+  fileDesc("ChhzdmMvYWRtaW4vdjEvYWRtaW4ucHJvdG8SDHN2Yy5hZG1pbi52MSKBAQoMT3JnYW5pemF0aW9uEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJc3VzcGVuZGVkGAMgASgIEhQKDGxpdmVfZW5hYmxlZBgEIAEoCBIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLrAQoHUHJvamVjdBIKCgJpZBgBIAEoCRIXCg9vcmdhbml6YXRpb25faWQYAiABKAkSDAoEbmFtZRgDIAEoCRIcChR3aXRoZHJhd2FsX2ZlZV9jZW50cxgUIAEoAxIcChRsaXZlX3dhbGxldHNfZW5hYmxlZBgEIAEoCBIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBInCh9saXZlX3Bob25lX3ZlcmlmaWNhdGlvbl9lbmFibGVkGAYgASgIEhgKEGxpdmVfa3ljX2VuYWJsZWQYByABKAgi4gEKBkFwaUtleRIKCgJpZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEhAKCGxpdmVtb2RlGAMgASgIEg0KBWxhc3Q0GAQgASgJEhcKCnJhdGVfbGltaXQYBSABKAVIAIgBARIPCgdyZXZva2VkGAYgASgIEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJldm9rZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg0KC19yYXRlX2xpbWl0IikKGUNyZWF0ZU9yZ2FuaXphdGlvblJlcXVlc3QSDAoEbmFtZRgBIAEoCSJOChpDcmVhdGVPcmdhbml6YXRpb25SZXNwb25zZRIwCgxvcmdhbml6YXRpb24YASABKAsyGi5zdmMuYWRtaW4udjEuT3JnYW5pemF0aW9uInkKGVVwZGF0ZU9yZ2FuaXphdGlvblJlcXVlc3QSCgoCaWQYASABKAkSFgoJc3VzcGVuZGVkGAIgASgISACIAQESGQoMbGl2ZV9lbmFibGVkGAMgASgISAGIAQFCDAoKX3N1c3BlbmRlZEIPCg1fbGl2ZV9lbmFibGVkIk4KGlVwZGF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlEjAKDG9yZ2FuaXphdGlvbhgBIAEoCzIaLnN2Yy5hZG1pbi52MS5Pcmdhbml6YXRpb24itwIKFENyZWF0ZVByb2plY3RSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEh8KEndpdGhkcmF3YWxfZmVlX3VzZBgUIAEoAUgAiAEBEiEKFGxpdmVfd2FsbGV0c19lbmFibGVkGAMgASgISAGIAQESLAofbGl2ZV9waG9uZV92ZXJpZmljYXRpb25fZW5hYmxlZBgEIAEoCEgCiAEBEh0KEGxpdmVfa3ljX2VuYWJsZWQYBSABKAhIA4gBAUIVChNfd2l0aGRyYXdhbF9mZWVfdXNkQhcKFV9saXZlX3dhbGxldHNfZW5hYmxlZEIiCiBfbGl2ZV9waG9uZV92ZXJpZmljYXRpb25fZW5hYmxlZEITChFfbGl2ZV9reWNfZW5hYmxlZCI/ChVDcmVhdGVQcm9qZWN0UmVzcG9uc2USJgoHcHJvamVjdBgBIAEoCzIVLnN2Yy5hZG1pbi52MS5Qcm9qZWN0IpwCChRVcGRhdGVQcm9qZWN0UmVxdWVzdBIKCgJpZBgBIAEoCRIfChJ3aXRoZHJhd2FsX2ZlZV91c2QYFCABKAFIAIgBARIhChRsaXZlX3dhbGxldHNfZW5hYmxlZBgCIAEoCEgBiAEBEiwKH2xpdmVfcGhvbmVfdmVyaWZpY2F0aW9uX2VuYWJsZWQYAyABKAhIAogBARIdChBsaXZlX2t5Y19lbmFibGVkGAQgASgISAOIAQFCFQoTX3dpdGhkcmF3YWxfZmVlX3VzZEIXChVfbGl2ZV93YWxsZXRzX2VuYWJsZWRCIgogX2xpdmVfcGhvbmVfdmVyaWZpY2F0aW9uX2VuYWJsZWRCEwoRX2xpdmVfa3ljX2VuYWJsZWQiPwoVVXBkYXRlUHJvamVjdFJlc3BvbnNlEiYKB3Byb2plY3QYASABKAsyFS5zdmMuYWRtaW4udjEuUHJvamVjdCLuAQoUUmVjb3JkRGVwb3NpdFJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIQCghsaXZlbW9kZRgCIAEoCBIPCgd1c2VyX2lkGAMgASgJEhIKCmFtb3VudF91c2QYBCABKAESFAoHZmVlX3VzZBgFIAEoAUgAiAEBEhoKDWZpYXRfY3VycmVuY3kYBiABKAlIAYgBARIYCgtmaWF0X2Ftb3VudBgHIAEoAUgCiAEBEhEKCXJlZmVyZW5jZRgIIAEoCUIKCghfZmVlX3VzZEIQCg5fZmlhdF9jdXJyZW5jeUIOCgxfZmlhdF9hbW91bnQiQQoVUmVjb3JkRGVwb3NpdFJlc3BvbnNlEigKC3RyYW5zYWN0aW9uGAEgASgLMhMuc3ZjLnYxLlRyYW5zYWN0aW9uImMKGFNldHRsZVRyYW5zYWN0aW9uUmVxdWVzdBIKCgJpZBgBIAEoCRIPCgdvdXRjb21lGAIgASgJEhkKDGZhaWx1cmVfY29kZRgDIAEoCUgAiAEBQg8KDV9mYWlsdXJlX2NvZGUiRQoZU2V0dGxlVHJhbnNhY3Rpb25SZXNwb25zZRIoCgt0cmFuc2FjdGlvbhgBIAEoCzITLnN2Yy52MS5UcmFuc2FjdGlvbiJjChNDcmVhdGVBcGlLZXlSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSEAoIbGl2ZW1vZGUYAiABKAgSFwoKcmF0ZV9saW1pdBgDIAEoBUgAiAEBQg0KC19yYXRlX2xpbWl0Ik0KFENyZWF0ZUFwaUtleVJlc3BvbnNlEiUKB2FwaV9rZXkYASABKAsyFC5zdmMuYWRtaW4udjEuQXBpS2V5Eg4KBnNlY3JldBgCIAEoCSIhChNSZXZva2VBcGlLZXlSZXF1ZXN0EgoKAmlkGAEgASgJIj0KFFJldm9rZUFwaUtleVJlc3BvbnNlEiUKB2FwaV9rZXkYASABKAsyFC5zdmMuYWRtaW4udjEuQXBpS2V5IkYKE1NpZ251cE1vZHVsZVNldHRpbmcSDAoEbmFtZRgBIAEoCRIPCgdlbmFibGVkGAIgASgIEhAKCHJlcXVpcmVkGAMgASgIIrEBChhQdWJsaXNoU2lnbnVwRmxvd1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIQCghsaXZlbW9kZRgCIAEoCBIyCgdtb2R1bGVzGAMgAygLMiEuc3ZjLmFkbWluLnYxLlNpZ251cE1vZHVsZVNldHRpbmcSFAoHbWluX2FnZRgEIAEoBUgAiAEBEhkKEWFsbG93ZWRfY291bnRyaWVzGAUgAygJQgoKCF9taW5fYWdlIkgKGVB1Ymxpc2hTaWdudXBGbG93UmVzcG9uc2USKwoNc2lnbnVwX2NvbmZpZxgBIAEoCzIULnN2Yy52MS5TaWdudXBDb25maWciSwoSU3VzcGVuZFVzZXJSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSEAoIbGl2ZW1vZGUYAiABKAgSDwoHdXNlcl9pZBgDIAEoCSIxChNTdXNwZW5kVXNlclJlc3BvbnNlEhoKBHVzZXIYASABKAsyDC5zdmMudjEuVXNlciJNChRVbnN1c3BlbmRVc2VyUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEhAKCGxpdmVtb2RlGAIgASgIEg8KB3VzZXJfaWQYAyABKAkiMwoVVW5zdXNwZW5kVXNlclJlc3BvbnNlEhoKBHVzZXIYASABKAsyDC5zdmMudjEuVXNlciJyChNQdWJsaXNoRXZlbnRSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSEAoIbGl2ZW1vZGUYAiABKAgSDAoEdHlwZRgDIAEoCRInCgZvYmplY3QYBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IjQKFFB1Ymxpc2hFdmVudFJlc3BvbnNlEhwKBWV2ZW50GAEgASgLMg0uc3ZjLnYxLkV2ZW50ImAKGFJlY29yZEt5Y0RlY2lzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhAKCGRlY2lzaW9uGAIgASgJEhMKBnJlYXNvbhgDIAEoCUgAiAEBQgkKB19yZWFzb24iRAoZUmVjb3JkS3ljRGVjaXNpb25SZXNwb25zZRInCgtreWNfc2Vzc2lvbhgBIAEoCzISLnN2Yy52MS5LeWNTZXNzaW9uIiQKFkdldE9yZ2FuaXphdGlvblJlcXVlc3QSCgoCaWQYASABKAkiSwoXR2V0T3JnYW5pemF0aW9uUmVzcG9uc2USMAoMb3JnYW5pemF0aW9uGAEgASgLMhouc3ZjLmFkbWluLnYxLk9yZ2FuaXphdGlvbiK+AQoYTGlzdE9yZ2FuaXphdGlvbnNSZXF1ZXN0EhIKBWxpbWl0GAEgASgFSACIAQESGwoOc3RhcnRpbmdfYWZ0ZXIYAiABKAlIAYgBARIaCg1lbmRpbmdfYmVmb3JlGAMgASgJSAKIAQESJgoHY3JlYXRlZBgEIAEoCzIVLnN2Yy52MS5DcmVhdGVkRmlsdGVyQggKBl9saW1pdEIRCg9fc3RhcnRpbmdfYWZ0ZXJCEAoOX2VuZGluZ19iZWZvcmUiVwoZTGlzdE9yZ2FuaXphdGlvbnNSZXNwb25zZRIoCgRkYXRhGAEgAygLMhouc3ZjLmFkbWluLnYxLk9yZ2FuaXphdGlvbhIQCghoYXNfbW9yZRgCIAEoCCIfChFHZXRQcm9qZWN0UmVxdWVzdBIKCgJpZBgBIAEoCSI8ChJHZXRQcm9qZWN0UmVzcG9uc2USJgoHcHJvamVjdBgBIAEoCzIVLnN2Yy5hZG1pbi52MS5Qcm9qZWN0IusBChNMaXN0UHJvamVjdHNSZXF1ZXN0EhIKBWxpbWl0GAEgASgFSACIAQESGwoOc3RhcnRpbmdfYWZ0ZXIYAiABKAlIAYgBARIaCg1lbmRpbmdfYmVmb3JlGAMgASgJSAKIAQESJgoHY3JlYXRlZBgEIAEoCzIVLnN2Yy52MS5DcmVhdGVkRmlsdGVyEhwKD29yZ2FuaXphdGlvbl9pZBgFIAEoCUgDiAEBQggKBl9saW1pdEIRCg9fc3RhcnRpbmdfYWZ0ZXJCEAoOX2VuZGluZ19iZWZvcmVCEgoQX29yZ2FuaXphdGlvbl9pZCJNChRMaXN0UHJvamVjdHNSZXNwb25zZRIjCgRkYXRhGAEgAygLMhUuc3ZjLmFkbWluLnYxLlByb2plY3QSEAoIaGFzX21vcmUYAiABKAgiHgoQR2V0QXBpS2V5UmVxdWVzdBIKCgJpZBgBIAEoCSI6ChFHZXRBcGlLZXlSZXNwb25zZRIlCgdhcGlfa2V5GAEgASgLMhQuc3ZjLmFkbWluLnYxLkFwaUtleSKEAgoSTGlzdEFwaUtleXNSZXF1ZXN0EhIKBWxpbWl0GAEgASgFSACIAQESGwoOc3RhcnRpbmdfYWZ0ZXIYAiABKAlIAYgBARIaCg1lbmRpbmdfYmVmb3JlGAMgASgJSAKIAQESJgoHY3JlYXRlZBgEIAEoCzIVLnN2Yy52MS5DcmVhdGVkRmlsdGVyEhcKCnByb2plY3RfaWQYBSABKAlIA4gBARIVCghsaXZlbW9kZRgGIAEoCEgEiAEBQggKBl9saW1pdEIRCg9fc3RhcnRpbmdfYWZ0ZXJCEAoOX2VuZGluZ19iZWZvcmVCDQoLX3Byb2plY3RfaWRCCwoJX2xpdmVtb2RlIksKE0xpc3RBcGlLZXlzUmVzcG9uc2USIgoEZGF0YRgBIAMoCzIULnN2Yy5hZG1pbi52MS5BcGlLZXkSEAoIaGFzX21vcmUYAiABKAgy4w0KDEFkbWluU2VydmljZRJnChJDcmVhdGVPcmdhbml6YXRpb24SJy5zdmMuYWRtaW4udjEuQ3JlYXRlT3JnYW5pemF0aW9uUmVxdWVzdBooLnN2Yy5hZG1pbi52MS5DcmVhdGVPcmdhbml6YXRpb25SZXNwb25zZRJeCg9HZXRPcmdhbml6YXRpb24SJC5zdmMuYWRtaW4udjEuR2V0T3JnYW5pemF0aW9uUmVxdWVzdBolLnN2Yy5hZG1pbi52MS5HZXRPcmdhbml6YXRpb25SZXNwb25zZRJkChFMaXN0T3JnYW5pemF0aW9ucxImLnN2Yy5hZG1pbi52MS5MaXN0T3JnYW5pemF0aW9uc1JlcXVlc3QaJy5zdmMuYWRtaW4udjEuTGlzdE9yZ2FuaXphdGlvbnNSZXNwb25zZRJYCg1SZWNvcmREZXBvc2l0EiIuc3ZjLmFkbWluLnYxLlJlY29yZERlcG9zaXRSZXF1ZXN0GiMuc3ZjLmFkbWluLnYxLlJlY29yZERlcG9zaXRSZXNwb25zZRJkChFTZXR0bGVUcmFuc2FjdGlvbhImLnN2Yy5hZG1pbi52MS5TZXR0bGVUcmFuc2FjdGlvblJlcXVlc3QaJy5zdmMuYWRtaW4udjEuU2V0dGxlVHJhbnNhY3Rpb25SZXNwb25zZRJnChJVcGRhdGVPcmdhbml6YXRpb24SJy5zdmMuYWRtaW4udjEuVXBkYXRlT3JnYW5pemF0aW9uUmVxdWVzdBooLnN2Yy5hZG1pbi52MS5VcGRhdGVPcmdhbml6YXRpb25SZXNwb25zZRJYCg1DcmVhdGVQcm9qZWN0EiIuc3ZjLmFkbWluLnYxLkNyZWF0ZVByb2plY3RSZXF1ZXN0GiMuc3ZjLmFkbWluLnYxLkNyZWF0ZVByb2plY3RSZXNwb25zZRJPCgpHZXRQcm9qZWN0Eh8uc3ZjLmFkbWluLnYxLkdldFByb2plY3RSZXF1ZXN0GiAuc3ZjLmFkbWluLnYxLkdldFByb2plY3RSZXNwb25zZRJVCgxMaXN0UHJvamVjdHMSIS5zdmMuYWRtaW4udjEuTGlzdFByb2plY3RzUmVxdWVzdBoiLnN2Yy5hZG1pbi52MS5MaXN0UHJvamVjdHNSZXNwb25zZRJYCg1VcGRhdGVQcm9qZWN0EiIuc3ZjLmFkbWluLnYxLlVwZGF0ZVByb2plY3RSZXF1ZXN0GiMuc3ZjLmFkbWluLnYxLlVwZGF0ZVByb2plY3RSZXNwb25zZRJVCgxDcmVhdGVBcGlLZXkSIS5zdmMuYWRtaW4udjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBoiLnN2Yy5hZG1pbi52MS5DcmVhdGVBcGlLZXlSZXNwb25zZRJVCgxSZXZva2VBcGlLZXkSIS5zdmMuYWRtaW4udjEuUmV2b2tlQXBpS2V5UmVxdWVzdBoiLnN2Yy5hZG1pbi52MS5SZXZva2VBcGlLZXlSZXNwb25zZRJMCglHZXRBcGlLZXkSHi5zdmMuYWRtaW4udjEuR2V0QXBpS2V5UmVxdWVzdBofLnN2Yy5hZG1pbi52MS5HZXRBcGlLZXlSZXNwb25zZRJSCgtMaXN0QXBpS2V5cxIgLnN2Yy5hZG1pbi52MS5MaXN0QXBpS2V5c1JlcXVlc3QaIS5zdmMuYWRtaW4udjEuTGlzdEFwaUtleXNSZXNwb25zZRJkChFQdWJsaXNoU2lnbnVwRmxvdxImLnN2Yy5hZG1pbi52MS5QdWJsaXNoU2lnbnVwRmxvd1JlcXVlc3QaJy5zdmMuYWRtaW4udjEuUHVibGlzaFNpZ251cEZsb3dSZXNwb25zZRJSCgtTdXNwZW5kVXNlchIgLnN2Yy5hZG1pbi52MS5TdXNwZW5kVXNlclJlcXVlc3QaIS5zdmMuYWRtaW4udjEuU3VzcGVuZFVzZXJSZXNwb25zZRJYCg1VbnN1c3BlbmRVc2VyEiIuc3ZjLmFkbWluLnYxLlVuc3VzcGVuZFVzZXJSZXF1ZXN0GiMuc3ZjLmFkbWluLnYxLlVuc3VzcGVuZFVzZXJSZXNwb25zZRJVCgxQdWJsaXNoRXZlbnQSIS5zdmMuYWRtaW4udjEuUHVibGlzaEV2ZW50UmVxdWVzdBoiLnN2Yy5hZG1pbi52MS5QdWJsaXNoRXZlbnRSZXNwb25zZRJkChFSZWNvcmRLeWNEZWNpc2lvbhImLnN2Yy5hZG1pbi52MS5SZWNvcmRLeWNEZWNpc2lvblJlcXVlc3QaJy5zdmMuYWRtaW4udjEuUmVjb3JkS3ljRGVjaXNpb25SZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp, file_svc_v1_events, file_svc_v1_identity, file_svc_v1_lists, file_svc_v1_transactions, file_svc_v1_users]);
 
 /**
  * A customer of Svc.
@@ -865,6 +867,297 @@ export const RecordKycDecisionResponseSchema: GenMessage<RecordKycDecisionRespon
   messageDesc(file_svc_admin_v1_admin, 29);
 
 /**
+ * @generated from message svc.admin.v1.GetOrganizationRequest
+ */
+export type GetOrganizationRequest = Message<"svc.admin.v1.GetOrganizationRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message svc.admin.v1.GetOrganizationRequest.
+ * Use `create(GetOrganizationRequestSchema)` to create a new message.
+ */
+export const GetOrganizationRequestSchema: GenMessage<GetOrganizationRequest> = /*@__PURE__*/
+  messageDesc(file_svc_admin_v1_admin, 30);
+
+/**
+ * @generated from message svc.admin.v1.GetOrganizationResponse
+ */
+export type GetOrganizationResponse = Message<"svc.admin.v1.GetOrganizationResponse"> & {
+  /**
+   * @generated from field: svc.admin.v1.Organization organization = 1;
+   */
+  organization?: Organization | undefined;
+};
+
+/**
+ * Describes the message svc.admin.v1.GetOrganizationResponse.
+ * Use `create(GetOrganizationResponseSchema)` to create a new message.
+ */
+export const GetOrganizationResponseSchema: GenMessage<GetOrganizationResponse> = /*@__PURE__*/
+  messageDesc(file_svc_admin_v1_admin, 31);
+
+/**
+ * @generated from message svc.admin.v1.ListOrganizationsRequest
+ */
+export type ListOrganizationsRequest = Message<"svc.admin.v1.ListOrganizationsRequest"> & {
+  /**
+   * 1 to 100, default 10.
+   *
+   * @generated from field: optional int32 limit = 1;
+   */
+  limit?: number | undefined;
+
+  /**
+   * @generated from field: optional string starting_after = 2;
+   */
+  startingAfter?: string | undefined;
+
+  /**
+   * @generated from field: optional string ending_before = 3;
+   */
+  endingBefore?: string | undefined;
+
+  /**
+   * @generated from field: svc.v1.CreatedFilter created = 4;
+   */
+  created?: CreatedFilter | undefined;
+};
+
+/**
+ * Describes the message svc.admin.v1.ListOrganizationsRequest.
+ * Use `create(ListOrganizationsRequestSchema)` to create a new message.
+ */
+export const ListOrganizationsRequestSchema: GenMessage<ListOrganizationsRequest> = /*@__PURE__*/
+  messageDesc(file_svc_admin_v1_admin, 32);
+
+/**
+ * @generated from message svc.admin.v1.ListOrganizationsResponse
+ */
+export type ListOrganizationsResponse = Message<"svc.admin.v1.ListOrganizationsResponse"> & {
+  /**
+   * @generated from field: repeated svc.admin.v1.Organization data = 1;
+   */
+  data: Organization[];
+
+  /**
+   * @generated from field: bool has_more = 2;
+   */
+  hasMore: boolean;
+};
+
+/**
+ * Describes the message svc.admin.v1.ListOrganizationsResponse.
+ * Use `create(ListOrganizationsResponseSchema)` to create a new message.
+ */
+export const ListOrganizationsResponseSchema: GenMessage<ListOrganizationsResponse> = /*@__PURE__*/
+  messageDesc(file_svc_admin_v1_admin, 33);
+
+/**
+ * @generated from message svc.admin.v1.GetProjectRequest
+ */
+export type GetProjectRequest = Message<"svc.admin.v1.GetProjectRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message svc.admin.v1.GetProjectRequest.
+ * Use `create(GetProjectRequestSchema)` to create a new message.
+ */
+export const GetProjectRequestSchema: GenMessage<GetProjectRequest> = /*@__PURE__*/
+  messageDesc(file_svc_admin_v1_admin, 34);
+
+/**
+ * @generated from message svc.admin.v1.GetProjectResponse
+ */
+export type GetProjectResponse = Message<"svc.admin.v1.GetProjectResponse"> & {
+  /**
+   * @generated from field: svc.admin.v1.Project project = 1;
+   */
+  project?: Project | undefined;
+};
+
+/**
+ * Describes the message svc.admin.v1.GetProjectResponse.
+ * Use `create(GetProjectResponseSchema)` to create a new message.
+ */
+export const GetProjectResponseSchema: GenMessage<GetProjectResponse> = /*@__PURE__*/
+  messageDesc(file_svc_admin_v1_admin, 35);
+
+/**
+ * @generated from message svc.admin.v1.ListProjectsRequest
+ */
+export type ListProjectsRequest = Message<"svc.admin.v1.ListProjectsRequest"> & {
+  /**
+   * 1 to 100, default 10.
+   *
+   * @generated from field: optional int32 limit = 1;
+   */
+  limit?: number | undefined;
+
+  /**
+   * @generated from field: optional string starting_after = 2;
+   */
+  startingAfter?: string | undefined;
+
+  /**
+   * @generated from field: optional string ending_before = 3;
+   */
+  endingBefore?: string | undefined;
+
+  /**
+   * @generated from field: svc.v1.CreatedFilter created = 4;
+   */
+  created?: CreatedFilter | undefined;
+
+  /**
+   * Only the projects of this organization.
+   *
+   * @generated from field: optional string organization_id = 5;
+   */
+  organizationId?: string | undefined;
+};
+
+/**
+ * Describes the message svc.admin.v1.ListProjectsRequest.
+ * Use `create(ListProjectsRequestSchema)` to create a new message.
+ */
+export const ListProjectsRequestSchema: GenMessage<ListProjectsRequest> = /*@__PURE__*/
+  messageDesc(file_svc_admin_v1_admin, 36);
+
+/**
+ * @generated from message svc.admin.v1.ListProjectsResponse
+ */
+export type ListProjectsResponse = Message<"svc.admin.v1.ListProjectsResponse"> & {
+  /**
+   * @generated from field: repeated svc.admin.v1.Project data = 1;
+   */
+  data: Project[];
+
+  /**
+   * @generated from field: bool has_more = 2;
+   */
+  hasMore: boolean;
+};
+
+/**
+ * Describes the message svc.admin.v1.ListProjectsResponse.
+ * Use `create(ListProjectsResponseSchema)` to create a new message.
+ */
+export const ListProjectsResponseSchema: GenMessage<ListProjectsResponse> = /*@__PURE__*/
+  messageDesc(file_svc_admin_v1_admin, 37);
+
+/**
+ * @generated from message svc.admin.v1.GetApiKeyRequest
+ */
+export type GetApiKeyRequest = Message<"svc.admin.v1.GetApiKeyRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message svc.admin.v1.GetApiKeyRequest.
+ * Use `create(GetApiKeyRequestSchema)` to create a new message.
+ */
+export const GetApiKeyRequestSchema: GenMessage<GetApiKeyRequest> = /*@__PURE__*/
+  messageDesc(file_svc_admin_v1_admin, 38);
+
+/**
+ * @generated from message svc.admin.v1.GetApiKeyResponse
+ */
+export type GetApiKeyResponse = Message<"svc.admin.v1.GetApiKeyResponse"> & {
+  /**
+   * @generated from field: svc.admin.v1.ApiKey api_key = 1;
+   */
+  apiKey?: ApiKey | undefined;
+};
+
+/**
+ * Describes the message svc.admin.v1.GetApiKeyResponse.
+ * Use `create(GetApiKeyResponseSchema)` to create a new message.
+ */
+export const GetApiKeyResponseSchema: GenMessage<GetApiKeyResponse> = /*@__PURE__*/
+  messageDesc(file_svc_admin_v1_admin, 39);
+
+/**
+ * @generated from message svc.admin.v1.ListApiKeysRequest
+ */
+export type ListApiKeysRequest = Message<"svc.admin.v1.ListApiKeysRequest"> & {
+  /**
+   * 1 to 100, default 10.
+   *
+   * @generated from field: optional int32 limit = 1;
+   */
+  limit?: number | undefined;
+
+  /**
+   * @generated from field: optional string starting_after = 2;
+   */
+  startingAfter?: string | undefined;
+
+  /**
+   * @generated from field: optional string ending_before = 3;
+   */
+  endingBefore?: string | undefined;
+
+  /**
+   * @generated from field: svc.v1.CreatedFilter created = 4;
+   */
+  created?: CreatedFilter | undefined;
+
+  /**
+   * Only the keys of this project.
+   *
+   * @generated from field: optional string project_id = 5;
+   */
+  projectId?: string | undefined;
+
+  /**
+   * Only sandbox (false) or live (true) keys.
+   *
+   * @generated from field: optional bool livemode = 6;
+   */
+  livemode?: boolean | undefined;
+};
+
+/**
+ * Describes the message svc.admin.v1.ListApiKeysRequest.
+ * Use `create(ListApiKeysRequestSchema)` to create a new message.
+ */
+export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest> = /*@__PURE__*/
+  messageDesc(file_svc_admin_v1_admin, 40);
+
+/**
+ * @generated from message svc.admin.v1.ListApiKeysResponse
+ */
+export type ListApiKeysResponse = Message<"svc.admin.v1.ListApiKeysResponse"> & {
+  /**
+   * @generated from field: repeated svc.admin.v1.ApiKey data = 1;
+   */
+  data: ApiKey[];
+
+  /**
+   * @generated from field: bool has_more = 2;
+   */
+  hasMore: boolean;
+};
+
+/**
+ * Describes the message svc.admin.v1.ListApiKeysResponse.
+ * Use `create(ListApiKeysResponseSchema)` to create a new message.
+ */
+export const ListApiKeysResponseSchema: GenMessage<ListApiKeysResponse> = /*@__PURE__*/
+  messageDesc(file_svc_admin_v1_admin, 41);
+
+/**
  * Internal administration: tenancy, keys, signup flows, suspensions and events produced by other services.
  * Served over Connect and gRPC only (never under /v1), with `authorization: Bearer <SVC_ADMIN_TOKEN>`.
  *
@@ -878,6 +1171,24 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof CreateOrganizationRequestSchema;
     output: typeof CreateOrganizationResponseSchema;
+  },
+  /**
+   * @generated from rpc svc.admin.v1.AdminService.GetOrganization
+   */
+  getOrganization: {
+    methodKind: "unary";
+    input: typeof GetOrganizationRequestSchema;
+    output: typeof GetOrganizationResponseSchema;
+  },
+  /**
+   * Newest first, paged like the public lists.
+   *
+   * @generated from rpc svc.admin.v1.AdminService.ListOrganizations
+   */
+  listOrganizations: {
+    methodKind: "unary";
+    input: typeof ListOrganizationsRequestSchema;
+    output: typeof ListOrganizationsResponseSchema;
   },
   /**
    * Records a live (or sandbox) deposit reported by a provider: `pending`, emits `transaction.received`.
@@ -917,6 +1228,24 @@ export const AdminService: GenService<{
     output: typeof CreateProjectResponseSchema;
   },
   /**
+   * @generated from rpc svc.admin.v1.AdminService.GetProject
+   */
+  getProject: {
+    methodKind: "unary";
+    input: typeof GetProjectRequestSchema;
+    output: typeof GetProjectResponseSchema;
+  },
+  /**
+   * Newest first, optionally of one organization.
+   *
+   * @generated from rpc svc.admin.v1.AdminService.ListProjects
+   */
+  listProjects: {
+    methodKind: "unary";
+    input: typeof ListProjectsRequestSchema;
+    output: typeof ListProjectsResponseSchema;
+  },
+  /**
    * @generated from rpc svc.admin.v1.AdminService.UpdateProject
    */
   updateProject: {
@@ -941,6 +1270,26 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof RevokeApiKeyRequestSchema;
     output: typeof RevokeApiKeyResponseSchema;
+  },
+  /**
+   * The key without its secret, which is never stored.
+   *
+   * @generated from rpc svc.admin.v1.AdminService.GetApiKey
+   */
+  getApiKey: {
+    methodKind: "unary";
+    input: typeof GetApiKeyRequestSchema;
+    output: typeof GetApiKeyResponseSchema;
+  },
+  /**
+   * Newest first, optionally of one project and environment; revoked keys included.
+   *
+   * @generated from rpc svc.admin.v1.AdminService.ListApiKeys
+   */
+  listApiKeys: {
+    methodKind: "unary";
+    input: typeof ListApiKeysRequestSchema;
+    output: typeof ListApiKeysResponseSchema;
   },
   /**
    * Replaces the whole flow of a project and environment; modules it does not list are disabled.

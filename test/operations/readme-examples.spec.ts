@@ -1,0 +1,67 @@
+// The README's "Trying it" examples run as written after pasting the `export` line `src/main.ts` prints: the
+// banner names the organization, project and key ids, and every curl of the section gets a 2xx (only the port
+// 8080 is replaced by the one the test service listens on).
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { promisify } from "node:util";
+import { expect } from "chai";
+import { freshDatabaseUri } from "../support/database.ts";
+import { ROOT, startProcess, type RunningProcess } from "../support/processes.ts";
+
+const run = promisify(execFile);
+
+function tryingItBlocks(): string[] {
+  const readme = readFileSync(`${ROOT}/README.md`, "utf8");
+  const section = readme.slice(readme.indexOf("## Trying it"), readme.indexOf("## Layout"));
+  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
+}
+
+describe("README examples", function () {
+  this.timeout(60_000);
+  let service: RunningProcess | null = null;
+  after(async () => {
+    await service?.kill("SIGTERM");
+  });
+
+  it("run as written with the banner's export line: every curl answers 2xx", async () => {
+    const { running } = await startProcess(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      env: {
+        MONGODB_URI: await freshDatabaseUri("svc_readme"),
+        SVC_BOOTSTRAP: "1",
+        PORT: "0",
+        GRPC_PORT: "0",
+        LOG_LEVEL: "warn",
+        SVC_ADMIN_TOKEN: undefined,
+        SVC_SANDBOX_KEY: undefined,
+        SVC_LIVE_KEY: undefined,
+      },
+      ready: /^export /,
+      timeoutMs: 30_000,
+    });
+    service = running;
+    const banner = running.output.join("\n");
+    const port = /REST {10}http:\/\/127\.0\.0\.1:(\d+)\/v1/.exec(banner)![1]!;
+    expect(banner).to.match(/^organization {2}Default \([0-9a-f-]{36}\)$/m);
+    expect(banner).to.match(/^project {7}Default \([0-9a-f-]{36}\)$/m);
+    expect(banner).to.match(/^sandbox key {3}svc_test_\w+ {3}id key_\w+$/m);
+    expect(banner).to.match(/^live key {6}svc_live_\w+ {3}id key_\w+$/m);
+    const exportLine = running.output.find((line) => line.startsWith("export "))!;
+    expect(exportLine).to.match(/^export SVC_ADMIN_TOKEN=\S+ SVC_SANDBOX_KEY=svc_test_\w+ SVC_LIVE_KEY=svc_live_\w+$/);
+
+    const blocks = tryingItBlocks();
+    expect(blocks.length).to.be.at.least(3);
+    // Each curl also prints its status on a line of its own, so every call of the block can be checked.
+    const script = [exportLine, ...blocks]
+      .join("\n")
+      .replaceAll("127.0.0.1:8080", `127.0.0.1:${port}`)
+      // Only the calls that print (at the start of a line), not those captured in a variable.
+      .replaceAll(/^curl -s /gm, `curl -s -w '\\nHTTP %{http_code}\\n' `);
+    const { stdout } = await run("bash", ["--norc", "--noprofile", "-c", `set -euo pipefail\n${script}`], { cwd: ROOT, env: { PATH: process.env.PATH } });
+    const statuses = [...stdout.matchAll(/^HTTP (\d{3})$/gm)].map((match) => Number(match[1]));
+    // The two captured calls (USER_ID, SESSION_ID) are checked by the calls that use what they captured.
+    expect(statuses.length, stdout).to.be.at.least(8);
+    expect(statuses.filter((status) => status < 200 || status > 299), stdout).to.deep.equal([]);
+    expect(stdout).to.include('"kyc_status":"approved"');
+    expect(stdout).to.include('"object":"list"');
+  });
+});

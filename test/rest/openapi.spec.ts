@@ -1,5 +1,7 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { SandboxTransactionsService, TransactionsService } from "../../gen/svc/v1/transactions_pb.ts";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
 import { expect } from "chai";
 import { EventsService } from "../../gen/svc/v1/events_pb.ts";
 import { KycSessionsService, PhoneVerificationService, SandboxService } from "../../gen/svc/v1/identity_pb.ts";
@@ -134,6 +136,35 @@ describe("GET /v1/openapi.json", () => {
       const accepted = message.fields.map((f) => f.name).filter((name) => !route.pathParams.includes(name) && name !== "update_mask");
       expect(documented, `${route.httpMethod} ${route.pathTemplate}`).to.have.members(accepted);
     }
+  });
+});
+
+describe("OpenAPI request schemas", () => {
+  const document = buildOpenApiDocument(PUBLIC_API);
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats.default(ajv);
+  ajv.addSchema({ ...document, $id: "urn:svc:request-schemas" });
+  const accepts = (schema: string, body: unknown) => ajv.validate({ $ref: `urn:svc:request-schemas#/components/schemas/${schema}` }, body);
+
+  it("has no jsonSchemaDialect, which switches off Prism's response validation", () => {
+    expect(document).not.to.have.property("jsonSchemaDialect");
+  });
+
+  it("accepts null where the server takes it as absent (creations), and refuses it where the server does", () => {
+    expect(accepts("CreateUserRequest", { phone: "+14155550100", email: null, external_id: null, terms_acceptance: null })).to.equal(true);
+    expect(accepts("CreateUserRequest", { phone: null })).to.equal(false);
+    expect(accepts("CreateWebhookEndpointRequest", { url: "https://hooks.example.com/x", event_types: null, description: null })).to.equal(true);
+    expect(accepts("UpdateWebhookEndpointRequest", { description: null })).to.equal(false);
+    expect(accepts("UpdateUserRequest", { email: null })).to.equal(true);
+  });
+
+  it("declares the body of every route that reads one: routes without fields take {} (EmptyBody)", () => {
+    for (const route of PUBLIC_ROUTES.filter((r) => r.body !== "")) {
+      const operation = document.paths[route.pathTemplate]![route.httpMethod.toLowerCase()]!;
+      expect(operation.requestBody, `${route.httpMethod} ${route.pathTemplate}`).to.be.an("object");
+    }
+    expect(accepts("EmptyBody", {})).to.equal(true);
+    expect(accepts("EmptyBody", { message: "hi" })).to.equal(false);
   });
 });
 

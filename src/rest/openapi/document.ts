@@ -95,7 +95,10 @@ function operationOf(described: DescribedMethod): JsonSchema {
     ],
     ...(doc.requestBody
       ? { requestBody: { required: doc.requestBody.required, content: jsonContent(ref(doc.requestBody.schema)) } }
-      : {}),
+      : route.body !== ""
+        ? // The route reads a JSON body whose message has no field of its own: `{}` or none, anything else is 422.
+          { requestBody: { required: false, content: jsonContent(ref("EmptyBody")) } }
+        : {}),
     responses: {
       [String(status)]: {
         description: doc.success.description,
@@ -182,7 +185,6 @@ export function buildOpenApiDocument(methods: readonly DescribedMethod[]): OpenA
         "Every response carries X-Request-Id, X-API-Version and the X-RateLimit-* headers. Errors share one envelope; " +
         "clients branch on `error.code`. An unmatched method and path answers 404 route_not_found (components.responses.RouteNotFound).",
     },
-    jsonSchemaDialect: "https://spec.openapis.org/oas/3.1/dialect/base",
     servers: [{ url: "/", description: "The host serving this document." }],
     security: [{ apiKey: [] }],
     tags: [
@@ -206,7 +208,14 @@ export function buildOpenApiDocument(methods: readonly DescribedMethod[]): OpenA
           description: "A secret API key, `svc_test_…` (sandbox) or `svc_live_…` (live); the key decides the project and environment read and written.",
         },
       },
-      schemas: { ...userSchemas, ...identitySchemas, ...eventSchemas, ...webhookSchemas, ...errorSchemas },
+      schemas: {
+        EmptyBody: { type: "object", properties: {}, additionalProperties: false, description: "No field: send `{}` or no body.", example: {} },
+        ...userSchemas,
+        ...identitySchemas,
+        ...eventSchemas,
+        ...webhookSchemas,
+        ...errorSchemas,
+      },
       parameters: parameterComponents,
       headers: headerComponents,
       // No path describes an unmatched method and path, so its one answer is documented here.

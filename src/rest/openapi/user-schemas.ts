@@ -104,10 +104,11 @@ export const userSchemas: Record<string, JsonSchema> = {
   CreateUserRequest: closedObject(
     {
       phone: { type: "string", pattern: PHONE_PATTERN.source, description: "E.164." },
-      external_id: { type: "string", minLength: 1, maxLength: EXTERNAL_ID_MAX_LENGTH },
-      ...profileFields((schema) => schema),
+      external_id: nullable({ type: "string", minLength: 1, maxLength: EXTERNAL_ID_MAX_LENGTH }),
+      // null is the same as leaving a field out (docs/contract.md, Input decoding).
+      ...profileFields(nullable),
     },
-    { required: ["phone"], description: `Unknown fields are refused (422 validation_error). ${SIGNUP_FLOW_NOTE}` },
+    { required: ["phone"], description: `Unknown fields are refused (422 validation_error); null is the same as leaving a field out. ${SIGNUP_FLOW_NOTE}` },
   ),
   UpdateUserRequest: closedObject(profileFields(nullable), {
     required: [],

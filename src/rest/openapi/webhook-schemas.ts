@@ -138,8 +138,9 @@ export const webhookSchemas: Record<string, JsonSchema> = {
   }),
   WebhookDeliveryList: listOf("WebhookDelivery", "Deliveries of an endpoint."),
   CreateWebhookEndpointRequest: closedObject(
-    { url, event_types: { ...eventTypes, default: [...DEFAULT_EVENT_TYPES] }, description: { ...description, default: "" } },
-    { required: ["url"] },
+    // null is the same as leaving event_types or description out; url is required.
+    { url, event_types: { ...nullable(eventTypes), default: [...DEFAULT_EVENT_TYPES] }, description: { ...nullable(description), default: "" } },
+    { required: ["url"], description: "null is the same as leaving a field out." },
   ),
   UpdateWebhookEndpointRequest: closedObject(
     { url, description, event_types: eventTypes, enabled: { type: "boolean", description: "true re-enables a disabled endpoint." } },

@@ -49,7 +49,7 @@ import type { Ledger } from "../ledger/ledger.ts";
 import { transactionMessage } from "../messages/transaction-messages.ts";
 import type { TransactionRecord, TransactionRepository } from "../store/transaction-repository.ts";
 import type { WalletLedgerRepository } from "../store/wallet-ledger.ts";
-import { cursorRecord, pageSize } from "./pagination.ts";
+import { listParameters, listWindow } from "./pagination.ts";
 import type { TenantSettings } from "./tenant-settings.ts";
 
 export interface TransactionsServiceDependencies {
@@ -63,7 +63,21 @@ export interface TransactionsServiceDependencies {
 /** What every new transaction starts as; the ledger fills in the wallet. */
 export function newTransaction(
   scope: TenantScope,
-  fields: Pick<TransactionRecord, "id" | "user_id" | "type" | "amount_cents" | "fee_cents" | "fiat_currency" | "fiat_amount_minor" | "fiat_exponent" | "description" | "simulated" | "reference" | "next_step_at">,
+  fields: Pick<
+    TransactionRecord,
+    | "id"
+    | "user_id"
+    | "type"
+    | "amount_cents"
+    | "fee_cents"
+    | "fiat_currency"
+    | "fiat_amount_minor"
+    | "fiat_exponent"
+    | "description"
+    | "simulated"
+    | "reference"
+    | "next_step_at"
+  >,
   now: Date,
 ): TransactionRecord {
   return {
@@ -100,7 +114,7 @@ export class TransactionsServiceImpl implements ServiceImpl<typeof TransactionsS
 
   async listUserTransactions(request: ListUserTransactionsRequest, context: HandlerContext) {
     const scope = tenantOf(context);
-    const limit = pageSize(request.limit);
+    const parameters = listParameters(request);
     if (request.type !== undefined && !(TRANSACTION_TYPES as readonly string[]).includes(request.type)) {
       throw validationError("type", `type must be one of ${TRANSACTION_TYPES.join(", ")}.`);
     }
@@ -109,13 +123,12 @@ export class TransactionsServiceImpl implements ServiceImpl<typeof TransactionsS
     }
     checkUserId(request.userId);
     if (!(await this.deps.wallets.find(scope, request.userId))) throw svcError("user_not_found");
-    const after = await cursorRecord(request.startingAfter, async (id) => {
+    const window = await listWindow(parameters, async (id) => {
       const record = await this.deps.transactions.find(scope, id);
       return record?.user_id === request.userId ? record : null;
     });
     const page = await this.deps.transactions.list(scope, request.userId, {
-      limit,
-      after,
+      ...window,
       ...(request.type !== undefined ? { type: request.type } : {}),
       ...(request.status !== undefined ? { status: request.status } : {}),
     });

@@ -5,7 +5,7 @@ import type { Collection, Db, Filter } from "mongodb";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import type { TransactionStatus, TransactionType } from "../domain/money.ts";
 import { isDuplicateKeyError } from "./database.ts";
-import { newestFirstPage, type Page } from "./list-queries.ts";
+import { type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 
 /** One transaction, as the ledger holds it in flight and the projection holds it for ever. */
 export interface TransactionRecord {
@@ -56,9 +56,7 @@ export class TransactionRepository {
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.collection.createIndexes([
-      { key: { project_id: 1, livemode: 1, user_id: 1, created_at: -1, _id: -1 }, name: "user_newest_first" },
-    ]);
+    await this.collection.createIndexes([{ key: { project_id: 1, livemode: 1, user_id: 1, created_at: -1, _id: -1 }, name: "user_newest_first" }]);
   }
 
   /**
@@ -99,13 +97,18 @@ export class TransactionRepository {
   async list(
     scope: TenantScope,
     userId: string,
-    options: { limit: number; after: TransactionRecord | null; type?: string; status?: string },
+    options: ListWindow<TransactionRecord> & { type?: string; status?: string },
   ): Promise<Page<TransactionRecord>> {
     const filter: Filter<TransactionDocument> = { project_id: scope.projectId, livemode: scope.livemode, user_id: userId };
     if (options.type !== undefined) filter.type = options.type as TransactionType;
     if (options.status !== undefined) filter.status = options.status as TransactionStatus;
-    const after = options.after ? { created_at: options.after.created_at, _id: options.after.id } : null;
-    const page = await newestFirstPage(this.collection, filter, { limit: options.limit, after });
+    const position = (record: TransactionRecord | null | undefined) => (record ? { created_at: record.created_at, _id: record.id } : null);
+    const page = await newestFirstPage(this.collection, filter, {
+      limit: options.limit,
+      after: position(options.after),
+      before: position(options.before),
+      ...(options.created ? { created: options.created } : {}),
+    });
     return { items: page.items.map(toRecord), hasMore: page.hasMore };
   }
 

@@ -3,17 +3,24 @@ import type { Document } from "bson";
 import { collectionCommands } from "./commands/collections.ts";
 import { crudCommands } from "./commands/crud.ts";
 import { explainCommands } from "./commands/explain.ts";
+import { failPointCommands } from "./commands/fail-points.ts";
 import { handshakeCommands } from "./commands/handshake.ts";
 import { indexCommands } from "./commands/indexes.ts";
 import { queryCommands } from "./commands/query.ts";
 import type { CommandContext, CommandHandler } from "./context.ts";
 import { CommandError, commandError, ErrorCodes } from "./errors.ts";
+import { failPointsOf } from "./fail-points.ts";
 
 const COMMANDS = new Map<string, CommandHandler>(
-  Object.entries({ ...handshakeCommands, ...crudCommands, ...queryCommands, ...indexCommands, ...collectionCommands, ...explainCommands }),
+  Object.entries({ ...handshakeCommands, ...crudCommands, ...queryCommands, ...indexCommands, ...collectionCommands, ...explainCommands, ...failPointCommands }),
 );
 
+/** Runs one command; a fail point may instead fail it, delay its reply or close the connection (fail-points.ts). */
 export function runCommand(cmd: Document, ctx: CommandContext): Document {
+  return failPointsOf(ctx.server).run(cmd, ctx, () => executeCommand(cmd, ctx));
+}
+
+function executeCommand(cmd: Document, ctx: CommandContext): Document {
   try {
     const name = Object.keys(cmd)[0];
     if (name === undefined) throw commandError(ErrorCodes.FailedToParse, "Empty command object");

@@ -9,6 +9,7 @@ import type { Document } from "bson";
 import { CursorRegistry } from "./cursors.ts";
 import type { ServerState } from "./context.ts";
 import { runCommand } from "./dispatch.ts";
+import { deferredReply } from "./fail-points.ts";
 import { Store } from "./store.ts";
 import { sweepExpired } from "./ttl-sweeper.ts";
 import { buildMsgReply, buildOpReply, FLAG_MORE_TO_COME, HEADER_SIZE, MAX_MESSAGE_SIZE, parseFrame } from "./wire.ts";
@@ -119,6 +120,7 @@ function serveConnection(socket: net.Socket, state: ServerState, connectionId: n
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   let expected = 0; // length of the frame being received, 0 until its header has arrived
+  let held = false; // a fail point holds this connection's reply back; later frames wait (as in mongod)
 
   socket.on("data", (chunk: Buffer) => {
     pending.push(chunk);
@@ -133,7 +135,7 @@ function serveConnection(socket: net.Socket, state: ServerState, connectionId: n
   });
 
   function processFrames(): void {
-    while (!socket.destroyed) {
+    while (!socket.destroyed && !held) {
       if (expected === 0) {
         if (pendingBytes < 4) return;
         if (pending[0].length < 4) pending = [Buffer.concat(pending, pendingBytes)];
@@ -152,7 +154,25 @@ function serveConnection(socket: net.Socket, state: ServerState, connectionId: n
       pending = rest.length ? [rest] : [];
       pendingBytes = rest.length;
       expected = 0;
-      const reply = handleFrame(frame, state, connectionId);
+      let reply = handleFrame(frame, state, connectionId);
+      if (reply && !Buffer.isBuffer(reply)) {
+        const later = reply;
+        if (later.afterMs > 0) {
+          held = true;
+          setTimeout(() => {
+            held = false;
+            if (socket.destroyed) return;
+            const r = later.settle();
+            if (r === null) socket.destroy();
+            else {
+              if (r) socket.write(r);
+              processFrames();
+            }
+          }, later.afterMs);
+          return;
+        }
+        reply = later.settle();
+      }
       if (reply === null) {
         pending = [];
         socket.destroy();
@@ -163,8 +183,13 @@ function serveConnection(socket: net.Socket, state: ServerState, connectionId: n
   }
 }
 
-/** The encoded reply, undefined when the client asked for none (moreToCome), null when the connection must close. */
-function handleFrame(frame: Buffer, state: ServerState, connectionId: number): Buffer | undefined | null {
+type FrameReply = Buffer | undefined | null;
+
+/**
+ * The encoded reply, undefined when the client asked for none (moreToCome), null when the connection must close;
+ * or, when a fail point says so, what to answer after a delay.
+ */
+function handleFrame(frame: Buffer, state: ServerState, connectionId: number): FrameReply | { afterMs: number; settle(): FrameReply } {
   let request;
   try {
     request = parseFrame(frame);
@@ -172,14 +197,14 @@ function handleFrame(frame: Buffer, state: ServerState, connectionId: number): B
     return null; // ProtocolError, or a BSON error from a corrupt document: drop this client only
   }
   const command: Document = request.command;
-  if (request.kind === "query") {
-    const db = request.fullCollectionName.split(".")[0] || "admin";
-    return encodeReply(buildOpReply, request.requestId, runCommand(command, { db, server: state, connectionId }));
-  }
-  const db = typeof command.$db === "string" ? command.$db : "admin";
+  const legacy = request.kind === "query";
+  const db = request.kind === "query" ? request.fullCollectionName.split(".")[0] || "admin" : typeof command.$db === "string" ? command.$db : "admin";
+  const silent = request.kind !== "query" && (request.flags & FLAG_MORE_TO_COME) !== 0;
+  const encode = (reply: Document | null): FrameReply => (reply === null ? null : silent ? undefined : encodeReply(legacy ? buildOpReply : buildMsgReply, request.requestId, reply));
   const reply = runCommand(command, { db, server: state, connectionId });
-  if (request.flags & FLAG_MORE_TO_COME) return undefined;
-  return encodeReply(buildMsgReply, request.requestId, reply);
+  const deferred = deferredReply(reply);
+  if (deferred) return { afterMs: deferred.afterMs, settle: () => encode(deferred.settle()) };
+  return encode(reply);
 }
 
 function encodeReply(build: (responseTo: number, reply: Document) => Buffer, responseTo: number, reply: Document): Buffer {

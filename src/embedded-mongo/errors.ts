@@ -31,10 +31,10 @@ export const ErrorCodes = {
   NotImplemented: 238,
   InvalidIndexSpecificationOption: 197,
   QueryFeatureNotAllowed: 224,
-  NotAReplicaSet: 76,
+  NotAReplicaSet: 123,
   Location40324: 40324,
-  Location31253: 31253,
-  Location31254: 31254,
+  ViewDepthLimitExceeded: 149,
+  SnapshotUnavailable: 246,
   Location17276: 17276,
 } as const;
 

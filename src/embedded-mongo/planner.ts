@@ -27,6 +27,8 @@ export interface FindOptions {
   skip?: number;
   limit?: number;
   hint?: unknown;
+  /** The command's `let` constants, for `$$name` inside `$expr`. */
+  variables?: Document;
 }
 
 export type Match = [rid: number, doc: Document];
@@ -308,9 +310,9 @@ function answeredByIndex(filter: Document, plan: Plan): boolean {
   });
 }
 
-export function compileFilter(filter: Document | undefined): ((doc: Document) => boolean) | undefined {
+export function compileFilter(filter: Document | undefined, variables?: Document): ((doc: Document) => boolean) | undefined {
   if (!filter || Object.keys(filter).length === 0) return undefined;
-  const query = createQuery(filter);
+  const query = createQuery(filter, variables);
   return (doc) => query.test(doc);
 }
 
@@ -323,7 +325,7 @@ export function findMatches(coll: Collection, filter: Document = {}, options: Fi
   const skip = Math.max(0, options.skip ?? 0);
   const limit = options.limit && options.limit > 0 ? options.limit : Infinity;
   const plan = choosePlan(coll, filter, sort, options.hint);
-  const test = plan && answeredByIndex(filter, plan) ? undefined : compileFilter(filter);
+  const test = plan && answeredByIndex(filter, plan) ? undefined : compileFilter(filter, options.variables);
   const out: Match[] = [];
   // Early stop is possible whenever the output order is already the requested one.
   const ordered = sort.length === 0 || (plan !== undefined && plan.sortDirection !== 0);

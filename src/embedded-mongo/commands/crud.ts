@@ -5,12 +5,20 @@ import type { CommandHandler } from "../context.ts";
 import { CommandError, commandError, ErrorCodes } from "../errors.ts";
 import { findMatches } from "../planner.ts";
 import { applyUpdate, buildUpsertDocument, isOperatorUpdate, validateUpdate, withIdFirst } from "../update.ts";
-import { collectionName, optionalDocument, projector } from "./common.ts";
+import { checkCollation } from "../command-options.ts";
+import { letVariables } from "../matcher.ts";
+import { refuseView } from "../views.ts";
+import { collectionName, ns, optionalDocument, projector } from "./common.ts";
 
 function statements(cmd: Document, field: string): Document[] {
   const list = cmd[field];
   if (!Array.isArray(list)) throw commandError(ErrorCodes.FailedToParse, `BSON field '${Object.keys(cmd)[0]}.${field}' is missing but a required field`);
   return list as Document[];
+}
+
+/** A whole-document replacement (a "replace" change event) rather than an operator or pipeline update. */
+function isReplacement(update: Document | Document[]): boolean {
+  return !Array.isArray(update) && !isOperatorUpdate(update);
 }
 
 function validateId(doc: Document): void {
@@ -43,6 +51,7 @@ export const crudCommands: Record<string, CommandHandler> = {
   insert: (cmd, ctx) => {
     const name = collectionName(cmd, "insert");
     const docs = statements(cmd, "documents");
+    refuseView(ctx.server.store.get(ctx.db, name), ns(ctx, name));
     const coll = ctx.server.store.ensure(ctx.db, name);
     let n = 0;
     const writeErrors = runStatements(docs, cmd.ordered !== false, (doc) => {
@@ -58,6 +67,8 @@ export const crudCommands: Record<string, CommandHandler> = {
     const name = collectionName(cmd, "update");
     const updates = statements(cmd, "updates");
     const store = ctx.server.store;
+    refuseView(store.get(ctx.db, name), ns(ctx, name));
+    const variables = letVariables(cmd.let);
     let n = 0;
     let nModified = 0;
     const upserted: Document[] = [];
@@ -65,16 +76,17 @@ export const crudCommands: Record<string, CommandHandler> = {
       const query = (stmt.q ?? {}) as Document;
       const update = stmt.u as Document | Document[];
       validateUpdate(update);
+      checkCollation(stmt.collation);
       const multi = stmt.multi === true;
       if (multi && !Array.isArray(update) && !isOperatorUpdate(update)) {
         throw commandError(ErrorCodes.FailedToParse, "multi update is not supported for replacement-style update");
       }
       const arrayFilters = stmt.arrayFilters as Document[] | undefined;
       const coll = store.get(ctx.db, name);
-      const matches = coll ? findMatches(coll, query, { limit: multi ? 0 : 1, hint: stmt.hint, sort: parseSort(stmt.sort) }) : [];
+      const matches = coll ? findMatches(coll, query, { limit: multi ? 0 : 1, hint: stmt.hint, sort: parseSort(stmt.sort), variables }) : [];
       if (matches.length === 0) {
         if (stmt.upsert !== true) return;
-        const doc = buildUpsertDocument(query, update, arrayFilters);
+        const doc = buildUpsertDocument(query, update, arrayFilters, variables);
         validateId(doc);
         store.ensure(ctx.db, name).insert(doc);
         n++;
@@ -82,8 +94,8 @@ export const crudCommands: Record<string, CommandHandler> = {
         return;
       }
       for (const [rid, doc] of matches) {
-        const result = applyUpdate(doc, update, { arrayFilters, query });
-        if (result.modified) coll!.replace(rid, result.doc);
+        const result = applyUpdate(doc, update, { arrayFilters, query, variables });
+        if (result.modified) coll!.replace(rid, result.doc, isReplacement(update));
         n++;
         if (result.modified) nModified++;
       }
@@ -98,12 +110,15 @@ export const crudCommands: Record<string, CommandHandler> = {
     const name = collectionName(cmd, "delete");
     const deletes = statements(cmd, "deletes");
     const coll = ctx.server.store.get(ctx.db, name);
+    refuseView(coll, ns(ctx, name));
+    const variables = letVariables(cmd.let);
     let n = 0;
     const writeErrors = runStatements(deletes, cmd.ordered !== false, (stmt) => {
+      checkCollation(stmt.collation);
       if (!coll) return;
       const limit = Number(stmt.limit ?? 0);
       if (limit !== 0 && limit !== 1) throw commandError(ErrorCodes.FailedToParse, "The limit field in delete objects must be 0 or 1. Got " + limit);
-      for (const [rid] of findMatches(coll, (stmt.q ?? {}) as Document, { limit, hint: stmt.hint })) {
+      for (const [rid] of findMatches(coll, (stmt.q ?? {}) as Document, { limit, hint: stmt.hint, variables })) {
         if (coll.remove(rid)) n++;
       }
     });
@@ -125,10 +140,13 @@ export const crudCommands: Record<string, CommandHandler> = {
     if (!remove && update === undefined) throw commandError(ErrorCodes.FailedToParse, "Either an update or remove=true must be specified");
     if (remove && returnNew) throw commandError(ErrorCodes.FailedToParse, "Cannot specify both new=true and remove=true; 'remove' always returns the deleted document");
     if (update !== undefined) validateUpdate(update);
+    checkCollation(cmd.collation);
+    const variables = letVariables(cmd.let);
     const arrayFilters = cmd.arrayFilters as Document[] | undefined;
     const store = ctx.server.store;
     const coll = store.get(ctx.db, name);
-    const [match] = coll ? findMatches(coll, query, { sort, limit: 1, hint: cmd.hint }) : [];
+    refuseView(coll, ns(ctx, name));
+    const [match] = coll ? findMatches(coll, query, { sort, limit: 1, hint: cmd.hint, variables }) : [];
 
     if (remove) {
       if (!match) return { lastErrorObject: { n: 0 }, value: null, ok: 1 };
@@ -137,12 +155,12 @@ export const crudCommands: Record<string, CommandHandler> = {
     }
     if (match) {
       const [rid, before] = match;
-      const result = applyUpdate(before, update!, { arrayFilters, query });
-      if (result.modified) coll!.replace(rid, result.doc);
+      const result = applyUpdate(before, update!, { arrayFilters, query, variables });
+      if (result.modified) coll!.replace(rid, result.doc, isReplacement(update!));
       return { lastErrorObject: { n: 1, updatedExisting: true }, value: shape(returnNew ? result.doc : before), ok: 1 };
     }
     if (!upsert) return { lastErrorObject: { n: 0, updatedExisting: false }, value: null, ok: 1 };
-    const doc = buildUpsertDocument(query, update!, arrayFilters);
+    const doc = buildUpsertDocument(query, update!, arrayFilters, variables);
     validateId(doc);
     store.ensure(ctx.db, name).insert(doc);
     return {

@@ -7,6 +7,8 @@ import type { CommandHandler } from "../context.ts";
 import { commandError, ErrorCodes } from "../errors.ts";
 import { formatValue } from "../format.ts";
 import { collectionName, ns } from "./common.ts";
+import { checkCollation } from "../command-options.ts";
+import { refuseView } from "../views.ts";
 
 const CannotCreateIndex = 67;
 const OPTION_FIELDS = ["unique", "sparse", "partialFilterExpression", "expireAfterSeconds"] as const;
@@ -22,6 +24,7 @@ function normalizeSpec(raw: Document): Document {
       throw commandError(CannotCreateIndex, `Error in specification { key: ${formatValue(key)} } :: caused by :: Values in the index key pattern can only be non-zero numbers (special index types such as ${JSON.stringify(dir)} on '${field}' are not supported by the embedded server)`);
     }
   }
+  checkCollation(raw.collation);
   const name = raw.name === undefined ? defaultIndexName(key as Document) : raw.name;
   if (typeof name !== "string" || name.length === 0) throw commandError(ErrorCodes.BadValue, "The index name cannot be empty");
   const spec: Document = { v: 2, key, name };
@@ -96,6 +99,7 @@ export const indexCommands: Record<string, CommandHandler> = {
     }
     const specs = (cmd.indexes as Document[]).map(normalizeSpec);
     const store = ctx.server.store;
+    refuseView(store.get(ctx.db, name), ns(ctx, name));
     const existed = store.get(ctx.db, name) !== undefined;
     const coll = store.ensure(ctx.db, name);
     const before = coll.indexes.length;
@@ -126,6 +130,7 @@ export const indexCommands: Record<string, CommandHandler> = {
     const name = collectionName(cmd, "listIndexes");
     const coll = ctx.server.store.get(ctx.db, name);
     if (!coll) throw commandError(ErrorCodes.NamespaceNotFound, `ns does not exist: ${ns(ctx, name)}`);
+    refuseView(coll, ns(ctx, name));
     const specs = coll.indexes.map((i) => i.spec);
     return { cursor: { firstBatch: specs, id: Long.ZERO, ns: ns(ctx, name) }, ok: 1 };
   },

@@ -10,10 +10,13 @@ import { queryCommands } from "./commands/query.ts";
 import type { CommandContext, CommandHandler } from "./context.ts";
 import { CommandError, commandError, ErrorCodes } from "./errors.ts";
 import { failPointsOf } from "./fail-points.ts";
+import { withChangeStreams } from "./change-streams.ts";
+import { checkSessionFields, withRetryableWrites } from "./sessions.ts";
 
-const COMMANDS = new Map<string, CommandHandler>(
+// Change streams and retryable writes (replica set) wrap the handlers they extend.
+const COMMANDS = withRetryableWrites(withChangeStreams(new Map<string, CommandHandler>(
   Object.entries({ ...handshakeCommands, ...crudCommands, ...queryCommands, ...indexCommands, ...collectionCommands, ...explainCommands, ...failPointCommands }),
-);
+)));
 
 /** Runs one command; a fail point may instead fail it, delay its reply or close the connection (fail-points.ts). */
 export function runCommand(cmd: Document, ctx: CommandContext): Document {
@@ -24,10 +27,7 @@ function executeCommand(cmd: Document, ctx: CommandContext): Document {
   try {
     const name = Object.keys(cmd)[0];
     if (name === undefined) throw commandError(ErrorCodes.FailedToParse, "Empty command object");
-    // A standalone mongod refuses anything transactional with exactly this error.
-    if (cmd.txnNumber !== undefined || cmd.startTransaction !== undefined || cmd.autocommit !== undefined) {
-      throw commandError(ErrorCodes.IllegalOperation, "Transaction numbers are only allowed on a replica set member or mongos");
-    }
+    checkSessionFields(cmd, name, ctx);
     const handler = COMMANDS.get(name);
     if (!handler) throw commandError(ErrorCodes.CommandNotFound, `no such command: '${name}'`);
     return handler(cmd, ctx);

@@ -130,14 +130,16 @@ function handleFrame(frame: Buffer, state: ServerState, fc: FrameContext): Outco
     return finish(reply, state.oplog.lastSeq !== before);
   };
 
+  const before = state.oplog.lastSeq;
   const reply = runCommand(command, ctx);
   const deferred = deferredReply(reply);
   if (deferred) {
+    // A fail point's delayed command runs (and writes) only when settled.
     if (deferred.afterMs <= 0) return run(() => deferred.settle());
     return delay(deferred.afterMs, fc.signal).then((open) => (open ? run(() => deferred.settle()) : undefined));
   }
   if (reply instanceof Promise) return (reply as Promise<Document>).then((late) => finish(late, false));
-  return run(() => reply);
+  return finish(reply, state.oplog.lastSeq !== before);
 }
 
 /**

@@ -60,7 +60,7 @@ describe("embedded-mongo: durable mode (dbPath)", function () {
       expect(dup.code).to.equal(11000);
       const infos = await db().listCollections().toArray();
       expect(infos.map((c) => c.name).sort()).to.deep.equal(["capped_like", "users"]);
-      expect(infos.find((c) => c.name === "capped_like")?.options).to.deep.equal({ validator: { a: { $exists: true } } });
+      expect((infos.find((c) => c.name === "capped_like") as { options?: unknown } | undefined)?.options).to.deep.equal({ validator: { a: { $exists: true } } });
     } finally {
       await client.close();
       await mongo.stop();

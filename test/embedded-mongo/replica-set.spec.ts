@@ -35,10 +35,12 @@ describe("embedded-mongo: one-member replica set (replSet option)", function () 
     expect(mongo.uri).to.equal(`mongodb://127.0.0.1:${mongo.port}/?replicaSet=rs0`);
     const client = new MongoClient(mongo.uri, { serverSelectionTimeoutMS: 5000 });
     const direct = new MongoClient(`mongodb://127.0.0.1:${mongo.port}/?directConnection=true`);
+    let description: { type: string; setName: string | null } | undefined;
+    client.on("topologyDescriptionChanged", (e) => (description = e.newDescription));
     try {
       await client.connect();
-      expect(client.topology?.description.type).to.equal("ReplicaSetWithPrimary");
-      expect(client.topology?.description.setName).to.equal("rs0");
+      expect(description?.type).to.equal("ReplicaSetWithPrimary");
+      expect(description?.setName).to.equal("rs0");
       await client.db("rs").collection("c").insertOne({ a: 1 });
       await direct.connect();
       expect(await direct.db("rs").collection("c").countDocuments()).to.equal(1);

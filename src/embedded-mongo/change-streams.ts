@@ -17,6 +17,13 @@ const PRE_IMAGE_MODES = ["off", "whenAvailable", "required"] as const;
 type FullDocumentMode = (typeof FULL_DOCUMENT_MODES)[number];
 type PreImageMode = (typeof PRE_IMAGE_MODES)[number];
 
+// mongod's aggregation stage names: an unknown one is a parse error (40324) before any change stream check.
+const STAGE_NAMES = new Set([
+  "$addFields", "$bucket", "$bucketAuto", "$changeStream", "$collStats", "$count", "$currentOp", "$densify", "$documents",
+  "$facet", "$fill", "$geoNear", "$graphLookup", "$group", "$indexStats", "$limit", "$listLocalSessions", "$listSessions",
+  "$lookup", "$match", "$merge", "$out", "$planCacheStats", "$project", "$redact", "$replaceRoot", "$replaceWith", "$sample",
+  "$search", "$searchMeta", "$set", "$setWindowFields", "$skip", "$sort", "$sortByCount", "$unionWith", "$unset", "$unwind",
+]);
 // Stages allowed after $changeStream (mongod's isAllowedInChangeStream).
 const ALLOWED_STAGES = new Set(["$match", "$project", "$addFields", "$set", "$unset", "$replaceRoot", "$replaceWith", "$redact"]);
 const KNOWN_OPTIONS = new Set(["resumeAfter", "startAfter", "startAtOperationTime", "fullDocument", "fullDocumentBeforeChange", "allChangesForCluster", "showMigrationEvents"]);
@@ -185,6 +192,7 @@ export class ChangeStreamCursors {
     const stages = pipeline.slice(1);
     for (const stage of stages) {
       const name = Object.keys(stage)[0];
+      if (!STAGE_NAMES.has(name)) throw commandError(ErrorCodes.Location40324, `Unrecognized pipeline stage name: '${name}'`);
       if (name === "$changeStream") throw commandError(40602, "$changeStream is only valid as the first stage in a pipeline", { codeName: "Location40602" });
       if (!ALLOWED_STAGES.has(name)) throw commandError(ErrorCodes.IllegalOperation, `${name} is not permitted in a $changeStream pipeline`);
     }

@@ -2,9 +2,8 @@
 // shape and field order mongod gives them. The `_id` (resume token) and the optional full documents are filled
 // in by the cursor.
 import type { Document } from "bson";
-import type { OplogEntry } from "./oplog.ts";
+import { updateDescriptionOf, type OplogEntry } from "./oplog.ts";
 import { TokenKind } from "./resume-token.ts";
-import { describeUpdate } from "./update-description.ts";
 
 export interface StreamScope {
   /** Unset: every database but admin, config and local (allChangesForCluster). */
@@ -46,7 +45,7 @@ export function eventsFor(entry: OplogEntry, scope: StreamScope): RawEvent[] {
       if (entry.replacement) {
         return [{ kind: TokenKind.Event, event: { ...head(entry, "replace"), fullDocument: entry.post, ns, documentKey } }];
       }
-      return [{ kind: TokenKind.Event, event: { ...head(entry, "update"), ns, documentKey, updateDescription: describeUpdate(entry.pre, entry.post) } }];
+      return [{ kind: TokenKind.Event, event: { ...head(entry, "update"), ns, documentKey, updateDescription: updateDescriptionOf(entry) } }];
     }
     case "d":
       if (!inScope(scope, entry.db, entry.coll)) return [];

@@ -135,7 +135,7 @@ class ChangeStreamCursor {
       insertAfter(event, "wallTime", "fullDocument", post);
     }
     if ((type === "update" || type === "replace" || type === "delete") && this.fullDocumentBeforeChange !== "off") {
-      const pre = entry.op === "u" || entry.op === "d" ? (entry.images ? entry.pre : null) : null;
+      const pre = entry.op === "u" || entry.op === "d" ? (entry.images ? (entry.pre ?? null) : null) : null;
       if (!pre && this.fullDocumentBeforeChange === "required") {
         throw namedError(47, "NoMatchingDocument", `Change stream was configured to require a pre-image for all update, delete and replace events, but the pre-image was not found for event: ${describeEvent(entry)}`);
       }

@@ -4,7 +4,8 @@
 import { deserialize, serialize, type Document, type Timestamp } from "bson";
 import { CollectionIndex } from "./collection-index.ts";
 import type { Collection } from "./collection.ts";
-import type { OplogEntry } from "./oplog.ts";
+import { updateDescriptionOf, type OplogEntry } from "./oplog.ts";
+import type { UpdateDescription } from "./update-description.ts";
 import type { SessionRecord } from "./sessions.ts";
 import type { Store } from "./store.ts";
 
@@ -36,12 +37,14 @@ export function decode(payload: Uint8Array): Document {
 }
 
 export function encodeEntry(entry: OplogEntry): Uint8Array {
-  const head = { s: entry.seq, t: entry.ts, op: entry.op, db: entry.db };
+  const head = { s: entry.seq, t: entry.ts, w: entry.wall, op: entry.op, db: entry.db };
   switch (entry.op) {
     case "i":
       return encode({ ...head, c: entry.coll, d: entry.doc });
     case "u":
-      return encode({ ...head, c: entry.coll, d: entry.post });
+      // The update's description goes along, so change streams can still report it after a restart.
+      if (entry.replacement) return encode({ ...head, c: entry.coll, d: entry.post, r: true });
+      return encode({ ...head, c: entry.coll, d: entry.post, ud: updateDescriptionOf(entry) });
     case "d":
       return encode({ ...head, c: entry.coll, id: entry.pre._id });
     case "c": {
@@ -69,6 +72,8 @@ export class StoreLoader {
   private readonly indexSpecs = new Map<Collection, Map<string, Document>>();
   lastSeq = 0;
   lastTs?: Timestamp;
+  /** Time of the snapshot loaded (change stream history starts there). */
+  snapshotTs?: Timestamp;
 
   constructor(readonly store: Store) {}
 
@@ -92,11 +97,15 @@ export class StoreLoader {
     else coll.replace(rid, doc);
   }
 
+  /** Entries replayed from the journal, for the oplog of the restarted server. */
+  readonly replayed: OplogEntry[] = [];
+
   /** Applies one journaled oplog entry (skipped when the snapshot already contains it). */
   apply(payload: Uint8Array): void {
     const r = decode(payload);
     const seq = Number(r.s);
     if (seq <= this.lastSeq) return;
+    this.replayed.push(entryOf(r));
     this.lastSeq = seq;
     this.lastTs = r.t as Timestamp;
     const db = r.db as string;
@@ -153,6 +162,23 @@ export class StoreLoader {
       }
     }
     return this.store;
+  }
+}
+
+/** The oplog entry a journal record describes (documents before writes are not journaled, images are off). */
+function entryOf(r: Document): OplogEntry {
+  const base = { seq: Number(r.s), ts: r.t as Timestamp, wall: (r.w as Date | undefined) ?? new Date(0), db: r.db as string };
+  switch (r.op) {
+    case "i":
+      return { ...base, op: "i", coll: r.c as string, doc: r.d as Document, images: false };
+    case "u":
+      return { ...base, op: "u", coll: r.c as string, post: r.d as Document, replacement: r.r === true, description: r.ud as UpdateDescription | undefined, images: false };
+    case "d":
+      return { ...base, op: "d", coll: r.c as string, pre: { _id: r.id }, images: false };
+    default: {
+      const { s: _s, t: _t, w: _w, op: _o, db: _d, ...command } = r;
+      return { ...base, op: "c", ...command } as OplogEntry;
+    }
   }
 }
 

@@ -3,6 +3,7 @@
 // is capped (oldest entries are dropped), like mongod's capped oplog collection.
 import { Timestamp, type Document } from "bson";
 import type { Collection } from "./collection.ts";
+import { describeUpdate, type UpdateDescription } from "./update-description.ts";
 
 interface EntryBase {
   /** Position in the oplog, 1, 2, 3... (never reused, survives restarts in durable mode). */
@@ -23,8 +24,11 @@ export interface InsertEntry extends EntryBase {
 export interface UpdateEntry extends EntryBase {
   op: "u";
   coll: string;
-  pre: Document;
+  /** The document before (absent for an entry reloaded from the journal, which keeps only `description`). */
+  pre?: Document;
   post: Document;
+  /** Set when `pre` is absent: the updateDescription computed when the write was journaled. */
+  description?: UpdateDescription;
   /** A replacement-style update (a "replace" event) rather than an operator or pipeline update. */
   replacement: boolean;
   images: boolean;
@@ -33,6 +37,7 @@ export interface UpdateEntry extends EntryBase {
 export interface DeleteEntry extends EntryBase {
   op: "d";
   coll: string;
+  /** The deleted document (only its _id for an entry reloaded from the journal). */
   pre: Document;
   images: boolean;
 }
@@ -54,6 +59,11 @@ export interface WriteListener {
   updated(coll: Collection, pre: Document, post: Document, replacement: boolean): void;
   deleted(coll: Collection, pre: Document): void;
   command(db: string, command: NamespaceCommand): void;
+}
+
+/** The updateDescription of an update entry, from its before and after documents or as journaled. */
+export function updateDescriptionOf(entry: UpdateEntry): UpdateDescription {
+  return entry.description ?? describeUpdate(entry.pre ?? {}, entry.post);
 }
 
 export function compareTimestamps(a: Timestamp, b: Timestamp): number {
@@ -112,6 +122,18 @@ export class Oplog implements WriteListener {
       this.lastI = ts.low >>> 0;
     }
     this.historyStart = this.lastTimestamp;
+  }
+
+  /**
+   * Takes back the entries journaled since the last snapshot (start-up of a durable server), so change streams
+   * resume across a restart; history before `historyStart` (the snapshot) is gone.
+   */
+  seed(entries: OplogEntry[], historyStart: Timestamp): void {
+    const kept = entries.slice(-this.maxEntries);
+    const dropped = entries.length - kept.length;
+    this.entries = kept;
+    this.head = 0;
+    this.historyStart = dropped > 0 ? entries[dropped - 1].ts : historyStart;
   }
 
   /** Timestamps: seconds since the epoch plus an increment within the second, never going backwards. */

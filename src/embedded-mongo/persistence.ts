@@ -13,7 +13,7 @@ import { readRecords } from "./record-file.ts";
 import type { Sessions } from "./sessions.ts";
 import { SNAPSHOT_FILE, writeSnapshot } from "./snapshot.ts";
 import { Store } from "./store.ts";
-import type { Document, Timestamp } from "bson";
+import { Timestamp, type Document } from "bson";
 
 export interface DurableOptions {
   dbPath: string;
@@ -104,6 +104,8 @@ export class DurableStorage {
       });
       const store = loader.finish();
       if (loader.lastTs) oplog.restore(loader.lastSeq, loader.lastTs);
+      // Change streams resume across the restart from anything journaled since the snapshot.
+      oplog.seed(loader.replayed, loader.snapshotTs ?? new Timestamp({ t: 0, i: 0 }));
       const current = numbers.length ? numbers[numbers.length - 1] : 1;
       const journal = new Journal(dir, path.join(dir, journalName(current)), currentBytes);
       const storage = new DurableStorage(dir, journal, current, store, oplog, sessions, options.snapshotAfterJournalBytes ?? 64 * 1024 * 1024);
@@ -183,6 +185,7 @@ function loadSnapshot(dir: string, loader: StoreLoader, sessions: Sessions): voi
   }
   loader.lastSeq = Number(header.seq);
   loader.lastTs = header.ts as Timestamp;
+  loader.snapshotTs = header.ts as Timestamp;
 }
 
 function truncate(file: string, length: number): void {

@@ -122,6 +122,35 @@ describe("embedded-mongo: durable mode (dbPath)", function () {
     }
   });
 
+  it("a change stream resumes across a restart (replica set on a dbPath)", async () => {
+    let mongo = await startEmbeddedMongo({ dbPath: dir, replSet: "rs0" });
+    let client = new MongoClient(mongo.uri);
+    const coll = () => client.db("durable").collection("watched");
+    await coll().insertOne({ _id: 1, v: 0 } as never);
+    const opened = await client.db("durable").command({ aggregate: "watched", pipeline: [{ $changeStream: {} }], cursor: {} });
+    await coll().updateOne({ _id: 1 as never }, { $set: { v: 1 }, $unset: { gone: "" } });
+    const seen = await client.db("durable").command({ getMore: opened.cursor.id, collection: "watched", maxTimeMS: 500 });
+    const token = seen.cursor.nextBatch[0]._id;
+    // Written after the client's last event, before the restart: must still be delivered.
+    await coll().updateOne({ _id: 1 as never }, { $set: { v: 2, added: true } });
+    await coll().deleteOne({ _id: 1 as never });
+    await client.close();
+    await mongo.stop();
+
+    mongo = await startEmbeddedMongo({ dbPath: dir, replSet: "rs0" });
+    client = new MongoClient(mongo.uri);
+    try {
+      const resumed = await client.db("durable").command({ aggregate: "watched", pipeline: [{ $changeStream: { resumeAfter: token } }], cursor: {} });
+      const events = resumed.cursor.firstBatch;
+      expect(events.map((e: { operationType: string }) => e.operationType)).to.deep.equal(["update", "delete"]);
+      expect(events[0].updateDescription).to.deep.equal({ updatedFields: { v: 2, added: true }, removedFields: [], truncatedArrays: [] });
+      expect(events[1].documentKey).to.deep.equal({ _id: 1 });
+    } finally {
+      await client.close();
+      await mongo.stop();
+    }
+  });
+
   it("refuses a second server on the same dbPath", async () => {
     const mongo = await startEmbeddedMongo({ dbPath: dir });
     try {

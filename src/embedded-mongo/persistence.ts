@@ -62,6 +62,7 @@ function lockDirectory(dir: string): void {
 
 export class DurableStorage {
   private snapshotRunning?: Promise<void>;
+  private snapshotScheduled = false;
   private closed = false;
   private nextJournal: number;
 
@@ -120,7 +121,14 @@ export class DurableStorage {
   private attach(): void {
     this.oplog.onAppend = (entry) => {
       this.journal.append(RecordType.Oplog, encodeEntry(entry), entry.seq);
-      if (this.journal.bytesInFile >= this.snapshotAfterBytes) this.startSnapshot();
+      if (this.journal.bytesInFile >= this.snapshotAfterBytes && !this.snapshotScheduled && !this.snapshotRunning) {
+        // Started after the current command, not in the middle of it.
+        this.snapshotScheduled = true;
+        setImmediate(() => {
+          this.snapshotScheduled = false;
+          void this.startSnapshot();
+        });
+      }
     };
     this.sessions.onRecord = (record) => this.journal.append(RecordType.Session, encodeSession(record));
     this.journal.onDurable = (seq) => this.oplog.makeVisible(seq);

@@ -169,7 +169,10 @@ async function streamHello(command: Document, ctx: CommandContext, firstWaitMs: 
   let responseTo = requestId;
   for (;;) {
     if (!(await delay(waitMs, fc.signal))) return undefined;
-    const reply = runCommand(command, ctx);
+    let reply: Document | null = runCommand(command, ctx);
+    const deferred = deferredReply(reply);
+    if (deferred) reply = deferred.settle(); // a fail point on hello: its error, or null to close
+    if (reply === null) return null;
     ctx.server.replSet?.stampClusterTime(reply);
     const encoded = encodeReply(buildMsgReply, responseTo, reply);
     if (!exhaust || reply.ok !== 1) return encoded;

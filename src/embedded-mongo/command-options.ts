@@ -5,6 +5,9 @@ import type { CommandContext } from "./context.ts";
 import { commandError, ErrorCodes } from "./errors.ts";
 import { formatValue } from "./format.ts";
 
+// Commands mongod refuses under a snapshot read concern outside a transaction.
+const WRITE_OR_CATALOG_COMMANDS = new Set(["insert", "update", "delete", "findAndModify", "listCollections", "listIndexes", "create", "drop", "createIndexes"]);
+
 /** Accepts no collation or the simple (binary) one; any other answers BadValue rather than comparing binary. */
 export function checkCollation(collation: unknown): void {
   if (collation === undefined || collation === null) return;
@@ -23,6 +26,10 @@ export function checkCollation(collation: unknown): void {
  */
 export function checkReadConcern(cmd: Document, ctx: CommandContext): void {
   const level = (cmd.readConcern as Document | undefined)?.level;
+  const name = Object.keys(cmd)[0];
+  if (level === "snapshot" && WRITE_OR_CATALOG_COMMANDS.has(name)) {
+    throw commandError(ErrorCodes.InvalidOptions, `Command ${name} does not support { readConcern: { level: "snapshot" } }`);
+  }
   if (level !== "snapshot" && level !== "linearizable") return;
   if (!ctx.server.replSet) throw commandError(ErrorCodes.NotAReplicaSet, "node needs to be a replica set member to use read concern");
   if (level === "snapshot") throw commandError(ErrorCodes.SnapshotUnavailable, "readConcern level 'snapshot' is not supported by the embedded server");

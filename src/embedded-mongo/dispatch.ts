@@ -4,6 +4,8 @@ import { collectionCommands } from "./commands/collections.ts";
 import { crudCommands } from "./commands/crud.ts";
 import { explainCommands } from "./commands/explain.ts";
 import { failPointCommands } from "./commands/fail-points.ts";
+import { collectionModifyCommands } from "./commands/collection-modify.ts";
+import { serverStatusCommands } from "./commands/server-status.ts";
 import { handshakeCommands } from "./commands/handshake.ts";
 import { indexCommands } from "./commands/indexes.ts";
 import { queryCommands } from "./commands/query.ts";
@@ -15,7 +17,7 @@ import { checkSessionFields, withRetryableWrites } from "./sessions.ts";
 
 // Change streams and retryable writes (replica set) wrap the handlers they extend.
 const COMMANDS = withRetryableWrites(withChangeStreams(new Map<string, CommandHandler>(
-  Object.entries({ ...handshakeCommands, ...crudCommands, ...queryCommands, ...indexCommands, ...collectionCommands, ...explainCommands, ...failPointCommands }),
+  Object.entries({ ...handshakeCommands, ...crudCommands, ...queryCommands, ...indexCommands, ...collectionCommands, ...explainCommands, ...failPointCommands, ...collectionModifyCommands, ...serverStatusCommands }),
 )));
 
 /** Runs one command; a fail point may instead fail it, delay its reply or close the connection (fail-points.ts). */

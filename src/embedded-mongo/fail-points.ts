@@ -1,6 +1,7 @@
-// mongod's `failCommand` fail point (a test command): makes chosen commands answer an error, close their
-// connection, wait before answering, or carry a writeConcernError, so drivers' error handling can be tested.
-// Only failCommand exists here; configuring any other fail point answers mongod's "not found" error.
+// mongod's test fail points used by drivers' tests: `failCommand` makes chosen commands answer an error, close
+// their connection, wait before answering, or carry a writeConcernError; `onPrimaryTransactionalWrite` fails a
+// retryable write before it applies (failBeforeCommitExceptionCode) or closes the connection after it applied;
+// `failGetMoreAfterCursorCheckout` fails getMore. Configuring any other fail point answers mongod's "not found".
 import { Long, type Document } from "bson";
 import type { CommandContext, ServerState } from "./context.ts";
 import { CommandError, commandError, ErrorCodes, serverErrorLabels } from "./errors.ts";
@@ -37,6 +38,8 @@ const WRITE_CONCERN_COMMANDS = new Set([
   "insert", "update", "delete", "findAndModify", "findandmodify", "create", "drop", "dropDatabase", "createIndexes",
   "dropIndexes", "collMod", "renameCollection", "commitTransaction", "abortTransaction", "bulkWrite",
 ]);
+
+const RETRYABLE_WRITES = new Set(["insert", "update", "delete", "findAndModify", "findandmodify"]);
 
 const FAIL_MESSAGE = "Failing command via 'failCommand' failpoint";
 
@@ -127,6 +130,8 @@ class FailPoint {
 
 export class FailPoints {
   private readonly failCommand = new FailPoint();
+  private readonly onPrimaryTransactionalWrite = new FailPoint();
+  private readonly failGetMoreAfterCursorCheckout = new FailPoint();
   /** Client application names announced in each connection's handshake (for the `appName` filter). */
   private readonly appNames = new Map<number, string>();
 
@@ -134,8 +139,13 @@ export class FailPoints {
   configure(cmd: Document, ctx: CommandContext): Document {
     if (ctx.db !== "admin") throw commandError(ErrorCodes.Unauthorized, "configureFailPoint may only be run against the admin database.");
     const name = cmd.configureFailPoint;
-    if (name !== "failCommand") throw commandError(ErrorCodes.FailPointSetFailed, `${String(name)} not found`);
-    const count = this.failCommand.configure(cmd);
+    const point =
+      name === "failCommand" ? this.failCommand
+      : name === "onPrimaryTransactionalWrite" ? this.onPrimaryTransactionalWrite
+      : name === "failGetMoreAfterCursorCheckout" ? this.failGetMoreAfterCursorCheckout
+      : undefined;
+    if (!point) throw commandError(ErrorCodes.FailPointSetFailed, `${String(name)} not found`);
+    const count = point.configure(cmd);
     return { count: Long.fromNumber(count), ok: 1 };
   }
 
@@ -143,7 +153,26 @@ export class FailPoints {
   run(cmd: Document, ctx: CommandContext, execute: () => Document): Document {
     const name = Object.keys(cmd)[0] ?? "";
     this.noteHandshake(name, cmd, ctx.connectionId);
-    if (name === "configureFailPoint" || this.failCommand.mode === "off") return execute();
+    if (name === "configureFailPoint") return execute();
+    if (name === "getMore" && this.failGetMoreAfterCursorCheckout.fires(() => true)) {
+      const data = this.failGetMoreAfterCursorCheckout.data;
+      return new CommandError(isInteger(data.errorCode) ? Number(data.errorCode) : 1, "Hit the 'failGetMoreAfterCursorCheckout' failpoint").toReply();
+    }
+    const retryableWrite = RETRYABLE_WRITES.has(name) && cmd.txnNumber !== undefined && cmd.autocommit === undefined;
+    const transactional = retryableWrite ? this.onPrimaryTransactionalWrite.fires(() => true) : undefined;
+    if (transactional) {
+      // As mongod: the connection closes unless closeConnection is false; failBeforeCommitExceptionCode then
+      // abandons the write (it is not committed), else the write applies and only its reply is lost.
+      const close = transactional.closeConnection !== false;
+      let reply: Document;
+      if (isInteger(transactional.failBeforeCommitExceptionCode)) {
+        const code = Number(transactional.failBeforeCommitExceptionCode);
+        const labels = serverErrorLabels(cmd, code);
+        reply = new CommandError(code, "Failing write via 'onPrimaryTransactionalWrite' failpoint", labels.length ? { errorLabels: labels } : {}).toReply();
+      } else reply = execute();
+      return close ? deferred({ afterMs: 0, settle: () => null }) : reply;
+    }
+    if (this.failCommand.mode === "off") return execute();
     const applies = (data: Document) => this.applies(data, name, cmd, ctx);
     const before = this.failCommand.fires((data) => applies(data) && (data.closeConnection === true || data.blockConnection === true || isInteger(data.errorCode)));
     const finish = (): Document | null => {

@@ -92,6 +92,12 @@ export function createQuery(filter: Document, variables?: Document): Query {
   }
   // Some errors only surface when a document is tested (e.g. an unknown expression inside $expr).
   const test = query.test.bind(query);
+  try {
+    // mingo compiles lazily; mongod rejects a bad filter even when no document is examined.
+    test({});
+  } catch (err) {
+    if (/unknown (top level |query )?operator|unregistered|not registered/.test((err as Error)?.message ?? "")) throw mongodError(err);
+  }
   query.test = (doc) => {
     try {
       return test(doc);
@@ -126,7 +132,7 @@ export function letVariables(spec: unknown): Document | undefined {
     }
   }
   if (names.length === 0) return undefined;
-  const [values] = runAggregation([{}], [{ $replaceWith: { $literal: null } }, { $replaceWith: spec as Document }], () => []);
+  const [values] = runAggregation([{}], [{ $replaceWith: spec as Document }], () => []);
   return values;
 }
 

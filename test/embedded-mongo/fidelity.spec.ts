@@ -11,7 +11,7 @@ describe("embedded-mongo: fidelity to mongod", () => {
   describe("positional updates", () => {
     const seed = { _id: 1, c: [{ a: 0, b: 0, k: 1 }, { a: 5, b: 5, k: 2 }, { a: 3, b: 3, k: 3 }] };
     const fresh = async (name: string) => {
-      const c = t.db.collection<Document>(name);
+      const c = t.db.collection<{ _id: number; c: Document[] }>(name);
       await c.deleteMany({});
       await c.insertOne(structuredClone(seed));
       return c;
@@ -43,7 +43,7 @@ describe("embedded-mongo: fidelity to mongod", () => {
 
     it("answers mongod's errors for unusable positional paths and array filters", async () => {
       const c = await fresh("pos_errors");
-      expect((await failure(c.updateOne({ _id: 1 }, { $set: { "c.$.a": 1 } }))).code).to.equal(2);
+      expect((await failure(c.updateOne({ _id: 1 }, { $set: { "c.$.a": 1 } } as Document))).code).to.equal(2);
       expect((await failure(c.updateOne({}, { $set: { "c.$[x].a": 1 } }))).code).to.equal(2);
       expect((await failure(c.updateOne({}, { $set: { "c.0.a": 1 } }, { arrayFilters: [{ "x.a": 1 }] }))).code).to.equal(9);
       expect((await failure(c.updateOne({}, { $set: { "nope.$[].a": 1 } }))).code).to.equal(2);

@@ -5,7 +5,7 @@ import { commandError, ErrorCodes } from "../errors.ts";
 import { validateCollectionName } from "../store.ts";
 import { collectionName, ns, optionalDocument } from "./common.ts";
 import { createQuery } from "../matcher.ts";
-import { checkCollation } from "../command-options.ts";
+import { checkCollation, checkReadConcern } from "../command-options.ts";
 import { isView, validateViewOptions } from "../views.ts";
 
 // Fields every command may carry; they are not collection options.
@@ -20,6 +20,9 @@ export const collectionCommands: Record<string, CommandHandler> = {
     }
     const options = Object.fromEntries(Object.entries(cmd).filter(([k]) => k !== "create" && !k.startsWith("$") && !GENERIC_FIELDS.has(k)));
     checkCollation(options.collation);
+    // Collections whose storage and semantics differ from a plain collection are refused rather than faked.
+    const unsupported = ["timeseries", "clusteredIndex", "encryptedFields"].find((k) => options[k] !== undefined);
+    if (unsupported) throw commandError(ErrorCodes.InvalidOptions, `'${unsupported}' collections are not supported by the embedded server`);
     if (options.viewOn !== undefined) {
       validateViewOptions(options);
       options.pipeline ??= [];
@@ -44,6 +47,7 @@ export const collectionCommands: Record<string, CommandHandler> = {
   },
 
   listCollections: (cmd, ctx) => {
+    checkReadConcern(cmd, ctx);
     const filter = optionalDocument(cmd, "filter");
     const query = filter && Object.keys(filter).length ? createQuery(filter) : undefined;
     const nameOnly = cmd.nameOnly === true;

@@ -5,7 +5,7 @@ import type { CommandHandler } from "../context.ts";
 import { CommandError, commandError, ErrorCodes } from "../errors.ts";
 import { findMatches } from "../planner.ts";
 import { applyUpdate, buildUpsertDocument, isOperatorUpdate, validateUpdate, withIdFirst } from "../update.ts";
-import { checkCollation } from "../command-options.ts";
+import { checkCollation, checkReadConcern } from "../command-options.ts";
 import { letVariables } from "../matcher.ts";
 import { refuseView } from "../views.ts";
 import { collectionName, ns, optionalDocument, projector } from "./common.ts";
@@ -25,6 +25,10 @@ function validateId(doc: Document): void {
   const id = doc._id;
   if (Array.isArray(id)) throw commandError(ErrorCodes.BadValue, "The '_id' value cannot be of type array");
   if (id instanceof RegExp) throw commandError(ErrorCodes.BadValue, "can't use a regex for _id");
+  if (id !== null && typeof id === "object" && !(id as { _bsontype?: string })._bsontype && !(id instanceof Date)) {
+    const dollar = Object.keys(id).find((k) => k.startsWith("$"));
+    if (dollar) throw commandError(ErrorCodes.DollarPrefixedFieldName, `_id fields may not contain '$'-prefixed fields: ${dollar} is not valid for storage.`);
+  }
 }
 
 /** Runs each statement, collecting per-statement errors the way mongod reports them in `writeErrors`. */
@@ -50,6 +54,7 @@ function withWriteErrors(reply: Document, writeErrors: Document[]): Document {
 export const crudCommands: Record<string, CommandHandler> = {
   insert: (cmd, ctx) => {
     const name = collectionName(cmd, "insert");
+    checkReadConcern(cmd, ctx);
     const docs = statements(cmd, "documents");
     refuseView(ctx.server.store.get(ctx.db, name), ns(ctx, name));
     const coll = ctx.server.store.ensure(ctx.db, name);
@@ -65,10 +70,13 @@ export const crudCommands: Record<string, CommandHandler> = {
 
   update: (cmd, ctx) => {
     const name = collectionName(cmd, "update");
+    checkReadConcern(cmd, ctx);
     const updates = statements(cmd, "updates");
     const store = ctx.server.store;
     refuseView(store.get(ctx.db, name), ns(ctx, name));
     const variables = letVariables(cmd.let);
+    // An update statement's `sort` arrived in 8.0; the 7.0 this server reports rejects the whole command.
+    if (updates.some((u) => u && u.sort !== undefined)) throw commandError(40415, "BSON field 'update.updates.sort' is an unknown field.");
     let n = 0;
     let nModified = 0;
     const upserted: Document[] = [];
@@ -83,7 +91,7 @@ export const crudCommands: Record<string, CommandHandler> = {
       }
       const arrayFilters = stmt.arrayFilters as Document[] | undefined;
       const coll = store.get(ctx.db, name);
-      const matches = coll ? findMatches(coll, query, { limit: multi ? 0 : 1, hint: stmt.hint, sort: parseSort(stmt.sort), variables }) : [];
+      const matches = coll ? findMatches(coll, query, { limit: multi ? 0 : 1, hint: stmt.hint, variables }) : [];
       if (matches.length === 0) {
         if (stmt.upsert !== true) return;
         const doc = buildUpsertDocument(query, update, arrayFilters, variables);
@@ -108,6 +116,7 @@ export const crudCommands: Record<string, CommandHandler> = {
 
   delete: (cmd, ctx) => {
     const name = collectionName(cmd, "delete");
+    checkReadConcern(cmd, ctx);
     const deletes = statements(cmd, "deletes");
     const coll = ctx.server.store.get(ctx.db, name);
     refuseView(coll, ns(ctx, name));
@@ -127,6 +136,7 @@ export const crudCommands: Record<string, CommandHandler> = {
 
   findAndModify: (cmd, ctx) => {
     const name = collectionName(cmd, "findAndModify");
+    checkReadConcern(cmd, ctx);
     const query = optionalDocument(cmd, "query") ?? {};
     const sort = parseSort(cmd.sort);
     const remove = cmd.remove === true;

@@ -5,9 +5,10 @@ import type { CommandContext, CommandHandler } from "../context.ts";
 import { commandError, ErrorCodes } from "../errors.ts";
 import { checkReadOptions } from "../command-options.ts";
 import { letVariables, runAggregation } from "../matcher.ts";
-import { findDocuments, findMatches, type ExecutionStats, type FindOptions } from "../planner.ts";
+import { compileFilter, findDocuments, findMatches, type ExecutionStats, type FindOptions } from "../planner.ts";
 import { cloneDocument } from "../update.ts";
 import { resolveView } from "../views.ts";
+import { writeMerge, writeOut } from "../aggregate-output.ts";
 import { collectionName, cursorReply, ns, optionalDocument, optionalNumber, projector } from "./common.ts";
 import { Long } from "bson";
 
@@ -26,7 +27,7 @@ const MUTATING_STAGES = new Set(["$addFields", "$set", "$unset", "$lookup", "$gr
  * database-level aggregate, whose first stage must be $documents).
  */
 function runPipeline(ctx: CommandContext, name: string | undefined, pipeline: Document[], variables?: Document): Document[] {
-  for (const stage of pipeline) {
+  pipeline.forEach((stage, i) => {
     if (stage === null || typeof stage !== "object" || Array.isArray(stage) || Object.keys(stage).length !== 1) {
       throw commandError(40323, "A pipeline stage specification object must contain exactly one field.");
     }
@@ -34,10 +35,20 @@ function runPipeline(ctx: CommandContext, name: string | undefined, pipeline: Do
     if (op === "$changeStream") {
       throw commandError(ErrorCodes.Location40573, "The $changeStream stage is only supported on replica sets");
     }
-    if (op === "$out" || op === "$merge") throw commandError(ErrorCodes.NotImplemented, `${op} is not supported by the embedded server`);
+    if ((op === "$out" || op === "$merge") && i !== pipeline.length - 1) {
+      throw commandError(40601, `${op} can only be the final stage in the pipeline`);
+    }
     if (op === "$currentOp" || op === "$listLocalSessions" || op === "$listSessions" || op === "$collStats" || op === "$indexStats" || op === "$planCacheStats") {
       throw commandError(ErrorCodes.NotImplemented, `${op} is not supported by the embedded server`);
     }
+  });
+  // A trailing $out/$merge writes the results of the stages before it, and the aggregate returns nothing.
+  const last = pipeline[pipeline.length - 1];
+  if (last && ("$out" in last || "$merge" in last)) {
+    const docs = runPipeline(ctx, name, pipeline.slice(0, -1), variables);
+    if ("$out" in last) writeOut(ctx, last.$out, docs);
+    else writeMerge(ctx, last.$merge, docs);
+    return [];
   }
   if (name === undefined) {
     if (Object.keys(pipeline[0] ?? {})[0] !== "$documents") {
@@ -118,6 +129,8 @@ export const queryCommands: Record<string, CommandHandler> = {
       return cursorReply(ns(ctx, name), batch, "firstBatch");
     }
     const stats: ExecutionStats = { plan: "", keysExamined: 0, docsExamined: 0 };
+    // A missing collection still gets its filter parsed: mongod rejects a bad filter either way.
+    if (!coll) compileFilter(filter, variables);
     const matches = coll ? findMatches(coll, filter, { sort: parseSort(sort), skip, limit, hint: cmd.hint, variables }, stats) : [];
     let docs = matches.map((m) => m[1]);
     let project = projector(projection);
@@ -161,7 +174,10 @@ export const queryCommands: Record<string, CommandHandler> = {
       if (limit) stages.push({ $limit: limit });
       return { n: runPipeline(ctx, name, stages).length, ok: 1 };
     }
-    if (!coll) return { n: 0, ok: 1 };
+    if (!coll) {
+      compileFilter(query);
+      return { n: 0, ok: 1 };
+    }
     if (Object.keys(query).length === 0 && !skip && !limit) return { n: coll.docs.size, ok: 1 };
     return { n: findDocuments(coll, query, { skip, limit, hint: cmd.hint }).length, ok: 1 };
   },

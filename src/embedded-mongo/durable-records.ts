@@ -75,7 +75,6 @@ export class StoreLoader {
   /** Time of the snapshot loaded (change stream history starts there). */
   snapshotTs?: Timestamp;
 
-  constructor(readonly store: Store) {}
 
   collection(db: string, name: string, options: Document = {}): Collection {
     let coll = this.store.get(db, name);
@@ -97,15 +96,34 @@ export class StoreLoader {
     else coll.replace(rid, doc);
   }
 
-  /** Entries replayed from the journal, for the oplog of the restarted server. */
-  readonly replayed: OplogEntry[] = [];
+  /** The newest journal records replayed (at most 2 x keepReplayed), for the oplog of the restarted server. */
+  private readonly replayedRecords: Document[] = [];
+
+  constructor(
+    readonly store: Store,
+    /** How many replayed records the oplog keeps (older ones are dropped as the replay goes). */
+    private readonly keepReplayed = 100_000,
+  ) {}
+
+  /** Oplog entries of the newest replayed records, oldest first. */
+  replayedEntries(): { entries: OplogEntry[]; droppedBefore?: Timestamp } {
+    const kept = this.replayedRecords.slice(-this.keepReplayed);
+    const dropped = this.replayedRecords.length - kept.length;
+    return { entries: kept.map(entryOf), droppedBefore: dropped > 0 ? (this.replayedRecords[dropped - 1].t as Timestamp) : this.droppedTs };
+  }
+
+  private droppedTs?: Timestamp;
 
   /** Applies one journaled oplog entry (skipped when the snapshot already contains it). */
   apply(payload: Uint8Array): void {
     const r = decode(payload);
     const seq = Number(r.s);
     if (seq <= this.lastSeq) return;
-    this.replayed.push(entryOf(r));
+    this.replayedRecords.push(r);
+    if (this.replayedRecords.length >= 2 * this.keepReplayed) {
+      this.droppedTs = this.replayedRecords[this.keepReplayed - 1].t as Timestamp;
+      this.replayedRecords.splice(0, this.keepReplayed);
+    }
     this.lastSeq = seq;
     this.lastTs = r.t as Timestamp;
     const db = r.db as string;

@@ -95,7 +95,7 @@ export class Oplog implements WriteListener {
   private notifyScheduled = false;
 
   constructor(
-    private readonly maxEntries = 100_000,
+    readonly maxEntries = 100_000,
     /** Whether entries become visible as soon as they are applied (false: the journal makes them visible). */
     private readonly visibleOnAppend = true,
   ) {

@@ -83,7 +83,7 @@ export class DurableStorage {
     mkdirSync(dir, { recursive: true });
     lockDirectory(dir);
     try {
-      const loader = new StoreLoader(new Store());
+      const loader = new StoreLoader(new Store(), oplog.maxEntries);
       loadSnapshot(dir, loader, sessions);
       const numbers = journalNumbers(dir);
       let currentBytes = 0;
@@ -105,8 +105,9 @@ export class DurableStorage {
       });
       const store = loader.finish();
       if (loader.lastTs) oplog.restore(loader.lastSeq, loader.lastTs);
-      // Change streams resume across the restart from anything journaled since the snapshot.
-      oplog.seed(loader.replayed, loader.snapshotTs ?? new Timestamp({ t: 0, i: 0 }));
+      // Change streams resume across the restart from anything journaled since the snapshot (that the oplog holds).
+      const { entries, droppedBefore } = loader.replayedEntries();
+      oplog.seed(entries, droppedBefore ?? loader.snapshotTs ?? new Timestamp({ t: 0, i: 0 }));
       const current = numbers.length ? numbers[numbers.length - 1] : 1;
       const journal = new Journal(dir, path.join(dir, journalName(current)), currentBytes);
       const storage = new DurableStorage(dir, journal, current, store, oplog, sessions, options.snapshotAfterJournalBytes ?? 64 * 1024 * 1024);

@@ -89,11 +89,14 @@ export class StoreLoader {
     if (spec.name !== "_id_") this.indexSpecs.get(coll)!.set(spec.name as string, spec);
   }
 
-  /** Inserts, or replaces the document with the same _id. */
+  /** Inserts, or replaces the document with the same _id (only the _id index exists while loading). */
   put(coll: Collection, doc: Document): void {
-    const rid = ridOf(coll, doc._id);
-    if (rid === undefined) coll.insert(doc);
-    else coll.replace(rid, doc);
+    try {
+      coll.insert(doc); // the common case: one probe of the _id index, not two
+    } catch (err) {
+      if ((err as { code?: number }).code !== 11000) throw err;
+      coll.replace(ridOf(coll, doc._id)!, doc);
+    }
   }
 
   /** The newest journal records replayed (at most 2 x keepReplayed), for the oplog of the restarted server. */

@@ -14,11 +14,12 @@ import { CommandError, commandError, ErrorCodes } from "./errors.ts";
 import { failPointsOf } from "./fail-points.ts";
 import { withChangeStreams } from "./change-streams.ts";
 import { checkSessionFields, withRetryableWrites } from "./sessions.ts";
+import { withCollModRecorded } from "./metadata-changes.ts";
 
-// Change streams and retryable writes (replica set) wrap the handlers they extend.
-const COMMANDS = withRetryableWrites(withChangeStreams(new Map<string, CommandHandler>(
+// Change streams, retryable writes (replica set) and collMod's oplog entry wrap the handlers they extend.
+const COMMANDS = withCollModRecorded(withRetryableWrites(withChangeStreams(new Map<string, CommandHandler>(
   Object.entries({ ...handshakeCommands, ...crudCommands, ...queryCommands, ...indexCommands, ...collectionCommands, ...explainCommands, ...failPointCommands, ...collectionModifyCommands, ...serverStatusCommands }),
-)));
+))));
 
 /** Runs one command; a fail point may instead fail it, delay its reply or close the connection (fail-points.ts). */
 export function runCommand(cmd: Document, ctx: CommandContext): Document {

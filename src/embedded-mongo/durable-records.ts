@@ -163,6 +163,15 @@ export class StoreLoader {
       case "createIndex":
         this.addIndexSpec(this.collection(db, r.coll as string), r.spec as Document);
         return;
+      case "collMod": {
+        const coll = this.store.get(db, r.coll as string);
+        if (!coll) return;
+        for (const key of Object.keys(coll.options)) delete coll.options[key];
+        Object.assign(coll.options, r.options as Document);
+        const specs = this.indexSpecs.get(coll)!;
+        for (const spec of r.indexes as Document[]) if (specs.has(spec.name as string)) specs.set(spec.name as string, spec);
+        return;
+      }
       case "dropIndex": {
         const coll = this.store.get(db, r.coll as string);
         if (coll) this.indexSpecs.get(coll)?.delete(r.name as string);

@@ -47,7 +47,9 @@ export type NamespaceCommand =
   | { cmd: "drop"; coll: string }
   | { cmd: "dropDatabase" }
   | { cmd: "createIndex"; coll: string; spec: Document }
-  | { cmd: "dropIndex"; coll: string; name: string };
+  | { cmd: "dropIndex"; coll: string; name: string }
+  /** The collection's options and index specs after a collMod. */
+  | { cmd: "collMod"; coll: string; options: Document; indexes: Document[] };
 
 export type CommandEntry = EntryBase & { op: "c" } & NamespaceCommand;
 

@@ -67,6 +67,27 @@ describe("embedded-mongo: durable mode (dbPath)", function () {
     }
   });
 
+  it("keeps collMod changes (index options, pre- and post-images) across a restart", async () => {
+    let mongo = await startEmbeddedMongo({ dbPath: dir });
+    let client = new MongoClient(mongo.uri);
+    const db = () => client.db("durable");
+    await db().collection("modded").createIndex({ at: 1 }, { expireAfterSeconds: 60, name: "ttl" });
+    await db().command({ collMod: "modded", index: { name: "ttl", expireAfterSeconds: 120, hidden: true }, changeStreamPreAndPostImages: { enabled: true } });
+    await client.close();
+    await mongo.stop();
+    mongo = await startEmbeddedMongo({ dbPath: dir });
+    client = new MongoClient(mongo.uri);
+    try {
+      const ttl = (await db().collection("modded").listIndexes().toArray()).find((i) => i.name === "ttl");
+      expect(ttl).to.include({ expireAfterSeconds: 120, hidden: true });
+      const [info] = await db().listCollections({ name: "modded" }).toArray();
+      expect((info as { options?: unknown }).options).to.deep.equal({ changeStreamPreAndPostImages: { enabled: true } });
+    } finally {
+      await client.close();
+      await mongo.stop();
+    }
+  });
+
   it("compacts the journal into a snapshot and restarts from snapshot + journal", async () => {
     let mongo = await startEmbeddedMongo({ dbPath: dir, snapshotAfterJournalBytes: 20_000 });
     let client = new MongoClient(mongo.uri);

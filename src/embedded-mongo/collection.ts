@@ -23,6 +23,11 @@ export class Collection {
     this.indexes.push(new CollectionIndex({ v: 2, key: { _id: 1 }, name: "_id_" }));
   }
 
+  /** The newest record id handed out (documents inserted later have larger ones). */
+  get lastRid(): number {
+    return this.nextRid - 1;
+  }
+
   get ns(): string {
     return `${this.db}.${this.name}`;
   }

@@ -47,7 +47,10 @@ export async function writeSnapshot(dir: string, store: Store, sessions: Session
         collections++;
         let slice = 0;
         // Map iteration tolerates writes between slices; the journal replay settles what changed meanwhile.
-        for (const doc of coll.docs.values()) {
+        // Documents inserted after the start are in the journal: stop there instead of chasing new inserts.
+        const lastRid = coll.lastRid;
+        for (const [rid, doc] of coll.docs) {
+          if (rid > lastRid) break;
           push(RecordType.Document, serialize(doc, { checkKeys: false, ignoreUndefined: false }));
           documents++;
           if (++slice >= SLICE_DOCUMENTS) {

@@ -4,7 +4,7 @@
 // in place the older journal files are deleted.
 //
 // Files in dbPath: mongod.lock (pid of the owner), snapshot.bson, journal.NNNNNN (replayed in order).
-import { existsSync, ftruncateSync, fsyncSync, closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, ftruncateSync, fsyncSync, closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { decode, decodeSession, encodeEntry, encodeSession, RecordType, StoreLoader } from "./durable-records.ts";
 import { Journal, syncDirectory } from "./journal.ts";
@@ -87,14 +87,17 @@ export class DurableStorage {
       loadSnapshot(dir, loader, sessions);
       const numbers = journalNumbers(dir);
       let currentBytes = 0;
-      numbers.forEach((n, i) => {
-        const file = path.join(dir, journalName(n));
+      const files = numbers.map((n) => path.join(dir, journalName(n)));
+      numbers.forEach((_n, i) => {
+        const file = files[i];
         const { records, validBytes, totalBytes } = readRecords(file);
         const last = i === numbers.length - 1;
         if (validBytes < totalBytes) {
-          // Only the newest file can end in a torn record (a crash during its last append); it was never
-          // acknowledged, so it is cut off. Damage anywhere else is corruption: refuse to start.
-          if (!last) throw new Error(`journal file ${file} is damaged at byte ${validBytes} (not its end)`);
+          // Only the file written last can end in a torn record (a crash during its last flush; never
+          // acknowledged), so it is cut off. That is the newest file, or one just retired by a rotation whose
+          // successor got nothing yet. Damage anywhere else is corruption: refuse to start.
+          const laterWritten = files.slice(i + 1).some((f) => statSync(f).size > 0);
+          if (laterWritten) throw new Error(`journal file ${file} is damaged at byte ${validBytes} (not its end)`);
           truncate(file, validBytes);
         }
         for (const r of records) {

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { spawn, type ChildProcess } from "node:child_process";
-import { appendFileSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
@@ -141,6 +141,29 @@ describe("embedded-mongo: durable mode (dbPath)", function () {
       await client.close();
       await mongo.stop();
     }
+  });
+
+  it("ignores a torn tail in a journal file retired just before the crash (its successor still empty)", async () => {
+    let mongo = await startEmbeddedMongo({ dbPath: dir });
+    let client = new MongoClient(mongo.uri);
+    await client.db("durable").collection("t").insertOne({ _id: 1 } as never);
+    await client.close();
+    await mongo.stop();
+    appendFileSync(path.join(dir, journals(dir).at(-1)!), Buffer.from([50, 0, 0, 0, 7]));
+    writeFileSync(path.join(dir, "journal.000099"), "");
+    mongo = await startEmbeddedMongo({ dbPath: dir });
+    client = new MongoClient(mongo.uri);
+    try {
+      expect(await client.db("durable").collection("t").countDocuments()).to.equal(1);
+      await client.db("durable").collection("t").insertOne({ _id: 2 } as never); // goes to journal.000099
+    } finally {
+      await client.close();
+      await mongo.stop();
+    }
+    // Damage followed by written journal is corruption: refused.
+    appendFileSync(path.join(dir, "journal.000001"), Buffer.from([50, 0, 0, 0, 7]));
+    const err = await startEmbeddedMongo({ dbPath: dir }).catch((e) => e);
+    expect(String(err)).to.contain("damaged");
   });
 
   it("a change stream resumes across a restart (replica set on a dbPath)", async () => {

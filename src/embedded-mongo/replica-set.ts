@@ -3,6 +3,9 @@
 import { Binary, Long, ObjectId, type Document } from "bson";
 import type { Oplog } from "./oplog.ts";
 
+// mongod's NotPrimaryError and ShutdownError categories: their errors carry the member's topologyVersion.
+const STATE_CHANGE_CODES = new Set([189, 91, 10107, 11600, 11602, 13435, 13436]);
+
 const ZERO_SIGNATURE = { hash: new Binary(Buffer.alloc(20)), keyId: Long.ZERO };
 
 export class ReplicaSetMember {
@@ -51,9 +54,19 @@ export class ReplicaSetMember {
     };
   }
 
-  /** Adds what mongod puts on every reply of a replica set member (unless the reply already has it). */
+  /**
+   * Adds what mongod puts on every reply of a replica set member (unless the reply already has it): the cluster
+   * time, and on "not primary" / shutdown errors (or write concern errors) the topologyVersion, by which drivers tell that such an error
+   * does not describe a newer topology than the one they know (so they retry at once instead of waiting for
+   * the next heartbeat).
+   */
   stampClusterTime(reply: Document): void {
     const ts = this.oplog.lastTimestamp;
+    const stateChange =
+      (reply.ok === 0 && STATE_CHANGE_CODES.has(reply.code as number)) || STATE_CHANGE_CODES.has((reply.writeConcernError as Document | undefined)?.code as number);
+    if (stateChange && reply.topologyVersion === undefined) {
+      reply.topologyVersion = this.topologyVersion();
+    }
     if (reply.$clusterTime === undefined) reply.$clusterTime = { clusterTime: ts, signature: ZERO_SIGNATURE };
     if (reply.operationTime === undefined) reply.operationTime = ts;
   }

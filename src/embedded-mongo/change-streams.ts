@@ -31,8 +31,11 @@ const DEFAULT_BATCH = 101;
 const MAX_BATCH_BYTES = 16 * 1024 * 1024 - 16 * 1024;
 const DEFAULT_AWAIT_MS = 1000;
 
+// Errors after which resuming cannot help: mongod labels them so drivers do not try.
+const NON_RESUMABLE = new Set([280, 286]);
+
 function namedError(code: number, codeName: string, message: string): CommandError {
-  return commandError(code, message, { codeName });
+  return commandError(code, message, NON_RESUMABLE.has(code) ? { codeName, errorLabels: ["NonResumableChangeStreamError"] } : { codeName });
 }
 
 interface Batch {

@@ -1,4 +1,5 @@
-// `npm run mongo:embedded -- --port 27999`: serves until SIGINT/SIGTERM, printing the URI once listening.
+// `npm run mongo:embedded -- --port 27999 [--host H] [--replSet NAME] [--dbpath DIR]`: serves until
+// SIGINT/SIGTERM, printing the URI once listening. Flags are spelled as mongod's.
 import { startEmbeddedMongo } from "./server.ts";
 
 function argValue(name: string): string | undefined {
@@ -16,8 +17,22 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
   process.exit(2);
 }
 const host = argValue("--host") ?? "127.0.0.1";
+const replSet = argValue("--replSet");
+const dbPath = argValue("--dbpath");
+for (const [flag, value] of [["--replSet", replSet], ["--dbpath", dbPath]] as const) {
+  if (value !== undefined && (value === "" || value.startsWith("--"))) {
+    console.error(`${flag} needs a value`);
+    process.exit(2);
+  }
+}
 
-const server = await startEmbeddedMongo({ port, host });
+let server;
+try {
+  server = await startEmbeddedMongo({ port, host, replSet, dbPath });
+} catch (err) {
+  console.error(`cannot start: ${(err as Error).message}`);
+  process.exit(1);
+}
 console.log(server.uri);
 
 let stopping = false;

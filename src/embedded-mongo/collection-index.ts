@@ -21,7 +21,10 @@ export class CollectionIndex {
   readonly unique: boolean;
   readonly sparse: boolean;
   readonly partialFilterExpression?: Document;
-  readonly expireAfterSeconds?: number;
+  /** Changed in place by collMod, as are `hidden` and the spec fields they mirror. */
+  expireAfterSeconds?: number;
+  /** A hidden index is maintained but never chosen by the planner (mongod's `hidden: true`). */
+  hidden: boolean;
   /** The spec as listIndexes reports it. */
   readonly spec: Document;
   readonly entries: OrderedSet<IndexEntry>;
@@ -46,6 +49,7 @@ export class CollectionIndex {
     this.partialFilterExpression = spec.partialFilterExpression as Document | undefined;
     if (this.partialFilterExpression) this.partialQuery = createQuery(this.partialFilterExpression);
     if (typeof spec.expireAfterSeconds === "number") this.expireAfterSeconds = spec.expireAfterSeconds;
+    this.hidden = spec.hidden === true;
     if (this.unique) this.hash = new Map();
     const dirs = this.fields.map(([, d]) => d);
     this.entries = new OrderedSet<IndexEntry>((a, b) => {

@@ -1,13 +1,17 @@
 // A collection: documents by record id plus their indexes. Every write checks all unique indexes before it
-// mutates anything, so a failed write leaves documents and indexes exactly as they were.
+// mutates anything, so a failed write leaves documents and indexes exactly as they were. Each applied write is
+// reported to the listener (the oplog), which is how change streams and the journal see every write path.
 import type { Document } from "bson";
 import { CollectionIndex, sameKeys } from "./collection-index.ts";
+import type { WriteListener } from "./oplog.ts";
 
 export class Collection {
   /** Record id -> document. Map order is insertion order, which is the collection's natural order. */
   readonly docs = new Map<number, Document>();
   readonly indexes: CollectionIndex[] = [];
   readonly options: Document;
+  /** Told about every applied write; unset while a durable store is being loaded (replay is not a new write). */
+  listener?: WriteListener;
   private nextRid = 1;
 
   constructor(
@@ -17,6 +21,11 @@ export class Collection {
   ) {
     this.options = options;
     this.indexes.push(new CollectionIndex({ v: 2, key: { _id: 1 }, name: "_id_" }));
+  }
+
+  /** The newest record id handed out (documents inserted later have larger ones). */
+  get lastRid(): number {
+    return this.nextRid - 1;
   }
 
   get ns(): string {
@@ -41,11 +50,15 @@ export class Collection {
     });
     this.indexes.forEach((index, i) => index.add(keys[i], rid));
     this.docs.set(rid, doc);
+    this.listener?.inserted(this, doc);
     return rid;
   }
 
-  /** Swaps in the new version of a document, keeping its record id (and so its natural-order position). */
-  replace(rid: number, newDoc: Document): void {
+  /**
+   * Swaps in the new version of a document, keeping its record id (and so its natural-order position).
+   * `replacement`: the write was a whole-document replacement (a "replace" change event, not an "update").
+   */
+  replace(rid: number, newDoc: Document, replacement = false): void {
     const oldDoc = this.docs.get(rid);
     if (!oldDoc) return;
     const changes: [CollectionIndex, unknown[][], unknown[][]][] = [];
@@ -62,6 +75,7 @@ export class Collection {
       index.add(newKeys, rid);
     }
     this.docs.set(rid, newDoc);
+    this.listener?.updated(this, oldDoc, newDoc, replacement);
   }
 
   remove(rid: number): boolean {
@@ -69,6 +83,7 @@ export class Collection {
     if (!doc) return false;
     for (const index of this.indexes) index.remove(index.keysFor(doc), rid);
     this.docs.delete(rid);
+    this.listener?.deleted(this, doc);
     return true;
   }
 
@@ -90,10 +105,13 @@ export class Collection {
       throw err;
     }
     this.indexes.push(index);
+    this.listener?.command(this.db, { cmd: "createIndex", coll: this.name, spec: index.spec });
   }
 
   dropIndex(name: string): void {
     const i = this.indexes.findIndex((x) => x.name === name);
-    if (i > 0) this.indexes.splice(i, 1);
+    if (i <= 0) return;
+    this.indexes.splice(i, 1);
+    this.listener?.command(this.db, { cmd: "dropIndex", coll: this.name, name });
   }
 }

@@ -3,24 +3,34 @@ import type { Document } from "bson";
 import { collectionCommands } from "./commands/collections.ts";
 import { crudCommands } from "./commands/crud.ts";
 import { explainCommands } from "./commands/explain.ts";
+import { failPointCommands } from "./commands/fail-points.ts";
+import { collectionModifyCommands } from "./commands/collection-modify.ts";
+import { serverStatusCommands } from "./commands/server-status.ts";
 import { handshakeCommands } from "./commands/handshake.ts";
 import { indexCommands } from "./commands/indexes.ts";
 import { queryCommands } from "./commands/query.ts";
 import type { CommandContext, CommandHandler } from "./context.ts";
 import { CommandError, commandError, ErrorCodes } from "./errors.ts";
+import { failPointsOf } from "./fail-points.ts";
+import { withChangeStreams } from "./change-streams.ts";
+import { checkSessionFields, withRetryableWrites } from "./sessions.ts";
+import { withCollModRecorded } from "./metadata-changes.ts";
 
-const COMMANDS = new Map<string, CommandHandler>(
-  Object.entries({ ...handshakeCommands, ...crudCommands, ...queryCommands, ...indexCommands, ...collectionCommands, ...explainCommands }),
-);
+// Change streams, retryable writes (replica set) and collMod's oplog entry wrap the handlers they extend.
+const COMMANDS = withCollModRecorded(withRetryableWrites(withChangeStreams(new Map<string, CommandHandler>(
+  Object.entries({ ...handshakeCommands, ...crudCommands, ...queryCommands, ...indexCommands, ...collectionCommands, ...explainCommands, ...failPointCommands, ...collectionModifyCommands, ...serverStatusCommands }),
+))));
 
+/** Runs one command; a fail point may instead fail it, delay its reply or close the connection (fail-points.ts). */
 export function runCommand(cmd: Document, ctx: CommandContext): Document {
+  return failPointsOf(ctx.server).run(cmd, ctx, () => executeCommand(cmd, ctx));
+}
+
+function executeCommand(cmd: Document, ctx: CommandContext): Document {
   try {
     const name = Object.keys(cmd)[0];
     if (name === undefined) throw commandError(ErrorCodes.FailedToParse, "Empty command object");
-    // A standalone mongod refuses anything transactional with exactly this error.
-    if (cmd.txnNumber !== undefined || cmd.startTransaction !== undefined || cmd.autocommit !== undefined) {
-      throw commandError(ErrorCodes.IllegalOperation, "Transaction numbers are only allowed on a replica set member or mongos");
-    }
+    checkSessionFields(cmd, name, ctx);
     const handler = COMMANDS.get(name);
     if (!handler) throw commandError(ErrorCodes.CommandNotFound, `no such command: '${name}'`);
     return handler(cmd, ctx);

@@ -23,11 +23,97 @@ export const ErrorCodes = {
   CannotIndexParallelArrays: 171,
   Location40573: 40573,
   DuplicateKey: 11000,
+  InvalidPipelineOperator: 168,
+  FailPointSetFailed: 157,
+  CommandNotSupported: 115,
+  OptionNotSupportedOnView: 167,
+  CommandNotSupportedOnView: 166,
+  NotImplemented: 238,
+  InvalidIndexSpecificationOption: 197,
+  QueryFeatureNotAllowed: 224,
+  NotAReplicaSet: 123,
+  Location40324: 40324,
+  ViewDepthLimitExceeded: 149,
+  SnapshotUnavailable: 246,
+  Location17276: 17276,
 } as const;
 
-const CODE_NAMES: Record<number, string> = Object.fromEntries(
-  Object.entries(ErrorCodes).map(([name, code]) => [code, name]),
-);
+// Names of further codes mongod answers (from its error_codes table) that reach clients through fail points or
+// through errors raised here; the driver and the unified tests match on codeName too.
+const OTHER_CODE_NAMES: Record<number, string> = {
+  1: "InternalError",
+  6: "HostUnreachable",
+  7: "HostNotFound",
+  8: "UnknownError",
+  11: "UserNotFound",
+  16: "InvalidLength",
+  18: "AuthenticationFailed",
+  24: "LockTimeout",
+  43: "CursorNotFound",
+  50: "MaxTimeMSExpired",
+  63: "OBSOLETE_StaleShardVersion",
+  64: "WriteConcernFailed",
+  67: "CannotCreateIndex",
+  79: "UnknownReplWriteConcern",
+  89: "NetworkTimeout",
+  91: "ShutdownInProgress",
+  96: "OperationFailed",
+  100: "UnsatisfiableWriteConcern",
+  112: "WriteConflict",
+  121: "DocumentValidationFailure",
+  133: "FailedToSatisfyReadPreference",
+  136: "CappedPositionLost",
+  150: "StaleEpoch",
+  189: "PrimarySteppedDown",
+  202: "NetworkInterfaceExceededTimeLimit",
+  211: "KeyNotFound",
+  216: "ElectionInProgress",
+  234: "RetryChangeStream",
+  237: "CursorKilled",
+  251: "NoSuchTransaction",
+  256: "TransactionCommitted",
+  262: "ExceededTimeLimit",
+  263: "OperationNotSupportedInTransaction",
+  276: "IncompleteTransactionHistory",
+  280: "ChangeStreamFatalError",
+  286: "ChangeStreamHistoryLost",
+  290: "TransactionExceededLifetimeLimitSeconds",
+  359: "InvalidSessionsOrNoSuchSession",
+  9001: "SocketException",
+  10107: "NotWritablePrimary",
+  11600: "InterruptedAtShutdown",
+  11601: "Interrupted",
+  11602: "InterruptedDueToReplStateChange",
+  13388: "StaleConfig",
+  13435: "NotPrimaryNoSecondaryOk",
+  13436: "NotPrimaryOrSecondary",
+};
+
+const CODE_NAMES: Record<number, string> = {
+  ...OTHER_CODE_NAMES,
+  ...Object.fromEntries(Object.entries(ErrorCodes).map(([name, code]) => [code, name])),
+};
+
+/** mongod's name for an error code; codes without a name are called Location<code>, as mongod does. */
+export function codeName(code: number): string {
+  return CODE_NAMES[code] ?? `Location${code}`;
+}
+
+/** The codes mongod labels RetryableWriteError when they fail a retryable write (RetriableError category + shutdown). */
+const RETRYABLE_WRITE_CODES = new Set([6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436]);
+
+/**
+ * Error labels mongod attaches by itself: RetryableWriteError for a retryable code answered to a retryable write
+ * (a command with txnNumber outside a transaction) or to commitTransaction/abortTransaction.
+ */
+export function serverErrorLabels(cmd: Document, code: number | undefined, writeConcernCode?: number): string[] {
+  const name = Object.keys(cmd)[0];
+  const retryableWrite = cmd.txnNumber !== undefined && cmd.autocommit === undefined;
+  const commitOrAbort = name === "commitTransaction" || name === "abortTransaction";
+  if (!retryableWrite && !commitOrAbort) return [];
+  const retryable = (c: number | undefined) => c !== undefined && RETRYABLE_WRITE_CODES.has(c);
+  return retryable(code) || retryable(writeConcernCode) ? ["RetryableWriteError"] : [];
+}
 
 export class CommandError extends Error {
   readonly code: number;
@@ -38,7 +124,7 @@ export class CommandError extends Error {
   constructor(code: number, message: string, extra: Document = {}) {
     super(message);
     this.code = code;
-    this.codeName = CODE_NAMES[code] ?? "";
+    this.codeName = codeName(code);
     this.extra = extra;
   }
 

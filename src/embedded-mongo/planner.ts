@@ -6,6 +6,7 @@ import { compareValues, MAX_BOUND, MIN_BOUND, sortDocuments, TypeBound, typeRank
 import type { Collection } from "./collection.ts";
 import type { CollectionIndex, IndexEntry } from "./collection-index.ts";
 import { createQuery } from "./matcher.ts";
+import { commandError, ErrorCodes } from "./errors.ts";
 
 /** Predicate bounds of one field: a set of points, or a range inside one type bracket. */
 interface FieldBounds {
@@ -27,6 +28,8 @@ export interface FindOptions {
   skip?: number;
   limit?: number;
   hint?: unknown;
+  /** The command's `let` constants, for `$$name` inside `$expr`. */
+  variables?: Document;
 }
 
 export type Match = [rid: number, doc: Document];
@@ -231,10 +234,20 @@ function planFor(index: CollectionIndex, bounds: Map<string, FieldBounds>, filte
   return { index, ranges, sortDirection, score, pointFields, rangeUsed };
 }
 
-function choosePlan(coll: Collection, filter: Document, sort: SortSpec, hint: unknown): Plan | undefined {
+/**
+ * With a sort and a limit, an index that yields the sorted order lets the scan stop after `limit` matches, while an
+ * equality index must read and sort every match; mongod's plan race picks the former, so this bonus outweighs one
+ * equality field (but not an index giving both the equality and the order).
+ */
+const SORTED_LIMIT_BONUS = 15;
+
+function choosePlan(coll: Collection, filter: Document, sort: SortSpec, hint: unknown, limited = false): Plan | undefined {
   const bounds = boundsOf(filter);
   if (hint !== undefined && hint !== null) {
     const index = typeof hint === "string" ? coll.index(hint) : coll.indexes.find((i) => compareValues(i.keyPattern, hint) === 0);
+    if (index?.hidden) {
+      throw commandError(ErrorCodes.BadValue, "error processing query: planner returned error :: caused by :: hint provided does not correspond to an existing index");
+    }
     if (index && !index.sparse && !index.partialFilterExpression) {
       return planFor(index, bounds, filter, sort) ?? { index, ranges: [{ lo: [], loInc: true, hi: [], hiInc: true }], sortDirection: 0, score: 0, pointFields: [], rangeUsed: false };
     }
@@ -242,7 +255,9 @@ function choosePlan(coll: Collection, filter: Document, sort: SortSpec, hint: un
   if (bounds.size === 0 && sort.length === 0) return undefined;
   let best: Plan | undefined;
   for (const index of coll.indexes) {
+    if (index.hidden) continue;
     const plan = planFor(index, bounds, filter, sort);
+    if (plan && limited && plan.sortDirection !== 0) plan.score += SORTED_LIMIT_BONUS;
     if (plan && (!best || plan.score > best.score)) best = plan;
   }
   return best;
@@ -308,9 +323,9 @@ function answeredByIndex(filter: Document, plan: Plan): boolean {
   });
 }
 
-export function compileFilter(filter: Document | undefined): ((doc: Document) => boolean) | undefined {
+export function compileFilter(filter: Document | undefined, variables?: Document): ((doc: Document) => boolean) | undefined {
   if (!filter || Object.keys(filter).length === 0) return undefined;
-  const query = createQuery(filter);
+  const query = createQuery(filter, variables);
   return (doc) => query.test(doc);
 }
 
@@ -322,8 +337,8 @@ export function findMatches(coll: Collection, filter: Document = {}, options: Fi
   const sort = options.sort ?? [];
   const skip = Math.max(0, options.skip ?? 0);
   const limit = options.limit && options.limit > 0 ? options.limit : Infinity;
-  const plan = choosePlan(coll, filter, sort, options.hint);
-  const test = plan && answeredByIndex(filter, plan) ? undefined : compileFilter(filter);
+  const plan = choosePlan(coll, filter, sort, options.hint, limit !== Infinity);
+  const test = plan && answeredByIndex(filter, plan) ? undefined : compileFilter(filter, options.variables);
   const out: Match[] = [];
   // Early stop is possible whenever the output order is already the requested one.
   const ordered = sort.length === 0 || (plan !== undefined && plan.sortDirection !== 0);

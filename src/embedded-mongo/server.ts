@@ -1,17 +1,20 @@
-// TCP server: frames the byte stream into messages, runs each command synchronously and writes the reply.
-// A malformed frame, an oversized message or an unknown opcode closes that one connection only.
+// The embedded server: options, state and lifecycle (listener, timers, durable storage). Connections are
+// served by connection.ts.
 import { createRequire } from "node:module";
 import net from "node:net";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
-import type { Document } from "bson";
-import { CursorRegistry } from "./cursors.ts";
+import { ChangeStreamCursors } from "./change-streams.ts";
+import { serveConnection } from "./connection.ts";
 import type { ServerState } from "./context.ts";
-import { runCommand } from "./dispatch.ts";
+import { CursorRegistry } from "./cursors.ts";
+import { Oplog } from "./oplog.ts";
+import { DurableStorage } from "./persistence.ts";
+import { ReplicaSetMember } from "./replica-set.ts";
+import { Sessions } from "./sessions.ts";
 import { Store } from "./store.ts";
 import { sweepExpired } from "./ttl-sweeper.ts";
-import { buildMsgReply, buildOpReply, FLAG_MORE_TO_COME, HEADER_SIZE, MAX_MESSAGE_SIZE, parseFrame } from "./wire.ts";
 
 export interface EmbeddedMongoOptions {
   /** TCP port; 0 or omitted picks a free ephemeral port. */
@@ -32,14 +35,28 @@ export interface EmbeddedMongoOptions {
    * ends once its own clients are closed, even if nobody stops the server. Not with `inWorkerThread`.
    */
   unref?: boolean;
+  /**
+   * Run as the primary of a one-member replica set of this name (mongod --replSet): hello reports the set,
+   * replies carry $clusterTime, and change streams and retryable writes are available.
+   */
+  replSet?: string;
+  /**
+   * Keep the data in this directory (mongod --dbpath): every write is journaled and flushed to disk before it
+   * is acknowledged, and a restart on the same directory finds everything acknowledged. Default: in memory.
+   */
+  dbPath?: string;
+  /** Durable mode: journal bytes after which a snapshot compacts the journal (default 64 MiB). */
+  snapshotAfterJournalBytes?: number;
+  /** Oplog entries kept in memory for change streams to resume from (default 100,000). */
+  oplogMaxEntries?: number;
 }
 
 export interface EmbeddedMongo {
-  /** `mongodb://host:port/` — give it to `new MongoClient(uri)`. */
+  /** `mongodb://host:port/` (with `?replicaSet=NAME` in replica-set mode) — give it to `new MongoClient(uri)`. */
   uri: string;
   host: string;
   port: number;
-  /** Closes the listener and every connection; the data is discarded. */
+  /** Closes the listener and every connection; in memory the data is discarded, durable data stays on disk. */
   stop(): Promise<void>;
 }
 
@@ -47,9 +64,30 @@ export async function startEmbeddedMongo(options: EmbeddedMongoOptions = {}): Pr
   if (options.inWorkerThread) return startInWorkerThread(options);
   const host = options.host ?? "127.0.0.1";
   const cursorTimeoutMs = options.cursorTimeoutMs ?? 10 * 60_000;
-  const state: ServerState = { store: new Store(), cursors: new CursorRegistry(cursorTimeoutMs) };
+  if (options.replSet !== undefined && (typeof options.replSet !== "string" || options.replSet === "")) {
+    throw new Error("replSet must be a non-empty replica set name");
+  }
+  // In durable mode change streams may only see what is on disk; the journal makes entries visible.
+  const oplog = new Oplog(options.oplogMaxEntries ?? 100_000, options.dbPath === undefined);
+  const sessions = new Sessions();
+  let store: Store;
+  let storage: DurableStorage | undefined;
+  if (options.dbPath !== undefined) {
+    ({ store, storage } = await DurableStorage.open({ dbPath: options.dbPath, snapshotAfterJournalBytes: options.snapshotAfterJournalBytes }, oplog, sessions));
+  } else {
+    store = new Store();
+  }
+  if (options.replSet !== undefined || storage) store.listener = oplog;
+  const state: ServerState = {
+    store,
+    cursors: new CursorRegistry(cursorTimeoutMs),
+    oplog,
+    sessions,
+    changeStreams: new ChangeStreamCursors(cursorTimeoutMs),
+  };
   const sockets = new Set<net.Socket>();
   let nextConnectionId = 1;
+  const waitDurable = storage ? () => storage.waitForAppended() : undefined;
 
   const server = net.createServer((socket) => {
     sockets.add(socket);
@@ -57,25 +95,35 @@ export async function startEmbeddedMongo(options: EmbeddedMongoOptions = {}): Pr
     if (options.unref) socket.unref();
     socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => socket.destroy());
-    serveConnection(socket, state, nextConnectionId++);
+    serveConnection(socket, state, nextConnectionId++, waitDurable);
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off("error", reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.port ?? 0, host, () => {
+        server.off("error", reject);
+        resolve();
+      });
     });
-  });
+  } catch (err) {
+    await storage?.close();
+    throw err;
+  }
   const port = (server.address() as net.AddressInfo).port;
   if (options.unref) server.unref();
+  const uriHost = host.includes(":") ? `[${host}]` : host;
+  if (options.replSet !== undefined) state.replSet = new ReplicaSetMember(options.replSet, `${uriHost}:${port}`, oplog);
 
   const ttlTimer = setInterval(() => sweepExpired(state.store), options.ttlSweepIntervalMs ?? 60_000);
-  const reapTimer = setInterval(() => state.cursors.reap(), Math.min(60_000, Math.max(50, cursorTimeoutMs / 2)));
+  const reapTimer = setInterval(() => {
+    state.cursors.reap();
+    state.changeStreams.reap();
+    state.sessions.reap();
+  }, Math.min(60_000, Math.max(50, cursorTimeoutMs / 2)));
   ttlTimer.unref();
   reapTimer.unref();
 
-  const uriHost = host.includes(":") ? `[${host}]` : host;
   let stopped: Promise<void> | undefined;
   const stop = async () => {
     clearInterval(ttlTimer);
@@ -84,10 +132,12 @@ export async function startEmbeddedMongo(options: EmbeddedMongoOptions = {}): Pr
     for (const socket of sockets) socket.destroy();
     await closed;
     state.cursors.clear();
+    state.changeStreams.clear();
+    await storage?.close();
     state.store.databases.clear();
   };
   return {
-    uri: `mongodb://${uriHost}:${port}/`,
+    uri: `mongodb://${uriHost}:${port}/${options.replSet !== undefined ? `?replicaSet=${encodeURIComponent(options.replSet)}` : ""}`,
     host,
     port,
     stop: () => (stopped ??= stop()),
@@ -124,80 +174,4 @@ async function startInWorkerThread(options: EmbeddedMongoOptions): Promise<Embed
         worker.postMessage({ type: "stop" });
       })),
   };
-}
-
-function serveConnection(socket: net.Socket, state: ServerState, connectionId: number): void {
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
-  let expected = 0; // length of the frame being received, 0 until its header has arrived
-
-  socket.on("data", (chunk: Buffer) => {
-    pending.push(chunk);
-    pendingBytes += chunk.length;
-    // Replies to several pipelined requests in one chunk leave in one write.
-    socket.cork();
-    try {
-      processFrames();
-    } finally {
-      if (!socket.destroyed) socket.uncork();
-    }
-  });
-
-  function processFrames(): void {
-    while (!socket.destroyed) {
-      if (expected === 0) {
-        if (pendingBytes < 4) return;
-        if (pending[0].length < 4) pending = [Buffer.concat(pending, pendingBytes)];
-        expected = pending[0].readInt32LE(0);
-        // Refuse oversized frames before buffering them.
-        if (expected < HEADER_SIZE || expected > MAX_MESSAGE_SIZE) {
-          pending = [];
-          socket.destroy();
-          return;
-        }
-      }
-      if (pendingBytes < expected) return; // wait for the rest of the frame
-      const buf = pending.length === 1 ? pending[0] : Buffer.concat(pending, pendingBytes);
-      const frame = buf.subarray(0, expected);
-      const rest = buf.subarray(expected);
-      pending = rest.length ? [rest] : [];
-      pendingBytes = rest.length;
-      expected = 0;
-      const reply = handleFrame(frame, state, connectionId);
-      if (reply === null) {
-        pending = [];
-        socket.destroy();
-        return;
-      }
-      if (reply) socket.write(reply);
-    }
-  }
-}
-
-/** The encoded reply, undefined when the client asked for none (moreToCome), null when the connection must close. */
-function handleFrame(frame: Buffer, state: ServerState, connectionId: number): Buffer | undefined | null {
-  let request;
-  try {
-    request = parseFrame(frame);
-  } catch {
-    return null; // ProtocolError, or a BSON error from a corrupt document: drop this client only
-  }
-  const command: Document = request.command;
-  if (request.kind === "query") {
-    const db = request.fullCollectionName.split(".")[0] || "admin";
-    return encodeReply(buildOpReply, request.requestId, runCommand(command, { db, server: state, connectionId }));
-  }
-  const db = typeof command.$db === "string" ? command.$db : "admin";
-  const reply = runCommand(command, { db, server: state, connectionId });
-  if (request.flags & FLAG_MORE_TO_COME) return undefined;
-  return encodeReply(buildMsgReply, request.requestId, reply);
-}
-
-function encodeReply(build: (responseTo: number, reply: Document) => Buffer, responseTo: number, reply: Document): Buffer {
-  try {
-    return build(responseTo, reply);
-  } catch (err) {
-    // e.g. a reply document over the BSON size limit: answer with an error instead of dropping the client
-    return build(responseTo, { ok: 0, errmsg: (err as Error).message, code: 10334, codeName: "BSONObjectTooLarge" });
-  }
 }

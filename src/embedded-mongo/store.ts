@@ -1,10 +1,23 @@
 // All databases of one server: database name -> collection name -> Collection, created implicitly on first write.
+// Namespace changes (create, drop, dropDatabase) are reported to the write listener like document writes.
 import type { Document } from "bson";
 import { Collection } from "./collection.ts";
 import { commandError, ErrorCodes } from "./errors.ts";
+import type { WriteListener } from "./oplog.ts";
 
 export class Store {
   readonly databases = new Map<string, Map<string, Collection>>();
+  private writeListener?: WriteListener;
+
+  /** Every later write (and every existing collection's) is reported to `listener`. */
+  set listener(listener: WriteListener | undefined) {
+    this.writeListener = listener;
+    for (const coll of this.allCollections()) coll.listener = listener;
+  }
+
+  get listener(): WriteListener | undefined {
+    return this.writeListener;
+  }
 
   get(db: string, name: string): Collection | undefined {
     return this.databases.get(db)?.get(name);
@@ -23,17 +36,28 @@ export class Store {
     if (!collections) this.databases.set(db, (collections = new Map()));
     const coll = new Collection(db, name, options);
     collections.set(name, coll);
+    this.writeListener?.command(db, { cmd: "create", coll: name, options });
+    coll.listener = this.writeListener;
     return coll;
   }
 
   drop(db: string, name: string): Collection | undefined {
     const coll = this.get(db, name);
-    if (coll) this.databases.get(db)!.delete(name);
+    if (coll) {
+      this.databases.get(db)!.delete(name);
+      coll.listener = undefined;
+      this.writeListener?.command(db, { cmd: "drop", coll: name });
+    }
     return coll;
   }
 
   dropDatabase(db: string): void {
+    const collections = this.databases.get(db);
+    if (!collections) return;
+    // As mongod logs it: one drop per collection, then the dropDatabase itself.
+    for (const name of [...collections.keys()]) this.drop(db, name);
     this.databases.delete(db);
+    this.writeListener?.command(db, { cmd: "dropDatabase" });
   }
 
   *allCollections(): IterableIterator<Collection> {

@@ -5,6 +5,9 @@ import { updateOne } from "mingo";
 import { compareValues } from "./bson-order.ts";
 import { commandError, CommandError, ErrorCodes } from "./errors.ts";
 import { applyFastUpdate } from "./update-fast-path.ts";
+import { runPipelineUpdate } from "./update-pipeline.ts";
+import { applyPull } from "./update-pull.ts";
+import { hasPositional, resolvePositionalPaths } from "./update-positional.ts";
 
 const UPDATE_OPERATORS = new Set([
   "$set", "$unset", "$inc", "$mul", "$min", "$max", "$rename", "$currentDate", "$push", "$pull", "$pullAll",
@@ -71,6 +74,8 @@ export interface ApplyOptions {
   arrayFilters?: Document[];
   /** The query, needed for the positional `$` operator. */
   query?: Document;
+  /** The command's `let` constants ($$name in pipeline updates). */
+  variables?: Document;
   /** True while building an upserted document: $setOnInsert applies. */
   inserting?: boolean;
 }
@@ -83,7 +88,11 @@ export function applyUpdate(doc: Document, update: UpdateSpec, options: ApplyOpt
     checkIdUnchanged(doc, replacement);
     return { doc: replacement, modified: !sameDocument(doc, replacement) };
   }
-  if (!Array.isArray(update)) {
+  if (Array.isArray(update)) {
+    const result = runPipelineUpdate(doc, update, options.variables);
+    return { doc: result, modified: !sameDocument(doc, result) };
+  }
+  if (!hasPositional(update) && !options.arrayFilters?.length) {
     const fast = applyFastUpdate(doc, update, options.inserting === true);
     if (fast) {
       checkIdUnchanged(doc, fast.doc);
@@ -91,21 +100,27 @@ export function applyUpdate(doc: Document, update: UpdateSpec, options: ApplyOpt
     }
   }
   const copy = cloneDocument(doc);
-  let modifier: UpdateSpec = update;
-  if (!Array.isArray(update) && "$setOnInsert" in update) {
+  let modifier: Document = update;
+  if ("$setOnInsert" in update) {
     const { $setOnInsert, ...rest } = update;
     modifier = options.inserting ? { ...rest, $set: { ...(rest.$set as Document), ...($setOnInsert as Document) } } : rest;
   }
-  if (!Array.isArray(modifier) && Object.keys(modifier).length === 0) return { doc, modified: false };
+  if (Object.keys(modifier).length === 0) return { doc, modified: false };
+  // Positional paths are resolved once against the original document (mingo would see them as conflicting).
+  if (hasPositional(modifier) || options.arrayFilters?.length) {
+    modifier = resolvePositionalPaths(doc, modifier, options.query, options.arrayFilters);
+    const fast = applyFastUpdate(doc, modifier, options.inserting === true);
+    if (fast) {
+      checkIdUnchanged(doc, fast.doc);
+      return fast;
+    }
+  }
+  const { $pull, ...withoutPull } = modifier;
   const docs = [copy];
-  const positional = !Array.isArray(modifier) && JSON.stringify(Object.values(modifier).map((v) => Object.keys(v as Document))).includes(".$");
-  let modified: boolean;
+  let modified = false;
   try {
-    const res = updateOne(docs, positional ? (options.query ?? {}) : {}, modifier as Document, {
-      arrayFilters: options.arrayFilters,
-      cloneMode: "copy",
-    });
-    modified = res.modifiedCount > 0;
+    if (Object.keys(withoutPull).length) modified = updateOne(docs, {}, withoutPull, { cloneMode: "copy" }).modifiedCount > 0;
+    if ($pull !== undefined) modified = applyPull(docs[0], $pull as Document) || modified;
   } catch (err) {
     if (err instanceof CommandError) throw err;
     const message = (err as Error).message;
@@ -167,14 +182,14 @@ function setPath(doc: Document, path: string, value: unknown): void {
 }
 
 /** Builds the document an upsert inserts; _id comes first, generated when neither query nor update sets it. */
-export function buildUpsertDocument(query: Document, update: UpdateSpec, arrayFilters?: Document[]): Document {
+export function buildUpsertDocument(query: Document, update: UpdateSpec, arrayFilters?: Document[], variables?: Document): Document {
   let doc: Document;
   if (!Array.isArray(update) && !isOperatorUpdate(update)) {
     const seed = upsertSeed(query);
     doc = { ...cloneDocument(update) };
     if (doc._id === undefined && seed._id !== undefined) doc._id = seed._id;
   } else {
-    doc = applyUpdate(upsertSeed(query), update, { arrayFilters, inserting: true, query }).doc;
+    doc = applyUpdate(upsertSeed(query), update, { arrayFilters, inserting: true, query, variables }).doc;
   }
   return withIdFirst(doc);
 }

@@ -5,6 +5,8 @@ import { commandError, ErrorCodes } from "../errors.ts";
 import { validateCollectionName } from "../store.ts";
 import { collectionName, ns, optionalDocument } from "./common.ts";
 import { createQuery } from "../matcher.ts";
+import { checkCollation, checkReadConcern } from "../command-options.ts";
+import { isView, validateViewOptions } from "../views.ts";
 
 // Fields every command may carry; they are not collection options.
 const GENERIC_FIELDS = new Set(["lsid", "txnNumber", "writeConcern", "readConcern", "comment", "apiVersion", "apiStrict", "apiDeprecationErrors", "maxTimeMS"]);
@@ -17,6 +19,16 @@ export const collectionCommands: Record<string, CommandHandler> = {
       throw commandError(ErrorCodes.NamespaceExists, `Collection ${ns(ctx, name)} already exists.`);
     }
     const options = Object.fromEntries(Object.entries(cmd).filter(([k]) => k !== "create" && !k.startsWith("$") && !GENERIC_FIELDS.has(k)));
+    checkCollation(options.collation);
+    // Collections whose storage and semantics differ from a plain collection are refused rather than faked.
+    const unsupported = ["timeseries", "clusteredIndex", "encryptedFields"].find((k) => options[k] !== undefined);
+    if (unsupported) throw commandError(ErrorCodes.InvalidOptions, `'${unsupported}' collections are not supported by the embedded server`);
+    if (options.viewOn !== undefined) {
+      validateViewOptions(options);
+      options.pipeline ??= [];
+    } else if (options.pipeline !== undefined) {
+      throw commandError(ErrorCodes.BadValue, "'pipeline' requires 'viewOn' to also be specified");
+    }
     ctx.server.store.create(ctx.db, name, options);
     return { ok: 1 };
   },
@@ -35,21 +47,20 @@ export const collectionCommands: Record<string, CommandHandler> = {
   },
 
   listCollections: (cmd, ctx) => {
+    checkReadConcern(cmd, ctx);
     const filter = optionalDocument(cmd, "filter");
     const query = filter && Object.keys(filter).length ? createQuery(filter) : undefined;
     const nameOnly = cmd.nameOnly === true;
     const collections = ctx.server.store.databases.get(ctx.db) ?? new Map();
     const infos: Document[] = [];
     for (const coll of collections.values()) {
-      const info: Document = {
-        name: coll.name,
-        type: "collection",
-        options: coll.options,
-        info: { readOnly: false },
-        idIndex: { v: 2, key: { _id: 1 }, name: "_id_" },
-      };
+      const type = isView(coll) ? "view" : "collection";
+      const info: Document =
+        type === "view"
+          ? { name: coll.name, type, options: coll.options, info: { readOnly: true } }
+          : { name: coll.name, type, options: coll.options, info: { readOnly: false }, idIndex: { v: 2, key: { _id: 1 }, name: "_id_" } };
       if (query && !query.test(info)) continue;
-      infos.push(nameOnly ? { name: coll.name, type: "collection" } : info);
+      infos.push(nameOnly ? { name: coll.name, type } : info);
     }
     return { cursor: { firstBatch: infos, id: Long.ZERO, ns: `${ctx.db}.$cmd.listCollections` }, ok: 1 };
   },

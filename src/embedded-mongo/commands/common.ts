@@ -3,7 +3,7 @@ import type { Document } from "bson";
 import { commandError, ErrorCodes } from "../errors.ts";
 import type { CommandContext } from "../context.ts";
 import type { Batch } from "../cursors.ts";
-import { createQuery } from "../matcher.ts";
+import { compileProjection } from "../projection.ts";
 
 /** The collection name held by the command's first field (e.g. `{ find: "users" }`). */
 export function collectionName(cmd: Document, field: string): string {
@@ -31,11 +31,9 @@ export function optionalNumber(cmd: Document, field: string): number | undefined
   return n;
 }
 
-/** A reusable projection function (inclusion, exclusion, $slice, $elemMatch... via mingo), or undefined for none. */
+/** A reusable projection function (inclusion, exclusion, $slice, $elemMatch...), or undefined for none. */
 export function projector(projection: Document | undefined): ((doc: Document) => Document) | undefined {
-  if (!projection || Object.keys(projection).length === 0) return undefined;
-  const query = createQuery({});
-  return (doc) => query.find([doc], projection).all()[0] as Document;
+  return compileProjection(projection);
 }
 
 export function cursorReply(ns: string, batch: Batch, field: "firstBatch" | "nextBatch"): Document {

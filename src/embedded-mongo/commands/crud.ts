@@ -5,7 +5,10 @@ import type { CommandHandler } from "../context.ts";
 import { CommandError, commandError, ErrorCodes } from "../errors.ts";
 import { findMatches } from "../planner.ts";
 import { applyUpdate, buildUpsertDocument, isOperatorUpdate, validateUpdate, withIdFirst } from "../update.ts";
-import { collectionName, optionalDocument, projector } from "./common.ts";
+import { checkCollation, checkReadConcern } from "../command-options.ts";
+import { letVariables } from "../matcher.ts";
+import { refuseView } from "../views.ts";
+import { collectionName, ns, optionalDocument, projector } from "./common.ts";
 
 function statements(cmd: Document, field: string): Document[] {
   const list = cmd[field];
@@ -13,10 +16,19 @@ function statements(cmd: Document, field: string): Document[] {
   return list as Document[];
 }
 
+/** A whole-document replacement (a "replace" change event) rather than an operator or pipeline update. */
+function isReplacement(update: Document | Document[]): boolean {
+  return !Array.isArray(update) && !isOperatorUpdate(update);
+}
+
 function validateId(doc: Document): void {
   const id = doc._id;
   if (Array.isArray(id)) throw commandError(ErrorCodes.BadValue, "The '_id' value cannot be of type array");
   if (id instanceof RegExp) throw commandError(ErrorCodes.BadValue, "can't use a regex for _id");
+  if (id !== null && typeof id === "object" && !(id as { _bsontype?: string })._bsontype && !(id instanceof Date)) {
+    const dollar = Object.keys(id).find((k) => k.startsWith("$"));
+    if (dollar) throw commandError(ErrorCodes.DollarPrefixedFieldName, `_id fields may not contain '$'-prefixed fields: ${dollar} is not valid for storage.`);
+  }
 }
 
 /** Runs each statement, collecting per-statement errors the way mongod reports them in `writeErrors`. */
@@ -42,7 +54,9 @@ function withWriteErrors(reply: Document, writeErrors: Document[]): Document {
 export const crudCommands: Record<string, CommandHandler> = {
   insert: (cmd, ctx) => {
     const name = collectionName(cmd, "insert");
+    checkReadConcern(cmd, ctx);
     const docs = statements(cmd, "documents");
+    refuseView(ctx.server.store.get(ctx.db, name), ns(ctx, name));
     const coll = ctx.server.store.ensure(ctx.db, name);
     let n = 0;
     const writeErrors = runStatements(docs, cmd.ordered !== false, (doc) => {
@@ -56,8 +70,13 @@ export const crudCommands: Record<string, CommandHandler> = {
 
   update: (cmd, ctx) => {
     const name = collectionName(cmd, "update");
+    checkReadConcern(cmd, ctx);
     const updates = statements(cmd, "updates");
     const store = ctx.server.store;
+    refuseView(store.get(ctx.db, name), ns(ctx, name));
+    const variables = letVariables(cmd.let);
+    // An update statement's `sort` arrived in 8.0; the 7.0 this server reports rejects the whole command.
+    if (updates.some((u) => u && u.sort !== undefined)) throw commandError(40415, "BSON field 'update.updates.sort' is an unknown field.");
     let n = 0;
     let nModified = 0;
     const upserted: Document[] = [];
@@ -65,16 +84,17 @@ export const crudCommands: Record<string, CommandHandler> = {
       const query = (stmt.q ?? {}) as Document;
       const update = stmt.u as Document | Document[];
       validateUpdate(update);
+      checkCollation(stmt.collation);
       const multi = stmt.multi === true;
       if (multi && !Array.isArray(update) && !isOperatorUpdate(update)) {
         throw commandError(ErrorCodes.FailedToParse, "multi update is not supported for replacement-style update");
       }
       const arrayFilters = stmt.arrayFilters as Document[] | undefined;
       const coll = store.get(ctx.db, name);
-      const matches = coll ? findMatches(coll, query, { limit: multi ? 0 : 1, hint: stmt.hint, sort: parseSort(stmt.sort) }) : [];
+      const matches = coll ? findMatches(coll, query, { limit: multi ? 0 : 1, hint: stmt.hint, variables }) : [];
       if (matches.length === 0) {
         if (stmt.upsert !== true) return;
-        const doc = buildUpsertDocument(query, update, arrayFilters);
+        const doc = buildUpsertDocument(query, update, arrayFilters, variables);
         validateId(doc);
         store.ensure(ctx.db, name).insert(doc);
         n++;
@@ -82,8 +102,8 @@ export const crudCommands: Record<string, CommandHandler> = {
         return;
       }
       for (const [rid, doc] of matches) {
-        const result = applyUpdate(doc, update, { arrayFilters, query });
-        if (result.modified) coll!.replace(rid, result.doc);
+        const result = applyUpdate(doc, update, { arrayFilters, query, variables });
+        if (result.modified) coll!.replace(rid, result.doc, isReplacement(update));
         n++;
         if (result.modified) nModified++;
       }
@@ -96,14 +116,18 @@ export const crudCommands: Record<string, CommandHandler> = {
 
   delete: (cmd, ctx) => {
     const name = collectionName(cmd, "delete");
+    checkReadConcern(cmd, ctx);
     const deletes = statements(cmd, "deletes");
     const coll = ctx.server.store.get(ctx.db, name);
+    refuseView(coll, ns(ctx, name));
+    const variables = letVariables(cmd.let);
     let n = 0;
     const writeErrors = runStatements(deletes, cmd.ordered !== false, (stmt) => {
+      checkCollation(stmt.collation);
       if (!coll) return;
       const limit = Number(stmt.limit ?? 0);
       if (limit !== 0 && limit !== 1) throw commandError(ErrorCodes.FailedToParse, "The limit field in delete objects must be 0 or 1. Got " + limit);
-      for (const [rid] of findMatches(coll, (stmt.q ?? {}) as Document, { limit, hint: stmt.hint })) {
+      for (const [rid] of findMatches(coll, (stmt.q ?? {}) as Document, { limit, hint: stmt.hint, variables })) {
         if (coll.remove(rid)) n++;
       }
     });
@@ -112,6 +136,7 @@ export const crudCommands: Record<string, CommandHandler> = {
 
   findAndModify: (cmd, ctx) => {
     const name = collectionName(cmd, "findAndModify");
+    checkReadConcern(cmd, ctx);
     const query = optionalDocument(cmd, "query") ?? {};
     const sort = parseSort(cmd.sort);
     const remove = cmd.remove === true;
@@ -125,10 +150,13 @@ export const crudCommands: Record<string, CommandHandler> = {
     if (!remove && update === undefined) throw commandError(ErrorCodes.FailedToParse, "Either an update or remove=true must be specified");
     if (remove && returnNew) throw commandError(ErrorCodes.FailedToParse, "Cannot specify both new=true and remove=true; 'remove' always returns the deleted document");
     if (update !== undefined) validateUpdate(update);
+    checkCollation(cmd.collation);
+    const variables = letVariables(cmd.let);
     const arrayFilters = cmd.arrayFilters as Document[] | undefined;
     const store = ctx.server.store;
     const coll = store.get(ctx.db, name);
-    const [match] = coll ? findMatches(coll, query, { sort, limit: 1, hint: cmd.hint }) : [];
+    refuseView(coll, ns(ctx, name));
+    const [match] = coll ? findMatches(coll, query, { sort, limit: 1, hint: cmd.hint, variables }) : [];
 
     if (remove) {
       if (!match) return { lastErrorObject: { n: 0 }, value: null, ok: 1 };
@@ -137,12 +165,12 @@ export const crudCommands: Record<string, CommandHandler> = {
     }
     if (match) {
       const [rid, before] = match;
-      const result = applyUpdate(before, update!, { arrayFilters, query });
-      if (result.modified) coll!.replace(rid, result.doc);
+      const result = applyUpdate(before, update!, { arrayFilters, query, variables });
+      if (result.modified) coll!.replace(rid, result.doc, isReplacement(update!));
       return { lastErrorObject: { n: 1, updatedExisting: true }, value: shape(returnNew ? result.doc : before), ok: 1 };
     }
     if (!upsert) return { lastErrorObject: { n: 0, updatedExisting: false }, value: null, ok: 1 };
-    const doc = buildUpsertDocument(query, update!, arrayFilters);
+    const doc = buildUpsertDocument(query, update!, arrayFilters, variables);
     validateId(doc);
     store.ensure(ctx.db, name).insert(doc);
     return {

@@ -1,28 +1,44 @@
-// Connection handshake and server-level commands: hello/isMaster, ping, buildInfo, endSessions, listDatabases.
-import type { Document } from "bson";
+// Connection handshake and server-level commands: hello/isMaster, ping, buildInfo, sessions, listDatabases.
+import { Binary, UUID, type Document } from "bson";
 import type { CommandContext, CommandHandler } from "../context.ts";
+import { commandError, ErrorCodes } from "../errors.ts";
+import { SESSION_TIMEOUT_MINUTES } from "../sessions.ts";
 
 export const SERVER_VERSION = "7.0.0";
 export const MAX_BSON_OBJECT_SIZE = 16 * 1024 * 1024;
 export const MAX_WIRE_VERSION = 21;
 
-/** Standalone topology: no setName and no topologyVersion, so drivers poll instead of streaming hellos. */
+/**
+ * Standalone: no setName and no topologyVersion, so drivers poll instead of streaming hellos. On a replica set
+ * the member adds its topology (setName, hosts, primary, topologyVersion, lastWrite...).
+ */
 function helloReply(ctx: CommandContext, legacy: boolean): Document {
-  const reply: Document = {
-    helloOk: true,
-    [legacy ? "ismaster" : "isWritablePrimary"]: true,
+  const primaryField = legacy ? "ismaster" : "isWritablePrimary";
+  const common: Document = {
     maxBsonObjectSize: MAX_BSON_OBJECT_SIZE,
     maxMessageSizeBytes: 48_000_000,
     maxWriteBatchSize: 100_000,
     localTime: new Date(),
-    logicalSessionTimeoutMinutes: 30,
+    logicalSessionTimeoutMinutes: SESSION_TIMEOUT_MINUTES,
     connectionId: ctx.connectionId,
     minWireVersion: 0,
     maxWireVersion: MAX_WIRE_VERSION,
     readOnly: false,
     ok: 1,
   };
-  return reply;
+  const replSet = ctx.server.replSet;
+  if (replSet) return { helloOk: true, ...replSet.hello(primaryField, common) };
+  return { helloOk: true, [primaryField]: true, ...common };
+}
+
+function sessionIds(cmd: Document, field: string): void {
+  const list = cmd[field];
+  if (!Array.isArray(list)) throw commandError(ErrorCodes.TypeMismatch, `BSON field '${field}' is the wrong type, expected type 'array'`);
+  for (const entry of list) {
+    if (!(entry && typeof entry === "object" && (entry as Document).id instanceof Binary)) {
+      throw commandError(ErrorCodes.TypeMismatch, `BSON field '${field}.id' is missing or is the wrong type, expected type 'binData'`);
+    }
+  }
 }
 
 export const handshakeCommands: Record<string, CommandHandler> = {
@@ -41,7 +57,16 @@ export const handshakeCommands: Record<string, CommandHandler> = {
     javascriptEngine: "none",
     ok: 1,
   }),
-  endSessions: () => ({ ok: 1 }),
+  // Sessions need no server state until they carry a retryable write; these answer as mongod does.
+  startSession: () => ({ id: { id: new UUID() }, timeoutMinutes: SESSION_TIMEOUT_MINUTES, ok: 1 }),
+  refreshSessions: (cmd) => {
+    sessionIds(cmd, "refreshSessions");
+    return { ok: 1 };
+  },
+  endSessions: (cmd) => {
+    sessionIds(cmd, "endSessions");
+    return { ok: 1 };
+  },
   listDatabases: (cmd, ctx) => {
     const databases = [...ctx.server.store.databases.entries()]
       .filter(([, colls]) => colls.size > 0)

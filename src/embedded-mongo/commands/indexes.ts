@@ -7,9 +7,15 @@ import type { CommandHandler } from "../context.ts";
 import { commandError, ErrorCodes } from "../errors.ts";
 import { formatValue } from "../format.ts";
 import { collectionName, ns } from "./common.ts";
+import { checkCollation, checkReadConcern } from "../command-options.ts";
+import { refuseView } from "../views.ts";
 
 const CannotCreateIndex = 67;
-const OPTION_FIELDS = ["unique", "sparse", "partialFilterExpression", "expireAfterSeconds"] as const;
+const OPTION_FIELDS = ["unique", "sparse", "partialFilterExpression", "expireAfterSeconds", "hidden"] as const;
+// Index options mongod ignores (kept for compatibility) and those this server implements; any other option
+// (text, geo, wildcard...) answers mongod's InvalidIndexSpecificationOption rather than building a plain index.
+const IGNORED_FIELDS = new Set(["v", "background", "ns", "comment"]);
+const KNOWN_FIELDS = new Set(["key", "name", "collation", ...OPTION_FIELDS]);
 
 function normalizeSpec(raw: Document): Document {
   const key = raw.key;
@@ -22,11 +28,21 @@ function normalizeSpec(raw: Document): Document {
       throw commandError(CannotCreateIndex, `Error in specification { key: ${formatValue(key)} } :: caused by :: Values in the index key pattern can only be non-zero numbers (special index types such as ${JSON.stringify(dir)} on '${field}' are not supported by the embedded server)`);
     }
   }
+  checkCollation(raw.collation);
+  for (const field of Object.keys(raw)) {
+    if (!KNOWN_FIELDS.has(field) && !IGNORED_FIELDS.has(field)) {
+      throw commandError(ErrorCodes.InvalidIndexSpecificationOption, `The field '${field}' is not valid for an index specification. Specification: ${formatValue(raw)}`);
+    }
+  }
   const name = raw.name === undefined ? defaultIndexName(key as Document) : raw.name;
   if (typeof name !== "string" || name.length === 0) throw commandError(ErrorCodes.BadValue, "The index name cannot be empty");
   const spec: Document = { v: 2, key, name };
   if (raw.unique === true) spec.unique = true;
   if (raw.sparse === true) spec.sparse = true;
+  if (raw.hidden === true) {
+    if (key && (key as Document)._id !== undefined && Object.keys(key as Document).length === 1) throw commandError(ErrorCodes.BadValue, "can't hide _id index");
+    spec.hidden = true;
+  }
   if (raw.partialFilterExpression !== undefined) {
     if (typeof raw.partialFilterExpression !== "object" || raw.partialFilterExpression === null) {
       throw commandError(ErrorCodes.TypeMismatch, "The field 'partialFilterExpression' must be an object");
@@ -96,6 +112,7 @@ export const indexCommands: Record<string, CommandHandler> = {
     }
     const specs = (cmd.indexes as Document[]).map(normalizeSpec);
     const store = ctx.server.store;
+    refuseView(store.get(ctx.db, name), ns(ctx, name));
     const existed = store.get(ctx.db, name) !== undefined;
     const coll = store.ensure(ctx.db, name);
     const before = coll.indexes.length;
@@ -124,8 +141,10 @@ export const indexCommands: Record<string, CommandHandler> = {
 
   listIndexes: (cmd, ctx) => {
     const name = collectionName(cmd, "listIndexes");
+    checkReadConcern(cmd, ctx);
     const coll = ctx.server.store.get(ctx.db, name);
     if (!coll) throw commandError(ErrorCodes.NamespaceNotFound, `ns does not exist: ${ns(ctx, name)}`);
+    refuseView(coll, ns(ctx, name));
     const specs = coll.indexes.map((i) => i.spec);
     return { cursor: { firstBatch: specs, id: Long.ZERO, ns: ns(ctx, name) }, ok: 1 };
   },

@@ -3,10 +3,14 @@ import type { Document } from "bson";
 import { compareValues, parseSort, sortDocuments, valuesAtPath } from "../bson-order.ts";
 import type { CommandContext, CommandHandler } from "../context.ts";
 import { commandError, ErrorCodes } from "../errors.ts";
-import { runAggregation } from "../matcher.ts";
-import { findDocuments, type FindOptions } from "../planner.ts";
+import { checkReadOptions } from "../command-options.ts";
+import { letVariables, runAggregation } from "../matcher.ts";
+import { compileFilter, findDocuments, findMatches, type ExecutionStats, type FindOptions } from "../planner.ts";
 import { cloneDocument } from "../update.ts";
+import { resolveView } from "../views.ts";
+import { writeMerge, writeOut } from "../aggregate-output.ts";
 import { collectionName, cursorReply, ns, optionalDocument, optionalNumber, projector } from "./common.ts";
+import { Long } from "bson";
 
 function cursorOptions(cmd: Document): { batchSize?: number } {
   const cursor = optionalDocument(cmd, "cursor");
@@ -18,15 +22,46 @@ function cursorOptions(cmd: Document): { batchSize?: number } {
 // Stages that build new documents in mingo; those that may write into their input get cloned input.
 const MUTATING_STAGES = new Set(["$addFields", "$set", "$unset", "$lookup", "$graphLookup", "$setWindowFields", "$fill", "$densify"]);
 
-function runPipeline(ctx: CommandContext, name: string, pipeline: Document[]): Document[] {
-  const coll = ctx.server.store.get(ctx.db, name);
-  for (const stage of pipeline) {
+/**
+ * Runs a pipeline over a collection (a view's pipeline first), or over no collection (`name` undefined: a
+ * database-level aggregate, whose first stage must be $documents).
+ */
+function runPipeline(ctx: CommandContext, name: string | undefined, pipeline: Document[], variables?: Document): Document[] {
+  pipeline.forEach((stage, i) => {
+    if (stage === null || typeof stage !== "object" || Array.isArray(stage) || Object.keys(stage).length !== 1) {
+      throw commandError(40323, "A pipeline stage specification object must contain exactly one field.");
+    }
     const op = Object.keys(stage)[0];
     if (op === "$changeStream") {
       throw commandError(ErrorCodes.Location40573, "The $changeStream stage is only supported on replica sets");
     }
-    if (op === "$out" || op === "$merge") throw commandError(ErrorCodes.IllegalOperation, `${op} is not supported by the embedded server`);
+    if ((op === "$out" || op === "$merge") && i !== pipeline.length - 1) {
+      throw commandError(40601, `${op} can only be the final stage in the pipeline`);
+    }
+    if (op === "$currentOp" || op === "$listLocalSessions" || op === "$listSessions" || op === "$collStats" || op === "$indexStats" || op === "$planCacheStats") {
+      throw commandError(ErrorCodes.NotImplemented, `${op} is not supported by the embedded server`);
+    }
+  });
+  // A trailing $out/$merge writes the results of the stages before it, and the aggregate returns nothing.
+  const last = pipeline[pipeline.length - 1];
+  if (last && ("$out" in last || "$merge" in last)) {
+    const docs = runPipeline(ctx, name, pipeline.slice(0, -1), variables);
+    if ("$out" in last) writeOut(ctx, last.$out, docs);
+    else writeMerge(ctx, last.$merge, docs);
+    return [];
   }
+  if (name === undefined) {
+    if (Object.keys(pipeline[0] ?? {})[0] !== "$documents") {
+      throw commandError(ErrorCodes.InvalidNamespace, "{aggregate: 1} is not valid for '$match'; a collection is required.");
+    }
+    return runAggregation([{}], pipeline, (from) => [...(ctx.server.store.get(ctx.db, from)?.docs.values() ?? [])], variables);
+  }
+  const view = resolveView(ctx.server.store, ctx.db, name);
+  if (view) {
+    name = view.source;
+    pipeline = [...view.pipeline, ...pipeline];
+  }
+  const coll = ctx.server.store.get(ctx.db, name);
   // Leading $match/$sort/$skip/$limit run through the planner so they use indexes and stop early.
   const find: FindOptions = {};
   let filter: Document = {};
@@ -39,6 +74,7 @@ function runPipeline(ctx: CommandContext, name: string, pipeline: Document[]): D
   } else if (pipeline[i]?.$limit !== undefined) {
     find.limit = Number(pipeline[i++].$limit);
   }
+  find.variables = variables;
   let docs = findDocuments(coll, filter, find);
   // $lookup / $graphLookup read collections of the same database.
   const collectionResolver = (from: string) => [...(ctx.server.store.get(ctx.db, from)?.docs.values() ?? [])];
@@ -46,7 +82,7 @@ function runPipeline(ctx: CommandContext, name: string, pipeline: Document[]): D
   const flush = () => {
     if (!segment.length) return;
     const mutates = segment.some((s) => MUTATING_STAGES.has(Object.keys(s)[0]));
-    docs = runAggregation(mutates ? docs.map(cloneDocument) : docs, segment, collectionResolver);
+    docs = runAggregation(mutates ? docs.map(cloneDocument) : docs, segment, collectionResolver, variables);
     segment = [];
   };
   for (; i < pipeline.length; i++) {
@@ -64,6 +100,8 @@ function runPipeline(ctx: CommandContext, name: string, pipeline: Document[]): D
 export const queryCommands: Record<string, CommandHandler> = {
   find: (cmd, ctx) => {
     const name = collectionName(cmd, "find");
+    checkReadOptions(cmd, ctx);
+    const variables = letVariables(cmd.let);
     const coll = ctx.server.store.get(ctx.db, name);
     let limit = optionalNumber(cmd, "limit");
     let singleBatch = cmd.singleBatch === true;
@@ -75,13 +113,38 @@ export const queryCommands: Record<string, CommandHandler> = {
     if (skip !== undefined && skip < 0) throw commandError(ErrorCodes.BadValue, "Skip value must be non-negative, but received: " + skip);
     const batchSize = optionalNumber(cmd, "batchSize");
     if (batchSize !== undefined && batchSize < 0) throw commandError(ErrorCodes.BadValue, "BatchSize value must be non-negative, but received: " + batchSize);
-    const docs = findDocuments(coll, optionalDocument(cmd, "filter") ?? {}, {
-      sort: parseSort(optionalDocument(cmd, "sort")),
-      skip,
-      limit,
-      hint: cmd.hint,
-    });
-    const batch = ctx.server.cursors.openCursor(ns(ctx, name), docs, batchSize, singleBatch, projector(optionalDocument(cmd, "projection")));
+    const filter = optionalDocument(cmd, "filter") ?? {};
+    const sort = optionalDocument(cmd, "sort");
+    const projection = optionalDocument(cmd, "projection");
+    if (resolveView(ctx.server.store, ctx.db, name)) {
+      // mongod runs a find on a view as an aggregate: the view's pipeline, then the find's own stages.
+      if (cmd.returnKey === true || cmd.showRecordId === true) throw commandError(ErrorCodes.OptionNotSupportedOnView, "returnKey and showRecordId are not supported on a view");
+      const stages: Document[] = [{ $match: filter }];
+      if (sort && Object.keys(sort).length) stages.push({ $sort: sort });
+      if (skip) stages.push({ $skip: skip });
+      if (limit) stages.push({ $limit: limit });
+      if (projection && Object.keys(projection).length) stages.push({ $project: projection });
+      const docs = runPipeline(ctx, name, stages, variables);
+      const batch = ctx.server.cursors.openCursor(ns(ctx, name), docs, batchSize, singleBatch);
+      return cursorReply(ns(ctx, name), batch, "firstBatch");
+    }
+    const stats: ExecutionStats = { plan: "", keysExamined: 0, docsExamined: 0 };
+    // A missing collection still gets its filter parsed: mongod rejects a bad filter either way.
+    if (!coll) compileFilter(filter, variables);
+    const matches = coll ? findMatches(coll, filter, { sort: parseSort(sort), skip, limit, hint: cmd.hint, variables }, stats) : [];
+    let docs = matches.map((m) => m[1]);
+    let project = projector(projection);
+    if (cmd.returnKey === true) {
+      // The index key of each result under the chosen index ({} without one), as mongod returns it.
+      const fields = stats.index?.fields ?? [];
+      docs = docs.map((doc) => Object.fromEntries(fields.map(([path]) => [path, valuesAtPath(doc, path)[0] ?? null])));
+      project = undefined;
+    } else if (cmd.showRecordId === true) {
+      const base = project;
+      docs = matches.map(([rid, doc]) => ({ ...doc, $recordId: Long.fromNumber(rid) }));
+      project = base && ((doc) => ({ ...base(doc), $recordId: doc.$recordId }));
+    }
+    const batch = ctx.server.cursors.openCursor(ns(ctx, name), docs, batchSize, singleBatch, project);
     return cursorReply(ns(ctx, name), batch, "firstBatch");
   },
 
@@ -100,11 +163,21 @@ export const queryCommands: Record<string, CommandHandler> = {
 
   count: (cmd, ctx) => {
     const name = collectionName(cmd, "count");
+    checkReadOptions(cmd, ctx);
     const coll = ctx.server.store.get(ctx.db, name);
     const query = optionalDocument(cmd, "query") ?? {};
     const skip = optionalNumber(cmd, "skip") ?? 0;
     const limit = Math.abs(optionalNumber(cmd, "limit") ?? 0);
-    if (!coll) return { n: 0, ok: 1 };
+    if (resolveView(ctx.server.store, ctx.db, name)) {
+      const stages: Document[] = [{ $match: query }];
+      if (skip) stages.push({ $skip: skip });
+      if (limit) stages.push({ $limit: limit });
+      return { n: runPipeline(ctx, name, stages).length, ok: 1 };
+    }
+    if (!coll) {
+      compileFilter(query);
+      return { n: 0, ok: 1 };
+    }
     if (Object.keys(query).length === 0 && !skip && !limit) return { n: coll.docs.size, ok: 1 };
     return { n: findDocuments(coll, query, { skip, limit, hint: cmd.hint }).length, ok: 1 };
   },
@@ -113,7 +186,11 @@ export const queryCommands: Record<string, CommandHandler> = {
     const name = collectionName(cmd, "distinct");
     const key = cmd.key;
     if (typeof key !== "string") throw commandError(ErrorCodes.TypeMismatch, "BSON field 'distinct.key' is the wrong type, expected type 'string'");
-    const docs = findDocuments(ctx.server.store.get(ctx.db, name), optionalDocument(cmd, "query") ?? {});
+    checkReadOptions(cmd, ctx);
+    const query = optionalDocument(cmd, "query") ?? {};
+    const docs = resolveView(ctx.server.store, ctx.db, name)
+      ? runPipeline(ctx, name, [{ $match: query }])
+      : findDocuments(ctx.server.store.get(ctx.db, name), query, { hint: cmd.hint });
     const values: unknown[] = [];
     for (const doc of docs) {
       for (const v of valuesAtPath(doc, key)) {
@@ -127,19 +204,21 @@ export const queryCommands: Record<string, CommandHandler> = {
   },
 
   aggregate: (cmd, ctx) => {
-    if (typeof cmd.aggregate !== "string") {
-      const first = Array.isArray(cmd.pipeline) ? Object.keys(cmd.pipeline[0] ?? {})[0] : undefined;
-      if (first === "$changeStream") throw commandError(ErrorCodes.Location40573, "The $changeStream stage is only supported on replica sets");
-      throw commandError(ErrorCodes.InvalidNamespace, "{aggregate: 1} is not supported by the embedded server");
+    if (typeof cmd.aggregate !== "string" && cmd.aggregate !== 1) {
+      throw commandError(ErrorCodes.InvalidNamespace, "Invalid aggregate namespace: the 'aggregate' field must be a collection name or 1");
     }
-    const name = cmd.aggregate;
+    // {aggregate: 1} is a database-level aggregate ($documents, ...).
+    const name = typeof cmd.aggregate === "string" ? cmd.aggregate : undefined;
     if (!Array.isArray(cmd.pipeline)) throw commandError(ErrorCodes.TypeMismatch, "'pipeline' option must be specified as an array");
+    checkReadOptions(cmd, ctx);
+    if (cmd.explain) throw commandError(ErrorCodes.NotImplemented, "explain of aggregate is not supported by the embedded server");
     if (cmd.cursor === undefined && !cmd.explain) {
       throw commandError(ErrorCodes.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument");
     }
     const { batchSize } = cursorOptions(cmd);
-    const docs = runPipeline(ctx, name, cmd.pipeline as Document[]);
-    const batch = ctx.server.cursors.openCursor(ns(ctx, name), docs, batchSize, false);
-    return cursorReply(ns(ctx, name), batch, "firstBatch");
+    const docs = runPipeline(ctx, name, cmd.pipeline as Document[], letVariables(cmd.let));
+    const cursorNs = ns(ctx, name ?? "$cmd.aggregate");
+    const batch = ctx.server.cursors.openCursor(cursorNs, docs, batchSize, false);
+    return cursorReply(cursorNs, batch, "firstBatch");
   },
 };

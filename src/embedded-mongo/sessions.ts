@@ -1,0 +1,125 @@
+// Logical sessions and retryable writes. On a replica set a write carrying lsid + txnNumber runs once: a retry of
+// the same (lsid, txnNumber) answers the stored reply without applying anything again; an older txnNumber is
+// refused. Multi-document transactions are refused the way a server without them (mongod 3.6) refuses
+// them; a standalone refuses any transaction field, as mongod's standalone does.
+import { Binary, type Document } from "bson";
+import type { CommandContext } from "./context.ts";
+import { commandError, ErrorCodes } from "./errors.ts";
+
+/** The commands a txnNumber may accompany outside a transaction (mongod's retryable write commands). */
+const RETRYABLE_WRITE_COMMANDS = new Set(["insert", "update", "delete", "findAndModify", "findandmodify"]);
+
+export const SESSION_TIMEOUT_MINUTES = 30;
+
+interface TxnRecord {
+  txnNumber: number;
+  reply: Document;
+  lastUse: number;
+}
+
+/** A stored retryable-write outcome, as the journal keeps it. */
+export interface SessionRecord {
+  lsid: string;
+  txnNumber: number;
+  reply: Document;
+}
+
+function sessionKey(lsid: unknown): string {
+  const id = (lsid as { id?: unknown } | null)?.id;
+  if (id instanceof Binary) return id.toString("hex");
+  if (id instanceof Uint8Array) return Buffer.from(id).toString("hex");
+  throw commandError(ErrorCodes.TypeMismatch, "BSON field 'OperationSessionInfo.lsid.id' is the wrong type, expected type 'binData'");
+}
+
+function txnNumberOf(cmd: Document): number {
+  const v = cmd.txnNumber;
+  const n = typeof v === "number" ? v : v && typeof v === "object" ? Number(String(v)) : NaN;
+  if (!Number.isInteger(n)) throw commandError(ErrorCodes.TypeMismatch, "BSON field 'OperationSessionInfo.txnNumber' is the wrong type, expected type 'long'");
+  return n;
+}
+
+/**
+ * Refuses what this server does not run: any transaction field on a standalone, multi-document transactions
+ * on the replica set, and txnNumber without a session or on a command that is not a retryable write.
+ */
+export function checkSessionFields(cmd: Document, name: string, ctx: CommandContext): void {
+  const transactional = cmd.startTransaction !== undefined || cmd.autocommit !== undefined;
+  if (!ctx.server.replSet) {
+    if (cmd.txnNumber !== undefined || transactional) {
+      throw commandError(ErrorCodes.IllegalOperation, "Transaction numbers are only allowed on a replica set member or mongos");
+    }
+    return;
+  }
+  if (transactional) {
+    // A replica set without multi-document transactions does not know these generic fields.
+    const field = cmd.autocommit !== undefined ? "autocommit" : "startTransaction";
+    throw commandError(40415, `BSON field '${name}.${field}' is an unknown field.`, { codeName: "Location40415" });
+  }
+  if (cmd.txnNumber === undefined) return;
+  if (cmd.lsid === undefined) throw commandError(ErrorCodes.InvalidOptions, "Transaction number requires a session ID to also be specified");
+  if (!RETRYABLE_WRITE_COMMANDS.has(name)) {
+    throw commandError(50768, `txnNumber may only be provided for multi-document transactions and retryable write commands. autocommit:false was not provided, and ${name} is not a retryable write command.`);
+  }
+}
+
+export class Sessions {
+  private readonly byLsid = new Map<string, TxnRecord>();
+  /** Told about each stored outcome (durable mode journals it, so a retry after a restart is answered too). */
+  onRecord?: (record: SessionRecord) => void;
+
+  get size(): number {
+    return this.byLsid.size;
+  }
+
+  /** Runs a retryable write once per (lsid, txnNumber); other commands run as they are. */
+  runRetryable(cmd: Document, execute: () => Document): Document {
+    if (cmd.txnNumber === undefined || cmd.lsid === undefined) return execute();
+    const lsid = sessionKey(cmd.lsid);
+    const txnNumber = txnNumberOf(cmd);
+    const known = this.byLsid.get(lsid);
+    if (known) {
+      known.lastUse = Date.now();
+      if (txnNumber < known.txnNumber) {
+        throw commandError(225, `Retryable write with txnNumber ${txnNumber} is prohibited on session ${lsid} because a newer retryable write with txnNumber ${known.txnNumber} has already started on this session.`, { codeName: "TransactionTooOld" });
+      }
+      if (txnNumber === known.txnNumber) return { ...known.reply };
+    }
+    const reply = execute();
+    // A command that failed as a whole changed nothing: its retry must run it again.
+    if (reply.ok === 1) {
+      // A copy: the server stamps the reply it sends with the cluster time of that moment.
+      const stored = { ...reply };
+      this.byLsid.set(lsid, { txnNumber, reply: stored, lastUse: Date.now() });
+      this.onRecord?.({ lsid, txnNumber, reply: stored });
+    }
+    return reply;
+  }
+
+  /** Reinstates a journaled outcome at start-up. */
+  restore(record: SessionRecord): void {
+    const known = this.byLsid.get(record.lsid);
+    if (known && known.txnNumber > record.txnNumber) return;
+    this.byLsid.set(record.lsid, { txnNumber: record.txnNumber, reply: record.reply, lastUse: Date.now() });
+  }
+
+  /** The latest outcome of every session, for a snapshot. */
+  *records(): IterableIterator<SessionRecord> {
+    for (const [lsid, r] of this.byLsid) yield { lsid, txnNumber: r.txnNumber, reply: r.reply };
+  }
+
+  /** Forgets sessions idle longer than the logical session timeout, as mongod's session reaper does. */
+  reap(now = Date.now()): void {
+    const cutoff = now - SESSION_TIMEOUT_MINUTES * 60_000;
+    for (const [lsid, r] of this.byLsid) if (r.lastUse < cutoff) this.byLsid.delete(lsid);
+  }
+}
+
+/** Wraps the retryable write commands so that, on a replica set, each (lsid, txnNumber) is applied once. */
+export function withRetryableWrites<H extends (cmd: Document, ctx: CommandContext) => Document>(commands: Map<string, H>): Map<string, H> {
+  for (const name of RETRYABLE_WRITE_COMMANDS) {
+    const handler = commands.get(name);
+    if (!handler) continue;
+    commands.set(name, ((cmd, ctx) => (ctx.server.replSet ? ctx.server.sessions.runRetryable(cmd, () => handler(cmd, ctx)) : handler(cmd, ctx))) as H);
+  }
+  return commands;
+}

@@ -1,0 +1,52 @@
+// $pull as mongod applies it (mingo's misses `$or`/`$and` conditions over array documents): a condition whose
+// first key is a value operator ($gt, $in...) tests each element as a value; any other document is a query that
+// object elements must match; anything else removes the elements equal to it.
+import type { Document } from "bson";
+import { compareValues } from "./bson-order.ts";
+import { commandError, ErrorCodes } from "./errors.ts";
+import { createQuery } from "./matcher.ts";
+
+const LOGICAL = new Set(["$and", "$or", "$nor", "$expr", "$where", "$text", "$comment", "$jsonSchema"]);
+
+function isPlainObject(v: unknown): v is Document {
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+function elementTest(cond: unknown): (el: unknown) => boolean {
+  if (isPlainObject(cond)) {
+    const first = Object.keys(cond)[0];
+    if (first !== undefined && first.startsWith("$") && !LOGICAL.has(first)) {
+      const query = createQuery({ v: cond });
+      return (el) => query.test({ v: el });
+    }
+    const query = createQuery(cond);
+    return (el) => isPlainObject(el) && query.test(el);
+  }
+  return (el) => compareValues(el, cond) === 0 && (!isPlainObject(el) || JSON.stringify(Object.keys(el)) === JSON.stringify(Object.keys(cond as object)));
+}
+
+/** Applies `{$pull: {path: cond}}` to `doc` in place (doc is the caller's private copy); true when something was removed. */
+export function applyPull(doc: Document, pulls: Document): boolean {
+  let removed = false;
+  for (const [path, cond] of Object.entries(pulls)) {
+    const parts = path.split(".");
+    let parent: unknown = doc;
+    for (const p of parts.slice(0, -1)) {
+      parent = parent !== null && typeof parent === "object" ? (parent as Document)[p] : undefined;
+    }
+    if (parent === null || typeof parent !== "object") continue;
+    const field = parts[parts.length - 1];
+    const array = (parent as Document)[field];
+    if (array === undefined) continue;
+    if (!Array.isArray(array)) throw commandError(ErrorCodes.BadValue, "Cannot apply $pull to a non-array value");
+    const test = elementTest(cond);
+    const kept = array.filter((el) => !test(el));
+    if (kept.length !== array.length) {
+      (parent as Document)[field] = kept;
+      removed = true;
+    }
+  }
+  return removed;
+}

@@ -1,0 +1,731 @@
+// A runner for the MongoDB drivers' unified test format (the JSON files under spec-tests/), driving the official
+// Node.js driver against one embedded server. It implements the entities, operations, matching rules and special
+// operators these files use; what it does not implement makes a test "skipped" with the reason.
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { EJSON } from "bson";
+import {
+  MongoClient,
+  MongoServerError,
+  type ChangeStream,
+  type ClientSession,
+  type Collection,
+  type CommandFailedEvent,
+  type CommandStartedEvent,
+  type CommandSucceededEvent,
+  type Db,
+  type Document,
+} from "mongodb";
+
+export interface SpecFile {
+  area: string;
+  file: string;
+  json: Document;
+}
+
+export interface ServerInfo {
+  uri: string;
+  version: number[];
+  topology: "single" | "replicaset";
+}
+
+export type Outcome = { status: "passed" } | { status: "failed"; reason: string } | { status: "skipped"; reason: string } | { status: "notApplicable"; reason: string };
+
+/** A test the runner cannot run (an unsupported operation or entity); reported as skipped with the reason. */
+export class SkipTest extends Error {}
+
+export function loadSpecFiles(root: string): SpecFile[] {
+  const out: SpecFile[] = [];
+  for (const area of readdirSync(root, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort()) {
+    for (const file of readdirSync(path.join(root, area)).filter((f) => f.endsWith(".json")).sort()) {
+      // relaxed: false keeps Int32/Long/Double wrappers, so $$type and number types stay visible.
+      out.push({ area, file, json: EJSON.parse(readFileSync(path.join(root, area, file), "utf8"), { relaxed: false }) as Document });
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Applicability
+
+function parseVersion(v: string): number[] {
+  return v.split(".").map(Number);
+}
+
+function compareVersions(a: number[], b: number[]): number {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const d = (a[i] ?? 0) - (b[i] ?? 0);
+    if (d) return d;
+  }
+  return 0;
+}
+
+/** Why no requirement of the list is met, or undefined when one is (or there are none). */
+export function unmetRequirements(list: Document[] | undefined, server: ServerInfo): string | undefined {
+  if (!list || list.length === 0) return undefined;
+  const reasons: string[] = [];
+  for (const req of list) {
+    const why = unmet(req, server);
+    if (!why) return undefined;
+    reasons.push(why);
+  }
+  return reasons.join("; ");
+}
+
+function unmet(req: Document, server: ServerInfo): string | undefined {
+  if (req.minServerVersion && compareVersions(server.version, parseVersion(req.minServerVersion)) < 0) return `needs server >= ${req.minServerVersion}`;
+  if (req.maxServerVersion && compareVersions(server.version, parseVersion(req.maxServerVersion)) > 0) return `needs server <= ${req.maxServerVersion}`;
+  if (req.topologies && !(req.topologies as string[]).includes(server.topology)) return `needs topology ${(req.topologies as string[]).join("/")}`;
+  if (req.serverless === "require") return "needs serverless";
+  if (req.auth === true) return "needs auth";
+  if (req.authMechanism) return "needs an auth mechanism";
+  if (req.csfle) return "needs client-side encryption";
+  if (req.serverParameters) return "needs server parameters";
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Matching (the unified format's "Evaluating Matches" rules and special operators)
+
+type Entities = Map<string, unknown>;
+
+function bsonType(v: unknown): string | undefined {
+  return (v as { _bsontype?: string } | null)?._bsontype;
+}
+
+function isNumber(v: unknown): boolean {
+  const t = bsonType(v);
+  return typeof v === "number" || typeof v === "bigint" || t === "Int32" || t === "Long" || t === "Double" || t === "Decimal128";
+}
+
+function toNumber(v: unknown): number {
+  return typeof v === "number" ? v : Number(String(v));
+}
+
+function isDocument(v: unknown): v is Document {
+  if (v === null || typeof v !== "object" || Array.isArray(v) || v instanceof Date || bsonType(v)) return false;
+  return !(v instanceof Uint8Array);
+}
+
+/** The BSON type names a value may be asserted with in $$type ("number" is any numeric type). */
+function typeNames(v: unknown): string[] {
+  if (v === undefined) return [];
+  if (v === null) return ["null"];
+  if (typeof v === "string") return ["string"];
+  if (typeof v === "boolean") return ["bool"];
+  // The driver decodes int32, int64 and double to JS numbers: any numeric alias matches an actual number.
+  if (typeof v === "number") return ["number", "int", "long", "double", ...(Number.isInteger(v) ? [] : [])];
+  if (v instanceof Date) return ["date"];
+  if (Array.isArray(v)) return ["array"];
+  switch (bsonType(v)) {
+    case "Int32":
+      return ["int", "number"];
+    case "Long":
+      return ["long", "number"];
+    case "Double":
+      return ["double", "number"];
+    case "Decimal128":
+      return ["decimal", "number"];
+    case "ObjectId":
+      return ["objectId"];
+    case "Binary":
+      return ["binData"];
+    case "Timestamp":
+      return ["timestamp"];
+    case "BSONRegExp":
+      return ["regex"];
+    case "MinKey":
+      return ["minKey"];
+    case "MaxKey":
+      return ["maxKey"];
+    case "Code":
+      return ["javascript"];
+    default:
+      return v instanceof RegExp ? ["regex"] : ["object"];
+  }
+}
+
+export class Matcher {
+  constructor(private readonly entities: Entities) {}
+
+  /** Throws with a path-qualified message when `actual` does not match `expected`. */
+  match(expected: unknown, actual: unknown, root = true, where = ""): void {
+    // The driver sends some fields (sort, hint) as Maps.
+    if (actual instanceof Map) actual = Object.fromEntries(actual);
+    if (isDocument(expected)) {
+      const keys = Object.keys(expected);
+      if (keys.length === 1 && keys[0].startsWith("$$")) return this.operator(keys[0], expected[keys[0]], actual, root, where);
+      if (!isDocument(actual)) throw new Error(`${where || "root"}: expected a document, got ${show(actual)}`);
+      for (const key of keys) {
+        const exp = expected[key];
+        const act = actual[key];
+        if (isDocument(exp) && Object.keys(exp)[0] === "$$exists") {
+          if ((act !== undefined) !== exp.$$exists) throw new Error(`${where}.${key}: expected ${exp.$$exists ? "present" : "absent"}`);
+          continue;
+        }
+        if (isDocument(exp) && Object.keys(exp)[0] === "$$unsetOrMatches" && act === undefined) continue;
+        if (act === undefined && !(key in actual)) throw new Error(`${where}.${key}: missing (expected ${show(exp)})`);
+        this.match(exp, act, false, `${where}.${key}`);
+      }
+      if (!root) {
+        const extra = Object.keys(actual).filter((k) => !(k in expected));
+        if (extra.length) throw new Error(`${where || "root"}: unexpected fields ${extra.join(", ")}`);
+      }
+      return;
+    }
+    if (Array.isArray(expected)) {
+      if (!Array.isArray(actual)) throw new Error(`${where || "root"}: expected an array, got ${show(actual)}`);
+      if (actual.length !== expected.length) throw new Error(`${where || "root"}: expected ${expected.length} elements, got ${actual.length}: ${show(actual)}`);
+      // The documents of a root-level array (a find's results) are root documents themselves.
+      expected.forEach((e, i) => this.match(e, actual[i], root, `${where}[${i}]`));
+      return;
+    }
+    if (isNumber(expected)) {
+      if (!isNumber(actual) || toNumber(expected) !== toNumber(actual)) throw new Error(`${where || "root"}: expected ${show(expected)}, got ${show(actual)}`);
+      return;
+    }
+    if (!sameScalar(expected, actual)) throw new Error(`${where || "root"}: expected ${show(expected)}, got ${show(actual)}`);
+  }
+
+  private operator(op: string, arg: unknown, actual: unknown, root: boolean, where: string): void {
+    switch (op) {
+      case "$$exists":
+        if ((actual !== undefined) !== arg) throw new Error(`${where}: expected ${arg ? "present" : "absent"}`);
+        return;
+      case "$$type": {
+        const wanted = Array.isArray(arg) ? (arg as string[]) : [arg as string];
+        const names = typeNames(actual);
+        if (!wanted.some((w) => names.includes(w))) throw new Error(`${where}: expected type ${wanted.join("|")}, got ${show(actual)}`);
+        return;
+      }
+      case "$$unsetOrMatches":
+        if (actual === undefined) return;
+        return this.match(arg, actual, root, where);
+      case "$$matchesEntity":
+        return this.match(this.entity(arg as string), actual, root, where);
+      case "$$matchesHexBytes": {
+        const hex = Buffer.from((actual as { buffer?: Uint8Array })?.buffer ?? (actual as Uint8Array) ?? []).toString("hex");
+        if (hex.toLowerCase() !== String(arg).toLowerCase()) throw new Error(`${where}: bytes differ`);
+        return;
+      }
+      case "$$sessionLsid": {
+        const session = this.entity(arg as string) as ClientSession;
+        return this.match(session.id, actual, false, where);
+      }
+      case "$$lte":
+        if (!isNumber(actual) || toNumber(actual) > toNumber(arg)) throw new Error(`${where}: expected <= ${show(arg)}, got ${show(actual)}`);
+        return;
+      case "$$matchAsDocument": {
+        if (typeof actual !== "string") throw new Error(`${where}: expected a JSON string`);
+        return this.match(arg, EJSON.parse(actual, { relaxed: false }), false, where);
+      }
+      case "$$matchAsRoot":
+        return this.match(arg, actual, true, where);
+      default:
+        throw new SkipTest(`unsupported match operator ${op}`);
+    }
+  }
+
+  private entity(id: string): unknown {
+    if (!this.entities.has(id)) throw new Error(`no entity ${id}`);
+    return this.entities.get(id);
+  }
+}
+
+function sameScalar(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
+  if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return false;
+  return EJSON.stringify(a as Document, { relaxed: false }) === EJSON.stringify(b as Document, { relaxed: false });
+}
+
+function show(v: unknown): string {
+  try {
+    return v === undefined ? "undefined" : EJSON.stringify(v as Document, { relaxed: true }).slice(0, 300);
+  } catch {
+    return String(v);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Entities and operations
+
+interface ClientEntity {
+  client: MongoClient;
+  events: Document[];
+  observe: Set<string>;
+  ignore: Set<string>;
+  observeSensitive: boolean;
+}
+
+const SENSITIVE = new Set(["authenticate", "saslstart", "saslcontinue", "getnonce", "createuser", "updateuser", "copydbgetnonce", "copydbsaslstart", "copydb"]);
+
+function isSensitive(name: string, command: Document): boolean {
+  const lower = name.toLowerCase();
+  if (SENSITIVE.has(lower)) return true;
+  return (lower === "hello" || lower === "ismaster") && command.speculativeAuthenticate !== undefined;
+}
+
+/** Turns expected-data wrappers (Int32, Double) into what the driver sends and decodes. */
+function plain<T>(v: T): T {
+  return EJSON.deserialize(EJSON.serialize(v as Document, { relaxed: false }), { relaxed: true }) as T;
+}
+
+export class TestContext {
+  readonly entities: Entities = new Map();
+  readonly clients = new Map<string, ClientEntity>();
+  readonly matcher = new Matcher(this.entities);
+  private readonly toClose: { close(): Promise<unknown> | unknown }[] = [];
+
+  constructor(
+    readonly server: ServerInfo,
+    readonly setup: MongoClient,
+  ) {}
+
+  async close(): Promise<void> {
+    for (const c of this.toClose.reverse()) await Promise.resolve(c.close()).catch(() => undefined);
+  }
+
+  async createEntities(list: Document[]): Promise<void> {
+    for (const item of list) {
+      const [kind, spec] = Object.entries(item)[0] as [string, Document];
+      const id = spec.id as string;
+      switch (kind) {
+        case "client": {
+          const uriOptions = { ...(spec.uriOptions ?? {}) } as Document;
+          if (uriOptions.appname) (uriOptions.appName = uriOptions.appname), delete uriOptions.appname;
+          // A short minimum heartbeat interval: after a state-change error the driver rechecks the server before
+          // retrying, by default no sooner than 500 ms, which would dominate the suite's time.
+          const options: Document = { minHeartbeatFrequencyMS: 20, ...plain(uriOptions), monitorCommands: true, serverSelectionTimeoutMS: 5000 };
+          if (spec.serverApi) options.serverApi = spec.serverApi;
+          if (spec.storeEventsAsEntities || spec.observeLogMessages || spec.autoEncryptOpts) throw new SkipTest(`client option ${spec.storeEventsAsEntities ? "storeEventsAsEntities" : spec.observeLogMessages ? "observeLogMessages" : "autoEncryptOpts"}`);
+          const client = new MongoClient(this.server.uri, options);
+          const entity: ClientEntity = {
+            client,
+            events: [],
+            observe: new Set((spec.observeEvents as string[]) ?? []),
+            ignore: new Set((spec.ignoreCommandMonitoringEvents as string[]) ?? []),
+            observeSensitive: spec.observeSensitiveCommands === true,
+          };
+          const sensitive = new Set<number>();
+          const record = (type: string) => (event: CommandStartedEvent | CommandSucceededEvent | CommandFailedEvent) => {
+            // configureFailPoint is the runner's own command, never part of a test's expected events.
+            if (!entity.observe.has(type) || entity.ignore.has(event.commandName) || event.commandName === "configureFailPoint") return;
+            const command = (event as CommandStartedEvent).command;
+            if (command && isSensitive(event.commandName, command)) sensitive.add(event.requestId);
+            if (!entity.observeSensitive && (sensitive.has(event.requestId) || SENSITIVE.has(event.commandName.toLowerCase()))) return;
+            entity.events.push({ type, event });
+          };
+          client.on("commandStarted", record("commandStartedEvent"));
+          client.on("commandSucceeded", record("commandSucceededEvent"));
+          client.on("commandFailed", record("commandFailedEvent"));
+          for (const e of entity.observe) {
+            if (!e.startsWith("command")) throw new SkipTest(`observeEvents ${e}`);
+          }
+          await client.connect();
+          this.clients.set(id, entity);
+          this.entities.set(id, client);
+          this.toClose.push(client);
+          break;
+        }
+        case "database": {
+          const client = this.entities.get(spec.client) as MongoClient;
+          this.entities.set(id, client.db(spec.databaseName, plain(spec.databaseOptions ?? {})));
+          break;
+        }
+        case "collection": {
+          const db = this.entities.get(spec.database) as Db;
+          this.entities.set(id, db.collection(spec.collectionName, plain(spec.collectionOptions ?? {})));
+          break;
+        }
+        case "session": {
+          const client = this.entities.get(spec.client) as MongoClient;
+          const session = client.startSession(plain(spec.sessionOptions ?? {}));
+          this.entities.set(id, session);
+          this.toClose.unshift({ close: () => session.endSession() });
+          break;
+        }
+        default:
+          throw new SkipTest(`entity type ${kind}`);
+      }
+    }
+  }
+
+  async initialData(list: Document[] | undefined): Promise<void> {
+    for (const data of list ?? []) {
+      const db = this.setup.db(data.databaseName);
+      await db.collection(data.collectionName).drop({ writeConcern: { w: "majority" } }).catch(() => undefined);
+      if (data.createOptions || (data.documents as Document[]).length === 0) {
+        await db.createCollection(data.collectionName, { ...plain(data.createOptions ?? {}), writeConcern: { w: "majority" } });
+      }
+      if ((data.documents as Document[]).length) {
+        await db.collection(data.collectionName).insertMany(plain(data.documents) as Document[], { writeConcern: { w: "majority" } });
+      }
+    }
+  }
+
+  /** Runs one operation, checking its expectResult / expectError. */
+  async runOperation(op: Document): Promise<void> {
+    let result: unknown;
+    let error: unknown;
+    try {
+      result = await this.execute(op);
+    } catch (err) {
+      if (err instanceof SkipTest) throw err;
+      error = err;
+    }
+    if (op.ignoreResultAndError) return;
+    if (op.expectError) {
+      if (error === undefined) throw new Error(`${op.name}: expected an error, got result ${show(result)}`);
+      this.checkError(op.expectError as Document, error);
+      return;
+    }
+    if (error !== undefined) throw new Error(`${op.name}: unexpected error: ${(error as Error).message}`);
+    if (op.expectResult !== undefined) {
+      try {
+        this.matcher.match(op.expectResult, normalizeResult(result), true, "");
+      } catch (err) {
+        throw new Error(`${op.name}: result mismatch: ${(err as Error).message}; actual ${show(normalizeResult(result))}`);
+      }
+    }
+    if (op.saveResultAsEntity) this.entities.set(op.saveResultAsEntity, result);
+  }
+
+  private checkError(expect: Document, error: unknown): void {
+    const err = error as MongoServerError;
+    const fromServer = (error as object) instanceof MongoServerError;
+    if (expect.isClientError === true && fromServer) throw new Error(`expected a client error, got server error ${err.message}`);
+    if (expect.isClientError === false && !fromServer) throw new Error(`expected a server error, got ${(error as Error)?.name}: ${(error as Error)?.message}`);
+    if (expect.isTimeoutError !== undefined) throw new SkipTest("isTimeoutError (CSOT)");
+    if (expect.errorContains && !String(err?.message).toLowerCase().includes(String(expect.errorContains).toLowerCase())) {
+      throw new Error(`error "${err?.message}" does not contain "${expect.errorContains}"`);
+    }
+    if (expect.errorCode !== undefined && err?.code !== toNumber(expect.errorCode)) throw new Error(`expected error code ${expect.errorCode}, got ${err?.code} (${err?.message})`);
+    if (expect.errorCodeName !== undefined && err?.codeName !== expect.errorCodeName) throw new Error(`expected codeName ${expect.errorCodeName}, got ${err?.codeName} (${err?.message})`);
+    for (const label of (expect.errorLabelsContain as string[]) ?? []) {
+      if (!err?.hasErrorLabel?.(label)) throw new Error(`expected error label ${label}, labels: ${show(err?.errorLabels)}`);
+    }
+    for (const label of (expect.errorLabelsOmit as string[]) ?? []) {
+      if (err?.hasErrorLabel?.(label)) throw new Error(`unexpected error label ${label}`);
+    }
+    if (expect.errorResponse !== undefined) this.matcher.match(expect.errorResponse, err?.errorResponse ?? err, true, "errorResponse");
+    if (expect.expectResult !== undefined) {
+      const partial = (err as { result?: unknown; partialResult?: unknown }).partialResult ?? (err as { result?: unknown }).result;
+      this.matcher.match(expect.expectResult, normalizeResult(partial), true, "partialResult");
+    }
+  }
+
+  private session(args: Document): ClientSession | undefined {
+    return args.session ? (this.entities.get(args.session) as ClientSession) : undefined;
+  }
+
+  private async execute(op: Document): Promise<unknown> {
+    const args = { ...(op.arguments ?? {}) } as Document;
+    const name = op.name as string;
+    if (op.object === "testRunner") return this.testRunnerOperation(name, args);
+    const session = this.session(args);
+    delete args.session;
+    const target = this.entities.get(op.object);
+    if (target === undefined) throw new Error(`no entity ${op.object}`);
+    const opts = (extra: Document = {}) => ({ ...plain(extra), ...(session ? { session } : {}) });
+    if (args.timeoutMS !== undefined) throw new SkipTest("timeoutMS (CSOT)");
+
+    if (name === "iterateUntilDocumentOrError" || name === "iterateOnce") {
+      const cursor = target as { next(): Promise<unknown>; tryNext?(): Promise<unknown> };
+      if (name === "iterateOnce") return cursor.tryNext ? cursor.tryNext() : cursor.next();
+      return cursor.next();
+    }
+    if (name === "close") return (target as { close(): Promise<void> }).close();
+
+    if (target instanceof MongoClient) {
+      switch (name) {
+        case "listDatabases":
+          return (await target.db("admin").admin().listDatabases(opts(args))).databases;
+        case "listDatabaseNames":
+          return (await target.db("admin").admin().listDatabases({ ...opts(args), nameOnly: true })).databases.map((d) => d.name);
+        case "createChangeStream":
+          return this.changeStream(target.watch(plain(args.pipeline ?? []), opts(omit(args, "pipeline"))));
+        default:
+          throw new SkipTest(`client operation ${name}`);
+      }
+    }
+    if (isDb(target)) {
+      const db = target;
+      switch (name) {
+        case "runCommand": {
+          const command = plain(args.command);
+          return db.command(command, opts(omit(args, "command", "commandName")));
+        }
+        case "aggregate":
+          return db.aggregate(plain(args.pipeline), opts(omit(args, "pipeline"))).toArray();
+        case "createCollection":
+          return db.createCollection(args.collection, opts(omit(args, "collection"))).then(() => undefined);
+        case "dropCollection":
+          return db.dropCollection(args.collection, opts(omit(args, "collection")));
+        case "listCollections":
+          return db.listCollections(plain(args.filter ?? {}), opts(omit(args, "filter"))).toArray();
+        case "listCollectionNames":
+          return (await db.listCollections(plain(args.filter ?? {}), { ...opts(omit(args, "filter")), nameOnly: true }).toArray()).map((c) => c.name);
+        case "createChangeStream":
+          return this.changeStream(db.watch(plain(args.pipeline ?? []), opts(omit(args, "pipeline"))));
+        case "modifyCollection":
+          return db.command({ collMod: args.collection, ...plain(omit(args, "collection")) }, opts());
+        case "createCommandCursor":
+        case "runCursorCommand":
+          throw new SkipTest(`database operation ${name}`);
+        default:
+          throw new SkipTest(`database operation ${name}`);
+      }
+    }
+    if (isCollection(target)) return this.collectionOperation(target, name, args, opts);
+    if (isSession(target)) {
+      switch (name) {
+        case "endSession":
+          return target.endSession();
+        case "startTransaction":
+        case "commitTransaction":
+        case "abortTransaction":
+        case "withTransaction":
+          throw new SkipTest("transactions are not supported by the embedded server");
+        default:
+          throw new SkipTest(`session operation ${name}`);
+      }
+    }
+    throw new SkipTest(`operation ${name} on ${op.object}`);
+  }
+
+  private changeStream(stream: ChangeStream): ChangeStream {
+    this.toClose.push(stream);
+    return stream;
+  }
+
+  private async collectionOperation(c: Collection, name: string, args: Document, opts: (extra?: Document) => Document): Promise<unknown> {
+    switch (name) {
+      case "insertOne":
+        return c.insertOne(plain(args.document), opts(omit(args, "document")));
+      case "insertMany":
+        return c.insertMany(plain(args.documents), opts(omit(args, "documents")));
+      case "updateOne":
+        return c.updateOne(plain(args.filter), plain(args.update), opts(omit(args, "filter", "update")));
+      case "updateMany":
+        return c.updateMany(plain(args.filter), plain(args.update), opts(omit(args, "filter", "update")));
+      case "replaceOne":
+        return c.replaceOne(plain(args.filter), plain(args.replacement), opts(omit(args, "filter", "replacement")));
+      case "deleteOne":
+        return c.deleteOne(plain(args.filter), opts(omit(args, "filter")));
+      case "deleteMany":
+        return c.deleteMany(plain(args.filter), opts(omit(args, "filter")));
+      case "findOneAndUpdate":
+        return c.findOneAndUpdate(plain(args.filter), plain(args.update), opts(findAndModifyOptions(omit(args, "filter", "update"))));
+      case "findOneAndReplace":
+        return c.findOneAndReplace(plain(args.filter), plain(args.replacement), opts(findAndModifyOptions(omit(args, "filter", "replacement"))));
+      case "findOneAndDelete":
+        return c.findOneAndDelete(plain(args.filter), opts(findAndModifyOptions(omit(args, "filter"))));
+      case "bulkWrite":
+        return c.bulkWrite(plain(args.requests), opts(omit(args, "requests")));
+      case "aggregate":
+        return c.aggregate(plain(args.pipeline), opts(omit(args, "pipeline"))).toArray();
+      case "find":
+        return c.find(plain(args.filter ?? {}), opts(omit(args, "filter"))).toArray();
+      case "findOne":
+        return c.findOne(plain(args.filter ?? {}), opts(omit(args, "filter")));
+      case "createFindCursor": {
+        const cursor = c.find(plain(args.filter ?? {}), opts(omit(args, "filter")));
+        await cursor.hasNext().catch(() => undefined);
+        this.toClose.push(cursor);
+        return cursor;
+      }
+      case "countDocuments":
+        return c.countDocuments(plain(args.filter), opts(omit(args, "filter")));
+      case "estimatedDocumentCount":
+        return c.estimatedDocumentCount(opts(args));
+      case "count":
+        return c.count(plain(args.filter ?? {}), opts(omit(args, "filter")));
+      case "distinct":
+        return c.distinct(args.fieldName, plain(args.filter ?? {}), opts(omit(args, "fieldName", "filter")));
+      case "createIndex":
+        return c.createIndex(plain(args.keys), opts(omit(args, "keys")));
+      case "dropIndex":
+        return c.dropIndex(args.name, opts(omit(args, "name")));
+      case "dropIndexes":
+        return c.dropIndexes(opts(args));
+      case "listIndexes":
+        return c.listIndexes(opts(args)).toArray();
+      case "drop":
+        return c.drop(opts(args));
+      case "rename":
+        return c.rename(args.to, opts(omit(args, "to")));
+      case "createChangeStream":
+        return this.changeStream(c.watch(plain(args.pipeline ?? []), opts(omit(args, "pipeline"))));
+      default:
+        throw new SkipTest(`collection operation ${name}`);
+    }
+  }
+
+  private async testRunnerOperation(name: string, args: Document): Promise<unknown> {
+    switch (name) {
+      case "failPoint": {
+        const client = this.entities.get(args.client) as MongoClient;
+        await client.db("admin").command(plain(args.failPoint));
+        this.toClose.push({ close: () => this.setup.db("admin").command({ configureFailPoint: args.failPoint.configureFailPoint, mode: "off" }) });
+        return undefined;
+      }
+      case "createEntities":
+        return this.createEntities(args.entities);
+      case "assertCollectionExists":
+      case "assertCollectionNotExists": {
+        const names = (await this.setup.db(args.databaseName).listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name);
+        const exists = names.includes(args.collectionName);
+        if (exists !== (name === "assertCollectionExists")) throw new Error(`collection ${args.databaseName}.${args.collectionName} ${exists ? "exists" : "does not exist"}`);
+        return undefined;
+      }
+      case "assertIndexExists":
+      case "assertIndexNotExists": {
+        const indexes = await this.setup.db(args.databaseName).collection(args.collectionName).listIndexes().toArray().catch(() => [] as Document[]);
+        const exists = indexes.some((i) => i.name === args.indexName);
+        if (exists !== (name === "assertIndexExists")) throw new Error(`index ${args.indexName} ${exists ? "exists" : "does not exist"}`);
+        return undefined;
+      }
+      case "assertSessionDirty":
+      case "assertSessionNotDirty": {
+        const session = this.entities.get(args.session) as ClientSession & { serverSession?: { isDirty?: boolean } };
+        const dirty = session.serverSession?.isDirty === true;
+        if (dirty !== (name === "assertSessionDirty")) throw new Error(`session is ${dirty ? "" : "not "}dirty`);
+        return undefined;
+      }
+      case "assertSameLsidOnLastTwoCommands":
+      case "assertDifferentLsidOnLastTwoCommands": {
+        const events = this.clients.get(args.client)!.events.filter((e) => e.type === "commandStartedEvent");
+        const [a, b] = events.slice(-2).map((e) => (e.event as CommandStartedEvent).command.lsid);
+        const same = sameScalar(a, b);
+        if (same !== (name === "assertSameLsidOnLastTwoCommands")) throw new Error(`lsids are ${same ? "the same" : "different"}`);
+        return undefined;
+      }
+      case "wait":
+        await new Promise((r) => setTimeout(r, Number(args.ms)));
+        return undefined;
+      default:
+        throw new SkipTest(`testRunner operation ${name}`);
+    }
+  }
+
+  checkEvents(expected: Document[]): void {
+    for (const forClient of expected) {
+      const eventType = forClient.eventType ?? "command";
+      if (eventType !== "command") throw new SkipTest(`expectEvents of type ${eventType}`);
+      const entity = this.clients.get(forClient.client);
+      if (!entity) throw new Error(`no client ${forClient.client}`);
+      const actual = entity.events;
+      const wanted = forClient.events as Document[];
+      if (forClient.ignoreExtraEvents ? actual.length < wanted.length : actual.length !== wanted.length) {
+        throw new Error(`expected ${wanted.length} events, got ${actual.length}: ${actual.map((e) => `${e.type}:${e.event.commandName}`).join(", ")}`);
+      }
+      wanted.forEach((w, i) => {
+        const [type, spec] = Object.entries(w)[0] as [string, Document];
+        const got = actual[i];
+        if (got.type !== type) throw new Error(`event ${i}: expected ${type}, got ${got.type} ${got.event.commandName}`);
+        const event = got.event as Document;
+        if (spec.commandName !== undefined && event.commandName !== spec.commandName) throw new Error(`event ${i}: expected command ${spec.commandName}, got ${event.commandName}`);
+        if (spec.databaseName !== undefined && event.databaseName !== spec.databaseName) throw new Error(`event ${i}: expected database ${spec.databaseName}, got ${event.databaseName}`);
+        if (spec.hasServiceId !== undefined && (event.serviceId !== undefined) !== spec.hasServiceId) throw new Error(`event ${i}: serviceId presence`);
+        if (spec.hasServerConnectionId !== undefined && (event.serverConnectionId != null) !== spec.hasServerConnectionId) throw new Error(`event ${i}: serverConnectionId presence`);
+        try {
+          if (spec.command !== undefined) this.matcher.match(spec.command, event.command, true, "command");
+          if (spec.reply !== undefined) this.matcher.match(spec.reply, event.reply, true, "reply");
+        } catch (err) {
+          throw new Error(`event ${i} (${event.commandName}): ${(err as Error).message}`);
+        }
+      });
+    }
+  }
+
+  async checkOutcome(outcome: Document[] | undefined): Promise<void> {
+    for (const data of outcome ?? []) {
+      const docs = await this.setup.db(data.databaseName).collection(data.collectionName).find({}, { sort: { _id: 1 } }).toArray();
+      try {
+        this.matcher.match(data.documents, docs, false, "outcome");
+      } catch (err) {
+        throw new Error(`${data.databaseName}.${data.collectionName}: ${(err as Error).message}; actual ${show(docs)}`);
+      }
+    }
+  }
+}
+
+function omit(args: Document, ...keys: string[]): Document {
+  const out = { ...args };
+  for (const k of keys) delete out[k];
+  return out;
+}
+
+function findAndModifyOptions(args: Document): Document {
+  const out: Document = { ...args, includeResultMetadata: false };
+  if (out.returnDocument !== undefined) out.returnDocument = String(out.returnDocument).toLowerCase() === "after" ? "after" : "before";
+  return out;
+}
+
+function isDb(v: unknown): v is Db {
+  return v !== null && typeof v === "object" && typeof (v as Db).createCollection === "function" && typeof (v as Db).databaseName === "string" && !("collectionName" in (v as object));
+}
+
+function isCollection(v: unknown): v is Collection {
+  return v !== null && typeof v === "object" && typeof (v as Collection).insertOne === "function";
+}
+
+function isSession(v: unknown): v is ClientSession {
+  return v !== null && typeof v === "object" && typeof (v as ClientSession).endSession === "function" && "serverSession" in (v as object);
+}
+
+/** Driver results as the unified format describes them (plain documents; counts and ids under the spec's names). */
+function normalizeResult(result: unknown): unknown {
+  if (result === null || result === undefined || typeof result !== "object") return result;
+  const r = result as Document;
+  if (typeof r.toJSON === "function" && "insertedCount" in r && "upsertedIds" in r) {
+    // BulkWriteResult
+    return {
+      insertedCount: r.insertedCount,
+      matchedCount: r.matchedCount,
+      modifiedCount: r.modifiedCount,
+      deletedCount: r.deletedCount,
+      upsertedCount: r.upsertedCount,
+      upsertedIds: r.upsertedIds,
+      insertedIds: r.insertedIds,
+    };
+  }
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Running one test
+
+export async function runTest(file: SpecFile, test: Document, server: ServerInfo, setup: MongoClient): Promise<Outcome> {
+  const fileReq = unmetRequirements(file.json.runOnRequirements, server);
+  if (fileReq) return { status: "notApplicable", reason: fileReq };
+  const testReq = unmetRequirements(test.runOnRequirements, server);
+  if (testReq) return { status: "notApplicable", reason: testReq };
+  if (test.skipReason) return { status: "skipped", reason: String(test.skipReason) };
+  const ctx = new TestContext(server, setup);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const body = async () => {
+      await ctx.createEntities((file.json.createEntities as Document[]) ?? []);
+      await ctx.initialData(file.json.initialData as Document[] | undefined);
+      for (const op of (test.operations as Document[]) ?? []) await ctx.runOperation(op);
+      if (test.expectEvents) ctx.checkEvents(test.expectEvents as Document[]);
+      await ctx.checkOutcome(test.outcome as Document[] | undefined);
+    };
+    // A test waiting for something that never comes (an event, a reply) fails after TEST_DEADLINE_MS.
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`timed out after ${TEST_DEADLINE_MS} ms`)), TEST_DEADLINE_MS);
+    });
+    await Promise.race([body(), deadline]);
+    return { status: "passed" };
+  } catch (err) {
+    if (err instanceof SkipTest) return { status: "skipped", reason: err.message };
+    return { status: "failed", reason: (err as Error)?.message ?? String(err) };
+  } finally {
+    clearTimeout(timer);
+    await ctx.close();
+  }
+}
+
+const TEST_DEADLINE_MS = 1500;

@@ -18,10 +18,13 @@ export interface OperationDoc {
   summary: string;
   description?: string;
   tag: string;
-  /** The success response's schema (a component name) and description; the status is the method's. */
-  success: { schema: string; description: string };
-  /** Schema of the JSON body; methods without one refuse any field (422 validation_error). */
-  requestBody?: { schema: string; required: boolean };
+  /**
+   * The success response's schema (a component name) and description; the status is the method's. `example`: an
+   * answer of this operation, shown beside the schema (it must validate against it).
+   */
+  success: { schema: string; description: string; example?: unknown };
+  /** Schema of the JSON body; methods without one refuse any field (422 validation_error). `example`: a body it takes. */
+  requestBody?: { schema: string; required: boolean; example?: unknown };
   /** Codes of the method's own rules and conflicts; codes every route of its kind answers are added from the route. */
   errors?: ErrorCode[];
 }

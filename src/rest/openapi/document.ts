@@ -62,7 +62,8 @@ const KEYED_ROUTE_ERRORS: ErrorCode[] = [
 const MUTATING_ROUTE_ERRORS: ErrorCode[] = ["invalid_json", "payload_too_large", "unsupported_media_type", "idempotency_key_invalid", "idempotency_in_progress", "idempotency_key_reuse"];
 const OPENAPI_ROUTE_ERRORS: ErrorCode[] = ["unsupported_version", "rate_limit_exceeded", "request_header_fields_too_large", "internal_error"];
 
-const jsonContent = (schema: JsonSchema) => ({ "application/json": { schema } });
+/** A JSON media type; `example` (an operation's own, src/api/method-description.ts) beside its schema when given. */
+const jsonContent = (schema: JsonSchema, example?: unknown) => ({ "application/json": { schema, ...(example !== undefined ? { example } : {}) } });
 
 function requestFieldNames(route: RestRoute): string[] {
   return route.method.input.fields.map((field) => field.name).filter((name) => !route.pathParams.includes(name));
@@ -94,7 +95,7 @@ function operationOf(described: DescribedMethod): JsonSchema {
       VERSION_PARAMETER,
     ],
     ...(doc.requestBody
-      ? { requestBody: { required: doc.requestBody.required, content: jsonContent(ref(doc.requestBody.schema)) } }
+      ? { requestBody: { required: doc.requestBody.required, content: jsonContent(ref(doc.requestBody.schema), doc.requestBody.example) } }
       : route.body !== ""
         ? // The route reads a JSON body whose message has no field of its own: `{}` or none, anything else is 422.
           { requestBody: { required: false, content: jsonContent(ref("EmptyBody")) } }
@@ -103,7 +104,7 @@ function operationOf(described: DescribedMethod): JsonSchema {
       [String(status)]: {
         description: doc.success.description,
         headers: headersOf(status, replayable(status)),
-        content: jsonContent(ref(doc.success.schema)),
+        content: jsonContent(ref(doc.success.schema), doc.success.example),
       },
       ...errorResponses(codes, replayable),
     },

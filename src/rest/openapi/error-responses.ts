@@ -24,7 +24,8 @@ export const errorSchemas: Record<string, JsonSchema> = {
             message: { type: "string", description: "Human-readable English; may change; never parse it." },
             param: {
               type: "string",
-              description: "The offending parameter (validation errors, and the taken field of user_already_exists and tagname_already_taken); nested ones are dotted.",
+              description:
+                "The offending parameter (validation errors, and the taken field of user_already_exists and tagname_already_taken); nested ones are dotted.",
             },
             request_id: { type: "string", pattern: "^req_[A-Za-z0-9]+$", description: "Equals the X-Request-Id header." },
           },
@@ -41,18 +42,12 @@ export const errorSchemas: Record<string, JsonSchema> = {
 
 /** The envelope restricted to `codes`, each paired with its catalogue type. */
 function envelopeWith(codes: readonly ErrorCode[]): JsonSchema {
+  const variants = codes.map((code) => ({ properties: { code: { const: code }, type: { const: ERROR_CATALOGUE[code].type } } }));
   return {
     allOf: [
       ref("Error"),
-      {
-        properties: {
-          error: {
-            oneOf: codes.map((code) => ({
-              properties: { code: { const: code }, type: { const: ERROR_CATALOGUE[code].type } },
-            })),
-          },
-        },
-      },
+      // One code is stated directly: a one-item oneOf says the same and reads worse in every tool.
+      { properties: { error: variants.length === 1 ? variants[0] : { oneOf: variants } } },
     ],
   };
 }

@@ -10,11 +10,21 @@ export const eventsApi = describeService(EventsService, {
   listEvents: {
     status: 200,
     present: (r, path) => jsonList(path, r.data.map(eventJson), r.hasMore),
-    operation: { summary: "List events", tag: TAG, success: { schema: "EventList", description: "Events, newest first." } },
+    operation: {
+      summary: "List events",
+      description: "The events of the key's project and environment of the last 30 days, newest first; `type` filters by event type.",
+      tag: TAG,
+      success: { schema: "EventList", description: "Events, newest first." },
+    },
   },
   getEvent: {
     status: 200,
     present: (r) => eventJson(r.event!),
-    operation: { summary: "Retrieve an event", tag: TAG, success: { schema: "Event", description: "The event." } },
+    operation: {
+      summary: "Retrieve an event",
+      description: "An event of the last 30 days, as its webhook deliveries carry it (without `created` and `project_id`).",
+      tag: TAG,
+      success: { schema: "Event", description: "The event." },
+    },
   },
 });

@@ -3,6 +3,7 @@ import { KycSessionsService, PhoneVerificationService, SandboxService } from "..
 import { jsonList } from "../representations/json-values.ts";
 import { kycSessionJson, phoneVerificationJson } from "../representations/identity.ts";
 import { describeService } from "./method-description.ts";
+import { STATE_EXAMPLES } from "./openapi-examples.ts";
 
 const VERIFICATION = "Phone verification";
 const KYC = "KYC sessions";
@@ -33,7 +34,7 @@ export const phoneVerificationApi = describeService(PhoneVerificationService, {
       summary: "Check a verification code",
       description: "The right code approves the verification and sets the user's `verified`; a wrong one uses one of the code's 5 attempts.",
       tag: VERIFICATION,
-      success: { schema: "PhoneVerification", description: "The verification, `approved`." },
+      success: { schema: "PhoneVerification", description: "The verification, `approved`.", example: STATE_EXAMPLES.phoneVerificationApproved },
       requestBody: { schema: "CheckPhoneVerificationRequest", required: true },
       errors: ["already_verified", "no_pending_verification", "verification_expired", "verification_attempts_exceeded", "invalid_verification_code"],
     },
@@ -44,6 +45,7 @@ export const phoneVerificationApi = describeService(PhoneVerificationService, {
     liveSetting: "live_phone_verification_enabled",
     operation: {
       summary: "Retrieve the latest phone verification",
+      description: "The user's latest verification with its attempts and sends remaining and when the next send is allowed; never the code.",
       tag: VERIFICATION,
       success: { schema: "PhoneVerification", description: "The latest verification, whatever its status." },
       errors: ["no_pending_verification"],
@@ -68,12 +70,22 @@ export const kycSessionsApi = describeService(KycSessionsService, {
   getKycSession: {
     status: 200,
     present: (r) => kycSessionJson(r.kycSession!),
-    operation: { summary: "Retrieve a KYC session", tag: KYC, success: { schema: "KycSession", description: "The session." } },
+    operation: {
+      summary: "Retrieve a KYC session",
+      description: "The session with its status, its verification page's `url` and, once rejected, `last_error`.",
+      tag: KYC,
+      success: { schema: "KycSession", description: "The session." },
+    },
   },
   listUserKycSessions: {
     status: 200,
     present: (r, path) => jsonList(path, r.data.map(kycSessionJson), r.hasMore),
-    operation: { summary: "List a user's KYC sessions", tag: KYC, success: { schema: "KycSessionList", description: "Sessions, newest first." } },
+    operation: {
+      summary: "List a user's KYC sessions",
+      description: "Newest first, whatever their status.",
+      tag: KYC,
+      success: { schema: "KycSessionList", description: "Sessions, newest first." },
+    },
   },
   cancelKycSession: {
     status: 200,
@@ -82,7 +94,7 @@ export const kycSessionsApi = describeService(KycSessionsService, {
       summary: "Cancel a KYC session",
       description: "Only from `requires_input`; the user's `kyc_status` goes back to what it was before the session.",
       tag: KYC,
-      success: { schema: "KycSession", description: "The session, `canceled`." },
+      success: { schema: "KycSession", description: "The session, `canceled`.", example: STATE_EXAMPLES.kycSessionCanceled },
       errors: ["invalid_state"],
     },
   },
@@ -97,7 +109,7 @@ export const sandboxApi = describeService(SandboxService, {
       summary: "Sandbox: submit a KYC session",
       description: "As if the end user completed the verification page: `requires_input` -> `processing`.",
       tag: SANDBOX,
-      success: { schema: "KycSession", description: "The session, `processing`." },
+      success: { schema: "KycSession", description: "The session, `processing`.", example: STATE_EXAMPLES.kycSessionProcessing },
       errors: ["invalid_state"],
     },
   },
@@ -109,7 +121,7 @@ export const sandboxApi = describeService(SandboxService, {
       summary: "Sandbox: approve a KYC session",
       description: "From `requires_input` or `processing`: the user's `kyc_status` becomes `approved` and `kyc.approved` is emitted.",
       tag: SANDBOX,
-      success: { schema: "KycSession", description: "The session, `approved`." },
+      success: { schema: "KycSession", description: "The session, `approved`.", example: STATE_EXAMPLES.kycSessionApproved },
       errors: ["invalid_state"],
     },
   },
@@ -119,9 +131,10 @@ export const sandboxApi = describeService(SandboxService, {
     sandboxOnly: true,
     operation: {
       summary: "Sandbox: reject a KYC session",
-      description: "From `requires_input` or `processing`: the user's `kyc_status` becomes `rejected` and `kyc.rejected` is emitted; `reason` goes to `last_error`.",
+      description:
+        "From `requires_input` or `processing`: the user's `kyc_status` becomes `rejected` and `kyc.rejected` is emitted; `reason` goes to `last_error`.",
       tag: SANDBOX,
-      success: { schema: "KycSession", description: "The session, `rejected`." },
+      success: { schema: "KycSession", description: "The session, `rejected`.", example: STATE_EXAMPLES.kycSessionRejected },
       requestBody: { schema: "RejectKycSessionRequest", required: false },
       errors: ["invalid_state"],
     },

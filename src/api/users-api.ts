@@ -12,7 +12,8 @@ export const usersApi = describeService(UsersService, {
     present: (r) => userJson(r.user!),
     operation: {
       summary: "Create a user",
-      description: "In sandbox the user is verified and gets a simulated wallet; in live `verified` is false until the phone is verified. Emits `user.created`.",
+      description:
+        "In sandbox the user is verified and gets a simulated wallet; in live `verified` is false until the phone is verified. Emits `user.created`.",
       tag: TAG,
       success: { schema: "User", description: "The user, without profile." },
       requestBody: { schema: "CreateUserRequest", required: true },
@@ -34,6 +35,7 @@ export const usersApi = describeService(UsersService, {
     present: (r) => userWithProfileJson(r.user!, r.profile),
     operation: {
       summary: "Retrieve a user with its profile",
+      description: "The one read that answers the user's personal data (`profile`); lists and events never carry it.",
       tag: TAG,
       success: { schema: "UserWithProfile", description: "The user with `profile`." },
     },
@@ -45,6 +47,9 @@ export const usersApi = describeService(UsersService, {
     patchNull: "clear",
     operation: {
       summary: "Update a user's profile",
+      description:
+        "Only the profile fields sent are validated and changed; null clears one, except a required module of the published signup flow. " +
+        "`phone` and `external_id` cannot be changed.",
       tag: TAG,
       success: { schema: "UserWithProfile", description: "The user with `profile`." },
       requestBody: { schema: "UpdateUserRequest", required: false },
@@ -56,6 +61,7 @@ export const usersApi = describeService(UsersService, {
     present: (r, path) => jsonList(path, r.data.map(walletJson), r.hasMore),
     operation: {
       summary: "List a user's wallets",
+      description: "None while the user's `wallet_status` is not `ready`, one afterwards, with its balance.",
       tag: TAG,
       success: { schema: "WalletList", description: "The user's wallets." },
     },
@@ -65,6 +71,8 @@ export const usersApi = describeService(UsersService, {
     present: (r) => signupConfigJson(r.signupConfig!),
     operation: {
       summary: "Retrieve the published signup flow",
+      description:
+        "Which profile fields creation takes and requires, the minimum age and the allowed countries; until it is published every field is optional.",
       tag: TAG,
       success: { schema: "SignupConfig", description: "The signup flow of the key's project and environment." },
     },

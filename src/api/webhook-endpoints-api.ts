@@ -11,6 +11,7 @@ import {
   webhookTestJson,
 } from "../representations/webhooks.ts";
 import { describeService } from "./method-description.ts";
+import { STATE_EXAMPLES } from "./openapi-examples.ts";
 
 const ENDPOINTS = "Webhook endpoints";
 const DELIVERIES = "Webhook deliveries";
@@ -31,13 +32,19 @@ export const webhookEndpointsApi = describeService(WebhookEndpointsService, {
   listWebhookEndpoints: {
     status: 200,
     present: (r, path) => jsonList(path, r.data.map(webhookEndpointJson), r.hasMore),
-    operation: { summary: "List webhook endpoints", tag: ENDPOINTS, success: { schema: "WebhookEndpointList", description: "Endpoints, newest first." } },
+    operation: {
+      summary: "List webhook endpoints",
+      description: "Every endpoint of the key's project and environment, newest first, disabled ones included; secrets are never listed.",
+      tag: ENDPOINTS,
+      success: { schema: "WebhookEndpointList", description: "Endpoints, newest first." },
+    },
   },
   getWebhookEndpoint: {
     status: 200,
     present: (r) => webhookEndpointJson(r.webhookEndpoint!),
     operation: {
       summary: "Retrieve a webhook endpoint",
+      description: "The endpoint's configuration and state; of its secret only the last 4 characters.",
       tag: ENDPOINTS,
       success: { schema: "WebhookEndpoint", description: "The endpoint, with `secret_last4`." },
     },
@@ -49,8 +56,11 @@ export const webhookEndpointsApi = describeService(WebhookEndpointsService, {
     patchNull: "invalid",
     operation: {
       summary: "Update a webhook endpoint",
+      description:
+        "Changes only the fields sent. `enabled: false` disables the endpoint and settles its pending deliveries as failed (`endpoint_disabled`); " +
+        "`enabled: true` re-enables it and resets its consecutive failures.",
       tag: ENDPOINTS,
-      success: { schema: "WebhookEndpoint", description: "The endpoint." },
+      success: { schema: "WebhookEndpoint", description: "The endpoint.", example: STATE_EXAMPLES.webhookEndpointUpdated },
       requestBody: { schema: "UpdateWebhookEndpointRequest", required: false },
       errors: ["invalid_webhook_url", "webhook_endpoint_exists"],
     },
@@ -89,12 +99,22 @@ export const webhookEndpointsApi = describeService(WebhookEndpointsService, {
   listWebhookDeliveries: {
     status: 200,
     present: (r, path) => jsonList(path, r.data.map(webhookDeliveryJson), r.hasMore),
-    operation: { summary: "List an endpoint's deliveries", tag: DELIVERIES, success: { schema: "WebhookDeliveryList", description: "Deliveries, newest first." } },
+    operation: {
+      summary: "List an endpoint's deliveries",
+      description: "Newest first; `status` filters by pending, succeeded or failed. Each delivery shows its last attempt.",
+      tag: DELIVERIES,
+      success: { schema: "WebhookDeliveryList", description: "Deliveries, newest first." },
+    },
   },
   getWebhookDelivery: {
     status: 200,
     present: (r) => webhookDeliveryJson(r.webhookDelivery!),
-    operation: { summary: "Retrieve a delivery", tag: DELIVERIES, success: { schema: "WebhookDelivery", description: "The delivery." } },
+    operation: {
+      summary: "Retrieve a delivery",
+      description: "One delivery of an event to this endpoint: its status, attempt count, next attempt and last attempt.",
+      tag: DELIVERIES,
+      success: { schema: "WebhookDelivery", description: "The delivery." },
+    },
   },
   replayWebhookDelivery: {
     status: 200,
@@ -103,7 +123,7 @@ export const webhookEndpointsApi = describeService(WebhookEndpointsService, {
       summary: "Replay a settled delivery",
       description: "Starts a fresh cycle of up to 7 attempts with the same event id; the endpoint must be enabled.",
       tag: DELIVERIES,
-      success: { schema: "WebhookDelivery", description: "The delivery, now pending." },
+      success: { schema: "WebhookDelivery", description: "The delivery, now pending.", example: STATE_EXAMPLES.webhookDeliveryReplayed },
       errors: ["delivery_in_progress", "endpoint_disabled"],
     },
   },

@@ -4,6 +4,7 @@ import { LATEST_API_VERSION } from "../../domain/api-version.ts";
 import type { ErrorCode } from "../../domain/errors.ts";
 import { IdempotencyGuard } from "../../access/idempotency-guard.ts";
 import type { DescribedMethod } from "../../api/method-description.ts";
+import { SCHEMA_EXAMPLES } from "../../api/openapi-examples.ts";
 import type { RestRoute } from "../../api/rest-route-table.ts";
 import { errorResponse, errorResponses, errorSchemas } from "./error-responses.ts";
 import { eventSchemas } from "./event-schemas.ts";
@@ -59,11 +60,38 @@ const KEYED_ROUTE_ERRORS: ErrorCode[] = [
   "internal_error",
 ];
 /** Answered by routes that take a body and an Idempotency-Key (POST, PATCH, DELETE). */
-const MUTATING_ROUTE_ERRORS: ErrorCode[] = ["invalid_json", "payload_too_large", "unsupported_media_type", "idempotency_key_invalid", "idempotency_in_progress", "idempotency_key_reuse"];
+const MUTATING_ROUTE_ERRORS: ErrorCode[] = [
+  "invalid_json",
+  "payload_too_large",
+  "unsupported_media_type",
+  "idempotency_key_invalid",
+  "idempotency_in_progress",
+  "idempotency_key_reuse",
+];
 const OPENAPI_ROUTE_ERRORS: ErrorCode[] = ["unsupported_version", "rate_limit_exceeded", "request_header_fields_too_large", "internal_error"];
 
 /** A JSON media type; `example` (an operation's own, src/api/method-description.ts) beside its schema when given. */
 const jsonContent = (schema: JsonSchema, example?: unknown) => ({ "application/json": { schema, ...(example !== undefined ? { example } : {}) } });
+
+/** Every named schema, each with its examples: its own, or the one api/openapi-examples.ts gives it. */
+const COMPONENT_SCHEMAS: Record<string, JsonSchema> = Object.fromEntries(
+  Object.entries<JsonSchema>({
+    EmptyBody: { type: "object", properties: {}, additionalProperties: false, description: "No field: send `{}` or no body." },
+    ...userSchemas,
+    ...identitySchemas,
+    ...eventSchemas,
+    ...webhookSchemas,
+    ...errorSchemas,
+  }).map(([name, schema]) => [
+    name,
+    schema.examples === undefined && name in SCHEMA_EXAMPLES ? { ...schema, examples: [SCHEMA_EXAMPLES[name]] } : schema,
+  ]),
+);
+
+/** The example of an operation's body or answer: its own, else its schema's first. */
+function exampleOf(schemaName: string, own: unknown): unknown {
+  return own ?? (COMPONENT_SCHEMAS[schemaName]?.examples as unknown[] | undefined)?.[0];
+}
 
 function requestFieldNames(route: RestRoute): string[] {
   return route.method.input.fields.map((field) => field.name).filter((name) => !route.pathParams.includes(name));
@@ -95,16 +123,21 @@ function operationOf(described: DescribedMethod): JsonSchema {
       VERSION_PARAMETER,
     ],
     ...(doc.requestBody
-      ? { requestBody: { required: doc.requestBody.required, content: jsonContent(ref(doc.requestBody.schema), doc.requestBody.example) } }
+      ? {
+          requestBody: {
+            required: doc.requestBody.required,
+            content: jsonContent(ref(doc.requestBody.schema), exampleOf(doc.requestBody.schema, doc.requestBody.example)),
+          },
+        }
       : route.body !== ""
         ? // The route reads a JSON body whose message has no field of its own: `{}` or none, anything else is 422.
-          { requestBody: { required: false, content: jsonContent(ref("EmptyBody")) } }
+          { requestBody: { required: false, content: jsonContent(ref("EmptyBody"), {}) } }
         : {}),
     responses: {
       [String(status)]: {
         description: doc.success.description,
         headers: headersOf(status, replayable(status)),
-        content: jsonContent(ref(doc.success.schema), doc.success.example),
+        content: jsonContent(ref(doc.success.schema), exampleOf(doc.success.schema, doc.success.example)),
       },
       ...errorResponses(codes, replayable),
     },
@@ -125,19 +158,31 @@ function openApiRouteErrors(): Record<string, JsonSchema> {
 const DOCUMENT_SCHEMA: JsonSchema = {
   type: "object",
   required: ["openapi", "info", "servers", "paths"],
-  properties: { openapi: { type: "string", pattern: "^3\\.1\\.\\d+$" }, info: { type: "object" }, servers: { type: "array" }, paths: { type: "object" } },
+  properties: {
+    openapi: { type: "string", pattern: "^3\\.1\\.\\d+$" },
+    info: { type: "object" },
+    servers: { type: "array" },
+    paths: { type: "object" },
+  },
+  // An outline: the real answer is this whole document.
+  examples: [{ openapi: "3.1.0", info: { title: "Svc API", version: LATEST_API_VERSION }, servers: [{ url: "/" }], paths: { [OPENAPI_PATH]: {} } }],
 };
 
 const openApiOperations: Record<string, JsonSchema> = {
   get: {
     operationId: "getOpenApiDocument",
     summary: "This OpenAPI 3.1 document",
-    description: "Needs no key, and any origin may read it (CORS), so browser documentation tools can load it. Counted against the client address for rate limiting.",
+    description:
+      "Needs no key, and any origin may read it (CORS), so browser documentation tools can load it. Counted against the client address for rate limiting.",
     tags: ["Meta"],
     security: [],
     parameters: [VERSION_PARAMETER],
     responses: {
-      "200": { description: "The OpenAPI 3.1 document of this API.", headers: openApiRouteHeaders(200), content: jsonContent(DOCUMENT_SCHEMA) },
+      "200": {
+        description: "The OpenAPI 3.1 document of this API.",
+        headers: openApiRouteHeaders(200),
+        content: jsonContent(DOCUMENT_SCHEMA, (DOCUMENT_SCHEMA.examples as unknown[])[0]),
+      },
       ...openApiRouteErrors(),
     },
   },
@@ -206,17 +251,11 @@ export function buildOpenApiDocument(methods: readonly DescribedMethod[]): OpenA
         apiKey: {
           type: "http",
           scheme: "bearer",
-          description: "A secret API key, `svc_test_…` (sandbox) or `svc_live_…` (live); the key decides the project and environment read and written.",
+          description:
+            "A secret API key, `svc_test_…` (sandbox) or `svc_live_…` (live); the key decides the project and environment read and written.",
         },
       },
-      schemas: {
-        EmptyBody: { type: "object", properties: {}, additionalProperties: false, description: "No field: send `{}` or no body.", example: {} },
-        ...userSchemas,
-        ...identitySchemas,
-        ...eventSchemas,
-        ...webhookSchemas,
-        ...errorSchemas,
-      },
+      schemas: COMPONENT_SCHEMAS,
       parameters: parameterComponents,
       headers: headerComponents,
       // No path describes an unmatched method and path, so its one answer is documented here.

@@ -59,7 +59,10 @@ const endpointProperties: Record<string, JsonSchema> = {
   enabled: { type: "boolean" },
   disabled_reason: nullable({ type: "string", enum: ["manual", "consecutive_failures"], description: "null while enabled." }),
   secret_last4: { type: "string", minLength: 4, maxLength: 4 },
-  previous_secret_expires_at: nullable({ ...DATE_TIME, description: "Set while a rotation grace period lasts: until then the previous secret signs too." }),
+  previous_secret_expires_at: nullable({
+    ...DATE_TIME,
+    description: "Set while a rotation grace period lasts: until then the previous secret signs too.",
+  }),
   livemode: { type: "boolean" },
   created_at: DATE_TIME,
   updated_at: DATE_TIME,
@@ -69,11 +72,17 @@ const attemptError = (description: string, more: string[] = []): JsonSchema =>
   nullable({ type: "string", pattern: oneOfPattern([...ATTEMPT_ERRORS, ...more], [HTTP_STATUS_ERROR]), description });
 
 export const webhookSchemas: Record<string, JsonSchema> = {
-  WebhookEndpoint: closedObject(endpointProperties, { description: "A webhook endpoint; the secret itself is never shown again after creation or rotation." }),
+  WebhookEndpoint: closedObject(endpointProperties, {
+    description: "A webhook endpoint; the secret itself is never shown again after creation or rotation.",
+  }),
   WebhookEndpointWithSecret: closedObject(
     {
       ...endpointProperties,
-      secret: { type: "string", pattern: "^whsec_[A-Za-z0-9]{32}$", description: "The signing secret (the whole string is the HMAC key). Shown only in this response." },
+      secret: {
+        type: "string",
+        pattern: "^whsec_[A-Za-z0-9]{32}$",
+        description: "The signing secret (the whole string is the HMAC key). Shown only in this response.",
+      },
     },
     { description: "A webhook endpoint with its signing secret: the answer of creation and of secret rotation." },
   ),
@@ -114,13 +123,17 @@ export const webhookSchemas: Record<string, JsonSchema> = {
     ),
     error_detail: nullable({
       type: "string",
-      description: "For `ssrf_blocked`, the rule that refused, naming the refused address class (for example `a private address (10.0.0.0/8)`); else null.",
+      description:
+        "For `ssrf_blocked`, the rule that refused, naming the refused address class (for example `a private address (10.0.0.0/8)`); else null.",
     }),
   }),
   WebhookDeliveryAttempt: closedObject({
     attempted_at: DATE_TIME,
     response_status: nullable({ type: "integer", minimum: 100, maximum: 599 }),
-    error: attemptError("null on success; `endpoint_disabled` when the endpoint was disabled while the delivery was pending or when the event occurred.", ["endpoint_disabled"]),
+    error: attemptError(
+      "null on success; `endpoint_disabled` when the endpoint was disabled while the delivery was pending or when the event occurred.",
+      ["endpoint_disabled"],
+    ),
     duration_ms: { type: "integer", minimum: 0 },
   }),
   WebhookDelivery: closedObject({
@@ -146,41 +159,27 @@ export const webhookSchemas: Record<string, JsonSchema> = {
     { url, description, event_types: eventTypes, enabled: { type: "boolean", description: "true re-enables a disabled endpoint." } },
     { required: [], description: "Send only the fields to change." },
   ),
-  WebhookRecovery: {
-    ...closedObject(
-      {
-        object: { const: "webhook_recovery" },
-        endpoint_id: { type: "string", format: "uuid" },
-        since: { ...DATE_TIME, description: "Start of the window, included." },
-        until: { ...DATE_TIME, description: "End of the window, excluded: as given, or the time of the recovery." },
-        deliveries_queued: {
-          type: "integer",
-          minimum: 0,
-          description: "Failed deliveries of the window now pending again, their first attempts paced. Past the pending limit the rest stay failed.",
-        },
+  WebhookRecovery: closedObject(
+    {
+      object: { const: "webhook_recovery" },
+      endpoint_id: { type: "string", format: "uuid" },
+      since: { ...DATE_TIME, description: "Start of the window, included." },
+      until: { ...DATE_TIME, description: "End of the window, excluded: as given, or the time of the recovery." },
+      deliveries_queued: {
+        type: "integer",
+        minimum: 0,
+        description: "Failed deliveries of the window now pending again, their first attempts paced. Past the pending limit the rest stay failed.",
       },
-      { description: "What a recovery queued." },
-    ),
-    examples: [
-      {
-        object: "webhook_recovery",
-        endpoint_id: "3f0c1c7e-5b8a-4d2e-9f61-2a7d9c4b8e10",
-        since: "2026-11-20T00:00:00.000Z",
-        until: "2026-11-22T08:40:00.000Z",
-        deliveries_queued: 100,
-      },
-    ],
-  },
-  RecoverWebhookDeliveriesRequest: {
-    ...closedObject(
-      {
-        since: { ...DATE_TIME, description: `Start of the window, included: at most ${MAX_RECOVERY_DAYS} days ago, not in the future.` },
-        until: { ...DATE_TIME, description: "End of the window, excluded; later than `since`. Default: now." },
-      },
-      { required: ["since"] },
-    ),
-    examples: [{ since: "2026-11-20T00:00:00.000Z" }],
-  },
+    },
+    { description: "What a recovery queued." },
+  ),
+  RecoverWebhookDeliveriesRequest: closedObject(
+    {
+      since: { ...DATE_TIME, description: `Start of the window, included: at most ${MAX_RECOVERY_DAYS} days ago, not in the future.` },
+      until: { ...DATE_TIME, description: "End of the window, excluded; later than `since`. Default: now." },
+    },
+    { required: ["since"] },
+  ),
   RotateWebhookEndpointSecretRequest: closedObject(
     {
       grace_period_hours: {

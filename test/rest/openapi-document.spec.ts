@@ -1,0 +1,107 @@
+// The OpenAPI document as validators, generators and documentation tools read it: every operation described,
+// an example on every object schema and operation, each example valid against its own schema, and no one-item
+// oneOf/anyOf/allOf wrappers (Redocly and generators read them as needless unions).
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
+import { expect } from "chai";
+import { PUBLIC_API } from "../../src/api/public-api.ts";
+import { buildOpenApiDocument } from "../../src/rest/openapi/document.ts";
+
+type Json = { [key: string]: any };
+
+const document: Json = buildOpenApiDocument(PUBLIC_API);
+const DOCUMENT_ID = "urn:svc:openapi-document";
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats.default(ajv);
+ajv.addSchema({ ...document, $id: DOCUMENT_ID });
+
+const escapeSegment = (segment: string) => segment.replace(/~/g, "~0").replace(/\//g, "~1");
+const pointer = (...segments: string[]) => `${DOCUMENT_ID}#/${segments.map((s) => encodeURIComponent(escapeSegment(s))).join("/")}`;
+
+/** Why `value` is not valid against the schema at `schemaPointer`; empty when it is. */
+function errorsOf(schemaPointer: string, value: unknown): string {
+  const validate = ajv.compile({ $ref: schemaPointer });
+  return validate(value) ? "" : ajv.errorsText(validate.errors);
+}
+
+const operations = Object.entries<Json>(document.paths).flatMap(([path, methods]) =>
+  Object.entries<Json>(methods).map(([method, operation]) => ({ name: `${method.toUpperCase()} ${path}`, path, method, operation })),
+);
+
+describe("OpenAPI document: descriptions, examples, no one-item wrappers", () => {
+  it("gives every operation a summary and a description", () => {
+    const missing = operations.filter(({ operation }) => !operation.summary?.trim() || !operation.description?.trim()).map(({ name }) => name);
+    expect(missing).to.deep.equal([]);
+    expect(operations.length).to.be.greaterThan(30);
+  });
+
+  it("has no oneOf, anyOf or allOf with a single item", () => {
+    const found: string[] = [];
+    const walk = (value: unknown, at: string) => {
+      if (Array.isArray(value)) value.forEach((item, i) => walk(item, `${at}/${i}`));
+      else if (value && typeof value === "object") {
+        for (const [key, child] of Object.entries(value)) {
+          if (["oneOf", "anyOf", "allOf"].includes(key) && Array.isArray(child) && child.length === 1) found.push(`${at}/${key}`);
+          walk(child, `${at}/${key}`);
+        }
+      }
+    };
+    walk(document, "#");
+    expect(found).to.deep.equal([]);
+  });
+
+  it("gives every named object schema an example, each valid against it", () => {
+    const schemas = Object.entries<Json>(document.components.schemas);
+    const withoutExample = schemas.filter(([, schema]) => schema.type === "object" && !(schema.examples?.length > 0)).map(([name]) => name);
+    expect(withoutExample).to.deep.equal([]);
+    const invalid = schemas.flatMap(([name, schema]) =>
+      (schema.examples ?? []).map((example: unknown, i: number) => [
+        `${name} example ${i}`,
+        errorsOf(pointer("components", "schemas", name), example),
+      ]),
+    );
+    expect(invalid.filter(([, errors]) => errors)).to.deep.equal([]);
+    expect(invalid.length).to.be.at.least(schemas.length - 1);
+  });
+
+  it("gives every request body and success answer an example valid against its schema", () => {
+    const problems: string[] = [];
+    let checked = 0;
+    for (const { name, path, method, operation } of operations) {
+      const media: [string, Json | undefined][] = [["request body", operation.requestBody?.content?.["application/json"]]];
+      const [status, success] = Object.entries<Json>(operation.responses).find(([code]) => code.startsWith("2"))!;
+      media.push([`${status} answer`, success.content?.["application/json"]]);
+      for (const [what, content] of media) {
+        if (!content) continue;
+        checked++;
+        if (content.example === undefined) {
+          problems.push(`${name}: the ${what} has no example`);
+          continue;
+        }
+        const at = what === "request body" ? ["requestBody"] : ["responses", status];
+        const errors = errorsOf(pointer("paths", path, method, ...at, "content", "application/json", "schema"), content.example);
+        if (errors) problems.push(`${name}: the ${what} example: ${errors}`);
+      }
+    }
+    expect(problems).to.deep.equal([]);
+    expect(checked).to.be.greaterThan(operations.length);
+  });
+
+  it("keeps parameter examples valid against their schemas", () => {
+    const parameters = Object.entries<Json>(document.components.parameters).filter(([, parameter]) => parameter.example !== undefined);
+    expect(parameters.length).to.be.greaterThan(0);
+    for (const [name, parameter] of parameters) {
+      expect(errorsOf(pointer("components", "parameters", name, "schema"), parameter.example), name).to.equal("");
+    }
+  });
+
+  it("shows the state an operation ends in, where its own example says so", () => {
+    const example = (path: string, method: string) => {
+      const responses = document.paths[path][method].responses;
+      return responses[Object.keys(responses).find((code) => code.startsWith("2"))!].content["application/json"].example;
+    };
+    expect(example("/v1/kyc-sessions/{id}/cancel", "post").status).to.equal("canceled");
+    expect(example("/v1/sandbox/kyc-sessions/{id}/reject", "post").last_error).to.include({ code: "verification_rejected" });
+    expect(example("/v1/users/{id}", "get")).to.have.property("profile").that.is.an("object");
+  });
+});

@@ -1,6 +1,7 @@
 // On a replica set, a worker hears of deliveries recorded by an API process through a change stream, not a
-// poll. Runs only when MONGODB_URI names a replica set (the embedded server is standalone): with polling set to
-// a minute, only the change stream can deliver within seconds.
+// poll. Runs on the suite's embedded server (a one-member replica set, test/support/database.ts) and on a
+// MONGODB_URI that names a replica set (skipped on a standalone mongod): with polling set to a minute, only the
+// change stream can deliver within seconds.
 import { expect } from "chai";
 import { isReplicaSet, connectDatabase } from "../../src/store/database.ts";
 import { freshDatabaseUri } from "../support/database.ts";

@@ -161,7 +161,7 @@ const DOCUMENT_SCHEMA: JsonSchema = {
   properties: {
     openapi: { type: "string", pattern: "^3\\.1\\.\\d+$" },
     info: { type: "object" },
-    servers: { type: "array" },
+    servers: { type: "array", items: { type: "object" } },
     paths: { type: "object" },
   },
   // An outline: the real answer is this whole document.
@@ -234,15 +234,24 @@ export function buildOpenApiDocument(methods: readonly DescribedMethod[]): OpenA
     servers: [{ url: "/", description: "The host serving this document." }],
     security: [{ apiKey: [] }],
     tags: [
-      { name: "Users" },
-      { name: "Phone verification" },
-      { name: "KYC sessions" },
+      {
+        name: "Users",
+        description: "End users of a project and environment: creation, profile, wallets, and the signup flow that governs creation.",
+      },
+      {
+        name: "Phone verification",
+        description: "SMS codes that verify a user's phone number (live keys need the project's live_phone_verification_enabled).",
+      },
+      {
+        name: "KYC sessions",
+        description: "Identity verification sessions: the page where the end user verifies, and its outcome in the user's kyc_status.",
+      },
       { name: "Sandbox", description: "Drivers of sandbox objects; sandbox keys only (a live key is 403 sandbox_only)." },
-      { name: "Events" },
+      { name: "Events", description: "What happened in a project, kept 30 days; the same events webhooks deliver." },
       { name: "Transactions", description: "Wallet money: deposits and withdrawals, amounts in dollars with at most 2 decimals." },
-      { name: "Webhook endpoints" },
-      { name: "Webhook deliveries" },
-      { name: "Meta" },
+      { name: "Webhook endpoints", description: "Where events are delivered, signed with the endpoint's secret; test sends and secret rotation." },
+      { name: "Webhook deliveries", description: "Each event's delivery to an endpoint with its attempts; replay of one, recovery of a window." },
+      { name: "Meta", description: "This document, readable without a key." },
     ],
     paths,
     webhooks: { event: webhookDeliveryRequest },

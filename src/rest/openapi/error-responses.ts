@@ -42,7 +42,11 @@ export const errorSchemas: Record<string, JsonSchema> = {
 
 /** The envelope restricted to `codes`, each paired with its catalogue type. */
 function envelopeWith(codes: readonly ErrorCode[]): JsonSchema {
-  const variants = codes.map((code) => ({ properties: { code: { const: code }, type: { const: ERROR_CATALOGUE[code].type } } }));
+  // Each variant requires what tells it apart, so the oneOf is exclusive to readers of the variant alone (Redocly).
+  const variants = codes.map((code) => ({
+    required: ["code", "type"],
+    properties: { code: { const: code }, type: { const: ERROR_CATALOGUE[code].type } },
+  }));
   return {
     allOf: [
       ref("Error"),

@@ -7,7 +7,6 @@ import {
   BIRTH_DATE_PATTERN,
   COUNTRY_PATTERN,
   EMAIL_MAX_LENGTH,
-  EMAIL_PATTERN,
   EXTERNAL_ID_MAX_LENGTH,
   NAME_MAX_LENGTH,
   PHONE_PATTERN,
@@ -25,7 +24,12 @@ const userProperties: Record<string, JsonSchema> = {
   id: { type: "string", pattern: USER_ID_PATTERN.source, description: "Nine digits in practice; paths accept 1 to 9." },
   object: { const: "user" },
   phone: { type: "string", pattern: PHONE_PATTERN.source, description: "E.164. Cannot be changed." },
-  external_id: nullable({ type: "string", minLength: 1, maxLength: EXTERNAL_ID_MAX_LENGTH, description: "Caller's own identifier, unique per project and environment. Cannot be changed." }),
+  external_id: nullable({
+    type: "string",
+    minLength: 1,
+    maxLength: EXTERNAL_ID_MAX_LENGTH,
+    description: "Caller's own identifier, unique per project and environment. Cannot be changed.",
+  }),
   verified: { type: "boolean", description: "Phone number verified. Always true in sandbox." },
   kyc_status: { type: "string", enum: KYC_STATUSES },
   suspended: { type: "boolean" },
@@ -39,9 +43,15 @@ const userProperties: Record<string, JsonSchema> = {
   last_login_at: nullable(DATE_TIME),
 };
 
+/**
+ * EMAIL_PATTERN with its control characters (\p{Cc}) spelled as the ranges they are, U+0000-U+001F and U+007F-U+009F:
+ * validators that compile patterns without Unicode mode (Spectral's) read `\p{Cc}` as the letters p, C, c.
+ */
+export const EMAIL_SCHEMA_PATTERN = "^[^\\s@\\u0000-\\u001F\\u007F-\\u009F]+@[^\\s@\\u0000-\\u001F\\u007F-\\u009F]+$";
+
 /** What each profile field accepts on input; the same values come back on output (normalised). */
 const profileFieldInputs: Record<ProfileFieldName, JsonSchema> = {
-  email: { type: "string", maxLength: EMAIL_MAX_LENGTH, pattern: EMAIL_PATTERN.source, description: "Lowercased on output." },
+  email: { type: "string", maxLength: EMAIL_MAX_LENGTH, pattern: EMAIL_SCHEMA_PATTERN, description: "Lowercased on output." },
   first_name: { type: "string", minLength: 1, maxLength: NAME_MAX_LENGTH },
   last_name: { type: "string", minLength: 1, maxLength: NAME_MAX_LENGTH },
   birth_date: {
@@ -71,7 +81,9 @@ export const userSchemas: Record<string, JsonSchema> = {
   User: closedObject(userProperties, { description: "An end user, as answered by creation, lists and events: never with `profile`." }),
   UserWithProfile: closedObject(
     { ...userProperties, profile: nullable(ref("Profile")) },
-    { description: "A user with its personal data, answered by GET and PATCH /v1/users/{id} only. `profile` is null until a profile field is stored." },
+    {
+      description: "A user with its personal data, answered by GET and PATCH /v1/users/{id} only. `profile` is null until a profile field is stored.",
+    },
   ),
   Profile: closedObject({ object: { const: "profile" }, ...profileFields(nullable), updated_at: DATE_TIME }),
   TermsAcceptance: closedObject({
@@ -108,7 +120,10 @@ export const userSchemas: Record<string, JsonSchema> = {
       // null is the same as leaving a field out (docs/contract.md, Input decoding).
       ...profileFields(nullable),
     },
-    { required: ["phone"], description: `Unknown fields are refused (422 validation_error); null is the same as leaving a field out. ${SIGNUP_FLOW_NOTE}` },
+    {
+      required: ["phone"],
+      description: `Unknown fields are refused (422 validation_error); null is the same as leaving a field out. ${SIGNUP_FLOW_NOTE}`,
+    },
   ),
   UpdateUserRequest: closedObject(profileFields(nullable), {
     required: [],

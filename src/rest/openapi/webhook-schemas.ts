@@ -39,7 +39,7 @@ const description: JsonSchema = { type: "string", maxLength: MAX_DESCRIPTION_LEN
 const eventTypes: JsonSchema = {
   description: `Up to ${MAX_EVENT_TYPES} distinct event types, or exactly ["*"] for every type, including types added later. \`webhook.test\` is not subscribable.`,
   oneOf: [
-    { type: "array", const: ["*"] },
+    { type: "array", items: { const: "*" }, minItems: 1, maxItems: 1, description: 'Exactly `["*"]`.' },
     {
       type: "array",
       items: { type: "string", enum: [...SUBSCRIBABLE_EVENT_TYPES] },

@@ -5,12 +5,29 @@
 import { calculateObjectSize, Long, Timestamp, type Document } from "bson";
 import type { Query } from "mingo/query";
 import { eventsFor, type StreamScope } from "./change-events.ts";
-import type { CommandContext, ServerState } from "./context.ts";
 import { CommandError, commandError, ErrorCodes } from "./errors.ts";
 import { createQuery, runAggregation } from "./matcher.ts";
 import { compareTimestamps, type OplogEntry } from "./oplog.ts";
 import { decodeToken, encodeToken, TokenKind, type StreamPosition } from "./resume-token.ts";
-import { cloneDocument } from "./update.ts";
+import { cloneDocument } from "./clone.ts";
+import type { Oplog } from "./oplog.ts";
+import type { Store } from "./store.ts";
+
+/** What change streams need of the server (its ServerState has it): its data, its oplog, its cursors. */
+interface StreamServer {
+  store: Store;
+  oplog: Oplog;
+  replSet?: unknown;
+  changeStreams: ChangeStreamCursors;
+}
+
+/** What they need of a command's context. */
+interface StreamContext {
+  db: string;
+  server: StreamServer;
+  signal?: AbortSignal;
+}
+
 
 const FULL_DOCUMENT_MODES = ["default", "updateLookup", "whenAvailable", "required"] as const;
 const PRE_IMAGE_MODES = ["off", "whenAvailable", "required"] as const;
@@ -68,7 +85,7 @@ class ChangeStreamCursor {
   }
 
   /** Events after the cursor's position, up to what is visible (durable) in the oplog. */
-  collect(state: ServerState, limit: number): Batch {
+  collect(state: StreamServer, limit: number): Batch {
     const oplog = state.oplog;
     const docs: Document[] = [];
     let bytes = 0;
@@ -102,7 +119,7 @@ class ChangeStreamCursor {
   }
 
   /** Adds the resume token and requested images, then runs the user's stages; undefined when filtered out. */
-  private finish(state: ServerState, entry: OplogEntry, event: Document): Document | undefined {
+  private finish(state: StreamServer, entry: OplogEntry, event: Document): Document | undefined {
     const token = this.token;
     event._id = token;
     this.addImages(state, entry, event);
@@ -121,7 +138,7 @@ class ChangeStreamCursor {
     return out;
   }
 
-  private addImages(state: ServerState, entry: OplogEntry, event: Document): void {
+  private addImages(state: StreamServer, entry: OplogEntry, event: Document): void {
     const type = event.operationType;
     if (type === "update" && entry.op === "u" && this.fullDocument !== "default") {
       let post: Document | null;
@@ -180,7 +197,7 @@ export class ChangeStreamCursors {
   }
 
   /** aggregate with a leading $changeStream stage (replica set only). */
-  openStream(cmd: Document, ctx: CommandContext): Document {
+  openStream(cmd: Document, ctx: StreamContext): Document {
     const state = ctx.server;
     const pipeline = cmd.pipeline as Document[];
     const spec = pipeline[0].$changeStream;
@@ -214,7 +231,7 @@ export class ChangeStreamCursors {
   }
 
   /** getMore on a change stream cursor: answers at once when events are there, else waits for them. */
-  getMore(cmd: Document, ctx: CommandContext): Document | Promise<Document> {
+  getMore(cmd: Document, ctx: StreamContext): Document | Promise<Document> {
     const key = cursorKey(cmd.getMore)!;
     const cursor = this.open.get(key)!;
     const ns = `${ctx.db}.${String(cmd.collection)}`;
@@ -291,7 +308,7 @@ export class ChangeStreamCursors {
     this.open.clear();
   }
 
-  private collectOrClose(cursor: ChangeStreamCursor, state: ServerState, limit: number): Batch {
+  private collectOrClose(cursor: ChangeStreamCursor, state: StreamServer, limit: number): Batch {
     try {
       const batch = cursor.collect(state, limit);
       if (batch.closed) this.open.delete(cursor.id.toString());
@@ -334,7 +351,7 @@ function enumOption<T extends string>(spec: Document, field: string, values: rea
   return v as T;
 }
 
-function streamScope(cmd: Document, ctx: CommandContext, allChangesForCluster: boolean): StreamScope {
+function streamScope(cmd: Document, ctx: StreamContext, allChangesForCluster: boolean): StreamScope {
   const target = cmd.aggregate;
   if (allChangesForCluster) {
     if (ctx.db !== "admin" || target !== 1) {
@@ -352,7 +369,7 @@ function streamScope(cmd: Document, ctx: CommandContext, allChangesForCluster: b
 }
 
 /** Where the stream starts: after a resume token, at an operation time, or after everything written so far. */
-function startPosition(spec: Document, state: ServerState): StreamPosition {
+function startPosition(spec: Document, state: StreamServer): StreamPosition {
   const oplog = state.oplog;
   const given = ["resumeAfter", "startAfter", "startAtOperationTime"].filter((k) => spec[k] !== undefined);
   if (given.length > 1) throw commandError(40674, "Only one type of resume option is allowed, but multiple were found.", { codeName: "Location40674" });
@@ -384,7 +401,7 @@ function startPosition(spec: Document, state: ServerState): StreamPosition {
  * Wraps the handlers of aggregate, getMore and killCursors so that change streams go to their own cursors on a
  * replica set; everything else (and a standalone's $changeStream, answered 40573) stays with the usual handlers.
  */
-export function withChangeStreams<H extends (cmd: Document, ctx: CommandContext) => Document>(commands: Map<string, H>): Map<string, H> {
+export function withChangeStreams<C extends StreamContext, H extends (cmd: Document, ctx: C) => Document>(commands: Map<string, H>): Map<string, H> {
   const aggregate = commands.get("aggregate");
   const getMore = commands.get("getMore");
   const killCursors = commands.get("killCursors");

@@ -17,7 +17,7 @@ import { checkSessionFields, withRetryableWrites } from "./sessions.ts";
 import { withCollModRecorded } from "./metadata-changes.ts";
 
 // Change streams, retryable writes (replica set) and collMod's oplog entry wrap the handlers they extend.
-const COMMANDS = withCollModRecorded(withRetryableWrites(withChangeStreams(new Map<string, CommandHandler>(
+const COMMANDS = withCollModRecorded(withRetryableWrites<CommandContext, CommandHandler>(withChangeStreams<CommandContext, CommandHandler>(new Map<string, CommandHandler>(
   Object.entries({ ...handshakeCommands, ...crudCommands, ...queryCommands, ...indexCommands, ...collectionCommands, ...explainCommands, ...failPointCommands, ...collectionModifyCommands, ...serverStatusCommands }),
 ))));
 

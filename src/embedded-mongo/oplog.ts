@@ -2,7 +2,6 @@
 // strictly increasing cluster Timestamp. Change streams read it; durable mode journals it. The in-memory copy
 // is capped (oldest entries are dropped), like mongod's capped oplog collection.
 import { Timestamp, type Document } from "bson";
-import type { Collection } from "./collection.ts";
 import { describeUpdate, type UpdateDescription } from "./update-description.ts";
 
 interface EntryBase {
@@ -55,11 +54,18 @@ export type CommandEntry = EntryBase & { op: "c" } & NamespaceCommand;
 
 export type OplogEntry = InsertEntry | UpdateEntry | DeleteEntry | CommandEntry;
 
+/** The collection a write went to, as the oplog records it. */
+export interface WrittenCollection {
+  readonly db: string;
+  readonly name: string;
+  readonly options: Document;
+}
+
 /** What the Store and its collections report after each applied write. */
 export interface WriteListener {
-  inserted(coll: Collection, doc: Document): void;
-  updated(coll: Collection, pre: Document, post: Document, replacement: boolean): void;
-  deleted(coll: Collection, pre: Document): void;
+  inserted(coll: WrittenCollection, doc: Document): void;
+  updated(coll: WrittenCollection, pre: Document, post: Document, replacement: boolean): void;
+  deleted(coll: WrittenCollection, pre: Document): void;
   command(db: string, command: NamespaceCommand): void;
 }
 
@@ -212,15 +218,15 @@ export class Oplog implements WriteListener {
   }
 
   // WriteListener: the write path of the Store reports here.
-  inserted(coll: Collection, doc: Document): void {
+  inserted(coll: WrittenCollection, doc: Document): void {
     this.append({ op: "i", db: coll.db, coll: coll.name, doc, images: recordsImages(coll) });
   }
 
-  updated(coll: Collection, pre: Document, post: Document, replacement: boolean): void {
+  updated(coll: WrittenCollection, pre: Document, post: Document, replacement: boolean): void {
     this.append({ op: "u", db: coll.db, coll: coll.name, pre, post, replacement, images: recordsImages(coll) });
   }
 
-  deleted(coll: Collection, pre: Document): void {
+  deleted(coll: WrittenCollection, pre: Document): void {
     this.append({ op: "d", db: coll.db, coll: coll.name, pre, images: recordsImages(coll) });
   }
 
@@ -229,6 +235,6 @@ export class Oplog implements WriteListener {
   }
 }
 
-function recordsImages(coll: Collection): boolean {
+function recordsImages(coll: WrittenCollection): boolean {
   return (coll.options.changeStreamPreAndPostImages as Document | undefined)?.enabled === true;
 }

@@ -3,8 +3,12 @@
 // refused. Multi-document transactions are refused the way a server without them (mongod 3.6) refuses
 // them; a standalone refuses any transaction field, as mongod's standalone does.
 import { Binary, type Document } from "bson";
-import type { CommandContext } from "./context.ts";
 import { commandError, ErrorCodes } from "./errors.ts";
+
+/** What session checks need of a command's context (the server's CommandContext has it). */
+interface SessionContext {
+  server: { replSet?: unknown; sessions: Sessions };
+}
 
 /** The commands a txnNumber may accompany outside a transaction (mongod's retryable write commands). */
 const RETRYABLE_WRITE_COMMANDS = new Set(["insert", "update", "delete", "findAndModify", "findandmodify"]);
@@ -42,7 +46,7 @@ function txnNumberOf(cmd: Document): number {
  * Refuses what this server does not run: any transaction field on a standalone, multi-document transactions
  * on the replica set, and txnNumber without a session or on a command that is not a retryable write.
  */
-export function checkSessionFields(cmd: Document, name: string, ctx: CommandContext): void {
+export function checkSessionFields(cmd: Document, name: string, ctx: SessionContext): void {
   const transactional = cmd.startTransaction !== undefined || cmd.autocommit !== undefined;
   if (!ctx.server.replSet) {
     if (cmd.txnNumber !== undefined || transactional) {
@@ -115,7 +119,7 @@ export class Sessions {
 }
 
 /** Wraps the retryable write commands so that, on a replica set, each (lsid, txnNumber) is applied once. */
-export function withRetryableWrites<H extends (cmd: Document, ctx: CommandContext) => Document>(commands: Map<string, H>): Map<string, H> {
+export function withRetryableWrites<C extends SessionContext, H extends (cmd: Document, ctx: C) => Document>(commands: Map<string, H>): Map<string, H> {
   for (const name of RETRYABLE_WRITE_COMMANDS) {
     const handler = commands.get(name);
     if (!handler) continue;

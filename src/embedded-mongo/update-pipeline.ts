@@ -4,7 +4,7 @@ import type { Document } from "bson";
 import { compareValues } from "./bson-order.ts";
 import { commandError, ErrorCodes } from "./errors.ts";
 import { runAggregation } from "./matcher.ts";
-import { cloneDocument } from "./update.ts";
+import { cloneDocument } from "./clone.ts";
 
 const UPDATE_STAGES = new Set(["$addFields", "$set", "$project", "$unset", "$replaceRoot", "$replaceWith"]);
 

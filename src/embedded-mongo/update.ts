@@ -4,6 +4,7 @@ import { ObjectId, type Document } from "bson";
 import { updateOne } from "mingo";
 import { compareValues } from "./bson-order.ts";
 import { commandError, CommandError, ErrorCodes } from "./errors.ts";
+import { cloneDocument } from "./clone.ts";
 import { applyFastUpdate } from "./update-fast-path.ts";
 import { runPipelineUpdate } from "./update-pipeline.ts";
 import { applyPull } from "./update-pull.ts";
@@ -20,18 +21,6 @@ export function isOperatorUpdate(update: UpdateSpec): boolean {
   if (Array.isArray(update)) return false;
   const keys = Object.keys(update);
   return keys.length > 0 && keys[0].startsWith("$");
-}
-
-/** Deep copy of plain objects and arrays; BSON value objects are immutable in practice and shared. */
-export function cloneDocument<T>(value: T): T {
-  if (value === null || typeof value !== "object") return value;
-  if (Array.isArray(value)) return value.map(cloneDocument) as T;
-  if (value instanceof Date) return new Date(value.getTime()) as T;
-  const proto = Object.getPrototypeOf(value);
-  if (proto !== Object.prototype && proto !== null) return value;
-  const out: Document = {};
-  for (const k of Object.keys(value as Document)) out[k] = cloneDocument((value as Document)[k]);
-  return out as T;
 }
 
 export function validateUpdate(update: UpdateSpec): void {

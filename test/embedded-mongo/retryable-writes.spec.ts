@@ -72,7 +72,7 @@ describe("embedded-mongo: retryable writes and transactions (replica set)", func
     expect(notRetryable.code).to.equal(50768);
     // The driver always sends an lsid; the server's check for a txnNumber without one, directly:
     const state = { replSet: {} } as never;
-    expect(() => checkSessionFields({ insert: "tx", txnNumber: 1 }, "insert", { db: "retry", server: state, connectionId: 0 })).to.throw("requires a session ID");
+    expect(() => checkSessionFields({ insert: "tx", txnNumber: 1 }, "insert", { server: state })).to.throw("requires a session ID");
   });
 
   it("a standalone refuses any txnNumber", async () => {

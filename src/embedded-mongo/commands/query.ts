@@ -6,7 +6,7 @@ import { commandError, ErrorCodes } from "../errors.ts";
 import { checkReadOptions } from "../command-options.ts";
 import { letVariables, runAggregation } from "../matcher.ts";
 import { compileFilter, findDocuments, findMatches, type ExecutionStats, type FindOptions } from "../planner.ts";
-import { cloneDocument } from "../update.ts";
+import { cloneDocument } from "../clone.ts";
 import { resolveView } from "../views.ts";
 import { writeMerge, writeOut } from "../aggregate-output.ts";
 import { collectionName, cursorReply, ns, optionalDocument, optionalNumber, projector } from "./common.ts";

@@ -41,6 +41,8 @@ export class DeliveryRecovery {
   /** When this process last started a recovered attempt, per endpoint. */
   private readonly lastStarted = new Map<string, number>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Recovered deliveries this process has yet to start. */
+  private readonly dripping = new Set<string>();
   private stopped = false;
 
   constructor(
@@ -66,8 +68,19 @@ export class DeliveryRecovery {
     const schedule = ids.map((id, k) => ({ id, at: new Date(start + Math.ceil(k * this.spacingMs)) }));
     const queued = await deliveries.restartFailed(endpointId, schedule, now);
     // A delivery replayed meanwhile (not restarted here) is dripped all the same: its claim comes to nothing.
-    if (this.deps.runDue) this.drip(endpointId, schedule, 0);
+    if (this.deps.runDue) {
+      for (const { id } of schedule) this.dripping.add(id);
+      this.drip(endpointId, schedule, 0);
+    }
     return queued;
+  }
+
+  /**
+   * Whether this process will start the delivery's attempt itself, at its pace: the poll of this process leaves
+   * it alone, or a drip that fell behind (a stalled event loop) would see the poll start a burst of them.
+   */
+  drips(deliveryId: string): boolean {
+    return this.dripping.has(deliveryId);
   }
 
   /** Stops the drips; what they had not started stays due in the records, for any process's poll. */
@@ -75,6 +88,7 @@ export class DeliveryRecovery {
     this.stopped = true;
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
+    this.dripping.clear();
   }
 
   private drip(endpointId: string, schedule: readonly Paced[], k: number): void {
@@ -92,6 +106,7 @@ export class DeliveryRecovery {
       return;
     }
     this.lastStarted.set(endpointId, now);
+    this.dripping.delete(next.id);
     this.deps.runDue!(next.id);
     if (k + 1 < schedule.length) this.drip(endpointId, schedule, k + 1);
     else if (this.lastStarted.size > 10_000) this.lastStarted.clear();

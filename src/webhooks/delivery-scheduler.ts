@@ -51,6 +51,7 @@ export class DeliveryScheduler {
   private exhaustedCheckedAt = -Infinity;
   private stopWatching: (() => Promise<void>) | null = null;
   private stopped = false;
+  private startedElsewhere: (deliveryId: string) => boolean = () => false;
 
   constructor(
     private readonly deliveries: WebhookDeliveryRepository,
@@ -113,7 +114,12 @@ export class DeliveryScheduler {
       const j = Math.floor(Math.random() * (i + 1));
       [due[i], due[j]] = [due[j]!, due[i]!];
     }
-    for (const id of due) this.dispatcher.submit(id);
+    for (const id of due) if (!this.startedElsewhere(id)) this.dispatcher.submit(id);
+  }
+
+  /** Deliveries another part of this process starts itself (recoveries, at their pace): the poll leaves them. */
+  leaveToOthers(startedElsewhere: (deliveryId: string) => boolean): void {
+    this.startedElsewhere = startedElsewhere;
   }
 
   /** Resolves once no attempt runs or waits in this process (tests). */

@@ -102,6 +102,7 @@ export class WebhookDelivery {
         maxPendingPerEndpoint: options.maxPendingPerEndpoint,
       },
     );
+    this.scheduler.leaveToOthers((id) => this.recovery.drips(id));
   }
 
   /** Runs the next attempt of a delivery now (a replay's first attempt); in an API process, a worker will. */

@@ -1,6 +1,8 @@
 // Every environment variable of the service, parsed and validated in one place. A wrong value stops the process
 // at start with a ConfigError naming the variable, the accepted values and what was given.
+import { type Stats, statSync } from "node:fs";
 import { isIP } from "node:net";
+import path from "node:path";
 import { apiKeyLivemode } from "./domain/api-keys.ts";
 
 export type Role = "all" | "api" | "worker";
@@ -15,8 +17,10 @@ export interface Config {
   host: string;
   port: number;
   grpcPort: number;
-  /** Unset: the embedded in-memory database is started in process. */
+  /** Unset: the embedded database is started in process (durable in `dataDir`, a one-member replica set). */
   mongodbUri: string | undefined;
+  /** Absolute path of the directory the embedded database keeps its data in (unused with `mongodbUri`). */
+  dataDir: string;
   /** Bearer token of AdminService; generated (and printed) when unset. */
   adminToken: string | undefined;
   /** Ensure the "Default" organization and project exist (always with the embedded database). */
@@ -143,6 +147,23 @@ function mongodbUri(env: NodeJS.ProcessEnv): string | undefined {
   return raw;
 }
 
+/** SVC_DATA_DIR, absolute (relative paths are taken from the working directory); created at start if missing. */
+function dataDir(env: NodeJS.ProcessEnv): string {
+  const raw = optional(env, "SVC_DATA_DIR") ?? ".svc-data";
+  if (raw.includes("\0")) throw new ConfigError("SVC_DATA_DIR must be a directory path");
+  const resolved = path.resolve(raw);
+  let stats: Stats | undefined;
+  try {
+    stats = statSync(resolved);
+  } catch {
+    stats = undefined; // missing: created at start
+  }
+  if (stats !== undefined && !stats.isDirectory()) {
+    throw new ConfigError(`SVC_DATA_DIR must be a directory (created if missing), got "${raw}", which is not one`);
+  }
+  return resolved;
+}
+
 function adminToken(env: NodeJS.ProcessEnv): string | undefined {
   const raw = optional(env, "SVC_ADMIN_TOKEN");
   if (raw !== undefined && !/^[\x21-\x7e]{16,}$/.test(raw)) {
@@ -168,6 +189,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: integer(env, "PORT", 8080, 0, 65535),
     grpcPort: integer(env, "GRPC_PORT", 50051, 0, 65535),
     mongodbUri: uri,
+    dataDir: dataDir(env),
     adminToken: adminToken(env),
     bootstrap: uri === undefined || bootstrap,
     sandboxKey: bootstrapKey(env, "SVC_SANDBOX_KEY", false),

@@ -1,6 +1,7 @@
 // Process entry: config, database, app, listen. SIGTERM or SIGINT (or the death of the parent process) drains:
 // stop accepting, finish running requests and jobs, close the database.
 import { randomBytes } from "node:crypto";
+import path from "node:path";
 import { createApp } from "./app.ts";
 import { bootstrapDefaultProject } from "./bootstrap.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
@@ -11,9 +12,10 @@ import { connectDatabase } from "./store/database.ts";
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger({ level: config.logLevel });
-  // The embedded database runs on its own thread, so the service and the database each get a core.
-  const embedded = config.mongodbUri === undefined ? await startEmbeddedMongo({ host: "127.0.0.1", inWorkerThread: true }) : null;
-  const database = await connectDatabase(config.mongodbUri ?? `${embedded!.uri.replace(/\/?(\?.*)?$/, "")}/svc`);
+  // The embedded database runs on its own thread, so the service and the database each get a core. It keeps its
+  // data in SVC_DATA_DIR and is a one-member replica set, so workers and jobs wake through change streams.
+  const embedded = config.mongodbUri === undefined ? await startEmbedded(config) : null;
+  const database = await connectDatabase(config.mongodbUri ?? embeddedDatabaseUri(embedded!.uri));
   const adminToken = config.adminToken ?? `adm_${randomBytes(24).toString("base64url")}`;
   const app = await createApp({ config, database, adminToken, logger });
 
@@ -21,7 +23,12 @@ async function main(): Promise<void> {
   // `export` lines a shell can paste, so the README's examples run as they are; a variable given to this process
   // is already in its shell, and a kept key's secret is not stored.
   const exports: string[] = config.adminToken === undefined ? [`SVC_ADMIN_TOKEN=${adminToken}`] : [];
-  if (embedded) lines.push(`database      embedded in-memory MongoDB at ${embedded.uri} (data is lost on exit; production: set MONGODB_URI)`);
+  if (embedded) {
+    lines.push(`database      embedded MongoDB (replica set ${EMBEDDED_REPLICA_SET}) at ${embedded.uri} (production: set MONGODB_URI)`);
+    lines.push(`data          ${config.dataDir} (SVC_DATA_DIR; kept across restarts; to reset: stop, then rm -rf it)`);
+  }
+  // On a restart the Default project's keys are kept, but only their hashes are stored: say how to get one.
+  let keysKept: ((base: string) => string[]) | null = null;
   if (config.bootstrap) {
     const boot = await bootstrapDefaultProject({ tenancy: app.tenancy, ...app.repositories }, config);
     lines.push(`organization  Default (${boot.organizationId})`);
@@ -32,6 +39,22 @@ async function main(): Promise<void> {
     };
     lines.push(`sandbox key   ${shown(boot.sandboxKey, config.sandboxKey, "SVC_SANDBOX_KEY", boot.sandboxKeyId)}`);
     lines.push(`live key      ${shown(boot.liveKey, config.liveKey, "SVC_LIVE_KEY", boot.liveKeyId)}`);
+    const kept = [
+      ...(boot.sandboxKey === null && config.sandboxKey === undefined ? [false] : []),
+      ...(boot.liveKey === null && config.liveKey === undefined ? [true] : []),
+    ];
+    if (kept.length > 0) {
+      keysKept = (base) => [
+        "",
+        "The Default project's keys were kept from an earlier run; their secrets are not stored. Use a secret you kept",
+        "(set SVC_SANDBOX_KEY / SVC_LIVE_KEY to it, or give any new svc_test_... / svc_live_... value to adopt it),",
+        "or create a key with AdminService.CreateApiKey (after pasting the export line below):",
+        ...kept.map(
+          (livemode) =>
+            `  curl -s -X POST ${base}/svc.admin.v1.AdminService/CreateApiKey -H "Authorization: Bearer $SVC_ADMIN_TOKEN" -H "Content-Type: application/json" -d '{"project_id": "${boot.projectId}", "livemode": ${livemode}}'`,
+        ),
+      ];
+    }
   }
   const { httpPort, grpcPort } = await app.listen().catch((error: unknown) => {
     throw listenError(error, config);
@@ -53,6 +76,7 @@ async function main(): Promise<void> {
       `health        http://${host}:${httpPort}/healthz`,
       `metrics       http://${host}:${httpPort}/metrics`,
       ...lines,
+      ...(keysKept !== null && config.role !== "worker" ? keysKept(`http://${host}:${httpPort}`) : []),
       ...(exports.length > 0 && config.role !== "worker" ? ["", `export ${exports.join(" ")}`] : []),
     ].join("\n"),
   );
@@ -85,6 +109,32 @@ async function main(): Promise<void> {
 
 /** A failure to start that one line explains: no stack trace. */
 class StartupError extends Error {}
+
+const EMBEDDED_REPLICA_SET = "rs0";
+
+/** The embedded server, durable in `config.dataDir` (its `mongo/` subdirectory) and a one-member replica set. */
+async function startEmbedded(config: Config) {
+  const dbPath = path.join(config.dataDir, "mongo");
+  try {
+    return await startEmbeddedMongo({ host: "127.0.0.1", inWorkerThread: true, replSet: EMBEDDED_REPLICA_SET, dbPath });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (message.startsWith("DBPathInUse")) {
+      const pid = /\(pid (\d+)\)/.exec(message)?.[1];
+      throw new StartupError(
+        `SVC_DATA_DIR ${config.dataDir} is in use by another process${pid ? ` (pid ${pid})` : ""}; stop it or set SVC_DATA_DIR to another directory`,
+      );
+    }
+    throw new StartupError(`the embedded database cannot start on SVC_DATA_DIR ${config.dataDir}: ${message}`);
+  }
+}
+
+/** The embedded server's URI (`mongodb://host:port/?replicaSet=...`) naming the database `svc`. */
+function embeddedDatabaseUri(serverUri: string): string {
+  const uri = new URL(serverUri);
+  uri.pathname = "/svc";
+  return uri.toString();
+}
 
 /** A port that cannot be bound, named by its variable; anything else as it is. */
 function listenError(error: unknown, config: Config): unknown {

@@ -1,5 +1,6 @@
 // Every environment variable: its default, a valid value read back, and invalid values refused with a
 // ConfigError that names the variable.
+import path from "node:path";
 import { expect } from "chai";
 import { configuredTimings } from "../src/app.ts";
 import { ConfigError, loadConfig, parseDuration, type Config } from "../src/config.ts";
@@ -26,6 +27,7 @@ describe("config", () => {
       port: 8080,
       grpcPort: 50051,
       mongodbUri: undefined,
+      dataDir: path.resolve(".svc-data"),
       adminToken: undefined,
       bootstrap: true,
       sandboxKey: undefined,
@@ -66,6 +68,7 @@ describe("config", () => {
       PORT: "9000",
       GRPC_PORT: "9001",
       MONGODB_URI: "mongodb://db1,db2/svc?replicaSet=rs0",
+      SVC_DATA_DIR: "/var/lib/svc-dev",
       SVC_ADMIN_TOKEN: "adm_0123456789abcdef",
       SVC_BOOTSTRAP: "1",
       SVC_SANDBOX_KEY: SANDBOX_KEY,
@@ -99,6 +102,7 @@ describe("config", () => {
       port: 9000,
       grpcPort: 9001,
       mongodbUri: "mongodb://db1,db2/svc?replicaSet=rs0",
+      dataDir: "/var/lib/svc-dev",
       adminToken: "adm_0123456789abcdef",
       bootstrap: true,
       sandboxKey: SANDBOX_KEY,
@@ -133,6 +137,12 @@ describe("config", () => {
     expect(loadConfig({ MONGODB_URI: "mongodb://localhost/svc" }).bootstrap).to.equal(false);
     expect(loadConfig({ MONGODB_URI: "mongodb://localhost/svc", SVC_BOOTSTRAP: "0" }).bootstrap).to.equal(false);
     expect(loadConfig({ MONGODB_URI: "mongodb+srv://user:pw@cluster.example.com/svc", SVC_BOOTSTRAP: "1" }).bootstrap).to.equal(true);
+  });
+
+  it("resolves SVC_DATA_DIR from the working directory; a directory that does not exist yet is accepted", () => {
+    expect(loadConfig({ SVC_DATA_DIR: "data/dev" }).dataDir).to.equal(path.resolve("data/dev"));
+    expect(loadConfig({ SVC_DATA_DIR: "/nonexistent/svc-data" }).dataDir).to.equal("/nonexistent/svc-data");
+    refused({ SVC_DATA_DIR: "package.json" }, /^SVC_DATA_DIR must be a directory \(created if missing\), got "package.json", which is not one$/);
   });
 
   it("accepts every pino level and silent", () => {
@@ -237,7 +247,9 @@ describe("config", () => {
   });
 
   it("parses durations in ms, s, m and h", () => {
-    expect([parseDuration("750ms"), parseDuration("30s"), parseDuration(" 5m "), parseDuration("2h")]).to.deep.equal([750, 30_000, 300_000, 7_200_000]);
+    expect([parseDuration("750ms"), parseDuration("30s"), parseDuration(" 5m "), parseDuration("2h")]).to.deep.equal([
+      750, 30_000, 300_000, 7_200_000,
+    ]);
     expect(() => parseDuration("1.5s")).to.throw(ConfigError, /is not a duration/);
   });
 });

@@ -1,8 +1,10 @@
 // Svc and its database as separate processes, for tests that kill one (SIGTERM, SIGKILL) and start it again,
 // and the ports they listen on. The one place tests spawn processes.
 import { spawn, type ChildProcess } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import net, { type AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { createInterface } from "node:readline";
 import { captureProcessOutput } from "./log-capture.ts";
 
@@ -33,9 +35,18 @@ export function startProcess(command: string, args: string[], options: StartOpti
     if (value === undefined) delete env[name];
     else env[name] = value;
   }
+  // Without MONGODB_URI the service keeps its embedded database in SVC_DATA_DIR (default .svc-data/ of the
+  // repository): unless the test names one, a fresh directory, removed once the process exits.
+  const dataDir = options.env && "SVC_DATA_DIR" in options.env ? null : mkdtempSync(path.join(tmpdir(), "svc-test-data-"));
+  if (dataDir !== null) env.SVC_DATA_DIR = dataDir;
   const child = spawn(command, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   const output: string[] = [];
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const exited = new Promise<void>((resolve) =>
+    child.once("exit", () => {
+      if (dataDir !== null) rmSync(dataDir, { recursive: true, force: true });
+      resolve();
+    }),
+  );
   const hasExited = () => child.exitCode !== null || child.signalCode !== null;
   const running: RunningProcess = {
     process: child,

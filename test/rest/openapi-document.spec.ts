@@ -5,7 +5,10 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { expect } from "chai";
 import { PUBLIC_API } from "../../src/api/public-api.ts";
+import { centsOf } from "../../src/domain/money.ts";
+import { EMAIL_PATTERN } from "../../src/domain/profile-rules.ts";
 import { buildOpenApiDocument } from "../../src/rest/openapi/document.ts";
+import { EMAIL_SCHEMA_PATTERN } from "../../src/rest/openapi/user-schemas.ts";
 
 type Json = { [key: string]: any };
 
@@ -103,5 +106,53 @@ describe("OpenAPI document: descriptions, examples, no one-item wrappers", () =>
     expect(example("/v1/kyc-sessions/{id}/cancel", "post").status).to.equal("canceled");
     expect(example("/v1/sandbox/kyc-sessions/{id}/reject", "post").last_error).to.include({ code: "verification_rejected" });
     expect(example("/v1/users/{id}", "get")).to.have.property("profile").that.is.an("object");
+  });
+});
+
+describe("OpenAPI request and money schemas: the server's rules", () => {
+  const accepts = (schema: string, value: unknown) => ajv.validate({ $ref: pointer("components", "schemas", schema) }, value);
+
+  it("states the email rule as the server applies it, also to validators without Unicode mode (Spectral)", () => {
+    const samples = [
+      "ada@example.com",
+      "pCc{}@x",
+      "user@localhost",
+      "a b@example.com",
+      "a@b@c",
+      "@example.com",
+      "ada@",
+      "a\u0000b@x",
+      "a\u0085@x",
+      "a\u009f@x",
+      "é@ü.de",
+    ];
+    const server = samples.map((s) => EMAIL_PATTERN.test(s));
+    expect(samples.map((s) => new RegExp(EMAIL_SCHEMA_PATTERN, "u").test(s))).to.deep.equal(server);
+    expect(samples.map((s) => new RegExp(EMAIL_SCHEMA_PATTERN).test(s))).to.deep.equal(server);
+    expect(samples.map((s) => accepts("UpdateUserRequest", { email: s }))).to.deep.equal(server);
+  });
+
+  it("accepts every amount of at most 2 decimals the server answers (no floating-point multipleOf)", () => {
+    const transaction = (document.components.schemas.Transaction.examples as Json[])[0]!;
+    for (const amount of [0.07, 19.99, 0.29, 1.15, 999_999.99]) {
+      expect(accepts("Transaction", { ...transaction, amount_usd: amount, fee_usd: amount }), String(amount)).to.equal(true);
+      expect(accepts("WalletBalance", { available_usd: amount, pending_in_usd: amount, pending_out_usd: amount }), String(amount)).to.equal(true);
+      expect(accepts("CreateWithdrawalRequest", { amount_usd: amount }), String(amount)).to.equal(true);
+    }
+  });
+
+  it("bounds input amounts as the server does: 0.01 to 1,000,000", () => {
+    const accepted = (amount: number) => {
+      try {
+        centsOf("amount_usd", amount);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    for (const amount of [0, 0.005, 0.01, 1_000_000, 1_000_000.01]) {
+      expect(accepts("CreateWithdrawalRequest", { amount_usd: amount }), String(amount)).to.equal(accepted(amount));
+      expect(accepts("CreateSandboxDepositRequest", { amount_usd: amount }), String(amount)).to.equal(accepted(amount));
+    }
   });
 });

@@ -14,10 +14,13 @@ import {
 import { closedObject, DATE_TIME, listOf, nullable, type JsonSchema } from "./json-schema.ts";
 
 const MAX_USD = MAX_AMOUNT_CENTS / 100;
-const USD: JsonSchema = { type: "number", multipleOf: 0.01, minimum: 0, description: "Dollars, at most 2 decimals." };
+// No multipleOf: 0.01 for "at most 2 decimals": in binary floating point 19.99 / 0.01 is not a whole number, so
+// validators (ajv, Prism) refuse most real amounts with it.
+const USD: JsonSchema = { type: "number", minimum: 0, description: "Dollars, at most 2 decimals." };
 const AMOUNT_INPUT: JsonSchema = {
   type: "number",
-  exclusiveMinimum: 0,
+  // The smallest amount of 2 decimals above 0, the server's lower bound (domain/money.ts, centsOf).
+  minimum: 0.01,
   maximum: MAX_USD,
   description: `Dollars: more than 0, at most ${MAX_USD.toLocaleString("en-US")}.00, at most 2 decimals (else 422 validation_error).`,
 };

@@ -32,12 +32,14 @@ export async function isReplicaSet(database: Database): Promise<boolean> {
 
 /**
  * The per-document errors of an unordered bulk write (the driver gives one or an array), or null when the
- * error is not a bulk write's.
+ * error is not a bulk write's or has none: the whole command failed (an error reply, e.g. a primary stepping
+ * down), so no document can be taken as written, and the error must be rethrown.
  */
 export function bulkWriteErrors(error: unknown): readonly WriteError[] | null {
   if (!(error instanceof MongoBulkWriteError)) return null;
   const { writeErrors } = error;
-  return Array.isArray(writeErrors) ? writeErrors : [writeErrors as WriteError];
+  const list = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors as WriteError] : [];
+  return list.length > 0 ? list : null;
 }
 
 /** True for MongoDB's duplicate key error, whichever way the driver surfaces it. */

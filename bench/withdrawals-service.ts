@@ -1,0 +1,57 @@
+// The service of bench/withdrawals.bench.ts, in a process of its own, against the database at BENCH_MONGO_URI
+// (the embedded server, run by the bench in another process): Svc in the role BENCH_ROLE (all, api or worker)
+// on ephemeral ports, request logs at the shipped level (info) written to /dev/null, the Default project
+// bootstrapped with the sandbox key BENCH_SANDBOX_KEY; beside it, in the same process and on the same database,
+// the bare Fastify route the bench compares withdrawals with (POST /bare: one insertOne of a transaction-sized
+// document). Prints one JSON line ({ pid, httpPort, barePort }), then serves until its standard input closes.
+import Fastify from "fastify";
+import { pino } from "pino";
+import { createApp } from "../src/app.ts";
+import { bootstrapDefaultProject } from "../src/bootstrap.ts";
+import { loadConfig } from "../src/config.ts";
+import { createLogger } from "../src/observability/logger.ts";
+import { connectDatabase } from "../src/store/database.ts";
+
+const uri = process.env.BENCH_MONGO_URI!;
+const database = await connectDatabase(uri);
+// A quota no run reaches: the benchmark measures the work, not refusals.
+const config = loadConfig({ MONGODB_URI: uri, PORT: "0", GRPC_PORT: "0", SVC_RATE_LIMIT: "1000000000", SVC_ROLE: process.env.BENCH_ROLE ?? "all" });
+const logger = createLogger({ level: "info", destination: pino.destination({ dest: "/dev/null", sync: false }) });
+const app = await createApp({
+  config,
+  database,
+  adminToken: "bench-admin-token",
+  logger,
+  onError: (error, context) => console.error(context, error),
+});
+await bootstrapDefaultProject({ tenancy: app.tenancy, ...app.repositories }, { sandboxKey: process.env.BENCH_SANDBOX_KEY });
+const { httpPort } = await app.listen({ http: 0, grpc: 0 });
+
+const bare = Fastify({ logger: false });
+const bareCollection = database.db.collection("bare_withdrawals");
+bare.post("/bare", async (request, reply) => {
+  const body = request.body as { user_id: string; amount_usd: number };
+  const now = new Date();
+  const doc = {
+    user_id: body.user_id,
+    type: "withdrawal",
+    amount_cents: Math.round(body.amount_usd * 100),
+    status: "pending",
+    created_at: now,
+    updated_at: now,
+  };
+  await bareCollection.insertOne(doc);
+  return reply.code(201).send(doc);
+});
+await bare.listen({ port: 0, host: "127.0.0.1" });
+const barePort = (bare.server.address() as { port: number }).port;
+
+process.stdout.write(`${JSON.stringify({ pid: process.pid, httpPort, barePort })}\n`);
+
+process.stdin.resume();
+process.stdin.once("end", async () => {
+  await bare.close();
+  await app.close();
+  await database.close().catch(() => {});
+  process.exit(0);
+});

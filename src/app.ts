@@ -11,6 +11,8 @@ import { PUBLIC_API } from "./api/public-api.ts";
 import { REQUEST_RECEIVE_TIMEOUT_MS } from "./domain/limits.ts";
 import { CallPipeline } from "./pipeline/call-pipeline.ts";
 import { createHttpServer } from "./server/http-server.ts";
+import { ConsoleQueries } from "./store/console-queries.ts";
+import { DashboardSessionRepository } from "./store/dashboard-session-repository.ts";
 import { registerOpenApiRoute } from "./rest/openapi/openapi-route.ts";
 import { JobQueue } from "./jobs/job-queue.ts";
 import { RelaySweeper } from "./events/relay-sweeper.ts";
@@ -187,14 +189,16 @@ export async function createApp(options: AppOptions): Promise<App> {
   repositories.events.onInserted((events) => {
     for (const event of events) metrics.eventsCreated.inc({ type: event.type });
   });
-  await Promise.all(Object.values(repositories).map((r) => ("ensureIndexes" in r ? r.ensureIndexes() : undefined)));
+  const dashboardSessions = new DashboardSessionRepository(database.db);
+  await Promise.all([...Object.values(repositories), dashboardSessions].map((r) => ("ensureIndexes" in r ? r.ensureIndexes() : undefined)));
 
   const authenticator = new ApiKeyAuthenticator(repositories.apiKeys, repositories.organizations, {
     clock,
     defaultRateLimit: config.rateLimit,
     cacheMs: config.authCacheMs,
   });
-  const gate = new RequestGate(authenticator, new RateLimiter(repositories.rateLimits, clock), config.rateLimit);
+  const rateLimiter = new RateLimiter(repositories.rateLimits, clock);
+  const gate = new RequestGate(authenticator, rateLimiter, config.rateLimit);
   const idempotency = new IdempotencyGuard(repositories.idempotency, clock, config.idempotencyLockMs);
   const role = config.role;
   const replicaSet = await isReplicaSet(database);
@@ -343,6 +347,17 @@ export async function createApp(options: AppOptions): Promise<App> {
     surface: role === "worker" ? "operations" : "public",
     logger,
     metrics,
+    dashboard: {
+      registry,
+      sessions: dashboardSessions,
+      queries: new ConsoleQueries(database.db),
+      authenticator,
+      rateLimiter,
+      adminToken: options.adminToken,
+      clock,
+      secureCookie: config.dashboardSecureCookie,
+      signInLimit: config.dashboardSignInLimit,
+    },
   });
   const grpc = createGrpcServer(servedRpc, {
     receiveTimeoutMs: timings.requestReceiveTimeoutMs,

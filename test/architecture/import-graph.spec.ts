@@ -18,7 +18,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["services"],
   ["api"],
   ["pipeline"],
-  ["rest", "rpc"],
+  ["rest", "rpc", "dashboard"],
   ["server"],
   ["(root)"],
 ];

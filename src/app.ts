@@ -313,12 +313,13 @@ export async function createApp(options: AppOptions): Promise<App> {
     },
   ];
   const registry = new ServiceRegistry(services);
+  const accessCheck = methodAccessCheck(async (projectId, setting) => (await settings.project(projectId))?.[setting] === true);
   const observed = observabilityInterceptor(metrics, logger);
   const pipeline = new CallPipeline(
     gate,
     idempotency,
     (error, requestId) => logger.error({ err: error, request_id: requestId }, "unexpected failure"),
-    methodAccessCheck(async (projectId, setting) => (await settings.project(projectId))?.[setting] === true),
+    accessCheck,
   );
   const publicInterceptors = [observed, publicInterceptor(pipeline, registry)];
   const adminInterceptors = [observed, adminInterceptor(options.adminToken)];
@@ -357,6 +358,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       clock,
       secureCookie: config.dashboardSecureCookie,
       signInLimit: config.dashboardSignInLimit,
+      accessCheck,
     },
   });
   const grpc = createGrpcServer(servedRpc, {

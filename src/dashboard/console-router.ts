@@ -5,6 +5,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ApiKeyAuthenticator } from "../access/api-key-authenticator.ts";
 import type { Principal } from "../access/principal.ts";
 import type { RateLimiter } from "../access/rate-limiter.ts";
+import type { MethodAccessCheck } from "../api/method-access.ts";
 import type { ServiceRegistry } from "../api/service-registry.ts";
 import type { Clock } from "../domain/clock.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
@@ -24,6 +25,11 @@ export interface DashboardOptions {
   secureCookie: "auto" | "always";
   /** Sign-in attempts per client address per 60 s. */
   signInLimit: number;
+  /**
+   * The API's own check of who may call a method (sandbox-only methods refuse live keys, live settings), run
+   * before every call a project session makes, as the call pipeline runs it before every API call.
+   */
+  accessCheck: MethodAccessCheck;
 }
 
 export type ConsoleKind = "project" | "operator";

@@ -82,6 +82,16 @@ function errorPage(status: number, title: string, text: string, shell: Partial<S
   return page({ ...shell, title }, html`<h1>${title}</h1><p>${text}</p><p><a href="/dashboard">Back to the dashboard</a></p>`);
 }
 
+/**
+ * Pages a signed-out visitor comes back to after signing in: the simulated KYC page a sandbox session's `url`
+ * opens. Only these exact shapes, so `next` can never send anyone off the dashboard.
+ */
+const RETURNABLE_PATH = /^\/dashboard\/kyc\/[A-Za-z0-9_-]{1,100}$/;
+
+function returnPath(value: unknown): string | null {
+  return typeof value === "string" && RETURNABLE_PATH.test(value) ? value : null;
+}
+
 /** Where a session of this kind starts. */
 function homeOf(kind: ConsoleKind): string {
   return kind === "operator" ? "/dashboard/operator" : "/dashboard";
@@ -129,13 +139,14 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
     return session ? { id, session } : null;
   }
 
-  function signInPage(request: FastifyRequest, reply: FastifyReply, status: number, flash: Flash | null): FastifyReply {
+  function signInPage(request: FastifyRequest, reply: FastifyReply, status: number, flash: Flash | null, next: string | null = null): FastifyReply {
     const token = newToken();
     reply.header("set-cookie", cookie(SIGN_IN_COOKIE, token, "/dashboard/sign-in", overTls(request, options.secureCookie)));
     const body = html`<div class="signin card">
       <h1>Sign in to the Svc dashboard</h1>
       <form method="post" action="/dashboard/sign-in" class="stack">
         ${csrfField(token)}
+        ${next ? html`<input type="hidden" name="next" value="${next}">` : ""}
         <label for="credential">Secret API key or admin token</label>
         <input type="password" id="credential" name="credential" autocomplete="off" required spellcheck="false">
         <p class="muted">A secret API key (<code>svc_test_…</code> or <code>svc_live_…</code>) opens the console of its project and
@@ -148,20 +159,22 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
 
   app.get("/sign-in", async (request, reply) => {
     const current = await currentSession(request);
-    if (current) return reply.redirect(homeOf(current.session.kind), 303);
-    return signInPage(request, reply, 200, null);
+    const next = returnPath((request.query as Record<string, unknown>).next);
+    if (current) return reply.redirect(current.session.kind === "project" && next ? next : homeOf(current.session.kind), 303);
+    return signInPage(request, reply, 200, null, next);
   });
 
   app.post("/sign-in", async (request, reply) => {
     const form = request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
+    const next = returnPath(form.get("next"));
     // Login CSRF: the form's token must match the cookie the sign-in page set (SameSite=Strict).
     if (!sameToken(form.get("_csrf"), cookiesOf(request).get(SIGN_IN_COOKIE) ?? newToken())) {
-      return signInPage(request, reply, 403, { kind: "error", text: "The sign-in form expired. Please try again." });
+      return signInPage(request, reply, 403, { kind: "error", text: "The sign-in form expired. Please try again." }, next);
     }
     const limit = await options.rateLimiter.consume(`dashboard-sign-in:${request.ip}`, options.signInLimit);
     if (limit.exceeded) {
       reply.header("retry-after", String(limit.resetSeconds));
-      return signInPage(request, reply, 429, { kind: "error", text: `Too many sign-in attempts. Try again in ${limit.resetSeconds} s.` });
+      return signInPage(request, reply, 429, { kind: "error", text: `Too many sign-in attempts. Try again in ${limit.resetSeconds} s.` }, next);
     }
     const credential = (form.get("credential") ?? "").trim();
     const now = clock();
@@ -173,20 +186,20 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
         await options.authenticator.authenticate(`Bearer ${credential}`);
       } catch (error) {
         const described = describeError(error);
-        return signInPage(request, reply, described.definition.status, { kind: "error", text: `${described.message} (${described.code})` });
+        return signInPage(request, reply, described.definition.status, { kind: "error", text: `${described.message} (${described.code})` }, next);
       }
       session = { ...base, kind: "project", key_hash: hashApiKey(credential), livemode, admin_token_hash: null };
     } else if (credential !== "" && adminTokenMatches(credential, options.adminToken)) {
       session = { ...base, kind: "operator", key_hash: null, livemode: false, admin_token_hash: tokenDigest(options.adminToken).toString("hex") };
     } else {
-      return signInPage(request, reply, 401, { kind: "error", text: "This is neither a valid secret API key nor the admin token." });
+      return signInPage(request, reply, 401, { kind: "error", text: "This is neither a valid secret API key nor the admin token." }, next);
     }
     // A fresh token at every sign-in: a session id known before it (fixation) is worth nothing.
     const token = newToken();
     await sessions.insert({ _id: sessionIdOf(token), ...session });
     const secure = overTls(request, options.secureCookie);
     reply.header("set-cookie", [cookie(SESSION_COOKIE, token, "/dashboard", secure), cookie(SIGN_IN_COOKIE, "", "/dashboard/sign-in", secure, 0)]);
-    return reply.redirect(homeOf(session.kind), 303);
+    return reply.redirect(session.kind === "project" && next ? next : homeOf(session.kind), 303);
   });
 
   app.post("/sign-out", async (request, reply) => {
@@ -207,7 +220,10 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
   async function prepare(kind: ConsoleKind, request: FastifyRequest, reply: FastifyReply): Promise<Prepared> {
     const current = await currentSession(request);
     if (!current) {
-      if (request.method === "GET") return { done: reply.redirect("/dashboard/sign-in", 303) };
+      if (request.method === "GET") {
+        const next = returnPath(request.url.split("?")[0]);
+        return { done: reply.redirect(next ? `/dashboard/sign-in?next=${encodeURIComponent(next)}` : "/dashboard/sign-in", 303) };
+      }
       return { done: sendPage(reply, 401, errorPage(401, "Signed out", "Your session has ended. Sign in again.")) };
     }
     const { id, session } = current;
@@ -255,6 +271,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
     return { ctx, id };
 
     async function invoke(method: DescMethod, init: object, as: Principal | null) {
+      if (as) await options.accessCheck(method, as);
       const context = createHandlerContext({
         service: method.parent,
         method,

@@ -3,10 +3,14 @@
 import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { AdminService } from "../../gen/svc/admin/v1/admin_pb.ts";
 import { EventsService } from "../../gen/svc/v1/events_pb.ts";
+import { KycSessionsService, PhoneVerificationService, SandboxService, type KycSession } from "../../gen/svc/v1/identity_pb.ts";
+import { SandboxTransactionsService, TransactionsService } from "../../gen/svc/v1/transactions_pb.ts";
 import { UsersService } from "../../gen/svc/v1/users_pb.ts";
 import { WebhookEndpointsService, type WebhookDelivery, type WebhookEndpoint, type WebhookTest } from "../../gen/svc/v1/webhook_endpoints_pb.ts";
-import { svcError } from "../domain/errors.ts";
+import { describeError, svcError } from "../domain/errors.ts";
 import { eventJson } from "../representations/events.ts";
+import { kycSessionJson, phoneVerificationJson } from "../representations/identity.ts";
+import { transactionJson, walletBalanceJson } from "../representations/transactions.ts";
 import { profileJson, userJson, walletJson } from "../representations/users.ts";
 import { COUNT_CAP } from "../store/console-queries.ts";
 import { optionalMethod, seg, type ConsoleContext, type ConsoleRouter } from "./console-router.ts";
@@ -29,7 +33,14 @@ function countText(n: number): string {
 }
 
 /** Sections of the user page, in order; a feature adds its own (KYC, verification, money) as it lands. */
-type UserSection = (ctx: ConsoleContext, userId: string, stored: Record<string, any> | null) => Promise<Html | null>;
+type UserSection = (ctx: ConsoleContext, userId: string) => Promise<Html | null>;
+
+/** Dollars as the API answers them, shown with two decimals. */
+function money(usd: number): string {
+  return usd.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+}
+
+const SANDBOX_ONLY = "Sandbox tools exist in the sandbox environment only.";
 
 export function registerProjectConsole(router: ConsoleRouter): void {
   const { registry, queries } = router.options;
@@ -133,31 +144,66 @@ export function registerProjectConsole(router: ConsoleRouter): void {
     );
   });
 
+  /** A section's answer, or null when the method answers 404 (nothing of this kind yet). */
+  async function orNone<T>(call: Promise<T>, noneCodes: readonly string[]): Promise<T | null> {
+    try {
+      return await call;
+    } catch (error) {
+      if (noneCodes.includes(describeError(error).code)) return null;
+      throw error;
+    }
+  }
+
   const userSections: UserSection[] = [
     async (ctx, userId) => {
       const answer = await ctx.call(UsersService.method.listUserWallets, { userId, limit: 10 });
       return html`<h2>Wallets</h2>${table(
-        "Wallets",
-        ["Wallet", "Status", "Simulated", "Created"],
+        "Wallets and their balances (USD)",
+        ["Wallet", "Status", "Available", "Pending in", "Pending out", "Simulated", "Created"],
         answer.data.map((w) => {
           const j = walletJson(w);
-          return html`<tr><td><code>${w.id}</code></td><td>${statusTag(w.status)}</td><td>${w.simulated ? "yes" : "no"}</td><td>${time(j.created_at as string)}</td></tr>`;
+          const b = walletBalanceJson(w.balance);
+          return html`<tr class="wallet"><td><code>${w.id}</code></td><td>${statusTag(w.status)}</td>
+          <td class="balance-available">${money(b.available_usd)}</td><td class="balance-pending-in">${money(b.pending_in_usd)}</td><td>${money(b.pending_out_usd)}</td>
+          <td>${w.simulated ? "yes" : "no"}</td><td>${time(j.created_at as string)}</td></tr>`;
         }),
         "No wallet yet.",
       )}`;
     },
-    async (_ctx, _userId, stored) => {
-      const v = stored?.phone_verification;
-      if (!v) return null;
-      return html`<h2>Phone verification</h2>${jsonBlock("Phone verification", { status: v.status, channel: v.channel, created_at: v.created_at, expires_at: v.expires_at })}`;
+    async (ctx, userId) => {
+      const answer = await ctx.call(TransactionsService.method.listUserTransactions, { userId, limit: PAGE_SIZE });
+      return html`<h2>Transactions</h2>${table(
+        "Transactions, newest first (the last 25)",
+        ["Transaction", "Type", "Status", "Amount (USD)", "Fee (USD)", "Fiat", "Created"],
+        answer.data.map((t) => {
+          const j = transactionJson(t);
+          return html`<tr class="transaction" data-type="${j.type}"><td><code>${j.id}</code></td><td>${j.type}</td>
+          <td>${statusTag(j.status)}${j.failure_code ? html` ${j.failure_code}` : ""}</td><td>${money(j.amount_usd)}</td><td>${money(j.fee_usd)}</td>
+          <td>${j.fiat_amount} ${j.fiat_currency}</td><td>${time(j.created_at)}</td></tr>`;
+        }),
+        "No transaction yet.",
+      )}`;
     },
-    async (_ctx, _userId, stored) => {
-      const sessions = stored?.kyc_sessions as any[] | undefined;
-      if (!sessions?.length) return null;
+    async (ctx, userId) => {
+      // The latest verification as GET /v1/users/{id}/phone_verification answers it; 404 when none was started.
+      const answer = await orNone(ctx.call(PhoneVerificationService.method.getPhoneVerification, { userId }), [
+        "no_pending_verification",
+        "live_feature_unavailable",
+      ]);
+      if (!answer?.phoneVerification) return null;
+      return html`<h2>Phone verification</h2>${jsonBlock("Phone verification", phoneVerificationJson(answer.phoneVerification))}`;
+    },
+    async (ctx, userId) => {
+      const answer = await ctx.call(KycSessionsService.method.listUserKycSessions, { userId, limit: 10 });
       return html`<h2>KYC sessions</h2>${table(
-        "KYC sessions, oldest first",
-        ["Session", "Status", "Created"],
-        sessions.map((s) => html`<tr><td><code>${s.id}</code></td><td>${statusTag(String(s.status))}</td><td>${time(s.created_at)}</td></tr>`),
+        "KYC sessions, newest first",
+        ["Session", "Status", "Last error", "Expires", "Created"],
+        answer.data.map(
+          (k) => html`<tr class="kyc-session"><td><a href="/dashboard/kyc/${seg(k.id)}"><code>${k.id}</code></a></td><td>${statusTag(k.status)}</td>
+          <td>${k.lastError ? html`${k.lastError.code}${k.lastError.reason ? html`: ${k.lastError.reason}` : ""}` : ""}</td>
+          <td>${time(date(k.expiresAt))}</td><td>${time(date(k.createdAt))}</td></tr>`,
+        ),
+        "No KYC session yet.",
       )}`;
     },
   ];
@@ -167,8 +213,7 @@ export function registerProjectConsole(router: ConsoleRouter): void {
     const id = ctx.params.id!;
     const answer = await ctx.call(UsersService.method.getUser, { id });
     const user = answer.user!;
-    const stored = (await queries.findUser(scope, id)) as Record<string, any> | null;
-    const sections = (await Promise.all(userSections.map((s) => s(ctx, id, stored)))).filter((s) => s !== null);
+    const sections = (await Promise.all(userSections.map((s) => s(ctx, id)))).filter((s) => s !== null);
     const sandbox = !scope.livemode;
     return page(
       ctx.shell(`User ${id}`, "users"),
@@ -183,7 +228,8 @@ export function registerProjectConsole(router: ConsoleRouter): void {
               user.suspended
                 ? actionButton(ctx.csrf, `/dashboard/users/${seg(id)}/unsuspend`, "Unsuspend user")
                 : actionButton(ctx.csrf, `/dashboard/users/${seg(id)}/suspend`, "Suspend user", { danger: true, confirm: "Suspend this user?" })
-            }</div>`
+            }${actionButton(ctx.csrf, `/dashboard/users/${seg(id)}/kyc-sessions`, "Start a KYC session")}</div>
+            ${depositForm(ctx, id)}`
           : ""
       }`,
     );
@@ -207,6 +253,136 @@ export function registerProjectConsole(router: ConsoleRouter): void {
       },
     );
   }
+
+  // ---- Sandbox: deposits and KYC sessions, through SandboxTransactionsService, KycSessionsService and SandboxService
+  function depositForm(ctx: ConsoleContext, userId: string | null): Html {
+    const action = userId ? `/dashboard/users/${seg(userId)}/deposits` : "/dashboard/sandbox/deposits";
+    return html`<section class="card" aria-labelledby="deposit-title"><h2 id="deposit-title">Simulate a deposit</h2>
+    <p class="muted">As <code>POST /v1/sandbox/users/{id}/deposits</code>: the user needs an approved KYC status and a ready wallet.</p>
+    ${postForm(
+      ctx.csrf,
+      action,
+      html`<div class="row">${
+        userId ? "" : html`<div class="field"><label for="d-user">User id</label><input type="text" id="d-user" name="user_id" required></div>`
+      }
+      <div class="field"><label for="d-amount">Amount (USD)</label><input type="text" inputmode="decimal" id="d-amount" name="amount_usd" required value="100.00"></div>
+      <div class="field"><label for="d-fee">Fee (USD)</label><input type="text" inputmode="decimal" id="d-fee" name="fee_usd" value="0"></div>
+      <div class="field"><label for="d-currency">Fiat currency</label><input type="text" id="d-currency" name="fiat_currency" value="USD"></div>
+      <div class="field"><label for="d-after">Completes after (seconds, 0 to 3600)</label><input type="number" id="d-after" name="complete_after_seconds" min="0" max="3600" value="2"></div>
+      <button type="submit">Simulate deposit</button></div>`,
+      { label: "Simulate a deposit" },
+    )}</section>`;
+  }
+
+  /** A form's decimal field as a number (the service validates it, as it does the API's JSON numbers). */
+  function numberField(ctx: ConsoleContext, name: string): number | undefined {
+    const text = (ctx.form.get(name) ?? "").trim();
+    if (text === "") return undefined;
+    const value = Number(text);
+    if (!Number.isFinite(value)) throw svcError("validation_error", `${name} must be a number.`, { param: name });
+    return value;
+  }
+
+  async function simulateDeposit(ctx: ConsoleContext, userId: string) {
+    const amount = numberField(ctx, "amount_usd");
+    if (amount === undefined) throw svcError("validation_error", "amount_usd is required.", { param: "amount_usd" });
+    const fee = numberField(ctx, "fee_usd");
+    const after = numberField(ctx, "complete_after_seconds");
+    const currency = (ctx.form.get("fiat_currency") ?? "").trim();
+    const answer = await ctx.call(SandboxTransactionsService.method.createSandboxDeposit, {
+      userId,
+      amountUsd: amount,
+      ...(fee !== undefined ? { feeUsd: fee } : {}),
+      ...(currency !== "" ? { fiatCurrency: currency } : {}),
+      ...(after !== undefined ? { completeAfterSeconds: after } : {}),
+    });
+    const t = transactionJson(answer.transaction!);
+    return { redirect: `/dashboard/users/${seg(userId)}`, notice: `Deposit ${t.id} of ${money(t.amount_usd)} USD created (${t.status}).` };
+  }
+
+  router.action(
+    P,
+    "/users/:id/deposits",
+    (ctx) => `/dashboard/users/${seg(ctx.params.id!)}`,
+    (ctx) => simulateDeposit(ctx, ctx.params.id!),
+  );
+  router.action(
+    P,
+    "/sandbox/deposits",
+    () => "/dashboard/sandbox",
+    (ctx) => simulateDeposit(ctx, (ctx.form.get("user_id") ?? "").trim()),
+  );
+
+  async function startKycSession(ctx: ConsoleContext, userId: string) {
+    const answer = await ctx.call(KycSessionsService.method.createKycSession, { userId });
+    const session = answer.kycSession!;
+    return { redirect: `/dashboard/kyc/${seg(session.id)}`, notice: "KYC session created: the user's kyc_status is pending." };
+  }
+  router.action(
+    P,
+    "/users/:id/kyc-sessions",
+    (ctx) => `/dashboard/users/${seg(ctx.params.id!)}`,
+    (ctx) => startKycSession(ctx, ctx.params.id!),
+  );
+  router.action(
+    P,
+    "/sandbox/kyc-sessions",
+    () => "/dashboard/sandbox",
+    (ctx) => startKycSession(ctx, (ctx.form.get("user_id") ?? "").trim()),
+  );
+
+  /**
+   * The simulated verification page a sandbox KYC session's `url` opens: the session, and what the end user
+   * and the provider would do, as the sandbox methods do it.
+   */
+  router.page(P, "/kyc/:id", async (ctx) => {
+    const answer = await ctx.call(KycSessionsService.method.getKycSession, { id: ctx.params.id! });
+    const k: KycSession = answer.kycSession!;
+    const base = `/dashboard/kyc/${seg(k.id)}`;
+    const open = k.status === "requires_input" || k.status === "processing";
+    return page(
+      ctx.shell(`KYC session ${k.id}`, "users"),
+      html`<h1>KYC session <code>${k.id}</code></h1>
+      <p>${k.livemode ? "A live session: it is completed at the provider." : "The sandbox's simulated verification page."}</p>
+      <dl class="facts card">
+        <dt>Status</dt><dd class="kyc-status">${statusTag(k.status)}</dd>
+        <dt>User</dt><dd><a href="/dashboard/users/${seg(k.userId)}"><code>${k.userId}</code></a></dd>
+        <dt>Expires</dt><dd>${time(date(k.expiresAt))}</dd>
+        ${k.lastError ? html`<dt>Last error</dt><dd>${k.lastError.code}${k.lastError.reason ? html`: ${k.lastError.reason}` : ""}</dd>` : ""}
+        ${k.returnUrl ? html`<dt>Return URL</dt><dd>${k.returnUrl}</dd>` : ""}
+      </dl>
+      ${
+        !k.livemode && open
+          ? html`<div class="actions">
+        ${k.status === "requires_input" ? actionButton(ctx.csrf, `${base}/submit`, "Submit (as the end user)") : ""}
+        ${actionButton(ctx.csrf, `${base}/approve`, "Approve")}
+      </div>
+      ${postForm(
+        ctx.csrf,
+        `${base}/reject`,
+        html`<div class="row"><div class="field"><label for="k-reason">Reason (optional)</label><input type="text" id="k-reason" name="reason"></div>
+        <button type="submit" class="danger">Reject</button></div>`,
+        { label: "Reject the KYC session" },
+      )}`
+          : ""
+      }
+      ${jsonBlock("KYC session JSON", kycSessionJson(k))}`,
+    );
+  });
+  const kycBack = (ctx: ConsoleContext) => `/dashboard/kyc/${seg(ctx.params.id!)}`;
+  router.action(P, "/kyc/:id/submit", kycBack, async (ctx) => {
+    await ctx.call(SandboxService.method.submitKycSession, { id: ctx.params.id! });
+    return { redirect: kycBack(ctx), notice: "KYC session submitted: processing." };
+  });
+  router.action(P, "/kyc/:id/approve", kycBack, async (ctx) => {
+    await ctx.call(SandboxService.method.approveKycSession, { id: ctx.params.id! });
+    return { redirect: kycBack(ctx), notice: "KYC session approved: the user's kyc_status is approved." };
+  });
+  router.action(P, "/kyc/:id/reject", kycBack, async (ctx) => {
+    const reason = (ctx.form.get("reason") ?? "").trim();
+    await ctx.call(SandboxService.method.rejectKycSession, { id: ctx.params.id!, ...(reason !== "" ? { reason } : {}) });
+    return { redirect: kycBack(ctx), notice: "KYC session rejected: the user's kyc_status is rejected." };
+  });
 
   // ---- Events
   router.page(P, "/events", async (ctx) => {
@@ -459,7 +635,7 @@ export function registerProjectConsole(router: ConsoleRouter): void {
   // ---- Sandbox tools
   router.page(P, "/sandbox", async (ctx) => {
     const scope = scopeOf(ctx);
-    if (scope.livemode) throw svcError("validation_error", "Sandbox tools exist in the sandbox environment only.");
+    if (scope.livemode) throw svcError("validation_error", SANDBOX_ONLY);
     return page(
       ctx.shell("Sandbox tools", "sandbox"),
       html`<h1>Sandbox tools</h1>
@@ -470,7 +646,15 @@ export function registerProjectConsole(router: ConsoleRouter): void {
         html`<div class="row"><div class="field"><label for="s-user">User id</label><input type="text" id="s-user" name="user_id" required></div><button type="submit">Suspend</button></div>`,
         { label: "Suspend a user" },
       )}</section>
-      <p class="muted">Deposits and KYC sessions are driven from here once this build has them.</p>`,
+      ${depositForm(ctx, null)}
+      <section class="card" aria-labelledby="kyc-title"><h2 id="kyc-title">Drive a KYC session</h2>
+      <p class="muted">Creates a session (as <code>POST /v1/users/{id}/kyc-sessions</code>) and opens its simulated verification page, where it is submitted, approved or rejected.</p>
+      ${postForm(
+        ctx.csrf,
+        "/dashboard/sandbox/kyc-sessions",
+        html`<div class="row"><div class="field"><label for="k-user">User id</label><input type="text" id="k-user" name="user_id" required></div><button type="submit">Start a KYC session</button></div>`,
+        { label: "Start a KYC session" },
+      )}</section>`,
     );
   });
   router.action(
@@ -479,7 +663,7 @@ export function registerProjectConsole(router: ConsoleRouter): void {
     () => "/dashboard/sandbox",
     async (ctx) => {
       const scope = scopeOf(ctx);
-      if (scope.livemode) throw svcError("validation_error", "Sandbox tools exist in the sandbox environment only.");
+      if (scope.livemode) throw svcError("validation_error", SANDBOX_ONLY);
       const userId = ctx.form.get("user_id") ?? "";
       await ctx.call(AdminService.method.suspendUser, { projectId: scope.projectId, livemode: false, userId });
       return { redirect: `/dashboard/users/${seg(userId)}`, notice: "User suspended." };

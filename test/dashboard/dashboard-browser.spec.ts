@@ -1,6 +1,7 @@
 // The dashboard end to end in headless Chromium (Debian's chromium package, driven by playwright-core): both
 // sign-ins, the webhook pages against a real local receiver, the operator's keys, and axe-core on every page
-// (0 serious or critical violations). Writes the README's screenshots to docs/screenshots/.
+// (0 serious or critical violations). Writes the README's screenshots to docs/screenshots/ only with
+// SVC_WRITE_SCREENSHOTS=1, so a normal run leaves the tree clean.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -14,6 +15,7 @@ import { WebhookReceiver } from "../webhooks/support/receiver.ts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const SCREENSHOTS = fileURLToPath(new URL("../../docs/screenshots/", import.meta.url));
+const WRITE_SCREENSHOTS = process.env.SVC_WRITE_SCREENSHOTS === "1";
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
 describe("dashboard in a browser", function () {
@@ -63,6 +65,11 @@ describe("dashboard in a browser", function () {
         .map((v) => v.id + ": " + v.help + " (" + v.nodes.map((n) => n.target.join(" ")).join(", ") + ")"))`)) as string[];
     expect(violations, page.url()).to.deep.equal([]);
     checkedPages.push(new URL(page.url()).pathname);
+  }
+
+  /** The README's screenshots: written only when SVC_WRITE_SCREENSHOTS=1. */
+  async function screenshot(name: string): Promise<void> {
+    if (WRITE_SCREENSHOTS) await page.screenshot({ path: path.join(mkdirp(SCREENSHOTS), name), fullPage: false });
   }
 
   async function go(pathname: string): Promise<void> {
@@ -177,7 +184,7 @@ describe("dashboard in a browser", function () {
     await click("form[aria-label='Rotate secret'] button");
     expect(await page.textContent(".secret-value")).to.match(/^whsec_/);
     expect(await page.textContent("dl.facts")).to.include("previous secret signs until");
-    await page.screenshot({ path: path.join(mkdirp(SCREENSHOTS), "project-console.png"), fullPage: false });
+    await screenshot("project-console.png");
   });
 
   it("lists events by type with their JSON and where each was delivered; shows users", async () => {
@@ -198,6 +205,58 @@ describe("dashboard in a browser", function () {
     await checkAccessibility();
   });
 
+  it("drives a KYC session to approved and simulates a deposit from the dashboard: both on the user's page and as events", async () => {
+    const id = await createUser();
+    await go(`/dashboard/users/${id}`);
+    await checkAccessibility();
+    await click("form[action$='/kyc-sessions'] button");
+    const kycPath = new URL(page.url()).pathname;
+    expect(kycPath).to.match(/^\/dashboard\/kyc\/[A-Za-z0-9_]+$/);
+    const sessionId = kycPath.split("/").at(-1)!;
+    // The page is the session's url, as the API answers it.
+    const fromApi = await service.request("GET", `/v1/kyc-sessions/${sessionId}`);
+    expect(fromApi.status).to.equal(200);
+    expect(new URL(fromApi.body.url).pathname).to.equal(kycPath);
+    expect(await page.textContent(".kyc-status")).to.include("requires_input");
+    await checkAccessibility();
+    await click("form[action$='/submit'] button");
+    expect(await page.textContent(".flash-success")).to.include("submitted");
+    expect(await page.textContent(".kyc-status")).to.include("processing");
+    await click("form[action$='/approve'] button");
+    expect(await page.textContent(".flash-success")).to.include("approved");
+    expect(await page.textContent(".kyc-status")).to.include("approved");
+    expect(await page.locator("form[action$='/approve']").count()).to.equal(0);
+    await checkAccessibility();
+
+    await go(`/dashboard/users/${id}`);
+    expect(await page.textContent("pre.json")).to.include('"kyc_status": "approved"');
+    expect(await page.textContent("tr.kyc-session")).to.include("approved");
+    await reloadUntil("tr.wallet .tag-ready");
+    await page.fill("#d-amount", "25.50");
+    await page.fill("#d-fee", "0.50");
+    await page.fill("#d-after", "0");
+    await click("form[aria-label='Simulate a deposit'] button");
+    expect(await page.textContent(".flash-success")).to.match(/Deposit txn_\w+ of 25\.50 USD created/);
+    await reloadUntil("tr.transaction[data-type='deposit'] .tag-completed");
+    expect(await page.textContent("tr.wallet .balance-available")).to.equal("25.00");
+    await checkAccessibility();
+    const transactionId = (await page.textContent("tr.transaction td code"))!;
+    const balance = await service.request("GET", `/v1/users/${id}/transactions`);
+    expect(balance.body.data[0].id).to.equal(transactionId);
+
+    for (const type of ["kyc.approved", "transaction.completed"]) {
+      await go(`/dashboard/events?type=${type}`);
+      await checkAccessibility();
+      await click("tbody tr:first-child a");
+      const json = (await page.textContent("pre.json"))!;
+      expect(json).to.include(`"type": "${type}"`).and.include(id);
+    }
+    expect(await page.textContent("pre.json")).to.include(transactionId);
+
+    await go("/dashboard/sandbox");
+    await checkAccessibility();
+  });
+
   it("signs out and in with the admin token: the operator console issues a key once, and a revoked key is refused by the API", async () => {
     await click("form.sign-out button");
     expect(new URL(page.url()).pathname).to.equal("/dashboard/sign-in");
@@ -213,7 +272,7 @@ describe("dashboard in a browser", function () {
     const secret = (await page.textContent(".secret-value"))!;
     expect(secret).to.match(/^svc_test_/);
     await checkAccessibility();
-    await page.screenshot({ path: path.join(mkdirp(SCREENSHOTS), "operator-console.png"), fullPage: false });
+    await screenshot("operator-console.png");
     expect((await service.request("GET", "/v1/events", { key: secret })).status).to.equal(200);
     await page.reload();
     expect(await page.content()).not.to.include(secret);

@@ -106,6 +106,8 @@ describe("dashboard sandbox tools", () => {
     const shown = await live.get(`/dashboard/users/${userId}`);
     expect(shown.text).to.include("(sandbox_only)");
     expect((await live.get("/dashboard/sandbox")).status).to.equal(422);
+    // The sandbox session is not the live environment's: its page is 404 there.
+    expect((await live.get(`/dashboard/kyc/${session.id}`)).status).to.equal(404);
     expect(csrfPage.status).to.equal(200);
     const after = await service.request("GET", `/v1/kyc-sessions/${session.id}`);
     expect(after.body.status).to.equal("requires_input");

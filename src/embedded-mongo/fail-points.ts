@@ -41,6 +41,13 @@ const WRITE_CONCERN_COMMANDS = new Set([
 
 const RETRYABLE_WRITES = new Set(["insert", "update", "delete", "findAndModify", "findandmodify"]);
 
+/**
+ * Codes mongod's getMore labels ResumableChangeStreamError on a change stream's cursor (ErrorLabelBuilder):
+ * retriable (network, not primary, shutdown, ExceededTimeLimit), shard retargeting (StaleShardVersion,
+ * StaleEpoch, StaleConfig), RetryChangeStream and FailedToSatisfyReadPreference.
+ */
+const RESUMABLE_CHANGE_STREAM_CODES = new Set([6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436, 63, 150, 13388, 234, 133]);
+
 const FAIL_MESSAGE = "Failing command via 'failCommand' failpoint";
 
 function sameCommand(a: string, b: string): boolean {
@@ -156,7 +163,11 @@ export class FailPoints {
     if (name === "configureFailPoint") return execute();
     if (name === "getMore" && this.failGetMoreAfterCursorCheckout.fires(() => true)) {
       const data = this.failGetMoreAfterCursorCheckout.data;
-      return new CommandError(isInteger(data.errorCode) ? Number(data.errorCode) : 1, "Hit the 'failGetMoreAfterCursorCheckout' failpoint").toReply();
+      const code = isInteger(data.errorCode) ? Number(data.errorCode) : 1;
+      // As mongod's getMore: an error of a change stream's cursor that a resume can overcome carries the
+      // ResumableChangeStreamError label (the driver resumes on it). failCommand errors only carry given labels.
+      const resumable = ctx.server.changeStreams.owns(cmd.getMore) && RESUMABLE_CHANGE_STREAM_CODES.has(code);
+      return new CommandError(code, "Hit the 'failGetMoreAfterCursorCheckout' failpoint", resumable ? { errorLabels: ["ResumableChangeStreamError"] } : {}).toReply();
     }
     const retryableWrite = RETRYABLE_WRITES.has(name) && cmd.txnNumber !== undefined && cmd.autocommit === undefined;
     const transactional = retryableWrite ? this.onPrimaryTransactionalWrite.fires(() => true) : undefined;

@@ -118,25 +118,31 @@ async function measureDriver(seconds: number, concurrency: number, op: (i: numbe
   // Short warm-up so JIT and connection pool are ready.
   const warmEnd = Date.now() + 300;
   let i = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (Date.now() < warmEnd) await op(i++);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (Date.now() < warmEnd) await op(i++);
+    }),
+  );
   let count = 0;
   const close = openWindow();
   const end = Date.now() + seconds * 1000;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (Date.now() < end) {
-      await op(i++);
-      count++;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (Date.now() < end) {
+        await op(i++);
+        count++;
+      }
+    }),
+  );
   return close(count);
 }
 
 function machine(): string {
   let model = cpus()[0]?.model ?? "unknown";
   try {
-    const line = readFileSync("/proc/cpuinfo", "utf8").split("\n").find((l) => l.startsWith("model name"));
+    const line = readFileSync("/proc/cpuinfo", "utf8")
+      .split("\n")
+      .find((l) => l.startsWith("model name"));
     if (line) model = line.split(":")[1].trim();
   } catch {
     // not Linux: keep os.cpus()'s model
@@ -150,7 +156,13 @@ function machine(): string {
   ].join("\n");
 }
 
-const OPERATIONS = ["insertOne", "findOne by _id", "findOne by unique email", "updateOne by _id ($inc)", "findOneAndUpdate by email ($inc, after)"] as const;
+const OPERATIONS = [
+  "insertOne",
+  "findOne by _id",
+  "findOne by unique email",
+  "updateOne by _id ($inc)",
+  "findOneAndUpdate by email ($inc, after)",
+] as const;
 
 /** Builds one OP_MSG frame carrying `command`. */
 function opMsg(command: Document, requestId: number): Buffer {
@@ -173,33 +185,35 @@ async function measureRawWire(port: number, seconds: number, request: (i: number
   const end = Date.now() + seconds * 1000;
   const close = openWindow();
   await Promise.all(
-    Array.from({ length: connections }, () =>
-      new Promise<void>((resolve, reject) => {
-        const socket = net.connect(port, "127.0.0.1");
-        let buffered = Buffer.alloc(0);
-        let inFlight = 0;
-        const sendOne = () => {
-          inFlight++;
-          socket.write(request(i++));
-        };
-        socket.on("connect", () => {
-          for (let k = 0; k < depth; k++) sendOne();
-        });
-        socket.on("error", reject);
-        socket.on("data", (chunk) => {
-          buffered = buffered.length ? Buffer.concat([buffered, chunk]) : chunk;
-          while (buffered.length >= 4 && buffered.length >= buffered.readInt32LE(0)) {
-            buffered = buffered.subarray(buffered.readInt32LE(0));
-            inFlight--;
-            count++;
-            if (Date.now() < end) sendOne();
-          }
-          if (inFlight === 0) {
-            socket.destroy();
-            resolve();
-          }
-        });
-      }),
+    Array.from(
+      { length: connections },
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const socket = net.connect(port, "127.0.0.1");
+          let buffered = Buffer.alloc(0);
+          let inFlight = 0;
+          const sendOne = () => {
+            inFlight++;
+            socket.write(request(i++));
+          };
+          socket.on("connect", () => {
+            for (let k = 0; k < depth; k++) sendOne();
+          });
+          socket.on("error", reject);
+          socket.on("data", (chunk) => {
+            buffered = buffered.length ? Buffer.concat([buffered, chunk]) : chunk;
+            while (buffered.length >= 4 && buffered.length >= buffered.readInt32LE(0)) {
+              buffered = buffered.subarray(buffered.readInt32LE(0));
+              inFlight--;
+              count++;
+              if (Date.now() < end) sendOne();
+            }
+            if (inFlight === 0) {
+              socket.destroy();
+              resolve();
+            }
+          });
+        }),
     ),
   );
   return close(count);
@@ -242,7 +256,16 @@ const { MongoClient, ObjectId } = require(workerData.mongodbPath);
 async function measureDriverThreads(args: Args, uri: string, op: string, size: number, idBytes: Uint8Array, round: number): Promise<Measured> {
   const mongodbPath = createRequire(import.meta.url).resolve("mongodb");
   const workers = Array.from({ length: args.clientThreads }, (_, t) => {
-    const workerData = { mongodbPath, uri, op, size, idBytes, seconds: args.seconds, concurrency: args.concurrency, insertBase: size * 10 + (round * 16 + t) * 10_000_000 };
+    const workerData = {
+      mongodbPath,
+      uri,
+      op,
+      size,
+      idBytes,
+      seconds: args.seconds,
+      concurrency: args.concurrency,
+      insertBase: size * 10 + (round * 16 + t) * 10_000_000,
+    };
     return new Worker(CLIENT_THREAD, { eval: true, workerData });
   });
   const next = (worker: Worker) =>
@@ -315,12 +338,19 @@ async function runMode(args: Args, mode: Mode, size: number, results: Map<string
     );
     if (mode === "worker thread") {
       const raw = (op: string, command: (i: number) => Document) =>
-        best(() => measureRawWire(server.port, args.seconds, (i) => opMsg({ ...command(i), $db: "bench" }, i))).then((v) => record(`raw wire: ${op}`, v));
+        best(() => measureRawWire(server.port, args.seconds, (i) => opMsg({ ...command(i), $db: "bench" }, i))).then((v) =>
+          record(`raw wire: ${op}`, v),
+        );
       await raw("insertOne", () => ({ insert: "users", documents: [makeDoc(next++)] }));
       await raw("findOne by _id", () => ({ find: "users", filter: { _id: ids[rand()] }, limit: 1, singleBatch: true }));
       await raw("findOne by unique email", () => ({ find: "users", filter: { email: `user${rand()}@example.com` }, limit: 1, singleBatch: true }));
       await raw("updateOne by _id ($inc)", () => ({ update: "users", updates: [{ q: { _id: ids[rand()] }, u: { $inc: { counter: 1 } } }] }));
-      await raw("findOneAndUpdate by email ($inc, after)", () => ({ findAndModify: "users", query: { email: `user${rand()}@example.com` }, update: { $inc: { counter: 1 } }, new: true }));
+      await raw("findOneAndUpdate by email ($inc, after)", () => ({
+        findAndModify: "users",
+        query: { email: `user${rand()}@example.com` },
+        update: { $inc: { counter: 1 } },
+        new: true,
+      }));
     }
   } finally {
     await client.close();
@@ -328,7 +358,13 @@ async function runMode(args: Args, mode: Mode, size: number, results: Map<string
   }
 }
 
-function table(title: string, rowsFor: string[], keyOf: (op: string, size: number) => string, results: Map<string, number>, sizes: number[]): string[] {
+function table(
+  title: string,
+  rowsFor: string[],
+  keyOf: (op: string, size: number) => string,
+  results: Map<string, number>,
+  sizes: number[],
+): string[] {
   const header = `| ${title} | ${sizes.map((s) => `${s.toLocaleString("en-US")} docs`).join(" | ")} |${sizes.length > 1 ? " last / first |" : ""}`;
   const sep = `|---|${sizes.map(() => "---:").join("|")}|${sizes.length > 1 ? "---:|" : ""}`;
   const rows = rowsFor.map((op) => {
@@ -338,7 +374,6 @@ function table(title: string, rowsFor: string[], keyOf: (op: string, size: numbe
   });
   return [header, sep, ...rows];
 }
-
 
 const DURABLE_HEADING = "## Durable mode (dbPath)";
 
@@ -418,7 +453,9 @@ async function durableSection(args: Args): Promise<string[]> {
     }
     console.error(`[durable] ${concurrency} concurrent: in memory ${Math.round(memory.value)}/s, durable ${Math.round(durable.value)}/s`);
     foreignLoad.push(memory.foreign, durable.foreign);
-    lines.push(`| ${concurrency} | ${Math.round(memory.value).toLocaleString("en-US")} | ${Math.round(durable.value).toLocaleString("en-US")} | ${((durable.value / memory.value) * 100).toFixed(0)}% |`);
+    lines.push(
+      `| ${concurrency} | ${Math.round(memory.value).toLocaleString("en-US")} | ${Math.round(durable.value).toLocaleString("en-US")} | ${((durable.value / memory.value) * 100).toFixed(0)}% |`,
+    );
   }
   const insertLoad = foreignLoad.slice(-6);
   lines.push(
@@ -450,7 +487,9 @@ async function main(): Promise<void> {
   if (args.durableOnly) {
     // Replaces (or appends) the durable section of the existing report, keeping the other figures.
     const durable = await durableSection(args);
-    const previous = existsSync(args.out) ? readFileSync(args.out, "utf8") : "# Embedded MongoDB server benchmark\n\n## Machine\n\n" + machine() + "\n";
+    const previous = existsSync(args.out)
+      ? readFileSync(args.out, "utf8")
+      : "# Embedded MongoDB server benchmark\n\n## Machine\n\n" + machine() + "\n";
     const at = previous.indexOf(DURABLE_HEADING);
     const kept = (at >= 0 ? previous.slice(0, at) : previous).trimEnd();
     const report = `${kept}\n\n${durable.join("\n")}\nDurable figures measured ${new Date().toISOString()} on:\n\n${machine()}\n`;

@@ -29,10 +29,14 @@ function percentile(sorted: number[], p: number): number {
 
 function send(agent: http.Agent, url: URL, method: string, headers: Record<string, string>, body: string | undefined): Promise<number> {
   return new Promise((resolve, reject) => {
-    const request = http.request(url, { method, agent, headers: body === undefined ? headers : { ...headers, "content-length": Buffer.byteLength(body) } }, (response) => {
-      response.resume();
-      response.once("end", () => resolve(response.statusCode ?? 0));
-    });
+    const request = http.request(
+      url,
+      { method, agent, headers: body === undefined ? headers : { ...headers, "content-length": Buffer.byteLength(body) } },
+      (response) => {
+        response.resume();
+        response.once("end", () => resolve(response.statusCode ?? 0));
+      },
+    );
     request.once("error", reject);
     request.end(body);
   });

@@ -25,7 +25,10 @@ import { machineDescription } from "./machine.ts";
 const loadBefore = loadavg()[0]!;
 // The working tree is shared: say which code was measured.
 function revision(): string {
-  const git = (args: string) => execSync(`git ${args}`, { cwd: fileURLToPath(new URL("..", import.meta.url)) }).toString().trim();
+  const git = (args: string) =>
+    execSync(`git ${args}`, { cwd: fileURLToPath(new URL("..", import.meta.url)) })
+      .toString()
+      .trim();
   try {
     return `commit ${git("rev-parse --short HEAD")}${git("status --porcelain -- src gen") ? ", with uncommitted changes under src/ or gen/" : ""}`;
   } catch {
@@ -73,14 +76,19 @@ const barePort = (bare.server.address() as { port: number }).port;
 // One HTTP/2 session with every call multiplexed on it, as a gRPC client normally runs.
 const grpcClient = createClient(UsersService, createGrpcTransport({ baseUrl: `http://127.0.0.1:${grpcPort}` }));
 const grpcHeaders = { authorization };
-const definition = protoLoader.loadSync(["svc/v1/users.proto"], { includeDirs: [fileURLToPath(new URL("../proto", import.meta.url))], keepCase: true });
+const definition = protoLoader.loadSync(["svc/v1/users.proto"], {
+  includeDirs: [fileURLToPath(new URL("../proto", import.meta.url))],
+  keepCase: true,
+});
 const StockUsers = (grpc.loadPackageDefinition(definition) as any).svc.v1.UsersService;
 const stockClient = new StockUsers(`127.0.0.1:${grpcPort}`, grpc.credentials.createInsecure());
 const stockMetadata = new grpc.Metadata();
 stockMetadata.set("authorization", authorization);
 const stockGetUser = () =>
   new Promise<boolean>((resolve, reject) =>
-    stockClient.GetUser({ id: userId }, stockMetadata, (error: Error | null, reply: { user?: { id: string } }) => (error ? reject(error) : resolve(reply.user?.id === userId))),
+    stockClient.GetUser({ id: userId }, stockMetadata, (error: Error | null, reply: { user?: { id: string } }) =>
+      error ? reject(error) : resolve(reply.user?.id === userId),
+    ),
   );
 
 type Target = "bare" | "rest" | "grpc" | "grpcjs";
@@ -95,11 +103,29 @@ const LABELS: Record<Target, string> = {
 function load(target: Target, durationMs: number): Promise<LoadResult> {
   switch (target) {
     case "bare":
-      return runLoad({ url: `http://127.0.0.1:${barePort}/bare/users/${userId}`, method: "GET", headers: () => ({}), concurrency: CONCURRENCY, durationMs, okStatuses: [200] });
+      return runLoad({
+        url: `http://127.0.0.1:${barePort}/bare/users/${userId}`,
+        method: "GET",
+        headers: () => ({}),
+        concurrency: CONCURRENCY,
+        durationMs,
+        okStatuses: [200],
+      });
     case "rest":
-      return runLoad({ url: `http://127.0.0.1:${httpPort}/v1/users/${userId}`, method: "GET", headers: () => ({ authorization }), concurrency: CONCURRENCY, durationMs, okStatuses: [200] });
+      return runLoad({
+        url: `http://127.0.0.1:${httpPort}/v1/users/${userId}`,
+        method: "GET",
+        headers: () => ({ authorization }),
+        concurrency: CONCURRENCY,
+        durationMs,
+        okStatuses: [200],
+      });
     case "grpc":
-      return runClosedLoop(async () => (await grpcClient.getUser({ id: userId }, { headers: grpcHeaders })).user?.id === userId, CONCURRENCY, durationMs);
+      return runClosedLoop(
+        async () => (await grpcClient.getUser({ id: userId }, { headers: grpcHeaders })).user?.id === userId,
+        CONCURRENCY,
+        durationMs,
+      );
     case "grpcjs":
       return runClosedLoop(stockGetUser, CONCURRENCY, durationMs);
   }

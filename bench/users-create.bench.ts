@@ -74,7 +74,10 @@ for (const concurrency of CONCURRENCY_LEVELS) {
   const ratios: number[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     const { bare: b, rest: r } = await measure(concurrency);
-    rows.push(formatLoad(`bare insert, ${concurrency} in flight, round ${round}`, b), formatLoad(`POST /v1/users, ${concurrency} in flight, round ${round}`, r));
+    rows.push(
+      formatLoad(`bare insert, ${concurrency} in flight, round ${round}`, b),
+      formatLoad(`POST /v1/users, ${concurrency} in flight, round ${round}`, r),
+    );
     ratios.push(r.perSecond / b.perSecond);
   }
   const mean = ratios.reduce((a, b) => a + b, 0) / ratios.length;

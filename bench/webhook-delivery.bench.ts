@@ -80,17 +80,47 @@ async function addEndpoint(path: string): Promise<string> {
   const now = clock();
   const id = newUuid();
   await endpoints.insert({
-    _id: id, project_id: projectId, livemode: false, url: `${receiverUrl}${path}`, description: "", event_types: ["*"],
-    enabled: true, disabled_reason: null, secret: generateWebhookSecret(), previous_secret: null,
-    previous_secret_expires_at: null, consecutive_failures: 0, created_at: now, updated_at: now,
+    _id: id,
+    project_id: projectId,
+    livemode: false,
+    url: `${receiverUrl}${path}`,
+    description: "",
+    event_types: ["*"],
+    enabled: true,
+    disabled_reason: null,
+    secret: generateWebhookSecret(),
+    previous_secret: null,
+    previous_secret_expires_at: null,
+    consecutive_failures: 0,
+    created_at: now,
+    updated_at: now,
   });
   return id;
 }
 const createdAt = new Map<string, number>();
 async function publish(): Promise<void> {
   const event: EventDocument = {
-    _id: newEventId(), project_id: projectId, livemode: false, type: "transaction.completed", created_at: clock(),
-    data: { object: { id: "tx_1", object: "transaction", user_id: "123456789", type: "deposit", direction: "in", amount_usd: 25, fee_usd: 0.5, status: "completed", fiat_currency: "EUR", fiat_amount: 23, livemode: false, created_at: new Date().toISOString() } },
+    _id: newEventId(),
+    project_id: projectId,
+    livemode: false,
+    type: "transaction.completed",
+    created_at: clock(),
+    data: {
+      object: {
+        id: "tx_1",
+        object: "transaction",
+        user_id: "123456789",
+        type: "deposit",
+        direction: "in",
+        amount_usd: 25,
+        fee_usd: 0.5,
+        status: "completed",
+        fiat_currency: "EUR",
+        fiat_amount: 23,
+        livemode: false,
+        created_at: new Date().toISOString(),
+      },
+    },
     fanned_out: false,
   };
   createdAt.set(event._id, event.created_at.getTime());
@@ -110,12 +140,14 @@ await takeReceipts();
 const loadBefore = loadavg()[0]!;
 const throughputStart = performance.now();
 let published = 0;
-await Promise.all(Array.from({ length: PUBLISHERS }, async () => {
-  while (performance.now() - throughputStart < THROUGHPUT_MS) {
-    await publish();
-    published++;
-  }
-}));
+await Promise.all(
+  Array.from({ length: PUBLISHERS }, async () => {
+    while (performance.now() - throughputStart < THROUGHPUT_MS) {
+      await publish();
+      published++;
+    }
+  }),
+);
 const publishSeconds = (performance.now() - throughputStart) / 1000;
 const receiptTimes: number[] = [];
 while (receiptTimes.length < published * ENDPOINTS && performance.now() - throughputStart < THROUGHPUT_MS * 8) {
@@ -150,7 +182,10 @@ for (let i = 0; performance.now() - latencyStart < LATENCY_MS; i++) {
 await Promise.all(inflight);
 await sleep(1000);
 const latencyReceipts = await takeReceipts();
-const latencies = latencyReceipts.map(([id, at]) => at - createdAt.get(id)!).filter(Number.isFinite).sort((a, b) => a - b);
+const latencies = latencyReceipts
+  .map(([id, at]) => at - createdAt.get(id)!)
+  .filter(Number.isFinite)
+  .sort((a, b) => a - b);
 const latency = {
   events: latencyReceipts.length,
   rate: round(latencyReceipts.length / (LATENCY_MS / 1000)),
@@ -166,18 +201,20 @@ const secret = generateWebhookSecret();
 const body = JSON.stringify({ id: "evt_bench", object: "event", type: "transaction.completed", data: { object: { id: "tx_1" } } });
 let barePosts = 0;
 const bareStart = performance.now();
-await Promise.all(Array.from({ length: BARE_CONCURRENCY }, async () => {
-  while (performance.now() - bareStart < THROUGHPUT_MS / 2) {
-    const result = await postWebhook({
-      url: `${receiverUrl}/bare`,
-      body,
-      headers: { "Svc-Signature": signatureHeader([secret], Math.floor(Date.now() / 1000), body), "Svc-Event-Id": "evt_bench" },
-      timeoutMs: 10_000,
-      livemode: false,
-    });
-    if (result.error === null) barePosts++;
-  }
-}));
+await Promise.all(
+  Array.from({ length: BARE_CONCURRENCY }, async () => {
+    while (performance.now() - bareStart < THROUGHPUT_MS / 2) {
+      const result = await postWebhook({
+        url: `${receiverUrl}/bare`,
+        body,
+        headers: { "Svc-Signature": signatureHeader([secret], Math.floor(Date.now() / 1000), body), "Svc-Event-Id": "evt_bench" },
+        timeoutMs: 10_000,
+        livemode: false,
+      });
+      if (result.error === null) barePosts++;
+    }
+  }),
+);
 const bare = { posts: barePosts, postsPerSecond: round(barePosts / ((performance.now() - bareStart) / 1000)) };
 await takeReceipts();
 console.log("bare", bare);

@@ -215,7 +215,12 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Sandbox endpoints may use loopback hosts, but not to reach this service or its database: their ports (the
   // bound ones are added at listen, since 0 picks a free port) are refused at creation, update and every attempt.
   const refusedLoopbackPorts = new Set([config.port, config.grpcPort, ...databasePorts(database)].filter((port) => port > 0));
-  const webhookSend = { timeoutMs: config.webhookTimeoutMs, clock, refusedLoopbackPorts, ...(options.webhookLookup ? { lookup: options.webhookLookup } : {}) };
+  const webhookSend = {
+    timeoutMs: config.webhookTimeoutMs,
+    clock,
+    refusedLoopbackPorts,
+    ...(options.webhookLookup ? { lookup: options.webhookLookup } : {}),
+  };
   const webhooks = new WebhookDelivery(
     {
       deliveries: repositories.webhookDeliveries,

@@ -33,12 +33,16 @@ async function ensureKey(
 ): Promise<{ secret: string | null; id: string }> {
   if (given !== undefined) {
     if (apiKeyLivemode(given) !== livemode) {
-      throw new ConfigError(`${livemode ? "SVC_LIVE_KEY" : "SVC_SANDBOX_KEY"} must be ${livemode ? "svc_live_" : "svc_test_"} followed by at least 24 letters or digits`);
+      throw new ConfigError(
+        `${livemode ? "SVC_LIVE_KEY" : "SVC_SANDBOX_KEY"} must be ${livemode ? "svc_live_" : "svc_test_"} followed by at least 24 letters or digits`,
+      );
     }
     const existing = await deps.apiKeys.findBySecretHash(hashApiKey(given));
     if (existing) {
       if (existing.project_id !== projectId) {
-        throw new ConfigError(`${livemode ? "SVC_LIVE_KEY" : "SVC_SANDBOX_KEY"} is already a key of another project than "Default"; give another key or leave it unset`);
+        throw new ConfigError(
+          `${livemode ? "SVC_LIVE_KEY" : "SVC_SANDBOX_KEY"} is already a key of another project than "Default"; give another key or leave it unset`,
+        );
       }
       return { secret: given, id: existing._id };
     }
@@ -51,7 +55,10 @@ async function ensureKey(
   return { secret, id: key._id };
 }
 
-export async function bootstrapDefaultProject(deps: BootstrapDependencies, keys: { sandboxKey?: string | undefined; liveKey?: string | undefined }): Promise<BootstrapResult> {
+export async function bootstrapDefaultProject(
+  deps: BootstrapDependencies,
+  keys: { sandboxKey?: string | undefined; liveKey?: string | undefined },
+): Promise<BootstrapResult> {
   let organization = await deps.organizations.findBootstrap();
   if (!organization) {
     organization = await deps.tenancy.createOrganization({ name: "Default" }, true);

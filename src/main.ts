@@ -88,10 +88,13 @@ async function main(): Promise<void> {
     logger.info({ signal }, "draining: no new connections, finishing running requests and jobs");
     // Draining waits for requests and attempts that are bounded by their own time-outs; if something still
     // hangs past them, the process exits anyway rather than hold its ports forever.
-    setTimeout(() => {
-      logger.error({ signal }, "drain did not finish in time; exiting");
-      process.exit(1);
-    }, config.shutdownGraceMs + config.webhookTimeoutMs + 5000).unref();
+    setTimeout(
+      () => {
+        logger.error({ signal }, "drain did not finish in time; exiting");
+        process.exit(1);
+      },
+      config.shutdownGraceMs + config.webhookTimeoutMs + 5000,
+    ).unref();
     await app.close();
     await database.close();
     await embedded?.stop();

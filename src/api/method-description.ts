@@ -61,7 +61,10 @@ export interface DescribedMethod {
   liveSetting: LiveFeatureSetting | null;
 }
 
-export function describeService<Methods extends GenServiceMethods>(service: GenService<Methods>, entries: ServiceEntries<Methods>): DescribedMethod[] {
+export function describeService<Methods extends GenServiceMethods>(
+  service: GenService<Methods>,
+  entries: ServiceEntries<Methods>,
+): DescribedMethod[] {
   const descriptor = service as unknown as DescService;
   return descriptor.methods.map((method) => {
     const entry = (entries as Record<string, MethodEntry<DescMessage> | undefined>)[method.localName];

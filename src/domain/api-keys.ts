@@ -22,10 +22,7 @@ export function hashApiKey(secret: string): string {
   return createHash("sha256").update(secret).digest("hex");
 }
 
-export type BearerCredential =
-  | { kind: "missing" }
-  | { kind: "malformed" }
-  | { kind: "key"; secret: string; livemode: boolean };
+export type BearerCredential = { kind: "missing" } | { kind: "malformed" } | { kind: "key"; secret: string; livemode: boolean };
 
 /**
  * Reads an `Authorization` header: absent or empty is missing; any scheme but Bearer, or a token

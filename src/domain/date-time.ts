@@ -2,8 +2,7 @@
 // `Date.parse` is too lenient (it accepts "2026-02-30", missing offsets, local times), so the grammar is
 // checked here field by field.
 
-const DATE_TIME_PATTERN =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
+const DATE_TIME_PATTERN = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 const CALENDAR_DATE_PATTERN = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 function isLeapYear(year: number): boolean {
@@ -35,9 +34,7 @@ function utcMillis(year: number, month: number, day: number, hour = 0, minute = 
 export function parseDateTime(value: string): Date | null {
   const match = DATE_TIME_PATTERN.exec(value);
   if (!match) return null;
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [
-    number, number, number, number, number, number,
-  ];
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
   if (!isRealDate(year, month, day) || hour > 23 || minute > 59 || second > 59) return null;
   const millis = match[7] === undefined ? 0 : Number(match[7].slice(0, 3).padEnd(3, "0"));
 

@@ -22,18 +22,29 @@ export interface ErrorDefinition {
 }
 
 const auth = (message: string): ErrorDefinition => ({
-  status: 401, type: "authentication_error", connectCode: Code.Unauthenticated, message,
+  status: 401,
+  type: "authentication_error",
+  connectCode: Code.Unauthenticated,
+  message,
 });
 const permission = (message: string): ErrorDefinition => ({
-  status: 403, type: "permission_error", connectCode: Code.PermissionDenied, message,
+  status: 403,
+  type: "permission_error",
+  connectCode: Code.PermissionDenied,
+  message,
 });
 const invalid = (status: number, connectCode: Code, message: string): ErrorDefinition => ({
-  status, type: "invalid_request_error", connectCode, message,
+  status,
+  type: "invalid_request_error",
+  connectCode,
+  message,
 });
 
 export const ERROR_CATALOGUE = {
   idempotency_key_invalid: {
-    status: 400, type: "idempotency_error", connectCode: Code.InvalidArgument,
+    status: 400,
+    type: "idempotency_error",
+    connectCode: Code.InvalidArgument,
     message: "The Idempotency-Key header must be 1 to 255 visible ASCII characters.",
   },
   invalid_cursor: invalid(400, Code.InvalidArgument, "The starting_after cursor does not name an object of this list."),
@@ -63,7 +74,9 @@ export const ERROR_CATALOGUE = {
   endpoint_disabled: invalid(409, Code.FailedPrecondition, "The webhook endpoint is disabled; re-enable it before replaying."),
   feature_unavailable: invalid(409, Code.FailedPrecondition, "Live identity verification sessions are not enabled."),
   idempotency_in_progress: {
-    status: 409, type: "idempotency_error", connectCode: Code.Aborted,
+    status: 409,
+    type: "idempotency_error",
+    connectCode: Code.Aborted,
     message: "A request with this Idempotency-Key is still running; retry after a short wait.",
   },
   insufficient_funds: invalid(409, Code.FailedPrecondition, "The sandbox balance is insufficient."),
@@ -75,12 +88,18 @@ export const ERROR_CATALOGUE = {
   user_suspended: invalid(409, Code.FailedPrecondition, "The user is suspended."),
   wallet_not_ready: invalid(409, Code.FailedPrecondition, "The user's wallet is not ready yet (wallet_status is not ready)."),
   webhook_endpoint_exists: invalid(409, Code.AlreadyExists, "A webhook endpoint with this URL already exists in this environment."),
-  webhook_endpoint_limit: invalid(409, Code.FailedPrecondition, `The project already has ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints in this environment.`),
+  webhook_endpoint_limit: invalid(
+    409,
+    Code.FailedPrecondition,
+    `The project already has ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints in this environment.`,
+  ),
   payload_too_large: invalid(413, Code.ResourceExhausted, "The request body exceeds the maximum accepted size."),
   unsupported_media_type: invalid(415, Code.InvalidArgument, "The request body must be JSON: send Content-Type: application/json."),
   request_header_fields_too_large: invalid(431, Code.ResourceExhausted, "The request headers exceed the maximum accepted size."),
   idempotency_key_reuse: {
-    status: 422, type: "idempotency_error", connectCode: Code.InvalidArgument,
+    status: 422,
+    type: "idempotency_error",
+    connectCode: Code.InvalidArgument,
     message: "This Idempotency-Key was used with a different method, route or body.",
   },
   invalid_verification_code: invalid(422, Code.InvalidArgument, "The verification code is wrong."),
@@ -89,19 +108,27 @@ export const ERROR_CATALOGUE = {
   verification_attempts_exceeded: invalid(422, Code.InvalidArgument, "Too many wrong attempts; request a new code."),
   verification_expired: invalid(422, Code.InvalidArgument, "The code expired; request a new one."),
   rate_limit_exceeded: {
-    status: 429, type: "rate_limit_error", connectCode: Code.ResourceExhausted,
+    status: 429,
+    type: "rate_limit_error",
+    connectCode: Code.ResourceExhausted,
     message: "Too many requests; wait Retry-After seconds, then retry.",
   },
   internal_error: {
-    status: 500, type: "api_error", connectCode: Code.Internal,
+    status: 500,
+    type: "api_error",
+    connectCode: Code.Internal,
     message: "An internal error occurred; retry with exponential backoff.",
   },
   kyc_session_unavailable: {
-    status: 503, type: "api_error", connectCode: Code.Unavailable,
+    status: 503,
+    type: "api_error",
+    connectCode: Code.Unavailable,
     message: "The identity verification session could not start; retry shortly.",
   },
   verification_unavailable: {
-    status: 503, type: "api_error", connectCode: Code.Unavailable,
+    status: 503,
+    type: "api_error",
+    connectCode: Code.Unavailable,
     message: "Phone verification is temporarily unavailable; a failed check does not use up an attempt.",
   },
 } as const satisfies Record<string, ErrorDefinition>;
@@ -123,9 +150,7 @@ export function svcError(code: ErrorCode, message?: string, options: SvcErrorOpt
   const metadata: Record<string, string> = { ...options.metadata };
   if (options.param !== undefined) metadata.param = options.param;
   const info = create(ErrorInfoSchema, { reason: code, domain: ERROR_DOMAIN, metadata });
-  return new ConnectError(message ?? definition.message, definition.connectCode, undefined, [
-    { desc: ErrorInfoSchema, value: info },
-  ]);
+  return new ConnectError(message ?? definition.message, definition.connectCode, undefined, [{ desc: ErrorInfoSchema, value: info }]);
 }
 
 /** Shorthand for the most common error: a field that breaks a rule. */

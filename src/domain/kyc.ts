@@ -67,7 +67,10 @@ export function kycEventTypeOf(move: KycMove): "kyc.approved" | "kyc.rejected" |
 /** 409 invalid_state unless the session may make `move`. */
 export function checkMove(session: StoredKycSession, move: KycMove): void {
   if (!MOVES[move].from.includes(session.status)) {
-    throw svcError("invalid_state", `The KYC session is ${session.status}; it cannot be ${MOVES[move].to === "processing" ? "submitted" : MOVES[move].to} now.`);
+    throw svcError(
+      "invalid_state",
+      `The KYC session is ${session.status}; it cannot be ${MOVES[move].to === "processing" ? "submitted" : MOVES[move].to} now.`,
+    );
   }
 }
 

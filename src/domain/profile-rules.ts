@@ -69,7 +69,6 @@ export const TAGNAME_PATTERN = /^[A-Za-z0-9_.-]{3,30}$/;
 // (user@localhost) is accepted; deliverability is the sender's concern.
 export const EMAIL_PATTERN = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+$/u;
 
-
 function requireString(param: string, value: unknown): string {
   if (typeof value !== "string") throw validationError(param, `${param} must be a string.`);
   return value;
@@ -152,10 +151,7 @@ function validateCountry(value: string, flow: SignupFlow): string {
     throw validationError("country", `country '${country}' is not an assigned ISO 3166-1 alpha-2 code.`);
   }
   if (flow.allowedCountries.length > 0 && !flow.allowedCountries.includes(country)) {
-    throw validationError(
-      "country",
-      `country '${country}' is not accepted by this project; accepted: ${flow.allowedCountries.join(", ")}.`,
-    );
+    throw validationError("country", `country '${country}' is not accepted by this project; accepted: ${flow.allowedCountries.join(", ")}.`);
   }
   return country;
 }
@@ -215,14 +211,7 @@ const FIELD_VALIDATORS: FieldValidators = {
 type Mode = "create" | "update";
 
 /** Applies the signup-flow rules and the field's own rules to one field, recording its value when sent. */
-function applyField<K extends ProfileFieldName>(
-  field: K,
-  input: ProfileInput,
-  values: ProfileValues,
-  flow: SignupFlow,
-  now: Date,
-  mode: Mode,
-): void {
+function applyField<K extends ProfileFieldName>(field: K, input: ProfileInput, values: ProfileValues, flow: SignupFlow, now: Date, mode: Mode): void {
   const value: ProfileInput[K] = input[field];
   const module = flow.modules[field];
   if (flow.published && value !== undefined && !module.enabled) {
@@ -282,8 +271,7 @@ export interface NewUserValues {
 /** A whole creation request, checked in the reporting order: phone, external_id, then the profile fields. */
 export function validateNewUser(input: NewUserInput, flow: SignupFlow, now: Date): NewUserValues {
   const phone = validatePhone(input.phone);
-  const externalId =
-    input.external_id === undefined || input.external_id === null ? null : validateExternalId(input.external_id);
+  const externalId = input.external_id === undefined || input.external_id === null ? null : validateExternalId(input.external_id);
   const { phone: _phone, external_id: _externalId, ...profile } = input;
   return { phone, external_id: externalId, profile: validateNewUserProfile(profile, flow, now) };
 }

@@ -41,10 +41,7 @@ export interface PublishSignupFlowRequest {
 export const MIN_AGE_LIMIT = 150;
 
 function modulesAll(setting: ModuleSetting): Record<ProfileFieldName, ModuleSetting> {
-  return Object.fromEntries(PROFILE_FIELD_NAMES.map((name) => [name, { ...setting }])) as Record<
-    ProfileFieldName,
-    ModuleSetting
-  >;
+  return Object.fromEntries(PROFILE_FIELD_NAMES.map((name) => [name, { ...setting }])) as Record<ProfileFieldName, ModuleSetting>;
 }
 
 function deepFreeze(flow: SignupFlow): SignupFlow {
@@ -78,10 +75,7 @@ export function buildSignupFlow(request: PublishSignupFlowRequest, now: Date): S
   request.modules.forEach((module, index) => {
     const param = `modules[${index}]`;
     if (!isProfileFieldName(module.name)) {
-      throw validationError(
-        `${param}.name`,
-        `Unknown signup module '${module.name}'; expected one of: ${PROFILE_FIELD_NAMES.join(", ")}.`,
-      );
+      throw validationError(`${param}.name`, `Unknown signup module '${module.name}'; expected one of: ${PROFILE_FIELD_NAMES.join(", ")}.`);
     }
     if (listed.has(module.name)) {
       throw validationError(`${param}.name`, `The module '${module.name}' is listed more than once.`);

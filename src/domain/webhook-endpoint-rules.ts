@@ -14,9 +14,9 @@ export const MAX_RECOVERY_DAYS = 30;
 
 /** 1 to 10 distinct subscribable types, or exactly ["*"]. */
 export function checkEventTypes(types: readonly string[]): string[] {
-  if (types.length === 0) throw validationError("event_types", "event_types must list at least one event type, or be [\"*\"].");
+  if (types.length === 0) throw validationError("event_types", 'event_types must list at least one event type, or be ["*"].');
   if (types.includes("*")) {
-    if (types.length > 1) throw validationError("event_types", "\"*\" subscribes to every type and must be the only entry.");
+    if (types.length > 1) throw validationError("event_types", '"*" subscribes to every type and must be the only entry.');
     return ["*"];
   }
   if (types.length > MAX_EVENT_TYPES) {
@@ -24,7 +24,10 @@ export function checkEventTypes(types: readonly string[]): string[] {
   }
   for (const type of types) {
     if (!SUBSCRIBABLE_EVENT_TYPES.includes(type as never)) {
-      throw validationError("event_types", `${JSON.stringify(type)} is not an event type one can subscribe to; use one of ${SUBSCRIBABLE_EVENT_TYPES.join(", ")}, or "*".`);
+      throw validationError(
+        "event_types",
+        `${JSON.stringify(type)} is not an event type one can subscribe to; use one of ${SUBSCRIBABLE_EVENT_TYPES.join(", ")}, or "*".`,
+      );
     }
   }
   if (new Set(types).size !== types.length) throw validationError("event_types", "event_types must not list a type twice.");

@@ -21,10 +21,27 @@ export interface CheckedWebhookUrl {
 
 /** Ports of internal services a webhook must never be aimed at, with the service named in the refusal. */
 const SENSITIVE_PORTS: ReadonlyMap<number, string> = new Map([
-  [22, "SSH"], [23, "Telnet"], [25, "SMTP"], [53, "DNS"], [110, "POP3"], [135, "Microsoft RPC"],
-  [139, "NetBIOS"], [143, "IMAP"], [445, "SMB"], [1433, "Microsoft SQL Server"], [1521, "Oracle"],
-  [2375, "Docker API"], [2379, "etcd"], [3306, "MySQL"], [3389, "RDP"], [5432, "PostgreSQL"],
-  [5672, "AMQP"], [6379, "Redis"], [9200, "Elasticsearch"], [11211, "Memcached"], [27017, "MongoDB"],
+  [22, "SSH"],
+  [23, "Telnet"],
+  [25, "SMTP"],
+  [53, "DNS"],
+  [110, "POP3"],
+  [135, "Microsoft RPC"],
+  [139, "NetBIOS"],
+  [143, "IMAP"],
+  [445, "SMB"],
+  [1433, "Microsoft SQL Server"],
+  [1521, "Oracle"],
+  [2375, "Docker API"],
+  [2379, "etcd"],
+  [3306, "MySQL"],
+  [3389, "RDP"],
+  [5432, "PostgreSQL"],
+  [5672, "AMQP"],
+  [6379, "Redis"],
+  [9200, "Elasticsearch"],
+  [11211, "Memcached"],
+  [27017, "MongoDB"],
 ]);
 
 /** Suffixes of names that only resolve inside a network; `metadata.google.internal` falls under `.internal`. */
@@ -70,9 +87,11 @@ export function checkWebhookUrl(raw: string, options: WebhookUrlOptions): Checke
 
   const sandboxLoopback = !options.livemode && isSandboxLoopbackSpelling(raw, parsed);
   if (parsed.protocol === "http:" && !sandboxLoopback) {
-    refuse(options.livemode
-      ? "The URL scheme must be https for live endpoints."
-      : "The URL scheme must be https; http is accepted only for sandbox endpoints on localhost, 127.0.0.1 or [::1].");
+    refuse(
+      options.livemode
+        ? "The URL scheme must be https for live endpoints."
+        : "The URL scheme must be https; http is accepted only for sandbox endpoints on localhost, 127.0.0.1 or [::1].",
+    );
   }
 
   const bracketed = parsed.hostname.startsWith("[");
@@ -131,9 +150,7 @@ function normalisedHref(parsed: URL, trailingDot: boolean): string {
 function isSandboxLoopbackSpelling(raw: string, parsed: URL): boolean {
   const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/\\?#]*)/i.exec(raw)?.[1];
   if (authority === undefined || authority.includes("@")) return false;
-  const host = authority.startsWith("[")
-    ? authority.slice(0, authority.indexOf("]") + 1)
-    : authority.replace(/:[^:]*$/, "");
+  const host = authority.startsWith("[") ? authority.slice(0, authority.indexOf("]") + 1) : authority.replace(/:[^:]*$/, "");
   return SANDBOX_LOOPBACK_HOSTS.has(host.toLowerCase()) && SANDBOX_LOOPBACK_HOSTS.has(parsed.hostname);
 }
 
@@ -141,9 +158,11 @@ function checkHostName(hostname: string, livemode: boolean): void {
   // One trailing dot marks a fully qualified name; the rules apply to the name without it.
   const name = hostname.endsWith(".") ? hostname.slice(0, -1) : hostname;
   if (name === "localhost") {
-    refuse(livemode
-      ? "The URL host localhost is a loopback name, refused for live endpoints."
-      : `The URL host ${hostname} is a loopback name; sandbox endpoints may use exactly localhost, 127.0.0.1 or [::1].`);
+    refuse(
+      livemode
+        ? "The URL host localhost is a loopback name, refused for live endpoints."
+        : `The URL host ${hostname} is a loopback name; sandbox endpoints may use exactly localhost, 127.0.0.1 or [::1].`,
+    );
   }
   const labels = name.split(".");
   if (labels.some((label) => label === "")) refuse(`The URL host ${hostname} has an empty label.`);
@@ -270,12 +289,12 @@ function describeRefusedIPv6(address: bigint): string | null {
   }
   if (inV6Range(address, TEREDO)) {
     // Teredo carries the server address in bits 32-63 and the client address inverted in the last 32 bits.
-    return embeddedRefusal("a Teredo IPv6 address", Number((address >> 64n) & 0xffffffffn))
-      ?? embeddedRefusal("a Teredo IPv6 address", ~low32 >>> 0);
+    return embeddedRefusal("a Teredo IPv6 address", Number((address >> 64n) & 0xffffffffn)) ?? embeddedRefusal("a Teredo IPv6 address", ~low32 >>> 0);
   }
   if (!inV6Range(address, GLOBAL_UNICAST_V6)) {
-    return REFUSED_IPV6_OUTSIDE_GLOBAL.find((range) => inV6Range(address, range))?.label
-      ?? "a reserved IPv6 address (outside global unicast 2000::/3)";
+    return (
+      REFUSED_IPV6_OUTSIDE_GLOBAL.find((range) => inV6Range(address, range))?.label ?? "a reserved IPv6 address (outside global unicast 2000::/3)"
+    );
   }
   return REFUSED_IPV6_INSIDE_GLOBAL.find((range) => inV6Range(address, range))?.label ?? null;
 }

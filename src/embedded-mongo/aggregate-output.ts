@@ -21,7 +21,8 @@ function target(ctx: CommandContext, spec: unknown, stage: string): string {
   if (typeof coll !== "string") throw commandError(ErrorCodes.TypeMismatch, `${stage} target collection name must be a string`);
   if (db !== ctx.db) throw commandError(ErrorCodes.NotImplemented, `${stage} into another database is not supported by the embedded server`);
   validateCollectionName(db, coll);
-  if (isView(ctx.server.store.get(db, coll))) throw commandError(ErrorCodes.CommandNotSupportedOnView, `Namespace ${db}.${coll} is a view, not a collection`);
+  if (isView(ctx.server.store.get(db, coll)))
+    throw commandError(ErrorCodes.CommandNotSupportedOnView, `Namespace ${db}.${coll} is a view, not a collection`);
   return coll;
 }
 
@@ -46,7 +47,8 @@ export function writeOut(ctx: CommandContext, spec: unknown, docs: Document[]): 
 function onFields(spec: Document): string[] {
   const on = spec.on ?? "_id";
   const fields = Array.isArray(on) ? on : [on];
-  if (fields.length === 0 || fields.some((f) => typeof f !== "string")) throw commandError(51186, "$merge 'on' field must be either a string or an array of strings");
+  if (fields.length === 0 || fields.some((f) => typeof f !== "string"))
+    throw commandError(51186, "$merge 'on' field must be either a string or an array of strings");
   return fields as string[];
 }
 
@@ -72,8 +74,13 @@ export function writeMerge(ctx: CommandContext, rawSpec: unknown, docs: Document
     const [match] = coll && doc._id !== undefined ? findMatches(coll, filter, { limit: 1 }) : coll ? findMatches(coll, filter, { limit: 1 }) : [];
     if (!match) {
       if (whenNotMatched === "discard") continue;
-      if (whenNotMatched === "fail") throw commandError(13113, "$merge could not find a matching document in the target collection for at least one document in the source collection");
-      if (whenNotMatched !== "insert") throw commandError(ErrorCodes.BadValue, `Enumeration value '${String(whenNotMatched)}' for field 'whenNotMatched' is not a valid value.`);
+      if (whenNotMatched === "fail")
+        throw commandError(
+          13113,
+          "$merge could not find a matching document in the target collection for at least one document in the source collection",
+        );
+      if (whenNotMatched !== "insert")
+        throw commandError(ErrorCodes.BadValue, `Enumeration value '${String(whenNotMatched)}' for field 'whenNotMatched' is not a valid value.`);
       store.ensure(ctx.db, name).insert(withIdFirst(withId));
       continue;
     }

@@ -248,7 +248,7 @@ export function valueAtPath(doc: unknown, path: string): unknown {
 /** Sort key of one field: arrays sort by their smallest element ascending, their largest descending (mongod). */
 export function sortKey(doc: unknown, path: string, direction: number): unknown {
   const values = valuesAtPath(doc, path);
-  let best: unknown = undefined;
+  let best: unknown;
   let found = false;
   for (const v of values) {
     const elements = Array.isArray(v) ? (v.length ? v : [undefined]) : [v];
@@ -292,4 +292,3 @@ export function sortDocuments<T>(docs: T[], spec: SortSpec): T[] {
   });
   return decorated.map((d) => d.doc);
 }
-

@@ -37,7 +37,12 @@ export function eventsFor(entry: OplogEntry, scope: StreamScope): RawEvent[] {
   switch (entry.op) {
     case "i":
       if (!inScope(scope, entry.db, entry.coll)) return [];
-      return [{ kind: TokenKind.Event, event: { ...head(entry, "insert"), fullDocument: entry.doc, ns: { db: entry.db, coll: entry.coll }, documentKey: { _id: entry.doc._id } } }];
+      return [
+        {
+          kind: TokenKind.Event,
+          event: { ...head(entry, "insert"), fullDocument: entry.doc, ns: { db: entry.db, coll: entry.coll }, documentKey: { _id: entry.doc._id } },
+        },
+      ];
     case "u": {
       if (!inScope(scope, entry.db, entry.coll)) return [];
       const ns = { db: entry.db, coll: entry.coll };
@@ -49,7 +54,9 @@ export function eventsFor(entry: OplogEntry, scope: StreamScope): RawEvent[] {
     }
     case "d":
       if (!inScope(scope, entry.db, entry.coll)) return [];
-      return [{ kind: TokenKind.Event, event: { ...head(entry, "delete"), ns: { db: entry.db, coll: entry.coll }, documentKey: { _id: entry.pre._id } } }];
+      return [
+        { kind: TokenKind.Event, event: { ...head(entry, "delete"), ns: { db: entry.db, coll: entry.coll }, documentKey: { _id: entry.pre._id } } },
+      ];
     case "c":
       return commandEvents(entry, scope);
   }

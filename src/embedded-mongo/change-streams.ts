@@ -28,7 +28,6 @@ interface StreamContext {
   signal?: AbortSignal;
 }
 
-
 const FULL_DOCUMENT_MODES = ["default", "updateLookup", "whenAvailable", "required"] as const;
 const PRE_IMAGE_MODES = ["off", "whenAvailable", "required"] as const;
 type FullDocumentMode = (typeof FULL_DOCUMENT_MODES)[number];
@@ -36,14 +35,56 @@ type PreImageMode = (typeof PRE_IMAGE_MODES)[number];
 
 // mongod's aggregation stage names: an unknown one is a parse error (40324) before any change stream check.
 const STAGE_NAMES = new Set([
-  "$addFields", "$bucket", "$bucketAuto", "$changeStream", "$collStats", "$count", "$currentOp", "$densify", "$documents",
-  "$facet", "$fill", "$geoNear", "$graphLookup", "$group", "$indexStats", "$limit", "$listLocalSessions", "$listSessions",
-  "$lookup", "$match", "$merge", "$out", "$planCacheStats", "$project", "$redact", "$replaceRoot", "$replaceWith", "$sample",
-  "$search", "$searchMeta", "$set", "$setWindowFields", "$skip", "$sort", "$sortByCount", "$unionWith", "$unset", "$unwind",
+  "$addFields",
+  "$bucket",
+  "$bucketAuto",
+  "$changeStream",
+  "$collStats",
+  "$count",
+  "$currentOp",
+  "$densify",
+  "$documents",
+  "$facet",
+  "$fill",
+  "$geoNear",
+  "$graphLookup",
+  "$group",
+  "$indexStats",
+  "$limit",
+  "$listLocalSessions",
+  "$listSessions",
+  "$lookup",
+  "$match",
+  "$merge",
+  "$out",
+  "$planCacheStats",
+  "$project",
+  "$redact",
+  "$replaceRoot",
+  "$replaceWith",
+  "$sample",
+  "$search",
+  "$searchMeta",
+  "$set",
+  "$setWindowFields",
+  "$skip",
+  "$sort",
+  "$sortByCount",
+  "$unionWith",
+  "$unset",
+  "$unwind",
 ]);
 // Stages allowed after $changeStream (mongod's isAllowedInChangeStream).
 const ALLOWED_STAGES = new Set(["$match", "$project", "$addFields", "$set", "$unset", "$replaceRoot", "$replaceWith", "$redact"]);
-const KNOWN_OPTIONS = new Set(["resumeAfter", "startAfter", "startAtOperationTime", "fullDocument", "fullDocumentBeforeChange", "allChangesForCluster", "showMigrationEvents"]);
+const KNOWN_OPTIONS = new Set([
+  "resumeAfter",
+  "startAfter",
+  "startAtOperationTime",
+  "fullDocument",
+  "fullDocumentBeforeChange",
+  "allChangesForCluster",
+  "showMigrationEvents",
+]);
 const DEFAULT_BATCH = 101;
 const MAX_BATCH_BYTES = 16 * 1024 * 1024 - 16 * 1024;
 const DEFAULT_AWAIT_MS = 1000;
@@ -149,7 +190,11 @@ class ChangeStreamCursor {
       } else {
         post = entry.images ? entry.post : null;
         if (!post && this.fullDocument === "required") {
-          throw namedError(47, "NoMatchingDocument", `Change stream was configured to require a post-image for all update events, but the post-image was not found for event: ${describeEvent(entry)}`);
+          throw namedError(
+            47,
+            "NoMatchingDocument",
+            `Change stream was configured to require a post-image for all update events, but the post-image was not found for event: ${describeEvent(entry)}`,
+          );
         }
       }
       insertAfter(event, "wallTime", "fullDocument", post);
@@ -157,7 +202,11 @@ class ChangeStreamCursor {
     if ((type === "update" || type === "replace" || type === "delete") && this.fullDocumentBeforeChange !== "off") {
       const pre = entry.op === "u" || entry.op === "d" ? (entry.images ? (entry.pre ?? null) : null) : null;
       if (!pre && this.fullDocumentBeforeChange === "required") {
-        throw namedError(47, "NoMatchingDocument", `Change stream was configured to require a pre-image for all update, delete and replace events, but the pre-image was not found for event: ${describeEvent(entry)}`);
+        throw namedError(
+          47,
+          "NoMatchingDocument",
+          `Change stream was configured to require a pre-image for all update, delete and replace events, but the pre-image was not found for event: ${describeEvent(entry)}`,
+        );
       }
       insertAfter(event, "fullDocument" in event ? "fullDocument" : "wallTime", "fullDocumentBeforeChange", pre);
     }
@@ -213,7 +262,8 @@ export class ChangeStreamCursors {
     for (const stage of stages) {
       const name = Object.keys(stage)[0];
       if (!STAGE_NAMES.has(name)) throw commandError(ErrorCodes.Location40324, `Unrecognized pipeline stage name: '${name}'`);
-      if (name === "$changeStream") throw commandError(40602, "$changeStream is only valid as the first stage in a pipeline", { codeName: "Location40602" });
+      if (name === "$changeStream")
+        throw commandError(40602, "$changeStream is only valid as the first stage in a pipeline", { codeName: "Location40602" });
       if (!ALLOWED_STAGES.has(name)) throw commandError(ErrorCodes.IllegalOperation, `${name} is not permitted in a $changeStream pipeline`);
     }
     const scope = streamScope(cmd, ctx, spec.allChangesForCluster === true);
@@ -223,7 +273,8 @@ export class ChangeStreamCursors {
     const ns = scope.coll !== undefined ? `${ctx.db}.${scope.coll}` : `${ctx.db}.$cmd.aggregate`;
     const cursorOption = cmd.cursor as Document | undefined;
     const batchSize = cursorOption && cursorOption.batchSize !== undefined ? Number(cursorOption.batchSize) : DEFAULT_BATCH;
-    if (!Number.isFinite(batchSize) || batchSize < 0) throw commandError(ErrorCodes.BadValue, "BatchSize value must be non-negative, but received: " + batchSize);
+    if (!Number.isFinite(batchSize) || batchSize < 0)
+      throw commandError(ErrorCodes.BadValue, "BatchSize value must be non-negative, but received: " + batchSize);
     const cursor = new ChangeStreamCursor(this.newId(), ns, scope, position, fullDocument, fullDocumentBeforeChange, stages);
     const batch = cursor.collect(state, batchSize);
     if (!batch.closed) this.open.set(cursor.id.toString(), cursor);
@@ -262,7 +313,8 @@ export class ChangeStreamCursors {
       };
       const timer = setTimeout(() => done(() => reply(cursor, this.collectOrClose(cursor, state, limit), "nextBatch")), maxTimeMS);
       const unsubscribe = state.oplog.onVisible(() => cursor.wake?.("events"));
-      const onAbort = () => done(() => ({ ok: 0, errmsg: "operation was interrupted because a client disconnected", code: 279, codeName: "ClientDisconnect" }));
+      const onAbort = () =>
+        done(() => ({ ok: 0, errmsg: "operation was interrupted because a client disconnected", code: 279, codeName: "ClientDisconnect" }));
       ctx.signal?.addEventListener("abort", onAbort);
       cursor.wake = (reason) => {
         if (reason === "killed") {
@@ -355,7 +407,10 @@ function streamScope(cmd: Document, ctx: StreamContext, allChangesForCluster: bo
   const target = cmd.aggregate;
   if (allChangesForCluster) {
     if (ctx.db !== "admin" || target !== 1) {
-      throw commandError(ErrorCodes.InvalidOptions, "A $changeStream with 'allChangesForCluster:true' may only be opened on the 'admin' database, and with no collection name");
+      throw commandError(
+        ErrorCodes.InvalidOptions,
+        "A $changeStream with 'allChangesForCluster:true' may only be opened on the 'admin' database, and with no collection name",
+      );
     }
     return {};
   }
@@ -364,7 +419,8 @@ function streamScope(cmd: Document, ctx: StreamContext, allChangesForCluster: bo
   }
   if (target === 1) return { db: ctx.db };
   const coll = String(target);
-  if (coll.startsWith("system.")) throw commandError(ErrorCodes.InvalidNamespace, `$changeStream may not be opened on the internal ${ctx.db}.${coll} collection`);
+  if (coll.startsWith("system."))
+    throw commandError(ErrorCodes.InvalidNamespace, `$changeStream may not be opened on the internal ${ctx.db}.${coll} collection`);
   return { db: ctx.db, coll };
 }
 
@@ -372,19 +428,29 @@ function streamScope(cmd: Document, ctx: StreamContext, allChangesForCluster: bo
 function startPosition(spec: Document, state: StreamServer): StreamPosition {
   const oplog = state.oplog;
   const given = ["resumeAfter", "startAfter", "startAtOperationTime"].filter((k) => spec[k] !== undefined);
-  if (given.length > 1) throw commandError(40674, "Only one type of resume option is allowed, but multiple were found.", { codeName: "Location40674" });
-  const before = (seq: number): StreamPosition => ({ seq: seq - 1, kind: TokenKind.HighWaterMark, ts: oplog.bySeq(seq - 1)?.ts ?? oplog.historyStart });
+  if (given.length > 1)
+    throw commandError(40674, "Only one type of resume option is allowed, but multiple were found.", { codeName: "Location40674" });
+  const before = (seq: number): StreamPosition => ({
+    seq: seq - 1,
+    kind: TokenKind.HighWaterMark,
+    ts: oplog.bySeq(seq - 1)?.ts ?? oplog.historyStart,
+  });
   if (given.length === 0) return { seq: oplog.lastSeq, kind: TokenKind.HighWaterMark, ts: oplog.lastTimestamp };
   if (spec.startAtOperationTime !== undefined) {
     const ts = spec.startAtOperationTime;
-    if (!(ts instanceof Timestamp)) throw commandError(ErrorCodes.TypeMismatch, "BSON field '$changeStream.startAtOperationTime' is the wrong type, expected type 'timestamp'");
+    if (!(ts instanceof Timestamp))
+      throw commandError(ErrorCodes.TypeMismatch, "BSON field '$changeStream.startAtOperationTime' is the wrong type, expected type 'timestamp'");
     if (compareTimestamps(ts, oplog.historyStart) < 0) throw historyLost();
     return before(oplog.seqAtOrAfter(ts));
   }
   const field = given[0];
   const { ts, kind } = decodeToken(spec[field], `$changeStream.${field}`);
   if (field === "resumeAfter" && kind === TokenKind.Invalidate) {
-    throw namedError(260, "InvalidResumeToken", "Attempting to resume a change stream using 'resumeAfter' is not allowed from an invalidate notification.");
+    throw namedError(
+      260,
+      "InvalidResumeToken",
+      "Attempting to resume a change stream using 'resumeAfter' is not allowed from an invalidate notification.",
+    );
   }
   const fromStart = compareTimestamps(ts, oplog.historyStart);
   if (fromStart < 0) throw historyLost();
@@ -394,7 +460,11 @@ function startPosition(spec: Document, state: StreamServer): StreamPosition {
   // A high-water mark between entries, the newest entry before a restart or the last trimmed one (no longer
   // held, but resuming right after it is exact), or a time not reached yet: continue from there.
   if (kind === TokenKind.HighWaterMark || fromStart === 0 || seq > oplog.lastSeq) return before(seq);
-  throw namedError(280, "ChangeStreamFatalError", `cannot resume stream; the resume token was not found. { _data: "${(spec[field] as Document)._data}" }`);
+  throw namedError(
+    280,
+    "ChangeStreamFatalError",
+    `cannot resume stream; the resume token was not found. { _data: "${(spec[field] as Document)._data}" }`,
+  );
 }
 
 /**

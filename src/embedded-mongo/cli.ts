@@ -19,7 +19,10 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 const host = argValue("--host") ?? "127.0.0.1";
 const replSet = argValue("--replSet");
 const dbPath = argValue("--dbpath");
-for (const [flag, value] of [["--replSet", replSet], ["--dbpath", dbPath]] as const) {
+for (const [flag, value] of [
+  ["--replSet", replSet],
+  ["--dbpath", dbPath],
+] as const) {
   if (value !== undefined && (value === "" || value.startsWith("--"))) {
     console.error(`${flag} needs a value`);
     process.exit(2);

@@ -91,10 +91,7 @@ export class CollectionIndex {
     if (this.sparse && !present) return [];
     if (arrayFields.length > 1) {
       arrayFields = arrayFields.reverse();
-      throw commandError(
-        ErrorCodes.CannotIndexParallelArrays,
-        `cannot index parallel arrays [${arrayFields[0]}] [${arrayFields[1]}]`,
-      );
+      throw commandError(ErrorCodes.CannotIndexParallelArrays, `cannot index parallel arrays [${arrayFields[0]}] [${arrayFields[1]}]`);
     }
     if (perField.every((v) => v.length === 1)) return [perField.map((v) => v[0])];
     let keys: unknown[][] = [[]];
@@ -189,11 +186,10 @@ export class CollectionIndex {
     const keyValue: Document = {};
     this.fields.forEach(([path], i) => (keyValue[path] = key[i]));
     const shown = this.fields.map(([path], i) => `${path}: ${formatValue(key[i])}`).join(", ");
-    return commandError(
-      ErrorCodes.DuplicateKey,
-      `E11000 duplicate key error collection: ${ns} index: ${this.name} dup key: { ${shown} }`,
-      { keyPattern: this.keyPattern, keyValue },
-    );
+    return commandError(ErrorCodes.DuplicateKey, `E11000 duplicate key error collection: ${ns} index: ${this.name} dup key: { ${shown} }`, {
+      keyPattern: this.keyPattern,
+      keyValue,
+    });
   }
 }
 

@@ -6,7 +6,17 @@ import { commandError, ErrorCodes } from "./errors.ts";
 import { formatValue } from "./format.ts";
 
 // Commands mongod refuses under a snapshot read concern outside a transaction.
-const WRITE_OR_CATALOG_COMMANDS = new Set(["insert", "update", "delete", "findAndModify", "listCollections", "listIndexes", "create", "drop", "createIndexes"]);
+const WRITE_OR_CATALOG_COMMANDS = new Set([
+  "insert",
+  "update",
+  "delete",
+  "findAndModify",
+  "listCollections",
+  "listIndexes",
+  "create",
+  "drop",
+  "createIndexes",
+]);
 
 /** Accepts no collation or the simple (binary) one; any other answers BadValue rather than comparing binary. */
 export function checkCollation(collation: unknown): void {
@@ -17,7 +27,10 @@ export function checkCollation(collation: unknown): void {
   const spec = collation as Document;
   if (spec.locale === "simple" && Object.keys(spec).length === 1) return;
   if (typeof spec.locale !== "string") throw commandError(ErrorCodes.FailedToParse, "BSON field 'locale' is missing but a required field");
-  throw commandError(ErrorCodes.BadValue, `collation ${formatValue(spec)} is not supported by the embedded server: only {locale: "simple"} (binary comparison) is`);
+  throw commandError(
+    ErrorCodes.BadValue,
+    `collation ${formatValue(spec)} is not supported by the embedded server: only {locale: "simple"} (binary comparison) is`,
+  );
 }
 
 /**
@@ -32,7 +45,8 @@ export function checkReadConcern(cmd: Document, ctx: CommandContext): void {
   }
   if (level !== "snapshot" && level !== "linearizable") return;
   if (!ctx.server.replSet) throw commandError(ErrorCodes.NotAReplicaSet, "node needs to be a replica set member to use read concern");
-  if (level === "snapshot") throw commandError(ErrorCodes.SnapshotUnavailable, "readConcern level 'snapshot' is not supported by the embedded server");
+  if (level === "snapshot")
+    throw commandError(ErrorCodes.SnapshotUnavailable, "readConcern level 'snapshot' is not supported by the embedded server");
 }
 
 /** Both option checks, for commands that take a collation and a read concern. */

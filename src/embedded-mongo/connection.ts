@@ -103,7 +103,8 @@ function handleFrame(frame: Buffer, state: ServerState, fc: FrameContext): Outco
   const legacy = request.kind === "query";
   const db = request.kind === "query" ? request.fullCollectionName.split(".")[0] || "admin" : typeof command.$db === "string" ? command.$db : "admin";
   const silent = request.kind !== "query" && (request.flags & FLAG_MORE_TO_COME) !== 0;
-  const encode = (reply: Document | null): Outcome => (reply === null ? null : silent ? undefined : encodeReply(legacy ? buildOpReply : buildMsgReply, request.requestId, reply));
+  const encode = (reply: Document | null): Outcome =>
+    reply === null ? null : silent ? undefined : encodeReply(legacy ? buildOpReply : buildMsgReply, request.requestId, reply);
   const ctx: CommandContext = { db, server: state, connectionId: fc.connectionId, signal: fc.signal };
 
   const awaitMs = awaitableHelloWait(command, state);
@@ -163,7 +164,14 @@ function awaitableHelloWait(command: Document, state: ServerState): number | und
  * Answers an awaitable hello after its wait; with exhaustAllowed, keeps answering (moreToCome set, each reply
  * responding to the previous one) every maxAwaitTimeMS until the connection closes, as mongod streams them.
  */
-async function streamHello(command: Document, ctx: CommandContext, firstWaitMs: number, exhaust: boolean, requestId: number, fc: FrameContext): Promise<Outcome> {
+async function streamHello(
+  command: Document,
+  ctx: CommandContext,
+  firstWaitMs: number,
+  exhaust: boolean,
+  requestId: number,
+  fc: FrameContext,
+): Promise<Outcome> {
   const ms = Number(command.maxAwaitTimeMS);
   let waitMs = firstWaitMs;
   let responseTo = requestId;

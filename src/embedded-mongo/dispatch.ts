@@ -17,9 +17,25 @@ import { checkSessionFields, withRetryableWrites } from "./sessions.ts";
 import { withCollModRecorded } from "./metadata-changes.ts";
 
 // Change streams, retryable writes (replica set) and collMod's oplog entry wrap the handlers they extend.
-const COMMANDS = withCollModRecorded(withRetryableWrites<CommandContext, CommandHandler>(withChangeStreams<CommandContext, CommandHandler>(new Map<string, CommandHandler>(
-  Object.entries({ ...handshakeCommands, ...crudCommands, ...queryCommands, ...indexCommands, ...collectionCommands, ...explainCommands, ...failPointCommands, ...collectionModifyCommands, ...serverStatusCommands }),
-))));
+const COMMANDS = withCollModRecorded(
+  withRetryableWrites<CommandContext, CommandHandler>(
+    withChangeStreams<CommandContext, CommandHandler>(
+      new Map<string, CommandHandler>(
+        Object.entries({
+          ...handshakeCommands,
+          ...crudCommands,
+          ...queryCommands,
+          ...indexCommands,
+          ...collectionCommands,
+          ...explainCommands,
+          ...failPointCommands,
+          ...collectionModifyCommands,
+          ...serverStatusCommands,
+        }),
+      ),
+    ),
+  ),
+);
 
 /** Runs one command; a fail point may instead fail it, delay its reply or close the connection (fail-points.ts). */
 export function runCommand(cmd: Document, ctx: CommandContext): Document {

@@ -75,7 +75,6 @@ export class StoreLoader {
   /** Time of the snapshot loaded (change stream history starts there). */
   snapshotTs?: Timestamp;
 
-
   collection(db: string, name: string, options: Document = {}): Collection {
     let coll = this.store.get(db, name);
     if (!coll) {
@@ -202,7 +201,15 @@ function entryOf(r: Document): OplogEntry {
     case "i":
       return { ...base, op: "i", coll: r.c as string, doc: r.d as Document, images: false };
     case "u":
-      return { ...base, op: "u", coll: r.c as string, post: r.d as Document, replacement: r.r === true, description: r.ud as UpdateDescription | undefined, images: false };
+      return {
+        ...base,
+        op: "u",
+        coll: r.c as string,
+        post: r.d as Document,
+        replacement: r.r === true,
+        description: r.ud as UpdateDescription | undefined,
+        images: false,
+      };
     case "d":
       return { ...base, op: "d", coll: r.c as string, pre: { _id: r.id }, images: false };
     default: {

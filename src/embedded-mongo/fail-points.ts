@@ -35,8 +35,21 @@ const ALIASES: string[][] = [
 
 // Commands that accept a write concern, hence may be given a writeConcernError by the fail point.
 const WRITE_CONCERN_COMMANDS = new Set([
-  "insert", "update", "delete", "findAndModify", "findandmodify", "create", "drop", "dropDatabase", "createIndexes",
-  "dropIndexes", "collMod", "renameCollection", "commitTransaction", "abortTransaction", "bulkWrite",
+  "insert",
+  "update",
+  "delete",
+  "findAndModify",
+  "findandmodify",
+  "create",
+  "drop",
+  "dropDatabase",
+  "createIndexes",
+  "dropIndexes",
+  "collMod",
+  "renameCollection",
+  "commitTransaction",
+  "abortTransaction",
+  "bulkWrite",
 ]);
 
 const RETRYABLE_WRITES = new Set(["insert", "update", "delete", "findAndModify", "findandmodify"]);
@@ -87,7 +100,8 @@ class FailPoint {
         mode = field;
       } else if (m.activationProbability !== undefined) {
         const p = m.activationProbability;
-        if (typeof p !== "number") throw commandError(ErrorCodes.TypeMismatch, "the 'activationProbability' option to 'mode' must be a double between 0 and 1");
+        if (typeof p !== "number")
+          throw commandError(ErrorCodes.TypeMismatch, "the 'activationProbability' option to 'mode' must be a double between 0 and 1");
         if (p < 0 || p > 1) throw commandError(ErrorCodes.BadValue, `activationProbability must be between 0.0 and 1.0; found ${p}`);
         mode = "random";
         value = p;
@@ -99,7 +113,8 @@ class FailPoint {
     }
     let data: Document = {};
     if (cmd.data !== undefined) {
-      if (cmd.data === null || typeof cmd.data !== "object" || Array.isArray(cmd.data)) throw commandError(ErrorCodes.TypeMismatch, "the 'data' option must be a JSON object");
+      if (cmd.data === null || typeof cmd.data !== "object" || Array.isArray(cmd.data))
+        throw commandError(ErrorCodes.TypeMismatch, "the 'data' option must be a JSON object");
       data = cmd.data as Document;
     }
     const before = this.timesEntered;
@@ -147,10 +162,13 @@ export class FailPoints {
     if (ctx.db !== "admin") throw commandError(ErrorCodes.Unauthorized, "configureFailPoint may only be run against the admin database.");
     const name = cmd.configureFailPoint;
     const point =
-      name === "failCommand" ? this.failCommand
-      : name === "onPrimaryTransactionalWrite" ? this.onPrimaryTransactionalWrite
-      : name === "failGetMoreAfterCursorCheckout" ? this.failGetMoreAfterCursorCheckout
-      : undefined;
+      name === "failCommand"
+        ? this.failCommand
+        : name === "onPrimaryTransactionalWrite"
+          ? this.onPrimaryTransactionalWrite
+          : name === "failGetMoreAfterCursorCheckout"
+            ? this.failGetMoreAfterCursorCheckout
+            : undefined;
     if (!point) throw commandError(ErrorCodes.FailPointSetFailed, `${String(name)} not found`);
     const count = point.configure(cmd);
     return { count: Long.fromNumber(count), ok: 1 };
@@ -167,7 +185,11 @@ export class FailPoints {
       // As mongod's getMore: an error of a change stream's cursor that a resume can overcome carries the
       // ResumableChangeStreamError label (the driver resumes on it). failCommand errors only carry given labels.
       const resumable = ctx.server.changeStreams.owns(cmd.getMore) && RESUMABLE_CHANGE_STREAM_CODES.has(code);
-      return new CommandError(code, "Hit the 'failGetMoreAfterCursorCheckout' failpoint", resumable ? { errorLabels: ["ResumableChangeStreamError"] } : {}).toReply();
+      return new CommandError(
+        code,
+        "Hit the 'failGetMoreAfterCursorCheckout' failpoint",
+        resumable ? { errorLabels: ["ResumableChangeStreamError"] } : {},
+      ).toReply();
     }
     const retryableWrite = RETRYABLE_WRITES.has(name) && cmd.txnNumber !== undefined && cmd.autocommit === undefined;
     const transactional = retryableWrite ? this.onPrimaryTransactionalWrite.fires(() => true) : undefined;
@@ -179,13 +201,19 @@ export class FailPoints {
       if (isInteger(transactional.failBeforeCommitExceptionCode)) {
         const code = Number(transactional.failBeforeCommitExceptionCode);
         const labels = serverErrorLabels(cmd, code);
-        reply = new CommandError(code, "Failing write via 'onPrimaryTransactionalWrite' failpoint", labels.length ? { errorLabels: labels } : {}).toReply();
+        reply = new CommandError(
+          code,
+          "Failing write via 'onPrimaryTransactionalWrite' failpoint",
+          labels.length ? { errorLabels: labels } : {},
+        ).toReply();
       } else reply = execute();
       return close ? deferred({ afterMs: 0, settle: () => null }) : reply;
     }
     if (this.failCommand.mode === "off") return execute();
     const applies = (data: Document) => this.applies(data, name, cmd, ctx);
-    const before = this.failCommand.fires((data) => applies(data) && (data.closeConnection === true || data.blockConnection === true || isInteger(data.errorCode)));
+    const before = this.failCommand.fires(
+      (data) => applies(data) && (data.closeConnection === true || data.blockConnection === true || isInteger(data.errorCode)),
+    );
     const finish = (): Document | null => {
       if (before?.closeConnection === true) return null;
       if (before && isInteger(before.errorCode)) return this.errorReply(cmd, before);
@@ -193,7 +221,8 @@ export class FailPoints {
     };
     if (before?.blockConnection === true) {
       const blockTimeMS = before.blockTimeMS;
-      if (!isInteger(blockTimeMS)) return new CommandError(ErrorCodes.InvalidOptions, "must specify 'blockTimeMS' when 'blockConnection' is true").toReply();
+      if (!isInteger(blockTimeMS))
+        return new CommandError(ErrorCodes.InvalidOptions, "must specify 'blockTimeMS' when 'blockConnection' is true").toReply();
       if (Number(blockTimeMS) < 0) return new CommandError(ErrorCodes.InvalidOptions, "'blockTimeMS' must be non-negative").toReply();
       return deferred({ afterMs: Number(blockTimeMS), settle: finish });
     }

@@ -109,7 +109,12 @@ export function createQuery(filter: Document, variables?: Document): Query {
 }
 
 /** Runs pipeline stages with the same query semantics ($match inside later stages included). */
-export function runAggregation(docs: Document[], pipeline: Document[], collectionResolver: (name: string) => Document[], variables?: Document): Document[] {
+export function runAggregation(
+  docs: Document[],
+  pipeline: Document[],
+  collectionResolver: (name: string) => Document[],
+  variables?: Document,
+): Document[] {
   try {
     return new Aggregator(pipeline, { context: QUERY_CONTEXT, collectionResolver, variables }).run(docs) as Document[];
   } catch (err) {
@@ -124,7 +129,8 @@ export function runAggregation(docs: Document[], pipeline: Document[], collectio
 /** The values of a command's `let` document: each is an expression, evaluated once (constants, $$NOW...). */
 export function letVariables(spec: unknown): Document | undefined {
   if (spec === undefined || spec === null) return undefined;
-  if (typeof spec !== "object" || Array.isArray(spec)) throw commandError(ErrorCodes.TypeMismatch, "BSON field 'let' is the wrong type, expected type 'object'");
+  if (typeof spec !== "object" || Array.isArray(spec))
+    throw commandError(ErrorCodes.TypeMismatch, "BSON field 'let' is the wrong type, expected type 'object'");
   const names = Object.keys(spec as Document);
   for (const name of names) {
     if (!/^[a-z\u0080-\uffff][\w\u0080-\uffff]*$/.test(name)) {
@@ -142,15 +148,21 @@ export function mongodError(err: unknown): CommandError {
   const message = (err as Error)?.message ?? String(err);
   let m: RegExpExecArray | null;
   if ((m = /^unknown top level operator: (\S+)/.exec(message))) {
-    return commandError(ErrorCodes.BadValue, `unknown top level operator: ${m[1]}. If you have a field name that starts with a '$' symbol, consider using $getField or $setField.`);
+    return commandError(
+      ErrorCodes.BadValue,
+      `unknown top level operator: ${m[1]}. If you have a field name that starts with a '$' symbol, consider using $getField or $setField.`,
+    );
   }
   if ((m = /^unknown query operator (\S+)/.exec(message))) return commandError(ErrorCodes.BadValue, `unknown operator: ${m[1]}`);
-  if ((m = /^unregistered pipeline operator (\$\w+)/.exec(message))) return commandError(ErrorCodes.Location40324, `Unrecognized pipeline stage name: '${m[1]}'`);
-  if ((m = /^accumulator '(\$\w+)' is not registered/.exec(message))) return commandError(ErrorCodes.InvalidPipelineOperator, `Unrecognized expression '${m[1]}'`);
+  if ((m = /^unregistered pipeline operator (\$\w+)/.exec(message)))
+    return commandError(ErrorCodes.Location40324, `Unrecognized pipeline stage name: '${m[1]}'`);
+  if ((m = /^accumulator '(\$\w+)' is not registered/.exec(message)))
+    return commandError(ErrorCodes.InvalidPipelineOperator, `Unrecognized expression '${m[1]}'`);
   if ((m = /(?:unregistered|unknown|unsupported) (?:expression )?operator:? '?(\$\w+)/i.exec(message))) {
     return commandError(ErrorCodes.InvalidPipelineOperator, `Unrecognized expression '${m[1]}'`);
   }
   if ((m = /^Use of undefined variable: (\w+)/.exec(message))) return commandError(17276, `Use of undefined variable: ${m[1]}`);
-  if (err instanceof SyntaxError && message.startsWith("Invalid regular expression")) return commandError(51091, `Regular expression is invalid: ${message}`);
+  if (err instanceof SyntaxError && message.startsWith("Invalid regular expression"))
+    return commandError(51091, `Regular expression is invalid: ${message}`);
   return commandError(ErrorCodes.BadValue, message);
 }

@@ -4,7 +4,19 @@
 // in place the older journal files are deleted.
 //
 // Files in dbPath: mongod.lock (pid of the owner), snapshot.bson, journal.NNNNNN (replayed in order).
-import { existsSync, ftruncateSync, fsyncSync, closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  ftruncateSync,
+  fsyncSync,
+  closeSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { decode, decodeSession, encodeEntry, encodeSession, RecordType, StoreLoader } from "./durable-records.ts";
 import { Journal, syncDirectory } from "./journal.ts";

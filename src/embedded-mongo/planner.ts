@@ -44,7 +44,15 @@ export interface ExecutionStats {
   docsExamined: number;
 }
 
-const RANGE_RANKS = new Set<number>([TypeRank.Number, TypeRank.String, TypeRank.Date, TypeRank.ObjectId, TypeRank.Boolean, TypeRank.Timestamp, TypeRank.BinData]);
+const RANGE_RANKS = new Set<number>([
+  TypeRank.Number,
+  TypeRank.String,
+  TypeRank.Date,
+  TypeRank.ObjectId,
+  TypeRank.Boolean,
+  TypeRank.Timestamp,
+  TypeRank.BinData,
+]);
 const MAX_RANGES = 20_000;
 
 function isOperatorObject(v: unknown): v is Document {
@@ -150,7 +158,13 @@ function impliesPartialFilter(filter: Document, partial: Document): boolean {
       if (f !== field) return false;
       if (compareValues(c, cond) === 0) return true;
       const point = !isOperatorObject(c) ? c : Object.keys(c).length === 1 && "$eq" in c ? c.$eq : undefined;
-      if (point === undefined || point === null || Array.isArray(point) || (typeof point === "object" && !(point instanceof Date) && !(point as { _bsontype?: string })._bsontype)) return false;
+      if (
+        point === undefined ||
+        point === null ||
+        Array.isArray(point) ||
+        (typeof point === "object" && !(point instanceof Date) && !(point as { _bsontype?: string })._bsontype)
+      )
+        return false;
       return conjunctMatcher(partial, field, cond).test(docWith(field, point));
     }),
   );
@@ -171,8 +185,8 @@ interface Plan {
 function planFor(index: CollectionIndex, bounds: Map<string, FieldBounds>, filter: Document, sort: SortSpec): Plan | undefined {
   if (index.partialFilterExpression && !impliesPartialFilter(filter, index.partialFilterExpression)) return undefined;
   let prefixes: unknown[][] = [[]];
-  let lastLo: unknown = undefined;
-  let lastHi: unknown = undefined;
+  let lastLo: unknown;
+  let lastHi: unknown;
   let loInc = true;
   let hiInc = true;
   let eqCount = 0;
@@ -246,10 +260,22 @@ function choosePlan(coll: Collection, filter: Document, sort: SortSpec, hint: un
   if (hint !== undefined && hint !== null) {
     const index = typeof hint === "string" ? coll.index(hint) : coll.indexes.find((i) => compareValues(i.keyPattern, hint) === 0);
     if (index?.hidden) {
-      throw commandError(ErrorCodes.BadValue, "error processing query: planner returned error :: caused by :: hint provided does not correspond to an existing index");
+      throw commandError(
+        ErrorCodes.BadValue,
+        "error processing query: planner returned error :: caused by :: hint provided does not correspond to an existing index",
+      );
     }
     if (index && !index.sparse && !index.partialFilterExpression) {
-      return planFor(index, bounds, filter, sort) ?? { index, ranges: [{ lo: [], loInc: true, hi: [], hiInc: true }], sortDirection: 0, score: 0, pointFields: [], rangeUsed: false };
+      return (
+        planFor(index, bounds, filter, sort) ?? {
+          index,
+          ranges: [{ lo: [], loInc: true, hi: [], hiInc: true }],
+          sortDirection: 0,
+          score: 0,
+          pointFields: [],
+          rangeUsed: false,
+        }
+      );
     }
   }
   if (bounds.size === 0 && sort.length === 0) return undefined;
@@ -354,7 +380,8 @@ export function findMatches(coll: Collection, filter: Document = {}, options: Fi
     stats.direction = plan?.sortDirection === -1 ? -1 : 1;
   }
   // A unique index pinned on every field by single points: one hash probe, no range scan.
-  const exactUnique = plan && plan.index.unique && !plan.rangeUsed && plan.ranges.length === 1 && plan.pointFields.length === plan.index.fields.length;
+  const exactUnique =
+    plan && plan.index.unique && !plan.rangeUsed && plan.ranges.length === 1 && plan.pointFields.length === plan.index.fields.length;
   const owner = exactUnique ? plan.index.hashLookup(plan.ranges[0].lo) : undefined;
   if (owner !== undefined) {
     if (stats) stats.keysExamined += owner === null ? 0 : 1;
@@ -402,4 +429,3 @@ export function findDocuments(coll: Collection | undefined, filter: Document = {
   if (!coll) return [];
   return findMatches(coll, filter, options).map((m) => m[1]);
 }
-

@@ -63,7 +63,8 @@ export class ReplicaSetMember {
   stampClusterTime(reply: Document): void {
     const ts = this.oplog.lastTimestamp;
     const stateChange =
-      (reply.ok === 0 && STATE_CHANGE_CODES.has(reply.code as number)) || STATE_CHANGE_CODES.has((reply.writeConcernError as Document | undefined)?.code as number);
+      (reply.ok === 0 && STATE_CHANGE_CODES.has(reply.code as number)) ||
+      STATE_CHANGE_CODES.has((reply.writeConcernError as Document | undefined)?.code as number);
     if (stateChange && reply.topologyVersion === undefined) {
       reply.topologyVersion = this.topologyVersion();
     }

@@ -25,7 +25,10 @@ export function encodeToken(ts: Timestamp, kind: TokenKind): Document {
 export function decodeToken(token: unknown, field: string): { ts: Timestamp; kind: TokenKind } {
   const data = (token as { _data?: unknown } | null)?._data;
   if (typeof data !== "string" || !/^82[0-9A-Fa-f]{16}0[0-2]$/.test(data) || Object.keys(token as Document).length !== 1) {
-    throw commandError(ErrorCodes.FailedToParse, `Bad resume token: _data of missing or of wrong type. Expected string, got ${JSON.stringify(token)} in '${field}'`);
+    throw commandError(
+      ErrorCodes.FailedToParse,
+      `Bad resume token: _data of missing or of wrong type. Expected string, got ${JSON.stringify(token)} in '${field}'`,
+    );
   }
   const t = parseInt(data.slice(2, 10), 16);
   const i = parseInt(data.slice(10, 18), 16);

@@ -73,7 +73,11 @@ export async function startEmbeddedMongo(options: EmbeddedMongoOptions = {}): Pr
   let store: Store;
   let storage: DurableStorage | undefined;
   if (options.dbPath !== undefined) {
-    ({ store, storage } = await DurableStorage.open({ dbPath: options.dbPath, snapshotAfterJournalBytes: options.snapshotAfterJournalBytes }, oplog, sessions));
+    ({ store, storage } = await DurableStorage.open(
+      { dbPath: options.dbPath, snapshotAfterJournalBytes: options.snapshotAfterJournalBytes },
+      oplog,
+      sessions,
+    ));
   } else {
     store = new Store();
   }
@@ -116,11 +120,14 @@ export async function startEmbeddedMongo(options: EmbeddedMongoOptions = {}): Pr
   if (options.replSet !== undefined) state.replSet = new ReplicaSetMember(options.replSet, `${uriHost}:${port}`, oplog);
 
   const ttlTimer = setInterval(() => sweepExpired(state.store), options.ttlSweepIntervalMs ?? 60_000);
-  const reapTimer = setInterval(() => {
-    state.cursors.reap();
-    state.changeStreams.reap();
-    state.sessions.reap();
-  }, Math.min(60_000, Math.max(50, cursorTimeoutMs / 2)));
+  const reapTimer = setInterval(
+    () => {
+      state.cursors.reap();
+      state.changeStreams.reap();
+      state.sessions.reap();
+    },
+    Math.min(60_000, Math.max(50, cursorTimeoutMs / 2)),
+  );
   ttlTimer.unref();
   reapTimer.unref();
 

@@ -38,7 +38,8 @@ function sessionKey(lsid: unknown): string {
 function txnNumberOf(cmd: Document): number {
   const v = cmd.txnNumber;
   const n = typeof v === "number" ? v : v && typeof v === "object" ? Number(String(v)) : NaN;
-  if (!Number.isInteger(n)) throw commandError(ErrorCodes.TypeMismatch, "BSON field 'OperationSessionInfo.txnNumber' is the wrong type, expected type 'long'");
+  if (!Number.isInteger(n))
+    throw commandError(ErrorCodes.TypeMismatch, "BSON field 'OperationSessionInfo.txnNumber' is the wrong type, expected type 'long'");
   return n;
 }
 
@@ -62,7 +63,10 @@ export function checkSessionFields(cmd: Document, name: string, ctx: SessionCont
   if (cmd.txnNumber === undefined) return;
   if (cmd.lsid === undefined) throw commandError(ErrorCodes.InvalidOptions, "Transaction number requires a session ID to also be specified");
   if (!RETRYABLE_WRITE_COMMANDS.has(name)) {
-    throw commandError(50768, `txnNumber may only be provided for multi-document transactions and retryable write commands. autocommit:false was not provided, and ${name} is not a retryable write command.`);
+    throw commandError(
+      50768,
+      `txnNumber may only be provided for multi-document transactions and retryable write commands. autocommit:false was not provided, and ${name} is not a retryable write command.`,
+    );
   }
 }
 
@@ -84,7 +88,11 @@ export class Sessions {
     if (known) {
       known.lastUse = Date.now();
       if (txnNumber < known.txnNumber) {
-        throw commandError(225, `Retryable write with txnNumber ${txnNumber} is prohibited on session ${lsid} because a newer retryable write with txnNumber ${known.txnNumber} has already started on this session.`, { codeName: "TransactionTooOld" });
+        throw commandError(
+          225,
+          `Retryable write with txnNumber ${txnNumber} is prohibited on session ${lsid} because a newer retryable write with txnNumber ${known.txnNumber} has already started on this session.`,
+          { codeName: "TransactionTooOld" },
+        );
       }
       if (txnNumber === known.txnNumber) return { ...known.reply };
     }
@@ -119,11 +127,14 @@ export class Sessions {
 }
 
 /** Wraps the retryable write commands so that, on a replica set, each (lsid, txnNumber) is applied once. */
-export function withRetryableWrites<C extends SessionContext, H extends (cmd: Document, ctx: C) => Document>(commands: Map<string, H>): Map<string, H> {
+export function withRetryableWrites<C extends SessionContext, H extends (cmd: Document, ctx: C) => Document>(
+  commands: Map<string, H>,
+): Map<string, H> {
   for (const name of RETRYABLE_WRITE_COMMANDS) {
     const handler = commands.get(name);
     if (!handler) continue;
-    commands.set(name, ((cmd, ctx) => (ctx.server.replSet ? ctx.server.sessions.runRetryable(cmd, () => handler(cmd, ctx)) : handler(cmd, ctx))) as H);
+    commands.set(name, ((cmd, ctx) =>
+      ctx.server.replSet ? ctx.server.sessions.runRetryable(cmd, () => handler(cmd, ctx)) : handler(cmd, ctx)) as H);
   }
   return commands;
 }

@@ -14,7 +14,8 @@ import type { Store } from "./store.ts";
 
 export const SNAPSHOT_FILE = "snapshot.bson";
 const SLICE_DOCUMENTS = 2000;
-const writeAsync = (fd: number, buffer: Buffer): Promise<number> => new Promise((resolve, reject) => write(fd, buffer, (err, n) => (err ? reject(err) : resolve(n))));
+const writeAsync = (fd: number, buffer: Buffer): Promise<number> =>
+  new Promise((resolve, reject) => write(fd, buffer, (err, n) => (err ? reject(err) : resolve(n))));
 const fsyncAsync = promisify(fsync);
 
 export async function writeSnapshot(dir: string, store: Store, sessions: Sessions, seq: number, ts: Timestamp): Promise<void> {

@@ -14,17 +14,23 @@ export function sweepExpired(store: Store, now = Date.now()): number {
       const ascending = index.fields[0][1] === 1;
       const before = (key: unknown[]) => index.compareKeys(key, [ascending ? new TypeBound(TypeRank.Date, -1) : cutoff]) < 0;
       if (ascending) {
-        index.entries.forwardFrom(index.entries.seek((e) => before(e.key)), (e) => {
-          if (!(e.key[0] instanceof Date) || e.key[0].getTime() > cutoff.getTime()) return false;
-          if (e.key[0].getTime() < cutoff.getTime()) expired.add(e.rid);
-          return true;
-        });
+        index.entries.forwardFrom(
+          index.entries.seek((e) => before(e.key)),
+          (e) => {
+            if (!(e.key[0] instanceof Date) || e.key[0].getTime() > cutoff.getTime()) return false;
+            if (e.key[0].getTime() < cutoff.getTime()) expired.add(e.rid);
+            return true;
+          },
+        );
       } else {
-        index.entries.forwardFrom(index.entries.seek((e) => before(e.key)), (e) => {
-          if (!(e.key[0] instanceof Date)) return false;
-          if (e.key[0].getTime() < cutoff.getTime()) expired.add(e.rid);
-          return true;
-        });
+        index.entries.forwardFrom(
+          index.entries.seek((e) => before(e.key)),
+          (e) => {
+            if (!(e.key[0] instanceof Date)) return false;
+            if (e.key[0].getTime() < cutoff.getTime()) expired.add(e.rid);
+            return true;
+          },
+        );
       }
       for (const rid of expired) if (coll.remove(rid)) removed++;
     }

@@ -72,7 +72,7 @@ export function applyFastUpdate(doc: Document, update: Document, inserting: bool
     }
     if (missingParent) continue;
     const field = path[path.length - 1];
-    const has = Object.prototype.hasOwnProperty.call(parent, field);
+    const has = Object.hasOwn(parent, field);
     const current = parent[field];
     const dotted = path.join(".");
     let next: unknown;
@@ -90,11 +90,15 @@ export function applyFastUpdate(doc: Document, update: Document, inserting: bool
       case "$inc":
       case "$mul": {
         if (typeof arg !== "number") {
-          throw commandError(ErrorCodes.TypeMismatch, `Cannot ${op === "$inc" ? "increment" : "multiply"} with non-numeric argument: {${dotted}: ${formatValue(arg)}}`);
+          throw commandError(
+            ErrorCodes.TypeMismatch,
+            `Cannot ${op === "$inc" ? "increment" : "multiply"} with non-numeric argument: {${dotted}: ${formatValue(arg)}}`,
+          );
         }
         if (!has) next = op === "$inc" ? arg : 0;
         else if (typeof current === "number") next = op === "$inc" ? current + arg : current * arg;
-        else if (current !== null && typeof current === "object" && (current as { _bsontype?: string })._bsontype) return undefined; // Long/Decimal128: mingo
+        else if (current !== null && typeof current === "object" && (current as { _bsontype?: string })._bsontype)
+          return undefined; // Long/Decimal128: mingo
         else {
           throw commandError(
             ErrorCodes.TypeMismatch,

@@ -26,11 +26,17 @@ function parseArrayFilters(arrayFilters: Document[] | undefined): Map<string, (e
   for (const filter of arrayFilters ?? []) {
     const ids = new Set(Object.keys(filter).map((k) => k.split(".")[0]));
     if (ids.size !== 1) {
-      throw commandError(ErrorCodes.FailedToParse, `Error parsing array filter :: caused by :: Expected a single top-level field name, found '${[...ids][0]}' and '${[...ids][1]}'`);
+      throw commandError(
+        ErrorCodes.FailedToParse,
+        `Error parsing array filter :: caused by :: Expected a single top-level field name, found '${[...ids][0]}' and '${[...ids][1]}'`,
+      );
     }
     const [id] = ids;
     if (!/^[a-z][a-zA-Z0-9]*$/.test(id)) {
-      throw commandError(ErrorCodes.BadValue, `Error parsing array filter :: caused by :: The top-level field name must be an alphanumeric string beginning with a lowercase letter, found '${id}'`);
+      throw commandError(
+        ErrorCodes.BadValue,
+        `Error parsing array filter :: caused by :: The top-level field name must be an alphanumeric string beginning with a lowercase letter, found '${id}'`,
+      );
     }
     if (byId.has(id)) throw commandError(ErrorCodes.FailedToParse, `Found multiple array filters with the same top-level field name ${id}`);
     const query = createQuery(filter);
@@ -91,7 +97,8 @@ export function resolvePositionalPaths(doc: Document, update: Document, query: D
     }
   }
   for (const id of filters.keys()) {
-    if (!used.has(id)) throw commandError(ErrorCodes.FailedToParse, `The array filter for identifier '${id}' was not used in the update ${formatValue(update)}`);
+    if (!used.has(id))
+      throw commandError(ErrorCodes.FailedToParse, `The array filter for identifier '${id}' was not used in the update ${formatValue(update)}`);
   }
   const out: Document = {};
   for (const [op, fields] of Object.entries(update)) {
@@ -128,8 +135,10 @@ function expand(doc: Document, path: string, query: Document | undefined, filter
         next.push([...prefix, String(index)]);
         continue;
       }
-      if (array === undefined) throw commandError(ErrorCodes.BadValue, `The path '${shown}' must exist in the document in order to apply array updates.`);
-      if (!Array.isArray(array)) throw commandError(ErrorCodes.BadValue, `Cannot apply array updates to non-array element ${shown}: ${JSON.stringify(array)}`);
+      if (array === undefined)
+        throw commandError(ErrorCodes.BadValue, `The path '${shown}' must exist in the document in order to apply array updates.`);
+      if (!Array.isArray(array))
+        throw commandError(ErrorCodes.BadValue, `Cannot apply array updates to non-array element ${shown}: ${JSON.stringify(array)}`);
       const id = ARRAY_FILTER_ID.exec(part)![1];
       const test = id === undefined ? undefined : filters.get(id);
       array.forEach((el, index) => {

@@ -24,7 +24,8 @@ function elementTest(cond: unknown): (el: unknown) => boolean {
     const query = createQuery(cond);
     return (el) => isPlainObject(el) && query.test(el);
   }
-  return (el) => compareValues(el, cond) === 0 && (!isPlainObject(el) || JSON.stringify(Object.keys(el)) === JSON.stringify(Object.keys(cond as object)));
+  return (el) =>
+    compareValues(el, cond) === 0 && (!isPlainObject(el) || JSON.stringify(Object.keys(el)) === JSON.stringify(Object.keys(cond as object)));
 }
 
 /** Applies `{$pull: {path: cond}}` to `doc` in place (doc is the caller's private copy); true when something was removed. */

@@ -11,8 +11,21 @@ import { applyPull } from "./update-pull.ts";
 import { hasPositional, resolvePositionalPaths } from "./update-positional.ts";
 
 const UPDATE_OPERATORS = new Set([
-  "$set", "$unset", "$inc", "$mul", "$min", "$max", "$rename", "$currentDate", "$push", "$pull", "$pullAll",
-  "$addToSet", "$pop", "$bit", "$setOnInsert",
+  "$set",
+  "$unset",
+  "$inc",
+  "$mul",
+  "$min",
+  "$max",
+  "$rename",
+  "$currentDate",
+  "$push",
+  "$pull",
+  "$pullAll",
+  "$addToSet",
+  "$pop",
+  "$bit",
+  "$setOnInsert",
 ]);
 
 export type UpdateSpec = Document | Document[];
@@ -25,12 +38,16 @@ export function isOperatorUpdate(update: UpdateSpec): boolean {
 
 export function validateUpdate(update: UpdateSpec): void {
   if (Array.isArray(update)) return;
-  if (update === null || typeof update !== "object") throw commandError(ErrorCodes.FailedToParse, "Update argument must be either an object or an array");
+  if (update === null || typeof update !== "object")
+    throw commandError(ErrorCodes.FailedToParse, "Update argument must be either an object or an array");
   const keys = Object.keys(update);
   if (!isOperatorUpdate(update)) {
     const dollar = keys.find((k) => k.startsWith("$"));
     if (dollar) {
-      throw commandError(ErrorCodes.DollarPrefixedFieldName, `The dollar ($) prefixed field '${dollar}' in '${dollar}' is not allowed in the context of an update's replacement document. Consider using an aggregation pipeline with $replaceWith.`);
+      throw commandError(
+        ErrorCodes.DollarPrefixedFieldName,
+        `The dollar ($) prefixed field '${dollar}' in '${dollar}' is not allowed in the context of an update's replacement document. Consider using an aggregation pipeline with $replaceWith.`,
+      );
     }
     return;
   }
@@ -44,7 +61,10 @@ export function validateUpdate(update: UpdateSpec): void {
     }
     const arg = update[op];
     if (arg === null || typeof arg !== "object" || Array.isArray(arg)) {
-      throw commandError(ErrorCodes.FailedToParse, `Modifiers operate on fields but we found type ${arg === null ? "null" : Array.isArray(arg) ? "array" : typeof arg} instead. For example: {$mod: {<field>: ...}} not {$set: ${String(arg)}}`);
+      throw commandError(
+        ErrorCodes.FailedToParse,
+        `Modifiers operate on fields but we found type ${arg === null ? "null" : Array.isArray(arg) ? "array" : typeof arg} instead. For example: {$mod: {<field>: ...}} not {$set: ${String(arg)}}`,
+      );
     }
     paths.push(...Object.keys(arg as Document));
     if (op === "$rename") paths.push(...Object.values(arg as Document).map(String));
@@ -141,7 +161,14 @@ export function upsertSeed(query: Document): Document {
       if (k === "$and" && Array.isArray(v)) v.forEach((sub) => visit(sub as Document));
       if (k.startsWith("$")) continue;
       let value: unknown = v;
-      if (v && typeof v === "object" && !Array.isArray(v) && !(v instanceof Date) && !(v instanceof RegExp) && !(v as { _bsontype?: string })._bsontype) {
+      if (
+        v &&
+        typeof v === "object" &&
+        !Array.isArray(v) &&
+        !(v instanceof Date) &&
+        !(v instanceof RegExp) &&
+        !(v as { _bsontype?: string })._bsontype
+      ) {
         const keys = Object.keys(v);
         if (keys.length && keys[0].startsWith("$")) {
           // {$eq: x} and a one-element {$in: [x]} are equalities (mongod seeds from both).

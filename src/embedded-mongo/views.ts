@@ -19,7 +19,8 @@ export function resolveView(store: Store, db: string, name: string): { source: s
   const pipeline: Document[] = [];
   let source = name;
   for (let depth = 0; isView(coll); depth++) {
-    if (depth >= MAX_VIEW_DEPTH) throw commandError(ErrorCodes.ViewDepthLimitExceeded, `View depth too deep or view cycle detected; maximum depth is ${MAX_VIEW_DEPTH}`);
+    if (depth >= MAX_VIEW_DEPTH)
+      throw commandError(ErrorCodes.ViewDepthLimitExceeded, `View depth too deep or view cycle detected; maximum depth is ${MAX_VIEW_DEPTH}`);
     pipeline.unshift(...((coll!.options.pipeline as Document[] | undefined) ?? []));
     source = coll!.options.viewOn as string;
     coll = store.get(db, source);
@@ -34,7 +35,8 @@ export function refuseView(coll: Collection | undefined, ns: string): void {
 
 /** Checks `create`'s view options as mongod does. */
 export function validateViewOptions(options: Document): void {
-  if (typeof options.viewOn !== "string") throw commandError(ErrorCodes.TypeMismatch, "BSON field 'create.viewOn' is the wrong type, expected type 'string'");
+  if (typeof options.viewOn !== "string")
+    throw commandError(ErrorCodes.TypeMismatch, "BSON field 'create.viewOn' is the wrong type, expected type 'string'");
   if (options.viewOn === "") throw commandError(ErrorCodes.BadValue, "'viewOn' cannot be empty");
   if (options.pipeline !== undefined && !Array.isArray(options.pipeline)) {
     throw commandError(ErrorCodes.TypeMismatch, "BSON field 'create.pipeline' is the wrong type, expected type 'array'");
@@ -43,6 +45,8 @@ export function validateViewOptions(options: Document): void {
     const op = Object.keys(stage ?? {})[0];
     if (op === "$out" || op === "$merge") throw commandError(ErrorCodes.OptionNotSupportedOnView, `${op} cannot be used in a view definition`);
   }
-  const unsupported = ["capped", "validator", "timeseries", "clusteredIndex", "changeStreamPreAndPostImages", "size", "max"].find((k) => options[k] !== undefined);
+  const unsupported = ["capped", "validator", "timeseries", "clusteredIndex", "changeStreamPreAndPostImages", "size", "max"].find(
+    (k) => options[k] !== undefined,
+  );
   if (unsupported) throw commandError(ErrorCodes.InvalidOptions, `Cannot specify '${unsupported}' for a view`);
 }

@@ -50,7 +50,7 @@ export class EventRelay {
     while (this.queue.length > 0) {
       const batch = this.queue;
       this.queue = [];
-      let failure: unknown = undefined;
+      let failure: unknown;
       try {
         await this.relayBatch(batch.flatMap((entry) => entry.items));
       } catch (error) {
@@ -90,9 +90,7 @@ export class EventRelay {
     const before = new Date(this.clock().getTime() - staleAfterMs);
     const users = await this.users.findWithStaleOutbox(before, batchSize);
     const pending: PendingRelay[] = users.flatMap((user) =>
-      user.outbox
-        .filter((event) => event.created_at <= before)
-        .map((event) => ({ userId: user._id, event: loggedFromOutbox(user, event) })),
+      user.outbox.filter((event) => event.created_at <= before).map((event) => ({ userId: user._id, event: loggedFromOutbox(user, event) })),
     );
     const unfinished = await this.events.findNotFannedOut(before, batchSize);
     pending.push(...unfinished.map((event) => ({ userId: null, event })));

@@ -29,7 +29,10 @@ const MAX_ATTEMPTS = 50;
 
 /** Where live withdrawals are paid out: the custodian (WalletCustodian.payOut). Idempotent per transaction id. */
 export interface PayoutPort {
-  payOut(request: { transactionId: string; userId: string; walletId: string; amountCents: number; fiatCurrency: string }, signal: AbortSignal): Promise<void>;
+  payOut(
+    request: { transactionId: string; userId: string; walletId: string; amountCents: number; fiatCurrency: string },
+    signal: AbortSignal,
+  ): Promise<void>;
 }
 
 export interface LedgerDependencies {
@@ -255,7 +258,10 @@ export class Ledger {
       if (!(await this.write(holder, record, processing))) return;
     }
     const { user_id, wallet_id, amount_cents, fiat_currency } = processing;
-    await this.deps.payouts.payOut({ transactionId: id, userId: user_id, walletId: wallet_id, amountCents: amount_cents, fiatCurrency: fiat_currency }, AbortSignal.timeout(10_000));
+    await this.deps.payouts.payOut(
+      { transactionId: id, userId: user_id, walletId: wallet_id, amountCents: amount_cents, fiatCurrency: fiat_currency },
+      AbortSignal.timeout(10_000),
+    );
     const handedOff = { ...processing, next_step_at: null, version: processing.version + 1, updated_at: this.deps.clock() };
     const after = await this.deps.wallets.find({ projectId: processing.project_id, livemode: processing.livemode }, user_id);
     if (after) await this.write(after, processing, handedOff);

@@ -1,7 +1,13 @@
 // Phone verifications and KYC sessions stored in user documents, as the public messages.
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { KycSessionErrorSchema, KycSessionSchema, PhoneVerificationSchema, type KycSession, type PhoneVerification } from "../../gen/svc/v1/identity_pb.ts";
+import {
+  KycSessionErrorSchema,
+  KycSessionSchema,
+  PhoneVerificationSchema,
+  type KycSession,
+  type PhoneVerification,
+} from "../../gen/svc/v1/identity_pb.ts";
 import type { StoredKycSession } from "../domain/kyc.ts";
 import { effectiveStatus, nextSendAt, sendsRemaining, type StoredVerification } from "../domain/phone-verification.ts";
 import type { UserDocument } from "../store/user-repository.ts";
@@ -33,7 +39,12 @@ export function kycSessionMessage(user: Pick<UserDocument, "_id" | "livemode">, 
     ...(s.return_url !== null ? { returnUrl: s.return_url } : {}),
     expiresAt: timestampFromDate(s.expires_at),
     ...(s.last_error
-      ? { lastError: create(KycSessionErrorSchema, { code: s.last_error.code, ...(s.last_error.reason !== null ? { reason: s.last_error.reason } : {}) }) }
+      ? {
+          lastError: create(KycSessionErrorSchema, {
+            code: s.last_error.code,
+            ...(s.last_error.reason !== null ? { reason: s.last_error.reason } : {}),
+          }),
+        }
       : {}),
     livemode: user.livemode,
     createdAt: timestampFromDate(s.created_at),

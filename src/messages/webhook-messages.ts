@@ -47,13 +47,13 @@ export function deliveryMessage(doc: WebhookDeliveryDocument): WebhookDelivery {
     ...(doc.next_attempt_at !== null ? { nextAttemptAt: timestampFromDate(doc.next_attempt_at) } : {}),
     ...(last !== null
       ? {
-        lastAttempt: {
-          attemptedAt: timestampFromDate(last.attempted_at),
-          ...(last.response_status !== null ? { responseStatus: last.response_status } : {}),
-          ...(last.error !== null ? { error: last.error } : {}),
-          durationMs: last.duration_ms,
-        },
-      }
+          lastAttempt: {
+            attemptedAt: timestampFromDate(last.attempted_at),
+            ...(last.response_status !== null ? { responseStatus: last.response_status } : {}),
+            ...(last.error !== null ? { error: last.error } : {}),
+            durationMs: last.duration_ms,
+          },
+        }
       : {}),
     createdAt: timestampFromDate(doc.created_at),
     updatedAt: timestampFromDate(doc.updated_at),

@@ -21,12 +21,7 @@ const REDACTED_FIELDS = [
   "api_key",
 ];
 
-export const REDACT_PATHS = [
-  "req.headers.authorization",
-  "req.headers.cookie",
-  ...REDACTED_FIELDS,
-  ...REDACTED_FIELDS.map((field) => `*.${field}`),
-];
+export const REDACT_PATHS = ["req.headers.authorization", "req.headers.cookie", ...REDACTED_FIELDS, ...REDACTED_FIELDS.map((field) => `*.${field}`)];
 
 function scrubDeep(value: unknown, depth = 0): unknown {
   if (typeof value === "string") return scrubText(value);

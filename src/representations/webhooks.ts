@@ -34,11 +34,11 @@ export function webhookDeliveryJson(delivery: WebhookDelivery): Record<string, u
     next_attempt_at: isoTime(delivery.nextAttemptAt),
     last_attempt: last
       ? {
-        attempted_at: requiredIsoTime(last.attemptedAt),
-        response_status: orNull(last.responseStatus),
-        error: orNull(last.error),
-        duration_ms: last.durationMs,
-      }
+          attempted_at: requiredIsoTime(last.attemptedAt),
+          response_status: orNull(last.responseStatus),
+          error: orNull(last.error),
+          duration_ms: last.durationMs,
+        }
       : null,
     created_at: requiredIsoTime(delivery.createdAt),
     updated_at: requiredIsoTime(delivery.updatedAt),

@@ -28,7 +28,9 @@ export function clientErrorResponder(pipeline: CallPipeline) {
         Connection: "close",
         ...failure.headers,
       };
-      const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("");
+      const head = Object.entries(headers)
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join("");
       socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${body}`);
     };
     void pipeline.refuseAnonymous(requestId, socket.remoteAddress ?? "unknown", errorFor(error.code)).then(answer);

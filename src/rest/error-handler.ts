@@ -30,10 +30,11 @@ export function errorRenderer(pipeline: CallPipeline) {
     const failure =
       error instanceof CallFailure
         ? error
-        : await pipeline.refuseAnonymous(request.id, request.ip, error instanceof ConnectError ? error : (fastifyErrorAsServiceError(error as FastifyError, request) ?? error));
-    await reply
-      .code(failure.described.definition.status)
-      .headers(failure.headers)
-      .send(errorEnvelope(failure.described, request.id));
+        : await pipeline.refuseAnonymous(
+            request.id,
+            request.ip,
+            error instanceof ConnectError ? error : (fastifyErrorAsServiceError(error as FastifyError, request) ?? error),
+          );
+    await reply.code(failure.described.definition.status).headers(failure.headers).send(errorEnvelope(failure.described, request.id));
   };
 }

@@ -85,7 +85,12 @@ export function publicInterceptor(pipeline: CallPipeline, registry: ServiceRegis
         storeError: (error) => ({
           status: error.definition.status,
           body: {
-            error: { code: error.code, message: error.message, ...(error.param !== undefined ? { param: error.param } : {}), metadata: error.metadata },
+            error: {
+              code: error.code,
+              message: error.message,
+              ...(error.param !== undefined ? { param: error.param } : {}),
+              metadata: error.metadata,
+            },
           } satisfies StoredRpcAnswer,
         }),
         replay: async (stored, principal) => {

@@ -8,5 +8,7 @@ export const clientAddressKey = createContextKey<string>("unknown", { descriptio
 
 /** The context of an RPC: its request id (a new one unless the server already has one) and the caller's address. */
 export function callContextValues(address: string | undefined, requestId: string = newRequestId()): ContextValues {
-  return createContextValues().set(clientAddressKey, address ?? "unknown").set(requestIdKey, requestId);
+  return createContextValues()
+    .set(clientAddressKey, address ?? "unknown")
+    .set(requestIdKey, requestId);
 }

@@ -68,7 +68,11 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
     clientErrorHandler: clientErrorResponder(options.pipeline),
     // A path Fastify cannot even decode (a stray "%") matches no route.
     frameworkErrors: (error, request, reply) => {
-      void renderError(error.code === "FST_ERR_BAD_URL" ? svcError("route_not_found", "No route matches this method and path.") : error, request, reply);
+      void renderError(
+        error.code === "FST_ERR_BAD_URL" ? svcError("route_not_found", "No route matches this method and path.") : error,
+        request,
+        reply,
+      );
     },
     genReqId: () => newRequestId(),
     requestIdHeader: false,
@@ -98,7 +102,14 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
     options.metrics.httpRequests.inc(labels);
     options.metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
     request.log.info(
-      { method: request.method, url: request.url, route, status: reply.statusCode, duration_ms: Math.round(reply.elapsedTime * 10) / 10, remote_address: request.ip },
+      {
+        method: request.method,
+        url: request.url,
+        route,
+        status: reply.statusCode,
+        duration_ms: Math.round(reply.elapsedTime * 10) / 10,
+        remote_address: request.ip,
+      },
       "request completed",
     );
   });
@@ -114,7 +125,10 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
     if (options.surface === "public" && isProcedurePath(path)) {
       const failure = await options.pipeline.refuseAnonymous(request.id, request.ip, unimplementedError(path));
       const answer = errorAnswer(request.headers["content-type"], failure.error, failure.headers);
-      return reply.code(answer.status).headers(answer.headers).send(answer.body === undefined ? "" : Buffer.from(answer.body));
+      return reply
+        .code(answer.status)
+        .headers(answer.headers)
+        .send(answer.body === undefined ? "" : Buffer.from(answer.body));
     }
     throw svcError("route_not_found", "No route matches this method and path.");
   });

@@ -14,7 +14,7 @@ import {
   type ListApiKeysRequest,
   type ListOrganizationsRequest,
   type ListProjectsRequest,
-  AdminService,
+  type AdminService,
   CreateApiKeyResponseSchema,
   CreateOrganizationResponseSchema,
   CreateProjectResponseSchema,
@@ -214,7 +214,10 @@ export class AdminServiceImpl implements ServiceImpl<typeof AdminService> {
   async publishEvent(request: PublishEventRequest) {
     // The ledger emits every money event from the state change it reports: none may be injected.
     if (/^(transaction|withdrawal)\./.test(request.type)) {
-      throw validationError("type", `${request.type} events are emitted by the ledger (RecordDeposit, SettleTransaction, withdrawals); they cannot be published.`);
+      throw validationError(
+        "type",
+        `${request.type} events are emitted by the ledger (RecordDeposit, SettleTransaction, withdrawals); they cannot be published.`,
+      );
     }
     const scope = await this.scopeOf(request.projectId, request.livemode);
     const object = checkPublishedObject(request.type, request.object ?? {}, request.livemode);

@@ -125,7 +125,12 @@ export class KycLifecycle {
    * Moves a session (submit, approve, reject, cancel): 409 invalid_state from any other status. A decision
    * writes the user's kyc_status and its `kyc.*` event in the same update, then relays the event.
    */
-  async move(scope: TenantScope | null, sessionId: string, move: KycMove, reason: string | null = null): Promise<{ user: UserDocument; session: StoredKycSession }> {
+  async move(
+    scope: TenantScope | null,
+    sessionId: string,
+    move: KycMove,
+    reason: string | null = null,
+  ): Promise<{ user: UserDocument; session: StoredKycSession }> {
     let { user, session } = await this.find(scope, sessionId);
     const tenant = { projectId: user.project_id, livemode: user.livemode };
     for (;;) {

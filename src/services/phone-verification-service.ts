@@ -6,7 +6,7 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
   CheckPhoneVerificationResponseSchema,
   GetPhoneVerificationResponseSchema,
-  PhoneVerificationService,
+  type PhoneVerificationService,
   StartPhoneVerificationResponseSchema,
   type CheckPhoneVerificationRequest,
   type GetPhoneVerificationRequest,
@@ -116,11 +116,16 @@ export class PhoneVerificationServiceImpl implements ServiceImpl<typeof PhoneVer
         const updated = await this.deps.users.update(
           scope,
           user._id,
-          { $set: { "phone_verification.status": "approved", "phone_verification.updated_at": now, verified: true, updated_at: now }, $inc: { "phone_verification.rev": 1 } },
+          {
+            $set: { "phone_verification.status": "approved", "phone_verification.updated_at": now, verified: true, updated_at: now },
+            $inc: { "phone_verification.rev": 1 },
+          },
           open,
         );
         if (updated) {
-          return create(CheckPhoneVerificationResponseSchema, { phoneVerification: phoneVerificationMessage(updated, updated.phone_verification!, now) });
+          return create(CheckPhoneVerificationResponseSchema, {
+            phoneVerification: phoneVerificationMessage(updated, updated.phone_verification!, now),
+          });
         }
       } else {
         const updated = await this.deps.users.update(
@@ -178,7 +183,9 @@ export class PhoneVerificationServiceImpl implements ServiceImpl<typeof PhoneVer
       const restore = before.phone_verification
         ? { $set: { phone_verification: before.phone_verification, verification_sends: before.verification_sends ?? [] } }
         : { $set: { verification_sends: before.verification_sends ?? [] }, $unset: { phone_verification: "" as const } };
-      await this.deps.users.update({ projectId: updated.project_id, livemode: updated.livemode }, updated._id, restore, { "phone_verification.rev": sent.rev });
+      await this.deps.users.update({ projectId: updated.project_id, livemode: updated.livemode }, updated._id, restore, {
+        "phone_verification.rev": sent.rev,
+      });
       throw unavailable();
     }
   }

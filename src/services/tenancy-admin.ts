@@ -87,15 +87,19 @@ export class TenancyAdmin {
     if (request.liveWalletsEnabled !== undefined) changes.live_wallets_enabled = request.liveWalletsEnabled;
     if (request.livePhoneVerificationEnabled !== undefined) changes.live_phone_verification_enabled = request.livePhoneVerificationEnabled;
     if (request.liveKycEnabled !== undefined) changes.live_kyc_enabled = request.liveKycEnabled;
-    const updated = Object.keys(changes).length > 0
-      ? await this.repositories.projects.update(request.id, changes)
-      : await this.repositories.projects.findById(request.id);
+    const updated =
+      Object.keys(changes).length > 0
+        ? await this.repositories.projects.update(request.id, changes)
+        : await this.repositories.projects.findById(request.id);
     if (!updated) throw svcError("project_not_found");
     return updated;
   }
 
   /** Creates a key, or adopts `secret` as is (bootstrap keys given by the operator). */
-  async createApiKey(request: Pick<CreateApiKeyRequest, "projectId" | "livemode" | "rateLimit">, secret?: string): Promise<{ key: ApiKeyDocument; secret: string }> {
+  async createApiKey(
+    request: Pick<CreateApiKeyRequest, "projectId" | "livemode" | "rateLimit">,
+    secret?: string,
+  ): Promise<{ key: ApiKeyDocument; secret: string }> {
     const project = await this.repositories.projects.findById(request.projectId);
     if (!project) throw svcError("project_not_found");
     if (request.rateLimit !== undefined && request.rateLimit < 1) {
@@ -160,7 +164,9 @@ export class TenancyAdmin {
     const { apiKeys } = this.repositories;
     const parameters = listParameters(request);
     const inList = (key: ApiKeyDocument | null) =>
-      key && (request.projectId === undefined || key.project_id === request.projectId) && (request.livemode === undefined || key.livemode === request.livemode)
+      key &&
+      (request.projectId === undefined || key.project_id === request.projectId) &&
+      (request.livemode === undefined || key.livemode === request.livemode)
         ? key
         : null;
     const filters = { projectId: request.projectId, livemode: request.livemode };

@@ -16,7 +16,7 @@ import {
   type ProfileFields,
   type TermsAcceptance,
   type UpdateUserRequest,
-  UsersService,
+  type UsersService,
 } from "../../gen/svc/v1/users_pb.ts";
 import type { Clock } from "../domain/clock.ts";
 import { svcError, validationError } from "../domain/errors.ts";
@@ -138,7 +138,7 @@ export class UsersServiceImpl implements ServiceImpl<typeof UsersService> {
       }
     }
     const idFor = (attempt: number) => (reservation ? reservedUserId(reservation.seed, attempt) : newUserId());
-    const liveWallets = scope.livemode ? (await this.deps.settings.project(scope.projectId))?.live_wallets_enabled ?? false : false;
+    const liveWallets = scope.livemode ? ((await this.deps.settings.project(scope.projectId))?.live_wallets_enabled ?? false) : false;
     const profile = applyProfile(null, values.profile, now);
     let user: UserDocument = withCreatedEvent({
       _id: idFor(0),
@@ -259,9 +259,7 @@ export class UsersServiceImpl implements ServiceImpl<typeof UsersService> {
 
   /** Unknown, malformed, or of another project or environment: all the same 404. */
   private async findUser(context: HandlerContext, id: string): Promise<UserDocument> {
-    const user = USER_ID_PATTERN.test(id)
-      ? await this.deps.users.find(tenantOf(context), id)
-      : null;
+    const user = USER_ID_PATTERN.test(id) ? await this.deps.users.find(tenantOf(context), id) : null;
     if (!user) throw svcError("user_not_found");
     return user;
   }

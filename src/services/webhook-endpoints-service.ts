@@ -16,7 +16,7 @@ import {
   UpdateWebhookEndpointResponseSchema,
   WebhookEndpointSchema,
   type CreateWebhookEndpointResponse,
-  WebhookEndpointsService,
+  type WebhookEndpointsService,
   type CreateWebhookEndpointRequest,
   type DeleteWebhookEndpointRequest,
   type GetWebhookDeliveryRequest,
@@ -57,7 +57,6 @@ import { reservedUuid } from "../domain/reserved-ids.ts";
 import { deliveryMessage, endpointMessage, recoveryMessage, testMessage } from "../messages/webhook-messages.ts";
 import type { DeliveryRecovery } from "../webhooks/delivery-recovery.ts";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-
 
 export interface WebhookEndpointsDependencies {
   endpoints: WebhookEndpointRepository;
@@ -158,7 +157,7 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
     const fields = request.endpoint;
     const paths = request.updateMask?.paths.length
       ? request.updateMask.paths
-      : UPDATE_PATHS.filter((path) => path === "event_types" ? (fields?.eventTypes.length ?? 0) > 0 : fieldValue(fields, path) !== undefined);
+      : UPDATE_PATHS.filter((path) => (path === "event_types" ? (fields?.eventTypes.length ?? 0) > 0 : fieldValue(fields, path) !== undefined));
     const set: Partial<WebhookEndpointDocument> = {};
     for (const path of paths) {
       if (!UPDATE_PATHS.includes(path as UpdatePath)) throw validationError(path, `Unknown parameter: ${path}.`);
@@ -171,15 +170,16 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
     }
     if (paths.includes("enabled") && fields?.enabled !== undefined) {
       // Re-enabling starts the count of failures afresh; disabling by hand says so.
-      Object.assign(set, fields.enabled
-        ? { enabled: true, disabled_reason: null, consecutive_failures: 0 }
-        : { enabled: false, disabled_reason: "manual" });
+      Object.assign(
+        set,
+        fields.enabled ? { enabled: true, disabled_reason: null, consecutive_failures: 0 } : { enabled: false, disabled_reason: "manual" },
+      );
     }
     const now = this.deps.clock();
     let endpoint = await this.findEndpoint(context, request.id);
     if (Object.keys(set).length > 0) {
-      endpoint = (await this.deps.endpoints.update(scope, endpoint._id, { $set: { ...set, updated_at: now } }).catch(throwConflict))
-        ?? this.notFound();
+      endpoint =
+        (await this.deps.endpoints.update(scope, endpoint._id, { $set: { ...set, updated_at: now } }).catch(throwConflict)) ?? this.notFound();
       if (set.enabled === false) await settleDeliveriesOfDisabledEndpoint(this.deps.deliveries, endpoint._id, now);
     }
     return create(UpdateWebhookEndpointResponseSchema, { webhookEndpoint: endpointMessage(endpoint, now) });

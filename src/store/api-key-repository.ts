@@ -40,7 +40,10 @@ export class ApiKeyRepository {
   }
 
   /** Keys newest first (revoked ones too), of one project and environment when given, within the window. */
-  list(filters: { projectId?: string | undefined; livemode?: boolean | undefined }, window: ListWindow<ApiKeyDocument>): Promise<Page<ApiKeyDocument>> {
+  list(
+    filters: { projectId?: string | undefined; livemode?: boolean | undefined },
+    window: ListWindow<ApiKeyDocument>,
+  ): Promise<Page<ApiKeyDocument>> {
     const filter: Filter<ApiKeyDocument> = {};
     if (filters.projectId !== undefined) filter.project_id = filters.projectId;
     if (filters.livemode !== undefined) filter.livemode = filters.livemode;

@@ -80,7 +80,11 @@ export class EventRepository {
   }
 
   findNotFannedOut(before: Date, limit: number): Promise<EventDocument[]> {
-    return this.collection.find({ fanned_out: false, created_at: { $lte: before } }).sort({ created_at: 1 }).limit(limit).toArray();
+    return this.collection
+      .find({ fanned_out: false, created_at: { $lte: before } })
+      .sort({ created_at: 1 })
+      .limit(limit)
+      .toArray();
   }
 
   /** Newest first, within the window (docs/contract.md, Lists). */

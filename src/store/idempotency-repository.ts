@@ -80,10 +80,7 @@ export class IdempotencyRepository {
       if (!existing) continue; // expired or abandoned in between: claim it again
       if (existing.expires_at <= now) {
         // Past retention (the TTL sweeper has not run yet): the key is free again.
-        const replaced = await this.collection.findOneAndReplace(
-          { _id: id, expires_at: existing.expires_at },
-          fresh(),
-        );
+        const replaced = await this.collection.findOneAndReplace({ _id: id, expires_at: existing.expires_at }, fresh());
         if (replaced) return { outcome: "started", seed, resumed: false };
         continue;
       }

@@ -45,7 +45,11 @@ export async function newestFirstPage<T extends Document & Position>(
   if (window.before) clauses.push(newerThan(window.before));
   const query = (clauses.length === 1 ? filter : { $and: clauses }) as Filter<T>;
   const direction = window.before ? 1 : -1;
-  const found = await collection.find(query).sort({ created_at: direction, _id: direction }).limit(window.limit + 1).toArray();
+  const found = await collection
+    .find(query)
+    .sort({ created_at: direction, _id: direction })
+    .limit(window.limit + 1)
+    .toArray();
   const items = found.slice(0, window.limit);
   return { items: window.before ? items.reverse() : items, hasMore: found.length > window.limit };
 }

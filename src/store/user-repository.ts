@@ -145,13 +145,16 @@ export class UserRepository {
    * Applies `update` to the user of this tenant and answers the user after it, or null when there is none.
    * A tagname taken by another user is thrown as a UniqueConflict.
    */
-  async update(scope: TenantScope, id: string, update: UpdateFilter<UserDocument>, extraFilter: Filter<UserDocument> = {}): Promise<UserDocument | null> {
+  async update(
+    scope: TenantScope,
+    id: string,
+    update: UpdateFilter<UserDocument>,
+    extraFilter: Filter<UserDocument> = {},
+  ): Promise<UserDocument | null> {
     try {
-      return await this.collection.findOneAndUpdate(
-        { ...extraFilter, _id: id, project_id: scope.projectId, livemode: scope.livemode },
-        update,
-        { returnDocument: "after" },
-      );
+      return await this.collection.findOneAndUpdate({ ...extraFilter, _id: id, project_id: scope.projectId, livemode: scope.livemode }, update, {
+        returnDocument: "after",
+      });
     } catch (error) {
       throw asUniqueConflict(error, UNIQUE_FIELDS);
     }

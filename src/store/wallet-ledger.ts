@@ -126,7 +126,13 @@ export class WalletLedgerRepository {
    * Moves an in-flight transaction from the status it had when read (`from`) to `next`, applying `delta` and
    * recording `events`, in one write; null when its status is no longer `from` (someone else moved it).
    */
-  transition(userId: string, from: TransactionRecord, next: TransactionRecord, delta: BalanceDelta, events: OutboxEvent[]): Promise<UserWithLedger | null> {
+  transition(
+    userId: string,
+    from: TransactionRecord,
+    next: TransactionRecord,
+    delta: BalanceDelta,
+    events: OutboxEvent[],
+  ): Promise<UserWithLedger | null> {
     const update = {
       $set: { [`ledger.inflight.${next.id}`]: next, "ledger.updated_at": next.updated_at },
       ...(Object.keys(incOf(delta)).length > 0 ? { $inc: incOf(delta) } : {}),

@@ -86,7 +86,9 @@ export function batchedInsert<T extends Document>(
 }
 
 /** updateOne, batched (the count of matched documents is not reported). */
-export function batchedUpdate<T extends Document>(collection: Collection<T>): (operation: AnyBulkWriteOperation<T>) => Promise<DocumentWriteError | null> {
+export function batchedUpdate<T extends Document>(
+  collection: Collection<T>,
+): (operation: AnyBulkWriteOperation<T>) => Promise<DocumentWriteError | null> {
   const batcher = new WriteBatcher<AnyBulkWriteOperation<T>>(async (operations) => {
     await collection.bulkWrite(operations, { ordered: false });
   });

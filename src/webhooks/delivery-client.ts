@@ -5,13 +5,7 @@ import https from "node:https";
 import type { LookupFunction } from "node:net";
 import { describeError } from "../domain/errors.ts";
 import { checkWebhookUrl, type CheckedWebhookUrl } from "../domain/webhook-url.ts";
-import {
-  DeliveryFailure,
-  vetHost,
-  type DeliveryFailureCode,
-  type LookupAll,
-  type VettedAddress,
-} from "./address-vetting.ts";
+import { DeliveryFailure, vetHost, type DeliveryFailureCode, type LookupAll, type VettedAddress } from "./address-vetting.ts";
 
 /** The `error` of an attempt: the values of docs/contract.md, Attempt errors, an attempt itself can produce. */
 export type AttemptError = `http_${number}` | DeliveryFailureCode;
@@ -62,24 +56,48 @@ export const DEFAULT_USER_AGENT = "Svc-Webhooks/1.0";
 const RESPONSE_BODY_CAP_BYTES = 64 * 1024;
 
 /** Headers whose value comes from the request itself, never from the caller. */
-const MANAGED_HEADERS: ReadonlySet<string> = new Set([
-  "host", "content-type", "content-length", "transfer-encoding", "connection",
-]);
+const MANAGED_HEADERS: ReadonlySet<string> = new Set(["host", "content-type", "content-length", "transfer-encoding", "connection"]);
 
 // X.509 verification results Node reports as `error.code` when a certificate is refused.
 const CERTIFICATE_ERROR_CODES: ReadonlySet<string> = new Set([
-  "UNABLE_TO_GET_ISSUER_CERT", "UNABLE_TO_GET_CRL", "UNABLE_TO_DECRYPT_CERT_SIGNATURE",
-  "UNABLE_TO_DECRYPT_CRL_SIGNATURE", "UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY", "CERT_SIGNATURE_FAILURE",
-  "CRL_SIGNATURE_FAILURE", "CERT_NOT_YET_VALID", "CERT_HAS_EXPIRED", "CRL_NOT_YET_VALID", "CRL_HAS_EXPIRED",
-  "ERROR_IN_CERT_NOT_BEFORE_FIELD", "ERROR_IN_CERT_NOT_AFTER_FIELD", "ERROR_IN_CRL_LAST_UPDATE_FIELD",
-  "ERROR_IN_CRL_NEXT_UPDATE_FIELD", "DEPTH_ZERO_SELF_SIGNED_CERT", "SELF_SIGNED_CERT_IN_CHAIN",
-  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY", "UNABLE_TO_VERIFY_LEAF_SIGNATURE", "CERT_CHAIN_TOO_LONG",
-  "CERT_REVOKED", "INVALID_CA", "PATH_LENGTH_EXCEEDED", "INVALID_PURPOSE", "CERT_UNTRUSTED", "CERT_REJECTED",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_CRL",
+  "UNABLE_TO_DECRYPT_CERT_SIGNATURE",
+  "UNABLE_TO_DECRYPT_CRL_SIGNATURE",
+  "UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY",
+  "CERT_SIGNATURE_FAILURE",
+  "CRL_SIGNATURE_FAILURE",
+  "CERT_NOT_YET_VALID",
+  "CERT_HAS_EXPIRED",
+  "CRL_NOT_YET_VALID",
+  "CRL_HAS_EXPIRED",
+  "ERROR_IN_CERT_NOT_BEFORE_FIELD",
+  "ERROR_IN_CERT_NOT_AFTER_FIELD",
+  "ERROR_IN_CRL_LAST_UPDATE_FIELD",
+  "ERROR_IN_CRL_NEXT_UPDATE_FIELD",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "CERT_CHAIN_TOO_LONG",
+  "CERT_REVOKED",
+  "INVALID_CA",
+  "PATH_LENGTH_EXCEEDED",
+  "INVALID_PURPOSE",
+  "CERT_UNTRUSTED",
+  "CERT_REJECTED",
   "HOSTNAME_MISMATCH",
 ]);
 
 const DNS_ERROR_CODES: ReadonlySet<string> = new Set([
-  "ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NONAME", "EAI_NODATA", "ENODATA", "ESERVFAIL", "EREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EAI_FAIL",
+  "EAI_NONAME",
+  "EAI_NODATA",
+  "ENODATA",
+  "ESERVFAIL",
+  "EREFUSED",
 ]);
 
 /** The attempt error code for a failure raised while connecting, sending or receiving. */
@@ -176,10 +194,10 @@ function exchange(
     signal,
     ...(secure
       ? {
-        // SNI and certificate check use the host name; an IP literal is checked against itself without SNI.
-        servername: checked.literalAddress === null ? checked.hostname : "",
-        rejectUnauthorized: true,
-      }
+          // SNI and certificate check use the host name; an IP literal is checked against itself without SNI.
+          servername: checked.literalAddress === null ? checked.hostname : "",
+          rejectUnauthorized: true,
+        }
       : {}),
   };
 
@@ -243,12 +261,19 @@ export async function postWebhook(request: WebhookRequest): Promise<AttemptResul
   const started = performance.now();
   const timings: AttemptTimings = { dnsMs: null, connectMs: null, tlsMs: null, firstByteMs: null };
   const result = (responseStatus: number | null, error: AttemptError | null, errorDetail: string | null = null): AttemptResult => ({
-    responseStatus, error, durationMs: elapsedSince(started), timings, errorDetail,
+    responseStatus,
+    error,
+    durationMs: elapsedSince(started),
+    timings,
+    errorDetail,
   });
 
   let checked: CheckedWebhookUrl;
   try {
-    checked = checkWebhookUrl(request.url, { livemode: request.livemode, ...(request.refusedLoopbackPorts ? { refusedLoopbackPorts: request.refusedLoopbackPorts } : {}) });
+    checked = checkWebhookUrl(request.url, {
+      livemode: request.livemode,
+      ...(request.refusedLoopbackPorts ? { refusedLoopbackPorts: request.refusedLoopbackPorts } : {}),
+    });
   } catch (error) {
     // The URL rules name what they refuse (the address class of an IP literal, a port, an internal name).
     return result(null, "ssrf_blocked", describeError(error).message);

@@ -77,7 +77,12 @@ export class WebhookFanout implements EventFanout {
           const queued = queuedCount < room;
           if (queued) queuedCount += 1;
           const claims = queued && this.deps.dispatch !== undefined;
-          const record = deliveryRecord(endpoint, event, now, !queued ? QUEUE_FULL : claims ? new Date(now.getTime() + this.deps.leaseMs) : "unclaimed");
+          const record = deliveryRecord(
+            endpoint,
+            event,
+            now,
+            !queued ? QUEUE_FULL : claims ? new Date(now.getTime() + this.deps.leaseMs) : "unclaimed",
+          );
           records.push(record);
           if (claims) hints.set(record._id, { event, endpoint, claimed: record });
         }

@@ -49,7 +49,10 @@ describe("rate limits across two instances sharing one database", () => {
     // The first requests of a window race to create its counter; none may be lost.
     const responses = await Promise.all(Array.from({ length: 16 }, (_, i) => [first, second][i % 2]!.request("GET", "/v1/events", { key: secret })));
     const statuses = responses.map((r) => r.status).sort();
-    expect(statuses.filter((s) => s === 200), statuses.join(",")).to.have.length(6);
+    expect(
+      statuses.filter((s) => s === 200),
+      statuses.join(","),
+    ).to.have.length(6);
     expect(statuses.filter((s) => s === 429)).to.have.length(10);
   });
 

@@ -11,20 +11,11 @@ import {
   type ProfileInput,
   type ProfileValues,
 } from "../../src/domain/profile-rules.ts";
-import {
-  UNPUBLISHED_SIGNUP_FLOW,
-  buildSignupFlow,
-  type PublishSignupFlowRequest,
-  type SignupFlow,
-} from "../../src/domain/signup-flow.ts";
+import { UNPUBLISHED_SIGNUP_FLOW, buildSignupFlow, type PublishSignupFlowRequest, type SignupFlow } from "../../src/domain/signup-flow.ts";
 
 const NOW = new Date("2026-11-22T10:00:00.000Z");
 
-
-function publish(
-  modules: PublishSignupFlowRequest["modules"],
-  options: { minAge?: number; allowedCountries?: string[] } = {},
-): SignupFlow {
+function publish(modules: PublishSignupFlowRequest["modules"], options: { minAge?: number; allowedCountries?: string[] } = {}): SignupFlow {
   return buildSignupFlow(
     { modules, allowedCountries: options.allowedCountries ?? [], ...(options.minAge === undefined ? {} : { minAge: options.minAge }) },
     NOW,
@@ -34,9 +25,11 @@ function publish(
 /** A published flow enabling every module, none required, with the given options. */
 function publishAll(options: { minAge?: number; allowedCountries?: string[] }): SignupFlow {
   return publish(
-    ["email", "first_name", "last_name", "birth_date", "country", "referral_code", "terms_acceptance", "tagname"].map(
-      (name) => ({ name, enabled: true, required: false }),
-    ),
+    ["email", "first_name", "last_name", "birth_date", "country", "referral_code", "terms_acceptance", "tagname"].map((name) => ({
+      name,
+      enabled: true,
+      required: false,
+    })),
     options,
   );
 }
@@ -103,8 +96,7 @@ describe("domain/profile-rules", () => {
   });
 
   for (const { mode, validate } of MODES) {
-    const check = (input: ProfileInput, flow: SignupFlow = UNPUBLISHED_SIGNUP_FLOW, now: Date = NOW) =>
-      validate(input, flow, now);
+    const check = (input: ProfileInput, flow: SignupFlow = UNPUBLISHED_SIGNUP_FLOW, now: Date = NOW) => validate(input, flow, now);
 
     describe(`input constraints on ${mode}`, () => {
       describe("email", () => {
@@ -405,11 +397,7 @@ describe("domain/profile-rules", () => {
 
       it("treats null as missing for a required module", () => {
         expectValidationError(() => validateNewUserProfile({ ...complete, email: null }, flow, NOW), "email", /required/);
-        expectValidationError(
-          () => validateNewUserProfile({ ...complete, terms_acceptance: null }, flow, NOW),
-          "terms_acceptance",
-          /required/,
-        );
+        expectValidationError(() => validateNewUserProfile({ ...complete, terms_acceptance: null }, flow, NOW), "terms_acceptance", /required/);
       });
 
       it("refuses a field of a module listed as disabled", () => {
@@ -431,10 +419,7 @@ describe("domain/profile-rules", () => {
 
       it("reports flow failures in PROFILE_FIELD_NAMES order too", () => {
         expectValidationError(() => validateNewUserProfile({ last_name: "L", tagname: "ada" }, flow, NOW), "email");
-        expectValidationError(
-          () => validateNewUserProfile({ email: "ada@example.com", tagname: "ada", last_name: "L" }, flow, NOW),
-          "last_name",
-        );
+        expectValidationError(() => validateNewUserProfile({ email: "ada@example.com", tagname: "ada", last_name: "L" }, flow, NOW), "last_name");
       });
     });
 
@@ -470,8 +455,14 @@ describe("domain/profile-rules", () => {
       it("makes every field optional and clearable", () => {
         expect(validateNewUserProfile({ tagname: "ada" }, UNPUBLISHED_SIGNUP_FLOW, NOW)).to.deep.equal({ tagname: "ada" });
         const clearAll = {
-          email: null, first_name: null, last_name: null, birth_date: null,
-          country: null, referral_code: null, terms_acceptance: null, tagname: null,
+          email: null,
+          first_name: null,
+          last_name: null,
+          birth_date: null,
+          country: null,
+          referral_code: null,
+          terms_acceptance: null,
+          tagname: null,
         };
         expect(validateProfileUpdate(clearAll, UNPUBLISHED_SIGNUP_FLOW, NOW)).to.deep.equal(clearAll);
       });
@@ -480,9 +471,11 @@ describe("domain/profile-rules", () => {
 
   describe("validateNewUser", () => {
     it("returns phone, external_id and the profile values", () => {
-      expect(
-        validateNewUser({ phone: "+14155550123", external_id: "cust_1", email: "A@B.C" }, UNPUBLISHED_SIGNUP_FLOW, NOW),
-      ).to.deep.equal({ phone: "+14155550123", external_id: "cust_1", profile: { email: "a@b.c" } });
+      expect(validateNewUser({ phone: "+14155550123", external_id: "cust_1", email: "A@B.C" }, UNPUBLISHED_SIGNUP_FLOW, NOW)).to.deep.equal({
+        phone: "+14155550123",
+        external_id: "cust_1",
+        profile: { email: "a@b.c" },
+      });
     });
 
     it("gives external_id null when absent or null", () => {
@@ -496,10 +489,7 @@ describe("domain/profile-rules", () => {
       expectValidationError(() => validateNewUser(bad, flow, NOW), "phone");
       expectValidationError(() => validateNewUser({ ...bad, phone: "+14155550123" }, flow, NOW), "external_id");
       expectValidationError(() => validateNewUser({ ...bad, phone: "+14155550123", external_id: "e" }, flow, NOW), "email");
-      expectValidationError(
-        () => validateNewUser({ ...bad, phone: "+14155550123", external_id: "e", email: "a@b.c" }, flow, NOW),
-        "tagname",
-      );
+      expectValidationError(() => validateNewUser({ ...bad, phone: "+14155550123", external_id: "e", email: "a@b.c" }, flow, NOW), "tagname");
     });
   });
 });

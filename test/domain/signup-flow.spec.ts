@@ -1,14 +1,8 @@
 import { expect } from "chai";
 import { expectValidationError } from "../support/errors.ts";
-import {
-  PROFILE_FIELD_NAMES,
-  UNPUBLISHED_SIGNUP_FLOW,
-  buildSignupFlow,
-  type PublishSignupFlowRequest,
-} from "../../src/domain/signup-flow.ts";
+import { PROFILE_FIELD_NAMES, UNPUBLISHED_SIGNUP_FLOW, buildSignupFlow, type PublishSignupFlowRequest } from "../../src/domain/signup-flow.ts";
 
 const NOW = new Date("2026-11-22T10:00:00.000Z");
-
 
 function request(overrides: Partial<PublishSignupFlowRequest> = {}): PublishSignupFlowRequest {
   return {
@@ -24,7 +18,14 @@ function request(overrides: Partial<PublishSignupFlowRequest> = {}): PublishSign
 describe("domain/signup-flow", () => {
   it("lists the profile fields in reporting order", () => {
     expect(PROFILE_FIELD_NAMES).to.deep.equal([
-      "email", "first_name", "last_name", "birth_date", "country", "referral_code", "terms_acceptance", "tagname",
+      "email",
+      "first_name",
+      "last_name",
+      "birth_date",
+      "country",
+      "referral_code",
+      "terms_acceptance",
+      "tagname",
     ]);
   });
 
@@ -118,20 +119,12 @@ describe("domain/signup-flow", () => {
 
     for (const code of ["XX", "AA", "UK", "FRA", "F", ""]) {
       it(`refuses the allowed country '${code}'`, () => {
-        expectValidationError(
-          () => buildSignupFlow(request({ allowedCountries: ["FR", code] }), NOW),
-          "allowed_countries[1]",
-          /not an assigned/,
-        );
+        expectValidationError(() => buildSignupFlow(request({ allowedCountries: ["FR", code] }), NOW), "allowed_countries[1]", /not an assigned/);
       });
     }
 
     it("refuses an allowed country listed twice in any case", () => {
-      expectValidationError(
-        () => buildSignupFlow(request({ allowedCountries: ["FR", "DE", "fr"] }), NOW),
-        "allowed_countries[2]",
-        /more than once/,
-      );
+      expectValidationError(() => buildSignupFlow(request({ allowedCountries: ["FR", "DE", "fr"] }), NOW), "allowed_countries[2]", /more than once/);
     });
 
     it("reports modules before min_age before allowed_countries", () => {

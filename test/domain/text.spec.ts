@@ -20,7 +20,8 @@ describe("textProblem", () => {
   it("allows tab and line feed in free text only", () => {
     expect(textProblem("one\n\ttwo", true)).to.equal(null);
     expect(textProblem("one\ntwo", false)).to.contain("U+000A");
-    for (const value of ["\r", "\u0000", "\u000b", "\u001f", "\u007f"]) expect(textProblem(value, true), JSON.stringify(value)).to.contain("only tab and line feed");
+    for (const value of ["\r", "\u0000", "\u000b", "\u001f", "\u007f"])
+      expect(textProblem(value, true), JSON.stringify(value)).to.contain("only tab and line feed");
   });
 
   it("refuses lone surrogates, high or low, anywhere", () => {

@@ -4,7 +4,11 @@ import { activeSecrets, previousSecretInGrace } from "../../src/domain/webhook-s
 
 describe("webhook signing secrets", () => {
   const now = new Date("2030-01-01T12:00:00Z");
-  const endpoint = (previous: string | null, expiresAt: Date | null) => ({ secret: "whsec_new", previous_secret: previous, previous_secret_expires_at: expiresAt });
+  const endpoint = (previous: string | null, expiresAt: Date | null) => ({
+    secret: "whsec_new",
+    previous_secret: previous,
+    previous_secret_expires_at: expiresAt,
+  });
 
   it("signs with the current secret alone when there is no previous one", () => {
     expect(activeSecrets(endpoint(null, null), now)).to.deep.equal(["whsec_new"]);

@@ -21,9 +21,7 @@ describe("computeSignature", () => {
     const bytes = Buffer.from(BODY, "utf8");
     expect(computeSignature(SECRET, 1, bytes)).to.equal(computeSignature(SECRET, 1, BODY));
     const latin1 = Buffer.from(BODY, "latin1");
-    expect(computeSignature(SECRET, 1, latin1)).to.equal(
-      independentHmac(SECRET, Buffer.concat([Buffer.from("1."), latin1])),
-    );
+    expect(computeSignature(SECRET, 1, latin1)).to.equal(independentHmac(SECRET, Buffer.concat([Buffer.from("1."), latin1])));
     expect(computeSignature(SECRET, 1, latin1)).not.to.equal(computeSignature(SECRET, 1, BODY));
   });
 
@@ -36,8 +34,7 @@ describe("computeSignature", () => {
 
 describe("signatureHeader", () => {
   it("is t=<t>,v1=<hex> for one secret", () => {
-    expect(signatureHeader([SECRET], 1_700_000_123, BODY))
-      .to.equal(`t=1700000123,v1=${independentHmac(SECRET, `1700000123.${BODY}`)}`);
+    expect(signatureHeader([SECRET], 1_700_000_123, BODY)).to.equal(`t=1700000123,v1=${independentHmac(SECRET, `1700000123.${BODY}`)}`);
   });
 
   it("carries one v1 per secret in the order given (new secret first)", () => {

@@ -117,14 +117,21 @@ describe("checkWebhookUrl", () => {
   it("accepts public https URLs in both modes and reports their parts", () => {
     for (const livemode of [true, false]) {
       expect(checkWebhookUrl("https://hooks.example.com/svc?x=1", { livemode })).to.deep.equal({
-        url: "https://hooks.example.com/svc?x=1", hostname: "hooks.example.com", port: 443, literalAddress: null,
+        url: "https://hooks.example.com/svc?x=1",
+        hostname: "hooks.example.com",
+        port: 443,
+        literalAddress: null,
       });
     }
     expect(checkWebhookUrl("https://93.184.216.34:8443/", { livemode: true })).to.deep.equal({
-      url: "https://93.184.216.34:8443/", hostname: "93.184.216.34", port: 8443, literalAddress: "93.184.216.34",
+      url: "https://93.184.216.34:8443/",
+      hostname: "93.184.216.34",
+      port: 8443,
+      literalAddress: "93.184.216.34",
     });
     expect(checkWebhookUrl("https://[2606:4700:4700::1111]/", { livemode: true })).to.deep.include({
-      hostname: "2606:4700:4700::1111", literalAddress: "2606:4700:4700::1111",
+      hostname: "2606:4700:4700::1111",
+      literalAddress: "2606:4700:4700::1111",
     });
     expect(checkWebhookUrl("https://[64:ff9b::8.8.8.8]/", { livemode: true }).literalAddress).to.equal("64:ff9b::808:808");
     expect(checkWebhookUrl("https://[::ffff:8.8.8.8]/", { livemode: true }).literalAddress).to.equal("::ffff:808:808");
@@ -133,13 +140,22 @@ describe("checkWebhookUrl", () => {
   it("accepts the sandbox loopback hosts over http or https on any port", () => {
     const sandbox = { livemode: false };
     expect(checkWebhookUrl("http://localhost:3000/hooks", sandbox)).to.deep.equal({
-      url: "http://localhost:3000/hooks", hostname: "localhost", port: 3000, literalAddress: null,
+      url: "http://localhost:3000/hooks",
+      hostname: "localhost",
+      port: 3000,
+      literalAddress: null,
     });
     expect(checkWebhookUrl("http://127.0.0.1", sandbox)).to.deep.equal({
-      url: "http://127.0.0.1/", hostname: "127.0.0.1", port: 80, literalAddress: "127.0.0.1",
+      url: "http://127.0.0.1/",
+      hostname: "127.0.0.1",
+      port: 80,
+      literalAddress: "127.0.0.1",
     });
     expect(checkWebhookUrl("http://[::1]:4000/x", sandbox)).to.deep.equal({
-      url: "http://[::1]:4000/x", hostname: "::1", port: 4000, literalAddress: "::1",
+      url: "http://[::1]:4000/x",
+      hostname: "::1",
+      port: 4000,
+      literalAddress: "::1",
     });
     expect(checkWebhookUrl("https://LOCALHOST:8443/", sandbox).url).to.equal("https://localhost:8443/");
   });
@@ -190,8 +206,9 @@ describe("checkWebhookUrl", () => {
       expect(checked.hostname, raw).to.equal("hooks.example.com");
     }
     // Unreserved characters are decoded, other escapes keep their meaning with uppercase hex digits.
-    expect(checkWebhookUrl("https://hooks.example.com/%7e%2d%5F%2e%41%7a%30/%2f%3a?q=%3d%26%41#f", { livemode: true }).url)
-      .to.equal("https://hooks.example.com/~-_.Az0/%2F%3A?q=%3D%26A");
+    expect(checkWebhookUrl("https://hooks.example.com/%7e%2d%5F%2e%41%7a%30/%2f%3a?q=%3d%26%41#f", { livemode: true }).url).to.equal(
+      "https://hooks.example.com/~-_.Az0/%2F%3A?q=%3D%26A",
+    );
     expect(checkWebhookUrl("http://localhost:3000/x?#y", { livemode: false }).url).to.equal("http://localhost:3000/x");
     // Normalising is idempotent: a stored URL checks to itself at every attempt.
     const once = checkWebhookUrl("https://Hooks.Example.com./a/%62%2fc?%78=%7e#z", { livemode: true }).url;
@@ -200,29 +217,88 @@ describe("checkWebhookUrl", () => {
 
   it("normalises scheme and host case and drops default ports", () => {
     expect(checkWebhookUrl("HTTPS://Example.COM:443/x", { livemode: true }).url).to.equal("https://example.com/x");
-    expect(checkWebhookUrl("https://Example.com:8443/Path?Q=1", { livemode: true }).url)
-      .to.equal("https://example.com:8443/Path?Q=1");
+    expect(checkWebhookUrl("https://Example.com:8443/Path?Q=1", { livemode: true }).url).to.equal("https://example.com:8443/Path?Q=1");
     expect(checkWebhookUrl("HTTP://LocalHost:80/x", { livemode: false }).url).to.equal("http://localhost/x");
   });
 });
 
 describe("isRefusedAddress", () => {
   const refused = [
-    "127.0.0.1", "127.255.255.254", "10.1.2.3", "172.16.0.1", "192.168.0.1", "169.254.169.254", "100.127.255.255",
-    "0.0.0.0", "255.255.255.255", "224.0.0.1", "239.255.255.255", "240.0.0.1", "192.0.0.8", "192.0.2.1",
-    "198.51.100.7", "203.0.113.9", "198.19.255.255", "192.88.99.1",
-    "2130706433", "0177.0.0.1", "0x7f.1", "127.1", "0x7f000001", "017700000001",
-    "::1", "::", "fe80::1", "fe80::1%eth0", "fc00::1", "fdff:ffff::1", "fec0::1", "ff02::1", "100::1",
-    "::ffff:127.0.0.1", "::ffff:7f00:1", "::ffff:10.0.0.1", "::127.0.0.1", "::8.8.8.8",
-    "2002:7f00:1::", "2002:a00:1::1", "64:ff9b::7f00:1", "64:ff9b::169.254.169.254", "64:ff9b:1::8.8.8.8",
-    "2001:0:4136:e378:8000:63bf:3fff:fdd2", "2001:db8::1", "2001:2::1", "2001:10::1", "3fff::1",
-    "5f00::1", "4000::1",
-    "", "example.com", "1.2.3.4.5", "256.1.1.1", "::ffff:0127.0.0.1", "08.1.1.1",
+    "127.0.0.1",
+    "127.255.255.254",
+    "10.1.2.3",
+    "172.16.0.1",
+    "192.168.0.1",
+    "169.254.169.254",
+    "100.127.255.255",
+    "0.0.0.0",
+    "255.255.255.255",
+    "224.0.0.1",
+    "239.255.255.255",
+    "240.0.0.1",
+    "192.0.0.8",
+    "192.0.2.1",
+    "198.51.100.7",
+    "203.0.113.9",
+    "198.19.255.255",
+    "192.88.99.1",
+    "2130706433",
+    "0177.0.0.1",
+    "0x7f.1",
+    "127.1",
+    "0x7f000001",
+    "017700000001",
+    "::1",
+    "::",
+    "fe80::1",
+    "fe80::1%eth0",
+    "fc00::1",
+    "fdff:ffff::1",
+    "fec0::1",
+    "ff02::1",
+    "100::1",
+    "::ffff:127.0.0.1",
+    "::ffff:7f00:1",
+    "::ffff:10.0.0.1",
+    "::127.0.0.1",
+    "::8.8.8.8",
+    "2002:7f00:1::",
+    "2002:a00:1::1",
+    "64:ff9b::7f00:1",
+    "64:ff9b::169.254.169.254",
+    "64:ff9b:1::8.8.8.8",
+    "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+    "2001:db8::1",
+    "2001:2::1",
+    "2001:10::1",
+    "3fff::1",
+    "5f00::1",
+    "4000::1",
+    "",
+    "example.com",
+    "1.2.3.4.5",
+    "256.1.1.1",
+    "::ffff:0127.0.0.1",
+    "08.1.1.1",
   ];
   const allowed = [
-    "8.8.8.8", "1.1.1.1", "93.184.216.34", "100.63.255.255", "100.128.0.0", "172.15.255.255", "172.32.0.0",
-    "192.167.255.255", "198.17.255.255", "198.20.0.0", "223.255.255.255", "11.0.0.0",
-    "2606:4700:4700::1111", "2001:4860:4860::8888", "::ffff:8.8.8.8", "64:ff9b::8.8.8.8", "2002:808:808::1",
+    "8.8.8.8",
+    "1.1.1.1",
+    "93.184.216.34",
+    "100.63.255.255",
+    "100.128.0.0",
+    "172.15.255.255",
+    "172.32.0.0",
+    "192.167.255.255",
+    "198.17.255.255",
+    "198.20.0.0",
+    "223.255.255.255",
+    "11.0.0.0",
+    "2606:4700:4700::1111",
+    "2001:4860:4860::8888",
+    "::ffff:8.8.8.8",
+    "64:ff9b::8.8.8.8",
+    "2002:808:808::1",
     "2001:0:4136:e378:8000:63bf:f7f7:f7f7",
   ];
 

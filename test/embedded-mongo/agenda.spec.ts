@@ -45,9 +45,17 @@ describe("embedded-mongo: Agenda 6 with @agendajs/mongo-backend", function () {
   it("keeps a unique job to a single document", async () => {
     agenda.define("unique-job", async () => undefined);
     for (let i = 0; i < 3; i++) {
-      await agenda.create("unique-job", { entity: 7, n: i }).unique({ "data.entity": 7 }).schedule(new Date(Date.now() + 60_000)).save();
+      await agenda
+        .create("unique-job", { entity: 7, n: i })
+        .unique({ "data.entity": 7 })
+        .schedule(new Date(Date.now() + 60_000))
+        .save();
     }
-    await agenda.create("unique-job", { entity: 8 }).unique({ "data.entity": 8 }).schedule(new Date(Date.now() + 60_000)).save();
+    await agenda
+      .create("unique-job", { entity: 8 })
+      .unique({ "data.entity": 8 })
+      .schedule(new Date(Date.now() + 60_000))
+      .save();
     const docs = await t.db.collection("agendaJobs").find({ name: "unique-job" }).sort({ "data.entity": 1 }).toArray();
     expect(docs.map((d) => d.data.entity)).to.deep.equal([7, 8]);
     expect(docs[0].data.n).to.equal(2);
@@ -56,9 +64,13 @@ describe("embedded-mongo: Agenda 6 with @agendajs/mongo-backend", function () {
   it("picks up a job locked by a dead worker once its lock lifetime has passed", async () => {
     const lockLifetime = 400;
     let ranAt = 0;
-    agenda.define("orphan", async () => {
-      ranAt = Date.now();
-    }, { lockLifetime });
+    agenda.define(
+      "orphan",
+      async () => {
+        ranAt = Date.now();
+      },
+      { lockLifetime },
+    );
     // The dead worker: it locked the due job and vanished without finishing or unlocking it.
     const lockedAt = new Date();
     await t.db.collection("agendaJobs").insertOne({

@@ -26,9 +26,18 @@ describe("embedded-mongo: Agenda woken through a change stream (replica set)", f
     const collection = "jobs";
     // A short lock lifetime: Agenda keeps a timer of half of it after each run (10 min by default), which would
     // hold the test process for 5 minutes after the last test.
-    const scheduler = new Agenda({ backend: new MongoBackend({ mongo: schedulerClient.db("agenda_cs"), collection }), processEvery: 60_000, defaultLockLifetime: 2000 });
+    const scheduler = new Agenda({
+      backend: new MongoBackend({ mongo: schedulerClient.db("agenda_cs"), collection }),
+      processEvery: 60_000,
+      defaultLockLifetime: 2000,
+    });
     const channel = new MongoChangeStreamNotificationChannel({ db: workerClient.db("agenda_cs"), collection });
-    const worker = new Agenda({ backend: new MongoBackend({ mongo: workerClient.db("agenda_cs"), collection }), processEvery: 60_000, defaultLockLifetime: 2000, notificationChannel: channel });
+    const worker = new Agenda({
+      backend: new MongoBackend({ mongo: workerClient.db("agenda_cs"), collection }),
+      processEvery: 60_000,
+      defaultLockLifetime: 2000,
+      notificationChannel: channel,
+    });
     let ranAt = 0;
     worker.define("wake-up", async () => {
       ranAt = Date.now();

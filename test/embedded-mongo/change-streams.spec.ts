@@ -72,7 +72,11 @@ describe("embedded-mongo: change streams (replica set)", function () {
     const coll = db.collection("lookup");
     await coll.insertOne({ _id: 1 as never, n: 0 });
     const lookup = await db.command({ aggregate: "lookup", pipeline: [{ $changeStream: { fullDocument: "updateLookup" } }], cursor: {} });
-    const whenAvailable = await db.command({ aggregate: "lookup", pipeline: [{ $changeStream: { fullDocument: "whenAvailable", fullDocumentBeforeChange: "whenAvailable" } }], cursor: {} });
+    const whenAvailable = await db.command({
+      aggregate: "lookup",
+      pipeline: [{ $changeStream: { fullDocument: "whenAvailable", fullDocumentBeforeChange: "whenAvailable" } }],
+      cursor: {},
+    });
     const required = await db.command({ aggregate: "lookup", pipeline: [{ $changeStream: { fullDocument: "required" } }], cursor: {} });
     await coll.updateOne({ _id: 1 as never }, { $inc: { n: 1 } });
     await coll.updateOne({ _id: 1 as never }, { $inc: { n: 1 } });
@@ -90,7 +94,11 @@ describe("embedded-mongo: change streams (replica set)", function () {
     await db.createCollection("images", { changeStreamPreAndPostImages: { enabled: true } });
     const coll = db.collection("images");
     await coll.insertOne({ _id: 1 as never, v: 1 });
-    const opened = await db.command({ aggregate: "images", pipeline: [{ $changeStream: { fullDocument: "required", fullDocumentBeforeChange: "required" } }], cursor: {} });
+    const opened = await db.command({
+      aggregate: "images",
+      pipeline: [{ $changeStream: { fullDocument: "required", fullDocumentBeforeChange: "required" } }],
+      cursor: {},
+    });
     await coll.updateOne({ _id: 1 as never }, { $set: { v: 2 } });
     const [event] = await nextEvents(db, opened, 1);
     expect(event.fullDocument).to.deep.equal({ _id: 1, v: 2 });
@@ -109,7 +117,9 @@ describe("embedded-mongo: change streams (replica set)", function () {
     expect(Object.keys(event)).to.have.members(["_id", "operationType", "fullDocument"]);
     expect(event.fullDocument).to.deep.equal({ keep: true });
 
-    const group = await db.command({ aggregate: "filtered", pipeline: [{ $changeStream: {} }, { $group: { _id: null } }], cursor: {} }).catch((e) => e);
+    const group = await db
+      .command({ aggregate: "filtered", pipeline: [{ $changeStream: {} }, { $group: { _id: null } }], cursor: {} })
+      .catch((e) => e);
     expect(group.code).to.equal(20);
     const noId = await db.command({ aggregate: "filtered", pipeline: [{ $changeStream: {} }, { $project: { _id: 0 } }], cursor: {} });
     await coll.insertOne({ x: 1 });
@@ -134,7 +144,11 @@ describe("embedded-mongo: change streams (replica set)", function () {
         { db: "cs", coll: "b" },
       ]);
       const fromCluster = [await clusterStream.next(), await clusterStream.next(), await clusterStream.next()];
-      expect(fromCluster.map((e) => ("ns" in e ? `${e.ns.db}.${"coll" in e.ns ? e.ns.coll : ""}` : ""))).to.deep.equal(["cs.a", "cs.b", "cs_other.c"]);
+      expect(fromCluster.map((e) => ("ns" in e ? `${e.ns.db}.${"coll" in e.ns ? e.ns.coll : ""}` : ""))).to.deep.equal([
+        "cs.a",
+        "cs.b",
+        "cs_other.c",
+      ]);
       const wrongDb = await db.command({ aggregate: 1, pipeline: [{ $changeStream: { allChangesForCluster: true } }], cursor: {} }).catch((e) => e);
       expect(wrongDb.ok).to.equal(0);
     } finally {
@@ -157,13 +171,21 @@ describe("embedded-mongo: change streams (replica set)", function () {
     const at = await db.command({ aggregate: "resume", pipeline: [{ $changeStream: { startAtOperationTime: events[1].clusterTime } }], cursor: {} });
     expect(ids(at)).to.deep.equal([2, 3]);
     // A high-water mark (postBatchResumeToken of an empty batch) resumes after everything seen so far.
-    const hwm = await db.command({ aggregate: "resume", pipeline: [{ $changeStream: { resumeAfter: after.cursor.postBatchResumeToken } }], cursor: {} });
+    const hwm = await db.command({
+      aggregate: "resume",
+      pipeline: [{ $changeStream: { resumeAfter: after.cursor.postBatchResumeToken } }],
+      cursor: {},
+    });
     expect(ids(hwm)).to.deep.equal([]);
     await coll.insertOne({ _id: 4 } as never);
     expect((await nextEvents(db, hwm, 1)).map((e) => e.documentKey._id)).to.deep.equal([4]);
-    const both = await db.command({ aggregate: "resume", pipeline: [{ $changeStream: { resumeAfter: events[0]._id, startAfter: events[0]._id } }], cursor: {} }).catch((e) => e);
+    const both = await db
+      .command({ aggregate: "resume", pipeline: [{ $changeStream: { resumeAfter: events[0]._id, startAfter: events[0]._id } }], cursor: {} })
+      .catch((e) => e);
     expect(both.code).to.equal(40674);
-    const lost = await db.command({ aggregate: "resume", pipeline: [{ $changeStream: { startAtOperationTime: new Timestamp({ t: 1, i: 1 }) } }], cursor: {} }).catch((e) => e);
+    const lost = await db
+      .command({ aggregate: "resume", pipeline: [{ $changeStream: { startAtOperationTime: new Timestamp({ t: 1, i: 1 }) } }], cursor: {} })
+      .catch((e) => e);
     expect(lost.code).to.equal(286);
   });
 
@@ -177,7 +199,9 @@ describe("embedded-mongo: change streams (replica set)", function () {
     expect(drop).to.deep.include({ operationType: "drop", ns: { db: "cs", coll: "dropme" } });
     expect(invalidate.operationType).to.equal("invalidate");
     expect(Long.fromValue(more.cursor.id).isZero()).to.equal(true);
-    const resume = await db.command({ aggregate: "dropme", pipeline: [{ $changeStream: { resumeAfter: invalidate._id } }], cursor: {} }).catch((e) => e);
+    const resume = await db
+      .command({ aggregate: "dropme", pipeline: [{ $changeStream: { resumeAfter: invalidate._id } }], cursor: {} })
+      .catch((e) => e);
     expect(resume.code).to.equal(260);
     const restarted = await db.command({ aggregate: "dropme", pipeline: [{ $changeStream: { startAfter: invalidate._id } }], cursor: {} });
     await coll.insertOne({ again: true });
@@ -217,7 +241,9 @@ describe("embedded-mongo: change streams (replica set)", function () {
 
   it("the driver's collection.watch with updateLookup delivers changes and closes", async () => {
     const coll = db.collection<{ _id: string; status: string }>("watched");
-    const stream = coll.watch([{ $match: { operationType: { $in: ["insert", "update", "replace"] }, "fullDocument.status": "pending" } }], { fullDocument: "updateLookup" });
+    const stream = coll.watch([{ $match: { operationType: { $in: ["insert", "update", "replace"] }, "fullDocument.status": "pending" } }], {
+      fullDocument: "updateLookup",
+    });
     const seen: string[] = [];
     stream.on("change", (change) => {
       if ("fullDocument" in change && change.fullDocument) seen.push(`${change.operationType}:${change.fullDocument._id}`);
@@ -239,7 +265,10 @@ describe("embedded-mongo: change streams (replica set)", function () {
     const standalone = await startEmbeddedMongo();
     const c = new MongoClient(standalone.uri);
     try {
-      const err = await c.db("cs").command({ aggregate: "x", pipeline: [{ $changeStream: {} }], cursor: {} }).catch((e) => e);
+      const err = await c
+        .db("cs")
+        .command({ aggregate: "x", pipeline: [{ $changeStream: {} }], cursor: {} })
+        .catch((e) => e);
       expect(err.code).to.equal(40573);
     } finally {
       await c.close();

@@ -1,8 +1,12 @@
 import { expect } from "chai";
-import { MongoServerError, type Document } from "mongodb";
+import type { MongoServerError, Document } from "mongodb";
 import { usingRealMongo, useTestDatabase } from "./helpers.ts";
 
-const failure = (p: Promise<unknown>) => p.then(() => expect.fail("expected an error"), (e: unknown) => e as MongoServerError);
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => expect.fail("expected an error"),
+    (e: unknown) => e as MongoServerError,
+  );
 
 // Options and commands that used to be ignored or missing: each is now implemented or answers an error.
 describe("embedded-mongo: views, let, collation, $out/$merge, collMod and other options", () => {
@@ -32,7 +36,12 @@ describe("embedded-mongo: views, let, collation, $out/$merge, collMod and other 
 
   it("accepts the simple collation and refuses any other", async () => {
     expect(await t.db.collection("src").countDocuments({}, { collation: { locale: "simple" } })).to.equal(3);
-    const err = await failure(t.db.collection("src").find({ kind: "A" }, { collation: { locale: "en", strength: 2 } }).toArray());
+    const err = await failure(
+      t.db
+        .collection("src")
+        .find({ kind: "A" }, { collation: { locale: "en", strength: 2 } })
+        .toArray(),
+    );
     expect(err.code).to.equal(2);
     expect((await failure(t.db.collection("src").updateOne({ kind: "A" }, { $set: { x: 1 } }, { collation: { locale: "fr" } }))).code).to.equal(2);
   });
@@ -40,10 +49,16 @@ describe("embedded-mongo: views, let, collation, $out/$merge, collMod and other 
   it("binds let variables in find, aggregate, update, delete and findAndModify", async () => {
     const c = t.db.collection("src");
     expect((await c.find({ $expr: { $eq: ["$kind", "$$k"] } }, { let: { k: "b" } }).toArray()).map((d) => d._id)).to.deep.equal([2]);
-    expect(await c.aggregate([{ $match: { $expr: { $gt: ["$n", "$$min"] } } }, { $count: "n" }], { let: { min: 1 } }).toArray()).to.deep.equal([{ n: 2 }]);
+    expect(await c.aggregate([{ $match: { $expr: { $gt: ["$n", "$$min"] } } }, { $count: "n" }], { let: { min: 1 } }).toArray()).to.deep.equal([
+      { n: 2 },
+    ]);
     await c.updateMany({ $expr: { $eq: ["$kind", "$$k"] } }, [{ $set: { tag: "$$tag" } }], { let: { k: "a", tag: "seen" } });
     expect(await c.countDocuments({ tag: "seen" })).to.equal(2);
-    const found = await c.findOneAndUpdate({ $expr: { $eq: ["$_id", "$$id"] } }, { $set: { hit: true } }, { let: { id: 2 }, returnDocument: "after" });
+    const found = await c.findOneAndUpdate(
+      { $expr: { $eq: ["$_id", "$$id"] } },
+      { $set: { hit: true } },
+      { let: { id: 2 }, returnDocument: "after" },
+    );
     expect(found).to.include({ _id: 2, hit: true });
     await t.db.collection("del").insertMany([{ v: 1 }, { v: 2 }]);
     expect((await t.db.collection("del").deleteMany({ $expr: { $eq: ["$v", "$$v"] } }, { let: { v: 2 } })).deletedCount).to.equal(1);
@@ -51,9 +66,15 @@ describe("embedded-mongo: views, let, collation, $out/$merge, collMod and other 
 
   it("implements returnKey and showRecordId", async () => {
     await t.db.collection("src").createIndex({ n: 1 });
-    const keys = await t.db.collection("src").find({ n: { $gte: 2 } }, { returnKey: true, sort: { n: 1 } }).toArray();
+    const keys = await t.db
+      .collection("src")
+      .find({ n: { $gte: 2 } }, { returnKey: true, sort: { n: 1 } })
+      .toArray();
     expect(keys).to.deep.equal([{ n: 2 }, { n: 3 }]);
-    const withIds = await t.db.collection("src").find({ _id: 1 } as Document, { showRecordId: true, projection: { n: 1 } }).toArray();
+    const withIds = await t.db
+      .collection("src")
+      .find({ _id: 1 } as Document, { showRecordId: true, projection: { n: 1 } })
+      .toArray();
     expect(withIds[0]).to.have.property("$recordId");
     expect(withIds[0].n).to.equal(1);
   });
@@ -68,10 +89,21 @@ describe("embedded-mongo: views, let, collation, $out/$merge, collMod and other 
   it("writes the results of $out and $merge into a collection of the same database", async () => {
     const c = t.db.collection("src");
     expect(await c.aggregate([{ $match: { kind: "a" } }, { $project: { n: 1 } }, { $out: "out_a" }]).toArray()).to.deep.equal([]);
-    expect(await t.db.collection("out_a").find().sort({ _id: 1 }).toArray()).to.deep.equal([{ _id: 1, n: 1 }, { _id: 3, n: 3 }]);
-    await c.aggregate([{ $match: { _id: 2 } }, { $project: { n: 1 } }, { $merge: { into: "out_a", whenMatched: "merge", whenNotMatched: "insert" } }]).toArray();
-    await c.aggregate([{ $match: { _id: 1 } }, { $project: { n: { $literal: 10 } } }, { $merge: { into: "out_a", whenMatched: "replace" } }]).toArray();
-    expect(await t.db.collection("out_a").find().sort({ _id: 1 }).toArray()).to.deep.equal([{ _id: 1, n: 10 }, { _id: 2, n: 2 }, { _id: 3, n: 3 }]);
+    expect(await t.db.collection("out_a").find().sort({ _id: 1 }).toArray()).to.deep.equal([
+      { _id: 1, n: 1 },
+      { _id: 3, n: 3 },
+    ]);
+    await c
+      .aggregate([{ $match: { _id: 2 } }, { $project: { n: 1 } }, { $merge: { into: "out_a", whenMatched: "merge", whenNotMatched: "insert" } }])
+      .toArray();
+    await c
+      .aggregate([{ $match: { _id: 1 } }, { $project: { n: { $literal: 10 } } }, { $merge: { into: "out_a", whenMatched: "replace" } }])
+      .toArray();
+    expect(await t.db.collection("out_a").find().sort({ _id: 1 }).toArray()).to.deep.equal([
+      { _id: 1, n: 10 },
+      { _id: 2, n: 2 },
+      { _id: 3, n: 3 },
+    ]);
     expect((await failure(c.aggregate([{ $out: "x" }, { $match: {} }]).toArray())).code).to.equal(40601);
   });
 
@@ -82,7 +114,10 @@ describe("embedded-mongo: views, let, collation, $out/$merge, collMod and other 
 
   it("changes an index's expireAfterSeconds and hidden flag with collMod, and refuses validators", async () => {
     const c = t.db.collection("mod");
-    await c.insertMany([{ at: new Date(), k: 1 }, { at: new Date(), k: 2 }]);
+    await c.insertMany([
+      { at: new Date(), k: 1 },
+      { at: new Date(), k: 2 },
+    ]);
     await c.createIndex({ at: 1 }, { expireAfterSeconds: 100 });
     await c.createIndex({ k: 1 });
     const ttl = await t.db.command({ collMod: "mod", index: { keyPattern: { at: 1 }, expireAfterSeconds: 200 } });
@@ -110,7 +145,11 @@ describe("embedded-mongo: views, let, collation, $out/$merge, collMod and other 
     await c.insertMany(Array.from({ length: 300 }, (_, i) => ({ status: "queued", due: i })));
     await c.createIndex({ status: 1 });
     await c.createIndex({ due: 1 });
-    const plan = await c.find({ status: "queued", due: { $lte: 1000 } }).sort({ due: 1 }).limit(1).explain("executionStats");
+    const plan = await c
+      .find({ status: "queued", due: { $lte: 1000 } })
+      .sort({ due: 1 })
+      .limit(1)
+      .explain("executionStats");
     expect(plan.queryPlanner.winningPlan.inputStage.indexName).to.equal("due_1");
     if (!usingRealMongo) expect(plan.executionStats.totalDocsExamined).to.be.at.most(2);
   });

@@ -61,7 +61,11 @@ describe("embedded-mongo: CRUD through the official driver", () => {
 
   it("reports exact matched/modified counts (no-op updates are not modifications)", async () => {
     const c = t.db.collection("counts");
-    await c.insertMany([{ k: 1, v: 1 }, { k: 1, v: 2 }, { k: 2, v: 1 }]);
+    await c.insertMany([
+      { k: 1, v: 1 },
+      { k: 1, v: 2 },
+      { k: 2, v: 1 },
+    ]);
     const same = await c.updateMany({ k: 1 }, { $set: { v: 1 } });
     expect(same.matchedCount).to.equal(2);
     expect(same.modifiedCount).to.equal(1);
@@ -80,7 +84,11 @@ describe("embedded-mongo: CRUD through the official driver", () => {
     expect(first.upsertedCount).to.equal(1);
     expect(first.upsertedId).to.be.instanceOf(ObjectId);
     expect(first.matchedCount).to.equal(0);
-    const second = await c.updateOne({ key: "k1", "meta.tenant": "t1" }, { $inc: { hits: 1 }, $setOnInsert: { createdAt: "second" } }, { upsert: true });
+    const second = await c.updateOne(
+      { key: "k1", "meta.tenant": "t1" },
+      { $inc: { hits: 1 }, $setOnInsert: { createdAt: "second" } },
+      { upsert: true },
+    );
     expect(second.upsertedCount).to.equal(0);
     expect(second.modifiedCount).to.equal(1);
     const doc = await c.findOne({ key: "k1" }, { projection: { _id: 0 } });
@@ -91,21 +99,37 @@ describe("embedded-mongo: CRUD through the official driver", () => {
     const c = t.db.collection("upsert_id");
     const res = await c.updateOne({ _id: "fixed" as never }, { $set: { a: 1 } }, { upsert: true });
     expect(res.upsertedId).to.equal("fixed");
-    await c.updateOne({ _id: "other" as never, kind: { $eq: "x" }, tag: { $in: ["t"] }, many: { $in: [1, 2] } }, { $set: { a: 2 } }, { upsert: true });
+    await c.updateOne(
+      { _id: "other" as never, kind: { $eq: "x" }, tag: { $in: ["t"] }, many: { $in: [1, 2] } },
+      { $set: { a: 2 } },
+      { upsert: true },
+    );
     expect(await c.findOne({ _id: "other" as never })).to.deep.equal({ _id: "other", kind: "x", tag: "t", a: 2 });
   });
 
   it("findOneAndUpdate honours sort, returnDocument and upsert", async () => {
     const c = t.db.collection("fam");
-    await c.insertMany([{ q: "x", p: 2 }, { q: "x", p: 9 }, { q: "x", p: 5 }]);
+    await c.insertMany([
+      { q: "x", p: 2 },
+      { q: "x", p: 9 },
+      { q: "x", p: 5 },
+    ]);
     const before = await c.findOneAndUpdate({ q: "x" }, { $set: { picked: true } }, { sort: { p: -1 }, returnDocument: "before" });
     expect(before).to.include({ p: 9 });
     expect(before).to.not.have.property("picked");
-    const after = await c.findOneAndUpdate({ q: "x", picked: { $exists: false } }, { $set: { picked: true } }, { sort: { p: 1 }, returnDocument: "after" });
+    const after = await c.findOneAndUpdate(
+      { q: "x", picked: { $exists: false } },
+      { $set: { picked: true } },
+      { sort: { p: 1 }, returnDocument: "after" },
+    );
     expect(after).to.include({ p: 2, picked: true });
     const counter = await c.findOneAndUpdate({ q: "counter" }, { $inc: { n: 1 } }, { upsert: true, returnDocument: "after" });
     expect(counter).to.include({ q: "counter", n: 1 });
-    const again = await c.findOneAndUpdate({ q: "counter" }, { $inc: { n: 1 } }, { upsert: true, returnDocument: "after", includeResultMetadata: true });
+    const again = await c.findOneAndUpdate(
+      { q: "counter" },
+      { $inc: { n: 1 } },
+      { upsert: true, returnDocument: "after", includeResultMetadata: true },
+    );
     expect(again.value).to.include({ n: 2 });
     expect(again.lastErrorObject).to.include({ n: 1, updatedExisting: true });
     expect(await c.findOneAndUpdate({ q: "missing" }, { $set: { a: 1 } })).to.equal(null);
@@ -113,7 +137,10 @@ describe("embedded-mongo: CRUD through the official driver", () => {
 
   it("findOneAndDelete and findOneAndReplace", async () => {
     const c = t.db.collection("famd");
-    await c.insertMany([{ g: 1, v: "a" }, { g: 1, v: "b" }]);
+    await c.insertMany([
+      { g: 1, v: "a" },
+      { g: 1, v: "b" },
+    ]);
     const deleted = await c.findOneAndDelete({ g: 1 }, { sort: { v: -1 } });
     expect(deleted).to.include({ v: "b" });
     const replaced = await c.findOneAndReplace({ g: 1 }, { g: 2, v: "z" }, { returnDocument: "after" });
@@ -153,8 +180,17 @@ describe("embedded-mongo: CRUD through the official driver", () => {
 
   it("compares Int64 values with other numbers", async () => {
     const c = t.db.collection("longs");
-    await c.insertMany([{ _id: 1, n: Long.fromNumber(5) }, { _id: 2, n: 7.5 }, { _id: 3, n: 3 }] as never[]);
-    const sorted = (await c.find({ n: { $gte: Long.fromNumber(4) } }).sort({ n: 1 }).toArray()).map((d) => d._id);
+    await c.insertMany([
+      { _id: 1, n: Long.fromNumber(5) },
+      { _id: 2, n: 7.5 },
+      { _id: 3, n: 3 },
+    ] as never[]);
+    const sorted = (
+      await c
+        .find({ n: { $gte: Long.fromNumber(4) } })
+        .sort({ n: 1 })
+        .toArray()
+    ).map((d) => d._id);
     expect(sorted).to.deep.equal([1, 2]);
     expect(await c.countDocuments({ n: 5 })).to.equal(1);
   });
@@ -219,11 +255,25 @@ describe("embedded-mongo: CRUD through the official driver", () => {
 
   it("updates nested paths and arrays through positional and array operators", async () => {
     const c = t.db.collection<{ _id: number; items: { sku: string; qty: number }[]; meta: { v: number } }>("nested_updates");
-    await c.insertOne({ _id: 1, items: [{ sku: "a", qty: 1 }, { sku: "b", qty: 2 }], meta: { v: 1 } });
+    await c.insertOne({
+      _id: 1,
+      items: [
+        { sku: "a", qty: 1 },
+        { sku: "b", qty: 2 },
+      ],
+      meta: { v: 1 },
+    });
     await c.updateOne({ _id: 1, "items.sku": "b" }, { $inc: { "items.$.qty": 5, "meta.v": 1 } });
     await c.updateOne({ _id: 1 }, { $push: { items: { $each: [{ sku: "c", qty: 0 }], $slice: -2 } } });
     const doc = await c.findOne({ _id: 1 });
-    expect(doc).to.deep.equal({ _id: 1, items: [{ sku: "b", qty: 7 }, { sku: "c", qty: 0 }], meta: { v: 2 } });
+    expect(doc).to.deep.equal({
+      _id: 1,
+      items: [
+        { sku: "b", qty: 7 },
+        { sku: "c", qty: 0 },
+      ],
+      meta: { v: 2 },
+    });
   });
 
   it("findOneAndUpdate claims are atomic across pooled connections", async () => {
@@ -240,12 +290,16 @@ describe("embedded-mongo: CRUD through the official driver", () => {
     expect(await c.countDocuments({ owner: null })).to.equal(0);
   });
 
-  it("rate-limit style counters: concurrent upserts with \$inc create one document", async () => {
+  it("rate-limit style counters: concurrent upserts with $inc create one document", async () => {
     const c = t.db.collection("counters");
     await c.createIndex({ key: 1, window: 1 }, { unique: true });
     await Promise.all(
       Array.from({ length: 50 }, () =>
-        c.findOneAndUpdate({ key: "k", window: 7 }, { $inc: { n: 1 }, $setOnInsert: { expiresAt: new Date(0) } }, { upsert: true, returnDocument: "after" }),
+        c.findOneAndUpdate(
+          { key: "k", window: 7 },
+          { $inc: { n: 1 }, $setOnInsert: { expiresAt: new Date(0) } },
+          { upsert: true, returnDocument: "after" },
+        ),
       ),
     );
     const docs = await c.find({ key: "k" }).toArray();
@@ -255,7 +309,11 @@ describe("embedded-mongo: CRUD through the official driver", () => {
 
   it("bulkWrite reports exact inserted, matched, modified, upserted and deleted counts", async () => {
     const c = t.db.collection("bulk");
-    await c.insertMany([{ _id: 1, v: 1 }, { _id: 2, v: 2 }, { _id: 3, v: 3 }] as never[]);
+    await c.insertMany([
+      { _id: 1, v: 1 },
+      { _id: 2, v: 2 },
+      { _id: 3, v: 3 },
+    ] as never[]);
     const res = await c.bulkWrite([
       { insertOne: { document: { _id: 4, v: 4 } as never } },
       { updateOne: { filter: { _id: 1 }, update: { $set: { v: 10 } } } },

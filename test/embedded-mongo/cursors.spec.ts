@@ -41,7 +41,13 @@ describe("embedded-mongo: cursors", () => {
   });
 
   it("applies skip, limit and projection across batches", async () => {
-    const docs = await t.db.collection("many").find({ i: { $gte: 100 } }, { projection: { _id: 0, i: 1 }, batchSize: 4 }).sort({ i: -1 }).skip(3).limit(10).toArray();
+    const docs = await t.db
+      .collection("many")
+      .find({ i: { $gte: 100 } }, { projection: { _id: 0, i: 1 }, batchSize: 4 })
+      .sort({ i: -1 })
+      .skip(3)
+      .limit(10)
+      .toArray();
     expect(docs).to.deep.equal(Array.from({ length: 10 }, (_, k) => ({ i: 996 - k })));
   });
 

@@ -8,12 +8,16 @@ import { MongoClient } from "mongodb";
 import { startEmbeddedMongo } from "../../src/embedded-mongo/index.ts";
 
 function journals(dir: string): string[] {
-  return readdirSync(dir).filter((f) => f.startsWith("journal.")).sort();
+  return readdirSync(dir)
+    .filter((f) => f.startsWith("journal."))
+    .sort();
 }
 
 /** Starts the CLI on `dbPath`; resolves with the child and the URI it prints. */
 async function startCli(dbPath: string, extra: string[] = []): Promise<{ child: ChildProcess; uri: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/embedded-mongo/cli.ts", "--port", "0", "--dbpath", dbPath, ...extra], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--import", "tsx", "src/embedded-mongo/cli.ts", "--port", "0", "--dbpath", dbPath, ...extra], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   const uri = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once("line", resolve);
     child.once("exit", (code) => reject(new Error(`CLI exited early with ${code}`)));
@@ -38,9 +42,19 @@ describe("embedded-mongo: durable mode (dbPath)", function () {
     const db = () => client.db("durable");
     await db().createCollection("capped_like", { validator: { a: { $exists: true } } });
     await db().collection("users").createIndex({ email: 1 }, { unique: true, name: "email_unique" });
-    await db().collection("users").insertMany([{ _id: 1, email: "a@x" }, { _id: 2, email: "b@x" }, { _id: 3, email: "c@x" }] as never[]);
-    await db().collection("users").updateOne({ _id: 2 as never }, { $set: { name: "Bee" } });
-    await db().collection("users").deleteOne({ _id: 3 as never });
+    await db()
+      .collection("users")
+      .insertMany([
+        { _id: 1, email: "a@x" },
+        { _id: 2, email: "b@x" },
+        { _id: 3, email: "c@x" },
+      ] as never[]);
+    await db()
+      .collection("users")
+      .updateOne({ _id: 2 as never }, { $set: { name: "Bee" } });
+    await db()
+      .collection("users")
+      .deleteOne({ _id: 3 as never });
     await db().collection("gone").insertOne({ x: 1 });
     await db().collection("gone").drop();
     await client.close();
@@ -56,11 +70,16 @@ describe("embedded-mongo: durable mode (dbPath)", function () {
       const indexes = await db().collection("users").listIndexes().toArray();
       expect(indexes.map((i) => i.name)).to.deep.equal(["_id_", "email_unique"]);
       expect(indexes[1].unique).to.equal(true);
-      const dup = await db().collection("users").insertOne({ email: "a@x" }).catch((e) => e);
+      const dup = await db()
+        .collection("users")
+        .insertOne({ email: "a@x" })
+        .catch((e) => e);
       expect(dup.code).to.equal(11000);
       const infos = await db().listCollections().toArray();
       expect(infos.map((c) => c.name).sort()).to.deep.equal(["capped_like", "users"]);
-      expect((infos.find((c) => c.name === "capped_like") as { options?: unknown } | undefined)?.options).to.deep.equal({ validator: { a: { $exists: true } } });
+      expect((infos.find((c) => c.name === "capped_like") as { options?: unknown } | undefined)?.options).to.deep.equal({
+        validator: { a: { $exists: true } },
+      });
     } finally {
       await client.close();
       await mongo.stop();
@@ -72,7 +91,11 @@ describe("embedded-mongo: durable mode (dbPath)", function () {
     let client = new MongoClient(mongo.uri);
     const db = () => client.db("durable");
     await db().collection("modded").createIndex({ at: 1 }, { expireAfterSeconds: 60, name: "ttl" });
-    await db().command({ collMod: "modded", index: { name: "ttl", expireAfterSeconds: 120, hidden: true }, changeStreamPreAndPostImages: { enabled: true } });
+    await db().command({
+      collMod: "modded",
+      index: { name: "ttl", expireAfterSeconds: 120, hidden: true },
+      changeStreamPreAndPostImages: { enabled: true },
+    });
     await client.close();
     await mongo.stop();
     mongo = await startEmbeddedMongo({ dbPath: dir });
@@ -116,7 +139,10 @@ describe("embedded-mongo: durable mode (dbPath)", function () {
   it("ignores a torn record at the end of the journal", async () => {
     let mongo = await startEmbeddedMongo({ dbPath: dir });
     let client = new MongoClient(mongo.uri);
-    await client.db("durable").collection("t").insertMany([{ _id: 1 }, { _id: 2 }] as never[]);
+    await client
+      .db("durable")
+      .collection("t")
+      .insertMany([{ _id: 1 }, { _id: 2 }] as never[]);
     await client.close();
     await mongo.stop();
     const journal = path.join(dir, journals(dir).at(-1)!);
@@ -128,7 +154,10 @@ describe("embedded-mongo: durable mode (dbPath)", function () {
     try {
       expect(statSync(journal).size).to.equal(size); // cut back to the last whole record
       expect(await client.db("durable").collection("t").countDocuments()).to.equal(2);
-      await client.db("durable").collection("t").insertOne({ _id: 3 } as never);
+      await client
+        .db("durable")
+        .collection("t")
+        .insertOne({ _id: 3 } as never);
     } finally {
       await client.close();
       await mongo.stop();
@@ -146,7 +175,10 @@ describe("embedded-mongo: durable mode (dbPath)", function () {
   it("ignores a torn tail in a journal file retired just before the crash (its successor still empty)", async () => {
     let mongo = await startEmbeddedMongo({ dbPath: dir });
     let client = new MongoClient(mongo.uri);
-    await client.db("durable").collection("t").insertOne({ _id: 1 } as never);
+    await client
+      .db("durable")
+      .collection("t")
+      .insertOne({ _id: 1 } as never);
     await client.close();
     await mongo.stop();
     appendFileSync(path.join(dir, journals(dir).at(-1)!), Buffer.from([50, 0, 0, 0, 7]));
@@ -155,7 +187,10 @@ describe("embedded-mongo: durable mode (dbPath)", function () {
     client = new MongoClient(mongo.uri);
     try {
       expect(await client.db("durable").collection("t").countDocuments()).to.equal(1);
-      await client.db("durable").collection("t").insertOne({ _id: 2 } as never); // goes to journal.000099
+      await client
+        .db("durable")
+        .collection("t")
+        .insertOne({ _id: 2 } as never); // goes to journal.000099
     } finally {
       await client.close();
       await mongo.stop();
@@ -235,7 +270,15 @@ describe("embedded-mongo: durable mode (dbPath)", function () {
     ({ child, uri } = await startCli(dir));
     const after = new MongoClient(uri);
     try {
-      const present = new Set((await after.db("durable").collection("burst").find({}, { projection: { _id: 1 } }).toArray()).map((d) => d._id as unknown as number));
+      const present = new Set(
+        (
+          await after
+            .db("durable")
+            .collection("burst")
+            .find({}, { projection: { _id: 1 } })
+            .toArray()
+        ).map((d) => d._id as unknown as number),
+      );
       const lost = acknowledged.filter((id) => !present.has(id));
       expect(lost, `${lost.length} of ${acknowledged.length} acknowledged writes lost; ${present.size} present`).to.deep.equal([]);
     } finally {

@@ -28,10 +28,20 @@ describe("embedded-mongo: failCommand fail point", () => {
   it("does not fail commands it does not name, nor configureFailPoint itself", async () => {
     await failPoint("alwaysOn", { failCommands: ["find", "configureFailPoint"], errorCode: 2 });
     await t.db.collection("other").insertOne({ x: 1 });
-    const err = await t.db.collection("other").findOne({}).catch((e: unknown) => e);
+    const err = await t.db
+      .collection("other")
+      .findOne({})
+      .catch((e: unknown) => e);
     expect((err as MongoServerError).code).to.equal(2);
     // still failing: alwaysOn
-    expect(((await t.db.collection("other").findOne({}).catch((e: unknown) => e)) as MongoServerError).code).to.equal(2);
+    expect(
+      (
+        (await t.db
+          .collection("other")
+          .findOne({})
+          .catch((e: unknown) => e)) as MongoServerError
+      ).code,
+    ).to.equal(2);
     await failPoint("off");
     expect(await t.db.collection("other").findOne({}, { projection: { _id: 0 } })).to.deep.equal({ x: 1 });
   });
@@ -59,7 +69,11 @@ describe("embedded-mongo: failCommand fail point", () => {
       await blocked.connect();
       await failPoint({ times: 1 }, { failCommands: ["find"], blockConnection: true, blockTimeMS: 400, appName: "blocked-app" });
       const started = Date.now();
-      const slow = blocked.db(t.db.databaseName).collection("block").findOne({}).then(() => Date.now() - started);
+      const slow = blocked
+        .db(t.db.databaseName)
+        .collection("block")
+        .findOne({})
+        .then(() => Date.now() - started);
       await new Promise((r) => setTimeout(r, 50));
       // Another client (other appName) is served while the blocked reply waits.
       const pingStarted = Date.now();
@@ -74,7 +88,10 @@ describe("embedded-mongo: failCommand fail point", () => {
   it("answers a blocked command with the error after the delay when errorCode is also set", async () => {
     await failPoint({ times: 1 }, { failCommands: ["distinct"], blockConnection: true, blockTimeMS: 100, errorCode: 50 });
     const started = Date.now();
-    const err = await t.db.collection("bd").distinct("x").catch((e: unknown) => e);
+    const err = await t.db
+      .collection("bd")
+      .distinct("x")
+      .catch((e: unknown) => e);
     expect((err as MongoServerError).code).to.equal(50);
     expect(Date.now() - started).to.be.at.least(90);
   });
@@ -84,7 +101,11 @@ describe("embedded-mongo: failCommand fail point", () => {
     try {
       await failPoint("alwaysOn", { failCommands: ["find"], errorCode: 2, appName: "payments-worker" });
       expect(await t.db.collection("app").findOne({})).to.equal(null);
-      const err = await named.db(t.db.databaseName).collection("app").findOne({}).catch((e: unknown) => e);
+      const err = await named
+        .db(t.db.databaseName)
+        .collection("app")
+        .findOne({})
+        .catch((e: unknown) => e);
       expect((err as MongoServerError).code).to.equal(2);
     } finally {
       await named.close();
@@ -93,10 +114,13 @@ describe("embedded-mongo: failCommand fail point", () => {
 
   it("adds a writeConcernError to a write that still applies, with the given errorLabels", async () => {
     const c = t.db.collection("wce");
-    await failPoint({ times: 1 }, {
-      failCommands: ["insert"],
-      writeConcernError: { code: 100, codeName: "UnsatisfiableWriteConcern", errmsg: "Not enough data-bearing nodes" },
-    });
+    await failPoint(
+      { times: 1 },
+      {
+        failCommands: ["insert"],
+        writeConcernError: { code: 100, codeName: "UnsatisfiableWriteConcern", errmsg: "Not enough data-bearing nodes" },
+      },
+    );
     const err = await c.insertOne({ _id: 1 } as Document).catch((e: unknown) => e);
     expect((err as Error).name).to.equal("MongoWriteConcernError");
     expect((err as MongoServerError).code).to.equal(100);
@@ -110,7 +134,9 @@ describe("embedded-mongo: failCommand fail point", () => {
   });
 
   it("answers mongod's errors for an unknown fail point, a bad mode and a non-admin database", async () => {
-    const unknown = await admin().command({ configureFailPoint: "noSuchFailPoint", mode: "alwaysOn" }).catch((e: unknown) => e);
+    const unknown = await admin()
+      .command({ configureFailPoint: "noSuchFailPoint", mode: "alwaysOn" })
+      .catch((e: unknown) => e);
     expect((unknown as MongoServerError).code).to.equal(157);
     expect((unknown as MongoServerError).message).to.equal("noSuchFailPoint not found");
     const badMode = await failPoint("sometimes").catch((e: unknown) => e);

@@ -1,15 +1,26 @@
 import { expect } from "chai";
-import { MongoServerError, type Document } from "mongodb";
+import type { MongoServerError, Document } from "mongodb";
 import { useTestDatabase } from "./helpers.ts";
 
-const failure = (p: Promise<unknown>) => p.then(() => expect.fail("expected an error"), (e: unknown) => e as MongoServerError);
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => expect.fail("expected an error"),
+    (e: unknown) => e as MongoServerError,
+  );
 
 // Cases where the embedded server used to answer differently from mongod; each runs through the official driver.
 describe("embedded-mongo: fidelity to mongod", () => {
   const t = useTestDatabase("em_fidelity");
 
   describe("positional updates", () => {
-    const seed = { _id: 1, c: [{ a: 0, b: 0, k: 1 }, { a: 5, b: 5, k: 2 }, { a: 3, b: 3, k: 3 }] };
+    const seed = {
+      _id: 1,
+      c: [
+        { a: 0, b: 0, k: 1 },
+        { a: 5, b: 5, k: 2 },
+        { a: 3, b: 3, k: 3 },
+      ],
+    };
     const fresh = async (name: string) => {
       const c = t.db.collection<{ _id: number; c: Document[] }>(name);
       await c.deleteMany({});
@@ -35,10 +46,18 @@ describe("embedded-mongo: fidelity to mongod", () => {
     it("updates two fields of every element with $[] and of filtered ones with $[e]", async () => {
       const c = await fresh("all_positional");
       await c.updateOne({}, { $set: { "c.$[].a": 9, "c.$[].b": 8 } });
-      expect((await c.findOne({}))!.c.map((e: Document) => [e.a, e.b])).to.deep.equal([[9, 8], [9, 8], [9, 8]]);
+      expect((await c.findOne({}))!.c.map((e: Document) => [e.a, e.b])).to.deep.equal([
+        [9, 8],
+        [9, 8],
+        [9, 8],
+      ]);
       await c.updateOne({}, { $set: { "c.$[e].a": 1, "c.$[e].k": 0 } }, { arrayFilters: [{ "e.k": { $gte: 2 } }] });
       // Array filters see the document as it was before the update.
-      expect((await c.findOne({}))!.c).to.deep.equal([{ a: 9, b: 8, k: 1 }, { a: 1, b: 8, k: 0 }, { a: 1, b: 8, k: 0 }]);
+      expect((await c.findOne({}))!.c).to.deep.equal([
+        { a: 9, b: 8, k: 1 },
+        { a: 1, b: 8, k: 0 },
+        { a: 1, b: 8, k: 0 },
+      ]);
     });
 
     it("answers mongod's errors for unusable positional paths and array filters", async () => {
@@ -59,7 +78,12 @@ describe("embedded-mongo: fidelity to mongod", () => {
     });
 
     it("$all matches a scalar equal to its only value, and arrays containing every value", async () => {
-      const ids = (await t.db.collection("q").find({ a: { $all: ["x"] } }).toArray()).map((d) => d._id);
+      const ids = (
+        await t.db
+          .collection("q")
+          .find({ a: { $all: ["x"] } })
+          .toArray()
+      ).map((d) => d._id);
       expect(ids).to.deep.equal([1, 2]);
       expect(await t.db.collection("q").countDocuments({ a: { $all: ["x", "y"] } })).to.equal(1);
       expect(await t.db.collection("q").countDocuments({ a: { $all: [] } })).to.equal(0);
@@ -120,9 +144,36 @@ describe("embedded-mongo: fidelity to mongod", () => {
     it("answers 2 for unknown query operators, 40324 for unknown stages, 168 for unknown expressions", async () => {
       expect((await failure(t.db.collection("q").findOne({ a: { $foo: 1 } }))).code).to.equal(2);
       expect((await failure(t.db.collection("q").findOne({ $foo: 1 } as Document))).code).to.equal(2);
-      expect((await failure(t.db.collection("q").aggregate([{ $foo: 1 }]).toArray())).code).to.equal(40324);
-      expect((await failure(t.db.collection("q").aggregate([{ $project: { x: { $foo: 1 } } }]).toArray())).code).to.equal(168);
-      expect((await failure(t.db.collection("q").aggregate([{ $group: { _id: null, x: { $foo: 1 } } }]).toArray())).code).to.equal(15952);
+      expect(
+        (
+          await failure(
+            t.db
+              .collection("q")
+              .aggregate([{ $foo: 1 }])
+              .toArray(),
+          )
+        ).code,
+      ).to.equal(40324);
+      expect(
+        (
+          await failure(
+            t.db
+              .collection("q")
+              .aggregate([{ $project: { x: { $foo: 1 } } }])
+              .toArray(),
+          )
+        ).code,
+      ).to.equal(168);
+      expect(
+        (
+          await failure(
+            t.db
+              .collection("q")
+              .aggregate([{ $group: { _id: null, x: { $foo: 1 } } }])
+              .toArray(),
+          )
+        ).code,
+      ).to.equal(15952);
     });
   });
 });

@@ -63,7 +63,10 @@ describe("embedded-mongo: indexes and duplicate-key errors", () => {
   it("enforces compound unique indexes on the combination", async () => {
     const c = t.db.collection("compound");
     await c.createIndex({ tenant: 1, ref: 1 }, { unique: true });
-    await c.insertMany([{ tenant: "a", ref: 1 }, { tenant: "b", ref: 1 }]);
+    await c.insertMany([
+      { tenant: "a", ref: 1 },
+      { tenant: "b", ref: 1 },
+    ]);
     const err = await c.insertOne({ tenant: "a", ref: 1 }).catch((e) => e);
     expect(err.code).to.equal(11000);
     expect(err.message).to.match(/index: tenant_1_ref_1 dup key: \{ tenant: "a", ref: 1 \}$/);
@@ -127,7 +130,10 @@ describe("embedded-mongo: indexes and duplicate-key errors", () => {
   });
 
   it("answers 26 NamespaceNotFound for listIndexes on a missing collection", async () => {
-    const err = await t.db.collection("does_not_exist").indexes().catch((e) => e);
+    const err = await t.db
+      .collection("does_not_exist")
+      .indexes()
+      .catch((e) => e);
     expect(err).to.be.instanceOf(MongoServerError);
     expect(err.code).to.equal(26);
   });

@@ -17,7 +17,10 @@ function run(coll: Collection, filter: Document, options: { sort?: Document; lim
 /** The reference answer: filter every document with mingo, then sort/skip/limit. */
 function bruteForce(coll: Collection, filter: Document, options: { sort?: Document; limit?: number; skip?: number } = {}) {
   const q = new Query(filter);
-  let docs = sortDocuments([...coll.docs.values()].filter((d) => q.test(d)), parseSort(options.sort));
+  let docs = sortDocuments(
+    [...coll.docs.values()].filter((d) => q.test(d)),
+    parseSort(options.sort),
+  );
   docs = docs.slice(options.skip ?? 0, options.limit ? (options.skip ?? 0) + options.limit : undefined);
   return docs;
 }
@@ -29,7 +32,7 @@ describe("embedded-mongo: ordered set", () => {
     const set = new OrderedSet<number>((a, b) => a - b);
     const reference: number[] = [];
     let seed = 42;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     for (let i = 0; i < 20000; i++) {
       const v = Math.floor(rand() * 5000);
       if (rand() < 0.6) {
@@ -45,7 +48,10 @@ describe("embedded-mongo: ordered set", () => {
     expect([...set]).to.deep.equal(reference);
     expect(set.size).to.equal(reference.length);
     const back: number[] = [];
-    set.backwardFrom(set.seek((e) => e < 2500), (e) => (back.push(e), true));
+    set.backwardFrom(
+      set.seek((e) => e < 2500),
+      (e) => (back.push(e), true),
+    );
     expect(back).to.deep.equal(reference.filter((v) => v < 2500).reverse());
   });
 });
@@ -129,7 +135,9 @@ describe("embedded-mongo: query planner", () => {
   it("uses a partial index only when the query implies its filter", () => {
     expect(run(coll, { phone: "p5", live: true }).stats.plan).to.equal("IXSCAN phone_1");
     const typed = new Collection("db", "typed_partial");
-    typed.addIndex(new CollectionIndex({ v: 2, key: { ext: 1 }, name: "ext_1", unique: true, partialFilterExpression: { ext: { $type: "string" } } }));
+    typed.addIndex(
+      new CollectionIndex({ v: 2, key: { ext: 1 }, name: "ext_1", unique: true, partialFilterExpression: { ext: { $type: "string" } } }),
+    );
     for (let i = 0; i < 10; i++) typed.insert({ _id: i, ext: i % 2 ? `e${i}` : null });
     const implied = run(typed, { ext: "e3" });
     expect(implied.stats.plan).to.equal("IXSCAN ext_1");
@@ -144,7 +152,10 @@ describe("embedded-mongo: query planner", () => {
   it("agrees with a brute-force scan on assorted filters and sorts", () => {
     const cases: [Document, { sort?: Document; limit?: number; skip?: number }][] = [
       [{ n: { $gt: 10, $lte: 12 } }, { sort: { _id: 1 } }],
-      [{ tenant: { $in: ["t1", "t2"] }, n: { $lt: 5 } }, { sort: { createdAt: 1 }, limit: 7 }],
+      [
+        { tenant: { $in: ["t1", "t2"] }, n: { $lt: 5 } },
+        { sort: { createdAt: 1 }, limit: 7 },
+      ],
       [{ email: { $gte: "u199" } }, { sort: { email: -1 }, skip: 2, limit: 4 }],
       [{ $and: [{ tenant: "t4" }, { createdAt: { $lt: new Date(1_700_000_000_000 + 500_000) } }] }, { sort: { _id: -1 } }],
       [{ tags: 11 }, { sort: { _id: 1 }, limit: 10 }],

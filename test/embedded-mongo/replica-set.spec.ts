@@ -88,11 +88,18 @@ describe("embedded-mongo: one-member replica set (replSet option)", function () 
     try {
       const admin = client.db("admin");
       await admin.command({ configureFailPoint: "failCommand", mode: { times: 1 }, data: { failCommands: ["insert"], errorCode: 10107 } });
-      const err = await client.db("rs").command({ insert: "tv", documents: [{}] }).catch((e) => e);
+      const err = await client
+        .db("rs")
+        .command({ insert: "tv", documents: [{}] })
+        .catch((e) => e);
       const hello = await admin.command({ hello: 1 });
       expect(err.code).to.equal(10107);
       expect(String(err.topologyVersion?.processId)).to.equal(String(hello.topologyVersion.processId));
-      await admin.command({ configureFailPoint: "failCommand", mode: { times: 1 }, data: { failCommands: ["insert"], errorCode: 189, errorLabels: ["RetryableWriteError"] } });
+      await admin.command({
+        configureFailPoint: "failCommand",
+        mode: { times: 1 },
+        data: { failCommands: ["insert"], errorCode: 189, errorLabels: ["RetryableWriteError"] },
+      });
       const started = Date.now();
       await client.db("rs").collection("tv").insertOne({ retried: true });
       expect(Date.now() - started).to.be.below(400);

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { Binary, Long, MongoClient, UUID, type Db, type Document } from "mongodb";
+import { type Binary, Long, MongoClient, UUID, type Db, type Document } from "mongodb";
 import { startEmbeddedMongo, type EmbeddedMongo } from "../../src/embedded-mongo/index.ts";
 import { checkSessionFields } from "../../src/embedded-mongo/sessions.ts";
 
@@ -62,7 +62,10 @@ describe("embedded-mongo: retryable writes and transactions (replica set)", func
     const session = client.startSession();
     try {
       session.startTransaction();
-      const err = await db.collection("tx").insertOne({ a: 1 }, { session }).catch((e) => e);
+      const err = await db
+        .collection("tx")
+        .insertOne({ a: 1 }, { session })
+        .catch((e) => e);
       expect(err.code).to.equal(40415);
       await session.abortTransaction().catch(() => undefined);
     } finally {
@@ -79,7 +82,10 @@ describe("embedded-mongo: retryable writes and transactions (replica set)", func
     const standalone = await startEmbeddedMongo();
     const c = new MongoClient(standalone.uri);
     try {
-      const err = await c.db("retry").command({ insert: "x", documents: [{}], lsid: lsid(), txnNumber: Long.fromNumber(1) }).catch((e) => e);
+      const err = await c
+        .db("retry")
+        .command({ insert: "x", documents: [{}], lsid: lsid(), txnNumber: Long.fromNumber(1) })
+        .catch((e) => e);
       expect(err.code).to.equal(20);
     } finally {
       await c.close();

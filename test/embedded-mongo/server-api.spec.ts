@@ -14,7 +14,10 @@ describe("embedded-mongo: startEmbeddedMongo", () => {
     await client.close();
     await server.stop();
     const refused = new MongoClient(server.uri, { serverSelectionTimeoutMS: 300 });
-    const err = await refused.db("api").command({ ping: 1 }).catch((e) => e);
+    const err = await refused
+      .db("api")
+      .command({ ping: 1 })
+      .catch((e) => e);
     expect(err).to.be.instanceOf(Error);
     await refused.close();
   });

@@ -40,7 +40,7 @@ describe("embedded-mongo: TTL indexes", function () {
   });
 });
 
-describe("embedded-mongo: idle cursor reaping", function () {
+describe("embedded-mongo: idle cursor reaping", () => {
   before(function () {
     if (usingRealMongo) this.skip(); // mongod's timeout is 10 minutes; only the embedded one can be shortened
   });

@@ -29,15 +29,24 @@ export interface ServerInfo {
   topology: "single" | "replicaset";
 }
 
-export type Outcome = { status: "passed" } | { status: "failed"; reason: string } | { status: "skipped"; reason: string } | { status: "notApplicable"; reason: string };
+export type Outcome =
+  | { status: "passed" }
+  | { status: "failed"; reason: string }
+  | { status: "skipped"; reason: string }
+  | { status: "notApplicable"; reason: string };
 
 /** A test the runner cannot run (an unsupported operation or entity); reported as skipped with the reason. */
 export class SkipTest extends Error {}
 
 export function loadSpecFiles(root: string): SpecFile[] {
   const out: SpecFile[] = [];
-  for (const area of readdirSync(root, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort()) {
-    for (const file of readdirSync(path.join(root, area)).filter((f) => f.endsWith(".json")).sort()) {
+  for (const area of readdirSync(root, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort()) {
+    for (const file of readdirSync(path.join(root, area))
+      .filter((f) => f.endsWith(".json"))
+      .sort()) {
       // relaxed: false keeps Int32/Long/Double wrappers, so $$type and number types stay visible.
       out.push({ area, file, json: EJSON.parse(readFileSync(path.join(root, area, file), "utf8"), { relaxed: false }) as Document });
     }
@@ -73,8 +82,10 @@ export function unmetRequirements(list: Document[] | undefined, server: ServerIn
 }
 
 function unmet(req: Document, server: ServerInfo): string | undefined {
-  if (req.minServerVersion && compareVersions(server.version, parseVersion(req.minServerVersion)) < 0) return `needs server >= ${req.minServerVersion}`;
-  if (req.maxServerVersion && compareVersions(server.version, parseVersion(req.maxServerVersion)) > 0) return `needs server <= ${req.maxServerVersion}`;
+  if (req.minServerVersion && compareVersions(server.version, parseVersion(req.minServerVersion)) < 0)
+    return `needs server >= ${req.minServerVersion}`;
+  if (req.maxServerVersion && compareVersions(server.version, parseVersion(req.maxServerVersion)) > 0)
+    return `needs server <= ${req.maxServerVersion}`;
   if (req.topologies && !(req.topologies as string[]).includes(server.topology)) return `needs topology ${(req.topologies as string[]).join("/")}`;
   if (req.serverless === "require") return "needs serverless";
   if (req.auth === true) return "needs auth";
@@ -154,7 +165,10 @@ export class Matcher {
     if (actual instanceof Map) actual = Object.fromEntries(actual);
     if (isDocument(expected)) {
       const keys = Object.keys(expected);
-      if (keys.length === 1 && keys[0].startsWith("$$")) return this.operator(keys[0], expected[keys[0]], actual, root, where);
+      if (keys.length === 1 && keys[0].startsWith("$$")) {
+        this.operator(keys[0], expected[keys[0]], actual, root, where);
+        return;
+      }
       if (!isDocument(actual)) throw new Error(`${where || "root"}: expected a document, got ${show(actual)}`);
       for (const key of keys) {
         const exp = expected[key];
@@ -175,13 +189,15 @@ export class Matcher {
     }
     if (Array.isArray(expected)) {
       if (!Array.isArray(actual)) throw new Error(`${where || "root"}: expected an array, got ${show(actual)}`);
-      if (actual.length !== expected.length) throw new Error(`${where || "root"}: expected ${expected.length} elements, got ${actual.length}: ${show(actual)}`);
+      if (actual.length !== expected.length)
+        throw new Error(`${where || "root"}: expected ${expected.length} elements, got ${actual.length}: ${show(actual)}`);
       // The documents of a root-level array (a find's results) are root documents themselves.
       expected.forEach((e, i) => this.match(e, actual[i], root, `${where}[${i}]`));
       return;
     }
     if (isNumber(expected)) {
-      if (!isNumber(actual) || toNumber(expected) !== toNumber(actual)) throw new Error(`${where || "root"}: expected ${show(expected)}, got ${show(actual)}`);
+      if (!isNumber(actual) || toNumber(expected) !== toNumber(actual))
+        throw new Error(`${where || "root"}: expected ${show(expected)}, got ${show(actual)}`);
       return;
     }
     if (!sameScalar(expected, actual)) throw new Error(`${where || "root"}: expected ${show(expected)}, got ${show(actual)}`);
@@ -200,9 +216,11 @@ export class Matcher {
       }
       case "$$unsetOrMatches":
         if (actual === undefined) return;
-        return this.match(arg, actual, root, where);
+        this.match(arg, actual, root, where);
+        return;
       case "$$matchesEntity":
-        return this.match(this.entity(arg as string), actual, root, where);
+        this.match(this.entity(arg as string), actual, root, where);
+        return;
       case "$$matchesHexBytes": {
         const hex = Buffer.from((actual as { buffer?: Uint8Array })?.buffer ?? (actual as Uint8Array) ?? []).toString("hex");
         if (hex.toLowerCase() !== String(arg).toLowerCase()) throw new Error(`${where}: bytes differ`);
@@ -210,17 +228,20 @@ export class Matcher {
       }
       case "$$sessionLsid": {
         const session = this.entity(arg as string) as ClientSession;
-        return this.match(session.id, actual, false, where);
+        this.match(session.id, actual, false, where);
+        return;
       }
       case "$$lte":
         if (!isNumber(actual) || toNumber(actual) > toNumber(arg)) throw new Error(`${where}: expected <= ${show(arg)}, got ${show(actual)}`);
         return;
       case "$$matchAsDocument": {
         if (typeof actual !== "string") throw new Error(`${where}: expected a JSON string`);
-        return this.match(arg, EJSON.parse(actual, { relaxed: false }), false, where);
+        this.match(arg, EJSON.parse(actual, { relaxed: false }), false, where);
+        return;
       }
       case "$$matchAsRoot":
-        return this.match(arg, actual, true, where);
+        this.match(arg, actual, true, where);
+        return;
       default:
         throw new SkipTest(`unsupported match operator ${op}`);
     }
@@ -258,7 +279,17 @@ interface ClientEntity {
   observeSensitive: boolean;
 }
 
-const SENSITIVE = new Set(["authenticate", "saslstart", "saslcontinue", "getnonce", "createuser", "updateuser", "copydbgetnonce", "copydbsaslstart", "copydb"]);
+const SENSITIVE = new Set([
+  "authenticate",
+  "saslstart",
+  "saslcontinue",
+  "getnonce",
+  "createuser",
+  "updateuser",
+  "copydbgetnonce",
+  "copydbsaslstart",
+  "copydb",
+]);
 
 function isSensitive(name: string, command: Document): boolean {
   const lower = name.toLowerCase();
@@ -298,7 +329,10 @@ export class TestContext {
           // retrying, by default no sooner than 500 ms, which would dominate the suite's time.
           const options: Document = { minHeartbeatFrequencyMS: 20, ...plain(uriOptions), monitorCommands: true, serverSelectionTimeoutMS: 5000 };
           if (spec.serverApi) options.serverApi = spec.serverApi;
-          if (spec.storeEventsAsEntities || spec.observeLogMessages || spec.autoEncryptOpts) throw new SkipTest(`client option ${spec.storeEventsAsEntities ? "storeEventsAsEntities" : spec.observeLogMessages ? "observeLogMessages" : "autoEncryptOpts"}`);
+          if (spec.storeEventsAsEntities || spec.observeLogMessages || spec.autoEncryptOpts)
+            throw new SkipTest(
+              `client option ${spec.storeEventsAsEntities ? "storeEventsAsEntities" : spec.observeLogMessages ? "observeLogMessages" : "autoEncryptOpts"}`,
+            );
           const client = new MongoClient(this.server.uri, options);
           const entity: ClientEntity = {
             client,
@@ -354,7 +388,10 @@ export class TestContext {
   async initialData(list: Document[] | undefined): Promise<void> {
     for (const data of list ?? []) {
       const db = this.setup.db(data.databaseName);
-      await db.collection(data.collectionName).drop({ writeConcern: { w: "majority" } }).catch(() => undefined);
+      await db
+        .collection(data.collectionName)
+        .drop({ writeConcern: { w: "majority" } })
+        .catch(() => undefined);
       if (data.createOptions || (data.documents as Document[]).length === 0) {
         await db.createCollection(data.collectionName, { ...plain(data.createOptions ?? {}), writeConcern: { w: "majority" } });
       }
@@ -395,13 +432,16 @@ export class TestContext {
     const err = error as MongoServerError;
     const fromServer = (error as object) instanceof MongoServerError;
     if (expect.isClientError === true && fromServer) throw new Error(`expected a client error, got server error ${err.message}`);
-    if (expect.isClientError === false && !fromServer) throw new Error(`expected a server error, got ${(error as Error)?.name}: ${(error as Error)?.message}`);
+    if (expect.isClientError === false && !fromServer)
+      throw new Error(`expected a server error, got ${(error as Error)?.name}: ${(error as Error)?.message}`);
     if (expect.isTimeoutError !== undefined) throw new SkipTest("isTimeoutError (CSOT)");
     if (expect.errorContains && !String(err?.message).toLowerCase().includes(String(expect.errorContains).toLowerCase())) {
       throw new Error(`error "${err?.message}" does not contain "${expect.errorContains}"`);
     }
-    if (expect.errorCode !== undefined && err?.code !== toNumber(expect.errorCode)) throw new Error(`expected error code ${expect.errorCode}, got ${err?.code} (${err?.message})`);
-    if (expect.errorCodeName !== undefined && err?.codeName !== expect.errorCodeName) throw new Error(`expected codeName ${expect.errorCodeName}, got ${err?.codeName} (${err?.message})`);
+    if (expect.errorCode !== undefined && err?.code !== toNumber(expect.errorCode))
+      throw new Error(`expected error code ${expect.errorCode}, got ${err?.code} (${err?.message})`);
+    if (expect.errorCodeName !== undefined && err?.codeName !== expect.errorCodeName)
+      throw new Error(`expected codeName ${expect.errorCodeName}, got ${err?.codeName} (${err?.message})`);
     for (const label of (expect.errorLabelsContain as string[]) ?? []) {
       if (!err?.hasErrorLabel?.(label)) throw new Error(`expected error label ${label}, labels: ${show(err?.errorLabels)}`);
     }
@@ -442,7 +482,12 @@ export class TestContext {
         case "listDatabases":
           return (await target.db("admin").admin().listDatabases(opts(args))).databases;
         case "listDatabaseNames":
-          return (await target.db("admin").admin().listDatabases({ ...opts(args), nameOnly: true })).databases.map((d) => d.name);
+          return (
+            await target
+              .db("admin")
+              .admin()
+              .listDatabases({ ...opts(args), nameOnly: true })
+          ).databases.map((d) => d.name);
         case "createChangeStream":
           return this.changeStream(target.watch(plain(args.pipeline ?? []), opts(omit(args, "pipeline"))));
         default:
@@ -582,12 +627,18 @@ export class TestContext {
       case "assertCollectionNotExists": {
         const names = (await this.setup.db(args.databaseName).listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name);
         const exists = names.includes(args.collectionName);
-        if (exists !== (name === "assertCollectionExists")) throw new Error(`collection ${args.databaseName}.${args.collectionName} ${exists ? "exists" : "does not exist"}`);
+        if (exists !== (name === "assertCollectionExists"))
+          throw new Error(`collection ${args.databaseName}.${args.collectionName} ${exists ? "exists" : "does not exist"}`);
         return undefined;
       }
       case "assertIndexExists":
       case "assertIndexNotExists": {
-        const indexes = await this.setup.db(args.databaseName).collection(args.collectionName).listIndexes().toArray().catch(() => [] as Document[]);
+        const indexes = await this.setup
+          .db(args.databaseName)
+          .collection(args.collectionName)
+          .listIndexes()
+          .toArray()
+          .catch(() => [] as Document[]);
         const exists = indexes.some((i) => i.name === args.indexName);
         if (exists !== (name === "assertIndexExists")) throw new Error(`index ${args.indexName} ${exists ? "exists" : "does not exist"}`);
         return undefined;
@@ -624,17 +675,23 @@ export class TestContext {
       const actual = entity.events;
       const wanted = forClient.events as Document[];
       if (forClient.ignoreExtraEvents ? actual.length < wanted.length : actual.length !== wanted.length) {
-        throw new Error(`expected ${wanted.length} events, got ${actual.length}: ${actual.map((e) => `${e.type}:${e.event.commandName}`).join(", ")}`);
+        throw new Error(
+          `expected ${wanted.length} events, got ${actual.length}: ${actual.map((e) => `${e.type}:${e.event.commandName}`).join(", ")}`,
+        );
       }
       wanted.forEach((w, i) => {
         const [type, spec] = Object.entries(w)[0] as [string, Document];
         const got = actual[i];
         if (got.type !== type) throw new Error(`event ${i}: expected ${type}, got ${got.type} ${got.event.commandName}`);
         const event = got.event as Document;
-        if (spec.commandName !== undefined && event.commandName !== spec.commandName) throw new Error(`event ${i}: expected command ${spec.commandName}, got ${event.commandName}`);
-        if (spec.databaseName !== undefined && event.databaseName !== spec.databaseName) throw new Error(`event ${i}: expected database ${spec.databaseName}, got ${event.databaseName}`);
-        if (spec.hasServiceId !== undefined && (event.serviceId !== undefined) !== spec.hasServiceId) throw new Error(`event ${i}: serviceId presence`);
-        if (spec.hasServerConnectionId !== undefined && (event.serverConnectionId != null) !== spec.hasServerConnectionId) throw new Error(`event ${i}: serverConnectionId presence`);
+        if (spec.commandName !== undefined && event.commandName !== spec.commandName)
+          throw new Error(`event ${i}: expected command ${spec.commandName}, got ${event.commandName}`);
+        if (spec.databaseName !== undefined && event.databaseName !== spec.databaseName)
+          throw new Error(`event ${i}: expected database ${spec.databaseName}, got ${event.databaseName}`);
+        if (spec.hasServiceId !== undefined && (event.serviceId !== undefined) !== spec.hasServiceId)
+          throw new Error(`event ${i}: serviceId presence`);
+        if (spec.hasServerConnectionId !== undefined && (event.serverConnectionId != null) !== spec.hasServerConnectionId)
+          throw new Error(`event ${i}: serverConnectionId presence`);
         try {
           if (spec.command !== undefined) this.matcher.match(spec.command, event.command, true, "command");
           if (spec.reply !== undefined) this.matcher.match(spec.reply, event.reply, true, "reply");
@@ -647,7 +704,11 @@ export class TestContext {
 
   async checkOutcome(outcome: Document[] | undefined): Promise<void> {
     for (const data of outcome ?? []) {
-      const docs = await this.setup.db(data.databaseName).collection(data.collectionName).find({}, { sort: { _id: 1 } }).toArray();
+      const docs = await this.setup
+        .db(data.databaseName)
+        .collection(data.collectionName)
+        .find({}, { sort: { _id: 1 } })
+        .toArray();
       try {
         this.matcher.match(data.documents, docs, false, "outcome");
       } catch (err) {
@@ -670,7 +731,13 @@ function findAndModifyOptions(args: Document): Document {
 }
 
 function isDb(v: unknown): v is Db {
-  return v !== null && typeof v === "object" && typeof (v as Db).createCollection === "function" && typeof (v as Db).databaseName === "string" && !("collectionName" in (v as object));
+  return (
+    v !== null &&
+    typeof v === "object" &&
+    typeof (v as Db).createCollection === "function" &&
+    typeof (v as Db).databaseName === "string" &&
+    !("collectionName" in (v as object))
+  );
 }
 
 function isCollection(v: unknown): v is Collection {

@@ -44,10 +44,13 @@ describe("embedded-mongo: unified specification tests", function () {
       reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
     }
     const ran = applicable - skipped.length;
-    console.log(`\n  unified spec tests (${server?.topology}, server ${server?.version.join(".")}): ${results.length} tests, ${applicable} applicable, ${count("passed")} passed, ${failed.length} failed (${failed.filter((f) => knownFailures[f.key]).length} known), ${skipped.length} skipped; pass rate of those run ${ran ? ((100 * count("passed")) / ran).toFixed(1) : "0"}%, of applicable ${applicable ? ((100 * count("passed")) / applicable).toFixed(1) : "0"}%`);
+    console.log(
+      `\n  unified spec tests (${server?.topology}, server ${server?.version.join(".")}): ${results.length} tests, ${applicable} applicable, ${count("passed")} passed, ${failed.length} failed (${failed.filter((f) => knownFailures[f.key]).length} known), ${skipped.length} skipped; pass rate of those run ${ran ? ((100 * count("passed")) / ran).toFixed(1) : "0"}%, of applicable ${applicable ? ((100 * count("passed")) / applicable).toFixed(1) : "0"}%`,
+    );
     for (const [reason, n] of [...reasons].sort((a, b) => b[1] - a[1])) console.log(`    skipped ${n}: ${reason}`);
     const fixed = Object.keys(knownFailures).filter((k) => results.some((r) => r.key === k && r.outcome.status === "passed"));
-    if (fixed.length) console.log(`    listed as known failures but passing now (remove them from known-failures.json):\n      ${fixed.join("\n      ")}`);
+    if (fixed.length)
+      console.log(`    listed as known failures but passing now (remove them from known-failures.json):\n      ${fixed.join("\n      ")}`);
   });
 
   for (const file of files) {
@@ -61,7 +64,8 @@ describe("embedded-mongo: unified specification tests", function () {
           // run, and the counts at the end list every reason.
           if (outcome.status === "notApplicable" || outcome.status === "skipped") {
             const reason = (outcome as { reason?: string }).reason;
-            this.test!.title += outcome.status === "notApplicable" ? ` (not applicable${reason ? `: ${reason}` : ""})` : ` (not run: ${reason ?? ""})`;
+            this.test!.title +=
+              outcome.status === "notApplicable" ? ` (not applicable${reason ? `: ${reason}` : ""})` : ` (not run: ${reason ?? ""})`;
             return;
           }
           if (outcome.status === "failed" && !knownFailures[key]) throw new Error(outcome.reason);

@@ -159,7 +159,10 @@ describe("embedded-mongo: wire protocol and robustness", () => {
     const session = t.client.startSession();
     try {
       session.startTransaction();
-      const err = await t.db.collection("tx").insertOne({ a: 1 }, { session }).catch((e) => e);
+      const err = await t.db
+        .collection("tx")
+        .insertOne({ a: 1 }, { session })
+        .catch((e) => e);
       // The driver rewraps mongod's code 20 reply as "does not support retryable writes", keeping the original.
       const original = err.originalError ?? err;
       expect(original).to.be.instanceOf(MongoServerError);

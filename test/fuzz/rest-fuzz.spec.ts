@@ -27,9 +27,30 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
 const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 3000);
 
 const FIELD_NAMES = [
-  "phone", "external_id", "email", "first_name", "last_name", "birth_date", "country", "referral_code",
-  "terms_acceptance", "tagname", "url", "event_types", "description", "enabled", "grace_period_hours",
-  "version", "accepted_at", "limit", "starting_after", "__proto__", "constructor", "", "id", "object",
+  "phone",
+  "external_id",
+  "email",
+  "first_name",
+  "last_name",
+  "birth_date",
+  "country",
+  "referral_code",
+  "terms_acceptance",
+  "tagname",
+  "url",
+  "event_types",
+  "description",
+  "enabled",
+  "grace_period_hours",
+  "version",
+  "accepted_at",
+  "limit",
+  "starting_after",
+  "__proto__",
+  "constructor",
+  "",
+  "id",
+  "object",
 ];
 
 describe("fuzz: generated requests to every REST route", function () {
@@ -50,15 +71,53 @@ describe("fuzz: generated requests to every REST route", function () {
     const user = await svc.request("POST", "/v1/users", { body: { phone: "+14155550999" } });
     const endpoint = await svc.request("POST", "/v1/webhook-endpoints", { body: { url: "https://hooks.example.com/fuzz" } });
     const ids = [
-      user.body.id, endpoint.body?.id, "1", "0", "999999999", "1234567890", "abc", "%00", "..%2F..", "evt_x", "-1", "ñ", "%F0%9F%98%80",
-      "a".repeat(101), "9".repeat(2500), "%FF%FE", "%E2%82", "%ED%A0%80",
+      user.body.id,
+      endpoint.body?.id,
+      "1",
+      "0",
+      "999999999",
+      "1234567890",
+      "abc",
+      "%00",
+      "..%2F..",
+      "evt_x",
+      "-1",
+      "ñ",
+      "%F0%9F%98%80",
+      "a".repeat(101),
+      "9".repeat(2500),
+      "%FF%FE",
+      "%E2%82",
+      "%ED%A0%80",
     ];
 
     const strings = (): unknown =>
       pick([
-        "", " ", "a", "x".repeat(300), "é".repeat(70), "😀".repeat(40), "\u0000", "\uFFFF", "<script>", "'; drop table users; --",
-        "+14155550100", "2026-11-22T10:00:00Z", "1990-02-30", "https://example.com", "http://127.0.0.1:1/", "*",
-        "user.created", "x".repeat(70_000 / 2), "\ud800", "a\udfffb", "\ud83d", "a\u0000b", "\u001b[31m", "line\nbreak\ttab", "\u007f",
+        "",
+        " ",
+        "a",
+        "x".repeat(300),
+        "é".repeat(70),
+        "😀".repeat(40),
+        "\u0000",
+        "\uFFFF",
+        "<script>",
+        "'; drop table users; --",
+        "+14155550100",
+        "2026-11-22T10:00:00Z",
+        "1990-02-30",
+        "https://example.com",
+        "http://127.0.0.1:1/",
+        "*",
+        "user.created",
+        "x".repeat(70_000 / 2),
+        "\ud800",
+        "a\udfffb",
+        "\ud83d",
+        "a\u0000b",
+        "\u001b[31m",
+        "line\nbreak\ttab",
+        "\u007f",
       ]);
     const scalar = (): unknown => pick([strings(), int(1000) - 500, 1e308, -0, 0.5, true, false, null]);
     const value = (depth: number): unknown => {
@@ -76,7 +135,11 @@ describe("fuzz: generated requests to every REST route", function () {
     });
     // Bytes that are not UTF-8: a stray continuation byte, 0xFF, a cut sequence, an overlong "/", an encoded surrogate.
     const notUtf8 = (): Buffer =>
-      Buffer.concat([Buffer.from(`{"phone":"+14155550123","first_name":"`), Buffer.from(pick([[0x80], [0xff], [0xe2, 0x82], [0xc0, 0xaf], [0xed, 0xa0, 0x80]])), Buffer.from('"}')]);
+      Buffer.concat([
+        Buffer.from(`{"phone":"+14155550123","first_name":"`),
+        Buffer.from(pick([[0x80], [0xff], [0xe2, 0x82], [0xc0, 0xaf], [0xed, 0xa0, 0x80]])),
+        Buffer.from('"}'),
+      ]);
     const rawBody = (): string | Buffer | undefined =>
       pick([
         notUtf8(),
@@ -84,7 +147,16 @@ describe("fuzz: generated requests to every REST route", function () {
         JSON.stringify(value(0)),
         JSON.stringify(validish()),
         JSON.stringify({ ...validish(), [pick(FIELD_NAMES)]: value(1) }),
-        "{", "[]", "null", "42", '"text"', "{\"a\":", "\u0000\u0001", "{}", "", undefined,
+        "{",
+        "[]",
+        "null",
+        "42",
+        '"text"',
+        '{"a":',
+        "\u0000\u0001",
+        "{}",
+        "",
+        undefined,
         JSON.stringify(validish()).replace(/"/, "'"),
       ]);
     const headers = (): Record<string, string> => {
@@ -93,8 +165,18 @@ describe("fuzz: generated requests to every REST route", function () {
       if (random() < 0.1) h["svc-version"] = pick(["2026-11-20", "2020-01-01", "", "latest"]);
       if (random() < 0.15) {
         h["content-type"] = pick([
-          "text/plain", "application/xml", "application/json; charset=latin1", "multipart/form-data", "garbage", "", "*/*",
-          "APPLICATION/JSON", "application/json;", "application/json; charset=utf-16", "text/json", "application/x-www-form-urlencoded",
+          "text/plain",
+          "application/xml",
+          "application/json; charset=latin1",
+          "multipart/form-data",
+          "garbage",
+          "",
+          "*/*",
+          "APPLICATION/JSON",
+          "application/json;",
+          "application/json; charset=utf-16",
+          "text/json",
+          "application/x-www-form-urlencoded",
         ]);
       }
       if (random() < 0.05) h.accept = "application/xml";
@@ -102,7 +184,9 @@ describe("fuzz: generated requests to every REST route", function () {
     };
     const key = () => pick([svc.sandboxKey, svc.sandboxKey, svc.sandboxKey, svc.liveKey, null, "svc_test_short", "Basic abc", ""]);
 
-    const routes = [UsersService, EventsService, WebhookEndpointsService].flatMap((service) => service.methods.map((method) => restRouteOf(service, method)!));
+    const routes = [UsersService, EventsService, WebhookEndpointsService].flatMap((service) =>
+      service.methods.map((method) => restRouteOf(service, method)!),
+    );
     const failures: string[] = [];
     const check = (label: string, response: RestResponse) => {
       if (response.status >= 500) failures.push(`${label} -> ${response.status} ${response.text.slice(0, 200)}`);
@@ -110,7 +194,10 @@ describe("fuzz: generated requests to every REST route", function () {
       else if (response.status >= 400 && label.split(" ")[1] !== "HEAD") {
         const error = response.body?.error;
         const ok =
-          error && typeof error.type === "string" && typeof error.code === "string" && typeof error.message === "string" &&
+          error &&
+          typeof error.type === "string" &&
+          typeof error.code === "string" &&
+          typeof error.message === "string" &&
           error.request_id === response.headers.get("x-request-id");
         if (!ok) failures.push(`${label} -> ${response.status} not an envelope: ${response.text.slice(0, 200)}`);
       }
@@ -120,7 +207,8 @@ describe("fuzz: generated requests to every REST route", function () {
     for (let i = 0; i < REQUESTS; i++) {
       const route = pick(routes);
       let path = route.pathTemplate.replace(/\{[a-z_]+\}/g, () => encodeURI(String(pick(ids))));
-      if (random() < 0.05) path = pick([`${path}/`, path.toUpperCase(), path.replace("/v1", "/v2"), `${path}/extra`, path.replace(/\//g, "//"), `${path}%`]);
+      if (random() < 0.05)
+        path = pick([`${path}/`, path.toUpperCase(), path.replace("/v1", "/v2"), `${path}/extra`, path.replace(/\//g, "//"), `${path}%`]);
       if (route.httpMethod === "GET" && random() < 0.4) {
         path += `?${pick(["limit", "starting_after", "type", "status", "bogus", "limit[]"])}=${encodeURIComponent(String(pick([int(300) - 50, "abc", "", "user.created", "pending", "evt_nope"])))}`;
       }
@@ -143,8 +231,12 @@ describe("fuzz: generated requests to every REST route", function () {
       const body = route.httpMethod === "GET" ? "" : JSON.stringify(validish());
       const k = key();
       const head = [
-        `${route.httpMethod} ${target} HTTP/1.1`, "Host: evil.example", "Connection: close", "Content-Type: application/json",
-        `Content-Length: ${Buffer.byteLength(body)}`, ...(k ? [`Authorization: Bearer ${k}`] : []),
+        `${route.httpMethod} ${target} HTTP/1.1`,
+        "Host: evil.example",
+        "Connection: close",
+        "Content-Type: application/json",
+        `Content-Length: ${Buffer.byteLength(body)}`,
+        ...(k ? [`Authorization: Bearer ${k}`] : []),
       ];
       const label = `#abs${i} ${route.httpMethod} ${target}`;
       try {
@@ -163,7 +255,8 @@ describe("fuzz: generated requests to every REST route", function () {
           answer = undefined;
         }
         if (!(status >= 200 && status < 500)) failures.push(`${label} -> ${status} ${text.slice(0, 200)}`);
-        else if (status >= 400 && !(answer?.error?.code && answer.error.request_id === requestId)) failures.push(`${label} -> ${status} not an envelope`);
+        else if (status >= 400 && !(answer?.error?.code && answer.error.request_id === requestId))
+          failures.push(`${label} -> ${status} not an envelope`);
         if (answer?.object === "list" && answer.url !== path) failures.push(`${label} -> list url ${answer.url}`);
       } catch (error) {
         failures.push(`${label} -> transport error ${String(error)}`);

@@ -75,7 +75,8 @@ describe("KYC decisions across a crash (SIGKILL)", function () {
     };
     const workers = Array.from({ length: 12 }, burst);
     const caught = await until(
-      async () => (await users.countDocuments({ kyc_status: "approved" })) >= 20 && (await users.countDocuments({ "outbox.0": { $exists: true } })) > 0,
+      async () =>
+        (await users.countDocuments({ kyc_status: "approved" })) >= 20 && (await users.countDocuments({ "outbox.0": { $exists: true } })) > 0,
       30_000,
     );
     await running.kill("SIGKILL");
@@ -84,7 +85,9 @@ describe("KYC decisions across a crash (SIGKILL)", function () {
 
     running = await startServiceProcess(uri, { ...env, SVC_RELAY_SWEEP_MS: "100", SVC_RELAY_STALE_MS: "0" });
     service = running;
-    expect(await until(async () => (await users.countDocuments({ "outbox.0": { $exists: true } })) === 0, 20_000), "every outbox relayed").to.equal(true);
+    expect(await until(async () => (await users.countDocuments({ "outbox.0": { $exists: true } })) === 0, 20_000), "every outbox relayed").to.equal(
+      true,
+    );
 
     const approved = (await users.find({ kyc_status: "approved" }, { projection: { _id: 1 } }).toArray()).map((u) => String(u._id));
     expect(approved.length).to.be.greaterThan(0);
@@ -95,11 +98,17 @@ describe("KYC decisions across a crash (SIGKILL)", function () {
       perUser.set(userId, [...(perUser.get(userId) ?? []), String(event._id)]);
     }
     for (const id of approved) expect(perUser.get(id), `kyc.approved events of user ${id}`).to.have.length(1);
-    expect([...perUser.keys()].filter((id) => !approved.includes(id)), "events without their decision").to.deep.equal([]);
+    expect(
+      [...perUser.keys()].filter((id) => !approved.includes(id)),
+      "events without their decision",
+    ).to.deep.equal([]);
 
     // Each event reaches the receiver (at least once; deduplicated on the event id it is exactly once).
     const expected = new Set(logged.map((e) => String(e._id)));
-    const delivered = await until(async () => expected.size > 0 && [...expected].every((id) => receiver!.received.some((r) => r.body?.id === id)), 30_000);
+    const delivered = await until(
+      async () => expected.size > 0 && [...expected].every((id) => receiver!.received.some((r) => r.body?.id === id)),
+      30_000,
+    );
     expect(delivered, "every kyc.approved delivered").to.equal(true);
   });
 });

@@ -146,8 +146,20 @@ describe("KYC sessions", function () {
   });
 
   it("refuses in the documented order: validation, 404, feature_unavailable, user_suspended", async () => {
-    expectError(await createSession("999999999", svc.sandboxKey, { return_url: "ftp://x" }), 422, "invalid_request_error", "validation_error", "return_url");
-    expectError(await createSession("999999999", svc.liveKey, { return_url: "http://example.com/back" }), 422, "invalid_request_error", "validation_error", "return_url");
+    expectError(
+      await createSession("999999999", svc.sandboxKey, { return_url: "ftp://x" }),
+      422,
+      "invalid_request_error",
+      "validation_error",
+      "return_url",
+    );
+    expectError(
+      await createSession("999999999", svc.liveKey, { return_url: "http://example.com/back" }),
+      422,
+      "invalid_request_error",
+      "validation_error",
+      "return_url",
+    );
     expectError(await createSession("999999999"), 404, "invalid_request_error", "user_not_found");
     expectError(await svc.request("GET", "/v1/kyc-sessions/kyc_000000000000000000000000"), 404, "invalid_request_error", "kyc_session_not_found");
     expectError(await svc.request("GET", "/v1/kyc-sessions/nope"), 404, "invalid_request_error", "kyc_session_not_found");
@@ -171,7 +183,12 @@ describe("KYC sessions", function () {
   it("answers 403 sandbox_only to any live key on every /v1/sandbox route, before any lookup or validation", async () => {
     for (const action of ["submit", "approve", "reject"]) {
       expectError(await drive("nope", action, { bogus: 1 }, svc.liveKey), 403, "permission_error", "sandbox_only");
-      expectError(await svc.request("POST", `/v1/sandbox/kyc-sessions/nope/${action}`, { key: svc.liveKey, rawBody: "{" }), 403, "permission_error", "sandbox_only");
+      expectError(
+        await svc.request("POST", `/v1/sandbox/kyc-sessions/nope/${action}`, { key: svc.liveKey, rawBody: "{" }),
+        403,
+        "permission_error",
+        "sandbox_only",
+      );
     }
     expectError(await drive("nope", "reject", { reason: "" }), 422, "invalid_request_error", "validation_error", "reason");
   });
@@ -198,7 +215,10 @@ describe("KYC sessions", function () {
       refusal = error;
     }
     expect(String(refusal)).to.contain("cannot be approved");
-    for (const bad of [{ sessionId: session.body.id, decision: "maybe" }, { sessionId: "kyc_000000000000000000000000", decision: "approved" }]) {
+    for (const bad of [
+      { sessionId: session.body.id, decision: "maybe" },
+      { sessionId: "kyc_000000000000000000000000", decision: "approved" },
+    ]) {
       let error: unknown = null;
       try {
         await svc.admin.recordKycDecision(bad);
@@ -211,9 +231,15 @@ describe("KYC sessions", function () {
 
   it("answers the same codes over a stock gRPC client", async () => {
     const sandbox = bearer(svc.sandboxKey);
-    await rpc.fails("SandboxService", "ApproveKycSession", { id: "nope" }, bearer(svc.liveKey), { code: grpc.status.PERMISSION_DENIED, reason: "sandbox_only" });
+    await rpc.fails("SandboxService", "ApproveKycSession", { id: "nope" }, bearer(svc.liveKey), {
+      code: grpc.status.PERMISSION_DENIED,
+      reason: "sandbox_only",
+    });
     await rpc.fails("KycSessionsService", "GetKycSession", { id: "nope" }, sandbox, { code: grpc.status.NOT_FOUND, reason: "kyc_session_not_found" });
-    await rpc.fails("KycSessionsService", "CreateKycSession", { user_id: "999999999" }, sandbox, { code: grpc.status.NOT_FOUND, reason: "user_not_found" });
+    await rpc.fails("KycSessionsService", "CreateKycSession", { user_id: "999999999" }, sandbox, {
+      code: grpc.status.NOT_FOUND,
+      reason: "user_not_found",
+    });
     await rpc.fails("KycSessionsService", "CreateKycSession", { user_id: "999999999", return_url: "nope" }, sandbox, {
       code: grpc.status.INVALID_ARGUMENT,
       reason: "validation_error",
@@ -226,7 +252,10 @@ describe("KYC sessions", function () {
     expect(replay.message.kyc_session.id).to.equal(id);
     await rpc.ok("SandboxService", "SubmitKycSession", { id }, sandbox);
     await rpc.fails("KycSessionsService", "CancelKycSession", { id }, sandbox, { code: grpc.status.FAILED_PRECONDITION, reason: "invalid_state" });
-    await rpc.fails("KycSessionsService", "CreateKycSession", { user_id: userId }, sandbox, { code: grpc.status.FAILED_PRECONDITION, reason: "invalid_state" });
+    await rpc.fails("KycSessionsService", "CreateKycSession", { user_id: userId }, sandbox, {
+      code: grpc.status.FAILED_PRECONDITION,
+      reason: "invalid_state",
+    });
     const approved = await rpc.ok("SandboxService", "ApproveKycSession", { id }, sandbox);
     expect(approved.message.kyc_session.status).to.equal("approved");
     const listed = await rpc.ok("KycSessionsService", "ListUserKycSessions", { user_id: userId }, sandbox);
@@ -234,10 +263,16 @@ describe("KYC sessions", function () {
     const project = await createProject(svc, { liveEnabled: true });
     const live = (await createKey(svc, project.projectId, { livemode: true })).secret;
     const liveUser = await newUser(svc, live);
-    await rpc.fails("KycSessionsService", "CreateKycSession", { user_id: liveUser }, bearer(live), { code: grpc.status.FAILED_PRECONDITION, reason: "feature_unavailable" });
+    await rpc.fails("KycSessionsService", "CreateKycSession", { user_id: liveUser }, bearer(live), {
+      code: grpc.status.FAILED_PRECONDITION,
+      reason: "feature_unavailable",
+    });
     const suspended = await newUser(svc, svc.sandboxKey);
     await svc.admin.suspendUser({ projectId: svc.projectId, livemode: false, userId: suspended });
-    await rpc.fails("KycSessionsService", "CreateKycSession", { user_id: suspended }, sandbox, { code: grpc.status.FAILED_PRECONDITION, reason: "user_suspended" });
+    await rpc.fails("KycSessionsService", "CreateKycSession", { user_id: suspended }, sandbox, {
+      code: grpc.status.FAILED_PRECONDITION,
+      reason: "user_suspended",
+    });
     const provider = svc.app.kycProvider as SimulatedKycProvider;
     provider.failNext(1);
     await rpc.fails("KycSessionsService", "CreateKycSession", { user_id: await newUser(svc, svc.liveKey) }, bearer(svc.liveKey), {
@@ -261,7 +296,9 @@ describe("KYC events to a real receiver", function () {
   });
 
   it("delivers kyc.approved and kyc.rejected signed, each once, with data.object matching the user afterwards", async () => {
-    const endpoint = await svc.request("POST", "/v1/webhook-endpoints", { body: { url: receiver.url(), event_types: ["kyc.approved", "kyc.rejected"] } });
+    const endpoint = await svc.request("POST", "/v1/webhook-endpoints", {
+      body: { url: receiver.url(), event_types: ["kyc.approved", "kyc.rejected"] },
+    });
     expect(endpoint.status, endpoint.text).to.equal(201);
     const secret = endpoint.body.secret as string;
     for (const [action, type, status] of [

@@ -202,7 +202,12 @@ describe("phone verification", function () {
       const failed = await start(svc.liveKey, u.id);
       expectError(failed, 503, "api_error", "verification_unavailable");
       expect(failed.headers.get("retry-after")).to.equal("30");
-      expectError(await svc.request("GET", `/v1/users/${u.id}/verification`, { key: svc.liveKey }), 409, "invalid_request_error", "no_pending_verification");
+      expectError(
+        await svc.request("GET", `/v1/users/${u.id}/verification`, { key: svc.liveKey }),
+        409,
+        "invalid_request_error",
+        "no_pending_verification",
+      );
       const retried = await start(svc.liveKey, u.id);
       expect(retried.status, retried.text).to.equal(200);
       expect(retried.body.sends_remaining).to.equal(4);
@@ -238,7 +243,10 @@ describe("phone verification", function () {
         reason: "validation_error",
         param: "code",
       });
-      await rpc.fails("PhoneVerificationService", "StartPhoneVerification", { user_id: "999999999" }, sandbox, { code: grpc.status.NOT_FOUND, reason: "user_not_found" });
+      await rpc.fails("PhoneVerificationService", "StartPhoneVerification", { user_id: "999999999" }, sandbox, {
+        code: grpc.status.NOT_FOUND,
+        reason: "user_not_found",
+      });
       const u = await user(svc.sandboxKey);
       await rpc.fails("PhoneVerificationService", "GetPhoneVerification", { user_id: u.id }, sandbox, {
         code: grpc.status.FAILED_PRECONDITION,
@@ -279,7 +287,12 @@ describe("phone verification", function () {
       });
       const lu = await user(svc.liveKey);
       await rpc.ok("PhoneVerificationService", "StartPhoneVerification", { user_id: lu.id }, bearer(svc.liveKey));
-      const approved = await rpc.ok("PhoneVerificationService", "CheckPhoneVerification", { user_id: lu.id, code: latestCode(lu.phone) }, bearer(svc.liveKey));
+      const approved = await rpc.ok(
+        "PhoneVerificationService",
+        "CheckPhoneVerification",
+        { user_id: lu.id, code: latestCode(lu.phone) },
+        bearer(svc.liveKey),
+      );
       expect(approved.message.phone_verification.status).to.equal("approved");
       now += 30_000;
       await rpc.fails("PhoneVerificationService", "StartPhoneVerification", { user_id: lu.id }, bearer(svc.liveKey), {

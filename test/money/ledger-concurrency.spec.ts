@@ -62,7 +62,15 @@ describe("money: concurrency, admin settlement and gRPC", function () {
 
   it("records live deposits once per reference and settles them through AdminService", async () => {
     const user = await approvedUser(svc, svc.liveKey);
-    const request = { projectId: svc.projectId, livemode: true, userId: user, amountUsd: 25, feeUsd: 1, fiatCurrency: "usd", reference: `ref-${user}` };
+    const request = {
+      projectId: svc.projectId,
+      livemode: true,
+      userId: user,
+      amountUsd: 25,
+      feeUsd: 1,
+      fiatCurrency: "usd",
+      reference: `ref-${user}`,
+    };
     const [a, b] = await Promise.all([svc.admin.recordDeposit(request), svc.admin.recordDeposit(request)]);
     expect(a.transaction!.id).to.equal(b.transaction!.id);
     expect(a.transaction!.status).to.equal("pending");
@@ -97,7 +105,12 @@ describe("money: concurrency, admin settlement and gRPC", function () {
   it("serves the money routes over gRPC with the same codes", async () => {
     const md = bearer(svc.sandboxKey);
     const user = await approvedUser(svc);
-    const deposit = await client.ok("SandboxTransactionsService", "CreateSandboxDeposit", { user_id: user, amount_usd: 12.5, complete_after_seconds: 3600 }, md);
+    const deposit = await client.ok(
+      "SandboxTransactionsService",
+      "CreateSandboxDeposit",
+      { user_id: user, amount_usd: 12.5, complete_after_seconds: 3600 },
+      md,
+    );
     expect(deposit.message.transaction).to.include({ status: "pending", amount_cents: "1250", type: "deposit" });
     const id = deposit.message.transaction.id;
     await client.ok("SandboxTransactionsService", "CompleteSandboxTransaction", { id }, md);
@@ -109,10 +122,26 @@ describe("money: concurrency, admin settlement and gRPC", function () {
     expect(wallets.message.data[0].balance).to.include({ available_cents: "1250" });
     const w = await client.ok("TransactionsService", "CreateWithdrawal", { user_id: user, amount_usd: 2 }, { ...md, "idempotency-key": `g-${user}` });
     await client.ok("TransactionsService", "CancelTransaction", { id: w.message.transaction.id }, md);
-    await client.fails("TransactionsService", "CancelTransaction", { id: w.message.transaction.id }, md, { code: grpc.status.FAILED_PRECONDITION, reason: "invalid_state" });
-    await client.fails("TransactionsService", "CreateWithdrawal", { user_id: user, amount_usd: 1000 }, md, { code: grpc.status.FAILED_PRECONDITION, reason: "insufficient_funds" });
-    await client.fails("TransactionsService", "CreateWithdrawal", { user_id: user, amount_usd: 1.001 }, md, { code: grpc.status.INVALID_ARGUMENT, reason: "validation_error", param: "amount_usd" });
-    await client.fails("TransactionsService", "GetTransaction", { id: "txn_nope" }, md, { code: grpc.status.NOT_FOUND, reason: "transaction_not_found" });
-    await client.fails("SandboxTransactionsService", "CreateSandboxDeposit", { user_id: user, amount_usd: 1 }, bearer(svc.liveKey), { code: grpc.status.PERMISSION_DENIED, reason: "sandbox_only" });
+    await client.fails("TransactionsService", "CancelTransaction", { id: w.message.transaction.id }, md, {
+      code: grpc.status.FAILED_PRECONDITION,
+      reason: "invalid_state",
+    });
+    await client.fails("TransactionsService", "CreateWithdrawal", { user_id: user, amount_usd: 1000 }, md, {
+      code: grpc.status.FAILED_PRECONDITION,
+      reason: "insufficient_funds",
+    });
+    await client.fails("TransactionsService", "CreateWithdrawal", { user_id: user, amount_usd: 1.001 }, md, {
+      code: grpc.status.INVALID_ARGUMENT,
+      reason: "validation_error",
+      param: "amount_usd",
+    });
+    await client.fails("TransactionsService", "GetTransaction", { id: "txn_nope" }, md, {
+      code: grpc.status.NOT_FOUND,
+      reason: "transaction_not_found",
+    });
+    await client.fails("SandboxTransactionsService", "CreateSandboxDeposit", { user_id: user, amount_usd: 1 }, bearer(svc.liveKey), {
+      code: grpc.status.PERMISSION_DENIED,
+      reason: "sandbox_only",
+    });
   });
 });

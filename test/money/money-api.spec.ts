@@ -35,7 +35,11 @@ describe("money: balances, deposits, withdrawals", function () {
     expect(res.body).to.include({ fiat_currency: "EUR", fiat_amount: 92.35, livemode: false, user_id: user, failure_code: null });
     expect(res.body.id).to.match(/^txn_[A-Za-z0-9]{24}$/);
     expect(await balanceOf(svc, user)).to.deep.equal({ available_usd: 0, pending_in_usd: 100, pending_out_usd: 0 });
-    const done = await eventually(() => svc.request("GET", `/v1/transactions/${res.body.id}`), (r) => r.body.status === "completed", 8000);
+    const done = await eventually(
+      () => svc.request("GET", `/v1/transactions/${res.body.id}`),
+      (r) => r.body.status === "completed",
+      8000,
+    );
     expect(await balanceOf(svc, user)).to.deep.equal({ available_usd: 100, pending_in_usd: 0, pending_out_usd: 0 });
     const events = await eventsOf(svc, res.body.id);
     expect(events.map((e) => e.type)).to.deep.equal(["transaction.received", "transaction.completed"]);
@@ -45,9 +49,13 @@ describe("money: balances, deposits, withdrawals", function () {
 
   it("rounds fiat amounts to the currency's minor unit (JPY 0 decimals, BHD 3)", async () => {
     const user = await approvedUser(svc);
-    const jpy = await svc.request("POST", `/v1/sandbox/users/${user}/deposits`, { body: { amount_usd: 10, fiat_currency: "JPY", fiat_amount: 1500.6, complete_after_seconds: 3600 } });
+    const jpy = await svc.request("POST", `/v1/sandbox/users/${user}/deposits`, {
+      body: { amount_usd: 10, fiat_currency: "JPY", fiat_amount: 1500.6, complete_after_seconds: 3600 },
+    });
     expect(jpy.body).to.include({ fiat_currency: "JPY", fiat_amount: 1501 });
-    const bhd = await svc.request("POST", `/v1/sandbox/users/${user}/deposits`, { body: { amount_usd: 10, fiat_currency: "bhd", fiat_amount: 3.7654, complete_after_seconds: 3600 } });
+    const bhd = await svc.request("POST", `/v1/sandbox/users/${user}/deposits`, {
+      body: { amount_usd: 10, fiat_currency: "bhd", fiat_amount: 3.7654, complete_after_seconds: 3600 },
+    });
     expect(bhd.body).to.include({ fiat_currency: "BHD", fiat_amount: 3.765 });
     const usd = await svc.request("POST", `/v1/sandbox/users/${user}/deposits`, { body: { amount_usd: 10.1, complete_after_seconds: 3600 } });
     expect(usd.body).to.include({ fiat_currency: "USD", fiat_amount: 10.1 });
@@ -102,7 +110,9 @@ describe("money: balances, deposits, withdrawals", function () {
       expect([res.status, res.body.error.code]).to.deep.equal([409, "kyc_required"]);
     }
     // A wallet not ready: kyc approved directly, wallet pending.
-    await svc.database.db.collection("users").updateOne({ _id: created.body.id }, { $set: { kyc_status: "approved", wallet_status: "pending", wallets: [] } });
+    await svc.database.db
+      .collection("users")
+      .updateOne({ _id: created.body.id }, { $set: { kyc_status: "approved", wallet_status: "pending", wallets: [] } });
     const notReady = await svc.request("POST", `/v1/users/${created.body.id}/withdrawals`, { body });
     expect([notReady.status, notReady.body.error.code]).to.deep.equal([409, "wallet_not_ready"]);
     const user = await approvedUser(svc);
@@ -124,18 +134,40 @@ describe("money: balances, deposits, withdrawals", function () {
   it("runs a sandbox withdrawal: pending (amount + fee held), processing, completed with both events", async () => {
     const user = await approvedUser(svc);
     await fund(svc, user, 50);
-    const res = await svc.request("POST", `/v1/users/${user}/withdrawals`, { body: { amount_usd: 20.25, description: "rent" }, headers: { "idempotency-key": `w-${user}` } });
+    const res = await svc.request("POST", `/v1/users/${user}/withdrawals`, {
+      body: { amount_usd: 20.25, description: "rent" },
+      headers: { "idempotency-key": `w-${user}` },
+    });
     expect(res.status).to.equal(201);
-    expect(res.body).to.include({ type: "withdrawal", direction: "out", status: "pending", amount_usd: 20.25, fee_usd: 0, description: "rent", fiat_currency: "USD" });
+    expect(res.body).to.include({
+      type: "withdrawal",
+      direction: "out",
+      status: "pending",
+      amount_usd: 20.25,
+      fee_usd: 0,
+      description: "rent",
+      fiat_currency: "USD",
+    });
     expect(await balanceOf(svc, user)).to.deep.equal({ available_usd: 29.75, pending_in_usd: 0, pending_out_usd: 20.25 });
-    await eventually(() => svc.request("GET", `/v1/transactions/${res.body.id}`), (r) => r.body.status === "processing", 5000);
-    const done = await eventually(() => svc.request("GET", `/v1/transactions/${res.body.id}`), (r) => r.body.status === "completed", 5000);
+    await eventually(
+      () => svc.request("GET", `/v1/transactions/${res.body.id}`),
+      (r) => r.body.status === "processing",
+      5000,
+    );
+    const done = await eventually(
+      () => svc.request("GET", `/v1/transactions/${res.body.id}`),
+      (r) => r.body.status === "completed",
+      5000,
+    );
     expect(await balanceOf(svc, user)).to.deep.equal({ available_usd: 29.75, pending_in_usd: 0, pending_out_usd: 0 });
     const events = await eventsOf(svc, res.body.id);
     expect(events.map((e) => e.type).sort()).to.deep.equal(["transaction.completed", "withdrawal.completed"]);
     for (const event of events) expect(event.data.object).to.deep.equal(done.body);
     // The same key answers the same withdrawal.
-    const replay = await svc.request("POST", `/v1/users/${user}/withdrawals`, { body: { amount_usd: 20.25, description: "rent" }, headers: { "idempotency-key": `w-${user}` } });
+    const replay = await svc.request("POST", `/v1/users/${user}/withdrawals`, {
+      body: { amount_usd: 20.25, description: "rent" },
+      headers: { "idempotency-key": `w-${user}` },
+    });
     expect(replay.body.id).to.equal(res.body.id);
   });
 
@@ -143,7 +175,11 @@ describe("money: balances, deposits, withdrawals", function () {
     const user = await approvedUser(svc);
     await fund(svc, user, 20);
     const res = await svc.request("POST", `/v1/users/${user}/withdrawals`, { body: { amount_usd: 13.13 } });
-    const failed = await eventually(() => svc.request("GET", `/v1/transactions/${res.body.id}`), (r) => r.body.status === "failed", 6000);
+    const failed = await eventually(
+      () => svc.request("GET", `/v1/transactions/${res.body.id}`),
+      (r) => r.body.status === "failed",
+      6000,
+    );
     expect(failed.body).to.include({ failure_code: "destination_rejected" });
     expect(failed.body.failure_message).to.be.a("string");
     expect(await balanceOf(svc, user)).to.deep.equal({ available_usd: 20, pending_in_usd: 0, pending_out_usd: 0 });
@@ -169,14 +205,20 @@ describe("money: balances, deposits, withdrawals", function () {
     expect([missing.status, missing.body.error.code]).to.deep.equal([404, "transaction_not_found"]);
     // Processing: too late to cancel.
     const other = await svc.request("POST", `/v1/users/${user}/withdrawals`, { body: { amount_usd: 1 } });
-    await eventually(() => svc.request("GET", `/v1/transactions/${other.body.id}`), (r) => r.body.status !== "pending", 5000);
+    await eventually(
+      () => svc.request("GET", `/v1/transactions/${other.body.id}`),
+      (r) => r.body.status !== "pending",
+      5000,
+    );
     const late = await svc.request("POST", `/v1/transactions/${other.body.id}/cancel`);
     expect(late.body.error.code).to.equal("invalid_state");
   });
 
   it("completes and fails sandbox transactions on demand; a settled one is 409 invalid_state", async () => {
     const user = await approvedUser(svc);
-    const d1 = await svc.request("POST", `/v1/sandbox/users/${user}/deposits`, { body: { amount_usd: 30, fee_usd: 1, complete_after_seconds: 3600 } });
+    const d1 = await svc.request("POST", `/v1/sandbox/users/${user}/deposits`, {
+      body: { amount_usd: 30, fee_usd: 1, complete_after_seconds: 3600 },
+    });
     const done = await svc.request("POST", `/v1/sandbox/transactions/${d1.body.id}/complete`);
     if (done.status !== 200) console.log(done.status, done.text);
     expect(done.body.status).to.equal("completed");
@@ -210,8 +252,14 @@ describe("money: balances, deposits, withdrawals", function () {
     const page = await svc.request("GET", `/v1/users/${user}/transactions?limit=1&starting_after=${withdrawal.body.id}`);
     expect(page.body.data[0].id).to.equal(pending.body.id);
     expect(page.body.has_more).to.equal(true);
-    expect((await svc.request("GET", `/v1/users/${user}/transactions?type=refund`)).body.error).to.include({ code: "validation_error", param: "type" });
-    expect((await svc.request("GET", `/v1/users/${user}/transactions?status=done`)).body.error).to.include({ code: "validation_error", param: "status" });
+    expect((await svc.request("GET", `/v1/users/${user}/transactions?type=refund`)).body.error).to.include({
+      code: "validation_error",
+      param: "type",
+    });
+    expect((await svc.request("GET", `/v1/users/${user}/transactions?status=done`)).body.error).to.include({
+      code: "validation_error",
+      param: "status",
+    });
     expect((await svc.request("GET", `/v1/users/${user}/transactions?starting_after=txn_x`)).body.error.code).to.equal("invalid_cursor");
     expect((await svc.request("GET", "/v1/users/999999999/transactions")).body.error.code).to.equal("user_not_found");
     const missing = await svc.request("GET", "/v1/transactions/txn_AAAAAAAAAAAAAAAAAAAAAAAA");

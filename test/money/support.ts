@@ -25,11 +25,18 @@ export async function balanceOf(svc: TestService, userId: string, key = svc.sand
 export async function fund(svc: TestService, userId: string, amount: number): Promise<void> {
   const deposit = await svc.request("POST", `/v1/sandbox/users/${userId}/deposits`, { body: { amount_usd: amount, complete_after_seconds: 0 } });
   expect(deposit.status).to.equal(201);
-  await eventually(() => svc.request("GET", `/v1/transactions/${deposit.body.id}`), (r) => r.body.status === "completed", 8000);
+  await eventually(
+    () => svc.request("GET", `/v1/transactions/${deposit.body.id}`),
+    (r) => r.body.status === "completed",
+    8000,
+  );
 }
 
 /** The event log's events about one transaction, oldest first. */
-export async function eventsOf(svc: TestService, transactionId: string): Promise<{ id: string; type: string; data: { object: Record<string, unknown> } }[]> {
+export async function eventsOf(
+  svc: TestService,
+  transactionId: string,
+): Promise<{ id: string; type: string; data: { object: Record<string, unknown> } }[]> {
   const events = await svc.database.db.collection("events").find({ "data.object.id": transactionId }).sort({ created_at: 1 }).toArray();
   return events.map((e) => ({ id: String(e._id), type: e.type as string, data: e.data as { object: Record<string, unknown> } }));
 }

@@ -19,9 +19,17 @@ function memoryLogger() {
 
 describe("logs", () => {
   it("scrubs keys, webhook secrets, bearer tokens, phones, emails and dates from free text", () => {
-    const text = 'E11000 duplicate key { phone: "+14155550100" } by svc_test_abcdefghijklmnopqrstuvwx with whsec_ABCDEFGHIJ0123456789abcdefghij01, Bearer adm_xyz, ada@example.com born 1990-01-31 at 2026-11-22T10:00:00Z';
+    const text =
+      'E11000 duplicate key { phone: "+14155550100" } by svc_test_abcdefghijklmnopqrstuvwx with whsec_ABCDEFGHIJ0123456789abcdefghij01, Bearer adm_xyz, ada@example.com born 1990-01-31 at 2026-11-22T10:00:00Z';
     const scrubbed = scrubText(text);
-    for (const secret of ["+14155550100", "svc_test_abcdefghijklmnopqrstuvwx", "whsec_ABCDEFGHIJ0123456789abcdefghij01", "adm_xyz", "ada@example.com", "1990-01-31"]) {
+    for (const secret of [
+      "+14155550100",
+      "svc_test_abcdefghijklmnopqrstuvwx",
+      "whsec_ABCDEFGHIJ0123456789abcdefghij01",
+      "adm_xyz",
+      "ada@example.com",
+      "1990-01-31",
+    ]) {
       expect(scrubbed).not.to.contain(secret);
     }
     expect(scrubbed).to.contain("2026-11-22T10:00:00Z");
@@ -29,7 +37,10 @@ describe("logs", () => {
 
   it("redacts sensitive fields by name at any depth and scrubs error messages", () => {
     const { logger, lines } = memoryLogger();
-    logger.info({ user: { phone: "+14155550100", first_name: "Ada", birth_date: "1990-01-31" }, headers: { authorization: "Bearer svc_live_x" } }, "created");
+    logger.info(
+      { user: { phone: "+14155550100", first_name: "Ada", birth_date: "1990-01-31" }, headers: { authorization: "Bearer svc_live_x" } },
+      "created",
+    );
     logger.error({ err: new Error("duplicate phone +14155550100 for ada@example.com") }, "failed");
     const text = lines.join("\n");
     for (const secret of ["+14155550100", "Ada", "1990-01-31", "svc_live_x", "ada@example.com"]) expect(text).not.to.contain(secret);

@@ -43,7 +43,10 @@ async function withLogLines<T>(action: () => Promise<T>, expectedMessages: strin
 function expectOneRequestId(lines: LogLine[], requestId: string | null | undefined, expectedMessages: string[]): void {
   expect(requestId, "request id of the answer").to.match(REQUEST_ID);
   const summary = JSON.stringify(lines.map((line) => ({ msg: line.msg, request_id: line.request_id })));
-  expect(lines.map((line) => line.msg), summary).to.include.members(expectedMessages);
+  expect(
+    lines.map((line) => line.msg),
+    summary,
+  ).to.include.members(expectedMessages);
   for (const line of lines) expect(line.request_id, `request_id of "${line.msg}" in ${summary}`).to.equal(requestId);
 }
 
@@ -184,10 +187,11 @@ describe("one request id per call", () => {
 
     it("an error: the log lines and the error's x-request-id", async () => {
       const { result: error, lines } = await withLogLines(
-        () => connectUsers.getUser({ id: "100000001" }, { headers: { authorization: `Bearer ${svc.sandboxKey}` } }).then(
-          () => expect.fail("GetUser of an unknown user succeeded"),
-          (e: unknown) => ConnectError.from(e),
-        ),
+        () =>
+          connectUsers.getUser({ id: "100000001" }, { headers: { authorization: `Bearer ${svc.sandboxKey}` } }).then(
+            () => expect.fail("GetUser of an unknown user succeeded"),
+            (e: unknown) => ConnectError.from(e),
+          ),
         ["request completed", "rpc call"],
       );
       expect(Code[error.code]).to.equal("NotFound");
@@ -240,10 +244,11 @@ describe("one request id per call", () => {
 
     it("an error: headers and trailers (merged by the client) name the id of the log lines", async () => {
       const { result: error, lines } = await withLogLines(
-        () => webUsers.getUser({ id: "100000001" }, { headers: { authorization: `Bearer ${svc.sandboxKey}` } }).then(
-          () => expect.fail("GetUser of an unknown user succeeded"),
-          (e: unknown) => ConnectError.from(e),
-        ),
+        () =>
+          webUsers.getUser({ id: "100000001" }, { headers: { authorization: `Bearer ${svc.sandboxKey}` } }).then(
+            () => expect.fail("GetUser of an unknown user succeeded"),
+            (e: unknown) => ConnectError.from(e),
+          ),
         ["request completed", "rpc call"],
       );
       expect(Code[error.code]).to.equal("NotFound");

@@ -31,7 +31,9 @@ describe("scrubText on URLs", () => {
     it("logs the route of a URL that carries an email", async () => {
       const response = await svc.request("GET", "/v1/users/ada@example.com/wallets");
       const requestId = response.headers.get("x-request-id")!;
-      const completed = capturedLogLines.map((line) => JSON.parse(line)).find((line) => line.request_id === requestId && line.msg === "request completed");
+      const completed = capturedLogLines
+        .map((line) => JSON.parse(line))
+        .find((line) => line.request_id === requestId && line.msg === "request completed");
       expect(completed.url).to.equal("/v1/users/[redacted-email]/wallets");
       expect(capturedLogLines.join("\n")).not.to.contain("ada@example.com");
     });

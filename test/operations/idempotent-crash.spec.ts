@@ -72,7 +72,12 @@ describe("idempotent creations across a crash (SIGKILL)", function () {
         if (body?.error?.code === "idempotency_in_progress") return "busy";
         throw new Error(`${creation.key}: REST answered ${response.status} ${JSON.stringify(body)}`);
       }
-      const outcome = await grpcClient!.call("UsersService", "CreateUser", { phone: creation.phone }, { ...bearer(KEY), "idempotency-key": creation.key });
+      const outcome = await grpcClient!.call(
+        "UsersService",
+        "CreateUser",
+        { phone: creation.phone },
+        { ...bearer(KEY), "idempotency-key": creation.key },
+      );
       if (outcome.ok) return outcome.reply.message.user.id as string;
       if (outcome.failure.info.reason === "idempotency_in_progress") return "busy";
       if (outcome.failure.code === 14 || outcome.failure.code === 1 || outcome.failure.code === 4) return null; // unavailable, cancelled, deadline

@@ -56,11 +56,17 @@ describe("README examples", function () {
       .replaceAll("127.0.0.1:8080", `127.0.0.1:${port}`)
       // Only the calls that print (at the start of a line), not those captured in a variable.
       .replaceAll(/^curl -s /gm, `curl -s -w '\\nHTTP %{http_code}\\n' `);
-    const { stdout } = await run("bash", ["--norc", "--noprofile", "-c", `set -euo pipefail\n${script}`], { cwd: ROOT, env: { PATH: process.env.PATH } });
+    const { stdout } = await run("bash", ["--norc", "--noprofile", "-c", `set -euo pipefail\n${script}`], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH },
+    });
     const statuses = [...stdout.matchAll(/^HTTP (\d{3})$/gm)].map((match) => Number(match[1]));
     // The two captured calls (USER_ID, SESSION_ID) are checked by the calls that use what they captured.
     expect(statuses.length, stdout).to.be.at.least(8);
-    expect(statuses.filter((status) => status < 200 || status > 299), stdout).to.deep.equal([]);
+    expect(
+      statuses.filter((status) => status < 200 || status > 299),
+      stdout,
+    ).to.deep.equal([]);
     expect(stdout).to.include('"kyc_status":"approved"');
     expect(stdout).to.include('"object":"list"');
   });

@@ -42,9 +42,14 @@ describe("scale-out: two API and two worker processes on one database", function
   before(async () => {
     database = await startDatabaseProcess();
     const uri = `${database.uri.replace(/\/?$/, "")}/svc_scale`;
-    const common = { SVC_SANDBOX_KEY: SANDBOX_KEY, SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_WORKER_POLL_MS: "50", SVC_RELAY_SWEEP_MS: "200",
+    const common = {
+      SVC_SANDBOX_KEY: SANDBOX_KEY,
+      SVC_ADMIN_TOKEN: ADMIN_TOKEN,
+      SVC_WORKER_POLL_MS: "50",
+      SVC_RELAY_SWEEP_MS: "200",
       // Short attempts, so the lease of an attempt cut short by the kill expires within the test.
-      SVC_WEBHOOK_TIMEOUT_MS: "1000" };
+      SVC_WEBHOOK_TIMEOUT_MS: "1000",
+    };
     // One after the other: the first bootstraps the Default project, the others adopt it.
     for (const role of ["api", "api", "worker", "worker"]) services.push(await startServiceProcess(uri, { ...common, SVC_ROLE: role }));
     apis = services.slice(0, 2);
@@ -99,7 +104,11 @@ describe("scale-out: two API and two worker processes on one database", function
     expect(perEvent, "events with more than one delivery record").to.deep.equal([]);
     // Receipt comes first; the success is recorded a moment later. An attempt the killed worker had sent but
     // not recorded is sent again by the other once its lease expires: at least once.
-    const settled = await eventually(() => deliveries.countDocuments({ status: "succeeded" }), (n) => n === BURST, 30_000);
+    const settled = await eventually(
+      () => deliveries.countDocuments({ status: "succeeded" }),
+      (n) => n === BURST,
+      30_000,
+    );
     expect(settled).to.equal(BURST);
   });
 

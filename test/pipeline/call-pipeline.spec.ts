@@ -71,7 +71,14 @@ class RecordingHandler implements CallHandler<Answer> {
     this.storedErrors.push({ described, requestId });
     return {
       status: described.definition.status,
-      body: { error: { code: described.code, message: described.message, ...(described.param !== undefined ? { param: described.param } : {}), metadata: described.metadata } },
+      body: {
+        error: {
+          code: described.code,
+          message: described.message,
+          ...(described.param !== undefined ? { param: described.param } : {}),
+          metadata: described.metadata,
+        },
+      },
     };
   }
 
@@ -109,7 +116,11 @@ describe("CallPipeline", () => {
     const idempotencyRecords = new IdempotencyRepository(database.db);
     const rateLimits = new RateLimitRepository(database.db);
     await Promise.all([...Object.values(repositories), idempotencyRecords, rateLimits].map((r) => r.ensureIndexes()));
-    const authenticator = new ApiKeyAuthenticator(repositories.apiKeys, repositories.organizations, { clock, defaultRateLimit: DEFAULT_RATE_LIMIT, cacheMs: 0 });
+    const authenticator = new ApiKeyAuthenticator(repositories.apiKeys, repositories.organizations, {
+      clock,
+      defaultRateLimit: DEFAULT_RATE_LIMIT,
+      cacheMs: 0,
+    });
     gate = new RequestGate(authenticator, new RateLimiter(rateLimits, clock), DEFAULT_RATE_LIMIT);
     idempotency = new IdempotencyGuard(idempotencyRecords, clock);
     tenancy = new TenancyAdmin(repositories, authenticator, clock);
@@ -536,7 +547,12 @@ describe("CallPipeline", () => {
       });
       const failure = await refusal(failingPipeline.run(call, new RecordingHandler()));
       expectFailure(failure, "internal_error", 500, Code.Internal);
-      expect(failure.headers).to.include({ "X-Request-Id": "req_outage", "X-RateLimit-Limit": "77", "X-RateLimit-Remaining": "77", "X-RateLimit-Reset": "55" });
+      expect(failure.headers).to.include({
+        "X-Request-Id": "req_outage",
+        "X-RateLimit-Limit": "77",
+        "X-RateLimit-Remaining": "77",
+        "X-RateLimit-Reset": "55",
+      });
       expect(reported).to.deep.equal([{ error: outage, requestId: "req_outage" }]);
 
       // refuseAnonymous still answers its own refusal when counting fails, and reports the outage.
@@ -550,7 +566,12 @@ describe("CallPipeline", () => {
   describe("anonymous routes", () => {
     it("admits a known version with the address's quota headers, and refuses an unknown one", async () => {
       const headers = await pipeline.admitAnonymous("req_doc", "198.51.100.7", VERSION);
-      expect(headers).to.include({ "X-Request-Id": "req_doc", "X-API-Version": VERSION, "X-RateLimit-Limit": String(DEFAULT_RATE_LIMIT), "X-RateLimit-Reset": RESET_SECONDS });
+      expect(headers).to.include({
+        "X-Request-Id": "req_doc",
+        "X-API-Version": VERSION,
+        "X-RateLimit-Limit": String(DEFAULT_RATE_LIMIT),
+        "X-RateLimit-Reset": RESET_SECONDS,
+      });
       const failure = await refusal(pipeline.admitAnonymous("req_doc2", "198.51.100.7", "1999-01-01"));
       expectFailure(failure, "unsupported_version", 400, Code.InvalidArgument);
       expect(failure.headers["X-Request-Id"]).to.equal("req_doc2");
@@ -560,7 +581,11 @@ describe("CallPipeline", () => {
     it("refuses a request with no route with its own error and the address's quota headers", async () => {
       const failure = await pipeline.refuseAnonymous("req_noroute", "198.51.100.8", svcError("route_not_found"));
       expectFailure(failure, "route_not_found", 404, Code.NotFound);
-      expect(failure.headers).to.include({ "X-Request-Id": "req_noroute", "X-RateLimit-Limit": String(DEFAULT_RATE_LIMIT), "X-RateLimit-Reset": RESET_SECONDS });
+      expect(failure.headers).to.include({
+        "X-Request-Id": "req_noroute",
+        "X-RateLimit-Limit": String(DEFAULT_RATE_LIMIT),
+        "X-RateLimit-Reset": RESET_SECONDS,
+      });
       expect(reported).to.deep.equal([]);
     });
   });

@@ -9,7 +9,6 @@ import { startTestService, type RestResponse, type TestService } from "../suppor
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-
 function createUser(svc: TestService, idempotencyKey: string, body: object, key?: string): Promise<RestResponse> {
   return svc.request("POST", "/v1/users", { body, headers: { "idempotency-key": idempotencyKey }, ...(key ? { key } : {}) });
 }
@@ -79,7 +78,10 @@ describe("idempotency keys over REST", () => {
     const created = await createUser(svc, "reuse-1", { phone: uniquePhone() });
     expect(created.status).to.equal(201);
     expectError(await createUser(svc, "reuse-1", { phone: uniquePhone() }), 422, "idempotency_error", "idempotency_key_reuse");
-    const patched = await svc.request("PATCH", `/v1/users/${created.body.id}`, { body: { first_name: "Ann" }, headers: { "idempotency-key": "reuse-1" } });
+    const patched = await svc.request("PATCH", `/v1/users/${created.body.id}`, {
+      body: { first_name: "Ann" },
+      headers: { "idempotency-key": "reuse-1" },
+    });
     expectError(patched, 422, "idempotency_error", "idempotency_key_reuse");
   });
 

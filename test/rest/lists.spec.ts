@@ -19,7 +19,10 @@ describe("lists: ending_before and created", () => {
     svc = await startTestService();
     const { projectId } = await createProject(svc, { organizationId: svc.organizationId });
     key = (await createKey(svc, projectId)).secret;
-    const subscriber = await svc.request("POST", "/v1/webhook-endpoints", { key, body: { url: "https://hooks.example.com/lists-subscriber", event_types: ["user.created"] } });
+    const subscriber = await svc.request("POST", "/v1/webhook-endpoints", {
+      key,
+      body: { url: "https://hooks.example.com/lists-subscriber", event_types: ["user.created"] },
+    });
     expect(subscriber.status, subscriber.text).to.equal(201);
     deliveriesPath = `/v1/webhook-endpoints/${subscriber.body.id}/deliveries`;
     endpoints.push(subscriber.body);
@@ -94,14 +97,22 @@ describe("lists: ending_before and created", () => {
     expect((await ids(`${path}&created[gt]=${seconds + 1}`)).ids).to.deep.equal([]);
     // Bounds and cursors together.
     expect((await ids(`${path}&created[gte]=${at(third)}&starting_after=${newest.id}`)).ids).to.deep.equal([second.id, third.id]);
-    expect((await ids(`/v1/webhook-endpoints?limit=1&created[lte]=${at(second)}&ending_before=${endpoints[4].id}`)).ids).to.deep.equal([endpoints[3].id]);
+    expect((await ids(`/v1/webhook-endpoints?limit=1&created[lte]=${at(second)}&ending_before=${endpoints[4].id}`)).ids).to.deep.equal([
+      endpoints[3].id,
+    ]);
     // On the other lists too.
     for (const list of ["/v1/events", deliveriesPath, "/v1/users"]) {
       const all = (await svc.request("GET", `${list}?limit=100`, { key })).body.data;
       const middle = all[1];
       const after = (await svc.request("GET", `${list}?limit=100&created[gt]=${encodeURIComponent(middle.created_at)}`, { key })).body.data;
-      expect(after.every((item: any) => Date.parse(item.created_at) > Date.parse(middle.created_at)), list).to.equal(true);
-      expect(after.map((item: any) => item.id), list).to.not.include(middle.id);
+      expect(
+        after.every((item: any) => Date.parse(item.created_at) > Date.parse(middle.created_at)),
+        list,
+      ).to.equal(true);
+      expect(
+        after.map((item: any) => item.id),
+        list,
+      ).to.not.include(middle.id);
     }
   });
 
@@ -110,7 +121,13 @@ describe("lists: ending_before and created", () => {
       const bad = await svc.request("GET", `${path}?created[gt]=yesterday`, { key });
       expectError(bad, 422, "invalid_request_error", "validation_error", "created[gt]");
       expect(bad.body.error.message).to.equal("created[gt] must be unix seconds or an RFC 3339 date-time with an offset.");
-      expectError(await svc.request("GET", `${path}?created[gte]=2026-11-20T10:00:00`, { key }), 422, "invalid_request_error", "validation_error", "created[gte]");
+      expectError(
+        await svc.request("GET", `${path}?created[gte]=2026-11-20T10:00:00`, { key }),
+        422,
+        "invalid_request_error",
+        "validation_error",
+        "created[gte]",
+      );
       expectError(await svc.request("GET", `${path}?created[after]=1`, { key }), 422, "invalid_request_error", "validation_error", "created[after]");
       expectError(await svc.request("GET", `${path}?created=1`, { key }), 422, "invalid_request_error", "validation_error", "created");
     }
@@ -123,13 +140,18 @@ describe("lists: ending_before and created", () => {
     expect(await ids(`${path}?ending_before=${wallet}`)).to.deep.equal({ ids: [], hasMore: false });
     expect((await ids(`${path}?created[lte]=${Math.floor(Date.now() / 1000) + 60}`)).ids).to.deep.equal([wallet]);
     expect((await ids(`${path}?created[gt]=${Math.floor(Date.now() / 1000) + 60}`)).ids).to.deep.equal([]);
-    expectError(await svc.request("GET", `${path}?ending_before=${wallet}&starting_after=${wallet}`, { key }), 422, "invalid_request_error", "validation_error", "ending_before");
+    expectError(
+      await svc.request("GET", `${path}?ending_before=${wallet}&starting_after=${wallet}`, { key }),
+      422,
+      "invalid_request_error",
+      "validation_error",
+      "ending_before",
+    );
     expectError(await svc.request("GET", `${path}?ending_before=wal_nope`, { key }), 400, "invalid_request_error", "invalid_cursor");
   });
 
   it("over Connect, created is a CreatedFilter message and ending_before a field", async () => {
-    const call = (body: object) =>
-      svc.request("POST", "/svc.v1.WebhookEndpointsService/ListWebhookEndpoints", { key, body });
+    const call = (body: object) => svc.request("POST", "/svc.v1.WebhookEndpointsService/ListWebhookEndpoints", { key, body });
     const [newest, second] = endpoints;
     const bounded = await call({ created: { gte: second.created_at }, limit: 10 });
     expect(bounded.status, bounded.text).to.equal(200);

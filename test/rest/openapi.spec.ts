@@ -19,7 +19,16 @@ import { createEndpoint, createUser, publishKycApproved, startWebhookTestService
 import { WebhookReceiver } from "../webhooks/support/receiver.ts";
 
 const FIVE_HEADERS = ["x-request-id", "x-api-version", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"];
-const PUBLIC_ROUTES = [UsersService, PhoneVerificationService, KycSessionsService, SandboxService, EventsService, TransactionsService, SandboxTransactionsService, WebhookEndpointsService].flatMap((service) => service.methods.map((method) => restRouteOf(service, method)!));
+const PUBLIC_ROUTES = [
+  UsersService,
+  PhoneVerificationService,
+  KycSessionsService,
+  SandboxService,
+  EventsService,
+  TransactionsService,
+  SandboxTransactionsService,
+  WebhookEndpointsService,
+].flatMap((service) => service.methods.map((method) => restRouteOf(service, method)!));
 
 describe("GET /v1/openapi.json", () => {
   let svc: TestService;
@@ -38,7 +47,9 @@ describe("GET /v1/openapi.json", () => {
     expect(result.errors ?? [], JSON.stringify(result.errors, null, 2)).to.deep.equal([]);
     expect(result.valid).to.equal(true);
     expect(validator.version).to.equal("3.1");
-    expect(document.info.version).to.equal(LATEST_API_VERSION).and.to.match(/^\d{4}-\d{2}-\d{2}$/);
+    expect(document.info.version)
+      .to.equal(LATEST_API_VERSION)
+      .and.to.match(/^\d{4}-\d{2}-\d{2}$/);
     expect(document.info.title).to.be.a("string").and.not.empty;
     expect(document.servers).to.be.an("array").that.is.not.empty;
     expect(document.components.securitySchemes.apiKey).to.include({ type: "http", scheme: "bearer" });
@@ -51,7 +62,12 @@ describe("GET /v1/openapi.json", () => {
     const operations = Object.entries<Record<string, unknown>>(document.paths).flatMap(([path, methods]) =>
       Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
     );
-    const expected = ["GET /v1/openapi.json", "HEAD /v1/openapi.json", "OPTIONS /v1/openapi.json", ...served.map((route: RestRoute) => `${route.httpMethod} ${route.pathTemplate}`)];
+    const expected = [
+      "GET /v1/openapi.json",
+      "HEAD /v1/openapi.json",
+      "OPTIONS /v1/openapi.json",
+      ...served.map((route: RestRoute) => `${route.httpMethod} ${route.pathTemplate}`),
+    ];
     expect(operations).to.have.members(expected);
     expect(document.paths["/v1/openapi.json"].get.security).to.deep.equal([]);
   });
@@ -90,7 +106,10 @@ describe("GET /v1/openapi.json", () => {
     const listed = await svc.request("GET", "/v1/events", { headers: { origin: "https://docs.example.com" } });
     expect(listed.status).to.equal(200);
     expect([...listed.headers.keys()].filter((name) => name.startsWith("access-control-"))).to.deep.equal([]);
-    const preflight = await svc.request("OPTIONS", "/v1/users", { key: null, headers: { origin: "https://docs.example.com", "access-control-request-method": "POST" } });
+    const preflight = await svc.request("OPTIONS", "/v1/users", {
+      key: null,
+      headers: { origin: "https://docs.example.com", "access-control-request-method": "POST" },
+    });
     expectError(preflight, 404, "invalid_request_error", "route_not_found");
     expect(preflight.headers.get("access-control-allow-origin")).to.equal(null);
     expect((await svc.request("HEAD", "/v1/events")).status).to.equal(404);

@@ -95,7 +95,12 @@ describe("decodeRestRequest", () => {
     it("refuses unknown query parameters on routes with a body too (README: refused like unknown body fields)", () => {
       refuses("createUser", { query: { dry_run: "true" }, body: { phone: "+14155550100" } }, "dry_run", "Unknown parameter: dry_run.");
       refuses("updateUser", { params: { id: "123456789" }, query: { foo: "1" }, body: {} }, "foo", "Unknown parameter: foo.");
-      refuses("rotateWebhookEndpointSecret", { params: { id: "we_1" }, query: { grace_period_hours: "1" } }, "grace_period_hours", "Unknown parameter: grace_period_hours.");
+      refuses(
+        "rotateWebhookEndpointSecret",
+        { params: { id: "we_1" }, query: { grace_period_hours: "1" } },
+        "grace_period_hours",
+        "Unknown parameter: grace_period_hours.",
+      );
     });
 
     it("ignores a query value that is absent", () => {
@@ -113,7 +118,8 @@ describe("decodeRestRequest", () => {
         service: AdminService as never,
         method,
       };
-      const decodeQuery = (query: RestInput["query"]) => decodeRestRequest(route, { params: { id: "org_1" }, query, body: undefined }, "invalid") as any;
+      const decodeQuery = (query: RestInput["query"]) =>
+        decodeRestRequest(route, { params: { id: "org_1" }, query, body: undefined }, "invalid") as any;
 
       it("reads true and false", () => {
         expect(decodeQuery({ suspended: "true", live_enabled: "false" })).to.deep.include({ id: "org_1", suspended: true, liveEnabled: false });
@@ -143,8 +149,10 @@ describe("decodeRestRequest", () => {
       expect(request.firstName).to.equal("Ada");
       expect(request.termsAcceptance.version).to.equal("2026-01");
       expect(timestampDate(request.termsAcceptance.acceptedAt).toISOString()).to.equal("2026-01-15T07:30:00.000Z");
-      expect(decode("createUser", { body: { phone: "+1", terms_acceptance: { version: "v", accepted_at: "2026-01-15T09:30:00.123456Z" } } })
-        .termsAcceptance.acceptedAt.nanos).to.equal(123_000_000);
+      expect(
+        decode("createUser", { body: { phone: "+1", terms_acceptance: { version: "v", accepted_at: "2026-01-15T09:30:00.123456Z" } } })
+          .termsAcceptance.acceptedAt.nanos,
+      ).to.equal(123_000_000);
     });
 
     it("treats a missing body as an empty one", () => {
@@ -156,27 +164,51 @@ describe("decodeRestRequest", () => {
     it("refuses an unknown field, naming it (nested ones dotted)", () => {
       refuses("createUser", { body: { phone: "+14155550100", nickname: "x" } }, "nickname", "Unknown parameter: nickname.");
       refuses("createUser", { body: { firstName: "Ada" } }, "firstName", "Unknown parameter: firstName.");
-      refuses("createUser", { body: { terms_acceptance: { version: "v1", signed: true } } }, "terms_acceptance.signed", "Unknown parameter: terms_acceptance.signed.");
+      refuses(
+        "createUser",
+        { body: { terms_acceptance: { version: "v1", signed: true } } },
+        "terms_acceptance.signed",
+        "Unknown parameter: terms_acceptance.signed.",
+      );
       refuses("testWebhookEndpoint", { params: { id: "we_1" }, body: { message: "hi" } }, "message", "Unknown parameter: message.");
-      refuses("replayWebhookDelivery", { params: { endpoint_id: "we_1", id: "whd_1" }, body: { endpoint_id: "we_2" } }, "endpoint_id", "Unknown parameter: endpoint_id.");
+      refuses(
+        "replayWebhookDelivery",
+        { params: { endpoint_id: "we_1", id: "whd_1" }, body: { endpoint_id: "we_2" } },
+        "endpoint_id",
+        "Unknown parameter: endpoint_id.",
+      );
     });
 
     it("refuses wrong types, naming the dotted parameter", () => {
       refuses("createUser", { body: { phone: 14155550100 } }, "phone", "phone must be a string.");
-      refuses("createUser", { body: { phone: "+1", terms_acceptance: { version: 5 } } }, "terms_acceptance.version", "terms_acceptance.version must be a string.");
+      refuses(
+        "createUser",
+        { body: { phone: "+1", terms_acceptance: { version: 5 } } },
+        "terms_acceptance.version",
+        "terms_acceptance.version must be a string.",
+      );
       refuses("createUser", { body: { terms_acceptance: "2026-01" } }, "terms_acceptance", "terms_acceptance must be an object.");
       refuses("createUser", { body: { terms_acceptance: ["2026-01"] } }, "terms_acceptance", "terms_acceptance must be an object.");
-      refuses("createWebhookEndpoint", { body: { url: "https://example.com/hook", event_types: "user.created" } }, "event_types", "event_types must be an array.");
+      refuses(
+        "createWebhookEndpoint",
+        { body: { url: "https://example.com/hook", event_types: "user.created" } },
+        "event_types",
+        "event_types must be an array.",
+      );
       refuses("createWebhookEndpoint", { body: { url: ["https://example.com/hook"] } }, "url", "url must be a string.");
     });
 
     it("names the element of a list that has the wrong type, and says what the element must be", () => {
-      refuses("createWebhookEndpoint", { body: { url: "https://example.com/hook", event_types: ["user.created", 5] } }, "event_types[1]", "event_types[1] must be a string.");
+      refuses(
+        "createWebhookEndpoint",
+        { body: { url: "https://example.com/hook", event_types: ["user.created", 5] } },
+        "event_types[1]",
+        "event_types[1] must be a string.",
+      );
       refuses("createWebhookEndpoint", { body: { event_types: [null] } }, "event_types[0]", "event_types[0] must be a string.");
-      expect(decode("createWebhookEndpoint", { body: { url: "https://example.com/hook", event_types: ["user.created", "kyc.approved"] } }).eventTypes).to.deep.equal([
-        "user.created",
-        "kyc.approved",
-      ]);
+      expect(
+        decode("createWebhookEndpoint", { body: { url: "https://example.com/hook", event_types: ["user.created", "kyc.approved"] } }).eventTypes,
+      ).to.deep.equal(["user.created", "kyc.approved"]);
     });
 
     it("refuses a timestamp that is not an RFC 3339 date-time with an offset", () => {
@@ -212,7 +244,12 @@ describe("decodeRestRequest", () => {
       expect(rotate(2 ** 31 - 1).gracePeriodHours).to.equal(2 ** 31 - 1);
       expect(rotate(-(2 ** 31)).gracePeriodHours).to.equal(-(2 ** 31));
       for (const grace of [2 ** 31, -(2 ** 31) - 1, 1.5, "24", true, [24], { hours: 24 }, Number.MAX_SAFE_INTEGER]) {
-        refuses("rotateWebhookEndpointSecret", { params: { id: "we_1" }, body: { grace_period_hours: grace } }, "grace_period_hours", "grace_period_hours must be an integer.");
+        refuses(
+          "rotateWebhookEndpointSecret",
+          { params: { id: "we_1" }, body: { grace_period_hours: grace } },
+          "grace_period_hours",
+          "grace_period_hours must be an integer.",
+        );
       }
     });
 
@@ -241,21 +278,34 @@ describe("decodeRestRequest", () => {
     });
 
     it("UpdateUser: decodes nested objects; keys that are no field go to the mask for the method to refuse, as over gRPC", () => {
-      const request = decode("updateUser", { params: { id: "1" }, body: { terms_acceptance: { version: "v2", accepted_at: "2026-03-01T00:00:00Z" } } });
+      const request = decode("updateUser", {
+        params: { id: "1" },
+        body: { terms_acceptance: { version: "v2", accepted_at: "2026-03-01T00:00:00Z" } },
+      });
       expect(request.profile.termsAcceptance.version).to.equal("v2");
       expect(request.updateMask.paths).to.deep.equal(["terms_acceptance"]);
       // UsersService.updateUser answers "phone cannot be changed." and "Unknown parameter: id." for these paths.
       const unknown = decode("updateUser", { params: { id: "1" }, body: { phone: "+14155550100", id: "2", update_mask: "email", profile: {} } });
       expect(unknown.id).to.equal("1");
       expect(unknown.updateMask.paths).to.deep.equal(["phone", "id", "update_mask", "profile"]);
-      refuses("updateUser", { params: { id: "1" }, body: { terms_acceptance: { version: 2 } } }, "terms_acceptance.version", "terms_acceptance.version must be a string.");
+      refuses(
+        "updateUser",
+        { params: { id: "1" }, body: { terms_acceptance: { version: 2 } } },
+        "terms_acceptance.version",
+        "terms_acceptance.version must be a string.",
+      );
       refuses("updateUser", { params: { id: "1" }, body: { tagname: false } }, "tagname", "tagname must be a string.");
     });
 
     it("UpdateWebhookEndpoint: null is a type error", () => {
       refuses("updateWebhookEndpoint", { params: { id: "we_1" }, body: { enabled: null } }, "enabled", "enabled must be a boolean.");
       refuses("updateWebhookEndpoint", { params: { id: "we_1" }, body: { url: null } }, "url", "url must be a string.");
-      refuses("updateWebhookEndpoint", { params: { id: "we_1" }, body: { description: "ok", event_types: null } }, "event_types", "event_types must be an array.");
+      refuses(
+        "updateWebhookEndpoint",
+        { params: { id: "we_1" }, body: { description: "ok", event_types: null } },
+        "event_types",
+        "event_types must be an array.",
+      );
     });
 
     it("UpdateWebhookEndpoint: the keys sent become the update mask", () => {

@@ -58,7 +58,10 @@ describe("REST request edges", () => {
         expect(answer.status, target).to.equal(200);
         expect(answer.body.url).to.equal(`/v1/users/${user.body.id}/wallets`);
       }
-      const events = await rawRequest(svc.baseUrl, `GET http://evil.example/v1/events?limit=1 HTTP/1.1\r\nHost: x\r\n${auth}Connection: close\r\n\r\n`);
+      const events = await rawRequest(
+        svc.baseUrl,
+        `GET http://evil.example/v1/events?limit=1 HTTP/1.1\r\nHost: x\r\n${auth}Connection: close\r\n\r\n`,
+      );
       expect(events.body.url).to.equal("/v1/events");
     });
   });
@@ -66,7 +69,14 @@ describe("REST request edges", () => {
   describe("media types", () => {
     const body = () => JSON.stringify({ phone: uniquePhone() });
 
-    for (const contentType of ["text/plain", "application/xml", "multipart/form-data; boundary=x", "application/x-www-form-urlencoded", "application/merge-patch+json", "text/json"]) {
+    for (const contentType of [
+      "text/plain",
+      "application/xml",
+      "multipart/form-data; boundary=x",
+      "application/x-www-form-urlencoded",
+      "application/merge-patch+json",
+      "text/json",
+    ]) {
       it(`refuses a body sent as ${contentType} with 415 unsupported_media_type`, async () => {
         const rawBody = body();
         const response = await svc.request("POST", "/v1/users", { rawBody, headers: { "content-type": contentType } });
@@ -79,7 +89,10 @@ describe("REST request edges", () => {
     it("refuses a body without a Content-Type, and one that is not a media type", async () => {
       const rawBody = body();
       const auth = `Authorization: Bearer ${svc.sandboxKey}\r\n`;
-      const bare = await rawRequest(svc.baseUrl, `POST /v1/users HTTP/1.1\r\nHost: x\r\n${auth}Content-Length: ${rawBody.length}\r\nConnection: close\r\n\r\n${rawBody}`);
+      const bare = await rawRequest(
+        svc.baseUrl,
+        `POST /v1/users HTTP/1.1\r\nHost: x\r\n${auth}Content-Length: ${rawBody.length}\r\nConnection: close\r\n\r\n${rawBody}`,
+      );
       expect(bare.status).to.equal(415);
       expect(bare.body.error).to.include({ code: "unsupported_media_type", type: "invalid_request_error" });
       expect(bare.body.error.request_id).to.equal(bare.headers["x-request-id"]);
@@ -90,7 +103,12 @@ describe("REST request edges", () => {
     });
 
     it("accepts application/json with any parameters and in any case", async () => {
-      for (const contentType of ["application/json", "application/json; charset=utf-8", "Application/JSON;charset=UTF-8", "application/json; charset=latin1"]) {
+      for (const contentType of [
+        "application/json",
+        "application/json; charset=utf-8",
+        "Application/JSON;charset=UTF-8",
+        "application/json; charset=latin1",
+      ]) {
         const response = await svc.request("POST", "/v1/users", { rawBody: body(), headers: { "content-type": contentType } });
         expect(response.status, `${contentType}: ${response.text}`).to.equal(201);
       }
@@ -100,9 +118,15 @@ describe("REST request edges", () => {
       const endpoint = await svc.request("POST", "/v1/webhook-endpoints", { body: { url: "https://hooks.example.com/media" } });
       expect(endpoint.status, endpoint.text).to.equal(201);
       const auth = `Authorization: Bearer ${svc.sandboxKey}\r\n`;
-      const deleted = await rawRequest(svc.baseUrl, `DELETE /v1/webhook-endpoints/${endpoint.body.id} HTTP/1.1\r\nHost: x\r\n${auth}Connection: close\r\n\r\n`);
+      const deleted = await rawRequest(
+        svc.baseUrl,
+        `DELETE /v1/webhook-endpoints/${endpoint.body.id} HTTP/1.1\r\nHost: x\r\n${auth}Connection: close\r\n\r\n`,
+      );
       expect(deleted.status).to.equal(200);
-      const plain = await rawRequest(svc.baseUrl, `DELETE /v1/webhook-endpoints/${endpoint.body.id} HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: text/plain\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+      const plain = await rawRequest(
+        svc.baseUrl,
+        `DELETE /v1/webhook-endpoints/${endpoint.body.id} HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: text/plain\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+      );
       expect(plain.status).to.equal(404);
       expect(plain.body.error.code).to.equal("webhook_endpoint_not_found");
       expect((await svc.request("GET", "/v1/events", { headers: { "content-type": "text/plain" } })).status).to.equal(200);
@@ -111,18 +135,39 @@ describe("REST request edges", () => {
     it("is checked with the JSON: after route, body size, key and rate limit, before the Idempotency-Key", async () => {
       const headers = { "content-type": "text/plain" };
       expectError(await svc.request("POST", "/v1/nothing", { rawBody: "{}", headers }), 404, "invalid_request_error", "route_not_found");
-      expectError(await svc.request("POST", "/v1/nothing", { rawBody: "{}", headers: { "content-type": "garbage" } }), 404, "invalid_request_error", "route_not_found");
-      expectError(await svc.request("POST", "/v1/users", { rawBody: "x".repeat(70_000), headers }), 413, "invalid_request_error", "payload_too_large");
-      expectError(await svc.request("POST", "/v1/users", { key: `svc_test_${"0".repeat(30)}`, rawBody: body(), headers }), 401, "authentication_error", "invalid_api_key");
+      expectError(
+        await svc.request("POST", "/v1/nothing", { rawBody: "{}", headers: { "content-type": "garbage" } }),
+        404,
+        "invalid_request_error",
+        "route_not_found",
+      );
+      expectError(
+        await svc.request("POST", "/v1/users", { rawBody: "x".repeat(70_000), headers }),
+        413,
+        "invalid_request_error",
+        "payload_too_large",
+      );
+      expectError(
+        await svc.request("POST", "/v1/users", { key: `svc_test_${"0".repeat(30)}`, rawBody: body(), headers }),
+        401,
+        "authentication_error",
+        "invalid_api_key",
+      );
       const { secret } = await createKey(svc, svc.projectId, { rateLimit: 1 });
       expect((await svc.request("GET", "/v1/events", { key: secret })).status).to.equal(200);
       expectError(await svc.request("POST", "/v1/users", { key: secret, rawBody: body(), headers }), 429, "rate_limit_error", "rate_limit_exceeded");
-      expectError(await svc.request("POST", "/v1/users", { rawBody: body(), headers: { ...headers, "idempotency-key": "" } }), 415, "invalid_request_error", "unsupported_media_type");
+      expectError(
+        await svc.request("POST", "/v1/users", { rawBody: body(), headers: { ...headers, "idempotency-key": "" } }),
+        415,
+        "invalid_request_error",
+        "unsupported_media_type",
+      );
     });
   });
 
   describe("text that is not text", () => {
-    const utf8Body = (bytes: number[]) => Buffer.concat([Buffer.from(`{"phone":"${uniquePhone()}","first_name":"a`), Buffer.from(bytes), Buffer.from(`b"}`)]);
+    const utf8Body = (bytes: number[]) =>
+      Buffer.concat([Buffer.from(`{"phone":"${uniquePhone()}","first_name":"a`), Buffer.from(bytes), Buffer.from(`b"}`)]);
 
     for (const [label, bytes] of [
       ["a stray continuation byte", [0x80]],
@@ -167,14 +212,18 @@ describe("REST request edges", () => {
     });
 
     it("allows tab and line feed in a description, and refuses other controls there", async () => {
-      const created = await svc.request("POST", "/v1/webhook-endpoints", { body: { url: "https://hooks.example.com/text", description: "line one\n\tline two" } });
+      const created = await svc.request("POST", "/v1/webhook-endpoints", {
+        body: { url: "https://hooks.example.com/text", description: "line one\n\tline two" },
+      });
       expect(created.status, created.text).to.equal(201);
       expect(created.body.description).to.equal("line one\n\tline two");
       for (const description of ["carriage\rreturn", "bell\u0007", "nul\u0000", "\udfff"]) {
         const response = await svc.request("PATCH", `/v1/webhook-endpoints/${created.body.id}`, { body: { description } });
         expectError(response, 422, "invalid_request_error", "validation_error", "description");
       }
-      const listed = await svc.request("POST", "/v1/webhook-endpoints", { body: { url: "https://hooks.example.com/text2", event_types: ["user.created", "kyc\u0000"] } });
+      const listed = await svc.request("POST", "/v1/webhook-endpoints", {
+        body: { url: "https://hooks.example.com/text2", event_types: ["user.created", "kyc\u0000"] },
+      });
       expectError(listed, 422, "invalid_request_error", "validation_error", "event_types[1]");
       await svc.request("DELETE", `/v1/webhook-endpoints/${created.body.id}`);
     });
@@ -192,7 +241,9 @@ describe("REST request edges", () => {
       const client = new GrpcTestClient(svc.grpcAddress);
       try {
         await client.fails("UsersService", "CreateUser", { phone: uniquePhone(), first_name: "x\u0007" }, bearer(svc.sandboxKey), {
-          code: grpc.status.INVALID_ARGUMENT, reason: "validation_error", param: "first_name",
+          code: grpc.status.INVALID_ARGUMENT,
+          reason: "validation_error",
+          param: "first_name",
         });
       } finally {
         client.close();

@@ -58,7 +58,9 @@ function parseResponses(raw: string): RawResponse[] {
   while (rest.startsWith("HTTP/1.1 ")) {
     const headEnd = rest.indexOf("\r\n\r\n");
     const [statusLine, ...lines] = rest.slice(0, headEnd).split("\r\n");
-    const headers = new Headers(lines.map((line) => [line.slice(0, line.indexOf(":")), line.slice(line.indexOf(":") + 1).trim()] as [string, string]));
+    const headers = new Headers(
+      lines.map((line) => [line.slice(0, line.indexOf(":")), line.slice(line.indexOf(":") + 1).trim()] as [string, string]),
+    );
     const length = Number(headers.get("content-length") ?? 0);
     responses.push({ status: Number(statusLine!.split(" ")[1]), headers, body: rest.slice(headEnd + 4, headEnd + 4 + length) });
     rest = rest.slice(headEnd + 4 + length);

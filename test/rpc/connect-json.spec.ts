@@ -12,7 +12,13 @@ async function grpcJsonCall(address: string, path: string, key: string, message:
     const frame = Buffer.alloc(5 + json.length);
     frame.writeUInt32BE(json.length, 1);
     json.copy(frame, 5);
-    const stream = client.request({ ":method": "POST", ":path": path, "content-type": "application/grpc+json", te: "trailers", authorization: `Bearer ${key}` });
+    const stream = client.request({
+      ":method": "POST",
+      ":path": path,
+      "content-type": "application/grpc+json",
+      te: "trailers",
+      authorization: `Bearer ${key}`,
+    });
     const trailers = new Promise<http2.IncomingHttpHeaders>((resolve) => {
       let headers: http2.IncomingHttpHeaders = {};
       stream.on("response", (h) => (headers = h));

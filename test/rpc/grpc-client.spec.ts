@@ -7,7 +7,6 @@ import { createKey } from "../support/tenancy.ts";
 import { uniquePhone } from "../support/phones.ts";
 import { startTestService, type TestService } from "../support/test-service.ts";
 
-
 describe("gRPC with a stock grpc-js client", () => {
   let svc: TestService;
   let client: GrpcTestClient;
@@ -40,7 +39,10 @@ describe("gRPC with a stock grpc-js client", () => {
 
   it("keeps environments apart: a live key does not see a sandbox user", async () => {
     const created = await client.ok("UsersService", "CreateUser", { phone: uniquePhone() }, bearer(svc.sandboxKey));
-    await client.fails("UsersService", "GetUser", { id: created.message.user.id }, bearer(svc.liveKey), { code: grpc.status.NOT_FOUND, reason: "user_not_found" });
+    await client.fails("UsersService", "GetUser", { id: created.message.user.id }, bearer(svc.liveKey), {
+      code: grpc.status.NOT_FOUND,
+      reason: "user_not_found",
+    });
   });
 
   it("decodes a validation error's ErrorInfo with its param", async () => {
@@ -57,7 +59,10 @@ describe("gRPC with a stock grpc-js client", () => {
     await client.ok("EventsService", "ListEvents", {}, bearer(secret));
     const last = await client.ok("EventsService", "ListEvents", {}, bearer(secret));
     expect(String(last.header.get("x-ratelimit-remaining")[0])).to.equal("0");
-    const failure = await client.fails("EventsService", "ListEvents", {}, bearer(secret), { code: grpc.status.RESOURCE_EXHAUSTED, reason: "rate_limit_exceeded" });
+    const failure = await client.fails("EventsService", "ListEvents", {}, bearer(secret), {
+      code: grpc.status.RESOURCE_EXHAUSTED,
+      reason: "rate_limit_exceeded",
+    });
     const retryAfter = String(failure.metadata.get("retry-after")[0]);
     expect(retryAfter).to.match(/^[1-9]\d*$/);
     expect(Number(retryAfter)).to.be.at.most(60);
@@ -78,7 +83,11 @@ describe("gRPC with a stock grpc-js client", () => {
     });
 
     it("replays over the Connect protocol (JSON on PORT) as well", async () => {
-      const call = () => svc.request("POST", "/svc.v1.UsersService/CreateUser", { body: { phone: "+14155557999" }, headers: { "idempotency-key": "connect-replay-1" } });
+      const call = () =>
+        svc.request("POST", "/svc.v1.UsersService/CreateUser", {
+          body: { phone: "+14155557999" },
+          headers: { "idempotency-key": "connect-replay-1" },
+        });
       const first = await call();
       const second = await call();
       expect([first.status, second.status]).to.deep.equal([200, 200]);
@@ -92,24 +101,56 @@ describe("gRPC with a stock grpc-js client", () => {
       const phone = uniquePhone();
       expect((await create("grpc-error-0", { phone })).ok).to.equal(true);
       const conflict = { code: grpc.status.ALREADY_EXISTS, reason: "user_already_exists", param: "phone" };
-      const first = await client.fails("UsersService", "CreateUser", { phone }, { ...bearer(svc.sandboxKey), "idempotency-key": "grpc-error-1" }, conflict);
-      const second = await client.fails("UsersService", "CreateUser", { phone }, { ...bearer(svc.sandboxKey), "idempotency-key": "grpc-error-1" }, conflict);
+      const first = await client.fails(
+        "UsersService",
+        "CreateUser",
+        { phone },
+        { ...bearer(svc.sandboxKey), "idempotency-key": "grpc-error-1" },
+        conflict,
+      );
+      const second = await client.fails(
+        "UsersService",
+        "CreateUser",
+        { phone },
+        { ...bearer(svc.sandboxKey), "idempotency-key": "grpc-error-1" },
+        conflict,
+      );
       expect(second.metadata.get("x-request-id")).to.deep.equal(first.metadata.get("x-request-id"));
       expect(second.metadata.get("idempotent-replayed")).to.deep.equal(["true"]);
 
-      await client.fails("UsersService", "CreateUser", { phone: "not a phone" }, { ...bearer(svc.sandboxKey), "idempotency-key": "grpc-error-2" }, {
-        code: grpc.status.INVALID_ARGUMENT, reason: "validation_error", param: "phone",
-      });
-      const corrected = await client.ok("UsersService", "CreateUser", { phone: uniquePhone() }, { ...bearer(svc.sandboxKey), "idempotency-key": "grpc-error-2" });
+      await client.fails(
+        "UsersService",
+        "CreateUser",
+        { phone: "not a phone" },
+        { ...bearer(svc.sandboxKey), "idempotency-key": "grpc-error-2" },
+        {
+          code: grpc.status.INVALID_ARGUMENT,
+          reason: "validation_error",
+          param: "phone",
+        },
+      );
+      const corrected = await client.ok(
+        "UsersService",
+        "CreateUser",
+        { phone: uniquePhone() },
+        { ...bearer(svc.sandboxKey), "idempotency-key": "grpc-error-2" },
+      );
       expect(corrected.header.get("idempotent-replayed")).to.deep.equal([]);
     });
 
     it("answers INVALID_ARGUMENT idempotency_key_reuse for another request under the same key", async () => {
       const first = await create("grpc-reuse-1", { phone: uniquePhone() });
       expect(first.ok).to.equal(true);
-      await client.fails("UsersService", "CreateUser", { phone: uniquePhone() }, { ...bearer(svc.sandboxKey), "idempotency-key": "grpc-reuse-1" }, {
-        code: grpc.status.INVALID_ARGUMENT, reason: "idempotency_key_reuse",
-      });
+      await client.fails(
+        "UsersService",
+        "CreateUser",
+        { phone: uniquePhone() },
+        { ...bearer(svc.sandboxKey), "idempotency-key": "grpc-reuse-1" },
+        {
+          code: grpc.status.INVALID_ARGUMENT,
+          reason: "idempotency_key_reuse",
+        },
+      );
     });
 
     it("runs concurrent duplicates once: the others get ABORTED idempotency_in_progress or the replay", async () => {

@@ -60,7 +60,11 @@ describe("request limits on every transport", () => {
     });
 
     it("Connect: a chunked body of 1 MiB is refused at the limit", async () => {
-      const body = Buffer.concat([Buffer.from('{"url":"https://hooks.example.com/x","description":"'), Buffer.alloc(1024 * 1024, "x"), Buffer.from('"}')]);
+      const body = Buffer.concat([
+        Buffer.from('{"url":"https://hooks.example.com/x","description":"'),
+        Buffer.alloc(1024 * 1024, "x"),
+        Buffer.from('"}'),
+      ]);
       payloadTooLarge(await connectCall(svc.baseUrl, body, { chunked: true }));
     });
 
@@ -76,10 +80,16 @@ describe("request limits on every transport", () => {
     it("gRPC: a message over the limit, without any key, is RESOURCE_EXHAUSTED payload_too_large", async () => {
       const client = new GrpcTestClient(svc.grpcAddress);
       try {
-        await client.fails("UsersService", "CreateUser", { phone: "+1".padEnd(OVER_LIMIT, "5") }, {}, {
-          code: grpc.status.RESOURCE_EXHAUSTED,
-          reason: "payload_too_large",
-        });
+        await client.fails(
+          "UsersService",
+          "CreateUser",
+          { phone: "+1".padEnd(OVER_LIMIT, "5") },
+          {},
+          {
+            code: grpc.status.RESOURCE_EXHAUSTED,
+            reason: "payload_too_large",
+          },
+        );
       } finally {
         client.close();
       }

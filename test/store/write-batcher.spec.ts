@@ -48,13 +48,24 @@ describe("write batcher", () => {
   });
 
   it("sends updates of the same turn as one bulk write", async () => {
-    await collection.insertMany([{ _id: "u1", phone: "+11" }, { _id: "u2", phone: "+12" }, { _id: "u3", phone: "+13" }]);
+    await collection.insertMany([
+      { _id: "u1", phone: "+11" },
+      { _id: "u2", phone: "+12" },
+      { _id: "u3", phone: "+13" },
+    ]);
     const update = batchedUpdate(collection);
     commands.length = 0;
     const outcomes = await Promise.all(["u1", "u2", "u3"].map((id, n) => update({ updateOne: { filter: { _id: id }, update: { $set: { n } } } })));
     expect(outcomes).to.deep.equal([null, null, null]);
     expect(commands.filter((c) => c === "update")).to.have.length(1);
-    expect((await collection.find({ _id: { $in: ["u1", "u2", "u3"] } }).sort({ _id: 1 }).toArray()).map((d) => d.n)).to.deep.equal([0, 1, 2]);
+    expect(
+      (
+        await collection
+          .find({ _id: { $in: ["u1", "u2", "u3"] } })
+          .sort({ _id: 1 })
+          .toArray()
+      ).map((d) => d.n),
+    ).to.deep.equal([0, 1, 2]);
   });
 
   it("fails every caller of a batch when the command itself fails", async () => {

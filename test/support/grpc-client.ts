@@ -44,7 +44,14 @@ function errorInfoOf(metadata: grpc.Metadata): ErrorInfo {
 }
 
 /** The public services the stock client knows, by their proto names. */
-export type GrpcServiceName = "UsersService" | "EventsService" | "PhoneVerificationService" | "KycSessionsService" | "SandboxService" | "TransactionsService" | "SandboxTransactionsService";
+export type GrpcServiceName =
+  | "UsersService"
+  | "EventsService"
+  | "PhoneVerificationService"
+  | "KycSessionsService"
+  | "SandboxService"
+  | "TransactionsService"
+  | "SandboxTransactionsService";
 
 export class GrpcTestClient {
   private readonly clients: Record<string, grpc.Client>;
@@ -92,7 +99,13 @@ export class GrpcTestClient {
   }
 
   /** A call that must fail with this gRPC code and error code (and `param` where relevant). */
-  async fails(service: GrpcServiceName, method: string, request: object, metadata: Record<string, string>, expected: { code: grpc.status; reason: string; param?: string }): Promise<GrpcFailure> {
+  async fails(
+    service: GrpcServiceName,
+    method: string,
+    request: object,
+    metadata: Record<string, string>,
+    expected: { code: grpc.status; reason: string; param?: string },
+  ): Promise<GrpcFailure> {
     const outcome = await this.call(service, method, request, metadata);
     if (outcome.ok) expect.fail(`${method} succeeded; expected ${expected.reason}`);
     const { failure } = outcome;

@@ -16,14 +16,16 @@ interface PathMatcher {
 }
 
 function pathMatchers(document: Json): PathMatcher[] {
-  return Object.keys(document.paths)
-    .map((template) => ({
-      template,
-      pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[^}]+\}/g, "[^/]+")}$`),
-      params: (template.match(/\{/g) ?? []).length,
-    }))
-    // A literal segment wins over a parameter: `/v1/users/search` before `/v1/users/{id}`.
-    .sort((a, b) => a.params - b.params);
+  return (
+    Object.keys(document.paths)
+      .map((template) => ({
+        template,
+        pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[^}]+\}/g, "[^/]+")}$`),
+        params: (template.match(/\{/g) ?? []).length,
+      }))
+      // A literal segment wins over a parameter: `/v1/users/search` before `/v1/users/{id}`.
+      .sort((a, b) => a.params - b.params)
+  );
 }
 
 function pointer(...segments: string[]): string {

@@ -34,7 +34,11 @@ export async function createOtherProject(svc: TestService): Promise<TestProject 
 }
 
 /** A new key of the project; answers its secret and id. */
-export async function createKey(svc: TestService, projectId: string, options: { livemode?: boolean; rateLimit?: number } = {}): Promise<{ id: string; secret: string }> {
+export async function createKey(
+  svc: TestService,
+  projectId: string,
+  options: { livemode?: boolean; rateLimit?: number } = {},
+): Promise<{ id: string; secret: string }> {
   const { apiKey, secret } = await svc.admin.createApiKey({
     projectId,
     livemode: options.livemode ?? false,

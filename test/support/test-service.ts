@@ -117,7 +117,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       if (body !== undefined) headers["content-type"] ??= "application/json";
       const response = await fetch(baseUrl + path, { method, headers, ...(body !== undefined ? { body } : {}) });
       const text = await response.text();
-      let parsed: unknown = undefined;
+      let parsed: unknown;
       try {
         parsed = text ? JSON.parse(text) : undefined;
       } catch {

@@ -16,15 +16,26 @@ const isoDay = (d: Date) => d.toISOString().slice(0, 10);
 const tomorrow = new Date(today.getTime() + 86_400_000);
 
 const ROWS: Row[] = [
-  { field: "email", valid: ["ann@example.com", `${"a".repeat(242)}@example.com`], invalid: [{ value: `${"a".repeat(243)}@example.com` }, { value: "not-an-email" }, { value: 42 }] },
+  {
+    field: "email",
+    valid: ["ann@example.com", `${"a".repeat(242)}@example.com`],
+    invalid: [{ value: `${"a".repeat(243)}@example.com` }, { value: "not-an-email" }, { value: 42 }],
+  },
   { field: "first_name", valid: ["A", "é".repeat(100)], invalid: [{ value: "" }, { value: "x".repeat(101) }, { value: true }] },
   { field: "last_name", valid: ["B", "z".repeat(100)], invalid: [{ value: "" }, { value: "x".repeat(101) }] },
-  { field: "birth_date", valid: ["1990-01-31", "2000-02-29"], invalid: [{ value: "1990-1-31" }, { value: "2001-02-29" }, { value: isoDay(tomorrow) }, { value: "31/01/1990" }] },
+  {
+    field: "birth_date",
+    valid: ["1990-01-31", "2000-02-29"],
+    invalid: [{ value: "1990-1-31" }, { value: "2001-02-29" }, { value: isoDay(tomorrow) }, { value: "31/01/1990" }],
+  },
   { field: "country", valid: ["FR", "us"], invalid: [{ value: "FRA" }, { value: "XX" }, { value: "1A" }] },
   { field: "referral_code", valid: ["abc", "A_b-9".padEnd(32, "x")], invalid: [{ value: "ab" }, { value: "x".repeat(33) }, { value: "has space" }] },
   {
     field: "terms_acceptance",
-    valid: [{ version: "v1", accepted_at: "2026-01-01T00:00:00Z" }, { version: "x".repeat(64), accepted_at: "2025-06-01T12:00:00+02:00" }],
+    valid: [
+      { version: "v1", accepted_at: "2026-01-01T00:00:00Z" },
+      { version: "x".repeat(64), accepted_at: "2025-06-01T12:00:00+02:00" },
+    ],
     invalid: [
       { value: { version: "", accepted_at: "2026-01-01T00:00:00Z" }, param: "terms_acceptance.version" },
       { value: { version: "x".repeat(65), accepted_at: "2026-01-01T00:00:00Z" }, param: "terms_acceptance.version" },
@@ -55,7 +66,13 @@ describe("users: input constraints", () => {
         expectError(await svc.request("POST", "/v1/users", { body: { phone } }), 422, "invalid_request_error", "validation_error", "phone");
       }
       expectError(await svc.request("POST", "/v1/users", { body: {} }), 422, "invalid_request_error", "validation_error", "phone");
-      expectError(await svc.request("POST", "/v1/users", { body: { phone: 14155550100 } }), 422, "invalid_request_error", "validation_error", "phone");
+      expectError(
+        await svc.request("POST", "/v1/users", { body: { phone: 14155550100 } }),
+        422,
+        "invalid_request_error",
+        "validation_error",
+        "phone",
+      );
     });
 
     it("accepts external_id of 1 and 128 characters and refuses 0 and 129", async () => {

@@ -53,7 +53,10 @@ describe("users: crash between creation and relay", function () {
     };
     const workers = Array.from({ length: 24 }, burst);
     // Kill while users are being written and their outboxes still hold events.
-    const caught = await until(async () => (await users.countDocuments({})) >= 150 && (await users.countDocuments({ "outbox.0": { $exists: true } })) > 0, 30_000);
+    const caught = await until(
+      async () => (await users.countDocuments({})) >= 150 && (await users.countDocuments({ "outbox.0": { $exists: true } })) > 0,
+      30_000,
+    );
     await running.kill("SIGKILL");
     await Promise.all(workers);
     expect(caught, "a moment with unrelayed events was seen").to.equal(true);

@@ -55,9 +55,17 @@ describe("users over gRPC", () => {
   });
 
   it("answers the catalogue codes in ErrorInfo: validation, conflict, isolation", async () => {
-    expect(await rpcError(sandbox.createUser({ phone: "12" }))).to.deep.equal({ code: Code.InvalidArgument, reason: "validation_error", param: "phone" });
+    expect(await rpcError(sandbox.createUser({ phone: "12" }))).to.deep.equal({
+      code: Code.InvalidArgument,
+      reason: "validation_error",
+      param: "phone",
+    });
     await sandbox.createUser({ phone: "+15005550101" });
-    expect(await rpcError(sandbox.createUser({ phone: "+15005550101" }))).to.deep.equal({ code: Code.AlreadyExists, reason: "user_already_exists", param: "phone" });
+    expect(await rpcError(sandbox.createUser({ phone: "+15005550101" }))).to.deep.equal({
+      code: Code.AlreadyExists,
+      reason: "user_already_exists",
+      param: "phone",
+    });
     const user = await sandbox.createUser({ phone: "+15005550102" });
     expect(await rpcError(live.getUser({ id: user.user!.id }))).to.deep.equal({ code: Code.NotFound, reason: "user_not_found", param: undefined });
     expect(await rpcError(sandbox.updateUser({ id: user.user!.id, updateMask: create(FieldMaskSchema, { paths: ["phone"] }) }))).to.deep.equal({

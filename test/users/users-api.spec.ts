@@ -7,9 +7,31 @@ import { uniquePhone } from "../support/phones.ts";
 import { createKey, createProject } from "../support/tenancy.ts";
 import { startTestService, type TestService } from "../support/test-service.ts";
 
-
-const USER_FIELDS = ["id", "object", "phone", "external_id", "verified", "kyc_status", "suspended", "livemode", "wallet_status", "created_at", "last_login_at"];
-const PROFILE_FIELDS = ["object", "email", "first_name", "last_name", "birth_date", "country", "referral_code", "terms_acceptance", "tagname", "updated_at"];
+const USER_FIELDS = [
+  "id",
+  "object",
+  "phone",
+  "external_id",
+  "verified",
+  "kyc_status",
+  "suspended",
+  "livemode",
+  "wallet_status",
+  "created_at",
+  "last_login_at",
+];
+const PROFILE_FIELDS = [
+  "object",
+  "email",
+  "first_name",
+  "last_name",
+  "birth_date",
+  "country",
+  "referral_code",
+  "terms_acceptance",
+  "tagname",
+  "updated_at",
+];
 
 describe("users API", () => {
   let svc: TestService;
@@ -25,7 +47,16 @@ describe("users API", () => {
       const res = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone(), external_id: "crm-1" } });
       expect(res.status).to.equal(201);
       expect(Object.keys(res.body).sort()).to.deep.equal([...USER_FIELDS].sort());
-      expect(res.body).to.include({ object: "user", verified: true, livemode: false, wallet_status: "ready", kyc_status: "none", suspended: false, external_id: "crm-1", last_login_at: null });
+      expect(res.body).to.include({
+        object: "user",
+        verified: true,
+        livemode: false,
+        wallet_status: "ready",
+        kyc_status: "none",
+        suspended: false,
+        external_id: "crm-1",
+        last_login_at: null,
+      });
       expect(res.body.id).to.match(/^[1-9]\d{8}$/);
       expect(res.body.created_at).to.match(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
       const wallets = await svc.request("GET", `/v1/users/${res.body.id}/wallets`);
@@ -74,8 +105,18 @@ describe("users API", () => {
         expectError(await svc.request("GET", `/v1/users/${id}`), 404, "invalid_request_error", "user_not_found");
       }
       expectError(await svc.request("GET", `/v1/users/${sandboxUser.body.id}`, { key: svc.liveKey }), 404, "invalid_request_error", "user_not_found");
-      expectError(await svc.request("PATCH", `/v1/users/${sandboxUser.body.id}`, { key: svc.liveKey, body: { first_name: "X" } }), 404, "invalid_request_error", "user_not_found");
-      expectError(await svc.request("GET", `/v1/users/${sandboxUser.body.id}/wallets`, { key: svc.liveKey }), 404, "invalid_request_error", "user_not_found");
+      expectError(
+        await svc.request("PATCH", `/v1/users/${sandboxUser.body.id}`, { key: svc.liveKey, body: { first_name: "X" } }),
+        404,
+        "invalid_request_error",
+        "user_not_found",
+      );
+      expectError(
+        await svc.request("GET", `/v1/users/${sandboxUser.body.id}/wallets`, { key: svc.liveKey }),
+        404,
+        "invalid_request_error",
+        "user_not_found",
+      );
     });
 
     it("answers 404 for a user of another project", async () => {
@@ -105,9 +146,21 @@ describe("users API", () => {
 
     it("409 tagname_already_taken, compared case-insensitively, on create and on update", async () => {
       await svc.request("POST", "/v1/users", { body: { phone: uniquePhone(), tagname: "Satoshi" } });
-      expectError(await svc.request("POST", "/v1/users", { body: { phone: uniquePhone(), tagname: "satoshi" } }), 409, "invalid_request_error", "tagname_already_taken", "tagname");
+      expectError(
+        await svc.request("POST", "/v1/users", { body: { phone: uniquePhone(), tagname: "satoshi" } }),
+        409,
+        "invalid_request_error",
+        "tagname_already_taken",
+        "tagname",
+      );
       const other = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone() } });
-      expectError(await svc.request("PATCH", `/v1/users/${other.body.id}`, { body: { tagname: "SATOSHI" } }), 409, "invalid_request_error", "tagname_already_taken", "tagname");
+      expectError(
+        await svc.request("PATCH", `/v1/users/${other.body.id}`, { body: { tagname: "SATOSHI" } }),
+        409,
+        "invalid_request_error",
+        "tagname_already_taken",
+        "tagname",
+      );
       // A user may re-set its own tagname in another case.
       const owner = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone(), tagname: "OwnTag" } });
       const recased = await svc.request("PATCH", `/v1/users/${owner.body.id}`, { body: { tagname: "owntag" } });
@@ -166,12 +219,20 @@ describe("users API", () => {
       expectError(unknown, 422, "invalid_request_error", "validation_error", "nickname");
       expect(unknown.body.error.message).to.equal("Unknown parameter: nickname.");
       // Refused before the lookup, as over gRPC: the rule does not depend on the user.
-      expectError(await svc.request("PATCH", "/v1/users/999999999", { body: { phone: uniquePhone() } }), 422, "invalid_request_error", "validation_error", "phone");
+      expectError(
+        await svc.request("PATCH", "/v1/users/999999999", { body: { phone: uniquePhone() } }),
+        422,
+        "invalid_request_error",
+        "validation_error",
+        "phone",
+      );
     });
 
     it("an empty terms_acceptance.version states the length rule", async () => {
       const created = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone() } });
-      const empty = await svc.request("PATCH", `/v1/users/${created.body.id}`, { body: { terms_acceptance: { version: "", accepted_at: "2026-01-01T00:00:00Z" } } });
+      const empty = await svc.request("PATCH", `/v1/users/${created.body.id}`, {
+        body: { terms_acceptance: { version: "", accepted_at: "2026-01-01T00:00:00Z" } },
+      });
       expectError(empty, 422, "invalid_request_error", "validation_error", "terms_acceptance.version");
       expect(empty.body.error.message).to.equal("terms_acceptance.version must be 1 to 64 characters.");
     });
@@ -208,7 +269,15 @@ describe("users API", () => {
     });
 
     it("published: disabled module refused, required module demanded, required not clearable", async () => {
-      await publish([["email", true, true], ["first_name", true, false], ["birth_date", true, false], ["country", true, false]], { minAge: 18, allowedCountries: ["FR", "DE"] });
+      await publish(
+        [
+          ["email", true, true],
+          ["first_name", true, false],
+          ["birth_date", true, false],
+          ["country", true, false],
+        ],
+        { minAge: 18, allowedCountries: ["FR", "DE"] },
+      );
       const config = await svc.request("GET", "/v1/signup-config", { key });
       expect(config.body).to.include({ published: true, min_age: 18 });
       expect(config.body.allowed_countries).to.deep.equal(["FR", "DE"]);
@@ -216,21 +285,63 @@ describe("users API", () => {
       expect(config.body.modules.email).to.deep.equal({ enabled: true, required: true });
 
       // Rule 1: a field of a disabled module (tagname is not listed, so disabled).
-      expectError(await svc.request("POST", "/v1/users", { key, body: { phone: uniquePhone(), email: "a@b.co", tagname: "abc" } }), 422, "invalid_request_error", "validation_error", "tagname");
+      expectError(
+        await svc.request("POST", "/v1/users", { key, body: { phone: uniquePhone(), email: "a@b.co", tagname: "abc" } }),
+        422,
+        "invalid_request_error",
+        "validation_error",
+        "tagname",
+      );
       // Rule 1: a required module missing.
-      expectError(await svc.request("POST", "/v1/users", { key, body: { phone: uniquePhone() } }), 422, "invalid_request_error", "validation_error", "email");
+      expectError(
+        await svc.request("POST", "/v1/users", { key, body: { phone: uniquePhone() } }),
+        422,
+        "invalid_request_error",
+        "validation_error",
+        "email",
+      );
       // min_age and allowed_countries are enforced.
       const seventeen = new Date();
       seventeen.setUTCFullYear(seventeen.getUTCFullYear() - 17);
-      expectError(await svc.request("POST", "/v1/users", { key, body: { phone: uniquePhone(), email: "a@b.co", birth_date: seventeen.toISOString().slice(0, 10) } }), 422, "invalid_request_error", "validation_error", "birth_date");
-      expectError(await svc.request("POST", "/v1/users", { key, body: { phone: uniquePhone(), email: "a@b.co", country: "US" } }), 422, "invalid_request_error", "validation_error", "country");
-      const ok = await svc.request("POST", "/v1/users", { key, body: { phone: uniquePhone(), email: "a@b.co", country: "fr", birth_date: "1990-05-05" } });
+      expectError(
+        await svc.request("POST", "/v1/users", {
+          key,
+          body: { phone: uniquePhone(), email: "a@b.co", birth_date: seventeen.toISOString().slice(0, 10) },
+        }),
+        422,
+        "invalid_request_error",
+        "validation_error",
+        "birth_date",
+      );
+      expectError(
+        await svc.request("POST", "/v1/users", { key, body: { phone: uniquePhone(), email: "a@b.co", country: "US" } }),
+        422,
+        "invalid_request_error",
+        "validation_error",
+        "country",
+      );
+      const ok = await svc.request("POST", "/v1/users", {
+        key,
+        body: { phone: uniquePhone(), email: "a@b.co", country: "fr", birth_date: "1990-05-05" },
+      });
       expect(ok.status, ok.text).to.equal(201);
       // Rule 2: null clears an optional field, but not a required one.
       expect((await svc.request("PATCH", `/v1/users/${ok.body.id}`, { key, body: { country: null } })).status).to.equal(200);
-      expectError(await svc.request("PATCH", `/v1/users/${ok.body.id}`, { key, body: { email: null } }), 422, "invalid_request_error", "validation_error", "email");
+      expectError(
+        await svc.request("PATCH", `/v1/users/${ok.body.id}`, { key, body: { email: null } }),
+        422,
+        "invalid_request_error",
+        "validation_error",
+        "email",
+      );
       // Updating a disabled module's field is refused too.
-      expectError(await svc.request("PATCH", `/v1/users/${ok.body.id}`, { key, body: { tagname: "abc" } }), 422, "invalid_request_error", "validation_error", "tagname");
+      expectError(
+        await svc.request("PATCH", `/v1/users/${ok.body.id}`, { key, body: { tagname: "abc" } }),
+        422,
+        "invalid_request_error",
+        "validation_error",
+        "tagname",
+      );
       // Publishing replaces the whole flow.
       await publish([["tagname", true, false]]);
       const replaced = await svc.request("GET", "/v1/signup-config", { key });

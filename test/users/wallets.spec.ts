@@ -5,7 +5,6 @@ import { eventually } from "../support/eventually.ts";
 import { uniquePhone } from "../support/phones.ts";
 import { startTestService, type TestService } from "../support/test-service.ts";
 
-
 describe("users: live wallet provisioning", () => {
   let svc: TestService;
   const custodian = new SimulatedCustodian();
@@ -31,7 +30,11 @@ describe("users: live wallet provisioning", () => {
     const res = await svc.request("POST", "/v1/users", { key: svc.liveKey, body: { phone: uniquePhone() } });
     expect(res.status).to.equal(201);
     expect(res.body.wallet_status).to.equal("pending");
-    const later = await eventually(() => readUser(res.body.id), (r) => r.body.wallet_status !== "pending", 8000);
+    const later = await eventually(
+      () => readUser(res.body.id),
+      (r) => r.body.wallet_status !== "pending",
+      8000,
+    );
     expect(later.body.wallet_status).to.equal("ready");
     const wallets = await svc.request("GET", `/v1/users/${res.body.id}/wallets`, { key: svc.liveKey });
     expect(wallets.body.data).to.have.length(1);
@@ -42,7 +45,11 @@ describe("users: live wallet provisioning", () => {
     const calls = custodian.calls;
     const res = await svc.request("POST", "/v1/users", { key: svc.liveKey, body: { phone: uniquePhone() } });
     expect(res.body.wallet_status).to.equal("pending");
-    const later = await eventually(() => readUser(res.body.id), (r) => r.body.wallet_status === "failed", 8000);
+    const later = await eventually(
+      () => readUser(res.body.id),
+      (r) => r.body.wallet_status === "failed",
+      8000,
+    );
     expect(later.body.wallet_status).to.equal("failed");
     expect(custodian.calls - calls).to.equal(6);
     const wallets = await svc.request("GET", `/v1/users/${res.body.id}/wallets`, { key: svc.liveKey });

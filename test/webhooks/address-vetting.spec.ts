@@ -1,12 +1,7 @@
 import { expect } from "chai";
 import { describeError } from "../../src/domain/errors.ts";
 import { checkWebhookUrl } from "../../src/domain/webhook-url.ts";
-import {
-  assertResolvableHostAllowed,
-  DeliveryFailure,
-  vetHost,
-  type LookupAll,
-} from "../../src/webhooks/address-vetting.ts";
+import { assertResolvableHostAllowed, DeliveryFailure, vetHost, type LookupAll } from "../../src/webhooks/address-vetting.ts";
 
 function resolvingTo(...addresses: string[]): LookupAll & { calls: string[] } {
   const calls: string[] = [];
@@ -49,8 +44,7 @@ describe("vetHost", () => {
     const lookup = resolvingTo("93.184.216.34", "2606:2800:220:1::1");
     expect(await vetHost(hooks, { ...live, lookup })).to.deep.equal({ address: "93.184.216.34", family: 4 });
     expect(lookup.calls).to.deep.equal(["hooks.example.com"]);
-    expect(await vetHost(hooks, { ...live, lookup: resolvingTo("2606:2800:220:1::1") }))
-      .to.deep.equal({ address: "2606:2800:220:1::1", family: 6 });
+    expect(await vetHost(hooks, { ...live, lookup: resolvingTo("2606:2800:220:1::1") })).to.deep.equal({ address: "2606:2800:220:1::1", family: 6 });
   });
 
   it("blocks a name resolving to 127.0.0.1 in live mode (ssrf_blocked)", async () => {
@@ -60,7 +54,11 @@ describe("vetHost", () => {
   });
 
   it("blocks a name resolving to a mix of public and private addresses, whatever the order", async () => {
-    for (const addresses of [["93.184.216.34", "10.0.0.5"], ["10.0.0.5", "93.184.216.34"], ["8.8.8.8", "::ffff:169.254.169.254"]]) {
+    for (const addresses of [
+      ["93.184.216.34", "10.0.0.5"],
+      ["10.0.0.5", "93.184.216.34"],
+      ["8.8.8.8", "::ffff:169.254.169.254"],
+    ]) {
       const failure = await failureOf(vetHost(hooks, { ...sandbox, lookup: resolvingTo(...addresses) }));
       expect(failure.code).to.equal("ssrf_blocked");
     }
@@ -83,8 +81,7 @@ describe("vetHost", () => {
 
   it("lets sandbox localhost reach loopback addresses only", async () => {
     const localhost = checkWebhookUrl("http://localhost:3000/", sandbox);
-    expect(await vetHost(localhost, { ...sandbox, lookup: resolvingTo("::1", "127.0.0.1") }))
-      .to.deep.equal({ address: "::1", family: 6 });
+    expect(await vetHost(localhost, { ...sandbox, lookup: resolvingTo("::1", "127.0.0.1") })).to.deep.equal({ address: "::1", family: 6 });
     const failure = await failureOf(vetHost(localhost, { ...sandbox, lookup: resolvingTo("127.0.0.1", "10.0.0.1") }));
     expect(failure.code).to.equal("ssrf_blocked");
     expect((await failureOf(vetHost(localhost, { ...live, lookup: resolvingTo("127.0.0.1") }))).code).to.equal("ssrf_blocked");
@@ -94,8 +91,7 @@ describe("vetHost", () => {
     const lookup = resolvingTo("8.8.8.8");
     const literal = checkWebhookUrl("http://127.0.0.1:9000/", sandbox);
     expect(await vetHost(literal, { ...sandbox, lookup })).to.deep.equal({ address: "127.0.0.1", family: 4 });
-    expect(await vetHost(checkWebhookUrl("http://[::1]:9000/", sandbox), { ...sandbox, lookup }))
-      .to.deep.equal({ address: "::1", family: 6 });
+    expect(await vetHost(checkWebhookUrl("http://[::1]:9000/", sandbox), { ...sandbox, lookup })).to.deep.equal({ address: "::1", family: 6 });
     expect(lookup.calls).to.deep.equal([]);
     // A URL checked for sandbox but delivered in live mode is blocked.
     expect((await failureOf(vetHost(literal, { ...live, lookup }))).code).to.equal("ssrf_blocked");
@@ -106,15 +102,15 @@ describe("assertResolvableHostAllowed", () => {
   it("refuses a name resolving to 127.0.0.1 as invalid_webhook_url on url", async () => {
     const refusal = await refusalOf(assertResolvableHostAllowed(hooks, { ...live, lookup: resolvingTo("127.0.0.1") }));
     expect(refusal).to.deep.include({ code: "invalid_webhook_url", param: "url" });
-    expect(refusal.message).to.equal(
-      "The URL host hooks.example.com resolves to 127.0.0.1, a loopback address (127.0.0.0/8).",
-    );
+    expect(refusal.message).to.equal("The URL host hooks.example.com resolves to 127.0.0.1, a loopback address (127.0.0.0/8).");
   });
 
   it("refuses a name resolving to a mix of public and private addresses", async () => {
     const lookup = resolvingTo("93.184.216.34", "fd12::1");
-    expect(await refusalOf(assertResolvableHostAllowed(hooks, { ...sandbox, lookup })))
-      .to.deep.include({ code: "invalid_webhook_url", param: "url" });
+    expect(await refusalOf(assertResolvableHostAllowed(hooks, { ...sandbox, lookup }))).to.deep.include({
+      code: "invalid_webhook_url",
+      param: "url",
+    });
   });
 
   it("accepts a name that does not resolve, and one resolving to public addresses", async () => {

@@ -128,7 +128,12 @@ describe("attempt timings and error detail", () => {
   });
 
   it("a failure that is not ssrf_blocked has no detail", async () => {
-    const result = await post({ url: "https://no-such-host.invalid/", lookup: async () => { throw Object.assign(new Error("nx"), { code: "ENOTFOUND" }); } });
+    const result = await post({
+      url: "https://no-such-host.invalid/",
+      lookup: async () => {
+        throw Object.assign(new Error("nx"), { code: "ENOTFOUND" });
+      },
+    });
     expect(result).to.include({ error: "dns_error", errorDetail: null });
     expectMs(result.timings!.dnsMs);
   });

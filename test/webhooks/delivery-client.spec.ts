@@ -74,9 +74,15 @@ describe("postWebhook", () => {
   let port = 0;
   let base = "";
 
-  const post = (overrides: Partial<WebhookRequest> = {}) => postWebhook({
-    url: `${base}/hooks?x=1`, body: BODY, headers: SVC_HEADERS, timeoutMs: 2000, livemode: false, ...overrides,
-  });
+  const post = (overrides: Partial<WebhookRequest> = {}) =>
+    postWebhook({
+      url: `${base}/hooks?x=1`,
+      body: BODY,
+      headers: SVC_HEADERS,
+      timeoutMs: 2000,
+      livemode: false,
+      ...overrides,
+    });
 
   before(async () => {
     port = await receiver.listen();
@@ -145,7 +151,9 @@ describe("postWebhook", () => {
   });
 
   it("gives timeout when the receiver does not answer within the limit", async () => {
-    receiver.handler = (_req, res) => { setTimeout(() => res.writeHead(200).end(), 1500).unref(); };
+    receiver.handler = (_req, res) => {
+      setTimeout(() => res.writeHead(200).end(), 1500).unref();
+    };
     const result = await post({ timeoutMs: 200 });
     expect(result).to.deep.include({ responseStatus: null, error: "timeout" });
     expect(result.durationMs).to.be.within(190, 1000);
@@ -185,7 +193,8 @@ describe("postWebhook", () => {
     const closedPort = await closed.listen();
     await closed.close();
     expect(await post({ url: `http://127.0.0.1:${closedPort}/` })).to.deep.include({
-      responseStatus: null, error: "connection_refused",
+      responseStatus: null,
+      error: "connection_refused",
     });
   });
 
@@ -204,7 +213,8 @@ describe("postWebhook", () => {
 
   it("gives dns_error for a name that does not resolve", async () => {
     expect(await post({ url: "https://no-such-host.invalid/", livemode: true })).to.deep.include({
-      responseStatus: null, error: "dns_error",
+      responseStatus: null,
+      error: "dns_error",
     });
   });
 
@@ -218,8 +228,10 @@ describe("postWebhook", () => {
 
   it("re-checks the URL rules at every attempt (ssrf_blocked)", async () => {
     expect(await post({ livemode: true })).to.deep.include({ responseStatus: null, error: "ssrf_blocked" });
-    expect(await post({ url: `https://hooks.example.com:6379/`, lookup: lookupReturning("93.184.216.34") }))
-      .to.deep.include({ responseStatus: null, error: "ssrf_blocked" });
+    expect(await post({ url: `https://hooks.example.com:6379/`, lookup: lookupReturning("93.184.216.34") })).to.deep.include({
+      responseStatus: null,
+      error: "ssrf_blocked",
+    });
     expect(receiver.received).to.have.length(0);
   });
 
@@ -284,13 +296,17 @@ describe("postWebhook", () => {
       },
     });
     let tlsPort = 0;
-    before(async () => { tlsPort = await tlsReceiver.listen(); });
+    before(async () => {
+      tlsPort = await tlsReceiver.listen();
+    });
     after(() => tlsReceiver.close());
 
     it("gives tls_error for a self-signed certificate, by IP literal and by name", async () => {
       expect(await post({ url: `https://127.0.0.1:${tlsPort}/` })).to.deep.include({ responseStatus: null, error: "tls_error" });
-      expect(await post({ url: `https://localhost:${tlsPort}/`, lookup: lookupReturning("127.0.0.1") }))
-        .to.deep.include({ responseStatus: null, error: "tls_error" });
+      expect(await post({ url: `https://localhost:${tlsPort}/`, lookup: lookupReturning("127.0.0.1") })).to.deep.include({
+        responseStatus: null,
+        error: "tls_error",
+      });
       expect(tlsReceiver.received).to.have.length(0);
       // No SNI for the IP literal (RFC 6066); the host name for the name pinned to 127.0.0.1.
       expect(serverNames).to.deep.equal(["localhost"]);
@@ -305,12 +321,22 @@ describe("postWebhook", () => {
 describe("networkErrorCode", () => {
   const withCode = (code: string) => Object.assign(new Error(code), { code });
   const table: ReadonlyArray<[string, string]> = [
-    ["ECONNREFUSED", "connection_refused"], ["ECONNRESET", "connection_reset"], ["EPIPE", "connection_reset"],
-    ["ETIMEDOUT", "timeout"], ["ABORT_ERR", "timeout"], ["EHOSTUNREACH", "host_unreachable"],
-    ["ENETUNREACH", "host_unreachable"], ["ENOTFOUND", "dns_error"], ["EAI_AGAIN", "dns_error"],
-    ["DEPTH_ZERO_SELF_SIGNED_CERT", "tls_error"], ["CERT_HAS_EXPIRED", "tls_error"],
-    ["ERR_TLS_CERT_ALTNAME_INVALID", "tls_error"], ["ERR_SSL_WRONG_VERSION_NUMBER", "tls_error"], ["EPROTO", "tls_error"],
-    ["HPE_INVALID_CONSTANT", "connection_error"], ["EWHATEVER", "connection_error"],
+    ["ECONNREFUSED", "connection_refused"],
+    ["ECONNRESET", "connection_reset"],
+    ["EPIPE", "connection_reset"],
+    ["ETIMEDOUT", "timeout"],
+    ["ABORT_ERR", "timeout"],
+    ["EHOSTUNREACH", "host_unreachable"],
+    ["ENETUNREACH", "host_unreachable"],
+    ["ENOTFOUND", "dns_error"],
+    ["EAI_AGAIN", "dns_error"],
+    ["DEPTH_ZERO_SELF_SIGNED_CERT", "tls_error"],
+    ["CERT_HAS_EXPIRED", "tls_error"],
+    ["ERR_TLS_CERT_ALTNAME_INVALID", "tls_error"],
+    ["ERR_SSL_WRONG_VERSION_NUMBER", "tls_error"],
+    ["EPROTO", "tls_error"],
+    ["HPE_INVALID_CONSTANT", "connection_error"],
+    ["EWHATEVER", "connection_error"],
   ];
   for (const [code, expected] of table) {
     it(`maps ${code} to ${expected}`, () => expect(networkErrorCode(withCode(code))).to.equal(expected));
@@ -319,7 +345,6 @@ describe("networkErrorCode", () => {
   it("maps errors without a code, and aggregated attempts", () => {
     expect(networkErrorCode(new Error("odd"))).to.equal("connection_error");
     expect(networkErrorCode(null)).to.equal("connection_error");
-    expect(networkErrorCode(new AggregateError([withCode("EHOSTUNREACH"), withCode("ECONNREFUSED")])))
-      .to.equal("host_unreachable");
+    expect(networkErrorCode(new AggregateError([withCode("EHOSTUNREACH"), withCode("ECONNREFUSED")]))).to.equal("host_unreachable");
   });
 });

@@ -37,9 +37,12 @@ describe("webhook delivery across a crash (SIGKILL)", function () {
     // done only once its answer went out: one cut off by the kill must be sent again.
     receiver = await WebhookReceiver.start((_req, res, received) => {
       res.on("finish", () => answered.add(received.body.id));
-      setTimeout(() => {
-        if (!res.destroyed) res.end("ok");
-      }, 200 + Math.random() * 800);
+      setTimeout(
+        () => {
+          if (!res.destroyed) res.end("ok");
+        },
+        200 + Math.random() * 800,
+      );
     });
   });
   after(async () => {
@@ -64,9 +67,7 @@ describe("webhook delivery across a crash (SIGKILL)", function () {
   it("delivers every event at least once after the worker is killed mid-burst and restarted", async () => {
     await startService();
     expect((await call("POST", "/v1/webhook-endpoints", { url: receiver.url("/crash") })).status).to.equal(201);
-    const created = await Promise.all(
-      Array.from({ length: BURST }, () => call("POST", "/v1/users", { phone: uniquePhone() })),
-    );
+    const created = await Promise.all(Array.from({ length: BURST }, () => call("POST", "/v1/users", { phone: uniquePhone() })));
     expect(created.every((r) => r.status === 201)).to.equal(true);
     await receiver.waitUntil(() => answered.size >= BURST / 4, 10_000);
     await service!.kill("SIGKILL");

@@ -16,14 +16,18 @@ describe("DeliveryDispatcher", () => {
     const gates = new Map<string, ReturnType<typeof deferred>>();
     let running = 0;
     let peak = 0;
-    const dispatcher = new DeliveryDispatcher<string>(async (id) => {
-      running++;
-      peak = Math.max(peak, running);
-      const gate = deferred();
-      gates.set(id, gate);
-      await gate.promise;
-      running--;
-    }, 2, () => {});
+    const dispatcher = new DeliveryDispatcher<string>(
+      async (id) => {
+        running++;
+        peak = Math.max(peak, running);
+        const gate = deferred();
+        gates.set(id, gate);
+        await gate.promise;
+        running--;
+      },
+      2,
+      () => {},
+    );
     for (const id of ["a", "b", "c", "d"]) dispatcher.submit(id);
     await tick();
     expect(running).to.equal(2);
@@ -39,42 +43,60 @@ describe("DeliveryDispatcher", () => {
   it("runs an id queued twice once, with the hints that came last", async () => {
     const runs: [string, string | undefined][] = [];
     const blocker = deferred();
-    const dispatcher = new DeliveryDispatcher<string>(async (id, hints) => {
-      runs.push([id, hints]);
-      if (id === "block") await blocker.promise;
-    }, 1, () => {});
+    const dispatcher = new DeliveryDispatcher<string>(
+      async (id, hints) => {
+        runs.push([id, hints]);
+        if (id === "block") await blocker.promise;
+      },
+      1,
+      () => {},
+    );
     dispatcher.submit("block");
     dispatcher.submit("x");
     dispatcher.submit("x", "claimed");
     blocker.resolve();
     await tick();
     await tick();
-    expect(runs).to.deep.equal([["block", undefined], ["x", "claimed"]]);
+    expect(runs).to.deep.equal([
+      ["block", undefined],
+      ["x", "claimed"],
+    ]);
   });
 
   it("runs again with a claim that arrived while the id was running", async () => {
     const runs: [string, string | undefined][] = [];
     const first = deferred();
-    const dispatcher = new DeliveryDispatcher<string>(async (id, hints) => {
-      runs.push([id, hints]);
-      if (runs.length === 1) await first.promise;
-    }, 4, () => {});
+    const dispatcher = new DeliveryDispatcher<string>(
+      async (id, hints) => {
+        runs.push([id, hints]);
+        if (runs.length === 1) await first.promise;
+      },
+      4,
+      () => {},
+    );
     dispatcher.submit("x");
     await tick();
     dispatcher.submit("x", "claimed"); // the running attempt found the delivery held by this claim
     first.resolve();
     await tick();
     await tick();
-    expect(runs).to.deep.equal([["x", undefined], ["x", "claimed"]]);
+    expect(runs).to.deep.equal([
+      ["x", undefined],
+      ["x", "claimed"],
+    ]);
   });
 
   it("stops taking work and waits for the attempts running", async () => {
     const gate = deferred();
     const ran: string[] = [];
-    const dispatcher = new DeliveryDispatcher<string>(async (id) => {
-      ran.push(id);
-      await gate.promise;
-    }, 1, () => {});
+    const dispatcher = new DeliveryDispatcher<string>(
+      async (id) => {
+        ran.push(id);
+        await gate.promise;
+      },
+      1,
+      () => {},
+    );
     dispatcher.submit("a");
     dispatcher.submit("b");
     await tick();

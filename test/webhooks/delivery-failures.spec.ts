@@ -28,9 +28,17 @@ describe("webhook attempt failures", () => {
     const response = await svc.request("POST", `/v1/webhook-endpoints/${endpoint.id}/test`, { key });
     await svc.request("DELETE", `/v1/webhook-endpoints/${endpoint.id}`, { key });
     expect(response.status, response.text).to.equal(200);
-    expect(Object.keys(response.body).sort()).to.deep.equal(
-      ["duration_ms", "endpoint_id", "error", "error_detail", "event_id", "object", "response_status", "status", "timings"],
-    );
+    expect(Object.keys(response.body).sort()).to.deep.equal([
+      "duration_ms",
+      "endpoint_id",
+      "error",
+      "error_detail",
+      "event_id",
+      "object",
+      "response_status",
+      "status",
+      "timings",
+    ]);
     expect(response.body).to.include({ object: "webhook_test", endpoint_id: endpoint.id });
     return response.body;
   }
@@ -63,7 +71,11 @@ describe("webhook attempt failures", () => {
   });
 
   it("a closed port is connection_refused", async () => {
-    expect(await testOnce(`http://127.0.0.1:${await freePort()}/`)).to.include({ status: "failed", response_status: null, error: "connection_refused" });
+    expect(await testOnce(`http://127.0.0.1:${await freePort()}/`)).to.include({
+      status: "failed",
+      response_status: null,
+      error: "connection_refused",
+    });
   });
 
   it("a connection reset mid-request is connection_reset", async () => {

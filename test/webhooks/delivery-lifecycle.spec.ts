@@ -4,14 +4,7 @@ import { expect } from "chai";
 import { computeSignature } from "../../src/domain/webhook-signature.ts";
 import { expectError } from "../support/errors.ts";
 import type { TestService } from "../support/test-service.ts";
-import {
-  createEndpoint,
-  createUser,
-  publishKycApproved,
-  sleep,
-  startWebhookTestService,
-  userCreatedEventId,
-} from "./support/fixtures.ts";
+import { createEndpoint, createUser, publishKycApproved, sleep, startWebhookTestService, userCreatedEventId } from "./support/fixtures.ts";
 import { eventually } from "../support/eventually.ts";
 import { createOtherProject } from "../support/tenancy.ts";
 import { WebhookReceiver } from "./support/receiver.ts";
@@ -77,7 +70,10 @@ describe("webhook delivery lifecycle", () => {
     try {
       const endpoint = await createEndpoint(slow, { url: receiver.url("/pending") });
       await createUser(slow);
-      const [delivery] = await eventually(() => deliveriesOf(slow, endpoint.id), (list) => list[0]?.last_attempt != null);
+      const [delivery] = await eventually(
+        () => deliveriesOf(slow, endpoint.id),
+        (list) => list[0]?.last_attempt != null,
+      );
       expect(delivery).to.include({ status: "pending", attempt_count: 1 });
       expect(Date.parse(delivery.next_attempt_at) - Date.now()).to.be.within(3_500_000, 3_600_000);
       expect(await deliveriesOf(slow, endpoint.id, "&status=pending")).to.have.length(1);
@@ -86,7 +82,9 @@ describe("webhook delivery lifecycle", () => {
       expect(read.body).to.deep.equal(delivery);
       expectError(
         await slow.request("POST", `/v1/webhook-endpoints/${endpoint.id}/deliveries/${delivery.id}/replay`),
-        409, "invalid_request_error", "delivery_in_progress",
+        409,
+        "invalid_request_error",
+        "delivery_in_progress",
       );
       // The record is the only schedule of its retry: no job holds it, and deleting the endpoint (its
       // deliveries with it) leaves nothing due anywhere.
@@ -95,7 +93,12 @@ describe("webhook delivery lifecycle", () => {
       expect(await slow.database.db.collection("jobs").countDocuments({ name: { $ne: "provision-wallet" } })).to.equal(0);
       await slow.request("DELETE", `/v1/webhook-endpoints/${endpoint.id}`);
       expect(await slow.database.db.collection("webhook_deliveries").countDocuments({ endpoint_id: endpoint.id })).to.equal(0);
-      expectError(await slow.request("GET", `/v1/webhook-endpoints/${endpoint.id}/deliveries`), 404, "invalid_request_error", "webhook_endpoint_not_found");
+      expectError(
+        await slow.request("GET", `/v1/webhook-endpoints/${endpoint.id}/deliveries`),
+        404,
+        "invalid_request_error",
+        "webhook_endpoint_not_found",
+      );
     } finally {
       await slow.stop();
     }
@@ -111,7 +114,10 @@ describe("webhook delivery lifecycle", () => {
       (e: any) => e.enabled === false,
     );
     expect(disabled.disabled_reason).to.equal("consecutive_failures");
-    const deliveries = await eventually(() => deliveriesOf(svc, endpoint.id), (list) => list.every((d) => d.status === "failed"));
+    const deliveries = await eventually(
+      () => deliveriesOf(svc, endpoint.id),
+      (list) => list.every((d) => d.status === "failed"),
+    );
     expect(deliveries).to.have.length(4);
     const attempts = deliveries.reduce((sum, d) => sum + d.attempt_count, 0);
     // Attempts already claimed by the other deliveries when the 20th failure was counted still go out.
@@ -130,7 +136,9 @@ describe("webhook delivery lifecycle", () => {
     expect(receiver.forEvent(whileDisabledEventId)).to.deep.equal([]);
     expectError(
       await svc.request("POST", `/v1/webhook-endpoints/${endpoint.id}/deliveries/${deliveries[0].id}/replay`),
-      409, "invalid_request_error", "endpoint_disabled",
+      409,
+      "invalid_request_error",
+      "endpoint_disabled",
     );
 
     // Re-enabled: the count starts afresh, new events are delivered, and a failed delivery can be replayed.
@@ -159,7 +167,10 @@ describe("webhook delivery lifecycle", () => {
     receiver.handler = (_req, res) => res.writeHead(++calls % 5 === 0 ? 200 : 500).end();
     const endpoint = await createEndpoint(svc, { url: receiver.url("/flaky") });
     for (let i = 0; i < 5; i++) await createUser(svc);
-    await eventually(() => deliveriesOf(svc, endpoint.id), (list) => list.length === 5 && list.every((d) => d.status !== "pending"));
+    await eventually(
+      () => deliveriesOf(svc, endpoint.id),
+      (list) => list.length === 5 && list.every((d) => d.status !== "pending"),
+    );
     expect((await svc.request("GET", `/v1/webhook-endpoints/${endpoint.id}`)).body.enabled).to.equal(true);
   });
 
@@ -216,7 +227,10 @@ describe("webhook delivery lifecycle", () => {
 
     const liveUser = await createUser(svc, svc.liveKey);
     const liveEventId = await userCreatedEventId(svc, liveUser.id, svc.liveKey);
-    const liveDeliveries = await eventually(() => deliveriesOf(svc, live.id, "", svc.liveKey), (list) => list.length === 1);
+    const liveDeliveries = await eventually(
+      () => deliveriesOf(svc, live.id, "", svc.liveKey),
+      (list) => list.length === 1,
+    );
     expect(liveDeliveries[0].event_id).to.equal(liveEventId);
     expect(receiver.forEvent(liveEventId)).to.have.length(0);
     expect((await deliveriesOf(svc, sandbox.id)).map((d) => d.event_id)).to.deep.equal([eventId]);
@@ -247,7 +261,10 @@ describe("webhook delivery lifecycle", () => {
       receiver.handler = (_req, res) => res.writeHead(500).end();
       const endpoint = await createEndpoint(small, { url: receiver.url("/full") });
       for (let i = 0; i < 3; i++) await createUser(small);
-      const list = await eventually(() => deliveriesOf(small, endpoint.id), (l) => l.length === 3 && l.filter((d) => d.attempt_count === 1).length === 2);
+      const list = await eventually(
+        () => deliveriesOf(small, endpoint.id),
+        (l) => l.length === 3 && l.filter((d) => d.attempt_count === 1).length === 2,
+      );
       const full = list.filter((d) => d.status === "failed");
       expect(full).to.have.length(1);
       expect(full[0]).to.include({ attempt_count: 0, next_attempt_at: null });

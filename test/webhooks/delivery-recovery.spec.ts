@@ -29,7 +29,8 @@ describe("DeliveryRecovery", () => {
     const at = (ms: number) => new Date(t0.getTime() + ms);
     const before = await h.recordDelivery(endpoint, await h.logEvent(), { ...failed(), created_at: at(-1) });
     const inWindow: string[] = [];
-    for (let i = 0; i < 3; i++) inWindow.push(await h.recordDelivery(endpoint, await h.logEvent(), { ...failed("endpoint_disabled"), created_at: at(10 * (3 - i)) }));
+    for (let i = 0; i < 3; i++)
+      inWindow.push(await h.recordDelivery(endpoint, await h.logEvent(), { ...failed("endpoint_disabled"), created_at: at(10 * (3 - i)) }));
     const succeeded = await h.recordDelivery(endpoint, await h.logEvent(), { status: "succeeded", next_attempt_at: null, created_at: at(5) });
     const atUntil = await h.recordDelivery(endpoint, await h.logEvent(), { ...failed(), created_at: at(100) });
     const otherEndpoint = await h.recordDelivery(other, await h.logEvent(), { ...failed(), created_at: at(5) });
@@ -75,7 +76,8 @@ describe("DeliveryRecovery", () => {
     const t0 = h.clock.read();
     await h.recordDelivery(endpoint, await h.logEvent()); // pending: takes one place
     const ids: string[] = [];
-    for (let i = 0; i < 4; i++) ids.push(await h.recordDelivery(endpoint, await h.logEvent(), { ...failed(), created_at: new Date(t0.getTime() + i) }));
+    for (let i = 0; i < 4; i++)
+      ids.push(await h.recordDelivery(endpoint, await h.logEvent(), { ...failed(), created_at: new Date(t0.getTime() + i) }));
     const process = h.process({ maxPendingPerEndpoint: 3, deliversInProcess: false });
     expect(await process.recovery.recover(endpoint._id, { since: t0, until: new Date(t0.getTime() + 10) })).to.equal(2);
     expect(await Promise.all(ids.map(async (id) => (await h.record(id))!.status))).to.deep.equal(["pending", "pending", "failed", "failed"]);

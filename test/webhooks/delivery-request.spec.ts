@@ -47,9 +47,7 @@ describe("webhook delivery request", () => {
     // The body is the Event of the event log plus `created` and `project_id`.
     const logged = (await svc.request("GET", `/v1/events/${eventId}`)).body;
     expect(received.body).to.deep.equal({ ...logged, created: logged.created_at, project_id: svc.projectId });
-    expect(Object.keys(received.body).sort()).to.deep.equal(
-      ["created", "created_at", "data", "id", "livemode", "object", "project_id", "type"],
-    );
+    expect(Object.keys(received.body).sort()).to.deep.equal(["created", "created_at", "data", "id", "livemode", "object", "project_id", "type"]);
     expect(received.body.data.object).to.include({ id: user.id, object: "user" });
   });
 

@@ -85,7 +85,11 @@ describe("DeliveryScheduler: the delivery record as the only schedule", () => {
     // The manual clock reaches the retry time before the real timer (40 ms) fires.
     h.clock.advance(40);
     h.sender.answer = () => OK;
-    await eventually(async () => h.sender.attemptsOf(event._id), (attempts) => attempts.length === 2, 2000);
+    await eventually(
+      async () => h.sender.attemptsOf(event._id),
+      (attempts) => attempts.length === 2,
+      2000,
+    );
     await process.scheduler.whenIdle();
     expect(h.sender.attemptsOf(event._id)).to.deep.equal([1, 2]);
     expect(process.scheduler.pendingWakeUps).to.equal(0);

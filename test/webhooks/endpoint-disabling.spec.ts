@@ -21,7 +21,8 @@ describe("settling the deliveries of a disabled endpoint", () => {
   async function pendingDeliveries(count: number, fields = {}) {
     const endpoint = await h.addEndpoint(fields);
     const ids: string[] = [];
-    for (let i = 0; i < count; i++) ids.push(await h.recordDelivery(endpoint, await h.logEvent(), { next_attempt_at: new Date(h.clock.read().getTime() + 60_000) }));
+    for (let i = 0; i < count; i++)
+      ids.push(await h.recordDelivery(endpoint, await h.logEvent(), { next_attempt_at: new Date(h.clock.read().getTime() + 60_000) }));
     return { endpoint, ids };
   }
 

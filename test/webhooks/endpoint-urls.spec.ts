@@ -68,7 +68,9 @@ describe("webhook endpoint URLs", () => {
     it("refuses them at every attempt: a stored endpoint on the service's port is never connected to", async () => {
       const endpoint = await createEndpoint(svc, { url: "http://127.0.0.1:3997/hooks" });
       // As if stored before the rule existed.
-      await svc.database.db.collection("webhook_endpoints").updateOne({ _id: endpoint.id }, { $set: { url: `http://127.0.0.1:${httpPort}/v1/users` } });
+      await svc.database.db
+        .collection("webhook_endpoints")
+        .updateOne({ _id: endpoint.id }, { $set: { url: `http://127.0.0.1:${httpPort}/v1/users` } });
       const test = await svc.request("POST", `/v1/webhook-endpoints/${endpoint.id}/test`);
       expect(test.status, test.text).to.equal(200);
       expect(test.body).to.include({ status: "failed", response_status: null, error: "ssrf_blocked" });

@@ -36,7 +36,10 @@ describe("verifyWebhookSignature", () => {
 
   it("during a rotation, the two v1 values come new first and either secret verifies", () => {
     const header = signatureHeader([NEW_SECRET, OLD_SECRET], T, BODY);
-    const v1 = header.split(",").filter((item) => item.startsWith("v1=")).map((item) => item.slice(3));
+    const v1 = header
+      .split(",")
+      .filter((item) => item.startsWith("v1="))
+      .map((item) => item.slice(3));
     expect(v1).to.deep.equal([hmacHex(NEW_SECRET, T, BODY), hmacHex(OLD_SECRET, T, BODY)]);
     expect(verifyWebhookSignature(BODY, header, NEW_SECRET, at(T))).to.equal(true);
     expect(verifyWebhookSignature(BODY, header, OLD_SECRET, at(T))).to.equal(true);
@@ -85,9 +88,24 @@ describe("verifyWebhookSignature", () => {
   it("rejects malformed headers without throwing", () => {
     const good = hmacHex(NEW_SECRET, T, BODY);
     const malformed: unknown[] = [
-      undefined, null, 42, "", ",,,", "garbage", `v1=${good}`, `t=,v1=${good}`, `t=abc,v1=${good}`,
-      `t=-${T},v1=${good}`, `t=${T}.5,v1=${good}`, `t=1e9,v1=${good}`, `t=${T},t=${T},v1=${good}`, `t=${T}`,
-      `t=${T},v1=`, `t=${T},v1=${good.slice(0, 63)}`, `t=${T},v1=${good}00`, `t=${T},v1=${"zz".repeat(32)}`,
+      undefined,
+      null,
+      42,
+      "",
+      ",,,",
+      "garbage",
+      `v1=${good}`,
+      `t=,v1=${good}`,
+      `t=abc,v1=${good}`,
+      `t=-${T},v1=${good}`,
+      `t=${T}.5,v1=${good}`,
+      `t=1e9,v1=${good}`,
+      `t=${T},t=${T},v1=${good}`,
+      `t=${T}`,
+      `t=${T},v1=`,
+      `t=${T},v1=${good.slice(0, 63)}`,
+      `t=${T},v1=${good}00`,
+      `t=${T},v1=${"zz".repeat(32)}`,
       `t=${"9".repeat(400)},v1=${good}`,
     ];
     for (const header of malformed) {

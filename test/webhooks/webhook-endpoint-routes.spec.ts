@@ -7,8 +7,18 @@ import { createEndpoint, startWebhookTestService } from "./support/fixtures.ts";
 import { FakeDns } from "./support/fake-dns.ts";
 
 const ENDPOINT_FIELDS = [
-  "created_at", "description", "disabled_reason", "enabled", "event_types", "id", "livemode", "object",
-  "previous_secret_expires_at", "secret_last4", "updated_at", "url",
+  "created_at",
+  "description",
+  "disabled_reason",
+  "enabled",
+  "event_types",
+  "id",
+  "livemode",
+  "object",
+  "previous_secret_expires_at",
+  "secret_last4",
+  "updated_at",
+  "url",
 ];
 const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -105,25 +115,39 @@ describe("webhook endpoint routes", () => {
     expectError(refused, 422, "invalid_request_error", "invalid_webhook_url", "url");
     expectError(
       await svc.request("PATCH", `/v1/webhook-endpoints/${endpoint.id}`, { body: { description: null } }),
-      422, "invalid_request_error", "validation_error", "description",
+      422,
+      "invalid_request_error",
+      "validation_error",
+      "description",
     );
     expectError(
       await svc.request("PATCH", `/v1/webhook-endpoints/${endpoint.id}`, { body: { event_types: [] } }),
-      422, "invalid_request_error", "validation_error", "event_types",
+      422,
+      "invalid_request_error",
+      "validation_error",
+      "event_types",
     );
     // On creation too: an empty list would otherwise subscribe to everything.
     expectError(
       await svc.request("POST", "/v1/webhook-endpoints", { body: { url: "https://hooks.example.com/empty-types", event_types: [] } }),
-      422, "invalid_request_error", "validation_error", "event_types",
+      422,
+      "invalid_request_error",
+      "validation_error",
+      "event_types",
     );
     expectError(
       await svc.request("PATCH", `/v1/webhook-endpoints/${endpoint.id}`, { body: { secret: "whsec_x" } }),
-      422, "invalid_request_error", "validation_error", "secret",
+      422,
+      "invalid_request_error",
+      "validation_error",
+      "secret",
     );
     const other = await createEndpoint(svc, { url: "https://hooks.example.com/w" });
     expectError(
       await svc.request("PATCH", `/v1/webhook-endpoints/${other.id}`, { body: { url: "https://HOOKS.example.com:443/v" } }),
-      409, "invalid_request_error", "webhook_endpoint_exists",
+      409,
+      "invalid_request_error",
+      "webhook_endpoint_exists",
     );
   });
 
@@ -131,7 +155,9 @@ describe("webhook endpoint routes", () => {
     const endpoint = await createEndpoint(svc, { url: "https://hooks.example.com/r" });
     const rotated = await svc.request("POST", `/v1/webhook-endpoints/${endpoint.id}/rotate-secret`, { body: { grace_period_hours: 2 } });
     expect(rotated.status).to.equal(200);
-    expect(rotated.body.secret).to.match(/^whsec_/).and.not.equal(endpoint.secret);
+    expect(rotated.body.secret)
+      .to.match(/^whsec_/)
+      .and.not.equal(endpoint.secret);
     expect(rotated.body.secret_last4).to.equal(rotated.body.secret.slice(-4));
     const expires = Date.parse(rotated.body.previous_secret_expires_at);
     expect(Math.abs(expires - (Date.now() + 2 * 3_600_000))).to.be.below(10_000);
@@ -145,7 +171,10 @@ describe("webhook endpoint routes", () => {
     for (const hours of [-1, 169, 1.5]) {
       expectError(
         await svc.request("POST", `/v1/webhook-endpoints/${endpoint.id}/rotate-secret`, { body: { grace_period_hours: hours } }),
-        422, "invalid_request_error", "validation_error", "grace_period_hours",
+        422,
+        "invalid_request_error",
+        "validation_error",
+        "grace_period_hours",
       );
     }
   });
@@ -171,18 +200,26 @@ describe("webhook endpoint routes", () => {
     await invalid({ url: "https://hooks.example.com/", event_types: "user.created" }, "event_types");
     await invalid({ url: "https://hooks.example.com/", description: "x".repeat(501) }, "description");
     await invalid({ url: "https://hooks.example.com/", enabled: false }, "enabled");
-    const eleven = ["user.created", "user.suspended", "user.unsuspended", "kyc.approved", "kyc.rejected", "transaction.received",
-      "transaction.completed", "withdrawal.completed", "withdrawal.failed", "user.created", "kyc.approved"];
+    const eleven = [
+      "user.created",
+      "user.suspended",
+      "user.unsuspended",
+      "kyc.approved",
+      "kyc.rejected",
+      "transaction.received",
+      "transaction.completed",
+      "withdrawal.completed",
+      "withdrawal.failed",
+      "user.created",
+      "kyc.approved",
+    ];
     await invalid({ url: "https://hooks.example.com/", event_types: eleven }, "event_types");
     const ok = await createEndpoint(svc, { url: "https://hooks.example.com/ok", description: "y".repeat(500), event_types: eleven.slice(0, 9) });
     expect(ok.event_types).to.have.length(9);
     // Characters are counted as people count them: 500 emoji (1000 UTF-16 units) fit, 501 do not.
     await createEndpoint(svc, { url: "https://hooks.example.com/emoji", description: "🪝".repeat(500) });
     await invalid({ url: "https://hooks.example.com/emoji2", description: "🪝".repeat(501) }, "description");
-    expectError(
-      await svc.request("POST", "/v1/webhook-endpoints", { rawBody: "{not json" }),
-      400, "invalid_request_error", "invalid_json",
-    );
+    expectError(await svc.request("POST", "/v1/webhook-endpoints", { rawBody: "{not json" }), 400, "invalid_request_error", "invalid_json");
     expectError(await svc.request("POST", "/v1/webhook-endpoints", { key: null, body: {} }), 401, "authentication_error", "missing_api_key");
   });
 
@@ -190,7 +227,9 @@ describe("webhook endpoint routes", () => {
     await createEndpoint(svc, { url: "https://hooks.example.com/dup" });
     expectError(
       await svc.request("POST", "/v1/webhook-endpoints", { body: { url: "https://hooks.EXAMPLE.com:443/dup" } }),
-      409, "invalid_request_error", "webhook_endpoint_exists",
+      409,
+      "invalid_request_error",
+      "webhook_endpoint_exists",
     );
     // The same URL is free in another environment and another project.
     await createEndpoint(svc, { url: "https://hooks.example.com/dup" }, svc.liveKey);
@@ -198,10 +237,14 @@ describe("webhook endpoint routes", () => {
     for (let i = 1; i < 20; i++) await createEndpoint(svc, { url: `https://hooks.example.com/n${i}` });
     expectError(
       await svc.request("POST", "/v1/webhook-endpoints", { body: { url: "https://hooks.example.com/n20" } }),
-      409, "invalid_request_error", "webhook_endpoint_limit",
+      409,
+      "invalid_request_error",
+      "webhook_endpoint_limit",
     );
     await createEndpoint(svc, { url: "https://hooks.example.com/n20" }, svc.liveKey);
-    await svc.request("DELETE", `/v1/webhook-endpoints/${(await createEndpoint(svc, { url: "https://hooks.example.com/x" }, other.sandboxKey)).id}`, { key: other.sandboxKey });
+    await svc.request("DELETE", `/v1/webhook-endpoints/${(await createEndpoint(svc, { url: "https://hooks.example.com/x" }, other.sandboxKey)).id}`, {
+      key: other.sandboxKey,
+    });
     const list = await svc.request("GET", "/v1/webhook-endpoints?limit=100", { key: other.sandboxKey });
     for (const endpoint of list.body.data) await svc.request("DELETE", `/v1/webhook-endpoints/${endpoint.id}`, { key: other.sandboxKey });
   });
@@ -210,7 +253,9 @@ describe("webhook endpoint routes", () => {
     const racing = await createOtherProject(svc);
     for (let i = 0; i < 18; i++) await createEndpoint(svc, { url: `https://hooks.example.com/race${i}` }, racing.sandboxKey);
     const answers = await Promise.all(
-      Array.from({ length: 6 }, (_, i) => svc.request("POST", "/v1/webhook-endpoints", { key: racing.sandboxKey, body: { url: `https://hooks.example.com/last${i}` } })),
+      Array.from({ length: 6 }, (_, i) =>
+        svc.request("POST", "/v1/webhook-endpoints", { key: racing.sandboxKey, body: { url: `https://hooks.example.com/last${i}` } }),
+      ),
     );
     expect(answers.filter((a) => a.status === 201)).to.have.length(2);
     for (const refused of answers.filter((a) => a.status !== 201)) expectError(refused, 409, "invalid_request_error", "webhook_endpoint_limit");
@@ -241,19 +286,28 @@ describe("webhook endpoint routes", () => {
     expect((await svc.request("GET", `/v1/webhook-endpoints/${mine.id}`)).body.description).to.equal("");
     expectError(
       await svc.request("GET", `/v1/webhook-endpoints/${mine.id}/deliveries/whd_unknown`),
-      404, "invalid_request_error", "webhook_delivery_not_found",
+      404,
+      "invalid_request_error",
+      "webhook_delivery_not_found",
     );
     expectError(
       await svc.request("POST", `/v1/webhook-endpoints/${mine.id}/deliveries/whd_unknown/replay`),
-      404, "invalid_request_error", "webhook_delivery_not_found",
+      404,
+      "invalid_request_error",
+      "webhook_delivery_not_found",
     );
     expectError(
       await svc.request("GET", `/v1/webhook-endpoints/${mine.id}/deliveries?status=lost`),
-      422, "invalid_request_error", "validation_error", "status",
+      422,
+      "invalid_request_error",
+      "validation_error",
+      "status",
     );
     expectError(
       await svc.request("GET", `/v1/webhook-endpoints/${mine.id}/deliveries?starting_after=whd_unknown`),
-      400, "invalid_request_error", "invalid_cursor",
+      400,
+      "invalid_request_error",
+      "invalid_cursor",
     );
   });
 
@@ -310,8 +364,9 @@ describe("webhook endpoint routes", () => {
         expect(response.status, `${url}: ${response.text}`).to.equal(201);
       }
       // A name that does not resolve yet is accepted: every delivery resolves and vets again.
-      expect((await svc.request("POST", "/v1/webhook-endpoints", { body: { url: "https://later.example.com/" }, key: svc.liveKey })).status)
-        .to.equal(201);
+      expect((await svc.request("POST", "/v1/webhook-endpoints", { body: { url: "https://later.example.com/" }, key: svc.liveKey })).status).to.equal(
+        201,
+      );
     });
   });
 });

@@ -24,14 +24,20 @@ describe("WebhookEndpointsService over Connect", () => {
   let live: Client<typeof WebhookEndpointsService>;
   before(async () => {
     svc = await startWebhookTestService();
-    const clientWith = (key: string) => createClient(WebhookEndpointsService, createConnectTransport({
-      baseUrl: svc.baseUrl,
-      httpVersion: "1.1",
-      interceptors: [(next) => async (req) => {
-        req.header.set("authorization", `Bearer ${key}`);
-        return next(req);
-      }],
-    }));
+    const clientWith = (key: string) =>
+      createClient(
+        WebhookEndpointsService,
+        createConnectTransport({
+          baseUrl: svc.baseUrl,
+          httpVersion: "1.1",
+          interceptors: [
+            (next) => async (req) => {
+              req.header.set("authorization", `Bearer ${key}`);
+              return next(req);
+            },
+          ],
+        }),
+      );
     sandbox = clientWith(svc.sandboxKey);
     live = clientWith(svc.liveKey);
   });
@@ -56,15 +62,30 @@ describe("WebhookEndpointsService over Connect", () => {
 
   it("answers the catalogue codes as ErrorInfo reasons", async () => {
     const { webhookEndpoint } = await sandbox.createWebhookEndpoint({ url: "http://127.0.0.1:9/codes" });
-    expect(await failureOf(live.getWebhookEndpoint({ id: webhookEndpoint!.id })))
-      .to.deep.equal({ code: Code.NotFound, reason: "webhook_endpoint_not_found", param: undefined });
-    expect(await failureOf(sandbox.createWebhookEndpoint({ url: "https://169.254.169.254/" })))
-      .to.deep.equal({ code: Code.InvalidArgument, reason: "invalid_webhook_url", param: "url" });
-    expect(await failureOf(sandbox.createWebhookEndpoint({ url: "http://127.0.0.1:9/codes" })))
-      .to.deep.equal({ code: Code.AlreadyExists, reason: "webhook_endpoint_exists", param: undefined });
-    expect(await failureOf(sandbox.replayWebhookDelivery({ endpointId: webhookEndpoint!.id, id: "whd_none" })))
-      .to.deep.equal({ code: Code.NotFound, reason: "webhook_delivery_not_found", param: undefined });
-    expect(await failureOf(sandbox.updateWebhookEndpoint({ id: webhookEndpoint!.id, updateMask: { paths: ["secret"] } })))
-      .to.deep.equal({ code: Code.InvalidArgument, reason: "validation_error", param: "secret" });
+    expect(await failureOf(live.getWebhookEndpoint({ id: webhookEndpoint!.id }))).to.deep.equal({
+      code: Code.NotFound,
+      reason: "webhook_endpoint_not_found",
+      param: undefined,
+    });
+    expect(await failureOf(sandbox.createWebhookEndpoint({ url: "https://169.254.169.254/" }))).to.deep.equal({
+      code: Code.InvalidArgument,
+      reason: "invalid_webhook_url",
+      param: "url",
+    });
+    expect(await failureOf(sandbox.createWebhookEndpoint({ url: "http://127.0.0.1:9/codes" }))).to.deep.equal({
+      code: Code.AlreadyExists,
+      reason: "webhook_endpoint_exists",
+      param: undefined,
+    });
+    expect(await failureOf(sandbox.replayWebhookDelivery({ endpointId: webhookEndpoint!.id, id: "whd_none" }))).to.deep.equal({
+      code: Code.NotFound,
+      reason: "webhook_delivery_not_found",
+      param: undefined,
+    });
+    expect(await failureOf(sandbox.updateWebhookEndpoint({ id: webhookEndpoint!.id, updateMask: { paths: ["secret"] } }))).to.deep.equal({
+      code: Code.InvalidArgument,
+      reason: "validation_error",
+      param: "secret",
+    });
   });
 });

@@ -24,11 +24,19 @@ describe("WebhookFanout", () => {
     await process.fanout.fanOut([created, approved]);
     const records = [...(await h.recordsOf(all._id)), ...(await h.recordsOf(kycOnly._id))];
     expect(records.map((r) => [r.endpoint_id, r.event_id]).sort()).to.deep.equal(
-      [[all._id, created._id], [all._id, approved._id], [kycOnly._id, approved._id]].sort(),
+      [
+        [all._id, created._id],
+        [all._id, approved._id],
+        [kycOnly._id, approved._id],
+      ].sort(),
     );
     await process.scheduler.whenIdle();
     expect(h.sender.sent.map((s) => [s.endpointId, s.eventId, s.attempt]).sort()).to.deep.equal(
-      [[all._id, created._id, 1], [all._id, approved._id, 1], [kycOnly._id, approved._id, 1]].sort(),
+      [
+        [all._id, created._id, 1],
+        [all._id, approved._id, 1],
+        [kycOnly._id, approved._id, 1],
+      ].sort(),
     );
     for (const record of await h.recordsOf(all._id)) {
       expect(record).to.include({ status: "succeeded", attempt_count: 1, next_attempt_at: null, lease_until: null });

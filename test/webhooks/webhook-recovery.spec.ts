@@ -58,7 +58,10 @@ describe("webhook recovery", () => {
     for (let i = 0; i < 100; i++) await createUser(svc);
 
     // Nothing dropped: each event is recorded for the disabled endpoint, failed, with 0 attempts; nothing sent.
-    const recorded = await eventually(() => deliveriesOf(svc, endpoint.id), (list) => list.length === 100);
+    const recorded = await eventually(
+      () => deliveriesOf(svc, endpoint.id),
+      (list) => list.length === 100,
+    );
     for (const delivery of recorded) {
       expect(delivery).to.include({ status: "failed", attempt_count: 0, next_attempt_at: null });
       expect(delivery.last_attempt).to.include({ error: "endpoint_disabled", response_status: null, duration_ms: 0 });
@@ -90,7 +93,10 @@ describe("webhook recovery", () => {
     expect(received).to.have.length(100);
     expect(new Set(received.map((r) => r.headers["svc-event-id"])).size).to.equal(100);
     expect(received.every((r) => r.headers["svc-delivery-attempt"] === "1")).to.equal(true);
-    const settled = await eventually(() => deliveriesOf(svc, endpoint.id), (list) => list.every((d) => d.status === "succeeded"));
+    const settled = await eventually(
+      () => deliveriesOf(svc, endpoint.id),
+      (list) => list.every((d) => d.status === "succeeded"),
+    );
     expect(settled.map((d) => d.attempt_count)).to.deep.equal(Array(100).fill(1));
     // Paced: no more than RATE attempts started in any second...
     const started = settled.map((d) => Date.parse(d.last_attempt.attempted_at));

@@ -9,7 +9,17 @@ import { checkCollation, checkReadConcern } from "../command-options.ts";
 import { isView, validateViewOptions } from "../views.ts";
 
 // Fields every command may carry; they are not collection options.
-const GENERIC_FIELDS = new Set(["lsid", "txnNumber", "writeConcern", "readConcern", "comment", "apiVersion", "apiStrict", "apiDeprecationErrors", "maxTimeMS"]);
+const GENERIC_FIELDS = new Set([
+  "lsid",
+  "txnNumber",
+  "writeConcern",
+  "readConcern",
+  "comment",
+  "apiVersion",
+  "apiStrict",
+  "apiDeprecationErrors",
+  "maxTimeMS",
+]);
 
 export const collectionCommands: Record<string, CommandHandler> = {
   create: (cmd, ctx) => {

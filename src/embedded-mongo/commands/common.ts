@@ -18,7 +18,10 @@ export function optionalDocument(cmd: Document, field: string): Document | undef
   const v = cmd[field];
   if (v === undefined || v === null) return undefined;
   if (typeof v !== "object" || Array.isArray(v)) {
-    throw commandError(ErrorCodes.TypeMismatch, `BSON field '${field}' is the wrong type '${Array.isArray(v) ? "array" : typeof v}', expected type 'object'`);
+    throw commandError(
+      ErrorCodes.TypeMismatch,
+      `BSON field '${field}' is the wrong type '${Array.isArray(v) ? "array" : typeof v}', expected type 'object'`,
+    );
   }
   return v as Document;
 }

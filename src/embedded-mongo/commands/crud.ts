@@ -12,7 +12,8 @@ import { collectionName, ns, optionalDocument, projector } from "./common.ts";
 
 function statements(cmd: Document, field: string): Document[] {
   const list = cmd[field];
-  if (!Array.isArray(list)) throw commandError(ErrorCodes.FailedToParse, `BSON field '${Object.keys(cmd)[0]}.${field}' is missing but a required field`);
+  if (!Array.isArray(list))
+    throw commandError(ErrorCodes.FailedToParse, `BSON field '${Object.keys(cmd)[0]}.${field}' is missing but a required field`);
   return list as Document[];
 }
 
@@ -27,7 +28,8 @@ function validateId(doc: Document): void {
   if (id instanceof RegExp) throw commandError(ErrorCodes.BadValue, "can't use a regex for _id");
   if (id !== null && typeof id === "object" && !(id as { _bsontype?: string })._bsontype && !(id instanceof Date)) {
     const dollar = Object.keys(id).find((k) => k.startsWith("$"));
-    if (dollar) throw commandError(ErrorCodes.DollarPrefixedFieldName, `_id fields may not contain '$'-prefixed fields: ${dollar} is not valid for storage.`);
+    if (dollar)
+      throw commandError(ErrorCodes.DollarPrefixedFieldName, `_id fields may not contain '$'-prefixed fields: ${dollar} is not valid for storage.`);
   }
 }
 
@@ -148,7 +150,8 @@ export const crudCommands: Record<string, CommandHandler> = {
     if (remove && update !== undefined) throw commandError(ErrorCodes.FailedToParse, "Cannot specify both an update and remove=true");
     if (remove && upsert) throw commandError(ErrorCodes.FailedToParse, "Cannot specify both upsert=true and remove=true");
     if (!remove && update === undefined) throw commandError(ErrorCodes.FailedToParse, "Either an update or remove=true must be specified");
-    if (remove && returnNew) throw commandError(ErrorCodes.FailedToParse, "Cannot specify both new=true and remove=true; 'remove' always returns the deleted document");
+    if (remove && returnNew)
+      throw commandError(ErrorCodes.FailedToParse, "Cannot specify both new=true and remove=true; 'remove' always returns the deleted document");
     if (update !== undefined) validateUpdate(update);
     checkCollation(cmd.collation);
     const variables = letVariables(cmd.let);

@@ -36,7 +36,17 @@ export const explainCommands: Record<string, CommandHandler> = {
     const coll = ctx.server.store.get(ctx.db, name);
     const started = Date.now();
     const matches = coll
-      ? findMatches(coll, filter, { sort: parseSort(optionalDocument(inner, "sort")), skip: optionalNumber(inner, "skip"), limit: optionalNumber(inner, "limit"), hint: inner.hint }, stats)
+      ? findMatches(
+          coll,
+          filter,
+          {
+            sort: parseSort(optionalDocument(inner, "sort")),
+            skip: optionalNumber(inner, "skip"),
+            limit: optionalNumber(inner, "limit"),
+            hint: inner.hint,
+          },
+          stats,
+        )
       : [];
     const plan = winningPlan(stats);
     return {

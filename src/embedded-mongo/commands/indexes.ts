@@ -25,13 +25,19 @@ function normalizeSpec(raw: Document): Document {
   for (const [field, dir] of Object.entries(key as Document)) {
     const n = typeof dir === "number" ? dir : Number(dir);
     if (typeof dir === "string" || !Number.isFinite(n) || n === 0) {
-      throw commandError(CannotCreateIndex, `Error in specification { key: ${formatValue(key)} } :: caused by :: Values in the index key pattern can only be non-zero numbers (special index types such as ${JSON.stringify(dir)} on '${field}' are not supported by the embedded server)`);
+      throw commandError(
+        CannotCreateIndex,
+        `Error in specification { key: ${formatValue(key)} } :: caused by :: Values in the index key pattern can only be non-zero numbers (special index types such as ${JSON.stringify(dir)} on '${field}' are not supported by the embedded server)`,
+      );
     }
   }
   checkCollation(raw.collation);
   for (const field of Object.keys(raw)) {
     if (!KNOWN_FIELDS.has(field) && !IGNORED_FIELDS.has(field)) {
-      throw commandError(ErrorCodes.InvalidIndexSpecificationOption, `The field '${field}' is not valid for an index specification. Specification: ${formatValue(raw)}`);
+      throw commandError(
+        ErrorCodes.InvalidIndexSpecificationOption,
+        `The field '${field}' is not valid for an index specification. Specification: ${formatValue(raw)}`,
+      );
     }
   }
   const name = raw.name === undefined ? defaultIndexName(key as Document) : raw.name;
@@ -40,19 +46,21 @@ function normalizeSpec(raw: Document): Document {
   if (raw.unique === true) spec.unique = true;
   if (raw.sparse === true) spec.sparse = true;
   if (raw.hidden === true) {
-    if (key && (key as Document)._id !== undefined && Object.keys(key as Document).length === 1) throw commandError(ErrorCodes.BadValue, "can't hide _id index");
+    if (key && (key as Document)._id !== undefined && Object.keys(key as Document).length === 1)
+      throw commandError(ErrorCodes.BadValue, "can't hide _id index");
     spec.hidden = true;
   }
   if (raw.partialFilterExpression !== undefined) {
     if (typeof raw.partialFilterExpression !== "object" || raw.partialFilterExpression === null) {
       throw commandError(ErrorCodes.TypeMismatch, "The field 'partialFilterExpression' must be an object");
     }
-    if (spec.sparse) throw commandError(CannotCreateIndex, "cannot mix \"partialFilterExpression\" and \"sparse\" options");
+    if (spec.sparse) throw commandError(CannotCreateIndex, 'cannot mix "partialFilterExpression" and "sparse" options');
     spec.partialFilterExpression = raw.partialFilterExpression;
   }
   if (raw.expireAfterSeconds !== undefined) {
     const secs = Number(raw.expireAfterSeconds);
-    if (!Number.isFinite(secs) || secs < 0) throw commandError(CannotCreateIndex, "TTL index 'expireAfterSeconds' option must be a non-negative number");
+    if (!Number.isFinite(secs) || secs < 0)
+      throw commandError(CannotCreateIndex, "TTL index 'expireAfterSeconds' option must be a non-negative number");
     if (Object.keys(key as Document).length > 1) {
       throw commandError(CannotCreateIndex, "TTL index 'expireAfterSeconds' option is not supported on compound indexes");
     }
@@ -164,7 +172,11 @@ export const indexCommands: Record<string, CommandHandler> = {
       if (matches.length === 0) {
         throw commandError(ErrorCodes.IndexNotFound, `can't find index with key: ${formatValue(target)}`);
       }
-      if (matches.length > 1) throw commandError(ErrorCodes.IndexNotFound, `${matches.length} indexes found for key: ${formatValue(target)}, identify by name instead. Conflicting indexes: ${matches.map((m) => formatValue(m.spec)).join(", ")}`);
+      if (matches.length > 1)
+        throw commandError(
+          ErrorCodes.IndexNotFound,
+          `${matches.length} indexes found for key: ${formatValue(target)}, identify by name instead. Conflicting indexes: ${matches.map((m) => formatValue(m.spec)).join(", ")}`,
+        );
       names = [matches[0].name];
     } else throw commandError(ErrorCodes.TypeMismatch, "BSON field 'dropIndexes.index' is missing or has the wrong type");
     for (const indexName of names) {

@@ -15,7 +15,8 @@ import { Long } from "bson";
 function cursorOptions(cmd: Document): { batchSize?: number } {
   const cursor = optionalDocument(cmd, "cursor");
   const batchSize = cursor ? optionalNumber(cursor, "batchSize") : undefined;
-  if (batchSize !== undefined && batchSize < 0) throw commandError(ErrorCodes.BadValue, "BatchSize value must be non-negative, but received: " + batchSize);
+  if (batchSize !== undefined && batchSize < 0)
+    throw commandError(ErrorCodes.BadValue, "BatchSize value must be non-negative, but received: " + batchSize);
   return { batchSize };
 }
 
@@ -38,7 +39,14 @@ function runPipeline(ctx: CommandContext, name: string | undefined, pipeline: Do
     if ((op === "$out" || op === "$merge") && i !== pipeline.length - 1) {
       throw commandError(40601, `${op} can only be the final stage in the pipeline`);
     }
-    if (op === "$currentOp" || op === "$listLocalSessions" || op === "$listSessions" || op === "$collStats" || op === "$indexStats" || op === "$planCacheStats") {
+    if (
+      op === "$currentOp" ||
+      op === "$listLocalSessions" ||
+      op === "$listSessions" ||
+      op === "$collStats" ||
+      op === "$indexStats" ||
+      op === "$planCacheStats"
+    ) {
       throw commandError(ErrorCodes.NotImplemented, `${op} is not supported by the embedded server`);
     }
   });
@@ -112,13 +120,15 @@ export const queryCommands: Record<string, CommandHandler> = {
     const skip = optionalNumber(cmd, "skip");
     if (skip !== undefined && skip < 0) throw commandError(ErrorCodes.BadValue, "Skip value must be non-negative, but received: " + skip);
     const batchSize = optionalNumber(cmd, "batchSize");
-    if (batchSize !== undefined && batchSize < 0) throw commandError(ErrorCodes.BadValue, "BatchSize value must be non-negative, but received: " + batchSize);
+    if (batchSize !== undefined && batchSize < 0)
+      throw commandError(ErrorCodes.BadValue, "BatchSize value must be non-negative, but received: " + batchSize);
     const filter = optionalDocument(cmd, "filter") ?? {};
     const sort = optionalDocument(cmd, "sort");
     const projection = optionalDocument(cmd, "projection");
     if (resolveView(ctx.server.store, ctx.db, name)) {
       // mongod runs a find on a view as an aggregate: the view's pipeline, then the find's own stages.
-      if (cmd.returnKey === true || cmd.showRecordId === true) throw commandError(ErrorCodes.OptionNotSupportedOnView, "returnKey and showRecordId are not supported on a view");
+      if (cmd.returnKey === true || cmd.showRecordId === true)
+        throw commandError(ErrorCodes.OptionNotSupportedOnView, "returnKey and showRecordId are not supported on a view");
       const stages: Document[] = [{ $match: filter }];
       if (sort && Object.keys(sort).length) stages.push({ $sort: sort });
       if (skip) stages.push({ $skip: skip });

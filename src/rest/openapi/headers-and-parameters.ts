@@ -68,9 +68,16 @@ export const parameterComponents: Record<string, JsonSchema> = {
     name: "Idempotency-Key",
     in: "header",
     required: false,
-    description: "Makes the call safe to retry: the first completed response (any but 5xx, 429, 401 and 403) is replayed for 24 hours. " +
+    description:
+      "Makes the call safe to retry: the first completed response (any but 5xx, 429, 401 and 403) is replayed for 24 hours. " +
       "Scoped to the project and environment; reusing it with another method, route or body is 422 idempotency_key_reuse. A UUID v4 is recommended.",
-    schema: { type: "string", minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY_PATTERN.source, description: "1 to 255 visible ASCII characters." },
+    schema: {
+      type: "string",
+      minLength: 1,
+      maxLength: 255,
+      pattern: IDEMPOTENCY_KEY_PATTERN.source,
+      description: "1 to 255 visible ASCII characters.",
+    },
   },
   SvcVersion: {
     name: "Svc-Version",
@@ -90,7 +97,8 @@ export const parameterComponents: Record<string, JsonSchema> = {
     name: "starting_after",
     in: "query",
     required: false,
-    description: "The id of the last object of the previous page: the page holds the objects older than it. An id not in this list is 400 invalid_cursor.",
+    description:
+      "The id of the last object of the previous page: the page holds the objects older than it. An id not in this list is 400 invalid_cursor.",
     schema: { type: "string" },
   },
   EndingBefore: {
@@ -118,10 +126,34 @@ export const parameterComponents: Record<string, JsonSchema> = {
     },
     example: { gte: "2026-11-01T00:00:00Z", lt: "1795000000" },
   },
-  EventTypeFilter: { name: "type", in: "query", required: false, description: "Only events of this type.", schema: { type: "string", enum: [...EVENT_TYPES] } },
-  ExternalIdFilter: { name: "external_id", in: "query", required: false, description: "Only the user with this external_id.", schema: { type: "string" } },
-  PhoneFilter: { name: "phone", in: "query", required: false, description: "Only the user with this phone number (E.164, `+` sent as `%2B`).", schema: { type: "string" } },
-  TagnameFilter: { name: "tagname", in: "query", required: false, description: "Only the user with this tagname, ignoring case.", schema: { type: "string" } },
+  EventTypeFilter: {
+    name: "type",
+    in: "query",
+    required: false,
+    description: "Only events of this type.",
+    schema: { type: "string", enum: [...EVENT_TYPES] },
+  },
+  ExternalIdFilter: {
+    name: "external_id",
+    in: "query",
+    required: false,
+    description: "Only the user with this external_id.",
+    schema: { type: "string" },
+  },
+  PhoneFilter: {
+    name: "phone",
+    in: "query",
+    required: false,
+    description: "Only the user with this phone number (E.164, `+` sent as `%2B`).",
+    schema: { type: "string" },
+  },
+  TagnameFilter: {
+    name: "tagname",
+    in: "query",
+    required: false,
+    description: "Only the user with this tagname, ignoring case.",
+    schema: { type: "string" },
+  },
   KycStatusFilter: {
     name: "kyc_status",
     in: "query",
@@ -129,8 +161,20 @@ export const parameterComponents: Record<string, JsonSchema> = {
     description: "Only users with this kyc_status.",
     schema: { type: "string", enum: ["none", "pending", "approved", "rejected"] },
   },
-  VerifiedFilter: { name: "verified", in: "query", required: false, description: "Only users whose phone is verified (`true`) or not (`false`).", schema: { type: "boolean" } },
-  SuspendedFilter: { name: "suspended", in: "query", required: false, description: "Only suspended (`true`) or unsuspended (`false`) users.", schema: { type: "boolean" } },
+  VerifiedFilter: {
+    name: "verified",
+    in: "query",
+    required: false,
+    description: "Only users whose phone is verified (`true`) or not (`false`).",
+    schema: { type: "boolean" },
+  },
+  SuspendedFilter: {
+    name: "suspended",
+    in: "query",
+    required: false,
+    description: "Only suspended (`true`) or unsuspended (`false`) users.",
+    schema: { type: "boolean" },
+  },
   DeliveryStatusFilter: {
     name: "status",
     in: "query",

@@ -26,7 +26,10 @@ export const webhookDeliveryRequest: JsonSchema = {
     requestBody: { required: true, content: { "application/json": { schema: { $ref: "#/components/schemas/WebhookEvent" } } } },
     responses: {
       "2XX": { description: "Any 2xx answer acknowledges the event; the body is ignored." },
-      default: { description: "Anything else, or no answer within 10 seconds, is a failure: retried after 1 min, 5 min, 30 min, 2 h, 6 h and 24 h, 7 attempts at most." },
+      default: {
+        description:
+          "Anything else, or no answer within 10 seconds, is a failure: retried after 1 min, 5 min, 30 min, 2 h, 6 h and 24 h, 7 attempts at most.",
+      },
     },
   },
 };

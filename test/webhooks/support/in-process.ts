@@ -163,7 +163,11 @@ export class DeliveryHarness {
   }
 
   recordsOf(endpointId: string): Promise<WebhookDeliveryDocument[]> {
-    return this.database.db.collection<WebhookDeliveryDocument>("webhook_deliveries").find({ endpoint_id: endpointId }).sort({ event_id: 1 }).toArray();
+    return this.database.db
+      .collection<WebhookDeliveryDocument>("webhook_deliveries")
+      .find({ endpoint_id: endpointId })
+      .sort({ event_id: 1 })
+      .toArray();
   }
 
   /** Jobs of any kind in the database: deliveries never make one. */

@@ -19,7 +19,7 @@ export class WebhookReceiver {
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
       const rawBody = Buffer.concat(chunks).toString("utf8");
-      let body: unknown = undefined;
+      let body: unknown;
       try {
         body = JSON.parse(rawBody);
       } catch {

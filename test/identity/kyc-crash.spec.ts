@@ -5,18 +5,10 @@ import { expect } from "chai";
 import { MongoClient } from "mongodb";
 import { freePort, startDatabaseProcess, startServiceProcess, type RunningProcess } from "../support/processes.ts";
 import { WebhookReceiver } from "../webhooks/support/receiver.ts";
+import { until } from "../support/eventually.ts";
 
 const KEY = "svc_test_kyccrashkyccrashkyccrash0001";
 const USERS = 120;
-
-async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return false;
-}
 
 describe("KYC decisions across a crash (SIGKILL)", function () {
   this.timeout(90_000);

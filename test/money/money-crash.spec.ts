@@ -7,6 +7,7 @@
 import { expect } from "chai";
 import { MongoClient } from "mongodb";
 import { freePort, startDatabaseProcess, startServiceProcess, type RunningProcess } from "../support/processes.ts";
+import { until } from "../support/eventually.ts";
 
 const KEY = "svc_test_moneycrashmoneycrashmoney01";
 const USERS = 8;
@@ -38,15 +39,6 @@ interface StoredTransaction {
   amount_cents: number;
   fee_cents: number;
   version: number;
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return false;
 }
 
 /** The operations of the burst: deposits settling after 1 s (a few after an hour) and withdrawals, 13.13 failing. */

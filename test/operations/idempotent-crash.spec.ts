@@ -6,6 +6,7 @@ import { expect } from "chai";
 import { MongoClient } from "mongodb";
 import { bearer, GrpcTestClient } from "../support/grpc-client.ts";
 import { freePort, startDatabaseProcess, startServiceProcess, type RunningProcess } from "../support/processes.ts";
+import { until } from "../support/eventually.ts";
 
 const KEY = "svc_test_recoveryrecoveryrecovery01";
 const CREATIONS = 240;
@@ -16,15 +17,6 @@ interface Creation {
   transport: "rest" | "grpc";
   /** The user id the client was answered, once it was. */
   id: string | null;
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return false;
 }
 
 describe("idempotent creations across a crash (SIGKILL)", function () {

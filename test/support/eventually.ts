@@ -10,3 +10,16 @@ export async function eventually<T>(read: () => Promise<T>, accept: (value: T) =
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
+
+/**
+ * Polls `check` until it holds or `timeoutMs` passes; answers whether it held, so a test can assert with its own
+ * message (crash tests wait on states a killed process may never reach).
+ */
+export async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return false;
+}

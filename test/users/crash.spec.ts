@@ -4,17 +4,9 @@ import { expect } from "chai";
 import { MongoClient } from "mongodb";
 import { uniquePhone } from "../support/phones.ts";
 import { startDatabaseProcess, startServiceProcess, type RunningProcess } from "../support/processes.ts";
+import { until } from "../support/eventually.ts";
 
 const KEY = "svc_test_crashtestcrashtestcrashtest01";
-
-async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return false;
-}
 
 describe("users: crash between creation and relay", function () {
   this.timeout(60_000);

@@ -6,22 +6,8 @@ import { compareValues } from "../bson-order.ts";
 import type { CommandHandler } from "../context.ts";
 import { commandError, ErrorCodes } from "../errors.ts";
 import { isView, validateViewOptions } from "../views.ts";
-import { collectionName, ns } from "./common.ts";
+import { collectionName, GENERIC_COMMAND_FIELDS, ns } from "./common.ts";
 
-const GENERIC_FIELDS = new Set([
-  "lsid",
-  "txnNumber",
-  "writeConcern",
-  "readConcern",
-  "comment",
-  "apiVersion",
-  "apiStrict",
-  "apiDeprecationErrors",
-  "maxTimeMS",
-  "$clusterTime",
-  "$db",
-  "$readPreference",
-]);
 const REFUSED = new Set([
   "validator",
   "validationLevel",
@@ -80,7 +66,7 @@ export const collectionModifyCommands: Record<string, CommandHandler> = {
     const name = collectionName(cmd, "collMod");
     const coll = ctx.server.store.get(ctx.db, name);
     if (!coll) throw commandError(ErrorCodes.NamespaceNotFound, `ns does not exist: ${ns(ctx, name)}`);
-    const fields = Object.keys(cmd).filter((k) => k !== "collMod" && !GENERIC_FIELDS.has(k));
+    const fields = Object.keys(cmd).filter((k) => k !== "collMod" && !GENERIC_COMMAND_FIELDS.has(k));
     for (const field of fields) {
       if (REFUSED.has(field))
         throw commandError(ErrorCodes.InvalidOptions, `collMod '${field}' is not supported by the embedded server (it would not be enforced)`);

@@ -3,23 +3,10 @@ import { Long, type Document } from "bson";
 import type { CommandHandler } from "../context.ts";
 import { commandError, ErrorCodes } from "../errors.ts";
 import { validateCollectionName } from "../store.ts";
-import { collectionName, ns, optionalDocument } from "./common.ts";
+import { collectionName, GENERIC_COMMAND_FIELDS, ns, optionalDocument } from "./common.ts";
 import { createQuery } from "../matcher.ts";
 import { checkCollation, checkReadConcern } from "../command-options.ts";
 import { isView, validateViewOptions } from "../views.ts";
-
-// Fields every command may carry; they are not collection options.
-const GENERIC_FIELDS = new Set([
-  "lsid",
-  "txnNumber",
-  "writeConcern",
-  "readConcern",
-  "comment",
-  "apiVersion",
-  "apiStrict",
-  "apiDeprecationErrors",
-  "maxTimeMS",
-]);
 
 export const collectionCommands: Record<string, CommandHandler> = {
   create: (cmd, ctx) => {
@@ -28,7 +15,7 @@ export const collectionCommands: Record<string, CommandHandler> = {
     if (ctx.server.store.get(ctx.db, name)) {
       throw commandError(ErrorCodes.NamespaceExists, `Collection ${ns(ctx, name)} already exists.`);
     }
-    const options = Object.fromEntries(Object.entries(cmd).filter(([k]) => k !== "create" && !k.startsWith("$") && !GENERIC_FIELDS.has(k)));
+    const options = Object.fromEntries(Object.entries(cmd).filter(([k]) => k !== "create" && !k.startsWith("$") && !GENERIC_COMMAND_FIELDS.has(k)));
     checkCollation(options.collation);
     // Collections whose storage and semantics differ from a plain collection are refused rather than faked.
     const unsupported = ["timeseries", "clusteredIndex", "encryptedFields"].find((k) => options[k] !== undefined);

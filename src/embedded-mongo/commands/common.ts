@@ -46,3 +46,19 @@ export function cursorReply(ns: string, batch: Batch, field: "firstBatch" | "nex
 export function ns(ctx: CommandContext, coll: string): string {
   return `${ctx.db}.${coll}`;
 }
+
+/** Fields any command may carry that say nothing about what it acts on (sessions, concerns, API version...). */
+export const GENERIC_COMMAND_FIELDS: ReadonlySet<string> = new Set([
+  "lsid",
+  "txnNumber",
+  "writeConcern",
+  "readConcern",
+  "comment",
+  "apiVersion",
+  "apiStrict",
+  "apiDeprecationErrors",
+  "maxTimeMS",
+  "$clusterTime",
+  "$db",
+  "$readPreference",
+]);

@@ -1,27 +1,12 @@
 // Edges of REST requests: path parameters of any length, text that is not text (invalid UTF-8, lone surrogates,
 // control characters), media types, absolute-form request targets, the birth_date floor.
-import net from "node:net";
 import { expect } from "chai";
 import { expectError } from "../support/errors.ts";
+import { rawHttpExchange } from "../support/raw-http.ts";
 import { bearer, grpc, GrpcTestClient } from "../support/grpc-client.ts";
 import { uniquePhone } from "../support/phones.ts";
 import { createKey } from "../support/tenancy.ts";
 import { startTestService, type TestService } from "../support/test-service.ts";
-
-/** Sends raw bytes as one HTTP/1.1 request (Connection: close) and parses the answer. */
-export async function rawRequest(baseUrl: string, request: string | Buffer): Promise<{ status: number; headers: Record<string, string>; body: any }> {
-  const { hostname, port } = new URL(baseUrl);
-  const socket = net.connect(Number(port), hostname);
-  socket.write(request);
-  const chunks: Buffer[] = [];
-  for await (const chunk of socket) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString("utf8");
-  const split = text.indexOf("\r\n\r\n");
-  const [statusLine, ...lines] = text.slice(0, split).split("\r\n");
-  const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(":")).toLowerCase(), line.slice(line.indexOf(":") + 1).trim()]));
-  const raw = text.slice(split + 4);
-  return { status: Number(statusLine!.split(" ")[1]), headers, body: raw ? JSON.parse(raw) : undefined };
-}
 
 describe("REST request edges", () => {
   let svc: TestService;
@@ -54,11 +39,11 @@ describe("REST request edges", () => {
         `http://evil.example/v1/users/${user.body.id}/wallets`,
         `HTTPS://evil.example:8443/v1/users/${user.body.id}/wallets?limit=5`,
       ]) {
-        const answer = await rawRequest(svc.baseUrl, `GET ${target} HTTP/1.1\r\nHost: evil.example\r\n${auth}Connection: close\r\n\r\n`);
+        const answer = await rawHttpExchange(svc.baseUrl, `GET ${target} HTTP/1.1\r\nHost: evil.example\r\n${auth}Connection: close\r\n\r\n`);
         expect(answer.status, target).to.equal(200);
         expect(answer.body.url).to.equal(`/v1/users/${user.body.id}/wallets`);
       }
-      const events = await rawRequest(
+      const events = await rawHttpExchange(
         svc.baseUrl,
         `GET http://evil.example/v1/events?limit=1 HTTP/1.1\r\nHost: x\r\n${auth}Connection: close\r\n\r\n`,
       );
@@ -89,7 +74,7 @@ describe("REST request edges", () => {
     it("refuses a body without a Content-Type, and one that is not a media type", async () => {
       const rawBody = body();
       const auth = `Authorization: Bearer ${svc.sandboxKey}\r\n`;
-      const bare = await rawRequest(
+      const bare = await rawHttpExchange(
         svc.baseUrl,
         `POST /v1/users HTTP/1.1\r\nHost: x\r\n${auth}Content-Length: ${rawBody.length}\r\nConnection: close\r\n\r\n${rawBody}`,
       );
@@ -118,12 +103,12 @@ describe("REST request edges", () => {
       const endpoint = await svc.request("POST", "/v1/webhook-endpoints", { body: { url: "https://hooks.example.com/media" } });
       expect(endpoint.status, endpoint.text).to.equal(201);
       const auth = `Authorization: Bearer ${svc.sandboxKey}\r\n`;
-      const deleted = await rawRequest(
+      const deleted = await rawHttpExchange(
         svc.baseUrl,
         `DELETE /v1/webhook-endpoints/${endpoint.body.id} HTTP/1.1\r\nHost: x\r\n${auth}Connection: close\r\n\r\n`,
       );
       expect(deleted.status).to.equal(200);
-      const plain = await rawRequest(
+      const plain = await rawHttpExchange(
         svc.baseUrl,
         `DELETE /v1/webhook-endpoints/${endpoint.body.id} HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: text/plain\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
       );

@@ -1,5 +1,5 @@
 // The public API: every method of the public services, as REST, Connect and gRPC callers reach it.
-import type { DescMethod, DescService } from "@bufbuild/protobuf";
+import type { DescMethod } from "@bufbuild/protobuf";
 import { eventsApi } from "./events-api.ts";
 import { kycSessionsApi, phoneVerificationApi, sandboxApi } from "./identity-api.ts";
 import type { DescribedMethod } from "./method-description.ts";
@@ -18,7 +18,6 @@ export const PUBLIC_API: readonly DescribedMethod[] = [
   ...webhookEndpointsApi,
 ];
 
-export const PUBLIC_SERVICES: readonly DescService[] = [...new Set(PUBLIC_API.map((m) => m.service))];
 
 const byMethod = new Map<DescMethod, DescribedMethod>(PUBLIC_API.map((m) => [m.method, m]));
 

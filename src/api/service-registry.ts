@@ -44,10 +44,6 @@ export class ServiceRegistry {
     return refresh ? refresh(response as never, context) : response;
   }
 
-  publicServices(): DescService[] {
-    return this.services.filter((s) => s.visibility === "public").map((s) => s.service);
-  }
-
   async invoke(method: DescMethod, request: Message, context: HandlerContext): Promise<Message> {
     const fn = this.methods.get(method);
     if (!fn) throw new Error(`${method.parent.typeName}.${method.name} is not registered`);

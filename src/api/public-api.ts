@@ -18,7 +18,6 @@ export const PUBLIC_API: readonly DescribedMethod[] = [
   ...webhookEndpointsApi,
 ];
 
-
 const byMethod = new Map<DescMethod, DescribedMethod>(PUBLIC_API.map((m) => [m.method, m]));
 
 /** The description of a public method; undefined for methods of other services (AdminService). */

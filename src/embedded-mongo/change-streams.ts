@@ -52,6 +52,7 @@ const STAGE_NAMES = new Set([
   "$indexStats",
   "$limit",
   "$listLocalSessions",
+  "$listSearchIndexes",
   "$listSessions",
   "$lookup",
   "$match",

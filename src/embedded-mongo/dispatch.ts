@@ -9,6 +9,7 @@ import { serverStatusCommands } from "./commands/server-status.ts";
 import { handshakeCommands } from "./commands/handshake.ts";
 import { indexCommands } from "./commands/indexes.ts";
 import { queryCommands } from "./commands/query.ts";
+import { searchIndexCommands } from "./commands/search-indexes.ts";
 import type { CommandContext, CommandHandler } from "./context.ts";
 import { CommandError, commandError, ErrorCodes } from "./errors.ts";
 import { failPointsOf } from "./fail-points.ts";
@@ -31,6 +32,7 @@ const COMMANDS = withCollModRecorded(
           ...failPointCommands,
           ...collectionModifyCommands,
           ...serverStatusCommands,
+          ...searchIndexCommands,
         }),
       ),
     ),

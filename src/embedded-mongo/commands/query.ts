@@ -9,6 +9,7 @@ import { compileFilter, findDocuments, findMatches, type ExecutionStats, type Fi
 import { cloneDocument } from "../clone.ts";
 import { resolveView } from "../views.ts";
 import { writeMerge, writeOut } from "../aggregate-output.ts";
+import { refuseListSearchIndexesStage } from "./search-indexes.ts";
 import { collectionName, cursorReply, ns, optionalDocument, optionalNumber, projector } from "./common.ts";
 import { Long } from "bson";
 
@@ -36,6 +37,7 @@ function runPipeline(ctx: CommandContext, name: string | undefined, pipeline: Do
     if (op === "$changeStream") {
       throw commandError(ErrorCodes.Location40573, "The $changeStream stage is only supported on replica sets");
     }
+    if (op === "$listSearchIndexes") refuseListSearchIndexesStage();
     if ((op === "$out" || op === "$merge") && i !== pipeline.length - 1) {
       throw commandError(40601, `${op} can only be the final stage in the pipeline`);
     }

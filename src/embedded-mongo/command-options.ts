@@ -1,22 +1,9 @@
 // Generic command options the embedded server must not silently ignore: a collation other than the simple one,
-// and a snapshot read concern it cannot honour. Each answers an error instead of a quietly different result.
+// and a read concern a standalone cannot honour. Each answers an error instead of a quietly different result.
 import type { Document } from "bson";
 import type { CommandContext } from "./context.ts";
 import { commandError, ErrorCodes } from "./errors.ts";
 import { formatValue } from "./format.ts";
-
-// Commands mongod refuses under a snapshot read concern outside a transaction.
-const WRITE_OR_CATALOG_COMMANDS = new Set([
-  "insert",
-  "update",
-  "delete",
-  "findAndModify",
-  "listCollections",
-  "listIndexes",
-  "create",
-  "drop",
-  "createIndexes",
-]);
 
 /** Accepts no collation or the simple (binary) one; any other answers BadValue rather than comparing binary. */
 export function checkCollation(collation: unknown): void {
@@ -34,19 +21,13 @@ export function checkCollation(collation: unknown): void {
 }
 
 /**
- * readConcern `snapshot` needs a replica set (mongod: 123 NotAReplicaSet on a standalone); on the embedded replica
- * set it is refused too, since reads here cannot be pinned to a point in time across commands.
+ * readConcern `snapshot` and `linearizable` need a replica set (mongod: 123 NotAReplicaSet on a standalone). Which
+ * commands may read at a snapshot is checked for every command (snapshot-reads.ts).
  */
 export function checkReadConcern(cmd: Document, ctx: CommandContext): void {
   const level = (cmd.readConcern as Document | undefined)?.level;
-  const name = Object.keys(cmd)[0];
-  if (level === "snapshot" && WRITE_OR_CATALOG_COMMANDS.has(name)) {
-    throw commandError(ErrorCodes.InvalidOptions, `Command ${name} does not support { readConcern: { level: "snapshot" } }`);
-  }
   if (level !== "snapshot" && level !== "linearizable") return;
   if (!ctx.server.replSet) throw commandError(ErrorCodes.NotAReplicaSet, "node needs to be a replica set member to use read concern");
-  if (level === "snapshot")
-    throw commandError(ErrorCodes.SnapshotUnavailable, "readConcern level 'snapshot' is not supported by the embedded server");
 }
 
 /** Both option checks, for commands that take a collation and a read concern. */

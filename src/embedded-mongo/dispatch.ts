@@ -16,6 +16,7 @@ import { failPointsOf } from "./fail-points.ts";
 import { withChangeStreams } from "./change-streams.ts";
 import { checkSessionFields, withRetryableWrites } from "./sessions.ts";
 import { withCollModRecorded } from "./metadata-changes.ts";
+import { checkSnapshotSupport } from "./snapshot-reads.ts";
 
 // Change streams, retryable writes (replica set) and collMod's oplog entry wrap the handlers they extend.
 const COMMANDS = withCollModRecorded(
@@ -49,6 +50,7 @@ function executeCommand(cmd: Document, ctx: CommandContext): Document {
     const name = Object.keys(cmd)[0];
     if (name === undefined) throw commandError(ErrorCodes.FailedToParse, "Empty command object");
     checkSessionFields(cmd, name, ctx);
+    checkSnapshotSupport(cmd, name);
     const handler = COMMANDS.get(name);
     if (!handler) throw commandError(ErrorCodes.CommandNotFound, `no such command: '${name}'`);
     return handler(cmd, ctx);

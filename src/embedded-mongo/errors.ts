@@ -35,6 +35,7 @@ export const ErrorCodes = {
   Location40324: 40324,
   ViewDepthLimitExceeded: 149,
   SnapshotUnavailable: 246,
+  SnapshotTooOld: 239,
   Location17276: 17276,
 } as const;
 

@@ -97,6 +97,11 @@ export class Oplog implements WriteListener {
   visibleSeq = 0;
   /** The oldest timestamp a change stream may resume from: older history is gone (trimmed or before a restart). */
   historyStart: Timestamp;
+  /**
+   * The oldest time a snapshot read can be rebuilt at: the server's start (entries replayed from the journal keep
+   * no before-images) or the newest trimmed entry.
+   */
+  snapshotHistoryStart: Timestamp;
   /** Called with every new entry (the journal). */
   onAppend?: (entry: OplogEntry) => void;
   private readonly visibleListeners = new Set<() => void>();
@@ -109,6 +114,7 @@ export class Oplog implements WriteListener {
   ) {
     this.lastT = Math.floor(Date.now() / 1000);
     this.historyStart = new Timestamp({ t: this.lastT, i: 0 });
+    this.snapshotHistoryStart = this.historyStart;
   }
 
   /** The newest timestamp handed out (the cluster time). */
@@ -130,6 +136,7 @@ export class Oplog implements WriteListener {
       this.lastI = ts.low >>> 0;
     }
     this.historyStart = this.lastTimestamp;
+    this.snapshotHistoryStart = this.lastTimestamp;
   }
 
   /**
@@ -170,6 +177,7 @@ export class Oplog implements WriteListener {
     this.head++;
     // The next resumable point is right after the dropped entry.
     this.historyStart = dropped.ts;
+    if (compareTimestamps(dropped.ts, this.snapshotHistoryStart) > 0) this.snapshotHistoryStart = dropped.ts;
     if (this.head > this.maxEntries / 4) {
       this.entries = this.entries.slice(this.head);
       this.head = 0;

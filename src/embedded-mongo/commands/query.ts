@@ -12,6 +12,24 @@ import { writeMerge, writeOut } from "../aggregate-output.ts";
 import { refuseListSearchIndexesStage } from "./search-indexes.ts";
 import { collectionName, cursorReply, ns, optionalDocument, optionalNumber, projector } from "./common.ts";
 import { Long } from "bson";
+import { atSnapshot, snapshotReadTime } from "../snapshot-reads.ts";
+
+/**
+ * A read that may run at a snapshot (readConcern level "snapshot"): it then sees the store as of that cluster time,
+ * and the reply says which (`cursor.atClusterTime`, or `atClusterTime` for distinct), as mongod's does; the driver
+ * pins its snapshot session to that time.
+ */
+function snapshotRead(handler: CommandHandler): CommandHandler {
+  return (cmd, ctx) => {
+    const ts = snapshotReadTime(cmd, ctx);
+    if (!ts) return handler(cmd, ctx);
+    const reply = handler(cmd, atSnapshot(ctx, ts));
+    if (reply.ok !== 1) return reply;
+    if (reply.cursor) (reply.cursor as Document).atClusterTime = ts;
+    else reply.atClusterTime = ts;
+    return reply;
+  };
+}
 
 function cursorOptions(cmd: Document): { batchSize?: number } {
   const cursor = optionalDocument(cmd, "cursor");
@@ -108,7 +126,7 @@ function runPipeline(ctx: CommandContext, name: string | undefined, pipeline: Do
 }
 
 export const queryCommands: Record<string, CommandHandler> = {
-  find: (cmd, ctx) => {
+  find: snapshotRead((cmd, ctx) => {
     const name = collectionName(cmd, "find");
     checkReadOptions(cmd, ctx);
     const variables = letVariables(cmd.let);
@@ -158,7 +176,7 @@ export const queryCommands: Record<string, CommandHandler> = {
     }
     const batch = ctx.server.cursors.openCursor(ns(ctx, name), docs, batchSize, singleBatch, project);
     return cursorReply(ns(ctx, name), batch, "firstBatch");
-  },
+  }),
 
   getMore: (cmd, ctx) => {
     const name = collectionName(cmd, "collection");
@@ -194,7 +212,7 @@ export const queryCommands: Record<string, CommandHandler> = {
     return { n: findDocuments(coll, query, { skip, limit, hint: cmd.hint }).length, ok: 1 };
   },
 
-  distinct: (cmd, ctx) => {
+  distinct: snapshotRead((cmd, ctx) => {
     const name = collectionName(cmd, "distinct");
     const key = cmd.key;
     if (typeof key !== "string") throw commandError(ErrorCodes.TypeMismatch, "BSON field 'distinct.key' is the wrong type, expected type 'string'");
@@ -213,9 +231,9 @@ export const queryCommands: Record<string, CommandHandler> = {
     values.sort(compareValues);
     const unique = values.filter((v, i) => i === 0 || compareValues(v, values[i - 1]) !== 0);
     return { values: unique, ok: 1 };
-  },
+  }),
 
-  aggregate: (cmd, ctx) => {
+  aggregate: snapshotRead((cmd, ctx) => {
     if (typeof cmd.aggregate !== "string" && cmd.aggregate !== 1) {
       throw commandError(ErrorCodes.InvalidNamespace, "Invalid aggregate namespace: the 'aggregate' field must be a collection name or 1");
     }
@@ -232,5 +250,5 @@ export const queryCommands: Record<string, CommandHandler> = {
     const cursorNs = ns(ctx, name ?? "$cmd.aggregate");
     const batch = ctx.server.cursors.openCursor(cursorNs, docs, batchSize, false);
     return cursorReply(cursorNs, batch, "firstBatch");
-  },
+  }),
 };

@@ -7,15 +7,24 @@ import { EJSON } from "bson";
 import {
   MongoClient,
   MongoServerError,
+  type AbstractCursor,
   type ChangeStream,
   type ClientSession,
   type Collection,
-  type CommandFailedEvent,
   type CommandStartedEvent,
-  type CommandSucceededEvent,
   type Db,
   type Document,
 } from "mongodb";
+import { checkClientEvents, countMatching, observeClient, type ClientEntity, type MatchFn } from "./unified-events.ts";
+import { bucketOperation, createBucket, isBucket } from "./unified-gridfs.ts";
+import {
+  clientBulkWrite,
+  clientBulkWriteErrors,
+  commandCursorOperation,
+  isClientBulkWriteResult,
+  normalizeClientBulkWriteResult,
+  searchIndexOperation,
+} from "./unified-operations.ts";
 
 export interface SpecFile {
   area: string;
@@ -222,7 +231,9 @@ export class Matcher {
         this.match(this.entity(arg as string), actual, root, where);
         return;
       case "$$matchesHexBytes": {
-        const hex = Buffer.from((actual as { buffer?: Uint8Array })?.buffer ?? (actual as Uint8Array) ?? []).toString("hex");
+        // A Buffer's own bytes (its .buffer may be a larger shared pool), else a BSON Binary's.
+        const bytes = actual instanceof Uint8Array ? actual : ((actual as { buffer?: Uint8Array } | undefined)?.buffer ?? new Uint8Array());
+        const hex = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
         if (hex.toLowerCase() !== String(arg).toLowerCase()) throw new Error(`${where}: bytes differ`);
         return;
       }
@@ -271,32 +282,6 @@ function show(v: unknown): string {
 // ---------------------------------------------------------------------------------------------------------------
 // Entities and operations
 
-interface ClientEntity {
-  client: MongoClient;
-  events: Document[];
-  observe: Set<string>;
-  ignore: Set<string>;
-  observeSensitive: boolean;
-}
-
-const SENSITIVE = new Set([
-  "authenticate",
-  "saslstart",
-  "saslcontinue",
-  "getnonce",
-  "createuser",
-  "updateuser",
-  "copydbgetnonce",
-  "copydbsaslstart",
-  "copydb",
-]);
-
-function isSensitive(name: string, command: Document): boolean {
-  const lower = name.toLowerCase();
-  if (SENSITIVE.has(lower)) return true;
-  return (lower === "hello" || lower === "ismaster") && command.speculativeAuthenticate !== undefined;
-}
-
 /** Turns expected-data wrappers (Int32, Double) into what the driver sends and decodes. */
 function plain<T>(v: T): T {
   return EJSON.deserialize(EJSON.serialize(v as Document, { relaxed: false }), { relaxed: true }) as T;
@@ -327,35 +312,22 @@ export class TestContext {
           if (uriOptions.appname) (uriOptions.appName = uriOptions.appname), delete uriOptions.appname;
           // A short minimum heartbeat interval: after a state-change error the driver rechecks the server before
           // retrying, by default no sooner than 500 ms, which would dominate the suite's time.
-          const options: Document = { minHeartbeatFrequencyMS: 20, ...plain(uriOptions), monitorCommands: true, serverSelectionTimeoutMS: 5000 };
+          // __skipPingOnConnect (as the driver's own runner): connect() would otherwise check a connection out and in,
+          // pool events the test did not cause.
+          const options: Document = {
+            minHeartbeatFrequencyMS: 20,
+            ...plain(uriOptions),
+            monitorCommands: true,
+            serverSelectionTimeoutMS: 5000,
+            __skipPingOnConnect: true,
+          };
           if (spec.serverApi) options.serverApi = spec.serverApi;
           if (spec.storeEventsAsEntities || spec.observeLogMessages || spec.autoEncryptOpts)
             throw new SkipTest(
               `client option ${spec.storeEventsAsEntities ? "storeEventsAsEntities" : spec.observeLogMessages ? "observeLogMessages" : "autoEncryptOpts"}`,
             );
           const client = new MongoClient(this.server.uri, options);
-          const entity: ClientEntity = {
-            client,
-            events: [],
-            observe: new Set((spec.observeEvents as string[]) ?? []),
-            ignore: new Set((spec.ignoreCommandMonitoringEvents as string[]) ?? []),
-            observeSensitive: spec.observeSensitiveCommands === true,
-          };
-          const sensitive = new Set<number>();
-          const record = (type: string) => (event: CommandStartedEvent | CommandSucceededEvent | CommandFailedEvent) => {
-            // configureFailPoint is the runner's own command, never part of a test's expected events.
-            if (!entity.observe.has(type) || entity.ignore.has(event.commandName) || event.commandName === "configureFailPoint") return;
-            const command = (event as CommandStartedEvent).command;
-            if (command && isSensitive(event.commandName, command)) sensitive.add(event.requestId);
-            if (!entity.observeSensitive && (sensitive.has(event.requestId) || SENSITIVE.has(event.commandName.toLowerCase()))) return;
-            entity.events.push({ type, event });
-          };
-          client.on("commandStarted", record("commandStartedEvent"));
-          client.on("commandSucceeded", record("commandSucceededEvent"));
-          client.on("commandFailed", record("commandFailedEvent"));
-          for (const e of entity.observe) {
-            if (!e.startsWith("command")) throw new SkipTest(`observeEvents ${e}`);
-          }
+          const entity = observeClient(client, spec);
           await client.connect();
           this.clients.set(id, entity);
           this.entities.set(id, client);
@@ -370,6 +342,11 @@ export class TestContext {
         case "collection": {
           const db = this.entities.get(spec.database) as Db;
           this.entities.set(id, db.collection(spec.collectionName, plain(spec.collectionOptions ?? {})));
+          break;
+        }
+        case "bucket": {
+          const db = this.entities.get(spec.database) as Db;
+          this.entities.set(id, createBucket(db, plain(spec.bucketOptions)));
           break;
         }
         case "session": {
@@ -456,6 +433,18 @@ export class TestContext {
       const partial = (err as { result?: unknown; partialResult?: unknown }).partialResult ?? (err as { result?: unknown }).result;
       this.matcher.match(expect.expectResult, normalizeResult(partial), true, "partialResult");
     }
+    // A client bulkWrite's errors: exactly these write errors (keyed by model index) and write concern errors, each
+    // matched as a root-level document.
+    if (expect.writeErrors !== undefined) {
+      const actual = clientBulkWriteErrors(err) ?? {};
+      const keys = (d: Document) => Object.keys(d).sort().join(",");
+      if (keys(actual) !== keys(expect.writeErrors)) throw new Error(`write errors at [${keys(actual)}], expected [${keys(expect.writeErrors)}]`);
+      for (const i of Object.keys(expect.writeErrors)) this.matcher.match(expect.writeErrors[i], actual[i], true, `writeErrors.${i}`);
+    }
+    if (expect.writeConcernErrors !== undefined) {
+      const actual = (err as { writeConcernErrors?: unknown }).writeConcernErrors ?? [];
+      this.matcher.match(expect.writeConcernErrors, actual, true, "writeConcernErrors");
+    }
   }
 
   private session(args: Document): ClientSession | undefined {
@@ -493,6 +482,8 @@ export class TestContext {
           ).databases.map((d) => d.name);
         case "createChangeStream":
           return this.changeStream(target.watch(plain(args.pipeline ?? []), opts(omit(args, "pipeline"))));
+        case "clientBulkWrite":
+          return clientBulkWrite(target, plain(args), opts(omit(args, "models")));
         default:
           throw new SkipTest(`client operation ${name}`);
       }
@@ -518,14 +509,26 @@ export class TestContext {
           return this.changeStream(db.watch(plain(args.pipeline ?? []), opts(omit(args, "pipeline"))));
         case "modifyCollection":
           return db.command({ collMod: args.collection, ...plain(omit(args, "collection")) }, opts());
-        case "createCommandCursor":
         case "runCursorCommand":
-          throw new SkipTest(`database operation ${name}`);
+          return commandCursorOperation(db, name, plain(args), session);
+        case "createCommandCursor": {
+          const cursor = (await commandCursorOperation(db, name, plain(args), session)) as AbstractCursor;
+          this.toClose.push(cursor);
+          return cursor;
+        }
         default:
           throw new SkipTest(`database operation ${name}`);
       }
     }
-    if (isCollection(target)) return this.collectionOperation(target, name, args, opts);
+    if (isBucket(target)) {
+      const done = await bucketOperation(target, name, plain(args));
+      if (!done) throw new SkipTest(`bucket operation ${name}`);
+      return done.result;
+    }
+    if (isCollection(target)) {
+      const search = await searchIndexOperation(target, name, plain(args));
+      return search ? search.result : this.collectionOperation(target, name, args, opts);
+    }
     if (isSession(target)) {
       switch (name) {
         case "endSession":
@@ -657,10 +660,26 @@ export class TestContext {
       }
       case "assertSameLsidOnLastTwoCommands":
       case "assertDifferentLsidOnLastTwoCommands": {
-        const events = this.clients.get(args.client)!.events.filter((e) => e.type === "commandStartedEvent");
+        const events = this.clientEntity(args.client).events.filter((e) => e.type === "commandStartedEvent");
         const [a, b] = events.slice(-2).map((e) => (e.event as CommandStartedEvent).command.lsid);
         const same = sameScalar(a, b);
         if (same !== (name === "assertSameLsidOnLastTwoCommands")) throw new Error(`lsids are ${same ? "the same" : "different"}`);
+        return undefined;
+      }
+      case "assertNumberConnectionsCheckedOut": {
+        const checkedOut = this.clientEntity(args.client).checkedOut;
+        if (checkedOut !== toNumber(args.connections)) throw new Error(`${checkedOut} connections checked out, expected ${args.connections}`);
+        return undefined;
+      }
+      case "waitForEvent": {
+        // Polls until enough matching events were observed; the test's deadline ends a wait that never succeeds.
+        const entity = this.clientEntity(args.client);
+        while (countMatching(entity, args.event, this.matchEvents) < toNumber(args.count)) await new Promise((r) => setTimeout(r, 10));
+        return undefined;
+      }
+      case "assertEventCount": {
+        const n = countMatching(this.clientEntity(args.client), args.event, this.matchEvents);
+        if (n !== toNumber(args.count)) throw new Error(`${n} matching events observed, expected ${args.count}`);
         return undefined;
       }
       case "wait":
@@ -672,39 +691,16 @@ export class TestContext {
   }
 
   checkEvents(expected: Document[]): void {
-    for (const forClient of expected) {
-      const eventType = forClient.eventType ?? "command";
-      if (eventType !== "command") throw new SkipTest(`expectEvents of type ${eventType}`);
-      const entity = this.clients.get(forClient.client);
-      if (!entity) throw new Error(`no client ${forClient.client}`);
-      const actual = entity.events;
-      const wanted = forClient.events as Document[];
-      if (forClient.ignoreExtraEvents ? actual.length < wanted.length : actual.length !== wanted.length) {
-        throw new Error(
-          `expected ${wanted.length} events, got ${actual.length}: ${actual.map((e) => `${e.type}:${e.event.commandName}`).join(", ")}`,
-        );
-      }
-      wanted.forEach((w, i) => {
-        const [type, spec] = Object.entries(w)[0] as [string, Document];
-        const got = actual[i];
-        if (got.type !== type) throw new Error(`event ${i}: expected ${type}, got ${got.type} ${got.event.commandName}`);
-        const event = got.event as Document;
-        if (spec.commandName !== undefined && event.commandName !== spec.commandName)
-          throw new Error(`event ${i}: expected command ${spec.commandName}, got ${event.commandName}`);
-        if (spec.databaseName !== undefined && event.databaseName !== spec.databaseName)
-          throw new Error(`event ${i}: expected database ${spec.databaseName}, got ${event.databaseName}`);
-        if (spec.hasServiceId !== undefined && (event.serviceId !== undefined) !== spec.hasServiceId)
-          throw new Error(`event ${i}: serviceId presence`);
-        if (spec.hasServerConnectionId !== undefined && (event.serverConnectionId != null) !== spec.hasServerConnectionId)
-          throw new Error(`event ${i}: serverConnectionId presence`);
-        try {
-          if (spec.command !== undefined) this.matcher.match(spec.command, event.command, true, "command");
-          if (spec.reply !== undefined) this.matcher.match(spec.reply, event.reply, true, "reply");
-        } catch (err) {
-          throw new Error(`event ${i} (${event.commandName}): ${(err as Error).message}`);
-        }
-      });
-    }
+    for (const forClient of expected) checkClientEvents(forClient, this.clientEntity(forClient.client), this.matchEvents);
+  }
+
+  /** Event fields are matched as root documents (extra fields allowed), as the unified format says. */
+  private readonly matchEvents: MatchFn = (expected, actual, where) => this.matcher.match(expected, actual, true, where);
+
+  private clientEntity(id: string): ClientEntity {
+    const entity = this.clients.get(id);
+    if (!entity) throw new Error(`no client ${id}`);
+    return entity;
   }
 
   async checkOutcome(outcome: Document[] | undefined): Promise<void> {
@@ -769,6 +765,7 @@ function normalizeResult(result: unknown): unknown {
       insertedIds: r.insertedIds,
     };
   }
+  if (isClientBulkWriteResult(r)) return normalizeClientBulkWriteResult(r);
   return result;
 }
 

@@ -1,8 +1,10 @@
 // Oplog entry -> change events, for one stream's scope (a collection, a database, or the whole cluster), in the
 // shape and field order mongod gives them. The `_id` (resume token) and the optional full documents are filled
-// in by the cursor.
-import type { Document } from "bson";
-import { updateDescriptionOf, type OplogEntry } from "./oplog.ts";
+// in by the cursor. With showExpandedEvents a stream also sees create, createIndexes, dropIndexes and modify
+// events, `collectionUUID` on collection events, the rename's operationDescription and the update's
+// disambiguatedPaths; without it those stay hidden, as mongod hides them.
+import type { Binary, Document } from "bson";
+import { updateDescriptionOf, type CommandEntry, type OplogEntry } from "./oplog.ts";
 import { TokenKind } from "./resume-token.ts";
 
 export interface StreamScope {
@@ -10,6 +12,8 @@ export interface StreamScope {
   db?: string;
   /** Unset: every collection of `db`. */
   coll?: string;
+  /** showExpandedEvents: DDL events and the expanded fields. */
+  expanded?: boolean;
 }
 
 export interface RawEvent {
@@ -18,6 +22,7 @@ export interface RawEvent {
 }
 
 const INTERNAL_DATABASES = new Set(["admin", "config", "local"]);
+const ID_INDEX = { v: 2, key: { _id: 1 }, name: "_id_" };
 
 function inScope(scope: StreamScope, db: string, coll: string | undefined): boolean {
   if (scope.db === undefined) {
@@ -28,53 +33,107 @@ function inScope(scope: StreamScope, db: string, coll: string | undefined): bool
   return scope.coll === undefined || scope.coll === coll;
 }
 
-function head(entry: OplogEntry, operationType: string): Document {
-  return { _id: null, operationType, clusterTime: entry.ts, wallTime: entry.wall };
+function head(entry: OplogEntry, operationType: string, scope: StreamScope, uuid?: Binary): Document {
+  const event: Document = { _id: null, operationType, clusterTime: entry.ts, wallTime: entry.wall };
+  if (scope.expanded && uuid) event.collectionUUID = uuid;
+  return event;
+}
+
+function event(document: Document): RawEvent {
+  return { kind: TokenKind.Event, event: document };
 }
 
 /** The events `entry` produces for a stream of `scope` (none, one, or an event followed by its invalidate). */
 export function eventsFor(entry: OplogEntry, scope: StreamScope): RawEvent[] {
   switch (entry.op) {
     case "i":
-      if (!inScope(scope, entry.db, entry.coll)) return [];
+      if (entry.timeseries || !inScope(scope, entry.db, entry.coll)) return [];
       return [
-        {
-          kind: TokenKind.Event,
-          event: { ...head(entry, "insert"), fullDocument: entry.doc, ns: { db: entry.db, coll: entry.coll }, documentKey: { _id: entry.doc._id } },
-        },
+        event({
+          ...head(entry, "insert", scope, entry.uuid),
+          fullDocument: entry.doc,
+          ns: { db: entry.db, coll: entry.coll },
+          documentKey: { _id: entry.doc._id },
+        }),
       ];
     case "u": {
-      if (!inScope(scope, entry.db, entry.coll)) return [];
+      if (entry.timeseries || !inScope(scope, entry.db, entry.coll)) return [];
       const ns = { db: entry.db, coll: entry.coll };
       const documentKey = { _id: entry.post._id };
-      if (entry.replacement) {
-        return [{ kind: TokenKind.Event, event: { ...head(entry, "replace"), fullDocument: entry.post, ns, documentKey } }];
-      }
-      return [{ kind: TokenKind.Event, event: { ...head(entry, "update"), ns, documentKey, updateDescription: updateDescriptionOf(entry) } }];
+      if (entry.replacement) return [event({ ...head(entry, "replace", scope, entry.uuid), fullDocument: entry.post, ns, documentKey })];
+      const { disambiguatedPaths, ...description } = updateDescriptionOf(entry);
+      const updateDescription = scope.expanded ? { ...description, disambiguatedPaths: disambiguatedPaths ?? {} } : description;
+      return [event({ ...head(entry, "update", scope, entry.uuid), ns, documentKey, updateDescription })];
     }
     case "d":
-      if (!inScope(scope, entry.db, entry.coll)) return [];
-      return [
-        { kind: TokenKind.Event, event: { ...head(entry, "delete"), ns: { db: entry.db, coll: entry.coll }, documentKey: { _id: entry.pre._id } } },
-      ];
+      if (entry.timeseries || !inScope(scope, entry.db, entry.coll)) return [];
+      return [event({ ...head(entry, "delete", scope, entry.uuid), ns: { db: entry.db, coll: entry.coll }, documentKey: { _id: entry.pre._id } })];
     case "c":
       return commandEvents(entry, scope);
   }
 }
 
-function commandEvents(entry: OplogEntry & { op: "c" }, scope: StreamScope): RawEvent[] {
-  const invalidate: RawEvent = { kind: TokenKind.Invalidate, event: head(entry, "invalidate") };
-  if (entry.cmd === "drop") {
-    if (!inScope(scope, entry.db, entry.coll)) return [];
-    const drop: RawEvent = { kind: TokenKind.Event, event: { ...head(entry, "drop"), ns: { db: entry.db, coll: entry.coll } } };
-    // A collection's stream ends with the collection.
-    return scope.coll !== undefined ? [drop, invalidate] : [drop];
+function commandEvents(entry: CommandEntry, scope: StreamScope): RawEvent[] {
+  const invalidate: RawEvent = {
+    kind: TokenKind.Invalidate,
+    event: { _id: null, operationType: "invalidate", clusterTime: entry.ts, wallTime: entry.wall },
+  };
+  switch (entry.cmd) {
+    case "drop": {
+      if (!inScope(scope, entry.db, entry.coll)) return [];
+      const drop = event({ ...head(entry, "drop", scope, entry.uuid), ns: { db: entry.db, coll: entry.coll } });
+      // A collection's stream ends with the collection.
+      return scope.coll !== undefined ? [drop, invalidate] : [drop];
+    }
+    case "dropDatabase": {
+      if (scope.coll !== undefined || !inScope(scope, entry.db, undefined)) return [];
+      const drop = event({ ...head(entry, "dropDatabase", scope), ns: { db: entry.db } });
+      return scope.db !== undefined ? [drop, invalidate] : [drop];
+    }
+    case "rename": {
+      // Streams on the source and on the target namespace see it (mongod matches both); a collection's ends there.
+      if (!inScope(scope, entry.db, entry.coll) && !inScope(scope, entry.toDb, entry.to)) return [];
+      const to = { db: entry.toDb, coll: entry.to };
+      const rename: Document = { ...head(entry, "rename", scope, entry.uuid), ns: { db: entry.db, coll: entry.coll }, to };
+      if (scope.expanded) rename.operationDescription = { to, ...(entry.dropTarget ? { dropTarget: entry.dropTarget } : {}) };
+      return scope.coll !== undefined ? [event(rename), invalidate] : [event(rename)];
+    }
+    default:
+      return scope.expanded ? expandedEvents(entry, scope) : [];
   }
-  if (entry.cmd === "dropDatabase") {
-    if (scope.coll !== undefined || !inScope(scope, entry.db, undefined)) return [];
-    const event: RawEvent = { kind: TokenKind.Event, event: { ...head(entry, "dropDatabase"), ns: { db: entry.db } } };
-    return scope.db !== undefined ? [event, invalidate] : [event];
+}
+
+/** create, createIndexes, dropIndexes and modify: only for streams opened with showExpandedEvents. */
+function expandedEvents(entry: CommandEntry, scope: StreamScope): RawEvent[] {
+  if (entry.cmd === "dropDatabase" || entry.cmd === "drop" || entry.cmd === "rename") return [];
+  if (!inScope(scope, entry.db, entry.coll)) return [];
+  const ns = { db: entry.db, coll: entry.coll };
+  switch (entry.cmd) {
+    case "create": {
+      if (typeof entry.options.viewOn === "string") {
+        // A view has no UUID: mongod reports its definition.
+        return [
+          event({
+            ...head(entry, "create", scope),
+            ns,
+            operationDescription: { viewOn: entry.options.viewOn, pipeline: entry.options.pipeline ?? [] },
+          }),
+        ];
+      }
+      const description: Document = { ...entry.options };
+      if (!entry.options.clusteredIndex && !entry.options.timeseries) description.idIndex = ID_INDEX;
+      return [event({ ...head(entry, "create", scope, entry.uuid), ns, operationDescription: description })];
+    }
+    case "createIndex":
+      return [event({ ...head(entry, "createIndexes", scope, entry.uuid), ns, operationDescription: { indexes: [entry.spec] } })];
+    case "dropIndex":
+      return [
+        event({ ...head(entry, "dropIndexes", scope, entry.uuid), ns, operationDescription: { indexes: [entry.spec ?? { name: entry.name }] } }),
+      ];
+    case "collMod": {
+      const modify: Document = { ...head(entry, "modify", scope, entry.uuid), ns, operationDescription: entry.change ?? {} };
+      if (entry.before) modify.stateBeforeChange = { collectionOptions: { ...(entry.uuid ? { uuid: entry.uuid } : {}), ...entry.before } };
+      return [event(modify)];
+    }
   }
-  // create and index changes appear only with showExpandedEvents, which this server does not offer.
-  return [];
 }

@@ -85,6 +85,7 @@ const KNOWN_OPTIONS = new Set([
   "fullDocumentBeforeChange",
   "allChangesForCluster",
   "showMigrationEvents",
+  "showExpandedEvents",
 ]);
 const DEFAULT_BATCH = 101;
 const MAX_BATCH_BYTES = 16 * 1024 * 1024 - 16 * 1024;
@@ -255,9 +256,16 @@ export class ChangeStreamCursors {
       throw commandError(ErrorCodes.TypeMismatch, "the $changeStream stage must be specified as an object");
     }
     for (const key of Object.keys(spec)) {
-      if (KNOWN_OPTIONS.has(key) || (key === "showExpandedEvents" && spec[key] === false)) continue;
+      if (KNOWN_OPTIONS.has(key)) continue;
       // As a server from before these options (or without them) answers.
       throw commandError(40415, `BSON field '$changeStream.${key}' is an unknown field.`, { codeName: "Location40415" });
+    }
+    for (const key of ["allChangesForCluster", "showMigrationEvents", "showExpandedEvents"]) {
+      if (spec[key] !== undefined && typeof spec[key] !== "boolean")
+        throw commandError(
+          ErrorCodes.TypeMismatch,
+          `BSON field '$changeStream.${key}' is the wrong type '${typeof spec[key]}', expected type 'bool'`,
+        );
     }
     const stages = pipeline.slice(1);
     for (const stage of stages) {
@@ -268,6 +276,7 @@ export class ChangeStreamCursors {
       if (!ALLOWED_STAGES.has(name)) throw commandError(ErrorCodes.IllegalOperation, `${name} is not permitted in a $changeStream pipeline`);
     }
     const scope = streamScope(cmd, ctx, spec.allChangesForCluster === true);
+    if (spec.showExpandedEvents === true) scope.expanded = true;
     const fullDocument = enumOption(spec, "fullDocument", FULL_DOCUMENT_MODES, "default");
     const fullDocumentBeforeChange = enumOption(spec, "fullDocumentBeforeChange", PRE_IMAGE_MODES, "off");
     const position = startPosition(spec, state);
@@ -275,7 +284,7 @@ export class ChangeStreamCursors {
     const cursorOption = cmd.cursor as Document | undefined;
     const batchSize = cursorOption && cursorOption.batchSize !== undefined ? Number(cursorOption.batchSize) : DEFAULT_BATCH;
     if (!Number.isFinite(batchSize) || batchSize < 0)
-      throw commandError(ErrorCodes.BadValue, "BatchSize value must be non-negative, but received: " + batchSize);
+      throw commandError(ErrorCodes.BadValue, `BatchSize value must be non-negative, but received: ${batchSize}`);
     const cursor = new ChangeStreamCursor(this.newId(), ns, scope, position, fullDocument, fullDocumentBeforeChange, stages);
     const batch = cursor.collect(state, batchSize);
     if (!batch.closed) this.open.set(cursor.id.toString(), cursor);
@@ -422,6 +431,8 @@ function streamScope(cmd: Document, ctx: StreamContext, allChangesForCluster: bo
   const coll = String(target);
   if (coll.startsWith("system."))
     throw commandError(ErrorCodes.InvalidNamespace, `$changeStream may not be opened on the internal ${ctx.db}.${coll} collection`);
+  if (ctx.server.store.get(ctx.db, coll)?.timeseries)
+    throw commandError(ErrorCodes.CommandNotSupportedOnView, `$changeStream is not supported on the time-series collection ${ctx.db}.${coll}`);
   return { db: ctx.db, coll };
 }
 

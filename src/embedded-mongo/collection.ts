@@ -1,7 +1,8 @@
 // A collection: documents by record id plus their indexes. Every write checks all unique indexes before it
 // mutates anything, so a failed write leaves documents and indexes exactly as they were. Each applied write is
 // reported to the listener (the oplog), which is how change streams and the journal see every write path.
-import type { Document } from "bson";
+import { UUID, type Binary, type Document } from "bson";
+import { cloneDocument } from "./clone.ts";
 import { CollectionIndex, sameKeys } from "./collection-index.ts";
 import type { WriteListener } from "./oplog.ts";
 
@@ -13,14 +14,24 @@ export class Collection {
   /** Told about every applied write; unset while a durable store is being loaded (replay is not a new write). */
   listener?: WriteListener;
   private nextRid = 1;
+  /** The collection's UUID (listCollections' info.uuid, change events' collectionUUID); kept across a rename. */
+  readonly uuid: Binary;
 
   constructor(
-    readonly db: string,
-    readonly name: string,
+    /** Changed only by a rename (Store.rename). */
+    public db: string,
+    public name: string,
     options: Document = {},
+    uuid?: Binary,
   ) {
     this.options = options;
-    this.indexes.push(new CollectionIndex({ v: 2, key: { _id: 1 }, name: "_id_" }));
+    this.uuid = uuid ?? new UUID();
+    this.indexes.push(new CollectionIndex(idIndexSpec(options)));
+  }
+
+  /** A time-series collection: documents need a date in the timeField and `_id` is not unique. */
+  get timeseries(): boolean {
+    return isTimeseries(this.options);
   }
 
   /** The newest record id handed out (documents inserted later have larger ones). */
@@ -105,13 +116,33 @@ export class Collection {
       throw err;
     }
     this.indexes.push(index);
-    this.listener?.command(this.db, { cmd: "createIndex", coll: this.name, spec: index.spec });
+    // A copy: collMod changes the spec in place later, the entry must keep what was built.
+    this.listener?.command(this.db, { cmd: "createIndex", coll: this.name, spec: cloneDocument(index.spec), uuid: this.uuid });
   }
 
   dropIndex(name: string): void {
     const i = this.indexes.findIndex((x) => x.name === name);
     if (i <= 0) return;
-    this.indexes.splice(i, 1);
-    this.listener?.command(this.db, { cmd: "dropIndex", coll: this.name, name });
+    const [index] = this.indexes.splice(i, 1);
+    this.listener?.command(this.db, { cmd: "dropIndex", coll: this.name, name, spec: index.spec, uuid: this.uuid });
   }
+}
+
+/** Name of a time-series collection's internal _id index (not "_id_", which would make it unique). */
+export const TIMESERIES_ID_INDEX = "$timeseries_id";
+
+export function isTimeseries(options: Document): boolean {
+  return options.timeseries !== undefined && options.timeseries !== null;
+}
+
+/**
+ * The spec of the _id index: a clustered collection's clustered index (listIndexes shows it with `clustered:
+ * true`), a time-series collection's internal, non-unique one (listIndexes does not show it: mongod's has no _id
+ * index), else mongod's `_id_`.
+ */
+function idIndexSpec(options: Document): Document {
+  if (isTimeseries(options)) return { v: 2, key: { _id: 1 }, name: TIMESERIES_ID_INDEX };
+  const clustered = options.clusteredIndex as Document | undefined;
+  if (clustered && typeof clustered === "object") return { v: 2, key: { _id: 1 }, name: clustered.name ?? "_id_", unique: true, clustered: true };
+  return { v: 2, key: { _id: 1 }, name: "_id_" };
 }

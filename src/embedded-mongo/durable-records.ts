@@ -1,7 +1,8 @@
 // What the journal and the snapshot store, as BSON payloads of framed records (record-file.ts), and how a
 // store is rebuilt from them. Journal records carry whole documents (an update stores the document after it),
 // so replaying a record twice, or over a snapshot that already holds it, gives the same state.
-import { deserialize, serialize, type Document, type Timestamp } from "bson";
+import { deserialize, serialize, type Binary, type Document, type Timestamp } from "bson";
+import { compareValues } from "./bson-order.ts";
 import { CollectionIndex } from "./collection-index.ts";
 import type { Collection } from "./collection.ts";
 import { updateDescriptionOf, type OplogEntry } from "./oplog.ts";
@@ -38,19 +39,31 @@ export function decode(payload: Uint8Array): Document {
 
 export function encodeEntry(entry: OplogEntry): Uint8Array {
   const head = { s: entry.seq, t: entry.ts, w: entry.wall, op: entry.op, db: entry.db };
+  if (entry.op === "c") {
+    const { seq: _s, ts: _t, wall: _w, op: _o, db: _d, ...command } = entry;
+    return encode({ ...head, ...command });
+  }
+  // The collection's UUID, and for a time-series collection a marker (its writes are not change events).
+  const coll: Document = { c: entry.coll };
+  if (entry.uuid) coll.ui = entry.uuid;
+  if (entry.timeseries) coll.tsc = true;
   switch (entry.op) {
     case "i":
-      return encode({ ...head, c: entry.coll, d: entry.doc });
-    case "u":
+      return encode({ ...head, ...coll, d: entry.doc });
+    case "u": {
       // The update's description goes along, so change streams can still report it after a restart.
-      if (entry.replacement) return encode({ ...head, c: entry.coll, d: entry.post, r: true });
-      return encode({ ...head, c: entry.coll, d: entry.post, ud: updateDescriptionOf(entry) });
-    case "d":
-      return encode({ ...head, c: entry.coll, id: entry.pre._id });
-    case "c": {
-      const { seq: _s, ts: _t, wall: _w, op: _o, db: _d, ...command } = entry;
-      return encode({ ...head, ...command });
+      if (entry.replacement) return encode({ ...head, ...coll, d: entry.post, r: true });
+      const { disambiguatedPaths, ...ud } = updateDescriptionOf(entry);
+      return encode({
+        ...head,
+        ...coll,
+        d: entry.post,
+        ud: disambiguatedPaths && Object.keys(disambiguatedPaths).length ? { ...ud, disambiguatedPaths } : ud,
+      });
     }
+    case "d":
+      // A time-series collection's _id is not unique: the whole document says which one went.
+      return encode({ ...head, ...coll, id: entry.pre._id, ...(entry.timeseries ? { dd: entry.pre } : {}) });
   }
 }
 
@@ -75,10 +88,10 @@ export class StoreLoader {
   /** Time of the snapshot loaded (change stream history starts there). */
   snapshotTs?: Timestamp;
 
-  collection(db: string, name: string, options: Document = {}): Collection {
+  collection(db: string, name: string, options: Document = {}, uuid?: Binary): Collection {
     let coll = this.store.get(db, name);
     if (!coll) {
-      coll = this.store.create(db, name, options);
+      coll = this.store.create(db, name, options, uuid);
       this.indexSpecs.set(coll, new Map());
     }
     return coll;
@@ -90,6 +103,12 @@ export class StoreLoader {
 
   /** Inserts, or replaces the document with the same _id (only the _id index exists while loading). */
   put(coll: Collection, doc: Document): void {
+    if (coll.timeseries) {
+      // No unique _id, and no updates (refused): every record is a new document. Neither is replayed twice (the
+      // snapshot holds only documents inserted before its seq).
+      coll.insert(doc);
+      return;
+    }
     try {
       coll.insert(doc); // the common case: one probe of the _id index, not two
     } catch (err) {
@@ -132,12 +151,14 @@ export class StoreLoader {
     switch (r.op) {
       case "i":
       case "u":
-        this.put(this.collection(db, r.c as string), r.d as Document);
+        this.put(this.collection(db, r.c as string, {}, r.ui as Binary | undefined), r.d as Document);
         return;
       case "d": {
         const coll = this.store.get(db, r.c as string);
-        const rid = coll && ridOf(coll, r.id);
-        if (rid !== undefined) coll!.remove(rid);
+        if (!coll) return;
+        const whole = r.dd as Document | undefined;
+        const rid = whole ? ridsOf(coll, r.id).find((x) => compareValues(coll.docs.get(x), whole) === 0) : ridOf(coll, r.id);
+        if (rid !== undefined) coll.remove(rid);
         return;
       }
       case "c":
@@ -148,8 +169,19 @@ export class StoreLoader {
   private applyCommand(db: string, r: Document): void {
     switch (r.cmd) {
       case "create":
-        this.collection(db, r.coll as string, r.options as Document);
+        this.collection(db, r.coll as string, r.options as Document, r.uuid as Binary | undefined);
         return;
+      case "rename": {
+        // Replayed over a snapshot that already holds the rename, the source is gone: nothing to do.
+        if (!this.store.get(db, r.coll as string)) return;
+        const target = this.store.get(r.toDb as string, r.to as string);
+        if (target) {
+          this.store.drop(r.toDb as string, r.to as string);
+          this.indexSpecs.delete(target);
+        }
+        this.store.rename(db, r.coll as string, r.toDb as string, r.to as string, false);
+        return;
+      }
       case "drop": {
         const coll = this.store.drop(db, r.coll as string);
         if (coll) this.indexSpecs.delete(coll);
@@ -197,21 +229,22 @@ export class StoreLoader {
 /** The oplog entry a journal record describes (documents before writes are not journaled, images are off). */
 function entryOf(r: Document): OplogEntry {
   const base = { seq: Number(r.s), ts: r.t as Timestamp, wall: (r.w as Date | undefined) ?? new Date(0), db: r.db as string };
+  const coll = { coll: r.c as string, uuid: r.ui as Binary | undefined, ...(r.tsc === true ? { timeseries: true } : {}) };
   switch (r.op) {
     case "i":
-      return { ...base, op: "i", coll: r.c as string, doc: r.d as Document, images: false };
+      return { ...base, op: "i", ...coll, doc: r.d as Document, images: false };
     case "u":
       return {
         ...base,
         op: "u",
-        coll: r.c as string,
+        ...coll,
         post: r.d as Document,
         replacement: r.r === true,
         description: r.ud as UpdateDescription | undefined,
         images: false,
       };
     case "d":
-      return { ...base, op: "d", coll: r.c as string, pre: { _id: r.id }, images: false };
+      return { ...base, op: "d", ...coll, pre: (r.dd as Document | undefined) ?? { _id: r.id }, images: false };
     default: {
       const { s: _s, t: _t, w: _w, op: _o, db: _d, ...command } = r;
       return { ...base, op: "c", ...command } as OplogEntry;
@@ -220,6 +253,10 @@ function entryOf(r: Document): OplogEntry {
 }
 
 function ridOf(coll: Collection, id: unknown): number | undefined {
+  return ridsOf(coll, id)[0];
+}
+
+function ridsOf(coll: Collection, id: unknown): number[] {
   const key = coll.idIndex.keysFor({ _id: id })[0];
-  return coll.idIndex.lookup(key)[0];
+  return coll.idIndex.lookup(key);
 }

@@ -1,7 +1,7 @@
 // The oplog: one entry per write (insert, update/replace, delete, and namespace commands), each stamped with a
 // strictly increasing cluster Timestamp. Change streams read it; durable mode journals it. The in-memory copy
 // is capped (oldest entries are dropped), like mongod's capped oplog collection.
-import { Timestamp, type Document } from "bson";
+import { Timestamp, type Binary, type Document } from "bson";
 import { describeUpdate, type UpdateDescription } from "./update-description.ts";
 
 interface EntryBase {
@@ -12,17 +12,24 @@ interface EntryBase {
   db: string;
 }
 
-export interface InsertEntry extends EntryBase {
-  op: "i";
+/** What a document write records about its collection besides the namespace. */
+interface DocumentEntryBase extends EntryBase {
   coll: string;
+  /** The collection's UUID (absent in entries journaled before UUIDs were recorded). */
+  uuid?: Binary;
+  /** A write to a time-series collection: mongod's change streams never show these (they go to its buckets). */
+  timeseries?: boolean;
+}
+
+export interface InsertEntry extends DocumentEntryBase {
+  op: "i";
   doc: Document;
   /** Whether the collection records pre- and post-images (changeStreamPreAndPostImages). */
   images: boolean;
 }
 
-export interface UpdateEntry extends EntryBase {
+export interface UpdateEntry extends DocumentEntryBase {
   op: "u";
-  coll: string;
   /** The document before (absent for an entry reloaded from the journal, which keeps only `description`). */
   pre?: Document;
   post: Document;
@@ -33,22 +40,28 @@ export interface UpdateEntry extends EntryBase {
   images: boolean;
 }
 
-export interface DeleteEntry extends EntryBase {
+export interface DeleteEntry extends DocumentEntryBase {
   op: "d";
-  coll: string;
   /** The deleted document (only its _id for an entry reloaded from the journal). */
   pre: Document;
   images: boolean;
 }
 
+// `uuid`: the collection's UUID (absent in entries journaled before UUIDs were recorded).
 export type NamespaceCommand =
-  | { cmd: "create"; coll: string; options: Document }
-  | { cmd: "drop"; coll: string }
+  | { cmd: "create"; coll: string; options: Document; uuid?: Binary }
+  | { cmd: "drop"; coll: string; uuid?: Binary }
   | { cmd: "dropDatabase" }
-  | { cmd: "createIndex"; coll: string; spec: Document }
-  | { cmd: "dropIndex"; coll: string; name: string }
-  /** The collection's options and index specs after a collMod. */
-  | { cmd: "collMod"; coll: string; options: Document; indexes: Document[] };
+  | { cmd: "createIndex"; coll: string; spec: Document; uuid?: Binary }
+  /** `spec`: the dropped index's spec. */
+  | { cmd: "dropIndex"; coll: string; name: string; spec?: Document; uuid?: Binary }
+  /**
+   * The collection's options and index specs after a collMod; `change`: what the command asked (a modify
+   * event's operationDescription), `before`: the collection's options before it.
+   */
+  | { cmd: "collMod"; coll: string; options: Document; indexes: Document[]; uuid?: Binary; change?: Document; before?: Document }
+  /** renameCollection of db.coll to toDb.to; `dropTarget`: the UUID of the target collection it replaced. */
+  | { cmd: "rename"; coll: string; toDb: string; to: string; uuid?: Binary; dropTarget?: Binary };
 
 export type CommandEntry = EntryBase & { op: "c" } & NamespaceCommand;
 
@@ -59,6 +72,7 @@ export interface WrittenCollection {
   readonly db: string;
   readonly name: string;
   readonly options: Document;
+  readonly uuid?: Binary;
 }
 
 /** What the Store and its collections report after each applied write. */
@@ -227,20 +241,26 @@ export class Oplog implements WriteListener {
 
   // WriteListener: the write path of the Store reports here.
   inserted(coll: WrittenCollection, doc: Document): void {
-    this.append({ op: "i", db: coll.db, coll: coll.name, doc, images: recordsImages(coll) });
+    this.append({ op: "i", ...documentEntryBase(coll), doc, images: recordsImages(coll) });
   }
 
   updated(coll: WrittenCollection, pre: Document, post: Document, replacement: boolean): void {
-    this.append({ op: "u", db: coll.db, coll: coll.name, pre, post, replacement, images: recordsImages(coll) });
+    this.append({ op: "u", ...documentEntryBase(coll), pre, post, replacement, images: recordsImages(coll) });
   }
 
   deleted(coll: WrittenCollection, pre: Document): void {
-    this.append({ op: "d", db: coll.db, coll: coll.name, pre, images: recordsImages(coll) });
+    this.append({ op: "d", ...documentEntryBase(coll), pre, images: recordsImages(coll) });
   }
 
   command(db: string, command: NamespaceCommand): void {
     this.append({ op: "c", db, ...command } as EntryInput);
   }
+}
+
+function documentEntryBase(coll: WrittenCollection): { db: string; coll: string; uuid?: Binary; timeseries?: boolean } {
+  const base: { db: string; coll: string; uuid?: Binary; timeseries?: boolean } = { db: coll.db, coll: coll.name, uuid: coll.uuid };
+  if (coll.options.timeseries) base.timeseries = true;
+  return base;
 }
 
 function recordsImages(coll: WrittenCollection): boolean {

@@ -25,7 +25,8 @@ import { readRecords } from "./record-file.ts";
 import type { Sessions } from "./sessions.ts";
 import { SNAPSHOT_FILE, writeSnapshot } from "./snapshot.ts";
 import { Store } from "./store.ts";
-import { Timestamp, type Document } from "bson";
+import type { Collection } from "./collection.ts";
+import { Timestamp, type Binary, type Document } from "bson";
 
 export interface DurableOptions {
   dbPath: string;
@@ -197,13 +198,13 @@ function loadSnapshot(dir: string, loader: StoreLoader, sessions: Sessions): voi
     throw new Error(`snapshot ${file} is incomplete or damaged`);
   }
   const header = decode(records[0].payload);
-  let coll;
+  let coll: Collection | undefined;
   for (let i = 1; i < records.length - 1; i++) {
     const r = records[i];
     if (r.type === RecordType.Document) loader.put(coll!, decode(r.payload));
     else if (r.type === RecordType.Collection) {
       const c = decode(r.payload);
-      coll = loader.collection(c.db as string, c.coll as string, c.options as Document);
+      coll = loader.collection(c.db as string, c.coll as string, c.options as Document, c.uuid as Binary | undefined);
       for (const spec of c.indexes as Document[]) loader.addIndexSpec(coll, spec);
     } else if (r.type === RecordType.Session) sessions.restore(decodeSession(r.payload));
   }

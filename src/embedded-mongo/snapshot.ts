@@ -41,23 +41,23 @@ export async function writeSnapshot(dir: string, store: Store, sessions: Session
     push(RecordType.SnapshotHeader, encode({ format: 1, seq, ts }));
     let collections = 0;
     let documents = 0;
-    for (const [db, colls] of [...store.databases]) {
-      for (const coll of [...colls.values()]) {
-        const indexes: Document[] = coll.indexes.slice(1).map((i) => i.spec);
-        push(RecordType.Collection, encode({ db, coll: coll.name, options: coll.options, indexes }));
-        collections++;
-        let slice = 0;
-        // Map iteration tolerates writes between slices; the journal replay settles what changed meanwhile.
-        // Documents inserted after the start are in the journal: stop there instead of chasing new inserts.
-        const lastRid = coll.lastRid;
-        for (const [rid, doc] of coll.docs) {
-          if (rid > lastRid) break;
-          push(RecordType.Document, serialize(doc, { checkKeys: false, ignoreUndefined: false }));
-          documents++;
-          if (++slice >= SLICE_DOCUMENTS) {
-            slice = 0;
-            await flush();
-          }
+    // Namespaces and last record ids as they were at the start (seq): a rename while the snapshot is written is
+    // in the journal after it, and its replay moves the collection then; documents inserted after the start are
+    // in the journal too, so the snapshot stops there instead of chasing new inserts.
+    const namespaces = [...store.databases].flatMap(([db, colls]) => [...colls].map(([name, coll]) => ({ db, name, coll, lastRid: coll.lastRid })));
+    for (const { db, name, coll, lastRid } of namespaces) {
+      const indexes: Document[] = coll.indexes.slice(1).map((i) => i.spec);
+      push(RecordType.Collection, encode({ db, coll: name, uuid: coll.uuid, options: coll.options, indexes }));
+      collections++;
+      let slice = 0;
+      // Map iteration tolerates writes between slices; the journal replay settles what changed meanwhile.
+      for (const [rid, doc] of coll.docs) {
+        if (rid > lastRid) break;
+        push(RecordType.Document, serialize(doc, { checkKeys: false, ignoreUndefined: false }));
+        documents++;
+        if (++slice >= SLICE_DOCUMENTS) {
+          slice = 0;
+          await flush();
         }
       }
     }

@@ -1,6 +1,6 @@
 // All databases of one server: database name -> collection name -> Collection, created implicitly on first write.
-// Namespace changes (create, drop, dropDatabase) are reported to the write listener like document writes.
-import type { Document } from "bson";
+// Namespace changes (create, drop, rename, dropDatabase) are reported to the write listener like document writes.
+import type { Binary, Document } from "bson";
 import { Collection } from "./collection.ts";
 import { commandError, ErrorCodes } from "./errors.ts";
 import type { WriteListener } from "./oplog.ts";
@@ -31,12 +31,13 @@ export class Store {
     return this.create(db, name, {});
   }
 
-  create(db: string, name: string, options: Document): Collection {
+  /** `uuid`: the collection's UUID when it is known already (durable start-up); else a new one. */
+  create(db: string, name: string, options: Document, uuid?: Binary): Collection {
     let collections = this.databases.get(db);
     if (!collections) this.databases.set(db, (collections = new Map()));
-    const coll = new Collection(db, name, options);
+    const coll = new Collection(db, name, options, uuid);
     collections.set(name, coll);
-    this.writeListener?.command(db, { cmd: "create", coll: name, options });
+    this.writeListener?.command(db, { cmd: "create", coll: name, options, uuid: coll.uuid });
     coll.listener = this.writeListener;
     return coll;
   }
@@ -46,8 +47,30 @@ export class Store {
     if (coll) {
       this.databases.get(db)!.delete(name);
       coll.listener = undefined;
-      this.writeListener?.command(db, { cmd: "drop", coll: name });
+      this.writeListener?.command(db, { cmd: "drop", coll: name, uuid: coll.uuid });
     }
+    return coll;
+  }
+
+  /**
+   * Moves db.name (documents, indexes, options, UUID) to toDb.to, replacing an existing target when `dropTarget`
+   * (one oplog entry, as mongod logs a rename with dropTarget). The caller has checked the namespaces.
+   */
+  rename(db: string, name: string, toDb: string, to: string, dropTarget: boolean): Collection {
+    const coll = this.get(db, name)!;
+    const target = this.get(toDb, to);
+    if (target && !dropTarget) throw commandError(ErrorCodes.NamespaceExists, "Target namespace exists");
+    if (target) {
+      this.databases.get(toDb)!.delete(to);
+      target.listener = undefined;
+    }
+    this.databases.get(db)!.delete(name);
+    let collections = this.databases.get(toDb);
+    if (!collections) this.databases.set(toDb, (collections = new Map()));
+    coll.db = toDb;
+    coll.name = to;
+    collections.set(to, coll);
+    this.writeListener?.command(db, { cmd: "rename", coll: name, toDb, to, uuid: coll.uuid, ...(target ? { dropTarget: target.uuid } : {}) });
     return coll;
   }
 

@@ -1,4 +1,4 @@
-// Namespace commands: create, drop, listCollections, dropDatabase.
+// Namespace commands: create, drop, renameCollection, listCollections, dropDatabase.
 import { Long, type Document } from "bson";
 import type { CommandHandler } from "../context.ts";
 import { commandError, ErrorCodes } from "../errors.ts";
@@ -7,6 +7,18 @@ import { collectionName, GENERIC_COMMAND_FIELDS, ns, optionalDocument } from "./
 import { createQuery } from "../matcher.ts";
 import { checkCollation, checkReadConcern } from "../command-options.ts";
 import { isView, validateViewOptions } from "../views.ts";
+
+/** "db.coll" of renameCollection's source or target. */
+function splitNamespace(value: unknown, which: "source" | "target"): { db: string; coll: string } {
+  if (typeof value !== "string")
+    throw commandError(
+      ErrorCodes.TypeMismatch,
+      `BSON field 'renameCollection.${which === "source" ? "renameCollection" : "to"}' is the wrong type, expected type 'string'`,
+    );
+  const dot = value.indexOf(".");
+  if (dot <= 0 || dot === value.length - 1) throw commandError(ErrorCodes.InvalidNamespace, `Invalid ${which} namespace: ${value}`);
+  return { db: value.slice(0, dot), coll: value.slice(dot + 1) };
+}
 
 export const collectionCommands: Record<string, CommandHandler> = {
   create: (cmd, ctx) => {
@@ -38,6 +50,30 @@ export const collectionCommands: Record<string, CommandHandler> = {
     return { nIndexesWas: dropped.indexes.length, ns: dropped.ns, ok: 1 };
   },
 
+  renameCollection: (cmd, ctx) => {
+    if (ctx.db !== "admin") throw commandError(ErrorCodes.Unauthorized, "renameCollection may only be run against the admin database.");
+    const source = splitNamespace(cmd.renameCollection, "source");
+    const target = splitNamespace(cmd.to, "target");
+    for (const field of Object.keys(cmd)) {
+      if (!["renameCollection", "to", "dropTarget", "stayTemp"].includes(field) && !field.startsWith("$") && !GENERIC_COMMAND_FIELDS.has(field))
+        throw commandError(40415, `BSON field 'renameCollection.${field}' is an unknown field.`, { codeName: "Location40415" });
+    }
+    const dropTarget = cmd.dropTarget === true;
+    const store = ctx.server.store;
+    if (source.db === target.db && source.coll === target.coll)
+      throw commandError(ErrorCodes.IllegalOperation, "Can't rename a collection to itself");
+    const coll = store.get(source.db, source.coll);
+    if (!coll) throw commandError(ErrorCodes.NamespaceNotFound, `Source collection ${source.db}.${source.coll} does not exist`);
+    if (isView(coll)) throw commandError(ErrorCodes.CommandNotSupportedOnView, `cannot rename view: ${source.db}.${source.coll}`);
+    if (coll.timeseries)
+      throw commandError(ErrorCodes.IllegalOperation, `Renaming a time-series collection is not allowed: ${source.db}.${source.coll}`);
+    validateCollectionName(target.db, target.coll);
+    const existing = store.get(target.db, target.coll);
+    if (existing && !dropTarget) throw commandError(ErrorCodes.NamespaceExists, "Target namespace exists");
+    store.rename(source.db, source.coll, target.db, target.coll, dropTarget);
+    return { ok: 1 };
+  },
+
   dropDatabase: (_cmd, ctx) => {
     ctx.server.store.dropDatabase(ctx.db);
     return { dropped: ctx.db, ok: 1 };
@@ -55,7 +91,13 @@ export const collectionCommands: Record<string, CommandHandler> = {
       const info: Document =
         type === "view"
           ? { name: coll.name, type, options: coll.options, info: { readOnly: true } }
-          : { name: coll.name, type, options: coll.options, info: { readOnly: false }, idIndex: { v: 2, key: { _id: 1 }, name: "_id_" } };
+          : {
+              name: coll.name,
+              type,
+              options: coll.options,
+              info: { readOnly: false, uuid: coll.uuid },
+              idIndex: { v: 2, key: { _id: 1 }, name: "_id_" },
+            };
       if (query && !query.test(info)) continue;
       infos.push(nameOnly ? { name: coll.name, type } : info);
     }

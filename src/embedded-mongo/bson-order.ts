@@ -1,6 +1,7 @@
 // mongod's total order over BSON values (used by sorts and indexes): type brackets first, then values.
 // MinKey < null/missing < numbers < strings < objects < arrays < binData < ObjectId < bool < date < timestamp < regex < MaxKey
 import type { Long } from "bson";
+import type { StringCompare } from "./collation.ts";
 
 export const TypeRank = {
   MinKey: 0,
@@ -117,7 +118,11 @@ function compareBytes(a: Uint8Array, b: Uint8Array): number {
   return a.length - b.length;
 }
 
-export function compareValues(a: unknown, b: unknown): number {
+/**
+ * mongod's comparison of two BSON values; `strings` compares strings under a collation (binary without one).
+ * Strings nested in arrays and documents are collated too; field names never are.
+ */
+export function compareValues(a: unknown, b: unknown, strings?: StringCompare): number {
   if (a instanceof TypeBound || b instanceof TypeBound) return compareWithBound(a, b);
   const ra = typeRank(a);
   const rb = typeRank(b);
@@ -130,7 +135,7 @@ export function compareValues(a: unknown, b: unknown): number {
     case TypeRank.Number:
       return compareNumbers(a, b);
     case TypeRank.String:
-      return cmp(String(a), String(b));
+      return strings ? strings(String(a), String(b)) : cmp(String(a), String(b));
     case TypeRank.Boolean:
       return cmp(Number(a), Number(b));
     case TypeRank.Date:
@@ -160,25 +165,25 @@ export function compareValues(a: unknown, b: unknown): number {
       const y = b as unknown[];
       const n = Math.min(x.length, y.length);
       for (let i = 0; i < n; i++) {
-        const c = compareValues(x[i], y[i]);
+        const c = compareValues(x[i], y[i], strings);
         if (c) return c;
       }
       return x.length - y.length;
     }
     default:
-      return compareObjects(a as Record<string, unknown>, b as Record<string, unknown>);
+      return compareObjects(a as Record<string, unknown>, b as Record<string, unknown>, strings);
   }
 }
 
 // Embedded documents compare element by element: type, then field name, then value (mongod's BSONObj order).
-function compareObjects(a: Record<string, unknown>, b: Record<string, unknown>): number {
+function compareObjects(a: Record<string, unknown>, b: Record<string, unknown>, strings?: StringCompare): number {
   const ka = Object.keys(a).filter((k) => a[k] !== undefined);
   const kb = Object.keys(b).filter((k) => b[k] !== undefined);
   const n = Math.min(ka.length, kb.length);
   for (let i = 0; i < n; i++) {
     const va = a[ka[i]];
     const vb = b[kb[i]];
-    const c = typeRank(va) - typeRank(vb) || cmp(ka[i], kb[i]) || compareValues(va, vb);
+    const c = typeRank(va) - typeRank(vb) || cmp(ka[i], kb[i]) || compareValues(va, vb, strings);
     if (c) return c;
   }
   return ka.length - kb.length;
@@ -192,8 +197,19 @@ function compareWithBound(a: unknown, b: unknown): number {
   return r !== bound.rank ? r - bound.rank : -bound.side;
 }
 
-export function valuesEqual(a: unknown, b: unknown): boolean {
-  return compareValues(a, b) === 0;
+export function valuesEqual(a: unknown, b: unknown, strings?: StringCompare): boolean {
+  return compareValues(a, b, strings) === 0;
+}
+
+/** True when a value is or holds a string: only then can a collation change how it compares. */
+export function containsString(v: unknown): boolean {
+  if (typeof v === "string") return true;
+  if (v === null || typeof v !== "object") return false;
+  if (Array.isArray(v)) return v.some(containsString);
+  const t = (v as { _bsontype?: string })._bsontype;
+  if (t === "BSONSymbol") return true;
+  if (t || v instanceof Date || v instanceof RegExp || v instanceof Uint8Array) return false;
+  return Object.values(v).some(containsString);
 }
 
 /**
@@ -246,14 +262,14 @@ export function valueAtPath(doc: unknown, path: string): unknown {
 }
 
 /** Sort key of one field: arrays sort by their smallest element ascending, their largest descending (mongod). */
-export function sortKey(doc: unknown, path: string, direction: number): unknown {
+export function sortKey(doc: unknown, path: string, direction: number, strings?: StringCompare): unknown {
   const values = valuesAtPath(doc, path);
   let best: unknown;
   let found = false;
   for (const v of values) {
     const elements = Array.isArray(v) ? (v.length ? v : [undefined]) : [v];
     for (const el of elements) {
-      if (!found || compareValues(el, best) * direction < 0) {
+      if (!found || compareValues(el, best, strings) * direction < 0) {
         best = el;
         found = true;
       }
@@ -269,10 +285,10 @@ export function parseSort(sort: unknown): SortSpec {
   return Object.entries(sort as Record<string, unknown>).map(([k, v]) => [k, Number(v) < 0 ? -1 : 1]);
 }
 
-export function compareBySort(spec: SortSpec): (a: unknown, b: unknown) => number {
+export function compareBySort(spec: SortSpec, strings?: StringCompare): (a: unknown, b: unknown) => number {
   return (a, b) => {
     for (const [path, dir] of spec) {
-      const c = compareValues(sortKey(a, path, dir), sortKey(b, path, dir));
+      const c = compareValues(sortKey(a, path, dir, strings), sortKey(b, path, dir, strings), strings);
       if (c) return c * dir;
     }
     return 0;
@@ -280,12 +296,12 @@ export function compareBySort(spec: SortSpec): (a: unknown, b: unknown) => numbe
 }
 
 /** Sorts documents, computing each sort key once (decorate-sort-undecorate). Stable, like mongod's. */
-export function sortDocuments<T>(docs: T[], spec: SortSpec): T[] {
+export function sortDocuments<T>(docs: T[], spec: SortSpec, strings?: StringCompare): T[] {
   if (spec.length === 0) return docs;
-  const decorated = docs.map((doc, i) => ({ doc, i, keys: spec.map(([p, d]) => sortKey(doc, p, d)) }));
+  const decorated = docs.map((doc, i) => ({ doc, i, keys: spec.map(([p, d]) => sortKey(doc, p, d, strings)) }));
   decorated.sort((x, y) => {
     for (let k = 0; k < spec.length; k++) {
-      const c = compareValues(x.keys[k], y.keys[k]);
+      const c = compareValues(x.keys[k], y.keys[k], strings);
       if (c) return c * spec[k][1];
     }
     return x.i - y.i;

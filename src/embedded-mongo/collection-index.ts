@@ -6,6 +6,7 @@ import { OrderedSet, type Position } from "./ordered-set.ts";
 import { formatValue } from "./format.ts";
 import type { Query } from "mingo/query";
 import { createQuery } from "./matcher.ts";
+import { type Collation, parseCollation } from "./collation.ts";
 
 export interface IndexEntry {
   key: unknown[];
@@ -38,6 +39,8 @@ export class CollectionIndex {
   /** Entries whose key has a value without a canonical string; while any exist the hash is not trusted. */
   private unhashable = 0;
   private readonly partialQuery?: Query;
+  /** The index's collation (spec.collation): its keys are ordered and compared under it. Undefined: binary. */
+  readonly collation?: Collation;
 
   constructor(spec: Document) {
     this.spec = spec;
@@ -47,14 +50,17 @@ export class CollectionIndex {
     this.unique = spec.unique === true || spec.name === "_id_";
     this.sparse = spec.sparse === true;
     this.partialFilterExpression = spec.partialFilterExpression as Document | undefined;
-    if (this.partialFilterExpression) this.partialQuery = createQuery(this.partialFilterExpression);
+    this.collation = spec.collation === undefined ? undefined : (parseCollation(spec.collation) ?? undefined);
+    const strings = this.collation?.compare;
+    if (this.partialFilterExpression) this.partialQuery = createQuery(this.partialFilterExpression, undefined, this.collation);
     if (typeof spec.expireAfterSeconds === "number") this.expireAfterSeconds = spec.expireAfterSeconds;
     this.hidden = spec.hidden === true;
-    if (this.unique) this.hash = new Map();
+    // Keys equal under a collation have no canonical string: a collated index has no hash.
+    if (this.unique && !this.collation) this.hash = new Map();
     const dirs = this.fields.map(([, d]) => d);
     this.entries = new OrderedSet<IndexEntry>((a, b) => {
       for (let i = 0; i < dirs.length; i++) {
-        const c = compareValues(a.key[i], b.key[i]);
+        const c = compareValues(a.key[i], b.key[i], strings);
         if (c) return c * dirs[i];
       }
       return a.rid - b.rid;
@@ -86,7 +92,7 @@ export class CollectionIndex {
         } else values.push(v === undefined ? null : v);
       }
       if (sawArray) arrayFields.push(path);
-      perField.push(values.length ? dedupe(values) : [null]);
+      perField.push(values.length ? dedupe(values, this.collation) : [null]);
     }
     if (this.sparse && !present) return [];
     if (arrayFields.length > 1) {
@@ -175,8 +181,9 @@ export class CollectionIndex {
 
   /** Compares the first key.length fields in index order (direction applied). */
   compareKeys(entryKey: unknown[], key: unknown[]): number {
+    const strings = this.collation?.compare;
     for (let i = 0; i < key.length; i++) {
-      const c = compareValues(entryKey[i], key[i]);
+      const c = compareValues(entryKey[i], key[i], strings);
       if (c) return c * this.fields[i][1];
     }
     return 0;
@@ -234,10 +241,10 @@ function hashValue(v: unknown): string | undefined {
   }
 }
 
-function dedupe(values: unknown[]): unknown[] {
+function dedupe(values: unknown[], collation?: Collation): unknown[] {
   if (values.length < 2) return values;
   const out: unknown[] = [];
-  for (const v of values) if (!out.some((o) => compareValues(o, v) === 0)) out.push(v);
+  for (const v of values) if (!out.some((o) => compareValues(o, v, collation?.compare) === 0)) out.push(v);
   return out;
 }
 

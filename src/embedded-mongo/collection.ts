@@ -4,6 +4,7 @@
 import { UUID, type Binary, type Document } from "bson";
 import { cloneDocument } from "./clone.ts";
 import { CollectionIndex, sameKeys } from "./collection-index.ts";
+import { type Collation, parseCollation } from "./collation.ts";
 import type { WriteListener } from "./oplog.ts";
 
 export class Collection {
@@ -14,6 +15,8 @@ export class Collection {
   /** Told about every applied write; unset while a durable store is being loaded (replay is not a new write). */
   listener?: WriteListener;
   private nextRid = 1;
+  /** The default collation (`create` with `collation`, kept whole in options.collation); undefined: binary. */
+  readonly collation?: Collation;
   /** The collection's UUID (listCollections' info.uuid, change events' collectionUUID); kept across a rename. */
   readonly uuid: Binary;
 
@@ -26,7 +29,11 @@ export class Collection {
   ) {
     this.options = options;
     this.uuid = uuid ?? new UUID();
-    this.indexes.push(new CollectionIndex(idIndexSpec(options)));
+    this.collation = options.collation === undefined ? undefined : (parseCollation(options.collation) ?? undefined);
+    // The default collation also collates the _id index, as mongod's does (a view's is only its query default).
+    const idSpec = idIndexSpec(options);
+    if (this.collation && typeof options.viewOn !== "string") idSpec.collation = this.collation.spec;
+    this.indexes.push(new CollectionIndex(idSpec));
   }
 
   /** A time-series collection: documents need a date in the timeField and `_id` is not unique. */

@@ -1,23 +1,14 @@
-// Generic command options the embedded server must not silently ignore: a collation other than the simple one,
-// and a read concern a standalone cannot honour. Each answers an error instead of a quietly different result.
+// Generic command options the embedded server must not silently ignore: a collation (checked here, honoured
+// through collation.ts), and a read concern a standalone cannot honour. Each answers an error instead of a quietly
+// different result.
 import type { Document } from "bson";
 import type { CommandContext } from "./context.ts";
 import { commandError, ErrorCodes } from "./errors.ts";
-import { formatValue } from "./format.ts";
+import { parseCollation } from "./collation.ts";
 
-/** Accepts no collation or the simple (binary) one; any other answers BadValue rather than comparing binary. */
+/** Checks a collation document as mongod does (the command then runs under it, see collation.ts). */
 export function checkCollation(collation: unknown): void {
-  if (collation === undefined || collation === null) return;
-  if (typeof collation !== "object" || Array.isArray(collation)) {
-    throw commandError(ErrorCodes.TypeMismatch, "BSON field 'collation' is the wrong type, expected type 'object'");
-  }
-  const spec = collation as Document;
-  if (spec.locale === "simple" && Object.keys(spec).length === 1) return;
-  if (typeof spec.locale !== "string") throw commandError(ErrorCodes.FailedToParse, "BSON field 'locale' is missing but a required field");
-  throw commandError(
-    ErrorCodes.BadValue,
-    `collation ${formatValue(spec)} is not supported by the embedded server: only {locale: "simple"} (binary comparison) is`,
-  );
+  parseCollation(collation);
 }
 
 /**

@@ -2,7 +2,8 @@
 // cover, scans only that key range, and re-checks every candidate with the full mingo matcher.
 import type { Document } from "bson";
 import type { Query } from "mingo/query";
-import { compareValues, MAX_BOUND, MIN_BOUND, sortDocuments, TypeBound, typeRank, TypeRank, type SortSpec } from "./bson-order.ts";
+import { compareValues, containsString, MAX_BOUND, MIN_BOUND, sortDocuments, TypeBound, typeRank, TypeRank, type SortSpec } from "./bson-order.ts";
+import { type Collation, sameCollation, type StringCompare } from "./collation.ts";
 import type { Collection } from "./collection.ts";
 import type { CollectionIndex, IndexEntry } from "./collection-index.ts";
 import { createQuery } from "./matcher.ts";
@@ -30,6 +31,8 @@ export interface FindOptions {
   hint?: unknown;
   /** The command's `let` constants, for `$$name` inside `$expr`. */
   variables?: Document;
+  /** The collation strings compare under (the command's, else the collection's default); undefined: binary. */
+  collation?: Collation;
 }
 
 export type Match = [rid: number, doc: Document];
@@ -77,7 +80,7 @@ function conjuncts(filter: Document, out: [string, unknown][] = []): [string, un
   return out;
 }
 
-function boundsOf(filter: Document): Map<string, FieldBounds> {
+function boundsOf(filter: Document, strings?: StringCompare): Map<string, FieldBounds> {
   const bounds = new Map<string, FieldBounds>();
   const full = (): FieldBounds => ({ lo: MIN_BOUND, loInc: true, hi: MAX_BOUND, hiInc: true, sides: 0 });
   for (const [field, cond] of conjuncts(filter)) {
@@ -85,7 +88,7 @@ function boundsOf(filter: Document): Map<string, FieldBounds> {
     let used = false;
     const setPoints = (points: unknown[]) => {
       b.anyPoints ??= points;
-      b.points = b.points ? b.points.filter((p) => points.some((q) => compareValues(p, q) === 0)) : points;
+      b.points = b.points ? b.points.filter((p) => points.some((q) => compareValues(p, q, strings) === 0)) : points;
       used = true;
     };
     if (!isOperatorObject(cond)) {
@@ -95,7 +98,7 @@ function boundsOf(filter: Document): Map<string, FieldBounds> {
         if (op === "$eq" && isPointValue(v)) setPoints([v]);
         else if (op === "$in" && Array.isArray(v) && v.every(isPointValue)) setPoints(v);
         else if ((op === "$gt" || op === "$gte") && RANGE_RANKS.has(typeRank(v))) {
-          if (compareValues(v, b.lo) > 0 || (compareValues(v, b.lo) === 0 && op === "$gt")) {
+          if (compareValues(v, b.lo, strings) > 0 || (compareValues(v, b.lo, strings) === 0 && op === "$gt")) {
             b.lo = v;
             b.loInc = op === "$gte";
           }
@@ -103,7 +106,7 @@ function boundsOf(filter: Document): Map<string, FieldBounds> {
           used = true;
           b.sides |= 1;
         } else if ((op === "$lt" || op === "$lte") && RANGE_RANKS.has(typeRank(v))) {
-          if (compareValues(v, b.hi) < 0 || (compareValues(v, b.hi) === 0 && op === "$lt")) {
+          if (compareValues(v, b.hi, strings) < 0 || (compareValues(v, b.hi, strings) === 0 && op === "$lt")) {
             b.hi = v;
             b.hiInc = op === "$lte";
           }
@@ -119,8 +122,8 @@ function boundsOf(filter: Document): Map<string, FieldBounds> {
   for (const b of bounds.values()) {
     if (b.points && (b.lo !== MIN_BOUND || b.hi !== MAX_BOUND)) {
       b.points = b.points.filter((p) => {
-        const l = compareValues(p, b.lo);
-        const h = compareValues(p, b.hi);
+        const l = compareValues(p, b.lo, strings);
+        const h = compareValues(p, b.hi, strings);
         return (l > 0 || (l === 0 && b.loInc)) && (h < 0 || (h === 0 && b.hiInc));
       });
     }
@@ -200,7 +203,7 @@ function planFor(index: CollectionIndex, bounds: Map<string, FieldBounds>, filte
     if (fieldPoints) {
       // A sparse index holds no entry for missing fields, so it cannot answer a null lookup.
       if (index.sparse && fieldPoints.some((p) => p === null)) return undefined;
-      const points = [...fieldPoints].sort((x, y) => compareValues(x, y) * dir);
+      const points = [...fieldPoints].sort((x, y) => compareValues(x, y, index.collation?.compare) * dir);
       if (points.length > 1) multiPoint = true;
       if (prefixes.length * Math.max(points.length, 1) > MAX_RANGES) break;
       prefixes = prefixes.flatMap((p) => points.map((v) => [...p, v]));
@@ -255,8 +258,21 @@ function planFor(index: CollectionIndex, bounds: Map<string, FieldBounds>, filte
  */
 const SORTED_LIMIT_BONUS = 15;
 
-function choosePlan(coll: Collection, filter: Document, sort: SortSpec, hint: unknown, limited = false): Plan | undefined {
-  const bounds = boundsOf(filter);
+/**
+ * An index whose collation is not the query's orders and equates strings differently: it may only answer bounds
+ * without strings, and never provides the sort order.
+ */
+function collationAllows(plan: Plan, collation: Collation | undefined): boolean {
+  if (sameCollation(plan.index.collation, collation)) return true;
+  plan.sortDirection = 0;
+  return (
+    plan.ranges.every((r) => !containsString(r.lo) && !containsString(r.hi)) &&
+    (plan.rangeUsed || plan.pointFields.length > 0 || plan.ranges.some((r) => r.lo.length > 0))
+  );
+}
+
+function choosePlan(coll: Collection, filter: Document, sort: SortSpec, hint: unknown, limited = false, collation?: Collation): Plan | undefined {
+  const bounds = boundsOf(filter, collation?.compare);
   if (hint !== undefined && hint !== null) {
     const index = typeof hint === "string" ? coll.index(hint) : coll.indexes.find((i) => compareValues(i.keyPattern, hint) === 0);
     if (index?.hidden) {
@@ -266,16 +282,10 @@ function choosePlan(coll: Collection, filter: Document, sort: SortSpec, hint: un
       );
     }
     if (index && !index.sparse && !index.partialFilterExpression) {
-      return (
-        planFor(index, bounds, filter, sort) ?? {
-          index,
-          ranges: [{ lo: [], loInc: true, hi: [], hiInc: true }],
-          sortDirection: 0,
-          score: 0,
-          pointFields: [],
-          rangeUsed: false,
-        }
-      );
+      const plan = planFor(index, bounds, filter, sort);
+      if (plan && collationAllows(plan, collation)) return plan;
+      // The whole index, in its order: every document, re-checked by the filter.
+      return { index, ranges: [{ lo: [], loInc: true, hi: [], hiInc: true }], sortDirection: 0, score: 0, pointFields: [], rangeUsed: false };
     }
   }
   if (bounds.size === 0 && sort.length === 0) return undefined;
@@ -283,6 +293,7 @@ function choosePlan(coll: Collection, filter: Document, sort: SortSpec, hint: un
   for (const index of coll.indexes) {
     if (index.hidden) continue;
     const plan = planFor(index, bounds, filter, sort);
+    if (plan && !collationAllows(plan, collation)) continue;
     if (plan && limited && plan.sortDirection !== 0) plan.score += SORTED_LIMIT_BONUS;
     if (plan && (!best || plan.score > best.score)) best = plan;
   }
@@ -349,9 +360,9 @@ function answeredByIndex(filter: Document, plan: Plan): boolean {
   });
 }
 
-export function compileFilter(filter: Document | undefined, variables?: Document): ((doc: Document) => boolean) | undefined {
+export function compileFilter(filter: Document | undefined, variables?: Document, collation?: Collation): ((doc: Document) => boolean) | undefined {
   if (!filter || Object.keys(filter).length === 0) return undefined;
-  const query = createQuery(filter, variables);
+  const query = createQuery(filter, variables, collation);
   return (doc) => query.test(doc);
 }
 
@@ -363,8 +374,9 @@ export function findMatches(coll: Collection, filter: Document = {}, options: Fi
   const sort = options.sort ?? [];
   const skip = Math.max(0, options.skip ?? 0);
   const limit = options.limit && options.limit > 0 ? options.limit : Infinity;
-  const plan = choosePlan(coll, filter, sort, options.hint, limit !== Infinity);
-  const test = plan && answeredByIndex(filter, plan) ? undefined : compileFilter(filter, options.variables);
+  const collation = options.collation;
+  const plan = choosePlan(coll, filter, sort, options.hint, limit !== Infinity, collation);
+  const test = plan && answeredByIndex(filter, plan) ? undefined : compileFilter(filter, options.variables, collation);
   const out: Match[] = [];
   // Early stop is possible whenever the output order is already the requested one.
   const ordered = sort.length === 0 || (plan !== undefined && plan.sortDirection !== 0);
@@ -409,16 +421,17 @@ export function findMatches(coll: Collection, filter: Document = {}, options: Fi
   }
   let result = out;
   if (!ordered) {
-    result = sortMatches(out, sort);
+    result = sortMatches(out, sort, collation?.compare);
   }
   if (skip || limit !== Infinity) result = result.slice(skip, skip + (limit === Infinity ? result.length : limit));
   return result;
 }
 
-function sortMatches(matches: Match[], sort: SortSpec): Match[] {
+function sortMatches(matches: Match[], sort: SortSpec, strings?: StringCompare): Match[] {
   const docs = sortDocuments(
     matches.map((m) => m[1]),
     sort,
+    strings,
   );
   // sortDocuments is stable and returns the same objects, so map them back to their record ids.
   const ridOf = new Map<Document, number>(matches.map(([rid, doc]) => [doc, rid]));

@@ -5,6 +5,7 @@ import { compareValues } from "./bson-order.ts";
 import { commandError, ErrorCodes } from "./errors.ts";
 import { runAggregation } from "./matcher.ts";
 import { cloneDocument } from "./clone.ts";
+import type { Collation } from "./collation.ts";
 
 const UPDATE_STAGES = new Set(["$addFields", "$set", "$project", "$unset", "$replaceRoot", "$replaceWith"]);
 
@@ -19,9 +20,9 @@ export function validatePipelineUpdate(pipeline: Document[]): void {
 }
 
 /** The document after the pipeline, `_id` first; throws 66 when the pipeline changed `_id`. */
-export function runPipelineUpdate(doc: Document, pipeline: Document[], variables?: Document): Document {
+export function runPipelineUpdate(doc: Document, pipeline: Document[], variables?: Document, collation?: Collation): Document {
   validatePipelineUpdate(pipeline);
-  const [result] = runAggregation([cloneDocument(doc)], pipeline, () => [], variables);
+  const [result] = runAggregation([cloneDocument(doc)], pipeline, () => [], variables, collation);
   if (!result || typeof result !== "object") throw commandError(ErrorCodes.BadValue, "The update pipeline did not produce a document");
   if (doc._id === undefined) return result;
   if (result._id === undefined) return { _id: doc._id, ...result };

@@ -5,6 +5,7 @@ import type { Document } from "bson";
 import { commandError, ErrorCodes } from "./errors.ts";
 import { formatValue } from "./format.ts";
 import { createQuery } from "./matcher.ts";
+import type { Collation } from "./collation.ts";
 
 const ARRAY_FILTER_ID = /^\$\[([a-z][a-zA-Z0-9]*)?\]$/;
 
@@ -21,7 +22,7 @@ export function hasPositional(update: Document): boolean {
 }
 
 /** Array filters by identifier, checked as mongod checks them (one top-level identifier per filter, no duplicates). */
-function parseArrayFilters(arrayFilters: Document[] | undefined): Map<string, (el: unknown) => boolean> {
+function parseArrayFilters(arrayFilters: Document[] | undefined, collation?: Collation): Map<string, (el: unknown) => boolean> {
   const byId = new Map<string, (el: unknown) => boolean>();
   for (const filter of arrayFilters ?? []) {
     const ids = new Set(Object.keys(filter).map((k) => k.split(".")[0]));
@@ -39,7 +40,7 @@ function parseArrayFilters(arrayFilters: Document[] | undefined): Map<string, (e
       );
     }
     if (byId.has(id)) throw commandError(ErrorCodes.FailedToParse, `Found multiple array filters with the same top-level field name ${id}`);
-    const query = createQuery(filter);
+    const query = createQuery(filter, undefined, collation);
     byId.set(id, (el) => query.test({ [id]: el }));
   }
   return byId;
@@ -49,9 +50,15 @@ function parseArrayFilters(arrayFilters: Document[] | undefined): Map<string, (e
  * The index of the array element the query matched, for the positional `$` at `arrayPath`: the first element that
  * alone (the array replaced by a one-element array) still lets the query match, when an empty array would not.
  */
-function matchedIndex(doc: Document, arrayPath: string[], array: unknown[], query: Document | undefined): number | undefined {
+function matchedIndex(
+  doc: Document,
+  arrayPath: string[],
+  array: unknown[],
+  query: Document | undefined,
+  collation: Collation | undefined,
+): number | undefined {
   if (!query) return undefined;
-  const test = createQuery(query);
+  const test = createQuery(query, undefined, collation);
   // A query that matches whatever the array holds did not match on it: no position to report.
   if (test.test(replaceAt(doc, arrayPath, []))) return undefined;
   for (let i = 0; i < array.length; i++) {
@@ -82,8 +89,14 @@ function valueAt(doc: unknown, path: string[]): unknown {
  * Rewrites an operator update so every path is concrete (numeric indexes instead of `$`, `$[]`, `$[id]`);
  * paths whose filtered positions match nothing disappear.
  */
-export function resolvePositionalPaths(doc: Document, update: Document, query: Document | undefined, arrayFilters: Document[] | undefined): Document {
-  const filters = parseArrayFilters(arrayFilters);
+export function resolvePositionalPaths(
+  doc: Document,
+  update: Document,
+  query: Document | undefined,
+  arrayFilters: Document[] | undefined,
+  collation?: Collation,
+): Document {
+  const filters = parseArrayFilters(arrayFilters, collation);
   const used = new Set<string>();
   for (const fields of Object.values(update)) {
     if (!fields || typeof fields !== "object") continue;
@@ -108,14 +121,20 @@ export function resolvePositionalPaths(doc: Document, update: Document, query: D
     }
     const resolved: Document = {};
     for (const [path, arg] of Object.entries(fields as Document)) {
-      for (const concrete of expand(doc, path, query, filters)) resolved[concrete] = arg;
+      for (const concrete of expand(doc, path, query, filters, collation)) resolved[concrete] = arg;
     }
     out[op] = resolved;
   }
   return out;
 }
 
-function expand(doc: Document, path: string, query: Document | undefined, filters: Map<string, (el: unknown) => boolean>): string[] {
+function expand(
+  doc: Document,
+  path: string,
+  query: Document | undefined,
+  filters: Map<string, (el: unknown) => boolean>,
+  collation: Collation | undefined,
+): string[] {
   const parts = path.split(".");
   let prefixes: string[][] = [[]];
   for (let i = 0; i < parts.length; i++) {
@@ -130,7 +149,7 @@ function expand(doc: Document, path: string, query: Document | undefined, filter
       const shown = prefix.join(".");
       if (part === "$") {
         if (!Array.isArray(array)) throw commandError(ErrorCodes.BadValue, "The positional operator did not find the match needed from the query.");
-        const index = matchedIndex(doc, prefix, array, query);
+        const index = matchedIndex(doc, prefix, array, query, collation);
         if (index === undefined) throw commandError(ErrorCodes.BadValue, "The positional operator did not find the match needed from the query.");
         next.push([...prefix, String(index)]);
         continue;

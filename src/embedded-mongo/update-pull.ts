@@ -5,6 +5,7 @@ import type { Document } from "bson";
 import { compareValues } from "./bson-order.ts";
 import { commandError, ErrorCodes } from "./errors.ts";
 import { createQuery } from "./matcher.ts";
+import type { Collation } from "./collation.ts";
 
 const LOGICAL = new Set(["$and", "$or", "$nor", "$expr", "$where", "$text", "$comment", "$jsonSchema"]);
 
@@ -14,22 +15,23 @@ function isPlainObject(v: unknown): v is Document {
   return proto === Object.prototype || proto === null;
 }
 
-function elementTest(cond: unknown): (el: unknown) => boolean {
+function elementTest(cond: unknown, collation: Collation | undefined): (el: unknown) => boolean {
   if (isPlainObject(cond)) {
     const first = Object.keys(cond)[0];
     if (first !== undefined && first.startsWith("$") && !LOGICAL.has(first)) {
-      const query = createQuery({ v: cond });
+      const query = createQuery({ v: cond }, undefined, collation);
       return (el) => query.test({ v: el });
     }
-    const query = createQuery(cond);
+    const query = createQuery(cond, undefined, collation);
     return (el) => isPlainObject(el) && query.test(el);
   }
   return (el) =>
-    compareValues(el, cond) === 0 && (!isPlainObject(el) || JSON.stringify(Object.keys(el)) === JSON.stringify(Object.keys(cond as object)));
+    compareValues(el, cond, collation?.compare) === 0 &&
+    (!isPlainObject(el) || JSON.stringify(Object.keys(el)) === JSON.stringify(Object.keys(cond as object)));
 }
 
 /** Applies `{$pull: {path: cond}}` to `doc` in place (doc is the caller's private copy); true when something was removed. */
-export function applyPull(doc: Document, pulls: Document): boolean {
+export function applyPull(doc: Document, pulls: Document, collation?: Collation): boolean {
   let removed = false;
   for (const [path, cond] of Object.entries(pulls)) {
     const parts = path.split(".");
@@ -42,7 +44,7 @@ export function applyPull(doc: Document, pulls: Document): boolean {
     const array = (parent as Document)[field];
     if (array === undefined) continue;
     if (!Array.isArray(array)) throw commandError(ErrorCodes.BadValue, "Cannot apply $pull to a non-array value");
-    const test = elementTest(cond);
+    const test = elementTest(cond, collation);
     const kept = array.filter((el) => !test(el));
     if (kept.length !== array.length) {
       (parent as Document)[field] = kept;

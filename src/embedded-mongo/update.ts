@@ -2,7 +2,8 @@
 // replacements, pipeline updates, and upsert seeding from the query's equality predicates.
 import { ObjectId, type Document } from "bson";
 import { updateOne } from "mingo";
-import { compareValues } from "./bson-order.ts";
+import { compareValues, containsString } from "./bson-order.ts";
+import type { Collation } from "./collation.ts";
 import { commandError, CommandError, ErrorCodes } from "./errors.ts";
 import { cloneDocument } from "./clone.ts";
 import { applyFastUpdate } from "./update-fast-path.ts";
@@ -87,6 +88,24 @@ export interface ApplyOptions {
   variables?: Document;
   /** True while building an upserted document: $setOnInsert applies. */
   inserting?: boolean;
+  /** The statement's collation (none: binary): positional `$`, arrayFilters, $pull and pipeline comparisons. */
+  collation?: Collation;
+}
+
+/**
+ * Operators whose string comparisons are binary here ($addToSet, $pullAll, $min, $max go through mingo, and
+ * $push's $sort): under a collation they are refused when strings could meet, rather than compared binary.
+ */
+function refuseUncollated(update: Document): void {
+  for (const op of ["$addToSet", "$pullAll", "$min", "$max"]) {
+    if (update[op] !== undefined && containsString(update[op])) {
+      throw commandError(ErrorCodes.BadValue, `${op} on strings with a non-simple collation is not supported by the embedded server`);
+    }
+  }
+  const push = update.$push as Document | undefined;
+  if (push && Object.values(push).some((arg) => arg !== null && typeof arg === "object" && "$sort" in (arg as Document))) {
+    throw commandError(ErrorCodes.BadValue, "$push with $sort and a non-simple collation is not supported by the embedded server");
+  }
 }
 
 /** Returns the updated copy of `doc` (never mutates it) and whether anything changed. */
@@ -98,9 +117,10 @@ export function applyUpdate(doc: Document, update: UpdateSpec, options: ApplyOpt
     return { doc: replacement, modified: !sameDocument(doc, replacement) };
   }
   if (Array.isArray(update)) {
-    const result = runPipelineUpdate(doc, update, options.variables);
+    const result = runPipelineUpdate(doc, update, options.variables, options.collation);
     return { doc: result, modified: !sameDocument(doc, result) };
   }
+  if (options.collation) refuseUncollated(update);
   if (!hasPositional(update) && !options.arrayFilters?.length) {
     const fast = applyFastUpdate(doc, update, options.inserting === true);
     if (fast) {
@@ -117,7 +137,7 @@ export function applyUpdate(doc: Document, update: UpdateSpec, options: ApplyOpt
   if (Object.keys(modifier).length === 0) return { doc, modified: false };
   // Positional paths are resolved once against the original document (mingo would see them as conflicting).
   if (hasPositional(modifier) || options.arrayFilters?.length) {
-    modifier = resolvePositionalPaths(doc, modifier, options.query, options.arrayFilters);
+    modifier = resolvePositionalPaths(doc, modifier, options.query, options.arrayFilters, options.collation);
     const fast = applyFastUpdate(doc, modifier, options.inserting === true);
     if (fast) {
       checkIdUnchanged(doc, fast.doc);
@@ -129,7 +149,7 @@ export function applyUpdate(doc: Document, update: UpdateSpec, options: ApplyOpt
   let modified = false;
   try {
     if (Object.keys(withoutPull).length) modified = updateOne(docs, {}, withoutPull, { cloneMode: "copy" }).modifiedCount > 0;
-    if ($pull !== undefined) modified = applyPull(docs[0], $pull as Document) || modified;
+    if ($pull !== undefined) modified = applyPull(docs[0], $pull as Document, options.collation) || modified;
   } catch (err) {
     if (err instanceof CommandError) throw err;
     const message = (err as Error).message;

@@ -5,7 +5,8 @@ import { commandError, ErrorCodes } from "../errors.ts";
 import { validateCollectionName } from "../store.ts";
 import { collectionName, GENERIC_COMMAND_FIELDS, ns, optionalDocument } from "./common.ts";
 import { createQuery } from "../matcher.ts";
-import { checkCollation, checkReadConcern } from "../command-options.ts";
+import { checkReadConcern } from "../command-options.ts";
+import { parseCollation } from "../collation.ts";
 import { isView, validateViewOptions } from "../views.ts";
 
 /** "db.coll" of renameCollection's source or target. */
@@ -28,7 +29,10 @@ export const collectionCommands: Record<string, CommandHandler> = {
       throw commandError(ErrorCodes.NamespaceExists, `Collection ${ns(ctx, name)} already exists.`);
     }
     const options = Object.fromEntries(Object.entries(cmd).filter(([k]) => k !== "create" && !k.startsWith("$") && !GENERIC_COMMAND_FIELDS.has(k)));
-    checkCollation(options.collation);
+    // The default collation is kept whole (every field filled in), as listCollections reports it; simple is none.
+    const collation = parseCollation(options.collation);
+    if (collation) options.collation = collation.spec;
+    else delete options.collation;
     // Collections whose storage and semantics differ from a plain collection are refused rather than faked.
     const unsupported = ["timeseries", "clusteredIndex", "encryptedFields"].find((k) => options[k] !== undefined);
     if (unsupported) throw commandError(ErrorCodes.InvalidOptions, `'${unsupported}' collections are not supported by the embedded server`);
@@ -96,7 +100,9 @@ export const collectionCommands: Record<string, CommandHandler> = {
               type,
               options: coll.options,
               info: { readOnly: false, uuid: coll.uuid },
-              idIndex: { v: 2, key: { _id: 1 }, name: "_id_" },
+              idIndex: coll.collation
+                ? { v: 2, key: { _id: 1 }, name: "_id_", collation: coll.collation.spec }
+                : { v: 2, key: { _id: 1 }, name: "_id_" },
             };
       if (query && !query.test(info)) continue;
       infos.push(nameOnly ? { name: coll.name, type } : info);

@@ -5,7 +5,8 @@ import type { CommandHandler } from "../context.ts";
 import { CommandError, commandError, ErrorCodes } from "../errors.ts";
 import { findMatches } from "../planner.ts";
 import { applyUpdate, buildUpsertDocument, isOperatorUpdate, validateUpdate, withIdFirst } from "../update.ts";
-import { checkCollation, checkReadConcern } from "../command-options.ts";
+import { checkReadConcern } from "../command-options.ts";
+import { effectiveCollation } from "../collation.ts";
 import { letVariables } from "../matcher.ts";
 import { refuseView } from "../views.ts";
 import { collectionName, ns, optionalDocument, projector } from "./common.ts";
@@ -86,14 +87,14 @@ export const crudCommands: Record<string, CommandHandler> = {
       const query = (stmt.q ?? {}) as Document;
       const update = stmt.u as Document | Document[];
       validateUpdate(update);
-      checkCollation(stmt.collation);
+      const coll = store.get(ctx.db, name);
+      const collation = effectiveCollation(stmt.collation, coll?.collation);
       const multi = stmt.multi === true;
       if (multi && !Array.isArray(update) && !isOperatorUpdate(update)) {
         throw commandError(ErrorCodes.FailedToParse, "multi update is not supported for replacement-style update");
       }
       const arrayFilters = stmt.arrayFilters as Document[] | undefined;
-      const coll = store.get(ctx.db, name);
-      const matches = coll ? findMatches(coll, query, { limit: multi ? 0 : 1, hint: stmt.hint, variables }) : [];
+      const matches = coll ? findMatches(coll, query, { limit: multi ? 0 : 1, hint: stmt.hint, variables, collation }) : [];
       if (matches.length === 0) {
         if (stmt.upsert !== true) return;
         const doc = buildUpsertDocument(query, update, arrayFilters, variables);
@@ -104,7 +105,7 @@ export const crudCommands: Record<string, CommandHandler> = {
         return;
       }
       for (const [rid, doc] of matches) {
-        const result = applyUpdate(doc, update, { arrayFilters, query, variables });
+        const result = applyUpdate(doc, update, { arrayFilters, query, variables, collation });
         if (result.modified) coll!.replace(rid, result.doc, isReplacement(update));
         n++;
         if (result.modified) nModified++;
@@ -125,11 +126,11 @@ export const crudCommands: Record<string, CommandHandler> = {
     const variables = letVariables(cmd.let);
     let n = 0;
     const writeErrors = runStatements(deletes, cmd.ordered !== false, (stmt) => {
-      checkCollation(stmt.collation);
+      const collation = effectiveCollation(stmt.collation, coll?.collation);
       if (!coll) return;
       const limit = Number(stmt.limit ?? 0);
       if (limit !== 0 && limit !== 1) throw commandError(ErrorCodes.FailedToParse, "The limit field in delete objects must be 0 or 1. Got " + limit);
-      for (const [rid] of findMatches(coll, (stmt.q ?? {}) as Document, { limit, hint: stmt.hint, variables })) {
+      for (const [rid] of findMatches(coll, (stmt.q ?? {}) as Document, { limit, hint: stmt.hint, variables, collation })) {
         if (coll.remove(rid)) n++;
       }
     });
@@ -153,13 +154,13 @@ export const crudCommands: Record<string, CommandHandler> = {
     if (remove && returnNew)
       throw commandError(ErrorCodes.FailedToParse, "Cannot specify both new=true and remove=true; 'remove' always returns the deleted document");
     if (update !== undefined) validateUpdate(update);
-    checkCollation(cmd.collation);
     const variables = letVariables(cmd.let);
     const arrayFilters = cmd.arrayFilters as Document[] | undefined;
     const store = ctx.server.store;
     const coll = store.get(ctx.db, name);
+    const collation = effectiveCollation(cmd.collation, coll?.collation);
     refuseView(coll, ns(ctx, name));
-    const [match] = coll ? findMatches(coll, query, { sort, limit: 1, hint: cmd.hint, variables }) : [];
+    const [match] = coll ? findMatches(coll, query, { sort, limit: 1, hint: cmd.hint, variables, collation }) : [];
 
     if (remove) {
       if (!match) return { lastErrorObject: { n: 0 }, value: null, ok: 1 };
@@ -168,7 +169,7 @@ export const crudCommands: Record<string, CommandHandler> = {
     }
     if (match) {
       const [rid, before] = match;
-      const result = applyUpdate(before, update!, { arrayFilters, query, variables });
+      const result = applyUpdate(before, update!, { arrayFilters, query, variables, collation });
       if (result.modified) coll!.replace(rid, result.doc, isReplacement(update!));
       return { lastErrorObject: { n: 1, updatedExisting: true }, value: shape(returnNew ? result.doc : before), ok: 1 };
     }

@@ -5,6 +5,7 @@ import { parseSort } from "../bson-order.ts";
 import type { CommandHandler } from "../context.ts";
 import { commandError, ErrorCodes } from "../errors.ts";
 import { findMatches, type ExecutionStats } from "../planner.ts";
+import { effectiveCollation } from "../collation.ts";
 import { collectionName, ns, optionalDocument, optionalNumber } from "./common.ts";
 
 function winningPlan(stats: ExecutionStats): Document {
@@ -44,6 +45,7 @@ export const explainCommands: Record<string, CommandHandler> = {
             skip: optionalNumber(inner, "skip"),
             limit: optionalNumber(inner, "limit"),
             hint: inner.hint,
+            collation: effectiveCollation(inner.collation, coll.collation),
           },
           stats,
         )

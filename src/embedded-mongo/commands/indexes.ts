@@ -7,7 +7,8 @@ import type { CommandHandler } from "../context.ts";
 import { commandError, ErrorCodes } from "../errors.ts";
 import { formatValue } from "../format.ts";
 import { collectionName, ns } from "./common.ts";
-import { checkCollation, checkReadConcern } from "../command-options.ts";
+import { checkReadConcern } from "../command-options.ts";
+import { type Collation, parseCollation } from "../collation.ts";
 import { refuseView } from "../views.ts";
 
 const CannotCreateIndex = 67;
@@ -17,7 +18,8 @@ const OPTION_FIELDS = ["unique", "sparse", "partialFilterExpression", "expireAft
 const IGNORED_FIELDS = new Set(["v", "background", "ns", "comment"]);
 const KNOWN_FIELDS = new Set(["key", "name", "collation", ...OPTION_FIELDS]);
 
-function normalizeSpec(raw: Document): Document {
+/** The spec as listIndexes shows it; without a collation of its own an index takes the collection's default. */
+function normalizeSpec(raw: Document, defaultCollation: Collation | undefined): Document {
   const key = raw.key;
   if (!key || typeof key !== "object" || Array.isArray(key) || Object.keys(key).length === 0) {
     throw commandError(ErrorCodes.FailedToParse, "The 'key' field is a required property of an index specification");
@@ -31,7 +33,7 @@ function normalizeSpec(raw: Document): Document {
       );
     }
   }
-  checkCollation(raw.collation);
+  const collation = parseCollation(raw.collation);
   for (const field of Object.keys(raw)) {
     if (!KNOWN_FIELDS.has(field) && !IGNORED_FIELDS.has(field)) {
       throw commandError(
@@ -69,11 +71,13 @@ function normalizeSpec(raw: Document): Document {
   if (name === "_id_" && compareValues(key, { _id: 1 }) !== 0) {
     throw commandError(ErrorCodes.BadValue, "The index name '_id_' is reserved for the _id index");
   }
+  const indexCollation = collation === undefined ? defaultCollation : (collation ?? undefined);
+  if (indexCollation) spec.collation = indexCollation.spec;
   return spec;
 }
 
 function sameOptions(a: Document, b: Document): boolean {
-  return OPTION_FIELDS.every((f) => compareValues(a[f], b[f]) === 0);
+  return OPTION_FIELDS.every((f) => compareValues(a[f], b[f]) === 0) && compareValues(a.collation, b.collation) === 0;
 }
 
 function sameKey(a: Document, b: Document): boolean {
@@ -99,8 +103,9 @@ function checkConflicts(coll: Collection, spec: Document): boolean {
   for (const index of coll.indexes) {
     const existing = index.spec;
     if (!sameKey(existing, spec)) continue;
-    // Indexes on one key pattern may coexist when their partial filters differ.
+    // Indexes on one key pattern may coexist when their partial filters or their collations differ.
     if (compareValues(existing.partialFilterExpression, spec.partialFilterExpression) !== 0) continue;
+    if (compareValues(existing.collation, spec.collation) !== 0) continue;
     if (sameOptions(existing, spec)) {
       throw commandError(ErrorCodes.IndexOptionsConflict, `Index already exists with a different name: ${existing.name}`);
     }
@@ -118,7 +123,8 @@ export const indexCommands: Record<string, CommandHandler> = {
     if (!Array.isArray(cmd.indexes) || cmd.indexes.length === 0) {
       throw commandError(ErrorCodes.BadValue, "Must specify at least one index to create");
     }
-    const specs = (cmd.indexes as Document[]).map(normalizeSpec);
+    const defaultCollation = ctx.server.store.get(ctx.db, name)?.collation;
+    const specs = (cmd.indexes as Document[]).map((raw) => normalizeSpec(raw, defaultCollation));
     const store = ctx.server.store;
     refuseView(store.get(ctx.db, name), ns(ctx, name));
     const existed = store.get(ctx.db, name) !== undefined;

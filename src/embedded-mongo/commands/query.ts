@@ -7,7 +7,8 @@ import { checkReadOptions } from "../command-options.ts";
 import { letVariables, runAggregation } from "../matcher.ts";
 import { compileFilter, findDocuments, findMatches, type ExecutionStats, type FindOptions } from "../planner.ts";
 import { cloneDocument } from "../clone.ts";
-import { resolveView } from "../views.ts";
+import { isView, resolveView } from "../views.ts";
+import { type Collation, parseCollation, sameCollation } from "../collation.ts";
 import { writeMerge, writeOut } from "../aggregate-output.ts";
 import { refuseListSearchIndexesStage } from "./search-indexes.ts";
 import { collectionName, cursorReply, ns, optionalDocument, optionalNumber, projector } from "./common.ts";
@@ -43,10 +44,23 @@ function cursorOptions(cmd: Document): { batchSize?: number } {
 const MUTATING_STAGES = new Set(["$addFields", "$set", "$unset", "$lookup", "$graphLookup", "$setWindowFields", "$fill", "$densify"]);
 
 /**
- * Runs a pipeline over a collection (a view's pipeline first), or over no collection (`name` undefined: a
- * database-level aggregate, whose first stage must be $documents).
+ * The collation a read runs under: the command's (`{locale: "simple"}`: binary), else the collection's or view's
+ * default. A command on a view may only restate the view's own collation, as mongod requires.
  */
-function runPipeline(ctx: CommandContext, name: string | undefined, pipeline: Document[], variables?: Document): Document[] {
+function readCollation(cmd: Document, ctx: CommandContext, name: string | undefined): Collation | undefined {
+  const coll = name === undefined ? undefined : ctx.server.store.get(ctx.db, name);
+  const given = parseCollation(cmd.collation);
+  if (given !== undefined && isView(coll) && !sameCollation(given ?? undefined, coll!.collation)) {
+    throw commandError(ErrorCodes.OptionNotSupportedOnView, "Cannot override a view's default collation");
+  }
+  return given === undefined ? coll?.collation : (given ?? undefined);
+}
+
+/**
+ * Runs a pipeline over a collection (a view's pipeline first), or over no collection (`name` undefined: a
+ * database-level aggregate, whose first stage must be $documents). `collation` compares strings (none: binary).
+ */
+function runPipeline(ctx: CommandContext, name: string | undefined, pipeline: Document[], variables?: Document, collation?: Collation): Document[] {
   pipeline.forEach((stage, i) => {
     if (stage === null || typeof stage !== "object" || Array.isArray(stage) || Object.keys(stage).length !== 1) {
       throw commandError(40323, "A pipeline stage specification object must contain exactly one field.");
@@ -73,7 +87,10 @@ function runPipeline(ctx: CommandContext, name: string | undefined, pipeline: Do
   // A trailing $out/$merge writes the results of the stages before it, and the aggregate returns nothing.
   const last = pipeline[pipeline.length - 1];
   if (last && ("$out" in last || "$merge" in last)) {
-    const docs = runPipeline(ctx, name, pipeline.slice(0, -1), variables);
+    // $merge matches existing documents with binary comparisons only.
+    if ("$merge" in last && collation)
+      throw commandError(ErrorCodes.BadValue, "$merge with a non-simple collation is not supported by the embedded server");
+    const docs = runPipeline(ctx, name, pipeline.slice(0, -1), variables, collation);
     if ("$out" in last) writeOut(ctx, last.$out, docs);
     else writeMerge(ctx, last.$merge, docs);
     return [];
@@ -82,7 +99,7 @@ function runPipeline(ctx: CommandContext, name: string | undefined, pipeline: Do
     if (Object.keys(pipeline[0] ?? {})[0] !== "$documents") {
       throw commandError(ErrorCodes.InvalidNamespace, "{aggregate: 1} is not valid for '$match'; a collection is required.");
     }
-    return runAggregation([{}], pipeline, (from) => [...(ctx.server.store.get(ctx.db, from)?.docs.values() ?? [])], variables);
+    return runAggregation([{}], pipeline, (from) => [...(ctx.server.store.get(ctx.db, from)?.docs.values() ?? [])], variables, collation);
   }
   const view = resolveView(ctx.server.store, ctx.db, name);
   if (view) {
@@ -103,6 +120,7 @@ function runPipeline(ctx: CommandContext, name: string | undefined, pipeline: Do
     find.limit = Number(pipeline[i++].$limit);
   }
   find.variables = variables;
+  find.collation = collation;
   let docs = findDocuments(coll, filter, find);
   // $lookup / $graphLookup read collections of the same database.
   const collectionResolver = (from: string) => [...(ctx.server.store.get(ctx.db, from)?.docs.values() ?? [])];
@@ -110,7 +128,7 @@ function runPipeline(ctx: CommandContext, name: string | undefined, pipeline: Do
   const flush = () => {
     if (!segment.length) return;
     const mutates = segment.some((s) => MUTATING_STAGES.has(Object.keys(s)[0]));
-    docs = runAggregation(mutates ? docs.map(cloneDocument) : docs, segment, collectionResolver, variables);
+    docs = runAggregation(mutates ? docs.map(cloneDocument) : docs, segment, collectionResolver, variables, collation);
     segment = [];
   };
   for (; i < pipeline.length; i++) {
@@ -118,7 +136,7 @@ function runPipeline(ctx: CommandContext, name: string | undefined, pipeline: Do
     if (stage.$sort) {
       // mingo's sort does not know BSON type order (ObjectId, Long...); ours does.
       flush();
-      docs = sortDocuments([...docs], parseSort(stage.$sort));
+      docs = sortDocuments([...docs], parseSort(stage.$sort), collation?.compare);
     } else segment.push(stage);
   }
   flush();
@@ -145,6 +163,7 @@ export const queryCommands: Record<string, CommandHandler> = {
     const filter = optionalDocument(cmd, "filter") ?? {};
     const sort = optionalDocument(cmd, "sort");
     const projection = optionalDocument(cmd, "projection");
+    const collation = readCollation(cmd, ctx, name);
     if (resolveView(ctx.server.store, ctx.db, name)) {
       // mongod runs a find on a view as an aggregate: the view's pipeline, then the find's own stages.
       if (cmd.returnKey === true || cmd.showRecordId === true)
@@ -154,14 +173,14 @@ export const queryCommands: Record<string, CommandHandler> = {
       if (skip) stages.push({ $skip: skip });
       if (limit) stages.push({ $limit: limit });
       if (projection && Object.keys(projection).length) stages.push({ $project: projection });
-      const docs = runPipeline(ctx, name, stages, variables);
+      const docs = runPipeline(ctx, name, stages, variables, collation);
       const batch = ctx.server.cursors.openCursor(ns(ctx, name), docs, batchSize, singleBatch);
       return cursorReply(ns(ctx, name), batch, "firstBatch");
     }
     const stats: ExecutionStats = { plan: "", keysExamined: 0, docsExamined: 0 };
     // A missing collection still gets its filter parsed: mongod rejects a bad filter either way.
-    if (!coll) compileFilter(filter, variables);
-    const matches = coll ? findMatches(coll, filter, { sort: parseSort(sort), skip, limit, hint: cmd.hint, variables }, stats) : [];
+    if (!coll) compileFilter(filter, variables, collation);
+    const matches = coll ? findMatches(coll, filter, { sort: parseSort(sort), skip, limit, hint: cmd.hint, variables, collation }, stats) : [];
     let docs = matches.map((m) => m[1]);
     let project = projector(projection);
     if (cmd.returnKey === true) {
@@ -202,14 +221,15 @@ export const queryCommands: Record<string, CommandHandler> = {
       const stages: Document[] = [{ $match: query }];
       if (skip) stages.push({ $skip: skip });
       if (limit) stages.push({ $limit: limit });
-      return { n: runPipeline(ctx, name, stages).length, ok: 1 };
+      return { n: runPipeline(ctx, name, stages, undefined, readCollation(cmd, ctx, name)).length, ok: 1 };
     }
+    const collation = readCollation(cmd, ctx, name);
     if (!coll) {
-      compileFilter(query);
+      compileFilter(query, undefined, collation);
       return { n: 0, ok: 1 };
     }
     if (Object.keys(query).length === 0 && !skip && !limit) return { n: coll.docs.size, ok: 1 };
-    return { n: findDocuments(coll, query, { skip, limit, hint: cmd.hint }).length, ok: 1 };
+    return { n: findDocuments(coll, query, { skip, limit, hint: cmd.hint, collation }).length, ok: 1 };
   },
 
   distinct: snapshotRead((cmd, ctx) => {
@@ -218,9 +238,10 @@ export const queryCommands: Record<string, CommandHandler> = {
     if (typeof key !== "string") throw commandError(ErrorCodes.TypeMismatch, "BSON field 'distinct.key' is the wrong type, expected type 'string'");
     checkReadOptions(cmd, ctx);
     const query = optionalDocument(cmd, "query") ?? {};
+    const collation = readCollation(cmd, ctx, name);
     const docs = resolveView(ctx.server.store, ctx.db, name)
-      ? runPipeline(ctx, name, [{ $match: query }])
-      : findDocuments(ctx.server.store.get(ctx.db, name), query, { hint: cmd.hint });
+      ? runPipeline(ctx, name, [{ $match: query }], undefined, collation)
+      : findDocuments(ctx.server.store.get(ctx.db, name), query, { hint: cmd.hint, collation });
     const values: unknown[] = [];
     for (const doc of docs) {
       for (const v of valuesAtPath(doc, key)) {
@@ -228,8 +249,10 @@ export const queryCommands: Record<string, CommandHandler> = {
         else values.push(v);
       }
     }
-    values.sort(compareValues);
-    const unique = values.filter((v, i) => i === 0 || compareValues(v, values[i - 1]) !== 0);
+    // Values equal under the collation are one value: the first found (the sort is stable).
+    const strings = collation?.compare;
+    values.sort((a, b) => compareValues(a, b, strings));
+    const unique = values.filter((v, i) => i === 0 || compareValues(v, values[i - 1], strings) !== 0);
     return { values: unique, ok: 1 };
   }),
 
@@ -246,7 +269,7 @@ export const queryCommands: Record<string, CommandHandler> = {
       throw commandError(ErrorCodes.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument");
     }
     const { batchSize } = cursorOptions(cmd);
-    const docs = runPipeline(ctx, name, cmd.pipeline as Document[], letVariables(cmd.let));
+    const docs = runPipeline(ctx, name, cmd.pipeline as Document[], letVariables(cmd.let), readCollation(cmd, ctx, name));
     const cursorNs = ns(ctx, name ?? "$cmd.aggregate");
     const batch = ctx.server.cursors.openCursor(cursorNs, docs, batchSize, false);
     return cursorReply(cursorNs, batch, "firstBatch");

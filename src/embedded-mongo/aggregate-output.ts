@@ -23,6 +23,8 @@ function target(ctx: CommandContext, spec: unknown, stage: string): string {
   validateCollectionName(db, coll);
   if (isView(ctx.server.store.get(db, coll)))
     throw commandError(ErrorCodes.CommandNotSupportedOnView, `Namespace ${db}.${coll} is a view, not a collection`);
+  if (ctx.server.store.get(db, coll)?.timeseries)
+    throw commandError(ErrorCodes.InvalidOptions, `${stage} into the time-series collection ${db}.${coll} is not supported by the embedded server`);
   return coll;
 }
 

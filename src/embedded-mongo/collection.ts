@@ -4,6 +4,7 @@
 import { UUID, type Binary, type Document } from "bson";
 import { cloneDocument } from "./clone.ts";
 import { CollectionIndex, sameKeys } from "./collection-index.ts";
+import { checkTimeseriesDocument } from "./collection-options.ts";
 import { type Collation, parseCollation } from "./collation.ts";
 import type { WriteListener } from "./oplog.ts";
 
@@ -60,6 +61,7 @@ export class Collection {
 
   /** Inserts a document (which must already carry its _id); throws the mongod duplicate-key error on conflict. */
   insert(doc: Document): number {
+    if (this.timeseries) checkTimeseriesDocument(this, doc);
     const rid = this.nextRid++;
     const keys = this.indexes.map((index) => index.keysFor(doc));
     this.indexes.forEach((index, i) => {

@@ -1,11 +1,14 @@
 // Deletes documents whose TTL-indexed date is older than expireAfterSeconds, like mongod's TTLMonitor.
 import { TypeBound, TypeRank } from "./bson-order.ts";
 import type { Store } from "./store.ts";
+import { expiredTimeseriesRecords } from "./collection-options.ts";
 
 /** One pass over every TTL index; returns how many documents were removed. */
 export function sweepExpired(store: Store, now = Date.now()): number {
   let removed = 0;
   for (const coll of store.allCollections()) {
+    // A time-series collection's expireAfterSeconds applies to its timeField.
+    for (const rid of expiredTimeseriesRecords(coll, now)) if (coll.remove(rid)) removed++;
     for (const index of coll.indexes) {
       if (index.expireAfterSeconds === undefined) continue;
       const cutoff = new Date(now - index.expireAfterSeconds * 1000);

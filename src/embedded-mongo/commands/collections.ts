@@ -8,6 +8,7 @@ import { createQuery } from "../matcher.ts";
 import { checkReadConcern } from "../command-options.ts";
 import { parseCollation } from "../collation.ts";
 import { isView, validateViewOptions } from "../views.ts";
+import { normalizeCreateOptions } from "../collection-options.ts";
 
 /** "db.coll" of renameCollection's source or target. */
 function splitNamespace(value: unknown, which: "source" | "target"): { db: string; coll: string } {
@@ -33,15 +34,15 @@ export const collectionCommands: Record<string, CommandHandler> = {
     const collation = parseCollation(options.collation);
     if (collation) options.collation = collation.spec;
     else delete options.collation;
-    // Collections whose storage and semantics differ from a plain collection are refused rather than faked.
-    const unsupported = ["timeseries", "clusteredIndex", "encryptedFields"].find((k) => options[k] !== undefined);
-    if (unsupported) throw commandError(ErrorCodes.InvalidOptions, `'${unsupported}' collections are not supported by the embedded server`);
+    // Queryable encryption is refused rather than faked.
+    if (options.encryptedFields !== undefined)
+      throw commandError(ErrorCodes.InvalidOptions, "'encryptedFields' collections are not supported by the embedded server");
     if (options.viewOn !== undefined) {
       validateViewOptions(options);
       options.pipeline ??= [];
     } else if (options.pipeline !== undefined) {
       throw commandError(ErrorCodes.BadValue, "'pipeline' requires 'viewOn' to also be specified");
-    }
+    } else normalizeCreateOptions(options);
     ctx.server.store.create(ctx.db, name, options);
     return { ok: 1 };
   },
@@ -68,9 +69,8 @@ export const collectionCommands: Record<string, CommandHandler> = {
       throw commandError(ErrorCodes.IllegalOperation, "Can't rename a collection to itself");
     const coll = store.get(source.db, source.coll);
     if (!coll) throw commandError(ErrorCodes.NamespaceNotFound, `Source collection ${source.db}.${source.coll} does not exist`);
-    if (isView(coll)) throw commandError(ErrorCodes.CommandNotSupportedOnView, `cannot rename view: ${source.db}.${source.coll}`);
-    if (coll.timeseries)
-      throw commandError(ErrorCodes.IllegalOperation, `Renaming a time-series collection is not allowed: ${source.db}.${source.coll}`);
+    // A time-series collection is a view over its buckets in mongod: refused the same way.
+    if (isView(coll) || coll.timeseries) throw commandError(ErrorCodes.CommandNotSupportedOnView, `cannot rename view: ${source.db}.${source.coll}`);
     validateCollectionName(target.db, target.coll);
     const existing = store.get(target.db, target.coll);
     if (existing && !dropTarget) throw commandError(ErrorCodes.NamespaceExists, "Target namespace exists");
@@ -91,19 +91,19 @@ export const collectionCommands: Record<string, CommandHandler> = {
     const collections = ctx.server.store.databases.get(ctx.db) ?? new Map();
     const infos: Document[] = [];
     for (const coll of collections.values()) {
-      const type = isView(coll) ? "view" : "collection";
-      const info: Document =
-        type === "view"
-          ? { name: coll.name, type, options: coll.options, info: { readOnly: true } }
-          : {
-              name: coll.name,
-              type,
-              options: coll.options,
-              info: { readOnly: false, uuid: coll.uuid },
-              idIndex: coll.collation
-                ? { v: 2, key: { _id: 1 }, name: "_id_", collation: coll.collation.spec }
-                : { v: 2, key: { _id: 1 }, name: "_id_" },
-            };
+      const type = isView(coll) ? "view" : coll.timeseries ? "timeseries" : "collection";
+      let info: Document;
+      if (type === "view") info = { name: coll.name, type, options: coll.options, info: { readOnly: true } };
+      // mongod's time-series collection is a view over its buckets: no UUID, no _id index.
+      else if (type === "timeseries") info = { name: coll.name, type, options: coll.options, info: { readOnly: false } };
+      else {
+        info = { name: coll.name, type, options: coll.options, info: { readOnly: false, uuid: coll.uuid } };
+        // A clustered collection has no separate _id index.
+        if (!coll.options.clusteredIndex)
+          info.idIndex = coll.collation
+            ? { v: 2, key: { _id: 1 }, name: "_id_", collation: coll.collation.spec }
+            : { v: 2, key: { _id: 1 }, name: "_id_" };
+      }
       if (query && !query.test(info)) continue;
       infos.push(nameOnly ? { name: coll.name, type } : info);
     }

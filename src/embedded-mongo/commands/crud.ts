@@ -9,6 +9,7 @@ import { checkReadConcern } from "../command-options.ts";
 import { effectiveCollation } from "../collation.ts";
 import { letVariables } from "../matcher.ts";
 import { refuseView } from "../views.ts";
+import { refuseTimeseriesWrite } from "../collection-options.ts";
 import { collectionName, ns, optionalDocument, projector } from "./common.ts";
 
 function statements(cmd: Document, field: string): Document[] {
@@ -77,6 +78,7 @@ export const crudCommands: Record<string, CommandHandler> = {
     const updates = statements(cmd, "updates");
     const store = ctx.server.store;
     refuseView(store.get(ctx.db, name), ns(ctx, name));
+    refuseTimeseriesWrite(store.get(ctx.db, name), "update");
     const variables = letVariables(cmd.let);
     // An update statement's `sort` arrived in 8.0; the 7.0 this server reports rejects the whole command.
     if (updates.some((u) => u && u.sort !== undefined)) throw commandError(40415, "BSON field 'update.updates.sort' is an unknown field.");
@@ -129,7 +131,7 @@ export const crudCommands: Record<string, CommandHandler> = {
       const collation = effectiveCollation(stmt.collation, coll?.collation);
       if (!coll) return;
       const limit = Number(stmt.limit ?? 0);
-      if (limit !== 0 && limit !== 1) throw commandError(ErrorCodes.FailedToParse, "The limit field in delete objects must be 0 or 1. Got " + limit);
+      if (limit !== 0 && limit !== 1) throw commandError(ErrorCodes.FailedToParse, `The limit field in delete objects must be 0 or 1. Got ${limit}`);
       for (const [rid] of findMatches(coll, (stmt.q ?? {}) as Document, { limit, hint: stmt.hint, variables, collation })) {
         if (coll.remove(rid)) n++;
       }
@@ -160,6 +162,7 @@ export const crudCommands: Record<string, CommandHandler> = {
     const coll = store.get(ctx.db, name);
     const collation = effectiveCollation(cmd.collation, coll?.collation);
     refuseView(coll, ns(ctx, name));
+    refuseTimeseriesWrite(coll, "findAndModify");
     const [match] = coll ? findMatches(coll, query, { sort, limit: 1, hint: cmd.hint, variables, collation }) : [];
 
     if (remove) {

@@ -129,7 +129,9 @@ export const indexCommands: Record<string, CommandHandler> = {
     refuseView(store.get(ctx.db, name), ns(ctx, name));
     const existed = store.get(ctx.db, name) !== undefined;
     const coll = store.ensure(ctx.db, name);
-    const before = coll.indexes.length;
+    if (coll.timeseries && specs.some((s) => s.unique))
+      throw commandError(ErrorCodes.InvalidOptions, "Unique indexes are not supported on time-series collections");
+    const before = coll.timeseries ? coll.indexes.length - 1 : coll.indexes.length;
     const created: string[] = [];
     try {
       for (const spec of specs) {
@@ -145,7 +147,7 @@ export const indexCommands: Record<string, CommandHandler> = {
     }
     const reply: Document = {
       numIndexesBefore: before,
-      numIndexesAfter: coll.indexes.length,
+      numIndexesAfter: coll.indexes.length - (coll.timeseries ? 1 : 0),
       createdCollectionAutomatically: !existed,
     };
     if (created.length === 0) reply.note = "all indexes already exist";
@@ -159,7 +161,8 @@ export const indexCommands: Record<string, CommandHandler> = {
     const coll = ctx.server.store.get(ctx.db, name);
     if (!coll) throw commandError(ErrorCodes.NamespaceNotFound, `ns does not exist: ${ns(ctx, name)}`);
     refuseView(coll, ns(ctx, name));
-    const specs = coll.indexes.map((i) => i.spec);
+    // A time-series collection's internal _id index is not one of its indexes (mongod's has none).
+    const specs = (coll.timeseries ? coll.indexes.slice(1) : coll.indexes).map((i) => i.spec);
     return { cursor: { firstBatch: specs, id: Long.ZERO, ns: ns(ctx, name) }, ok: 1 };
   },
 
@@ -187,6 +190,8 @@ export const indexCommands: Record<string, CommandHandler> = {
     } else throw commandError(ErrorCodes.TypeMismatch, "BSON field 'dropIndexes.index' is missing or has the wrong type");
     for (const indexName of names) {
       if (indexName === "_id_") throw commandError(ErrorCodes.InvalidOptions, "cannot drop _id index");
+      if (coll.idIndex.spec.clustered === true && indexName === coll.idIndex.name)
+        throw commandError(ErrorCodes.InvalidOptions, "cannot drop a clustered index");
       if (!coll.index(indexName)) throw commandError(ErrorCodes.IndexNotFound, `index not found with name [${indexName}]`);
     }
     for (const indexName of names) coll.dropIndex(indexName);

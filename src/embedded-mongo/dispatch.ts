@@ -51,6 +51,8 @@ function executeCommand(cmd: Document, ctx: CommandContext): Document {
     if (name === undefined) throw commandError(ErrorCodes.FailedToParse, "Empty command object");
     checkSessionFields(cmd, name, ctx);
     checkSnapshotSupport(cmd, name);
+    // mongod's logical session cache learns of a session from any command carrying it.
+    if (cmd.lsid !== undefined) ctx.server.sessions.local.touch(cmd.lsid);
     const handler = COMMANDS.get(name);
     if (!handler) throw commandError(ErrorCodes.CommandNotFound, `no such command: '${name}'`);
     return handler(cmd, ctx);

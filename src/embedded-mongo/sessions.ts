@@ -4,6 +4,7 @@
 // them; a standalone refuses any transaction field, as mongod's standalone does.
 import { Binary, type Document } from "bson";
 import { commandError, ErrorCodes } from "./errors.ts";
+import { LocalSessionCache } from "./local-sessions.ts";
 
 /** What session checks need of a command's context (the server's CommandContext has it). */
 interface SessionContext {
@@ -72,6 +73,8 @@ export function checkSessionFields(cmd: Document, name: string, ctx: SessionCont
 
 export class Sessions {
   private readonly byLsid = new Map<string, TxnRecord>();
+  /** Every session seen lately (what $listLocalSessions lists), retryable writes or not. */
+  readonly local = new LocalSessionCache();
   /** Told about each stored outcome (durable mode journals it, so a retry after a restart is answered too). */
   onRecord?: (record: SessionRecord) => void;
 
@@ -123,6 +126,7 @@ export class Sessions {
   reap(now = Date.now()): void {
     const cutoff = now - SESSION_TIMEOUT_MINUTES * 60_000;
     for (const [lsid, r] of this.byLsid) if (r.lastUse < cutoff) this.byLsid.delete(lsid);
+    this.local.reap(cutoff);
   }
 }
 

@@ -31,7 +31,7 @@ function helloReply(ctx: CommandContext, legacy: boolean): Document {
   return { helloOk: true, [primaryField]: true, ...common };
 }
 
-function sessionIds(cmd: Document, field: string): void {
+function sessionIds(cmd: Document, field: string): Document[] {
   const list = cmd[field];
   if (!Array.isArray(list)) throw commandError(ErrorCodes.TypeMismatch, `BSON field '${field}' is the wrong type, expected type 'array'`);
   for (const entry of list) {
@@ -39,6 +39,7 @@ function sessionIds(cmd: Document, field: string): void {
       throw commandError(ErrorCodes.TypeMismatch, `BSON field '${field}.id' is missing or is the wrong type, expected type 'binData'`);
     }
   }
+  return list as Document[];
 }
 
 export const handshakeCommands: Record<string, CommandHandler> = {
@@ -57,14 +58,19 @@ export const handshakeCommands: Record<string, CommandHandler> = {
     javascriptEngine: "none",
     ok: 1,
   }),
-  // Sessions need no server state until they carry a retryable write; these answer as mongod does.
-  startSession: () => ({ id: { id: new UUID() }, timeoutMinutes: SESSION_TIMEOUT_MINUTES, ok: 1 }),
-  refreshSessions: (cmd) => {
-    sessionIds(cmd, "refreshSessions");
+  // The session cache ($listLocalSessions) learns of sessions here and from any command's lsid.
+  startSession: (_cmd, ctx) => {
+    const id = { id: new UUID() };
+    ctx.server.sessions.local.touch(id);
+    return { id, timeoutMinutes: SESSION_TIMEOUT_MINUTES, ok: 1 };
+  },
+  refreshSessions: (cmd, ctx) => {
+    for (const lsid of sessionIds(cmd, "refreshSessions")) ctx.server.sessions.local.touch(lsid);
     return { ok: 1 };
   },
-  endSessions: (cmd) => {
-    sessionIds(cmd, "endSessions");
+  // mongod drops ended sessions from its cache at its next refresh (within 5 minutes); here at once.
+  endSessions: (cmd, ctx) => {
+    for (const lsid of sessionIds(cmd, "endSessions")) ctx.server.sessions.local.end(lsid);
     return { ok: 1 };
   },
   listDatabases: (cmd, ctx) => {

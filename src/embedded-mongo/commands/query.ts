@@ -14,6 +14,7 @@ import { refuseListSearchIndexesStage } from "./search-indexes.ts";
 import { collectionName, cursorReply, ns, optionalDocument, optionalNumber, projector } from "./common.ts";
 import { Long } from "bson";
 import { atSnapshot, snapshotReadTime } from "../snapshot-reads.ts";
+import { checkListLocalSessionsStage } from "../local-sessions.ts";
 
 /**
  * A read that may run at a snapshot (readConcern level "snapshot"): it then sees the store as of that cluster time,
@@ -73,14 +74,8 @@ function runPipeline(ctx: CommandContext, name: string | undefined, pipeline: Do
     if ((op === "$out" || op === "$merge") && i !== pipeline.length - 1) {
       throw commandError(40601, `${op} can only be the final stage in the pipeline`);
     }
-    if (
-      op === "$currentOp" ||
-      op === "$listLocalSessions" ||
-      op === "$listSessions" ||
-      op === "$collStats" ||
-      op === "$indexStats" ||
-      op === "$planCacheStats"
-    ) {
+    if (op === "$listLocalSessions") checkListLocalSessionsStage(name, i);
+    if (op === "$currentOp" || op === "$listSessions" || op === "$collStats" || op === "$indexStats" || op === "$planCacheStats") {
       throw commandError(ErrorCodes.NotImplemented, `${op} is not supported by the embedded server`);
     }
   });
@@ -96,6 +91,10 @@ function runPipeline(ctx: CommandContext, name: string | undefined, pipeline: Do
     return [];
   }
   if (name === undefined) {
+    if (Object.keys(pipeline[0] ?? {})[0] === "$listLocalSessions") {
+      const sessions = ctx.server.sessions.local.list(pipeline[0].$listLocalSessions);
+      return runAggregation(sessions, pipeline.slice(1), (from) => [...(ctx.server.store.get(ctx.db, from)?.docs.values() ?? [])], variables);
+    }
     if (Object.keys(pipeline[0] ?? {})[0] !== "$documents") {
       throw commandError(ErrorCodes.InvalidNamespace, "{aggregate: 1} is not valid for '$match'; a collection is required.");
     }

@@ -10,6 +10,7 @@ import { runPipelineUpdate } from "./update-pipeline.ts";
 import { withIdFirst } from "./update.ts";
 import { isView } from "./views.ts";
 import { validateCollectionName } from "./store.ts";
+import { validates } from "./validation.ts";
 
 function target(ctx: CommandContext, spec: unknown, stage: string): string {
   let db = ctx.db;
@@ -23,6 +24,9 @@ function target(ctx: CommandContext, spec: unknown, stage: string): string {
   validateCollectionName(db, coll);
   if (isView(ctx.server.store.get(db, coll)))
     throw commandError(ErrorCodes.CommandNotSupportedOnView, `Namespace ${db}.${coll} is a view, not a collection`);
+  // Its documents would have to be validated (and bypassDocumentValidation honoured): not implemented here.
+  if (validates(ctx.server.store.get(db, coll)))
+    throw commandError(ErrorCodes.InvalidOptions, `${stage} into ${db}.${coll}, which has a validator, is not supported by the embedded server`);
   if (ctx.server.store.get(db, coll)?.timeseries)
     throw commandError(ErrorCodes.InvalidOptions, `${stage} into the time-series collection ${db}.${coll} is not supported by the embedded server`);
   return coll;

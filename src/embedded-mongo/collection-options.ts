@@ -8,6 +8,7 @@
 import type { Document } from "bson";
 import type { Collection } from "./collection.ts";
 import { commandError, ErrorCodes } from "./errors.ts";
+import { checkValidationOptions } from "./validation.ts";
 
 const GRANULARITIES: Record<string, number> = { seconds: 3600, minutes: 86400, hours: 2592000 };
 const MAX_BUCKET_SECONDS = 31536000;
@@ -20,6 +21,7 @@ function isObject(v: unknown): v is Document {
 
 /** Checks and normalizes `options` of a `create` in place (clusteredIndex, timeseries, expireAfterSeconds). */
 export function normalizeCreateOptions(options: Document): void {
+  checkValidationOptions(options, "create");
   if (options.clusteredIndex !== undefined) {
     if (options.timeseries !== undefined)
       throw commandError(ErrorCodes.InvalidOptions, "Specifying both 'clusteredIndex' and 'timeseries' is not supported");

@@ -65,7 +65,7 @@ export class Collection {
     const rid = this.nextRid++;
     const keys = this.indexes.map((index) => index.keysFor(doc));
     this.indexes.forEach((index, i) => {
-      const conflict = index.findConflict(keys[i], rid);
+      const conflict = index.findConflict(keys[i], rid) ?? preparedUniqueConflict(index, keys[i], rid);
       if (conflict) throw index.duplicateKeyError(this.ns, conflict);
     });
     this.indexes.forEach((index, i) => index.add(keys[i], rid));
@@ -86,7 +86,7 @@ export class Collection {
       const oldKeys = index.keysFor(oldDoc);
       const newKeys = index.keysFor(newDoc);
       if (sameKeys(oldKeys, newKeys)) continue;
-      const conflict = index.findConflict(newKeys, rid);
+      const conflict = index.findConflict(newKeys, rid) ?? preparedUniqueConflict(index, newKeys, rid, oldKeys);
       if (conflict) throw index.duplicateKeyError(this.ns, conflict);
       changes.push([index, oldKeys, newKeys]);
     }
@@ -135,6 +135,19 @@ export class Collection {
     const [index] = this.indexes.splice(i, 1);
     this.listener?.command(this.db, { cmd: "dropIndex", coll: this.name, name, spec: index.spec, uuid: this.uuid });
   }
+}
+
+/**
+ * An index with `prepareUnique: true` (collMod) still holds the duplicates it had, but refuses new ones: a key of
+ * the written document that another record already has (and the document did not have before) conflicts.
+ */
+function preparedUniqueConflict(index: CollectionIndex, keys: unknown[][], rid: number, oldKeys: unknown[][] = []): unknown[] | undefined {
+  if (index.spec.prepareUnique !== true || index.unique) return undefined;
+  for (const key of keys) {
+    if (oldKeys.some((old) => index.compareKeys(old, key) === 0)) continue;
+    if (index.lookup(key).some((other) => other !== rid)) return key;
+  }
+  return undefined;
 }
 
 /** Name of a time-series collection's internal _id index (not "_id_", which would make it unique). */

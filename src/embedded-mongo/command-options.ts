@@ -17,6 +17,13 @@ export function checkCollation(collation: unknown): void {
  */
 export function checkReadConcern(cmd: Document, ctx: CommandContext): void {
   const level = (cmd.readConcern as Document | undefined)?.level;
+  // mongod refuses a writing stage under a linearizable read concern.
+  const last =
+    Object.keys(cmd)[0] === "aggregate" && Array.isArray(cmd.pipeline)
+      ? Object.keys((cmd.pipeline.at(-1) as Document | undefined) ?? {})[0]
+      : undefined;
+  if (level === "linearizable" && (last === "$out" || last === "$merge"))
+    throw commandError(ErrorCodes.InvalidOptions, `${last} cannot be used with a 'linearizable' read concern level`);
   if (level !== "snapshot" && level !== "linearizable") return;
   if (!ctx.server.replSet) throw commandError(ErrorCodes.NotAReplicaSet, "node needs to be a replica set member to use read concern");
 }

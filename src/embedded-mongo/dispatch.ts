@@ -16,25 +16,28 @@ import { failPointsOf } from "./fail-points.ts";
 import { withChangeStreams } from "./change-streams.ts";
 import { checkSessionFields, withRetryableWrites } from "./sessions.ts";
 import { withCollModRecorded } from "./metadata-changes.ts";
+import { withCollStats } from "./collection-stats.ts";
 import { checkSnapshotSupport } from "./snapshot-reads.ts";
 
 // Change streams, retryable writes (replica set) and collMod's oplog entry wrap the handlers they extend.
 const COMMANDS = withCollModRecorded(
   withRetryableWrites<CommandContext, CommandHandler>(
     withChangeStreams<CommandContext, CommandHandler>(
-      new Map<string, CommandHandler>(
-        Object.entries({
-          ...handshakeCommands,
-          ...crudCommands,
-          ...queryCommands,
-          ...indexCommands,
-          ...collectionCommands,
-          ...explainCommands,
-          ...failPointCommands,
-          ...collectionModifyCommands,
-          ...serverStatusCommands,
-          ...searchIndexCommands,
-        }),
+      withCollStats(
+        new Map<string, CommandHandler>(
+          Object.entries({
+            ...handshakeCommands,
+            ...crudCommands,
+            ...queryCommands,
+            ...indexCommands,
+            ...collectionCommands,
+            ...explainCommands,
+            ...failPointCommands,
+            ...collectionModifyCommands,
+            ...serverStatusCommands,
+            ...searchIndexCommands,
+          }),
+        ),
       ),
     ),
   ),

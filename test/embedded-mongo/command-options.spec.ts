@@ -115,7 +115,7 @@ describe("embedded-mongo: views, let, collation, $out/$merge, collMod and other 
     expect(docs).to.deep.equal([{ x: 2 }]);
   });
 
-  it("changes an index's expireAfterSeconds and hidden flag with collMod, and refuses validators", async () => {
+  it("changes an index's expireAfterSeconds and hidden flag with collMod, and refuses $jsonSchema validators", async () => {
     const c = t.db.collection("mod");
     await c.insertMany([
       { at: new Date(), k: 1 },
@@ -133,7 +133,8 @@ describe("embedded-mongo: views, let, collation, $out/$merge, collMod and other 
     if (!usingRealMongo) {
       const plan = await c.find({ k: 1 }).explain();
       expect(plan.queryPlanner.winningPlan.stage).to.equal("COLLSCAN");
-      expect((await failure(t.db.command({ collMod: "mod", validator: { k: { $type: "int" } } }))).code).to.equal(72);
+      // $jsonSchema is not implemented: refused rather than kept unenforced.
+      expect((await failure(t.db.command({ collMod: "mod", validator: { $jsonSchema: { required: ["k"] } } }))).code).to.equal(72);
     }
     expect((await failure(t.db.command({ collMod: "missing", index: { name: "x", hidden: true } }))).code).to.equal(26);
   });

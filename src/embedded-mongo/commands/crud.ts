@@ -10,6 +10,7 @@ import { effectiveCollation } from "../collation.ts";
 import { letVariables } from "../matcher.ts";
 import { refuseView } from "../views.ts";
 import { refuseTimeseriesWrite } from "../collection-options.ts";
+import { validateDocument } from "../validation.ts";
 import { collectionName, ns, optionalDocument, projector } from "./common.ts";
 
 function statements(cmd: Document, field: string): Document[] {
@@ -66,6 +67,7 @@ export const crudCommands: Record<string, CommandHandler> = {
     const writeErrors = runStatements(docs, cmd.ordered !== false, (doc) => {
       const stored = withIdFirst(doc);
       validateId(stored);
+      validateDocument(coll, stored, undefined, cmd.bypassDocumentValidation);
       coll.insert(stored);
       n++;
     });
@@ -101,6 +103,7 @@ export const crudCommands: Record<string, CommandHandler> = {
         if (stmt.upsert !== true) return;
         const doc = buildUpsertDocument(query, update, arrayFilters, variables);
         validateId(doc);
+        validateDocument(coll, doc, undefined, cmd.bypassDocumentValidation);
         store.ensure(ctx.db, name).insert(doc);
         n++;
         upserted.push({ index, _id: doc._id });
@@ -108,6 +111,7 @@ export const crudCommands: Record<string, CommandHandler> = {
       }
       for (const [rid, doc] of matches) {
         const result = applyUpdate(doc, update, { arrayFilters, query, variables, collation });
+        if (result.modified) validateDocument(coll, result.doc, doc, cmd.bypassDocumentValidation);
         if (result.modified) coll!.replace(rid, result.doc, isReplacement(update));
         n++;
         if (result.modified) nModified++;
@@ -173,12 +177,14 @@ export const crudCommands: Record<string, CommandHandler> = {
     if (match) {
       const [rid, before] = match;
       const result = applyUpdate(before, update!, { arrayFilters, query, variables, collation });
+      if (result.modified) validateDocument(coll, result.doc, before, cmd.bypassDocumentValidation);
       if (result.modified) coll!.replace(rid, result.doc, isReplacement(update!));
       return { lastErrorObject: { n: 1, updatedExisting: true }, value: shape(returnNew ? result.doc : before), ok: 1 };
     }
     if (!upsert) return { lastErrorObject: { n: 0, updatedExisting: false }, value: null, ok: 1 };
     const doc = buildUpsertDocument(query, update!, arrayFilters, variables);
     validateId(doc);
+    validateDocument(coll, doc, undefined, cmd.bypassDocumentValidation);
     store.ensure(ctx.db, name).insert(doc);
     return {
       lastErrorObject: { n: 1, updatedExisting: false, upserted: doc._id },

@@ -1,10 +1,12 @@
 // mongod's test fail points used by drivers' tests: `failCommand` makes chosen commands answer an error, close
 // their connection, wait before answering, or carry a writeConcernError; `onPrimaryTransactionalWrite` fails a
-// retryable write before it applies (failBeforeCommitExceptionCode) or closes the connection after it applied;
+// retryable write's statement before it applies (failBeforeCommitExceptionCode) or closes the connection after
+// it applied;
 // `failGetMoreAfterCursorCheckout` fails getMore. Configuring any other fail point answers mongod's "not found".
 import { Long, type Document } from "bson";
 import type { CommandContext, ServerState } from "./context.ts";
 import { CommandError, commandError, ErrorCodes, serverErrorLabels } from "./errors.ts";
+import type { StatementFailure } from "./sessions.ts";
 
 /** A reply the server must hold back `afterMs`, then send what `settle()` gives (null: close the connection). */
 export interface DeferredReply {
@@ -154,6 +156,8 @@ export class FailPoints {
   private readonly failCommand = new FailPoint();
   private readonly onPrimaryTransactionalWrite = new FailPoint();
   private readonly failGetMoreAfterCursorCheckout = new FailPoint();
+  /** onPrimaryTransactionalWrite fired with closeConnection during the running command. */
+  private closeAfterWrite = false;
   /** Client application names announced in each connection's handshake (for the `appName` filter). */
   private readonly appNames = new Map<number, string>();
 
@@ -192,22 +196,12 @@ export class FailPoints {
       ).toReply();
     }
     const retryableWrite = RETRYABLE_WRITES.has(name) && cmd.txnNumber !== undefined && cmd.autocommit === undefined;
-    const transactional = retryableWrite ? this.onPrimaryTransactionalWrite.fires(() => true) : undefined;
-    if (transactional) {
-      // As mongod: the connection closes unless closeConnection is false; failBeforeCommitExceptionCode then
-      // abandons the write (it is not committed), else the write applies and only its reply is lost.
-      const close = transactional.closeConnection !== false;
-      let reply: Document;
-      if (isInteger(transactional.failBeforeCommitExceptionCode)) {
-        const code = Number(transactional.failBeforeCommitExceptionCode);
-        const labels = serverErrorLabels(cmd, code);
-        reply = new CommandError(
-          code,
-          "Failing write via 'onPrimaryTransactionalWrite' failpoint",
-          labels.length ? { errorLabels: labels } : {},
-        ).toReply();
-      } else reply = execute();
-      return close ? deferred({ afterMs: 0, settle: () => null }) : reply;
+    if (retryableWrite && this.onPrimaryTransactionalWrite.mode !== "off") {
+      // The fail point is checked per statement (transactionalWriteStatement); one that fired with
+      // closeConnection closes the connection once the command has stopped.
+      this.closeAfterWrite = false;
+      const reply = execute();
+      return this.closeAfterWrite ? deferred({ afterMs: 0, settle: () => null }) : reply;
     }
     if (this.failCommand.mode === "off") return execute();
     const applies = (data: Document) => this.applies(data, name, cmd, ctx);
@@ -228,6 +222,23 @@ export class FailPoints {
     }
     const reply = finish();
     return reply === null ? deferred({ afterMs: 0, settle: () => null }) : reply;
+  }
+
+  /**
+   * onPrimaryTransactionalWrite, asked before each statement of a retryable write runs (a retry does not ask for
+   * the statements it replays), as mongod does: the connection closes unless closeConnection is false;
+   * failBeforeCommitExceptionCode fails the statement (it is not applied), else it applies and only the reply is lost.
+   */
+  transactionalWriteStatement(cmd: Document): StatementFailure | undefined {
+    const data = this.onPrimaryTransactionalWrite.fires(() => true);
+    if (!data) return undefined;
+    const close = data.closeConnection !== false;
+    if (close) this.closeAfterWrite = true;
+    if (!isInteger(data.failBeforeCommitExceptionCode)) return { close };
+    const code = Number(data.failBeforeCommitExceptionCode);
+    const labels = serverErrorLabels(cmd, code);
+    const error = new CommandError(code, "Failing write via 'onPrimaryTransactionalWrite' failpoint", labels.length ? { errorLabels: labels } : {});
+    return { close, error };
   }
 
   private noteHandshake(name: string, cmd: Document, connectionId: number): void {

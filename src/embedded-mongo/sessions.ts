@@ -5,6 +5,8 @@
 import { Binary, type Document } from "bson";
 import { commandError, ErrorCodes } from "./errors.ts";
 import { LocalSessionCache } from "./local-sessions.ts";
+import type { ServerState } from "./context.ts";
+import { failPointsOf } from "./fail-points.ts";
 
 /** What session checks need of a command's context (the server's CommandContext has it). */
 interface SessionContext {
@@ -18,8 +20,84 @@ export const SESSION_TIMEOUT_MINUTES = 30;
 
 interface TxnRecord {
   txnNumber: number;
-  reply: Document;
+  /** The reply of the completed command (unset while only some of its statements ran). */
+  reply?: Document;
+  /** Outcomes of the statements that ran, by stmtId, when the command was cut short (see StatementLog). */
+  statements?: Map<number, StatementOutcome>;
   lastUse: number;
+}
+
+/** What one statement of an insert/update/delete added to its reply. */
+export interface StatementOutcome {
+  n: number;
+  nModified?: number;
+  upserted?: Document[];
+}
+
+/** What the onPrimaryTransactionalWrite fail point does to a statement: close the connection after it, fail it. */
+export interface StatementFailure {
+  close: boolean;
+  error?: Error;
+}
+
+/**
+ * The statements of the retryable write running now (commands run one at a time). As mongod does, each statement
+ * is checked against the onPrimaryTransactionalWrite fail point before it runs, and when the fail point closes the
+ * connection the command stops there: the statements that ran are remembered by stmtId, and the retry replays
+ * their outcomes and runs only the others.
+ */
+export class StatementLog {
+  /** The fail point closed the connection: the command stops after the current statement. */
+  interrupted = false;
+  private readonly replayed: StatementOutcome[] = [];
+
+  constructor(
+    readonly done: Map<number, StatementOutcome>,
+    private readonly firstStmtId: number,
+    private readonly stmtIds: unknown,
+    private readonly failPoint?: () => StatementFailure | undefined,
+  ) {}
+
+  private stmtId(index: number): number {
+    return Array.isArray(this.stmtIds) ? Number(this.stmtIds[index]) : this.firstStmtId + index;
+  }
+
+  /** Whether statement `index` already ran (in an earlier attempt): its outcome is replayed instead. */
+  ran(index: number): boolean {
+    const outcome = this.done.get(this.stmtId(index));
+    if (outcome) this.replayed.push(outcome);
+    return outcome !== undefined;
+  }
+
+  /** Before a statement runs: the fail point may fail it (throws) or close the connection after it. */
+  beforeRun(): void {
+    const failure = this.failPoint?.();
+    if (failure?.close) this.interrupted = true;
+    if (failure?.error) throw failure.error;
+  }
+
+  record(index: number, outcome: StatementOutcome): void {
+    this.done.set(this.stmtId(index), outcome);
+  }
+
+  /** Adds the replayed statements' outcomes to the reply, as if they had run now. */
+  complete(reply: Document): void {
+    if (!this.replayed.length || reply.ok !== 1) return;
+    let upserted = (reply.upserted as Document[] | undefined) ?? [];
+    for (const outcome of this.replayed) {
+      reply.n = Number(reply.n ?? 0) + outcome.n;
+      if (reply.nModified !== undefined) reply.nModified = Number(reply.nModified) + (outcome.nModified ?? 0);
+      if (outcome.upserted?.length) upserted = [...upserted, ...outcome.upserted];
+    }
+    if (upserted.length) reply.upserted = upserted.sort((a, b) => Number(a.index) - Number(b.index));
+  }
+}
+
+let runningStatements: StatementLog | undefined;
+
+/** The statement log of the retryable write being executed, if any. */
+export function currentStatementLog(): StatementLog | undefined {
+  return runningStatements;
 }
 
 /** A stored retryable-write outcome, as the journal keeps it. */
@@ -82,8 +160,11 @@ export class Sessions {
     return this.byLsid.size;
   }
 
-  /** Runs a retryable write once per (lsid, txnNumber); other commands run as they are. */
-  runRetryable(cmd: Document, execute: () => Document): Document {
+  /**
+   * Runs a retryable write once per (lsid, txnNumber); other commands run as they are. `failPoint` is asked before
+   * each statement (onPrimaryTransactionalWrite).
+   */
+  runRetryable(cmd: Document, execute: () => Document, failPoint?: () => StatementFailure | undefined): Document {
     if (cmd.txnNumber === undefined || cmd.lsid === undefined) return execute();
     const lsid = sessionKey(cmd.lsid);
     const txnNumber = txnNumberOf(cmd);
@@ -97,9 +178,28 @@ export class Sessions {
           { codeName: "TransactionTooOld" },
         );
       }
-      if (txnNumber === known.txnNumber) return { ...known.reply };
+      if (txnNumber === known.txnNumber && known.reply) return { ...known.reply };
     }
-    const reply = execute();
+    const done = known?.txnNumber === txnNumber && known.statements ? known.statements : new Map<number, StatementOutcome>();
+    const firstStmtId = typeof cmd.stmtId === "number" ? cmd.stmtId : 0;
+    const log = new StatementLog(done, firstStmtId, cmd.stmtIds, failPoint);
+    const findAndModify = cmd.findAndModify !== undefined || cmd.findandmodify !== undefined;
+    let reply: Document;
+    runningStatements = log;
+    try {
+      // findAndModify is one statement: the fail point is asked before it, here.
+      if (findAndModify) log.beforeRun();
+      reply = execute();
+    } finally {
+      runningStatements = undefined;
+    }
+    log.complete(reply);
+    if (!findAndModify && (log.interrupted || reply.writeErrors !== undefined)) {
+      // Cut short by the fail point (its connection closes) or by failed statements: as mongod, only the statements
+      // that ran are remembered, and a retry runs the others.
+      this.byLsid.set(lsid, { txnNumber, statements: done, lastUse: Date.now() });
+      return reply;
+    }
     // A command that failed as a whole changed nothing: its retry must run it again.
     if (reply.ok === 1) {
       // A copy: the server stamps the reply it sends with the cluster time of that moment.
@@ -119,7 +219,7 @@ export class Sessions {
 
   /** The latest outcome of every session, for a snapshot. */
   *records(): IterableIterator<SessionRecord> {
-    for (const [lsid, r] of this.byLsid) yield { lsid, txnNumber: r.txnNumber, reply: r.reply };
+    for (const [lsid, r] of this.byLsid) if (r.reply) yield { lsid, txnNumber: r.txnNumber, reply: r.reply };
   }
 
   /** Forgets sessions idle longer than the logical session timeout, as mongod's session reaper does. */
@@ -138,7 +238,13 @@ export function withRetryableWrites<C extends SessionContext, H extends (cmd: Do
     const handler = commands.get(name);
     if (!handler) continue;
     commands.set(name, ((cmd, ctx) =>
-      ctx.server.replSet ? ctx.server.sessions.runRetryable(cmd, () => handler(cmd, ctx)) : handler(cmd, ctx)) as H);
+      ctx.server.replSet
+        ? ctx.server.sessions.runRetryable(
+            cmd,
+            () => handler(cmd, ctx),
+            () => failPointsOf(ctx.server as unknown as ServerState).transactionalWriteStatement(cmd),
+          )
+        : handler(cmd, ctx)) as H);
   }
   return commands;
 }

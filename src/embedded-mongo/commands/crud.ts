@@ -12,6 +12,7 @@ import { refuseView } from "../views.ts";
 import { refuseTimeseriesWrite } from "../collection-options.ts";
 import { validateDocument } from "../validation.ts";
 import { collectionName, ns, optionalDocument, projector } from "./common.ts";
+import { currentStatementLog, type StatementOutcome } from "../sessions.ts";
 
 function statements(cmd: Document, field: string): Document[] {
   const list = cmd[field];
@@ -36,17 +37,33 @@ function validateId(doc: Document): void {
   }
 }
 
-/** Runs each statement, collecting per-statement errors the way mongod reports them in `writeErrors`. */
-function runStatements(list: Document[], ordered: boolean, run: (stmt: Document, index: number) => void): Document[] {
+/**
+ * Runs each statement, collecting per-statement errors the way mongod reports them in `writeErrors`. In a
+ * retryable write each statement's outcome (`tally` before and after it) is recorded, and statements that ran in an
+ * earlier attempt are skipped (sessions.ts, StatementLog).
+ */
+function runStatements(list: Document[], ordered: boolean, tally: () => StatementOutcome, run: (stmt: Document, index: number) => void): Document[] {
   const writeErrors: Document[] = [];
+  const log = currentStatementLog();
   for (let i = 0; i < list.length; i++) {
+    if (log?.ran(i)) continue;
+    const before = tally();
+    const upsertedBefore = before.upserted?.length ?? 0;
     try {
+      log?.beforeRun();
       run(list[i], i);
+      const after = tally();
+      log?.record(i, {
+        n: after.n - before.n,
+        nModified: (after.nModified ?? 0) - (before.nModified ?? 0),
+        upserted: after.upserted?.slice(upsertedBefore),
+      });
     } catch (err) {
       if (!(err instanceof CommandError)) throw err;
       writeErrors.push(err.toWriteError(i));
       if (ordered) break;
     }
+    if (log?.interrupted) break;
   }
   return writeErrors;
 }
@@ -64,13 +81,18 @@ export const crudCommands: Record<string, CommandHandler> = {
     refuseView(ctx.server.store.get(ctx.db, name), ns(ctx, name));
     const coll = ctx.server.store.ensure(ctx.db, name);
     let n = 0;
-    const writeErrors = runStatements(docs, cmd.ordered !== false, (doc) => {
-      const stored = withIdFirst(doc);
-      validateId(stored);
-      validateDocument(coll, stored, undefined, cmd.bypassDocumentValidation);
-      coll.insert(stored);
-      n++;
-    });
+    const writeErrors = runStatements(
+      docs,
+      cmd.ordered !== false,
+      () => ({ n }),
+      (doc) => {
+        const stored = withIdFirst(doc);
+        validateId(stored);
+        validateDocument(coll, stored, undefined, cmd.bypassDocumentValidation);
+        coll.insert(stored);
+        n++;
+      },
+    );
     return withWriteErrors({ n, ok: 1 }, writeErrors);
   },
 
@@ -87,36 +109,41 @@ export const crudCommands: Record<string, CommandHandler> = {
     let n = 0;
     let nModified = 0;
     const upserted: Document[] = [];
-    const writeErrors = runStatements(updates, cmd.ordered !== false, (stmt, index) => {
-      const query = (stmt.q ?? {}) as Document;
-      const update = stmt.u as Document | Document[];
-      validateUpdate(update);
-      const coll = store.get(ctx.db, name);
-      const collation = effectiveCollation(stmt.collation, coll?.collation);
-      const multi = stmt.multi === true;
-      if (multi && !Array.isArray(update) && !isOperatorUpdate(update)) {
-        throw commandError(ErrorCodes.FailedToParse, "multi update is not supported for replacement-style update");
-      }
-      const arrayFilters = stmt.arrayFilters as Document[] | undefined;
-      const matches = coll ? findMatches(coll, query, { limit: multi ? 0 : 1, hint: stmt.hint, variables, collation }) : [];
-      if (matches.length === 0) {
-        if (stmt.upsert !== true) return;
-        const doc = buildUpsertDocument(query, update, arrayFilters, variables);
-        validateId(doc);
-        validateDocument(coll, doc, undefined, cmd.bypassDocumentValidation);
-        store.ensure(ctx.db, name).insert(doc);
-        n++;
-        upserted.push({ index, _id: doc._id });
-        return;
-      }
-      for (const [rid, doc] of matches) {
-        const result = applyUpdate(doc, update, { arrayFilters, query, variables, collation });
-        if (result.modified) validateDocument(coll, result.doc, doc, cmd.bypassDocumentValidation);
-        if (result.modified) coll!.replace(rid, result.doc, isReplacement(update));
-        n++;
-        if (result.modified) nModified++;
-      }
-    });
+    const writeErrors = runStatements(
+      updates,
+      cmd.ordered !== false,
+      () => ({ n, nModified, upserted }),
+      (stmt, index) => {
+        const query = (stmt.q ?? {}) as Document;
+        const update = stmt.u as Document | Document[];
+        validateUpdate(update);
+        const coll = store.get(ctx.db, name);
+        const collation = effectiveCollation(stmt.collation, coll?.collation);
+        const multi = stmt.multi === true;
+        if (multi && !Array.isArray(update) && !isOperatorUpdate(update)) {
+          throw commandError(ErrorCodes.FailedToParse, "multi update is not supported for replacement-style update");
+        }
+        const arrayFilters = stmt.arrayFilters as Document[] | undefined;
+        const matches = coll ? findMatches(coll, query, { limit: multi ? 0 : 1, hint: stmt.hint, variables, collation }) : [];
+        if (matches.length === 0) {
+          if (stmt.upsert !== true) return;
+          const doc = buildUpsertDocument(query, update, arrayFilters, variables);
+          validateId(doc);
+          validateDocument(coll, doc, undefined, cmd.bypassDocumentValidation);
+          store.ensure(ctx.db, name).insert(doc);
+          n++;
+          upserted.push({ index, _id: doc._id });
+          return;
+        }
+        for (const [rid, doc] of matches) {
+          const result = applyUpdate(doc, update, { arrayFilters, query, variables, collation });
+          if (result.modified) validateDocument(coll, result.doc, doc, cmd.bypassDocumentValidation);
+          if (result.modified) coll!.replace(rid, result.doc, isReplacement(update));
+          n++;
+          if (result.modified) nModified++;
+        }
+      },
+    );
     const reply: Document = { n, nModified };
     if (upserted.length) reply.upserted = upserted;
     reply.ok = 1;
@@ -131,15 +158,21 @@ export const crudCommands: Record<string, CommandHandler> = {
     refuseView(coll, ns(ctx, name));
     const variables = letVariables(cmd.let);
     let n = 0;
-    const writeErrors = runStatements(deletes, cmd.ordered !== false, (stmt) => {
-      const collation = effectiveCollation(stmt.collation, coll?.collation);
-      if (!coll) return;
-      const limit = Number(stmt.limit ?? 0);
-      if (limit !== 0 && limit !== 1) throw commandError(ErrorCodes.FailedToParse, `The limit field in delete objects must be 0 or 1. Got ${limit}`);
-      for (const [rid] of findMatches(coll, (stmt.q ?? {}) as Document, { limit, hint: stmt.hint, variables, collation })) {
-        if (coll.remove(rid)) n++;
-      }
-    });
+    const writeErrors = runStatements(
+      deletes,
+      cmd.ordered !== false,
+      () => ({ n }),
+      (stmt) => {
+        const collation = effectiveCollation(stmt.collation, coll?.collation);
+        if (!coll) return;
+        const limit = Number(stmt.limit ?? 0);
+        if (limit !== 0 && limit !== 1)
+          throw commandError(ErrorCodes.FailedToParse, `The limit field in delete objects must be 0 or 1. Got ${limit}`);
+        for (const [rid] of findMatches(coll, (stmt.q ?? {}) as Document, { limit, hint: stmt.hint, variables, collation })) {
+          if (coll.remove(rid)) n++;
+        }
+      },
+    );
     return withWriteErrors({ n, ok: 1 }, writeErrors);
   },
 

@@ -40,6 +40,8 @@ export interface MethodEntry<O extends DescMessage> {
   sandboxOnly?: true;
   /** Live keys need this project setting: else 403 live_feature_unavailable right after admission. */
   liveSetting?: LiveFeatureSetting;
+  /** Members of the REST body (a `*` body) that fill a request field of another name: JSON member -> field name. */
+  renamedMembers?: Readonly<Record<string, string>>;
 }
 
 /** Every method of the service, each with its entry: a missing one is a type error. */
@@ -72,10 +74,15 @@ export function describeService<Methods extends GenServiceMethods>(
     // Types catch a missing entry; these catch a proto whose annotation the entries do not match.
     if (!entry) throw new Error(`${descriptor.typeName}.${method.name} has no API entry`);
     if (!route) throw new Error(`${descriptor.typeName}.${method.name} has no google.api.http route`);
+    for (const [member, field] of Object.entries(entry.renamedMembers ?? {})) {
+      if (route.body !== "*" || !method.input.fields.some((f) => f.name === field)) {
+        throw new Error(`${descriptor.typeName}.${method.name}: body member ${member} names no field ${field} of a * body`);
+      }
+    }
     return {
       service: descriptor,
       method,
-      route,
+      route: entry.renamedMembers ? { ...route, renamedMembers: entry.renamedMembers } : route,
       status: entry.status,
       present: entry.present as (response: unknown, path: string) => unknown,
       operation: entry.operation,

@@ -13,6 +13,12 @@ export interface RestRoute {
   pathParams: string[];
   /** `*` (the whole request message), a field name, or "" for no body. */
   body: string;
+  /**
+   * Members of a `*` body that fill a field of another name (JSON member -> field name); every other member fills
+   * the field of its name. A field named as a target here answers only to its member name, and a field whose
+   * name is taken by a member is not read from the body (a deprecated field whose replacement took its name).
+   */
+  renamedMembers?: Readonly<Record<string, string>>;
   service: DescService;
   method: DescMethod;
 }

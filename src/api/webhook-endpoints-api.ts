@@ -28,6 +28,10 @@ export const webhookEndpointsApi = describeService(WebhookEndpointsService, {
       requestBody: { schema: "CreateWebhookEndpointRequest", required: true },
       errors: ["invalid_webhook_url", "webhook_endpoint_exists", "webhook_endpoint_limit"],
     },
+    // The body's `event_types` fills the list with presence, so `[]` reaches the method as a list sent empty
+    // (refused there, as over gRPC) and a missing member as no list (the default); the deprecated repeated
+    // field of that name is not read from REST bodies.
+    renamedMembers: { event_types: "event_type_list" },
   },
   listWebhookEndpoints: {
     status: 200,

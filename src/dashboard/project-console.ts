@@ -477,9 +477,11 @@ export function registerProjectConsole(router: ConsoleRouter): void {
     () => "/dashboard/webhooks",
     async (ctx) => {
       const description = ctx.form.get("description") ?? "";
+      const eventTypes = eventTypesOf(ctx.form.get("event_types"));
       const answer = await ctx.call(WebhookEndpointsService.method.createWebhookEndpoint, {
         url: ctx.form.get("url") ?? "",
-        eventTypes: eventTypesOf(ctx.form.get("event_types")),
+        // A field left empty sends no list: the default, every type (an empty list would be refused).
+        ...(eventTypes.length > 0 ? { eventTypeList: { values: eventTypes } } : {}),
         ...(description !== "" ? { description } : {}),
       });
       const endpoint = answer.webhookEndpoint!;

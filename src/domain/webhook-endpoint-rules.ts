@@ -34,6 +34,21 @@ export function checkEventTypes(types: readonly string[]): string[] {
   return [...types];
 }
 
+/**
+ * The event types of a new endpoint, from the two fields of a creation request: `listed`, the list with presence
+ * (undefined when not sent), and `legacy`, the deprecated repeated field, in which an empty list cannot be told
+ * from a missing one. A list sent empty is refused, as is a request that fills both fields; the deprecated field
+ * alone is read as before (empty: the default); neither means the default, every type.
+ */
+export function eventTypesOfCreation(listed: readonly string[] | undefined, legacy: readonly string[]): string[] {
+  if (listed === undefined) return checkEventTypes(legacy.length > 0 ? legacy : DEFAULT_EVENT_TYPES);
+  if (legacy.length > 0) {
+    throw validationError("event_types", "Send the event types in event_type_list or in the deprecated event_types field, not in both.");
+  }
+  if (listed.length === 0) throw validationError("event_types", "event_types must not be empty; leave it out for the default.");
+  return checkEventTypes(listed);
+}
+
 export function checkDescription(description: string): string {
   if (codePointLength(description) > MAX_DESCRIPTION_LENGTH) {
     throw validationError("description", `description must be at most ${MAX_DESCRIPTION_LENGTH} characters long.`);

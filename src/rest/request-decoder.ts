@@ -44,8 +44,18 @@ function scalarTypeName(scalar: ScalarType): string {
   }
 }
 
+/**
+ * The list of a message field that holds only a list of scalars (a list with presence, such as EventTypeList):
+ * JSON writes such a field as the bare list.
+ */
+function wrappedList(field: DescField): (DescField & { fieldKind: "list" }) | undefined {
+  if (field.fieldKind !== "message" || field.message.fields.length !== 1) return undefined;
+  const [inner] = field.message.fields;
+  return inner?.fieldKind === "list" && inner.listKind === "scalar" ? inner : undefined;
+}
+
 function typeName(field: DescField): string {
-  if (field.fieldKind === "list") return "an array";
+  if (field.fieldKind === "list" || wrappedList(field)) return "an array";
   if (field.fieldKind === "message") {
     if (field.message.typeName === "google.protobuf.Timestamp") return "an RFC 3339 date-time string";
     return "an object";
@@ -85,6 +95,32 @@ function decodeScalar(field: DescField & { scalar: ScalarType }, value: unknown,
   }
 }
 
+/** The field a body member fills, given the members renamed in the route; undefined for no field. */
+function memberField(message: DescMessage, key: string, renamed: Readonly<Record<string, string>>): DescField | undefined {
+  if (Object.hasOwn(renamed, key)) return fieldNamed(message, renamed[key]!);
+  // A renamed field answers only to its member name.
+  if (Object.values(renamed).includes(key)) return undefined;
+  return fieldNamed(message, key);
+}
+
+/**
+ * The members a route's body takes (what its OpenAPI request schema must list): the fields of the body message
+ * under their member names, without path parameters and the update mask.
+ */
+export function bodyMembers(route: RestRoute): string[] {
+  if (route.body === "") return [];
+  const message = route.body === "*" ? route.method.input : fieldNamed(route.method.input, route.body)!.message!;
+  const renamed = route.renamedMembers ?? {};
+  const byField = new Map(Object.entries(renamed).map(([member, field]) => [field, member]));
+  return message.fields
+    .filter((f) => !route.pathParams.includes(f.name) && f.message?.typeName !== "google.protobuf.FieldMask")
+    .flatMap((f) => {
+      const member = byField.get(f.name);
+      if (member !== undefined) return [member];
+      return Object.hasOwn(renamed, f.name) ? [] : [f.name];
+    });
+}
+
 /**
  * The fields of `json` as a message init, and the keys sent. With `unknownToMask` (a PATCH body, whose keys become
  * the update mask) a key that is no field is not refused here but listed with the others: the method refuses it as
@@ -98,12 +134,13 @@ function decodeObject(
   skip: readonly string[] = [],
   refuseEmptyLists = false,
   unknownToMask = false,
+  renamed: Readonly<Record<string, string>> = {},
 ): { init: Init; present: string[] } {
   const init: Init = {};
   const present: string[] = [];
   for (const [key, value] of Object.entries(json)) {
     const param = prefix + key;
-    const field = skip.includes(key) ? undefined : fieldNamed(message, key);
+    const field = skip.includes(key) ? undefined : memberField(message, key, renamed);
     if (!field || field.message?.typeName === "google.protobuf.FieldMask") {
       if (unknownToMask) {
         present.push(key);
@@ -113,7 +150,8 @@ function decodeObject(
     }
     present.push(key);
     if (refuseEmptyLists && field.fieldKind === "list" && Array.isArray(value) && value.length === 0) {
-      // A message cannot carry an empty list apart from a missing one, and missing means the default.
+      // A repeated field cannot carry an empty list apart from a missing one, and missing means the default. (A
+      // list with presence carries it: the method judges an empty one.)
       throw validationError(param, `${param} must not be empty; leave it out for the default.`);
     }
     if (value === null) {
@@ -135,6 +173,11 @@ function decodeValue(field: DescField, value: unknown, param: string): unknown {
       return value.map((item, i) => decodeScalar(field as never, item, `${param}[${i}]`));
     }
     case "message": {
+      const list = wrappedList(field);
+      if (list) {
+        if (!Array.isArray(value)) wrongType(param, field);
+        return create(field.message, { [list.localName]: decodeValue(list, value, param) } as never);
+      }
       const typeName = field.message.typeName;
       if (typeName === "google.protobuf.Timestamp") {
         const date = typeof value === "string" ? parseDateTime(value) : null;
@@ -219,7 +262,7 @@ export function decodeRestRequest(route: RestRoute, input: RestInput, nullMeans:
   const stray = Object.keys(input.query).find((name) => input.query[name] !== undefined);
   if (stray !== undefined) throw validationError(stray, `Unknown parameter: ${stray}.`);
   if (route.body === "*") {
-    Object.assign(init, decodeObject(schema, input.body ?? {}, "", nullMeans, route.pathParams, true).init);
+    Object.assign(init, decodeObject(schema, input.body ?? {}, "", nullMeans, route.pathParams, true, false, route.renamedMembers).init);
   } else {
     // A PATCH body: the keys sent become the update mask (AIP-134), so null can clear a field.
     const bodyField = fieldNamed(schema, route.body)!;

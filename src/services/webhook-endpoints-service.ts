@@ -38,7 +38,7 @@ import {
   checkEventTypes,
   checkGracePeriodHours,
   checkRecoveryWindow,
-  DEFAULT_EVENT_TYPES,
+  eventTypesOfCreation,
 } from "../domain/webhook-endpoint-rules.ts";
 import { generateWebhookSecret } from "../domain/webhook-signature.ts";
 import { checkWebhookUrl } from "../domain/webhook-url.ts";
@@ -85,8 +85,8 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
   async createWebhookEndpoint(request: CreateWebhookEndpointRequest, context: HandlerContext) {
     const scope = tenantOf(context);
     if (request.url === "") throw validationError("url", "url is required.");
-    // proto3 cannot tell an empty list from a missing one: both mean the default, every type.
-    const eventTypes = checkEventTypes(request.eventTypes.length > 0 ? request.eventTypes : DEFAULT_EVENT_TYPES);
+    // The deprecated repeated field is still read, for the clients that send it.
+    const eventTypes = eventTypesOfCreation(request.eventTypeList?.values, request.eventTypes);
     const description = checkDescription(request.description ?? "");
     const url = await this.checkUrl(request.url, scope.livemode);
     const now = this.deps.clock();

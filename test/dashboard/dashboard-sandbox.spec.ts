@@ -112,4 +112,18 @@ describe("dashboard sandbox tools", () => {
     const after = await service.request("GET", `/v1/kyc-sessions/${session.id}`);
     expect(after.body.status).to.equal("requires_input");
   });
+
+  it("creates webhook endpoints with the event types typed, and with every type when the field is left empty", async () => {
+    const client = new DashboardClient(service);
+    await client.signIn(service.sandboxKey);
+    const from = "/dashboard/webhooks";
+    const typed = await client.post(from, from, { url: "https://example.com/typed", event_types: "user.created, kyc.approved" });
+    expect(typed.status).to.equal(200);
+    const empty = await client.post(from, from, { url: "https://example.com/every", event_types: " " });
+    expect(empty.status).to.equal(200);
+    const list = await service.request("GET", "/v1/webhook-endpoints?limit=100");
+    const typesOf = (url: string) => list.body.data.find((e: any) => e.url === url)?.event_types;
+    expect(typesOf("https://example.com/typed")).to.deep.equal(["user.created", "kyc.approved"]);
+    expect(typesOf("https://example.com/every")).to.deep.equal(["*"]);
+  });
 });

@@ -206,9 +206,23 @@ describe("decodeRestRequest", () => {
         "event_types[1] must be a string.",
       );
       refuses("createWebhookEndpoint", { body: { event_types: [null] } }, "event_types[0]", "event_types[0] must be a string.");
-      expect(
-        decode("createWebhookEndpoint", { body: { url: "https://example.com/hook", event_types: ["user.created", "kyc.approved"] } }).eventTypes,
-      ).to.deep.equal(["user.created", "kyc.approved"]);
+      const decoded = decode("createWebhookEndpoint", { body: { url: "https://example.com/hook", event_types: ["user.created", "kyc.approved"] } });
+      expect(decoded.eventTypeList.values).to.deep.equal(["user.created", "kyc.approved"]);
+    });
+
+    it("CreateWebhookEndpoint: event_types fills the list with presence, an empty one included, and the field names stay hidden", () => {
+      const empty = decode("createWebhookEndpoint", { body: { url: "https://example.com/hook", event_types: [] } });
+      // Sent empty: left for the method to refuse, as it refuses the same message over gRPC.
+      expect(empty.eventTypeList.values).to.deep.equal([]);
+      expect(empty.eventTypes).to.deep.equal([]);
+      expect(decode("createWebhookEndpoint", { body: { url: "https://example.com/hook" } }).eventTypeList).to.equal(undefined);
+      refuses(
+        "createWebhookEndpoint",
+        { body: { url: "https://example.com/hook", event_type_list: { values: ["*"] } } },
+        "event_type_list",
+        "Unknown parameter: event_type_list.",
+      );
+      refuses("createWebhookEndpoint", { body: { event_types: { values: ["*"] } } }, "event_types", "event_types must be an array.");
     });
 
     it("refuses a timestamp that is not an RFC 3339 date-time with an offset", () => {
@@ -234,6 +248,7 @@ describe("decodeRestRequest", () => {
       const endpoint = decode("createWebhookEndpoint", { body: { url: "https://example.com/hook", description: null, event_types: null } });
       expect(endpoint.url).to.equal("https://example.com/hook");
       expect(endpoint.description).to.equal(undefined);
+      expect(endpoint.eventTypeList).to.equal(undefined);
       expect(endpoint.eventTypes).to.deep.equal([]);
     });
 

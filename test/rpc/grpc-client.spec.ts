@@ -54,6 +54,21 @@ describe("gRPC with a stock grpc-js client", () => {
     expectStandardHeaders(failure.metadata, "validation_error");
   });
 
+  it("tells an empty event_type_list from a missing one on endpoint creation; the deprecated event_types still works", async () => {
+    const create = (request: object) => client.call("WebhookEndpointsService", "CreateWebhookEndpoint", request, bearer(svc.sandboxKey));
+    await client.fails(
+      "WebhookEndpointsService",
+      "CreateWebhookEndpoint",
+      { url: "http://127.0.0.1:9/grpc-empty", event_type_list: { values: [] } },
+      bearer(svc.sandboxKey),
+      { code: grpc.status.INVALID_ARGUMENT, reason: "validation_error", param: "event_types" },
+    );
+    const listed = await create({ url: "http://127.0.0.1:9/grpc-listed", event_type_list: { values: ["kyc.approved"] } });
+    expect(listed.ok && listed.reply.message.webhook_endpoint.event_types).to.deep.equal(["kyc.approved"]);
+    const legacy = await create({ url: "http://127.0.0.1:9/grpc-legacy", event_types: [] });
+    expect(legacy.ok && legacy.reply.message.webhook_endpoint.event_types).to.deep.equal(["*"]);
+  });
+
   it("answers RESOURCE_EXHAUSTED rate_limit_exceeded with retry-after once the key's quota is used", async () => {
     const { secret } = await createKey(svc, svc.projectId, { rateLimit: 2 });
     await client.ok("EventsService", "ListEvents", {}, bearer(secret));

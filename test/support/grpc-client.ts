@@ -9,7 +9,14 @@ import { expect } from "chai";
 import { ErrorInfoSchema, type ErrorInfo } from "../../gen/google/rpc/error_details_pb.ts";
 import { StatusSchema } from "../../gen/google/rpc/status_pb.ts";
 
-const definition = protoLoader.loadSync(["svc/v1/users.proto", "svc/v1/events.proto", "svc/v1/identity.proto", "svc/v1/transactions.proto"], {
+const PROTO_FILES = [
+  "svc/v1/users.proto",
+  "svc/v1/events.proto",
+  "svc/v1/identity.proto",
+  "svc/v1/transactions.proto",
+  "svc/v1/webhook_endpoints.proto",
+];
+const definition = protoLoader.loadSync(PROTO_FILES, {
   includeDirs: [fileURLToPath(new URL("../../proto", import.meta.url))],
   keepCase: true,
   longs: String,
@@ -51,7 +58,8 @@ export type GrpcServiceName =
   | "KycSessionsService"
   | "SandboxService"
   | "TransactionsService"
-  | "SandboxTransactionsService";
+  | "SandboxTransactionsService"
+  | "WebhookEndpointsService";
 
 export class GrpcTestClient {
   private readonly clients: Record<string, grpc.Client>;
@@ -65,6 +73,7 @@ export class GrpcTestClient {
       SandboxService: new svcV1.SandboxService(address, grpc.credentials.createInsecure()),
       TransactionsService: new svcV1.TransactionsService(address, grpc.credentials.createInsecure()),
       SandboxTransactionsService: new svcV1.SandboxTransactionsService(address, grpc.credentials.createInsecure()),
+      WebhookEndpointsService: new svcV1.WebhookEndpointsService(address, grpc.credentials.createInsecure()),
     };
   }
 

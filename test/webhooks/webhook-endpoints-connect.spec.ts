@@ -22,14 +22,16 @@ describe("WebhookEndpointsService over Connect", () => {
   let svc: TestService;
   let sandbox: Client<typeof WebhookEndpointsService>;
   let live: Client<typeof WebhookEndpointsService>;
+  let sandboxBinary: Client<typeof WebhookEndpointsService>;
   before(async () => {
     svc = await startWebhookTestService();
-    const clientWith = (key: string) =>
+    const clientWith = (key: string, useBinaryFormat = false) =>
       createClient(
         WebhookEndpointsService,
         createConnectTransport({
           baseUrl: svc.baseUrl,
           httpVersion: "1.1",
+          useBinaryFormat,
           interceptors: [
             (next) => async (req) => {
               req.header.set("authorization", `Bearer ${key}`);
@@ -40,6 +42,7 @@ describe("WebhookEndpointsService over Connect", () => {
       );
     sandbox = clientWith(svc.sandboxKey);
     live = clientWith(svc.liveKey);
+    sandboxBinary = clientWith(svc.sandboxKey, true);
   });
   after(async () => {
     await svc.stop();
@@ -86,6 +89,76 @@ describe("WebhookEndpointsService over Connect", () => {
       code: Code.InvalidArgument,
       reason: "validation_error",
       param: "secret",
+    });
+  });
+
+  describe("the event types of a creation", () => {
+    const refusedTypes = { code: Code.InvalidArgument, reason: "validation_error", param: "event_types" };
+
+    it("refuses event_type_list sent empty, in JSON and in binary", async () => {
+      for (const client of [sandbox, sandboxBinary]) {
+        expect(await failureOf(client.createWebhookEndpoint({ url: "http://127.0.0.1:9/empty-list", eventTypeList: { values: [] } }))).to.deep.equal(
+          refusedTypes,
+        );
+      }
+      const { webhookEndpoint: later } = await sandbox.createWebhookEndpoint({ url: "http://127.0.0.1:9/empty-list" });
+      expect(later!.eventTypes).to.deep.equal(["*"]);
+    });
+
+    it("subscribes to the types of event_type_list, checked by the usual rules", async () => {
+      const { webhookEndpoint } = await sandboxBinary.createWebhookEndpoint({
+        url: "http://127.0.0.1:9/listed",
+        eventTypeList: { values: ["user.created", "kyc.approved"] },
+      });
+      expect(webhookEndpoint!.eventTypes).to.deep.equal(["user.created", "kyc.approved"]);
+      const { webhookEndpoint: every } = await sandbox.createWebhookEndpoint({
+        url: "http://127.0.0.1:9/listed-all",
+        eventTypeList: { values: ["*"] },
+      });
+      expect(every!.eventTypes).to.deep.equal(["*"]);
+      expect(
+        await failureOf(sandbox.createWebhookEndpoint({ url: "http://127.0.0.1:9/listed-bad", eventTypeList: { values: ["webhook.test"] } })),
+      ).to.deep.equal(refusedTypes);
+    });
+
+    it("still reads the deprecated event_types, where an empty list means the default", async () => {
+      const { webhookEndpoint: listed } = await sandbox.createWebhookEndpoint({ url: "http://127.0.0.1:9/legacy", eventTypes: ["user.created"] });
+      expect(listed!.eventTypes).to.deep.equal(["user.created"]);
+      const { webhookEndpoint: empty } = await sandboxBinary.createWebhookEndpoint({ url: "http://127.0.0.1:9/legacy-empty", eventTypes: [] });
+      expect(empty!.eventTypes).to.deep.equal(["*"]);
+    });
+
+    it("refuses both fields at once, even when they agree", async () => {
+      for (const values of [["user.created"], []]) {
+        const failure = await failureOf(
+          sandbox.createWebhookEndpoint({ url: "http://127.0.0.1:9/both", eventTypes: ["user.created"], eventTypeList: { values } }),
+        );
+        expect(failure).to.deep.equal(refusedTypes);
+      }
+      const error = await sandbox.createWebhookEndpoint({ url: "http://127.0.0.1:9/both", eventTypes: ["*"], eventTypeList: { values: ["*"] } }).then(
+        () => expect.fail("the call succeeded"),
+        (e: unknown) => ConnectError.from(e),
+      );
+      expect(error.rawMessage).to.include("event_type_list").and.include("event_types");
+    });
+
+    it("subscribes to every type when neither field is sent", async () => {
+      const { webhookEndpoint } = await sandboxBinary.createWebhookEndpoint({ url: "http://127.0.0.1:9/neither" });
+      expect(webhookEndpoint!.eventTypes).to.deep.equal(["*"]);
+    });
+
+    it("refuses an empty list on update too, when the mask names event_types", async () => {
+      const { webhookEndpoint } = await sandbox.createWebhookEndpoint({
+        url: "http://127.0.0.1:9/update-empty",
+        eventTypeList: { values: ["user.created"] },
+      });
+      expect(
+        await failureOf(
+          sandbox.updateWebhookEndpoint({ id: webhookEndpoint!.id, endpoint: { eventTypes: [] }, updateMask: { paths: ["event_types"] } }),
+        ),
+      ).to.deep.equal(refusedTypes);
+      const { webhookEndpoint: read } = await sandbox.getWebhookEndpoint({ id: webhookEndpoint!.id });
+      expect(read!.eventTypes).to.deep.equal(["user.created"]);
     });
   });
 });

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/v1/webhook_endpoints.proto.
  */
 export const file_svc_v1_webhook_endpoints: GenFile = /*@__PURE__*/
-  fileDesc("Ch5zdmMvdjEvd2ViaG9va19lbmRwb2ludHMucHJvdG8SBnN2Yy52MSL/AgoPV2ViaG9va0VuZHBvaW50EgoKAmlkGAEgASgJEgsKA3VybBgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRITCgtldmVudF90eXBlcxgEIAMoCRIPCgdlbmFibGVkGAUgASgIEhwKD2Rpc2FibGVkX3JlYXNvbhgGIAEoCUgAiAEBEhMKBnNlY3JldBgHIAEoCUgBiAEBEhQKDHNlY3JldF9sYXN0NBgIIAEoCRI+ChpwcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIbGl2ZW1vZGUYCiABKAgSLgoKY3JlYXRlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCEgoQX2Rpc2FibGVkX3JlYXNvbkIJCgdfc2VjcmV0IpIBChVXZWJob29rRW5kcG9pbnRGaWVsZHMSEAoDdXJsGAEgASgJSACIAQESGAoLZGVzY3JpcHRpb24YAiABKAlIAYgBARITCgtldmVudF90eXBlcxgDIAMoCRIUCgdlbmFibGVkGAQgASgISAKIAQFCBgoEX3VybEIOCgxfZGVzY3JpcHRpb25CCgoIX2VuYWJsZWQiagocQ3JlYXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBILCgN1cmwYASABKAkSEwoLZXZlbnRfdHlwZXMYAiADKAkSGAoLZGVzY3JpcHRpb24YAyABKAlIAIgBAUIOCgxfZGVzY3JpcHRpb24iUgodQ3JlYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USMQoQd2ViaG9va19lbmRwb2ludBgBIAEoCzIXLnN2Yy52MS5XZWJob29rRW5kcG9pbnQiwQEKG0xpc3RXZWJob29rRW5kcG9pbnRzUmVxdWVzdBISCgVsaW1pdBgBIAEoBUgAiAEBEhsKDnN0YXJ0aW5nX2FmdGVyGAIgASgJSAGIAQESGgoNZW5kaW5nX2JlZm9yZRgDIAEoCUgCiAEBEiYKB2NyZWF0ZWQYBCABKAsyFS5zdmMudjEuQ3JlYXRlZEZpbHRlckIICgZfbGltaXRCEQoPX3N0YXJ0aW5nX2FmdGVyQhAKDl9lbmRpbmdfYmVmb3JlIlcKHExpc3RXZWJob29rRW5kcG9pbnRzUmVzcG9uc2USJQoEZGF0YRgBIAMoCzIXLnN2Yy52MS5XZWJob29rRW5kcG9pbnQSEAoIaGFzX21vcmUYAiABKAgiJwoZR2V0V2ViaG9va0VuZHBvaW50UmVxdWVzdBIKCgJpZBgBIAEoCSJPChpHZXRXZWJob29rRW5kcG9pbnRSZXNwb25zZRIxChB3ZWJob29rX2VuZHBvaW50GAEgASgLMhcuc3ZjLnYxLldlYmhvb2tFbmRwb2ludCKMAQocVXBkYXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBIKCgJpZBgBIAEoCRIvCghlbmRwb2ludBgCIAEoCzIdLnN2Yy52MS5XZWJob29rRW5kcG9pbnRGaWVsZHMSLwoLdXBkYXRlX21hc2sYAyABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrIlIKHVVwZGF0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEjEKEHdlYmhvb2tfZW5kcG9pbnQYASABKAsyFy5zdmMudjEuV2ViaG9va0VuZHBvaW50IioKHERlbGV0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QSCgoCaWQYASABKAkiPAodRGVsZXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USCgoCaWQYASABKAkSDwoHZGVsZXRlZBgCIAEoCCJoCiJSb3RhdGVXZWJob29rRW5kcG9pbnRTZWNyZXRSZXF1ZXN0EgoKAmlkGAEgASgJEh8KEmdyYWNlX3BlcmlvZF9ob3VycxgCIAEoBUgAiAEBQhUKE19ncmFjZV9wZXJpb2RfaG91cnMiWAojUm90YXRlV2ViaG9va0VuZHBvaW50U2VjcmV0UmVzcG9uc2USMQoQd2ViaG9va19lbmRwb2ludBgBIAEoCzIXLnN2Yy52MS5XZWJob29rRW5kcG9pbnQiggIKC1dlYmhvb2tUZXN0EhMKC2VuZHBvaW50X2lkGAEgASgJEhAKCGV2ZW50X2lkGAIgASgJEg4KBnN0YXR1cxgDIAEoCRIcCg9yZXNwb25zZV9zdGF0dXMYBCABKAVIAIgBARITCgtkdXJhdGlvbl9tcxgFIAEoBRISCgVlcnJvchgGIAEoCUgBiAEBEisKB3RpbWluZ3MYByABKAsyGi5zdmMudjEuV2ViaG9va1Rlc3RUaW1pbmdzEhkKDGVycm9yX2RldGFpbBgIIAEoCUgCiAEBQhIKEF9yZXNwb25zZV9zdGF0dXNCCAoGX2Vycm9yQg8KDV9lcnJvcl9kZXRhaWwiqgEKEldlYmhvb2tUZXN0VGltaW5ncxITCgZkbnNfbXMYASABKAVIAIgBARIXCgpjb25uZWN0X21zGAIgASgFSAGIAQESEwoGdGxzX21zGAMgASgFSAKIAQESGgoNZmlyc3RfYnl0ZV9tcxgEIAEoBUgDiAEBQgkKB19kbnNfbXNCDQoLX2Nvbm5lY3RfbXNCCQoHX3Rsc19tc0IQCg5fZmlyc3RfYnl0ZV9tcyIoChpUZXN0V2ViaG9va0VuZHBvaW50UmVxdWVzdBIKCgJpZBgBIAEoCSJIChtUZXN0V2ViaG9va0VuZHBvaW50UmVzcG9uc2USKQoMd2ViaG9va190ZXN0GAEgASgLMhMuc3ZjLnYxLldlYmhvb2tUZXN0Iq8BChZXZWJob29rRGVsaXZlcnlBdHRlbXB0EjAKDGF0dGVtcHRlZF9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHAoPcmVzcG9uc2Vfc3RhdHVzGAIgASgFSACIAQESEgoFZXJyb3IYAyABKAlIAYgBARITCgtkdXJhdGlvbl9tcxgEIAEoBUISChBfcmVzcG9uc2Vfc3RhdHVzQggKBl9lcnJvciLKAgoPV2ViaG9va0RlbGl2ZXJ5EgoKAmlkGAEgASgJEhMKC2VuZHBvaW50X2lkGAIgASgJEhAKCGV2ZW50X2lkGAMgASgJEhIKCmV2ZW50X3R5cGUYBCABKAkSDgoGc3RhdHVzGAUgASgJEhUKDWF0dGVtcHRfY291bnQYBiABKAUSMwoPbmV4dF9hdHRlbXB0X2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI0CgxsYXN0X2F0dGVtcHQYCCABKAsyHi5zdmMudjEuV2ViaG9va0RlbGl2ZXJ5QXR0ZW1wdBIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCL3AQocTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVxdWVzdBITCgtlbmRwb2ludF9pZBgBIAEoCRISCgVsaW1pdBgCIAEoBUgAiAEBEhsKDnN0YXJ0aW5nX2FmdGVyGAMgASgJSAGIAQESEwoGc3RhdHVzGAQgASgJSAKIAQESGgoNZW5kaW5nX2JlZm9yZRgFIAEoCUgDiAEBEiYKB2NyZWF0ZWQYBiABKAsyFS5zdmMudjEuQ3JlYXRlZEZpbHRlckIICgZfbGltaXRCEQoPX3N0YXJ0aW5nX2FmdGVyQgkKB19zdGF0dXNCEAoOX2VuZGluZ19iZWZvcmUiWAodTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2USJQoEZGF0YRgBIAMoCzIXLnN2Yy52MS5XZWJob29rRGVsaXZlcnkSEAoIaGFzX21vcmUYAiABKAgiPAoZR2V0V2ViaG9va0RlbGl2ZXJ5UmVxdWVzdBITCgtlbmRwb2ludF9pZBgBIAEoCRIKCgJpZBgCIAEoCSJPChpHZXRXZWJob29rRGVsaXZlcnlSZXNwb25zZRIxChB3ZWJob29rX2RlbGl2ZXJ5GAEgASgLMhcuc3ZjLnYxLldlYmhvb2tEZWxpdmVyeSI/ChxSZXBsYXlXZWJob29rRGVsaXZlcnlSZXF1ZXN0EhMKC2VuZHBvaW50X2lkGAEgASgJEgoKAmlkGAIgASgJIlIKHVJlcGxheVdlYmhvb2tEZWxpdmVyeVJlc3BvbnNlEjEKEHdlYmhvb2tfZGVsaXZlcnkYASABKAsyFy5zdmMudjEuV2ViaG9va0RlbGl2ZXJ5IoMBCh9SZWNvdmVyV2ViaG9va0RlbGl2ZXJpZXNSZXF1ZXN0EgoKAmlkGAEgASgJEikKBXNpbmNlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIpCgV1bnRpbBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAilwEKD1dlYmhvb2tSZWNvdmVyeRITCgtlbmRwb2ludF9pZBgBIAEoCRIpCgVzaW5jZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKQoFdW50aWwYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhkKEWRlbGl2ZXJpZXNfcXVldWVkGAQgASgFIlUKIFJlY292ZXJXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlEjEKEHdlYmhvb2tfcmVjb3ZlcnkYASABKAsyFy5zdmMudjEuV2ViaG9va1JlY292ZXJ5MogNChdXZWJob29rRW5kcG9pbnRzU2VydmljZRKGAQoVQ3JlYXRlV2ViaG9va0VuZHBvaW50EiQuc3ZjLnYxLkNyZWF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaJS5zdmMudjEuQ3JlYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2UiIILT5JMCGjoBKiIVL3YxL3dlYmhvb2stZW5kcG9pbnRzEoABChRMaXN0V2ViaG9va0VuZHBvaW50cxIjLnN2Yy52MS5MaXN0V2ViaG9va0VuZHBvaW50c1JlcXVlc3QaJC5zdmMudjEuTGlzdFdlYmhvb2tFbmRwb2ludHNSZXNwb25zZSIdgtPkkwIXEhUvdjEvd2ViaG9vay1lbmRwb2ludHMSfwoSR2V0V2ViaG9va0VuZHBvaW50EiEuc3ZjLnYxLkdldFdlYmhvb2tFbmRwb2ludFJlcXVlc3QaIi5zdmMudjEuR2V0V2ViaG9va0VuZHBvaW50UmVzcG9uc2UiIoLT5JMCHBIaL3YxL3dlYmhvb2stZW5kcG9pbnRzL3tpZH0SkgEKFVVwZGF0ZVdlYmhvb2tFbmRwb2ludBIkLnN2Yy52MS5VcGRhdGVXZWJob29rRW5kcG9pbnRSZXF1ZXN0GiUuc3ZjLnYxLlVwZGF0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlIiyC0+STAiY6CGVuZHBvaW50MhovdjEvd2ViaG9vay1lbmRwb2ludHMve2lkfRKIAQoVRGVsZXRlV2ViaG9va0VuZHBvaW50EiQuc3ZjLnYxLkRlbGV0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaJS5zdmMudjEuRGVsZXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2UiIoLT5JMCHCoaL3YxL3dlYmhvb2stZW5kcG9pbnRzL3tpZH0SqwEKG1JvdGF0ZVdlYmhvb2tFbmRwb2ludFNlY3JldBIqLnN2Yy52MS5Sb3RhdGVXZWJob29rRW5kcG9pbnRTZWNyZXRSZXF1ZXN0Gisuc3ZjLnYxLlJvdGF0ZVdlYmhvb2tFbmRwb2ludFNlY3JldFJlc3BvbnNlIjOC0+STAi06ASoiKC92MS93ZWJob29rLWVuZHBvaW50cy97aWR9L3JvdGF0ZS1zZWNyZXQSigEKE1Rlc3RXZWJob29rRW5kcG9pbnQSIi5zdmMudjEuVGVzdFdlYmhvb2tFbmRwb2ludFJlcXVlc3QaIy5zdmMudjEuVGVzdFdlYmhvb2tFbmRwb2ludFJlc3BvbnNlIiqC0+STAiQ6ASoiHy92MS93ZWJob29rLWVuZHBvaW50cy97aWR9L3Rlc3QSnAEKFUxpc3RXZWJob29rRGVsaXZlcmllcxIkLnN2Yy52MS5MaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXF1ZXN0GiUuc3ZjLnYxLkxpc3RXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlIjaC0+STAjASLi92MS93ZWJob29rLWVuZHBvaW50cy97ZW5kcG9pbnRfaWR9L2RlbGl2ZXJpZXMSmAEKEkdldFdlYmhvb2tEZWxpdmVyeRIhLnN2Yy52MS5HZXRXZWJob29rRGVsaXZlcnlSZXF1ZXN0GiIuc3ZjLnYxLkdldFdlYmhvb2tEZWxpdmVyeVJlc3BvbnNlIjuC0+STAjUSMy92MS93ZWJob29rLWVuZHBvaW50cy97ZW5kcG9pbnRfaWR9L2RlbGl2ZXJpZXMve2lkfRKrAQoVUmVwbGF5V2ViaG9va0RlbGl2ZXJ5EiQuc3ZjLnYxLlJlcGxheVdlYmhvb2tEZWxpdmVyeVJlcXVlc3QaJS5zdmMudjEuUmVwbGF5V2ViaG9va0RlbGl2ZXJ5UmVzcG9uc2UiRYLT5JMCPzoBKiI6L3YxL3dlYmhvb2stZW5kcG9pbnRzL3tlbmRwb2ludF9pZH0vZGVsaXZlcmllcy97aWR9L3JlcGxheRKcAQoYUmVjb3ZlcldlYmhvb2tEZWxpdmVyaWVzEicuc3ZjLnYxLlJlY292ZXJXZWJob29rRGVsaXZlcmllc1JlcXVlc3QaKC5zdmMudjEuUmVjb3ZlcldlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2UiLYLT5JMCJzoBKiIiL3YxL3dlYmhvb2stZW5kcG9pbnRzL3tpZH0vcmVjb3ZlcmIGcHJvdG8z", [file_google_api_annotations, file_google_protobuf_field_mask, file_google_protobuf_timestamp, file_svc_v1_lists]);
+  fileDesc("Ch5zdmMvdjEvd2ViaG9va19lbmRwb2ludHMucHJvdG8SBnN2Yy52MSL/AgoPV2ViaG9va0VuZHBvaW50EgoKAmlkGAEgASgJEgsKA3VybBgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRITCgtldmVudF90eXBlcxgEIAMoCRIPCgdlbmFibGVkGAUgASgIEhwKD2Rpc2FibGVkX3JlYXNvbhgGIAEoCUgAiAEBEhMKBnNlY3JldBgHIAEoCUgBiAEBEhQKDHNlY3JldF9sYXN0NBgIIAEoCRI+ChpwcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIbGl2ZW1vZGUYCiABKAgSLgoKY3JlYXRlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCEgoQX2Rpc2FibGVkX3JlYXNvbkIJCgdfc2VjcmV0IpIBChVXZWJob29rRW5kcG9pbnRGaWVsZHMSEAoDdXJsGAEgASgJSACIAQESGAoLZGVzY3JpcHRpb24YAiABKAlIAYgBARITCgtldmVudF90eXBlcxgDIAMoCRIUCgdlbmFibGVkGAQgASgISAKIAQFCBgoEX3VybEIOCgxfZGVzY3JpcHRpb25CCgoIX2VuYWJsZWQiHwoNRXZlbnRUeXBlTGlzdBIOCgZ2YWx1ZXMYASADKAkingEKHENyZWF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QSCwoDdXJsGAEgASgJEhcKC2V2ZW50X3R5cGVzGAIgAygJQgIYARIYCgtkZXNjcmlwdGlvbhgDIAEoCUgAiAEBEi4KD2V2ZW50X3R5cGVfbGlzdBgEIAEoCzIVLnN2Yy52MS5FdmVudFR5cGVMaXN0Qg4KDF9kZXNjcmlwdGlvbiJSCh1DcmVhdGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRIxChB3ZWJob29rX2VuZHBvaW50GAEgASgLMhcuc3ZjLnYxLldlYmhvb2tFbmRwb2ludCLBAQobTGlzdFdlYmhvb2tFbmRwb2ludHNSZXF1ZXN0EhIKBWxpbWl0GAEgASgFSACIAQESGwoOc3RhcnRpbmdfYWZ0ZXIYAiABKAlIAYgBARIaCg1lbmRpbmdfYmVmb3JlGAMgASgJSAKIAQESJgoHY3JlYXRlZBgEIAEoCzIVLnN2Yy52MS5DcmVhdGVkRmlsdGVyQggKBl9saW1pdEIRCg9fc3RhcnRpbmdfYWZ0ZXJCEAoOX2VuZGluZ19iZWZvcmUiVwocTGlzdFdlYmhvb2tFbmRwb2ludHNSZXNwb25zZRIlCgRkYXRhGAEgAygLMhcuc3ZjLnYxLldlYmhvb2tFbmRwb2ludBIQCghoYXNfbW9yZRgCIAEoCCInChlHZXRXZWJob29rRW5kcG9pbnRSZXF1ZXN0EgoKAmlkGAEgASgJIk8KGkdldFdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEjEKEHdlYmhvb2tfZW5kcG9pbnQYASABKAsyFy5zdmMudjEuV2ViaG9va0VuZHBvaW50IowBChxVcGRhdGVXZWJob29rRW5kcG9pbnRSZXF1ZXN0EgoKAmlkGAEgASgJEi8KCGVuZHBvaW50GAIgASgLMh0uc3ZjLnYxLldlYmhvb2tFbmRwb2ludEZpZWxkcxIvCgt1cGRhdGVfbWFzaxgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2siUgodVXBkYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USMQoQd2ViaG9va19lbmRwb2ludBgBIAEoCzIXLnN2Yy52MS5XZWJob29rRW5kcG9pbnQiKgocRGVsZXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBIKCgJpZBgBIAEoCSI8Ch1EZWxldGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRIKCgJpZBgBIAEoCRIPCgdkZWxldGVkGAIgASgIImgKIlJvdGF0ZVdlYmhvb2tFbmRwb2ludFNlY3JldFJlcXVlc3QSCgoCaWQYASABKAkSHwoSZ3JhY2VfcGVyaW9kX2hvdXJzGAIgASgFSACIAQFCFQoTX2dyYWNlX3BlcmlvZF9ob3VycyJYCiNSb3RhdGVXZWJob29rRW5kcG9pbnRTZWNyZXRSZXNwb25zZRIxChB3ZWJob29rX2VuZHBvaW50GAEgASgLMhcuc3ZjLnYxLldlYmhvb2tFbmRwb2ludCKCAgoLV2ViaG9va1Rlc3QSEwoLZW5kcG9pbnRfaWQYASABKAkSEAoIZXZlbnRfaWQYAiABKAkSDgoGc3RhdHVzGAMgASgJEhwKD3Jlc3BvbnNlX3N0YXR1cxgEIAEoBUgAiAEBEhMKC2R1cmF0aW9uX21zGAUgASgFEhIKBWVycm9yGAYgASgJSAGIAQESKwoHdGltaW5ncxgHIAEoCzIaLnN2Yy52MS5XZWJob29rVGVzdFRpbWluZ3MSGQoMZXJyb3JfZGV0YWlsGAggASgJSAKIAQFCEgoQX3Jlc3BvbnNlX3N0YXR1c0IICgZfZXJyb3JCDwoNX2Vycm9yX2RldGFpbCKqAQoSV2ViaG9va1Rlc3RUaW1pbmdzEhMKBmRuc19tcxgBIAEoBUgAiAEBEhcKCmNvbm5lY3RfbXMYAiABKAVIAYgBARITCgZ0bHNfbXMYAyABKAVIAogBARIaCg1maXJzdF9ieXRlX21zGAQgASgFSAOIAQFCCQoHX2Ruc19tc0INCgtfY29ubmVjdF9tc0IJCgdfdGxzX21zQhAKDl9maXJzdF9ieXRlX21zIigKGlRlc3RXZWJob29rRW5kcG9pbnRSZXF1ZXN0EgoKAmlkGAEgASgJIkgKG1Rlc3RXZWJob29rRW5kcG9pbnRSZXNwb25zZRIpCgx3ZWJob29rX3Rlc3QYASABKAsyEy5zdmMudjEuV2ViaG9va1Rlc3QirwEKFldlYmhvb2tEZWxpdmVyeUF0dGVtcHQSMAoMYXR0ZW1wdGVkX2F0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIcCg9yZXNwb25zZV9zdGF0dXMYAiABKAVIAIgBARISCgVlcnJvchgDIAEoCUgBiAEBEhMKC2R1cmF0aW9uX21zGAQgASgFQhIKEF9yZXNwb25zZV9zdGF0dXNCCAoGX2Vycm9yIsoCCg9XZWJob29rRGVsaXZlcnkSCgoCaWQYASABKAkSEwoLZW5kcG9pbnRfaWQYAiABKAkSEAoIZXZlbnRfaWQYAyABKAkSEgoKZXZlbnRfdHlwZRgEIAEoCRIOCgZzdGF0dXMYBSABKAkSFQoNYXR0ZW1wdF9jb3VudBgGIAEoBRIzCg9uZXh0X2F0dGVtcHRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKDGxhc3RfYXR0ZW1wdBgIIAEoCzIeLnN2Yy52MS5XZWJob29rRGVsaXZlcnlBdHRlbXB0Ei4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIvcBChxMaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXF1ZXN0EhMKC2VuZHBvaW50X2lkGAEgASgJEhIKBWxpbWl0GAIgASgFSACIAQESGwoOc3RhcnRpbmdfYWZ0ZXIYAyABKAlIAYgBARITCgZzdGF0dXMYBCABKAlIAogBARIaCg1lbmRpbmdfYmVmb3JlGAUgASgJSAOIAQESJgoHY3JlYXRlZBgGIAEoCzIVLnN2Yy52MS5DcmVhdGVkRmlsdGVyQggKBl9saW1pdEIRCg9fc3RhcnRpbmdfYWZ0ZXJCCQoHX3N0YXR1c0IQCg5fZW5kaW5nX2JlZm9yZSJYCh1MaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXNwb25zZRIlCgRkYXRhGAEgAygLMhcuc3ZjLnYxLldlYmhvb2tEZWxpdmVyeRIQCghoYXNfbW9yZRgCIAEoCCI8ChlHZXRXZWJob29rRGVsaXZlcnlSZXF1ZXN0EhMKC2VuZHBvaW50X2lkGAEgASgJEgoKAmlkGAIgASgJIk8KGkdldFdlYmhvb2tEZWxpdmVyeVJlc3BvbnNlEjEKEHdlYmhvb2tfZGVsaXZlcnkYASABKAsyFy5zdmMudjEuV2ViaG9va0RlbGl2ZXJ5Ij8KHFJlcGxheVdlYmhvb2tEZWxpdmVyeVJlcXVlc3QSEwoLZW5kcG9pbnRfaWQYASABKAkSCgoCaWQYAiABKAkiUgodUmVwbGF5V2ViaG9va0RlbGl2ZXJ5UmVzcG9uc2USMQoQd2ViaG9va19kZWxpdmVyeRgBIAEoCzIXLnN2Yy52MS5XZWJob29rRGVsaXZlcnkigwEKH1JlY292ZXJXZWJob29rRGVsaXZlcmllc1JlcXVlc3QSCgoCaWQYASABKAkSKQoFc2luY2UYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEikKBXVudGlsGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKXAQoPV2ViaG9va1JlY292ZXJ5EhMKC2VuZHBvaW50X2lkGAEgASgJEikKBXNpbmNlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIpCgV1bnRpbBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoRZGVsaXZlcmllc19xdWV1ZWQYBCABKAUiVQogUmVjb3ZlcldlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2USMQoQd2ViaG9va19yZWNvdmVyeRgBIAEoCzIXLnN2Yy52MS5XZWJob29rUmVjb3ZlcnkyiA0KF1dlYmhvb2tFbmRwb2ludHNTZXJ2aWNlEoYBChVDcmVhdGVXZWJob29rRW5kcG9pbnQSJC5zdmMudjEuQ3JlYXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBolLnN2Yy52MS5DcmVhdGVXZWJob29rRW5kcG9pbnRSZXNwb25zZSIggtPkkwIaOgEqIhUvdjEvd2ViaG9vay1lbmRwb2ludHMSgAEKFExpc3RXZWJob29rRW5kcG9pbnRzEiMuc3ZjLnYxLkxpc3RXZWJob29rRW5kcG9pbnRzUmVxdWVzdBokLnN2Yy52MS5MaXN0V2ViaG9va0VuZHBvaW50c1Jlc3BvbnNlIh2C0+STAhcSFS92MS93ZWJob29rLWVuZHBvaW50cxJ/ChJHZXRXZWJob29rRW5kcG9pbnQSIS5zdmMudjEuR2V0V2ViaG9va0VuZHBvaW50UmVxdWVzdBoiLnN2Yy52MS5HZXRXZWJob29rRW5kcG9pbnRSZXNwb25zZSIigtPkkwIcEhovdjEvd2ViaG9vay1lbmRwb2ludHMve2lkfRKSAQoVVXBkYXRlV2ViaG9va0VuZHBvaW50EiQuc3ZjLnYxLlVwZGF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaJS5zdmMudjEuVXBkYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2UiLILT5JMCJjoIZW5kcG9pbnQyGi92MS93ZWJob29rLWVuZHBvaW50cy97aWR9EogBChVEZWxldGVXZWJob29rRW5kcG9pbnQSJC5zdmMudjEuRGVsZXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBolLnN2Yy52MS5EZWxldGVXZWJob29rRW5kcG9pbnRSZXNwb25zZSIigtPkkwIcKhovdjEvd2ViaG9vay1lbmRwb2ludHMve2lkfRKrAQobUm90YXRlV2ViaG9va0VuZHBvaW50U2VjcmV0Eiouc3ZjLnYxLlJvdGF0ZVdlYmhvb2tFbmRwb2ludFNlY3JldFJlcXVlc3QaKy5zdmMudjEuUm90YXRlV2ViaG9va0VuZHBvaW50U2VjcmV0UmVzcG9uc2UiM4LT5JMCLToBKiIoL3YxL3dlYmhvb2stZW5kcG9pbnRzL3tpZH0vcm90YXRlLXNlY3JldBKKAQoTVGVzdFdlYmhvb2tFbmRwb2ludBIiLnN2Yy52MS5UZXN0V2ViaG9va0VuZHBvaW50UmVxdWVzdBojLnN2Yy52MS5UZXN0V2ViaG9va0VuZHBvaW50UmVzcG9uc2UiKoLT5JMCJDoBKiIfL3YxL3dlYmhvb2stZW5kcG9pbnRzL3tpZH0vdGVzdBKcAQoVTGlzdFdlYmhvb2tEZWxpdmVyaWVzEiQuc3ZjLnYxLkxpc3RXZWJob29rRGVsaXZlcmllc1JlcXVlc3QaJS5zdmMudjEuTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2UiNoLT5JMCMBIuL3YxL3dlYmhvb2stZW5kcG9pbnRzL3tlbmRwb2ludF9pZH0vZGVsaXZlcmllcxKYAQoSR2V0V2ViaG9va0RlbGl2ZXJ5EiEuc3ZjLnYxLkdldFdlYmhvb2tEZWxpdmVyeVJlcXVlc3QaIi5zdmMudjEuR2V0V2ViaG9va0RlbGl2ZXJ5UmVzcG9uc2UiO4LT5JMCNRIzL3YxL3dlYmhvb2stZW5kcG9pbnRzL3tlbmRwb2ludF9pZH0vZGVsaXZlcmllcy97aWR9EqsBChVSZXBsYXlXZWJob29rRGVsaXZlcnkSJC5zdmMudjEuUmVwbGF5V2ViaG9va0RlbGl2ZXJ5UmVxdWVzdBolLnN2Yy52MS5SZXBsYXlXZWJob29rRGVsaXZlcnlSZXNwb25zZSJFgtPkkwI/OgEqIjovdjEvd2ViaG9vay1lbmRwb2ludHMve2VuZHBvaW50X2lkfS9kZWxpdmVyaWVzL3tpZH0vcmVwbGF5EpwBChhSZWNvdmVyV2ViaG9va0RlbGl2ZXJpZXMSJy5zdmMudjEuUmVjb3ZlcldlYmhvb2tEZWxpdmVyaWVzUmVxdWVzdBooLnN2Yy52MS5SZWNvdmVyV2ViaG9va0RlbGl2ZXJpZXNSZXNwb25zZSItgtPkkwInOgEqIiIvdjEvd2ViaG9vay1lbmRwb2ludHMve2lkfS9yZWNvdmVyYgZwcm90bzM", [file_google_api_annotations, file_google_protobuf_field_mask, file_google_protobuf_timestamp, file_svc_v1_lists]);
 
 /**
  * A URL that receives signed events.
@@ -136,6 +136,28 @@ export const WebhookEndpointFieldsSchema: GenMessage<WebhookEndpointFields> = /*
   messageDesc(file_svc_v1_webhook_endpoints, 1);
 
 /**
+ * Event types sent as one value, so that an empty list is told apart from no list at all (a repeated field
+ * cannot carry that difference).
+ *
+ * @generated from message svc.v1.EventTypeList
+ */
+export type EventTypeList = Message<"svc.v1.EventTypeList"> & {
+  /**
+   * Event types, or exactly ["*"].
+   *
+   * @generated from field: repeated string values = 1;
+   */
+  values: string[];
+};
+
+/**
+ * Describes the message svc.v1.EventTypeList.
+ * Use `create(EventTypeListSchema)` to create a new message.
+ */
+export const EventTypeListSchema: GenMessage<EventTypeList> = /*@__PURE__*/
+  messageDesc(file_svc_v1_webhook_endpoints, 2);
+
+/**
  * @generated from message svc.v1.CreateWebhookEndpointRequest
  */
 export type CreateWebhookEndpointRequest = Message<"svc.v1.CreateWebhookEndpointRequest"> & {
@@ -145,9 +167,11 @@ export type CreateWebhookEndpointRequest = Message<"svc.v1.CreateWebhookEndpoint
   url: string;
 
   /**
-   * Default ["*"].
+   * Deprecated: send `event_type_list`. Here an empty list cannot be told from a missing one, so it means the
+   * default ["*"]. Must be left empty when `event_type_list` is set.
    *
-   * @generated from field: repeated string event_types = 2;
+   * @generated from field: repeated string event_types = 2 [deprecated = true];
+   * @deprecated
    */
   eventTypes: string[];
 
@@ -155,6 +179,14 @@ export type CreateWebhookEndpointRequest = Message<"svc.v1.CreateWebhookEndpoint
    * @generated from field: optional string description = 3;
    */
   description?: string | undefined;
+
+  /**
+   * The event types to subscribe to. Not set: ["*"] (or the deprecated `event_types`). Set with an empty list:
+   * refused, `validation_error` with param `event_types`. The REST body's `event_types` member fills this field.
+   *
+   * @generated from field: svc.v1.EventTypeList event_type_list = 4;
+   */
+  eventTypeList?: EventTypeList | undefined;
 };
 
 /**
@@ -162,7 +194,7 @@ export type CreateWebhookEndpointRequest = Message<"svc.v1.CreateWebhookEndpoint
  * Use `create(CreateWebhookEndpointRequestSchema)` to create a new message.
  */
 export const CreateWebhookEndpointRequestSchema: GenMessage<CreateWebhookEndpointRequest> = /*@__PURE__*/
-  messageDesc(file_svc_v1_webhook_endpoints, 2);
+  messageDesc(file_svc_v1_webhook_endpoints, 3);
 
 /**
  * @generated from message svc.v1.CreateWebhookEndpointResponse
@@ -179,7 +211,7 @@ export type CreateWebhookEndpointResponse = Message<"svc.v1.CreateWebhookEndpoin
  * Use `create(CreateWebhookEndpointResponseSchema)` to create a new message.
  */
 export const CreateWebhookEndpointResponseSchema: GenMessage<CreateWebhookEndpointResponse> = /*@__PURE__*/
-  messageDesc(file_svc_v1_webhook_endpoints, 3);
+  messageDesc(file_svc_v1_webhook_endpoints, 4);
 
 /**
  * @generated from message svc.v1.ListWebhookEndpointsRequest
@@ -218,7 +250,7 @@ export type ListWebhookEndpointsRequest = Message<"svc.v1.ListWebhookEndpointsRe
  * Use `create(ListWebhookEndpointsRequestSchema)` to create a new message.
  */
 export const ListWebhookEndpointsRequestSchema: GenMessage<ListWebhookEndpointsRequest> = /*@__PURE__*/
-  messageDesc(file_svc_v1_webhook_endpoints, 4);
+  messageDesc(file_svc_v1_webhook_endpoints, 5);
 
 /**
  * @generated from message svc.v1.ListWebhookEndpointsResponse
@@ -240,7 +272,7 @@ export type ListWebhookEndpointsResponse = Message<"svc.v1.ListWebhookEndpointsR
  * Use `create(ListWebhookEndpointsResponseSchema)` to create a new message.
  */
 export const ListWebhookEndpointsResponseSchema: GenMessage<ListWebhookEndpointsResponse> = /*@__PURE__*/
-  messageDesc(file_svc_v1_webhook_endpoints, 5);
+  messageDesc(file_svc_v1_webhook_endpoints, 6);
 
 /**
  * @generated from message svc.v1.GetWebhookEndpointRequest
@@ -257,7 +289,7 @@ export type GetWebhookEndpointRequest = Message<"svc.v1.GetWebhookEndpointReques
  * Use `create(GetWebhookEndpointRequestSchema)` to create a new message.
  */
 export const GetWebhookEndpointRequestSchema: GenMessage<GetWebhookEndpointRequest> = /*@__PURE__*/
-  messageDesc(file_svc_v1_webhook_endpoints, 6);
+  messageDesc(file_svc_v1_webhook_endpoints, 7);
 
 /**
  * @generated from message svc.v1.GetWebhookEndpointResponse
@@ -274,7 +306,7 @@ export type GetWebhookEndpointResponse = Message<"svc.v1.GetWebhookEndpointRespo
  * Use `create(GetWebhookEndpointResponseSchema)` to create a new message.
  */
 export const GetWebhookEndpointResponseSchema: GenMessage<GetWebhookEndpointResponse> = /*@__PURE__*/
-  messageDesc(file_svc_v1_webhook_endpoints, 7);
+  messageDesc(file_svc_v1_webhook_endpoints, 8);
 
 /**
  * @generated from message svc.v1.UpdateWebhookEndpointRequest
@@ -303,7 +335,7 @@ export type UpdateWebhookEndpointRequest = Message<"svc.v1.UpdateWebhookEndpoint
  * Use `create(UpdateWebhookEndpointRequestSchema)` to create a new message.
  */
 export const UpdateWebhookEndpointRequestSchema: GenMessage<UpdateWebhookEndpointRequest> = /*@__PURE__*/
-  messageDesc(file_svc_v1_webhook_endpoints, 8);
+  messageDesc(file_svc_v1_webhook_endpoints, 9);
 
 /**
  * @generated from message svc.v1.UpdateWebhookEndpointResponse
@@ -320,7 +352,7 @@ export type UpdateWebhookEndpointResponse = Message<"svc.v1.UpdateWebhookEndpoin
  * Use `create(UpdateWebhookEndpointResponseSchema)` to create a new message.
  */
 export const UpdateWebhookEndpointResponseSchema: GenMessage<UpdateWebhookEndpointResponse> = /*@__PURE__*/
-  messageDesc(file_svc_v1_webhook_endpoints, 9);
+  messageDesc(file_svc_v1_webhook_endpoints, 10);
 
 /**
  * @generated from message svc.v1.DeleteWebhookEndpointRequest
@@ -337,7 +369,7 @@ export type DeleteWebhookEndpointRequest = Message<"svc.v1.DeleteWebhookEndpoint
  * Use `create(DeleteWebhookEndpointRequestSchema)` to create a new message.
  */
 export const DeleteWebhookEndpointRequestSchema: GenMessage<DeleteWebhookEndpointRequest> = /*@__PURE__*/
-  messageDesc(file_svc_v1_webhook_endpoints, 10);
+  messageDesc(file_svc_v1_webhook_endpoints, 11);
 
 /**
  * @generated from message svc.v1.DeleteWebhookEndpointResponse
@@ -359,7 +391,7 @@ export type DeleteWebhookEndpointResponse = Message<"svc.v1.DeleteWebhookEndpoin
  * Use `create(DeleteWebhookEndpointResponseSchema)` to create a new message.
  */
 export const DeleteWebhookEndpointResponseSchema: GenMessage<DeleteWebhookEndpointResponse> = /*@__PURE__*/
-  messageDesc(file_svc_v1_webhook_endpoints, 11);
+  messageDesc(file_svc_v1_webhook_endpoints, 12);
 
 /**
  * @generated from message svc.v1.RotateWebhookEndpointSecretRequest
@@ -383,7 +415,7 @@ export type RotateWebhookEndpointSecretRequest = Message<"svc.v1.RotateWebhookEn
  * Use `create(RotateWebhookEndpointSecretRequestSchema)` to create a new message.
  */
 export const RotateWebhookEndpointSecretRequestSchema: GenMessage<RotateWebhookEndpointSecretRequest> = /*@__PURE__*/
-  messageDesc(file_svc_v1_webhook_endpoints, 12);
+  messageDesc(file_svc_v1_webhook_endpoints, 13);
 
 /**
  * @generated from message svc.v1.RotateWebhookEndpointSecretResponse
@@ -400,7 +432,7 @@ export type RotateWebhookEndpointSecretResponse = Message<"svc.v1.RotateWebhookE
  * Use `create(RotateWebhookEndpointSecretResponseSchema)` to create a new message.
  */
 export const RotateWebhookEndpointSecretResponseSchema: GenMessage<RotateWebhookEndpointSecretResponse> = /*@__PURE__*/
-  messageDesc(file_svc_v1_webhook_endpoints, 13);
+  messageDesc(file_svc_v1_webhook_endpoints, 14);
 
 /**
  * The outcome of a test event.
@@ -464,7 +496,7 @@ export type WebhookTest = Message<"svc.v1.WebhookTest"> & {
  * Use `create(WebhookTestSchema)` to create a new message.
  */
 export const WebhookTestSchema: GenMessage<WebhookTest> = /*@__PURE__*/
-  messageDesc(file_svc_v1_webhook_endpoints, 14);
+  messageDesc(file_svc_v1_webhook_endpoints, 15);
 
 /**
  * Phases of a test attempt in milliseconds, each unset when it did not happen or did not complete.
@@ -506,7 +538,7 @@ export type WebhookTestTimings = Message<"svc.v1.WebhookTestTimings"> & {
  * Use `create(WebhookTestTimingsSchema)` to create a new message.
  */
 export const WebhookTestTimingsSchema: GenMessage<WebhookTestTimings> = /*@__PURE__*/
-  messageDesc(file_svc_v1_webhook_endpoints, 15);
+  messageDesc(file_svc_v1_webhook_endpoints, 16);
 
 /**
  * @generated from message svc.v1.TestWebhookEndpointRequest
@@ -523,7 +555,7 @@ export type TestWebhookEndpointRequest = Message<"svc.v1.TestWebhookEndpointRequ
  * Use `create(TestWebhookEndpointRequestSchema)` to create a new message.
  */
 export const TestWebhookEndpointRequestSchema: GenMessage<TestWebhookEndpointRequest> = /*@__PURE__*/
-  messageDesc(file_svc_v1_webhook_endpoints, 16);
+  messageDesc(file_svc_v1_webhook_endpoints, 17);
 
 /**
  * @generated from message svc.v1.TestWebhookEndpointResponse
@@ -540,7 +572,7 @@ export type TestWebhookEndpointResponse = Message<"svc.v1.TestWebhookEndpointRes
  * Use `create(TestWebhookEndpointResponseSchema)` to create a new message.
  */
 export const TestWebhookEndpointResponseSchema: GenMessage<TestWebhookEndpointResponse> = /*@__PURE__*/
-  messageDesc(file_svc_v1_webhook_endpoints, 17);
+  messageDesc(file_svc_v1_webhook_endpoints, 18);
 
 /**
  * One attempt to deliver an event.
@@ -574,7 +606,7 @@ export type WebhookDeliveryAttempt = Message<"svc.v1.WebhookDeliveryAttempt"> & 
  * Use `create(WebhookDeliveryAttemptSchema)` to create a new message.
  */
 export const WebhookDeliveryAttemptSchema: GenMessage<WebhookDeliveryAttempt> = /*@__PURE__*/
-  messageDesc(file_svc_v1_webhook_endpoints, 18);
+  messageDesc(file_svc_v1_webhook_endpoints, 19);
 
 /**
  * The delivery of one event to one endpoint.
@@ -642,7 +674,7 @@ export type WebhookDelivery = Message<"svc.v1.WebhookDelivery"> & {
  * Use `create(WebhookDeliverySchema)` to create a new message.
  */
 export const WebhookDeliverySchema: GenMessage<WebhookDelivery> = /*@__PURE__*/
-  messageDesc(file_svc_v1_webhook_endpoints, 19);
+  messageDesc(file_svc_v1_webhook_endpoints, 20);
 
 /**
  * @generated from message svc.v1.ListWebhookDeliveriesRequest
@@ -693,7 +725,7 @@ export type ListWebhookDeliveriesRequest = Message<"svc.v1.ListWebhookDeliveries
  * Use `create(ListWebhookDeliveriesRequestSchema)` to create a new message.
  */
 export const ListWebhookDeliveriesRequestSchema: GenMessage<ListWebhookDeliveriesRequest> = /*@__PURE__*/
-  messageDesc(file_svc_v1_webhook_endpoints, 20);
+  messageDesc(file_svc_v1_webhook_endpoints, 21);
 
 /**
  * @generated from message svc.v1.ListWebhookDeliveriesResponse
@@ -715,7 +747,7 @@ export type ListWebhookDeliveriesResponse = Message<"svc.v1.ListWebhookDeliverie
  * Use `create(ListWebhookDeliveriesResponseSchema)` to create a new message.
  */
 export const ListWebhookDeliveriesResponseSchema: GenMessage<ListWebhookDeliveriesResponse> = /*@__PURE__*/
-  messageDesc(file_svc_v1_webhook_endpoints, 21);
+  messageDesc(file_svc_v1_webhook_endpoints, 22);
 
 /**
  * @generated from message svc.v1.GetWebhookDeliveryRequest
@@ -737,7 +769,7 @@ export type GetWebhookDeliveryRequest = Message<"svc.v1.GetWebhookDeliveryReques
  * Use `create(GetWebhookDeliveryRequestSchema)` to create a new message.
  */
 export const GetWebhookDeliveryRequestSchema: GenMessage<GetWebhookDeliveryRequest> = /*@__PURE__*/
-  messageDesc(file_svc_v1_webhook_endpoints, 22);
+  messageDesc(file_svc_v1_webhook_endpoints, 23);
 
 /**
  * @generated from message svc.v1.GetWebhookDeliveryResponse
@@ -754,7 +786,7 @@ export type GetWebhookDeliveryResponse = Message<"svc.v1.GetWebhookDeliveryRespo
  * Use `create(GetWebhookDeliveryResponseSchema)` to create a new message.
  */
 export const GetWebhookDeliveryResponseSchema: GenMessage<GetWebhookDeliveryResponse> = /*@__PURE__*/
-  messageDesc(file_svc_v1_webhook_endpoints, 23);
+  messageDesc(file_svc_v1_webhook_endpoints, 24);
 
 /**
  * @generated from message svc.v1.ReplayWebhookDeliveryRequest
@@ -776,7 +808,7 @@ export type ReplayWebhookDeliveryRequest = Message<"svc.v1.ReplayWebhookDelivery
  * Use `create(ReplayWebhookDeliveryRequestSchema)` to create a new message.
  */
 export const ReplayWebhookDeliveryRequestSchema: GenMessage<ReplayWebhookDeliveryRequest> = /*@__PURE__*/
-  messageDesc(file_svc_v1_webhook_endpoints, 24);
+  messageDesc(file_svc_v1_webhook_endpoints, 25);
 
 /**
  * @generated from message svc.v1.ReplayWebhookDeliveryResponse
@@ -793,7 +825,7 @@ export type ReplayWebhookDeliveryResponse = Message<"svc.v1.ReplayWebhookDeliver
  * Use `create(ReplayWebhookDeliveryResponseSchema)` to create a new message.
  */
 export const ReplayWebhookDeliveryResponseSchema: GenMessage<ReplayWebhookDeliveryResponse> = /*@__PURE__*/
-  messageDesc(file_svc_v1_webhook_endpoints, 25);
+  messageDesc(file_svc_v1_webhook_endpoints, 26);
 
 /**
  * @generated from message svc.v1.RecoverWebhookDeliveriesRequest
@@ -826,7 +858,7 @@ export type RecoverWebhookDeliveriesRequest = Message<"svc.v1.RecoverWebhookDeli
  * Use `create(RecoverWebhookDeliveriesRequestSchema)` to create a new message.
  */
 export const RecoverWebhookDeliveriesRequestSchema: GenMessage<RecoverWebhookDeliveriesRequest> = /*@__PURE__*/
-  messageDesc(file_svc_v1_webhook_endpoints, 26);
+  messageDesc(file_svc_v1_webhook_endpoints, 27);
 
 /**
  * What a recovery queued.
@@ -864,7 +896,7 @@ export type WebhookRecovery = Message<"svc.v1.WebhookRecovery"> & {
  * Use `create(WebhookRecoverySchema)` to create a new message.
  */
 export const WebhookRecoverySchema: GenMessage<WebhookRecovery> = /*@__PURE__*/
-  messageDesc(file_svc_v1_webhook_endpoints, 27);
+  messageDesc(file_svc_v1_webhook_endpoints, 28);
 
 /**
  * @generated from message svc.v1.RecoverWebhookDeliveriesResponse
@@ -881,7 +913,7 @@ export type RecoverWebhookDeliveriesResponse = Message<"svc.v1.RecoverWebhookDel
  * Use `create(RecoverWebhookDeliveriesResponseSchema)` to create a new message.
  */
 export const RecoverWebhookDeliveriesResponseSchema: GenMessage<RecoverWebhookDeliveriesResponse> = /*@__PURE__*/
-  messageDesc(file_svc_v1_webhook_endpoints, 28);
+  messageDesc(file_svc_v1_webhook_endpoints, 29);
 
 /**
  * Webhook endpoints of the key's project and environment, and the deliveries made to them.

@@ -87,7 +87,9 @@ async function startService(role: string): Promise<Service> {
 }
 
 const loadBefore = loadavg();
-const database = await start("src/embedded-mongo/cli.ts", ["--port", "0"], {}, /^mongodb:\/\//);
+// BENCH_DB_NODE_ARGS: extra node options of the database process (for example --cpu-prof).
+const dbNodeArgs = process.env.BENCH_DB_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
+const database = await start("src/embedded-mongo/cli.ts", ["--port", "0"], {}, /^mongodb:\/\//, dbNodeArgs);
 const uri = `${database.line.trim().split(/\s/)[0]!.replace(/\/?$/, "")}/bench_withdrawals`;
 const client = await MongoClient.connect(uri);
 const db = client.db();

@@ -390,7 +390,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       if (role !== "api") {
         await jobs.start();
         relaySweeper.start();
-        ledger.startSweeper(timings.sweepIntervalMs, timings.sweepStaleAfterMs);
+        ledger.start(timings.sweepIntervalMs, timings.sweepStaleAfterMs);
         webhooks.start();
       }
       await http.listen({ port: ports.http ?? config.port, host: config.host });
@@ -408,7 +408,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       health.drain();
       await Promise.all([http.close(), grpc.close(timings.shutdownGraceMs)]);
       await relaySweeper.stop();
-      await ledger.stopSweeper();
+      await ledger.stop();
       await webhooks.stop();
       await jobs.stop();
     },

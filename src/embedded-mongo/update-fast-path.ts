@@ -1,4 +1,5 @@
-// Direct application of the common field operators ($set, $unset, $inc, $mul, $min, $max, $currentDate) on
+// Direct application of the common field operators ($set, $unset, $inc, $mul, $min, $max, $currentDate, and $push
+// of values or of a plain $each) on
 // plain-object paths. mingo's updater rebuilds its whole operator context on every call, which costs ~100 µs;
 // this path copies only the objects along the modified paths (stored documents are never mutated).
 // Anything it does not cover (arrays on the path, positional operators, array operators) returns undefined
@@ -8,7 +9,15 @@ import { compareValues } from "./bson-order.ts";
 import { commandError, ErrorCodes } from "./errors.ts";
 import { formatValue } from "./format.ts";
 
-const FAST_OPERATORS = new Set(["$set", "$unset", "$inc", "$mul", "$min", "$max", "$currentDate", "$setOnInsert"]);
+const FAST_OPERATORS = new Set(["$set", "$unset", "$inc", "$mul", "$min", "$max", "$currentDate", "$setOnInsert", "$push"]);
+
+/** The values a $push appends: its argument, or the list of a plain `{$each: [...]}`; undefined for other modifiers. */
+function pushedValues(arg: unknown): unknown[] | undefined {
+  if (!isPlainObject(arg)) return [arg];
+  const keys = Object.keys(arg);
+  if (!keys.some((k) => k.startsWith("$"))) return [arg];
+  return keys.length === 1 && keys[0] === "$each" && Array.isArray(arg.$each) ? arg.$each : undefined;
+}
 
 function isPlainObject(v: unknown): v is Document {
   if (v === null || typeof v !== "object") return false;
@@ -29,6 +38,7 @@ export function applyFastUpdate(doc: Document, update: Document, inserting: bool
       if (path.includes("$") || path === "" || path.split(".").some((p) => p === "" || /^\d+$/.test(p))) return undefined;
       const arg = fields[path];
       if (op === "$currentDate" && arg !== true && !(isPlainObject(arg) && arg.$type === "date")) return undefined;
+      if (op === "$push" && pushedValues(arg) === undefined) return undefined;
       ops.push([op, path.split("."), arg]);
     }
   }
@@ -116,6 +126,18 @@ export function applyFastUpdate(doc: Document, update: Document, inserting: bool
       case "$currentDate":
         next = now;
         break;
+      case "$push": {
+        const values = pushedValues(arg)!;
+        if (has && !Array.isArray(current)) {
+          throw commandError(
+            ErrorCodes.BadValue,
+            `The field '${field}' must be an array but is of type ${bsonTypeName(current)} in document {_id: ${formatValue(doc._id)}}`,
+          );
+        }
+        if (has && values.length === 0) continue;
+        next = has ? [...(current as unknown[]), ...values] : [...values];
+        break;
+      }
     }
     if (!has || !sameValue(current, next)) {
       parent[field] = next;
@@ -134,6 +156,8 @@ function bsonTypeName(v: unknown): string {
   if (v === null) return "null";
   if (Array.isArray(v)) return "array";
   if (v instanceof Date) return "date";
+  // Numbers decode as int when they fit in 32 bits, else double (as the driver sends them).
+  if (typeof v === "number") return Number.isInteger(v) && Math.abs(v) < 2 ** 31 ? "int" : "double";
   if (typeof v === "object") return (v as { _bsontype?: string })._bsontype?.toLowerCase() ?? "object";
   return typeof v === "boolean" ? "bool" : typeof v;
 }

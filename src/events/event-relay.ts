@@ -23,7 +23,7 @@ export class EventRelay {
   ) {}
 
   /** Relays the outbox of a user just written; resolves once its events are logged and fanned out. */
-  relayUserOutbox(user: UserDocument): Promise<void> {
+  relayUserOutbox(user: Pick<UserDocument, "_id" | "project_id" | "livemode" | "outbox">): Promise<void> {
     return this.enqueue(user.outbox.map((event) => ({ userId: user._id, event: loggedFromOutbox(user, event) })));
   }
 

@@ -1,4 +1,5 @@
 // Runs the event relay's sweep on a timer: events whose request died before relaying them are relayed here.
+import { PeriodicTask } from "../lib/periodic-task.ts";
 import type { EventRelay } from "./event-relay.ts";
 
 export interface RelaySweeperOptions {
@@ -8,30 +9,26 @@ export interface RelaySweeperOptions {
 }
 
 export class RelaySweeper {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> = Promise.resolve();
+  private readonly task: PeriodicTask;
 
   constructor(
     private readonly relay: EventRelay,
     private readonly options: RelaySweeperOptions,
-    private readonly onError: (error: unknown) => void,
-  ) {}
+    onError: (error: unknown) => void,
+  ) {
+    this.task = new PeriodicTask(() => this.sweepUntilDone(), options.intervalMs, onError);
+  }
 
   start(): void {
-    this.timer ??= setInterval(() => {
-      this.running = this.sweepNow().catch(this.onError);
-    }, this.options.intervalMs);
-    this.timer.unref();
+    this.task.start();
   }
 
   /** Sweeps until nothing stale is left. */
-  async sweepNow(): Promise<void> {
+  private async sweepUntilDone(): Promise<void> {
     while ((await this.relay.sweep(this.options.staleAfterMs)) > 0);
   }
 
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.running;
+    await this.task.stop();
   }
 }

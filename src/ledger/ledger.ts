@@ -16,9 +16,11 @@ import type { TenantScope } from "../domain/tenant-scope.ts";
 import { transactionEvent, type MoneyEventType } from "../events/event-factory.ts";
 import type { EventRelay } from "../events/event-relay.ts";
 import type { JobQueue } from "../jobs/job-queue.ts";
+import { PeriodicTask } from "../lib/periodic-task.ts";
+import { TtlCache } from "../lib/ttl-cache.ts";
 import type { OutboxEvent } from "../store/outbox.ts";
 import type { TransactionRecord, TransactionRepository } from "../store/transaction-repository.ts";
-import { ledgerOf, type BalanceDelta, type UserWithLedger, type WalletLedgerRepository } from "../store/wallet-ledger.ts";
+import { ledgerOf, type BalanceDelta, type LedgerOwner, type UserWithLedger, type WalletLedgerRepository } from "../store/wallet-ledger.ts";
 
 export const LEDGER_STEP_JOB = "ledger-step";
 
@@ -26,6 +28,14 @@ export const LEDGER_STEP_JOB = "ledger-step";
 const PAYOUT_RETRY_MS = 30_000;
 /** Attempts of one operation that keeps meeting concurrent changes before it gives up (a 500, retried by clients). */
 const MAX_ATTEMPTS = 50;
+/**
+ * A user's first wallet never changes once made, so its id is remembered for this long: a new transaction is
+ * then opened with one conditional write and no read (the write checks the id, so a stale entry costs a read).
+ */
+const WALLET_ID_TTL_MS = 10 * 60_000;
+const WALLET_ID_ENTRIES = 100_000;
+/** setTimeout's longest delay; a step further off than that (24 days) is left to the sweep. */
+const MAX_TIMER_MS = 2_147_483_647;
 
 /** Where live withdrawals are paid out: the custodian (WalletCustodian.payOut). Idempotent per transaction id. */
 export interface PayoutPort {
@@ -96,25 +106,32 @@ function eventTypesOf(before: TransactionRecord | null, after: TransactionRecord
 }
 
 export class Ledger {
-  private sweepTimer: NodeJS.Timeout | null = null;
-  private sweeping: Promise<unknown> = Promise.resolve();
+  private sweeper: PeriodicTask | null = null;
+  /** Set while this process runs the ledger's background work (worker roles): it then times its own steps. */
+  private stepTimers: Set<NodeJS.Timeout> | null = null;
+  private readonly stepsRunning = new Set<Promise<void>>();
+  private readonly walletIds = new TtlCache<string, string>(WALLET_ID_TTL_MS, WALLET_ID_ENTRIES);
 
   constructor(private readonly deps: LedgerDependencies) {
     deps.jobs.define<StepJob>(LEDGER_STEP_JOB, (job) => this.step(job.transactionId, job.version));
   }
 
-  /** Sweeps every `intervalMs` (worker role), finishing what processes that stopped left for `staleAfterMs`. */
-  startSweeper(intervalMs: number, staleAfterMs: number): void {
-    this.sweepTimer ??= setInterval(() => {
-      this.sweeping = this.sweep(staleAfterMs).catch(this.deps.onBackgroundError);
-    }, intervalMs);
-    this.sweepTimer.unref();
+  /**
+   * Runs the ledger's background work in this process (worker roles): the next steps of the transactions this
+   * process writes, each on a timer, and every `intervalMs` a sweep finishing what processes that stopped left
+   * for `staleAfterMs` (their projections, compactions and steps whose timer died with them).
+   */
+  start(intervalMs: number, staleAfterMs: number): void {
+    this.stepTimers ??= new Set();
+    this.sweeper ??= new PeriodicTask(() => this.sweep(staleAfterMs), intervalMs, this.deps.onBackgroundError);
+    this.sweeper.start();
   }
 
-  async stopSweeper(): Promise<void> {
-    if (this.sweepTimer) clearInterval(this.sweepTimer);
-    this.sweepTimer = null;
-    await this.sweeping;
+  async stop(): Promise<void> {
+    for (const timer of this.stepTimers ?? []) clearTimeout(timer);
+    this.stepTimers = null;
+    await Promise.all([this.sweeper?.stop(), ...this.stepsRunning]);
+    this.sweeper = null;
   }
 
   /**
@@ -124,8 +141,15 @@ export class Ledger {
    * `mayExist`: the id may have been used before (derived from an Idempotency-Key or a reference).
    */
   async open(scope: TenantScope, record: TransactionRecord, mayExist: boolean): Promise<TransactionRecord> {
+    const walletKey = `${scope.projectId}:${scope.livemode}:${record.user_id}`;
+    const knownWallet = mayExist ? undefined : this.walletIds.get(walletKey, Date.now());
+    if (knownWallet !== undefined) {
+      // A new id on a wallet seen before: the conditional write checks everything; a refusal is explained below.
+      const opened = await this.tryOpen(scope, { ...record, wallet_id: knownWallet }, null);
+      if (opened) return opened;
+    }
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const user = await this.deps.wallets.find(scope, record.user_id);
+      const user = await this.deps.wallets.findForOpening(scope, record.user_id, record.id);
       if (!user) throw svcError("user_not_found");
       const ledger = ledgerOf(user);
       const inflight = ledger.inflight.find((r) => r.id === record.id);
@@ -141,23 +165,25 @@ export class Ledger {
       if (user.suspended) throw svcError("user_suspended");
       if (user.kyc_status !== "approved") throw svcError("kyc_required");
       if (user.wallet_status !== "ready" || user.wallets.length === 0) throw svcError("wallet_not_ready");
-      const opening: TransactionRecord = { ...record, wallet_id: user.wallets[0]!.id };
-      const required = opening.type === "withdrawal" ? heldCents(opening) : 0;
-      if (ledger.available_cents < required) throw svcError("insufficient_funds");
-      const events = eventTypesOf(null, opening).map((type) => transactionEvent(type, opening, opening.created_at));
-      const after = await this.deps.wallets.open(scope, opening, {
-        delta: openingDelta(opening),
-        requireAvailable: required,
-        seenOpens: ledger.opens,
-        events,
-      });
-      if (after) {
-        await this.afterWrite(after, opening, events);
-        return opening;
-      }
+      const walletId = user.wallets[0]!.id;
+      this.walletIds.set(walletKey, walletId, Date.now());
+      const opening: TransactionRecord = { ...record, wallet_id: walletId };
+      if (opening.type === "withdrawal" && ledger.available_cents < heldCents(opening)) throw svcError("insufficient_funds");
+      const opened = await this.tryOpen(scope, opening, mayExist || attempt > 0 ? ledger.opens : null);
+      if (opened) return opened;
       // Something changed in between (a concurrent transaction, a suspension, a compaction): look again.
     }
     throw new Error(`transaction ${record.id}: too many concurrent changes while opening`);
+  }
+
+  /** One conditional opening write (see WalletLedgerRepository.open); null when a condition failed. */
+  private async tryOpen(scope: TenantScope, opening: TransactionRecord, seenOpens: number | null): Promise<TransactionRecord | null> {
+    const required = opening.type === "withdrawal" ? heldCents(opening) : 0;
+    const events = eventTypesOf(null, opening).map((type) => transactionEvent(type, opening, opening.created_at));
+    const owner = await this.deps.wallets.open(scope, opening, { delta: openingDelta(opening), requireAvailable: required, seenOpens, events });
+    if (!owner) return null;
+    await this.afterWrite(owner, opening, events);
+    return opening;
   }
 
   /**
@@ -178,7 +204,7 @@ export class Ledger {
         throw svcError("invalid_state", `The transaction is ${current.status}.`);
       }
       const next = this.nextRecord(current, to, options.failureCode ?? null, options.failureMessage ?? null);
-      const done = await this.write(holder, current, next);
+      const done = await this.write(current, next);
       if (done) return next;
     }
     throw new Error(`transaction ${id}: too many concurrent changes while settling`);
@@ -236,18 +262,27 @@ export class Ledger {
   async step(id: string, version: number): Promise<void> {
     const holder = await this.deps.wallets.findHolder(id);
     const record = holder ? ledgerOf(holder).inflight.find((r) => r.id === id) : undefined;
-    if (!holder || !record || record.version !== version || isFinal(record.status)) return;
+    if (!record || record.version !== version) return;
+    await this.advance(record);
+  }
+
+  /**
+   * Takes `record`, as last known, one step on: every write is conditional on that state, so a record that
+   * moved on since (settled, canceled, stepped by another process) is left as it is.
+   */
+  private async advance(record: TransactionRecord): Promise<void> {
+    if (isFinal(record.status)) return;
     if (record.type === "deposit") {
-      if (record.simulated && record.status === "pending") await this.write(holder, record, this.nextRecord(record, "completed", null, null));
+      if (record.simulated && record.status === "pending") await this.write(record, this.nextRecord(record, "completed", null, null));
       return;
     }
     if (record.simulated) {
       if (record.status === "pending") {
-        await this.write(holder, record, this.nextRecord(record, "processing", null, null));
+        await this.write(record, this.nextRecord(record, "processing", null, null));
       } else if (record.amount_cents === SANDBOX_FAILING_WITHDRAWAL_CENTS) {
-        await this.write(holder, record, this.nextRecord(record, "failed", SANDBOX_WITHDRAWAL_FAILURE_CODE, "The destination rejected the payout."));
+        await this.write(record, this.nextRecord(record, "failed", SANDBOX_WITHDRAWAL_FAILURE_CODE, "The destination rejected the payout."));
       } else {
-        await this.write(holder, record, this.nextRecord(record, "completed", null, null));
+        await this.write(record, this.nextRecord(record, "completed", null, null));
       }
       return;
     }
@@ -255,16 +290,15 @@ export class Ledger {
     let processing = record;
     if (record.status === "pending") {
       processing = this.nextRecord(record, "processing", null, null);
-      if (!(await this.write(holder, record, processing))) return;
+      // Its next step, timed by the write, is the retry of the hand-off should this one fail.
+      if (!(await this.write(record, processing))) return;
     }
-    const { user_id, wallet_id, amount_cents, fiat_currency } = processing;
+    const { id, user_id, wallet_id, amount_cents, fiat_currency } = processing;
     await this.deps.payouts.payOut(
       { transactionId: id, userId: user_id, walletId: wallet_id, amountCents: amount_cents, fiatCurrency: fiat_currency },
       AbortSignal.timeout(10_000),
     );
-    const handedOff = { ...processing, next_step_at: null, version: processing.version + 1, updated_at: this.deps.clock() };
-    const after = await this.deps.wallets.find({ projectId: processing.project_id, livemode: processing.livemode }, user_id);
-    if (after) await this.write(after, processing, handedOff);
+    await this.write(processing, { ...processing, next_step_at: null, version: processing.version + 1, updated_at: this.deps.clock() });
   }
 
   /** The record after a move: new status, failure, when the simulator acts next, one version more. */
@@ -288,30 +322,55 @@ export class Ledger {
   }
 
   /** One conditional write from `current` to `next`; false when `current` is no longer the ledger's state. */
-  private async write(holder: UserWithLedger, current: TransactionRecord, next: TransactionRecord): Promise<boolean> {
+  private async write(current: TransactionRecord, next: TransactionRecord): Promise<boolean> {
     const events = eventTypesOf(current, next).map((type) => transactionEvent(type, next, next.updated_at));
-    const after = await this.deps.wallets.transition(holder._id, current, next, movingDelta(current, next.status), events);
-    if (!after) return false;
-    await this.afterWrite(after, next, events);
+    const owner = await this.deps.wallets.transition(current.user_id, current, next, movingDelta(current, next.status), events);
+    if (!owner) return false;
+    await this.afterWrite(owner, next, events);
     return true;
   }
 
   /**
-   * After a write: the projection, the events' relay, the compaction of a settled transaction and the job of
+   * After a write: the projection, the events' relay, the compaction of a settled transaction and the timing of
    * the next step. A failure here loses nothing: the sweepers (ledger and relay) finish it.
    */
-  private async afterWrite(user: UserWithLedger, record: TransactionRecord, events: OutboxEvent[]): Promise<void> {
+  private async afterWrite(owner: LedgerOwner, record: TransactionRecord, events: OutboxEvent[]): Promise<void> {
     try {
       await this.deps.transactions.project(record);
-      if (isFinal(record.status)) await this.deps.wallets.compact(user._id, [record.id], ledgerOf(user).opens);
+      if (isFinal(record.status)) await this.deps.wallets.compact(owner._id, [record.id], owner.opens);
     } catch (error) {
       this.deps.onBackgroundError(error);
     }
-    if (events.length > 0) await this.deps.relay.relayUserOutbox({ ...user, outbox: events }).catch(this.deps.onBackgroundError);
-    if (record.next_step_at) {
+    if (events.length > 0) await this.deps.relay.relayUserOutbox({ ...owner, outbox: events }).catch(this.deps.onBackgroundError);
+    if (record.next_step_at) await this.timeStep(record);
+  }
+
+  /**
+   * Makes sure the next step of `record` is taken at its `next_step_at`. A process running the ledger's work
+   * times it itself (it knows the record: the step needs no read); an API process leaves it to a worker through a
+   * job. A timer that dies with its process is made up by the sweep of a worker.
+   */
+  private async timeStep(record: TransactionRecord): Promise<void> {
+    const timers = this.stepTimers;
+    if (timers === null) {
       await this.deps.jobs
-        .schedule<StepJob>(LEDGER_STEP_JOB, { transactionId: record.id, version: record.version }, record.next_step_at, ["transactionId", "version"])
+        .schedule<StepJob>(LEDGER_STEP_JOB, { transactionId: record.id, version: record.version }, record.next_step_at!, ["transactionId", "version"])
         .catch(this.deps.onBackgroundError);
+      return;
     }
+    const delay = Math.max(0, record.next_step_at!.getTime() - this.deps.clock().getTime());
+    const timer = setTimeout(
+      () => {
+        timers.delete(timer);
+        // A simulated step only writes, each write conditional on this state. A live one calls the custodian
+        // first, so it reads the record to be sure it is still this version.
+        const running = (record.simulated ? this.advance(record) : this.step(record.id, record.version)).catch(this.deps.onBackgroundError);
+        this.stepsRunning.add(running);
+        void running.finally(() => this.stepsRunning.delete(running));
+      },
+      Math.min(delay, MAX_TIMER_MS),
+    );
+    timer.unref();
+    timers.add(timer);
   }
 }

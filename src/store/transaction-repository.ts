@@ -4,7 +4,7 @@
 import type { Collection, Db, Filter } from "mongodb";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import type { TransactionStatus, TransactionType } from "../domain/money.ts";
-import { isDuplicateKeyError } from "./database.ts";
+import { batchedUpdate, throwDocumentError } from "./write-batcher.ts";
 import { type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 
 /** One transaction, as the ledger holds it in flight and the projection holds it for ever. */
@@ -50,9 +50,12 @@ export function toRecord(doc: TransactionDocument): TransactionRecord {
 
 export class TransactionRepository {
   private readonly collection: Collection<TransactionDocument>;
+  /** Projections written at the same moment (many requests, a sweep) share one command. */
+  private readonly batchedUpsert: ReturnType<typeof batchedUpdate<TransactionDocument>>;
 
   constructor(db: Db) {
     this.collection = db.collection<TransactionDocument>("transactions");
+    this.batchedUpsert = batchedUpdate(this.collection);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -65,12 +68,11 @@ export class TransactionRepository {
    */
   async project(record: TransactionRecord): Promise<void> {
     const { _id, ...fields } = toDocument(record);
-    try {
-      await this.collection.updateOne({ _id, version: { $lt: record.version } }, { $set: fields }, { upsert: true });
-    } catch (error) {
-      // The upsert met a document of this version or later: nothing to do.
-      if (!isDuplicateKeyError(error)) throw error;
-    }
+    const error = await this.batchedUpsert({
+      updateOne: { filter: { _id, version: { $lt: record.version } }, update: { $set: fields }, upsert: true },
+    });
+    // A duplicate key: the upsert met a document of this version or later, nothing to do.
+    if (error && error.code !== 11000) throwDocumentError(error);
   }
 
   async projectMany(records: readonly TransactionRecord[]): Promise<void> {

@@ -2,6 +2,7 @@
 // so that every change of a balance is one conditional single-document write that also records the
 // transaction's new state and its events (the user's outbox). See docs/contract.md, Money, for the invariant.
 import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
+import { batchedUpdate, throwDocumentError } from "./write-batcher.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import type { OutboxEvent } from "./outbox.ts";
 import type { TransactionRecord } from "./transaction-repository.ts";
@@ -52,6 +53,23 @@ export function ledgerOf(user: UserDocument): LedgerState {
   return { ...EMPTY_LEDGER, ...rest, inflight: Object.values(inflight ?? {}) };
 }
 
+/** What a ledger write answers about the wallet's owner: enough to relay events and fence compactions. */
+export interface LedgerOwner {
+  _id: string;
+  project_id: string;
+  livemode: boolean;
+  /** `ledger.opens` after the write. */
+  opens: number;
+}
+
+/** The fields of the user document a ledger write reads back (not the whole document: it can be large). */
+const OWNER_FIELDS = { project_id: 1, livemode: 1, "ledger.opens": 1 } as const;
+
+function ownerOf(doc: UserWithLedger | null): LedgerOwner | null {
+  if (!doc) return null;
+  return { _id: doc._id, project_id: doc.project_id, livemode: doc.livemode, opens: doc.ledger?.opens ?? 0 };
+}
+
 /** What a balance change adds to each field, in cents. */
 export interface BalanceDelta {
   available?: number;
@@ -69,9 +87,12 @@ function incOf(delta: BalanceDelta): Record<string, number> {
 
 export class WalletLedgerRepository {
   private readonly users: Collection<UserWithLedger>;
+  /** Compactions are small, frequent and need no answer: concurrent ones share one command. */
+  private readonly batchedCompact: ReturnType<typeof batchedUpdate<UserWithLedger>>;
 
   constructor(db: Db) {
     this.users = db.collection<UserWithLedger>("users");
+    this.batchedCompact = batchedUpdate(this.users);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -81,6 +102,29 @@ export class WalletLedgerRepository {
 
   find(scope: TenantScope, userId: string): Promise<UserWithLedger | null> {
     return this.users.findOne({ _id: userId, project_id: scope.projectId, livemode: scope.livemode });
+  }
+
+  /**
+   * What opening `transactionId` on this user's wallet checks: the user's state, its wallets, its balance and
+   * that transaction if it is in flight (not the other transactions, the profile or the outbox).
+   */
+  findForOpening(scope: TenantScope, userId: string, transactionId: string): Promise<UserWithLedger | null> {
+    return this.users.findOne(
+      { _id: userId, project_id: scope.projectId, livemode: scope.livemode },
+      {
+        projection: {
+          project_id: 1,
+          livemode: 1,
+          suspended: 1,
+          kyc_status: 1,
+          wallet_status: 1,
+          wallets: 1,
+          "ledger.available_cents": 1,
+          "ledger.opens": 1,
+          [`ledger.inflight.${transactionId}`]: 1,
+        },
+      },
+    );
   }
 
   findById(userId: string): Promise<UserWithLedger | null> {
@@ -96,52 +140,59 @@ export class WalletLedgerRepository {
    * Opens a transaction: applies its first balance change and records it in flight, with its events, in one
    * write. Applied only if the user may transact, the transaction is not in flight already, no transaction
    * opened after the opener read `seenOpens` was compacted since (else it might be this one), and, for a
-   * withdrawal, `available` covers `requireAvailable`. Answers the user after, or null when a condition failed.
+   * withdrawal, `available` covers `requireAvailable`; and the first wallet is `record.wallet_id` (the opener may
+   * know it from an earlier read). `seenOpens` null: the id is new, nothing can have been compacted under it.
+   * Answers the owner after the write, or null when a condition failed.
    */
-  open(
+  async open(
     scope: TenantScope,
     record: TransactionRecord,
-    options: { delta: BalanceDelta; requireAvailable: number; seenOpens: number; events: OutboxEvent[] },
-  ): Promise<UserWithLedger | null> {
-    const filter: Filter<UserWithLedger> = {
+    options: { delta: BalanceDelta; requireAvailable: number; seenOpens: number | null; events: OutboxEvent[] },
+  ): Promise<LedgerOwner | null> {
+    const filter: Record<string, unknown> = {
       _id: record.user_id,
       project_id: scope.projectId,
       livemode: scope.livemode,
       suspended: false,
       kyc_status: "approved",
       wallet_status: "ready",
+      "wallets.0.id": record.wallet_id,
       "ledger.inflight_ids": { $ne: record.id },
-      "ledger.compacted_through": { $not: { $gt: options.seenOpens } },
     };
-    if (options.requireAvailable > 0) (filter as Record<string, unknown>)["ledger.available_cents"] = { $gte: options.requireAvailable };
+    if (options.seenOpens !== null) filter["ledger.compacted_through"] = { $not: { $gt: options.seenOpens } };
+    if (options.requireAvailable > 0) filter["ledger.available_cents"] = { $gte: options.requireAvailable };
     const update = {
       $inc: { ...incOf(options.delta), "ledger.opens": 1 },
       $set: { [`ledger.inflight.${record.id}`]: record, "ledger.updated_at": record.updated_at },
       $push: { "ledger.inflight_ids": record.id, ...(options.events.length > 0 ? { outbox: { $each: options.events } } : {}) },
     } as unknown as UpdateFilter<UserWithLedger>;
-    return this.users.findOneAndUpdate(filter, update, { returnDocument: "after" });
+    return ownerOf(
+      await this.users.findOneAndUpdate(filter as Filter<UserWithLedger>, update, { returnDocument: "after", projection: OWNER_FIELDS }),
+    );
   }
 
   /**
    * Moves an in-flight transaction from the status it had when read (`from`) to `next`, applying `delta` and
    * recording `events`, in one write; null when its status is no longer `from` (someone else moved it).
    */
-  transition(
+  async transition(
     userId: string,
     from: TransactionRecord,
     next: TransactionRecord,
     delta: BalanceDelta,
     events: OutboxEvent[],
-  ): Promise<UserWithLedger | null> {
+  ): Promise<LedgerOwner | null> {
     const update = {
       $set: { [`ledger.inflight.${next.id}`]: next, "ledger.updated_at": next.updated_at },
       ...(Object.keys(incOf(delta)).length > 0 ? { $inc: incOf(delta) } : {}),
       ...(events.length > 0 ? { $push: { outbox: { $each: events } } } : {}),
     } as unknown as UpdateFilter<UserWithLedger>;
-    return this.users.findOneAndUpdate(
-      { _id: userId, [`ledger.inflight.${from.id}.version`]: from.version, [`ledger.inflight.${from.id}.status`]: from.status },
-      update,
-      { returnDocument: "after" },
+    return ownerOf(
+      await this.users.findOneAndUpdate(
+        { _id: userId, [`ledger.inflight.${from.id}.version`]: from.version, [`ledger.inflight.${from.id}.status`]: from.status },
+        update,
+        { returnDocument: "after", projection: OWNER_FIELDS },
+      ),
     );
   }
 
@@ -153,11 +204,17 @@ export class WalletLedgerRepository {
     if (transactionIds.length === 0) return;
     // A settled transaction stays settled until compacted, and is never opened again (the fence): no condition
     // beyond the callers' (each id was settled when read) is needed.
-    await this.users.updateOne({ _id: userId }, {
-      $unset: Object.fromEntries(transactionIds.map((id) => [`ledger.inflight.${id}`, ""])),
-      $pull: { "ledger.inflight_ids": { $in: [...transactionIds] } },
-      $max: { "ledger.compacted_through": opensSeen },
-    } as unknown as UpdateFilter<UserWithLedger>);
+    const error = await this.batchedCompact({
+      updateOne: {
+        filter: { _id: userId },
+        update: {
+          $unset: Object.fromEntries(transactionIds.map((id) => [`ledger.inflight.${id}`, ""])),
+          $pull: { "ledger.inflight_ids": { $in: [...transactionIds] } },
+          $max: { "ledger.compacted_through": opensSeen },
+        } as unknown as UpdateFilter<UserWithLedger>,
+      },
+    });
+    if (error) throwDocumentError(error);
   }
 
   /**

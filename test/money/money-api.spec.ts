@@ -120,6 +120,27 @@ describe("money: balances, deposits, withdrawals", function () {
     expect([poor.status, poor.body.error.code]).to.deep.equal([409, "insufficient_funds"]);
   });
 
+  it("answers the same checks for a wallet it has seen (opened without a read): suspension, funds, another tenant", async () => {
+    const user = await approvedUser(svc);
+    await fund(svc, user, 10);
+    const first = await svc.request("POST", `/v1/users/${user}/withdrawals`, { body: { amount_usd: 4 } });
+    expect(first.status).to.equal(201);
+    const overdraft = await svc.request("POST", `/v1/users/${user}/withdrawals`, { body: { amount_usd: 6.01 } });
+    expect([overdraft.status, overdraft.body.error.code]).to.deep.equal([409, "insufficient_funds"]);
+    const otherTenant = await svc.request("POST", `/v1/users/${user}/withdrawals`, { key: svc.liveKey, body: { amount_usd: 1 } });
+    expect([otherTenant.status, otherTenant.body.error.code]).to.deep.equal([404, "user_not_found"]);
+    await svc.admin.suspendUser({ projectId: svc.projectId, livemode: false, userId: user });
+    for (const path of [`/v1/users/${user}/withdrawals`, `/v1/sandbox/users/${user}/deposits`]) {
+      const res = await svc.request("POST", path, { body: { amount_usd: 1 } });
+      expect([res.status, res.body.error.code]).to.deep.equal([409, "user_suspended"]);
+    }
+    await svc.admin.unsuspendUser({ projectId: svc.projectId, livemode: false, userId: user });
+    const last = await svc.request("POST", `/v1/users/${user}/withdrawals`, { body: { amount_usd: 6 } });
+    expect(last.status).to.equal(201);
+    // Both withdrawals hold or took all of it (the first may have settled by now).
+    expect((await balanceOf(svc, user)).available_usd).to.equal(0);
+  });
+
   it("refuses live keys on sandbox routes (403 sandbox_only) before any lookup", async () => {
     for (const [path, body] of [
       ["/v1/sandbox/users/999999999/deposits", { amount_usd: 0 }],

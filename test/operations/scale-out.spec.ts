@@ -132,4 +132,33 @@ describe("scale-out: two API and two worker processes on one database", function
     expect(second.body).to.deep.equal(first.body);
     expect(second.headers.get("x-request-id")).to.equal(first.headers.get("x-request-id"));
   });
+
+  it("settles the sandbox transactions an API process opens through a worker: a deposit, then a withdrawal", async () => {
+    const user = await call(apis[0]!.baseUrl, "POST", "/v1/users", { key: SANDBOX_KEY, body: { phone: uniquePhone() } });
+    expect(user.status).to.equal(201);
+    const session = await call(apis[1]!.baseUrl, "POST", `/v1/users/${user.body.id}/kyc-sessions`, { key: SANDBOX_KEY });
+    expect((await call(apis[0]!.baseUrl, "POST", `/v1/sandbox/kyc-sessions/${session.body.id}/approve`, { key: SANDBOX_KEY })).status).to.equal(200);
+    const deposit = await call(apis[0]!.baseUrl, "POST", `/v1/sandbox/users/${user.body.id}/deposits`, {
+      key: SANDBOX_KEY,
+      body: { amount_usd: 20, complete_after_seconds: 1 },
+    });
+    expect(deposit.status, JSON.stringify(deposit.body)).to.equal(201);
+    // API processes run no background work: the step is a job a worker takes.
+    const deposited = await eventually(
+      () => call(apis[1]!.baseUrl, "GET", `/v1/transactions/${deposit.body.id}`, { key: SANDBOX_KEY }),
+      (read) => read.body.status === "completed",
+      15_000,
+    );
+    expect(deposited.body.status).to.equal("completed");
+    const withdrawal = await call(apis[1]!.baseUrl, "POST", `/v1/users/${user.body.id}/withdrawals`, { key: SANDBOX_KEY, body: { amount_usd: 5 } });
+    expect(withdrawal.status, JSON.stringify(withdrawal.body)).to.equal(201);
+    const withdrawn = await eventually(
+      () => call(apis[0]!.baseUrl, "GET", `/v1/transactions/${withdrawal.body.id}`, { key: SANDBOX_KEY }),
+      (read) => read.body.status === "completed",
+      15_000,
+    );
+    expect(withdrawn.body.status).to.equal("completed");
+    const wallets = await call(apis[0]!.baseUrl, "GET", `/v1/users/${user.body.id}/wallets`, { key: SANDBOX_KEY });
+    expect(wallets.body.data[0].balance).to.deep.equal({ available_usd: 15, pending_in_usd: 0, pending_out_usd: 0 });
+  });
 });

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import type { MongoServerError, Document } from "mongodb";
+import type { MongoServerError, Document, CollationOptions } from "mongodb";
 import { usingRealMongo, useTestDatabase } from "./helpers.ts";
 
 const failure = (p: Promise<unknown>) =>
@@ -42,7 +42,7 @@ describe("embedded-mongo: views, let, collation, $out/$merge, collMod and other 
         await failure(
           t.db
             .collection("src")
-            .find({}, { collation: { locale: "en", bogus: 1 } as Document })
+            .find({}, { collation: { locale: "en", bogus: 1 } as unknown as CollationOptions })
             .toArray(),
         )
       ).code,

@@ -10,8 +10,7 @@ const failure = (p: Promise<unknown>) =>
     (e: unknown) => e as MongoServerError,
   );
 
-/** Documents of these tests: numbered ids. */
-// biome-ignore lint/suspicious/noExplicitAny: the tests write fields of every type through the driver's typed methods.
+/** Documents of these tests: numbered ids (and a few string ones), fields of every type. */
 type NumberedDocument = { _id: number | string; [field: string]: any };
 
 const CI: CollationOptions = { locale: "en_US", strength: 2 };

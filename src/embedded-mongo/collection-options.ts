@@ -6,7 +6,6 @@
 // internally; reads see the same documents): `_id` is not unique, the timeField must hold a date, and
 // `expireAfterSeconds` removes documents whose time is older. Updates and findAndModify on it are refused.
 import type { Document } from "bson";
-import type { Collection } from "./collection.ts";
 import { commandError, ErrorCodes } from "./errors.ts";
 import { checkValidationOptions } from "./validation.ts";
 
@@ -130,21 +129,29 @@ function timeseriesOptions(raw: unknown): Document {
   return out;
 }
 
+/** What these rules read of a collection (the Collection class satisfies it; collection.ts imports this file). */
+interface CollectionFacts {
+  readonly options: Document;
+  readonly timeseries: boolean;
+  readonly ns: string;
+  readonly docs: ReadonlyMap<number, Document>;
+}
+
 /** A time-series document must carry a date in the timeField (mongod: BadValue, per document). */
-export function checkTimeseriesDocument(coll: Collection, doc: Document): void {
-  const timeField = (coll.options.timeseries as Document).timeField as string;
+export function checkTimeseriesDocument(options: Document, doc: Document): void {
+  const timeField = (options.timeseries as Document).timeField as string;
   if (!(doc[timeField] instanceof Date))
     throw commandError(ErrorCodes.BadValue, `'${timeField}' must be present and contain a valid BSON UTC datetime value`);
 }
 
 /** Updates and findAndModify on a time-series collection are not implemented: refused, never approximated. */
-export function refuseTimeseriesWrite(coll: Collection | undefined, command: string): void {
+export function refuseTimeseriesWrite(coll: CollectionFacts | undefined, command: string): void {
   if (coll?.timeseries)
     throw commandError(ErrorCodes.InvalidOptions, `${command} on the time-series collection ${coll.ns} is not supported by the embedded server`);
 }
 
 /** Documents of time-series collections whose time is older than the collection's expireAfterSeconds. */
-export function expiredTimeseriesRecords(coll: Collection, now: number): number[] {
+export function expiredTimeseriesRecords(coll: CollectionFacts, now: number): number[] {
   const secs = coll.options.expireAfterSeconds;
   if (!coll.timeseries || typeof secs !== "number") return [];
   const timeField = (coll.options.timeseries as Document).timeField as string;

@@ -61,7 +61,7 @@ export class Collection {
 
   /** Inserts a document (which must already carry its _id); throws the mongod duplicate-key error on conflict. */
   insert(doc: Document): number {
-    if (this.timeseries) checkTimeseriesDocument(this, doc);
+    if (this.timeseries) checkTimeseriesDocument(this.options, doc);
     const rid = this.nextRid++;
     const keys = this.indexes.map((index) => index.keysFor(doc));
     this.indexes.forEach((index, i) => {

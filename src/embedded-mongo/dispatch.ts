@@ -40,6 +40,7 @@ const COMMANDS = withCollModRecorded(
         ),
       ),
     ),
+    (cmd, ctx) => failPointsOf(ctx.server).transactionalWriteStatement(cmd),
   ),
 );
 

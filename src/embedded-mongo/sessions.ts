@@ -5,8 +5,6 @@
 import { Binary, type Document } from "bson";
 import { commandError, ErrorCodes } from "./errors.ts";
 import { LocalSessionCache } from "./local-sessions.ts";
-import type { ServerState } from "./context.ts";
-import { failPointsOf } from "./fail-points.ts";
 
 /** What session checks need of a command's context (the server's CommandContext has it). */
 interface SessionContext {
@@ -230,9 +228,13 @@ export class Sessions {
   }
 }
 
-/** Wraps the retryable write commands so that, on a replica set, each (lsid, txnNumber) is applied once. */
+/**
+ * Wraps the retryable write commands so that, on a replica set, each (lsid, txnNumber) is applied once.
+ * `statementFailure` answers what the onPrimaryTransactionalWrite fail point does to the next statement.
+ */
 export function withRetryableWrites<C extends SessionContext, H extends (cmd: Document, ctx: C) => Document>(
   commands: Map<string, H>,
+  statementFailure: (cmd: Document, ctx: C) => StatementFailure | undefined,
 ): Map<string, H> {
   for (const name of RETRYABLE_WRITE_COMMANDS) {
     const handler = commands.get(name);
@@ -242,7 +244,7 @@ export function withRetryableWrites<C extends SessionContext, H extends (cmd: Do
         ? ctx.server.sessions.runRetryable(
             cmd,
             () => handler(cmd, ctx),
-            () => failPointsOf(ctx.server as unknown as ServerState).transactionalWriteStatement(cmd),
+            () => statementFailure(cmd, ctx),
           )
         : handler(cmd, ctx)) as H);
   }

@@ -5,7 +5,6 @@
 // never accepted and left unenforced.
 import type { Document } from "bson";
 import { valuesAtPath } from "./bson-order.ts";
-import type { Collection } from "./collection.ts";
 import { commandError, ErrorCodes } from "./errors.ts";
 import { createQuery } from "./matcher.ts";
 
@@ -67,7 +66,7 @@ function findOperator(value: unknown, names: Set<string>): string | undefined {
 }
 
 /** Whether writes to `coll` are validated (a validator at a level other than off). */
-export function validates(coll: Collection | undefined): boolean {
+export function validates(coll: { readonly options: Document } | undefined): boolean {
   return coll !== undefined && isObject(coll.options.validator) && coll.options.validationLevel !== "off";
 }
 
@@ -76,7 +75,12 @@ export function validates(coll: Collection | undefined): boolean {
  * collection's validator. Moderate level leaves alone updates of documents that did not pass already; the warn
  * action lets a failing document through (mongod only logs it).
  */
-export function validateDocument(coll: Collection | undefined, doc: Document, before: Document | undefined, bypass: unknown): void {
+export function validateDocument(
+  coll: { readonly options: Document } | undefined,
+  doc: Document,
+  before: Document | undefined,
+  bypass: unknown,
+): void {
   if (bypass === true || !validates(coll)) return;
   const options = coll!.options;
   if (options.validationAction === "warn") return;

@@ -11,21 +11,10 @@ import * as queryOperators from "mingo/operators/query";
 import * as windowOperators from "mingo/operators/window";
 import { Aggregator } from "mingo/aggregator";
 import { Query } from "mingo/query";
-import { compareValues, containsString, typeRank, valuesAtPath } from "./bson-order.ts";
+import { compareValues, containsString, typeRank } from "./bson-order.ts";
 import type { Collation, StringCompare } from "./collation.ts";
 import { CommandError, commandError, ErrorCodes } from "./errors.ts";
-
-/** The values a range operator looks at: each value at the path, and each element of arrays found there. */
-function candidates(doc: unknown, path: string): unknown[] {
-  const found = valuesAtPath(doc, path);
-  if (found.length === 0) return [null]; // missing compares like null
-  const out: unknown[] = [];
-  for (const v of found) {
-    out.push(v);
-    if (Array.isArray(v)) out.push(...v);
-  }
-  return out;
-}
+import { candidates } from "./simple-filter.ts";
 
 function rangeOperator(accept: (c: number) => boolean, strings?: StringCompare) {
   return (selector: string, value: unknown) => {

@@ -7,6 +7,7 @@ import { type Collation, sameCollation, type StringCompare } from "./collation.t
 import type { Collection } from "./collection.ts";
 import type { CollectionIndex, IndexEntry } from "./collection-index.ts";
 import { createQuery } from "./matcher.ts";
+import { compileSimpleFilter } from "./simple-filter.ts";
 import { commandError, ErrorCodes } from "./errors.ts";
 
 /** Predicate bounds of one field: a set of points, or a range inside one type bracket. */
@@ -362,6 +363,10 @@ function answeredByIndex(filter: Document, plan: Plan): boolean {
 
 export function compileFilter(filter: Document | undefined, variables?: Document, collation?: Collation): ((doc: Document) => boolean) | undefined {
   if (!filter || Object.keys(filter).length === 0) return undefined;
+  if (!collation && !variables) {
+    const simple = compileSimpleFilter(filter);
+    if (simple) return simple;
+  }
   const query = createQuery(filter, variables, collation);
   return (doc) => query.test(doc);
 }

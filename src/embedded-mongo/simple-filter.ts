@@ -1,0 +1,99 @@
+// Filters made only of comparisons of fields with plain values ({a: 1, "b.c": {$gte: 2, $ne: "x"}, d: {$in: [...]}})
+// are the shape of nearly every filter an application sends, and compiling a mingo query for each costs more than
+// running it. Such a filter is tested here directly, with the query matcher's semantics: a field's candidates are
+// the values at its path and the elements of arrays found there; ranges compare within one BSON type bracket.
+// Anything else (null, regular expressions, documents or arrays as values, other operators, numeric path parts,
+// a collation) is left to the query matcher.
+import type { Document } from "bson";
+import { compareValues, typeRank, valuesAtParts } from "./bson-order.ts";
+
+/** The values a comparison looks at: each value at the path, and each element of arrays found there. */
+export function candidates(doc: unknown, path: string): unknown[] {
+  return candidatesAt(doc, path.split("."));
+}
+
+function candidatesAt(doc: unknown, parts: string[]): unknown[] {
+  const found = valuesAtParts(doc, parts);
+  if (found.length === 0) return [null]; // missing compares like null
+  const out: unknown[] = [];
+  for (const v of found) {
+    out.push(v);
+    if (Array.isArray(v)) out.push(...v);
+  }
+  return out;
+}
+
+type Test = (doc: Document) => boolean;
+
+/** A value compared as itself: a string, a finite number, a boolean or a valid date. */
+function isPlainValue(v: unknown): boolean {
+  switch (typeof v) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      return Number.isFinite(v);
+    default:
+      return v instanceof Date && !Number.isNaN(v.getTime());
+  }
+}
+
+function equalsAny(parts: string[], values: unknown[]): Test {
+  return (doc) => candidatesAt(doc, parts).some((c) => values.some((v) => typeRank(c) === typeRank(v) && compareValues(c, v) === 0));
+}
+
+function range(parts: string[], value: unknown, accept: (order: number) => boolean): Test {
+  const rank = typeRank(value);
+  return (doc) => candidatesAt(doc, parts).some((c) => typeRank(c) === rank && accept(compareValues(c, value)));
+}
+
+/** The test of one operator of a field, or undefined when its argument is not a plain value (or list of them). */
+function operatorTest(parts: string[], op: string, arg: unknown): Test | undefined {
+  if (op === "$in" || op === "$nin") {
+    if (!Array.isArray(arg) || !arg.every(isPlainValue)) return undefined;
+    const any = equalsAny(parts, arg);
+    return op === "$in" ? any : (doc) => !any(doc);
+  }
+  if (!isPlainValue(arg)) return undefined;
+  switch (op) {
+    case "$eq":
+      return equalsAny(parts, [arg]);
+    case "$ne": {
+      const equal = equalsAny(parts, [arg]);
+      return (doc) => !equal(doc);
+    }
+    case "$gt":
+      return range(parts, arg, (o) => o > 0);
+    case "$gte":
+      return range(parts, arg, (o) => o >= 0);
+    case "$lt":
+      return range(parts, arg, (o) => o < 0);
+    case "$lte":
+      return range(parts, arg, (o) => o <= 0);
+    default:
+      return undefined;
+  }
+}
+
+/** The test of `filter` when it is a plain comparison filter; undefined for any other filter. */
+export function compileSimpleFilter(filter: Document): Test | undefined {
+  const tests: Test[] = [];
+  for (const [path, condition] of Object.entries(filter)) {
+    if (path === "" || path.startsWith("$")) return undefined;
+    const parts = path.split(".");
+    if (parts.some((p) => p === "" || /^\d+$/.test(p))) return undefined;
+    if (isPlainValue(condition)) {
+      tests.push(equalsAny(parts, [condition]));
+      continue;
+    }
+    if (condition === null || typeof condition !== "object" || Object.getPrototypeOf(condition) !== Object.prototype) return undefined;
+    const operators = Object.entries(condition as Document);
+    if (operators.length === 0 || !operators.every(([op]) => op.startsWith("$"))) return undefined;
+    for (const [op, arg] of operators) {
+      const test = operatorTest(parts, op, arg);
+      if (!test) return undefined;
+      tests.push(test);
+    }
+  }
+  return (doc) => tests.every((test) => test(doc));
+}

@@ -41,6 +41,12 @@ export class CollectionIndex {
   private readonly partialQuery?: Query;
   /** The index's collation (spec.collation): its keys are ordered and compared under it. Undefined: binary. */
   readonly collation?: Collation;
+  /**
+   * The top-level fields a document's keys depend on (the key paths and the partial filter's), or null when that
+   * cannot be told. Stored documents are never changed in place, so a write that leaves each of these fields the
+   * same value (the same object) leaves the keys as they were.
+   */
+  readonly dependsOn: ReadonlySet<string> | null;
 
   constructor(spec: Document) {
     this.spec = spec;
@@ -55,6 +61,10 @@ export class CollectionIndex {
     if (this.partialFilterExpression) this.partialQuery = createQuery(this.partialFilterExpression, undefined, this.collation);
     if (typeof spec.expireAfterSeconds === "number") this.expireAfterSeconds = spec.expireAfterSeconds;
     this.hidden = spec.hidden === true;
+    this.dependsOn = topLevelFields(
+      this.fields.map(([path]) => path),
+      this.partialFilterExpression,
+    );
     // Keys equal under a collation have no canonical string: a collated index has no hash.
     if (this.unique && !this.collation) this.hash = new Map();
     const dirs = this.fields.map(([, d]) => d);
@@ -263,4 +273,32 @@ export function defaultIndexName(key: Document): string {
   return Object.entries(key)
     .map(([k, v]) => `${k}_${v}`)
     .join("_");
+}
+
+/** The first components of `paths` and of the field paths in `filter`; null for a wildcard or an operator it cannot read. */
+function topLevelFields(paths: string[], filter: Document | undefined): Set<string> | null {
+  const fields = new Set<string>();
+  for (const path of paths) {
+    if (path.includes("$**") || path.startsWith("$")) return null;
+    fields.add(path.split(".")[0]!);
+  }
+  const visit = (clause: Document): boolean => {
+    for (const [key, value] of Object.entries(clause)) {
+      if (!key.startsWith("$")) {
+        fields.add(key.split(".")[0]!);
+        continue;
+      }
+      // $and/$or/$nor hold clauses of fields; anything else ($expr, $where...) may read any field.
+      if (!["$and", "$or", "$nor"].includes(key) || !Array.isArray(value)) return false;
+      for (const sub of value) if (sub === null || typeof sub !== "object" || !visit(sub as Document)) return false;
+    }
+    return true;
+  };
+  return filter === undefined || visit(filter) ? fields : null;
+}
+
+/** Whether `after` holds the very same value as `before` in each of `fields`. */
+export function sameFields(fields: ReadonlySet<string>, before: Document, after: Document): boolean {
+  for (const field of fields) if (before[field] !== after[field]) return false;
+  return true;
 }

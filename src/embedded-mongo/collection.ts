@@ -3,7 +3,7 @@
 // reported to the listener (the oplog), which is how change streams and the journal see every write path.
 import { UUID, type Binary, type Document } from "bson";
 import { cloneDocument } from "./clone.ts";
-import { CollectionIndex, sameKeys } from "./collection-index.ts";
+import { CollectionIndex, sameFields, sameKeys } from "./collection-index.ts";
 import { checkTimeseriesDocument } from "./collection-options.ts";
 import { type Collation, parseCollation } from "./collation.ts";
 import type { WriteListener } from "./oplog.ts";
@@ -83,6 +83,7 @@ export class Collection {
     if (!oldDoc) return;
     const changes: [CollectionIndex, unknown[][], unknown[][]][] = [];
     for (const index of this.indexes) {
+      if (index.dependsOn && sameFields(index.dependsOn, oldDoc, newDoc)) continue;
       const oldKeys = index.keysFor(oldDoc);
       const newKeys = index.keysFor(newDoc);
       if (sameKeys(oldKeys, newKeys)) continue;

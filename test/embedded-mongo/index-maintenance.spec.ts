@@ -1,0 +1,40 @@
+// Index entries follow every write, including the writes that skip an index because none of the fields its keys
+// depend on changed: the key paths, and the fields of a partial filter.
+import { expect } from "chai";
+import { type Document, MongoServerError } from "mongodb";
+import { useTestDatabase } from "./helpers.ts";
+
+describe("embedded-mongo: index maintenance on update", () => {
+  const t = useTestDatabase("em_index_maintenance");
+
+  it("moves a document in an index when its key changes, and not when another field does", async () => {
+    const c = t.db.collection<Document>("keys");
+    await c.createIndex({ "a.b": 1 }, { name: "ab" });
+    await c.insertMany([
+      { _id: 1 as never, a: { b: 1 }, n: 0 },
+      { _id: 2 as never, a: { b: 2 }, n: 0 },
+    ]);
+    await c.updateOne({ _id: 1 as never }, { $inc: { n: 1 } });
+    await c.updateOne({ _id: 2 as never }, { $set: { "a.b": 3 } });
+    await c.updateOne({ _id: 1 as never }, { $set: { "a.c": 9 } });
+    const byKey = async (b: number) => (await c.find({ "a.b": b }, { hint: "ab" }).toArray()).map((d) => d._id);
+    expect(await byKey(1)).to.deep.equal([1]);
+    expect(await byKey(2)).to.deep.equal([]);
+    expect(await byKey(3)).to.deep.equal([2]);
+  });
+
+  it("applies a partial unique index when only a field of its filter changes", async () => {
+    const c = t.db.collection<Document>("partial");
+    await c.createIndex({ email: 1 }, { unique: true, name: "email_active", partialFilterExpression: { active: true } });
+    await c.insertMany([
+      { _id: 1 as never, email: "a@x", active: true },
+      { _id: 2 as never, email: "a@x", active: false },
+    ]);
+    const error = (await c.updateOne({ _id: 2 as never }, { $set: { active: true } }).catch((e: unknown) => e)) as MongoServerError;
+    expect(error).to.be.instanceOf(MongoServerError);
+    expect(error.code).to.equal(11000);
+    await c.updateOne({ _id: 1 as never }, { $set: { active: false } });
+    await c.updateOne({ _id: 2 as never }, { $set: { active: true } });
+    expect((await c.find({ email: "a@x", active: true }, { hint: "email_active" }).toArray()).map((d) => d._id)).to.deep.equal([2]);
+  });
+});

@@ -3,6 +3,7 @@
 // defaults (the spec listCollections and listIndexes report), and turned into one string comparison function.
 // Options Intl.Collator cannot express are refused with BadValue rather than approximated.
 import type { Document } from "bson";
+import { bsonTypeName } from "./bson-type-names.ts";
 import { commandError, ErrorCodes } from "./errors.ts";
 import { formatValue } from "./format.ts";
 
@@ -41,33 +42,6 @@ const COLLATION_KEYWORDS: Record<string, string> = {
   emoji: "emoji",
   reformed: "reformed",
 };
-
-function bsonTypeName(v: unknown): string {
-  if (v === null) return "null";
-  if (Array.isArray(v)) return "array";
-  switch (typeof v) {
-    case "string":
-      return "string";
-    case "boolean":
-      return "bool";
-    case "number":
-      return Number.isInteger(v) && Math.abs(v) < 2 ** 31 ? "int" : "double";
-    case "bigint":
-      return "long";
-    case "object": {
-      if (v instanceof Date) return "date";
-      const t = (v as { _bsontype?: string })._bsontype;
-      if (t === "Long") return "long";
-      if (t === "Int32") return "int";
-      if (t === "Double") return "double";
-      if (t === "Decimal128") return "decimal";
-      if (t === "ObjectId") return "objectId";
-      return "object";
-    }
-    default:
-      return "undefined";
-  }
-}
 
 function wrongType(field: string, expected: string, v: unknown): never {
   throw commandError(ErrorCodes.TypeMismatch, `"${field}" had the wrong type. Expected ${expected}, found ${bsonTypeName(v)}`);

@@ -3,6 +3,7 @@
 // `$listLocalSessions` aggregation stage lists them, as mongod does.
 import { createHash } from "node:crypto";
 import { Binary, type Document } from "bson";
+import { bsonTypeName } from "./bson-type-names.ts";
 import { commandError, ErrorCodes } from "./errors.ts";
 
 /** Without authentication every session belongs to the same (no) user: uid is the SHA-256 of nothing, as mongod's. */
@@ -51,7 +52,7 @@ export class LocalSessionCache {
    */
   list(spec: unknown): Document[] {
     if (spec === null || typeof spec !== "object" || Array.isArray(spec)) {
-      throw commandError(ErrorCodes.TypeMismatch, `$listLocalSessions options must be an object, but found type: ${typeName(spec)}`);
+      throw commandError(ErrorCodes.TypeMismatch, `$listLocalSessions options must be an object, but found type: ${bsonTypeName(spec)}`);
     }
     const options = spec as Document;
     for (const key of Object.keys(options)) {
@@ -78,12 +79,6 @@ export class LocalSessionCache {
     if (uids && options.allUsers !== true && !uids.includes(noAuthUid)) return [];
     return [...this.byId.values()].map((s) => ({ _id: { id: s.id, uid: NO_AUTH_UID }, lastUse: s.lastUse }));
   }
-}
-
-function typeName(v: unknown): string {
-  if (v === null) return "null";
-  if (Array.isArray(v)) return "array";
-  return typeof v === "number" ? "double" : typeof v;
 }
 
 /** `$listLocalSessions` is a first stage of a database-level aggregate (`{aggregate: 1}`), as mongod requires. */

@@ -6,6 +6,7 @@
 // and the caller falls back to mingo.
 import type { Document } from "bson";
 import { compareValues } from "./bson-order.ts";
+import { bsonTypeName } from "./bson-type-names.ts";
 import { commandError, ErrorCodes } from "./errors.ts";
 import { formatValue } from "./format.ts";
 
@@ -150,14 +151,4 @@ export function applyFastUpdate(doc: Document, update: Document, inserting: bool
 // Embedded documents compare field names in order, so a reordered object counts as a change, as in mongod.
 function sameValue(a: unknown, b: unknown): boolean {
   return typeof a === typeof b && compareValues(a, b) === 0;
-}
-
-function bsonTypeName(v: unknown): string {
-  if (v === null) return "null";
-  if (Array.isArray(v)) return "array";
-  if (v instanceof Date) return "date";
-  // Numbers decode as int when they fit in 32 bits, else double (as the driver sends them).
-  if (typeof v === "number") return Number.isInteger(v) && Math.abs(v) < 2 ** 31 ? "int" : "double";
-  if (typeof v === "object") return (v as { _bsontype?: string })._bsontype?.toLowerCase() ?? "object";
-  return typeof v === "boolean" ? "bool" : typeof v;
 }

@@ -5,6 +5,7 @@
 // never accepted and left unenforced.
 import type { Document } from "bson";
 import { valuesAtPath } from "./bson-order.ts";
+import { bsonTypeName } from "./bson-type-names.ts";
 import { commandError, ErrorCodes } from "./errors.ts";
 import { createQuery } from "./matcher.ts";
 
@@ -159,46 +160,10 @@ function fieldDetails(field: string, op: string, arg: unknown, specifiedAs: Docu
   out.reason = REASONS[op] ?? "expression did not match";
   if (values.length === 1) {
     out.consideredValue = values[0];
-    if (op === "$type") out.consideredType = typeName(values[0]);
+    if (op === "$type") out.consideredType = bsonTypeName(values[0]);
   } else {
     out.consideredValues = values;
-    if (op === "$type") out.consideredTypes = values.map(typeName);
+    if (op === "$type") out.consideredTypes = values.map(bsonTypeName);
   }
   return out;
-}
-
-function typeName(v: unknown): string {
-  if (v === null) return "null";
-  if (Array.isArray(v)) return "array";
-  if (v instanceof Date) return "date";
-  if (v instanceof RegExp) return "regex";
-  switch (typeof v) {
-    case "string":
-      return "string";
-    case "boolean":
-      return "bool";
-    case "number":
-      // As the driver sends a JS number: int32 when it fits, else double.
-      return Number.isInteger(v) && v >= -(2 ** 31) && v < 2 ** 31 ? "int" : "double";
-    case "object": {
-      const t = (v as { _bsontype?: string })._bsontype;
-      const names: Record<string, string> = {
-        ObjectId: "objectId",
-        ObjectID: "objectId",
-        Long: "long",
-        Decimal128: "decimal",
-        Binary: "binData",
-        Timestamp: "timestamp",
-        Double: "double",
-        Int32: "int",
-        MinKey: "minKey",
-        MaxKey: "maxKey",
-        Code: "javascript",
-        BSONRegExp: "regex",
-      };
-      return t ? (names[t] ?? t) : "object";
-    }
-    default:
-      return "undefined";
-  }
 }

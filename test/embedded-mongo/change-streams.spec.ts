@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import { Long, MongoClient, Timestamp, type ChangeStreamDocument, type Db, type Document } from "mongodb";
-import { startEmbeddedMongo, type EmbeddedMongo } from "../../src/embedded-mongo/index.ts";
+import { startEmbeddedMongo } from "../../src/embedded-mongo/index.ts";
+import { useReplicaSet } from "./helpers.ts";
 
 /** The next `n` events of a raw change stream cursor, by getMore. */
 async function nextEvents(db: Db, reply: Document, n: number): Promise<Document[]> {
@@ -15,27 +16,12 @@ async function nextEvents(db: Db, reply: Document, n: number): Promise<Document[
 
 describe("embedded-mongo: change streams (replica set)", function () {
   this.timeout(20000);
-  let mongo: EmbeddedMongo;
-  let client: MongoClient;
-  let db: Db;
-
-  before(async () => {
-    mongo = await startEmbeddedMongo({ replSet: "rs0" });
-    client = new MongoClient(mongo.uri);
-    db = client.db("cs");
-  });
-  after(async () => {
-    await client.close();
-    await mongo.stop();
-  });
-  beforeEach(async () => {
-    await db.dropDatabase();
-  });
+  const rs = useReplicaSet("cs");
 
   it("collection level: insert, update, replace and delete events in mongod's shape", async () => {
-    const coll = db.collection("events");
+    const coll = rs.db.collection("events");
     await coll.insertOne({ _id: 0 as never, seed: true });
-    const opened = await db.command({ aggregate: "events", pipeline: [{ $changeStream: {} }], cursor: {} });
+    const opened = await rs.db.command({ aggregate: "events", pipeline: [{ $changeStream: {} }], cursor: {} });
     expect(opened.cursor.firstBatch).to.deep.equal([]);
     expect(opened.cursor.postBatchResumeToken._data).to.match(/^[0-9A-F]+$/);
     expect(opened.cursor.ns).to.equal("cs.events");
@@ -43,7 +29,7 @@ describe("embedded-mongo: change streams (replica set)", function () {
     await coll.updateOne({ _id: 1 as never }, { $set: { a: 2, "nested.x": 5 }, $unset: { "nested.y": "" }, $pop: { arr: 1 } });
     await coll.replaceOne({ _id: 1 as never }, { b: 1 });
     await coll.deleteOne({ _id: 1 as never });
-    const [insert, update, replace, del] = await nextEvents(db, opened, 4);
+    const [insert, update, replace, del] = await nextEvents(rs.db, opened, 4);
 
     expect(Object.keys(insert)).to.deep.equal(["_id", "operationType", "clusterTime", "wallTime", "fullDocument", "ns", "documentKey"]);
     expect(insert).to.deep.include({ operationType: "insert", ns: { db: "cs", coll: "events" }, documentKey: { _id: 1 } });
@@ -65,78 +51,78 @@ describe("embedded-mongo: change streams (replica set)", function () {
     // Strictly increasing cluster times.
     const times = [insert, update, replace, del].map((e) => e.clusterTime as Timestamp);
     for (let i = 1; i < times.length; i++) expect(times[i].greaterThan(times[i - 1])).to.equal(true);
-    await db.command({ killCursors: "events", cursors: [opened.cursor.id] });
+    await rs.db.command({ killCursors: "events", cursors: [opened.cursor.id] });
   });
 
   it("fullDocument: updateLookup gives the current document; whenAvailable null; required fails without images", async () => {
-    const coll = db.collection("lookup");
+    const coll = rs.db.collection("lookup");
     await coll.insertOne({ _id: 1 as never, n: 0 });
-    const lookup = await db.command({ aggregate: "lookup", pipeline: [{ $changeStream: { fullDocument: "updateLookup" } }], cursor: {} });
-    const whenAvailable = await db.command({
+    const lookup = await rs.db.command({ aggregate: "lookup", pipeline: [{ $changeStream: { fullDocument: "updateLookup" } }], cursor: {} });
+    const whenAvailable = await rs.db.command({
       aggregate: "lookup",
       pipeline: [{ $changeStream: { fullDocument: "whenAvailable", fullDocumentBeforeChange: "whenAvailable" } }],
       cursor: {},
     });
-    const required = await db.command({ aggregate: "lookup", pipeline: [{ $changeStream: { fullDocument: "required" } }], cursor: {} });
+    const required = await rs.db.command({ aggregate: "lookup", pipeline: [{ $changeStream: { fullDocument: "required" } }], cursor: {} });
     await coll.updateOne({ _id: 1 as never }, { $inc: { n: 1 } });
     await coll.updateOne({ _id: 1 as never }, { $inc: { n: 1 } });
-    const [first] = await nextEvents(db, lookup, 1);
+    const [first] = await nextEvents(rs.db, lookup, 1);
     expect(first.fullDocument).to.deep.equal({ _id: 1, n: 2 }); // looked up when read: the latest version
-    const [available] = await nextEvents(db, whenAvailable, 1);
+    const [available] = await nextEvents(rs.db, whenAvailable, 1);
     expect(available.fullDocument).to.equal(null);
     expect(available.fullDocumentBeforeChange).to.equal(null);
-    const failed = await db.command({ getMore: required.cursor.id, collection: "lookup" }).catch((e) => e);
+    const failed = await rs.db.command({ getMore: required.cursor.id, collection: "lookup" }).catch((e) => e);
     expect(failed.code).to.equal(47);
     expect(failed.codeName).to.equal("NoMatchingDocument");
   });
 
   it("gives pre- and post-images of a collection created with changeStreamPreAndPostImages", async () => {
-    await db.createCollection("images", { changeStreamPreAndPostImages: { enabled: true } });
-    const coll = db.collection("images");
+    await rs.db.createCollection("images", { changeStreamPreAndPostImages: { enabled: true } });
+    const coll = rs.db.collection("images");
     await coll.insertOne({ _id: 1 as never, v: 1 });
-    const opened = await db.command({
+    const opened = await rs.db.command({
       aggregate: "images",
       pipeline: [{ $changeStream: { fullDocument: "required", fullDocumentBeforeChange: "required" } }],
       cursor: {},
     });
     await coll.updateOne({ _id: 1 as never }, { $set: { v: 2 } });
-    const [event] = await nextEvents(db, opened, 1);
+    const [event] = await nextEvents(rs.db, opened, 1);
     expect(event.fullDocument).to.deep.equal({ _id: 1, v: 2 });
     expect(event.fullDocumentBeforeChange).to.deep.equal({ _id: 1, v: 1 });
   });
 
   it("applies later $match and $project stages; refuses other stages and a removed _id", async () => {
-    const coll = db.collection("filtered");
-    const opened = await db.command({
+    const coll = rs.db.collection("filtered");
+    const opened = await rs.db.command({
       aggregate: "filtered",
       pipeline: [{ $changeStream: {} }, { $match: { "fullDocument.keep": true } }, { $project: { operationType: 1, "fullDocument.keep": 1 } }],
       cursor: {},
     });
     await coll.insertMany([{ keep: false }, { keep: true, other: 1 }]);
-    const [event] = await nextEvents(db, opened, 1);
+    const [event] = await nextEvents(rs.db, opened, 1);
     expect(Object.keys(event)).to.have.members(["_id", "operationType", "fullDocument"]);
     expect(event.fullDocument).to.deep.equal({ keep: true });
 
-    const group = await db
+    const group = await rs.db
       .command({ aggregate: "filtered", pipeline: [{ $changeStream: {} }, { $group: { _id: null } }], cursor: {} })
       .catch((e) => e);
     expect(group.code).to.equal(20);
-    const noId = await db.command({ aggregate: "filtered", pipeline: [{ $changeStream: {} }, { $project: { _id: 0 } }], cursor: {} });
+    const noId = await rs.db.command({ aggregate: "filtered", pipeline: [{ $changeStream: {} }, { $project: { _id: 0 } }], cursor: {} });
     await coll.insertOne({ x: 1 });
-    const fatal = await db.command({ getMore: noId.cursor.id, collection: "filtered", maxTimeMS: 500 }).catch((e) => e);
+    const fatal = await rs.db.command({ getMore: noId.cursor.id, collection: "filtered", maxTimeMS: 500 }).catch((e) => e);
     expect(fatal.code).to.equal(280);
   });
 
   it("database and cluster level streams see every collection (cluster: every database)", async () => {
-    const dbStream = db.watch();
-    const clusterStream = client.watch();
-    const other = client.db("cs_other");
+    const dbStream = rs.db.watch();
+    const clusterStream = rs.client.watch();
+    const other = rs.client.db("cs_other");
     try {
       // The driver opens a stream on its first read.
       expect(await dbStream.tryNext()).to.equal(null);
       expect(await clusterStream.tryNext()).to.equal(null);
-      await db.collection("a").insertOne({ n: 1 });
-      await db.collection("b").insertOne({ n: 2 });
+      await rs.db.collection("a").insertOne({ n: 1 });
+      await rs.db.collection("b").insertOne({ n: 2 });
       await other.collection("c").insertOne({ n: 3 });
       const fromDb = [await dbStream.next(), await dbStream.next()] as ChangeStreamDocument<Document>[];
       expect(fromDb.map((e) => "ns" in e && e.ns)).to.deep.equal([
@@ -149,7 +135,9 @@ describe("embedded-mongo: change streams (replica set)", function () {
         "cs.b",
         "cs_other.c",
       ]);
-      const wrongDb = await db.command({ aggregate: 1, pipeline: [{ $changeStream: { allChangesForCluster: true } }], cursor: {} }).catch((e) => e);
+      const wrongDb = await rs.db
+        .command({ aggregate: 1, pipeline: [{ $changeStream: { allChangesForCluster: true } }], cursor: {} })
+        .catch((e) => e);
       expect(wrongDb.ok).to.equal(0);
     } finally {
       await dbStream.close();
@@ -159,62 +147,66 @@ describe("embedded-mongo: change streams (replica set)", function () {
   });
 
   it("resumes with resumeAfter, startAfter and startAtOperationTime", async () => {
-    const coll = db.collection("resume");
-    const opened = await db.command({ aggregate: "resume", pipeline: [{ $changeStream: {} }], cursor: {} });
+    const coll = rs.db.collection("resume");
+    const opened = await rs.db.command({ aggregate: "resume", pipeline: [{ $changeStream: {} }], cursor: {} });
     await coll.insertMany([{ _id: 1 }, { _id: 2 }, { _id: 3 }] as never[]);
-    const events = await nextEvents(db, opened, 3);
+    const events = await nextEvents(rs.db, opened, 3);
     const ids = (reply: Document) => (reply.cursor.firstBatch as Document[]).map((e) => e.documentKey._id);
-    const after = await db.command({ aggregate: "resume", pipeline: [{ $changeStream: { resumeAfter: events[0]._id } }], cursor: {} });
+    const after = await rs.db.command({ aggregate: "resume", pipeline: [{ $changeStream: { resumeAfter: events[0]._id } }], cursor: {} });
     expect(ids(after)).to.deep.equal([2, 3]);
-    const startAfter = await db.command({ aggregate: "resume", pipeline: [{ $changeStream: { startAfter: events[1]._id } }], cursor: {} });
+    const startAfter = await rs.db.command({ aggregate: "resume", pipeline: [{ $changeStream: { startAfter: events[1]._id } }], cursor: {} });
     expect(ids(startAfter)).to.deep.equal([3]);
-    const at = await db.command({ aggregate: "resume", pipeline: [{ $changeStream: { startAtOperationTime: events[1].clusterTime } }], cursor: {} });
+    const at = await rs.db.command({
+      aggregate: "resume",
+      pipeline: [{ $changeStream: { startAtOperationTime: events[1].clusterTime } }],
+      cursor: {},
+    });
     expect(ids(at)).to.deep.equal([2, 3]);
     // A high-water mark (postBatchResumeToken of an empty batch) resumes after everything seen so far.
-    const hwm = await db.command({
+    const hwm = await rs.db.command({
       aggregate: "resume",
       pipeline: [{ $changeStream: { resumeAfter: after.cursor.postBatchResumeToken } }],
       cursor: {},
     });
     expect(ids(hwm)).to.deep.equal([]);
     await coll.insertOne({ _id: 4 } as never);
-    expect((await nextEvents(db, hwm, 1)).map((e) => e.documentKey._id)).to.deep.equal([4]);
-    const both = await db
+    expect((await nextEvents(rs.db, hwm, 1)).map((e) => e.documentKey._id)).to.deep.equal([4]);
+    const both = await rs.db
       .command({ aggregate: "resume", pipeline: [{ $changeStream: { resumeAfter: events[0]._id, startAfter: events[0]._id } }], cursor: {} })
       .catch((e) => e);
     expect(both.code).to.equal(40674);
-    const lost = await db
+    const lost = await rs.db
       .command({ aggregate: "resume", pipeline: [{ $changeStream: { startAtOperationTime: new Timestamp({ t: 1, i: 1 }) } }], cursor: {} })
       .catch((e) => e);
     expect(lost.code).to.equal(286);
   });
 
   it("a dropped collection's stream ends with drop then invalidate; startAfter continues past the invalidate", async () => {
-    const coll = db.collection("dropme");
+    const coll = rs.db.collection("dropme");
     await coll.insertOne({ x: 1 });
-    const opened = await db.command({ aggregate: "dropme", pipeline: [{ $changeStream: {} }], cursor: {} });
+    const opened = await rs.db.command({ aggregate: "dropme", pipeline: [{ $changeStream: {} }], cursor: {} });
     await coll.drop();
-    const more = await db.command({ getMore: opened.cursor.id, collection: "dropme", maxTimeMS: 500 });
+    const more = await rs.db.command({ getMore: opened.cursor.id, collection: "dropme", maxTimeMS: 500 });
     const [drop, invalidate] = more.cursor.nextBatch as Document[];
     expect(drop).to.deep.include({ operationType: "drop", ns: { db: "cs", coll: "dropme" } });
     expect(invalidate.operationType).to.equal("invalidate");
     expect(Long.fromValue(more.cursor.id).isZero()).to.equal(true);
-    const resume = await db
+    const resume = await rs.db
       .command({ aggregate: "dropme", pipeline: [{ $changeStream: { resumeAfter: invalidate._id } }], cursor: {} })
       .catch((e) => e);
     expect(resume.code).to.equal(260);
-    const restarted = await db.command({ aggregate: "dropme", pipeline: [{ $changeStream: { startAfter: invalidate._id } }], cursor: {} });
+    const restarted = await rs.db.command({ aggregate: "dropme", pipeline: [{ $changeStream: { startAfter: invalidate._id } }], cursor: {} });
     await coll.insertOne({ again: true });
-    const [next] = await nextEvents(db, restarted, 1);
+    const [next] = await nextEvents(rs.db, restarted, 1);
     expect(next.fullDocument.again).to.equal(true);
   });
 
   it("getMore waits up to maxTimeMS for events without blocking the server, then answers an empty batch", async () => {
-    const opened = await db.command({ aggregate: "wait", pipeline: [{ $changeStream: {} }], cursor: {} });
-    const other = new MongoClient(mongo.uri);
+    const opened = await rs.db.command({ aggregate: "wait", pipeline: [{ $changeStream: {} }], cursor: {} });
+    const other = new MongoClient(rs.mongo.uri);
     try {
       const started = Date.now();
-      const waiting = db.command({ getMore: opened.cursor.id, collection: "wait", maxTimeMS: 300 });
+      const waiting = rs.db.command({ getMore: opened.cursor.id, collection: "wait", maxTimeMS: 300 });
       // Another client is served while the getMore waits.
       expect(await other.db("cs").command({ ping: 1 })).to.include({ ok: 1 });
       expect(Date.now() - started).to.be.below(250);
@@ -223,16 +215,16 @@ describe("embedded-mongo: change streams (replica set)", function () {
       expect(empty.cursor.nextBatch).to.deep.equal([]);
       expect(empty.cursor.postBatchResumeToken._data).to.be.a("string");
       // An event arriving during the wait is answered at once.
-      const second = db.command({ getMore: opened.cursor.id, collection: "wait", maxTimeMS: 5000 });
+      const second = rs.db.command({ getMore: opened.cursor.id, collection: "wait", maxTimeMS: 5000 });
       await new Promise((r) => setTimeout(r, 50));
       const t0 = Date.now();
       await other.db("cs").collection("wait").insertOne({ late: 1 });
       const woken = await second;
       expect(Date.now() - t0).to.be.below(1000);
       expect(woken.cursor.nextBatch[0].fullDocument.late).to.equal(1);
-      const killed = await db.command({ killCursors: "wait", cursors: [opened.cursor.id] });
+      const killed = await rs.db.command({ killCursors: "wait", cursors: [opened.cursor.id] });
       expect(killed.cursorsKilled.map(String)).to.deep.equal([String(opened.cursor.id)]);
-      const gone = await db.command({ getMore: opened.cursor.id, collection: "wait" }).catch((e) => e);
+      const gone = await rs.db.command({ getMore: opened.cursor.id, collection: "wait" }).catch((e) => e);
       expect(gone.code).to.equal(43);
     } finally {
       await other.close();
@@ -240,7 +232,7 @@ describe("embedded-mongo: change streams (replica set)", function () {
   });
 
   it("the driver's collection.watch with updateLookup delivers changes and closes", async () => {
-    const coll = db.collection<{ _id: string; status: string }>("watched");
+    const coll = rs.db.collection<{ _id: string; status: string }>("watched");
     const stream = coll.watch([{ $match: { operationType: { $in: ["insert", "update", "replace"] }, "fullDocument.status": "pending" } }], {
       fullDocument: "updateLookup",
     });

@@ -1,6 +1,6 @@
 import { expect } from "chai";
-import { MongoClient, type Db, type Document } from "mongodb";
-import { startEmbeddedMongo, type EmbeddedMongo } from "../../src/embedded-mongo/index.ts";
+import type { Db, Document } from "mongodb";
+import { useReplicaSet } from "./helpers.ts";
 
 /** The next `n` events of a raw change stream cursor, by getMore (fewer when the stream ends). */
 async function nextEvents(db: Db, reply: Document, n: number): Promise<Document[]> {
@@ -19,33 +19,18 @@ function open(db: Db, target: string | 1, options: Document = { showExpandedEven
 
 describe("embedded-mongo: change streams with showExpandedEvents", function () {
   this.timeout(20000);
-  let mongo: EmbeddedMongo;
-  let client: MongoClient;
-  let db: Db;
-
-  before(async () => {
-    mongo = await startEmbeddedMongo({ replSet: "rs0" });
-    client = new MongoClient(mongo.uri);
-    db = client.db("expanded");
-  });
-  after(async () => {
-    await client.close();
-    await mongo.stop();
-  });
-  beforeEach(async () => {
-    await db.dropDatabase();
-  });
+  const rs = useReplicaSet("expanded");
 
   it("reports create (collection and view), createIndexes, dropIndexes, modify and drop with the collection's UUID", async () => {
-    const stream = await open(db, 1);
-    await db.createCollection("c");
-    await db.createCollection("v", { viewOn: "c", pipeline: [{ $match: { a: 1 } }] });
-    await db.collection("c").createIndex({ a: 1 }, { name: "a_1" });
-    await db.command({ collMod: "c", index: { name: "a_1", hidden: true } });
-    await db.collection("c").dropIndex("a_1");
-    await db.collection("c").insertOne({ _id: 1 } as never);
-    await db.collection("c").drop();
-    const events = await nextEvents(db, stream, 8);
+    const stream = await open(rs.db, 1);
+    await rs.db.createCollection("c");
+    await rs.db.createCollection("v", { viewOn: "c", pipeline: [{ $match: { a: 1 } }] });
+    await rs.db.collection("c").createIndex({ a: 1 }, { name: "a_1" });
+    await rs.db.command({ collMod: "c", index: { name: "a_1", hidden: true } });
+    await rs.db.collection("c").dropIndex("a_1");
+    await rs.db.collection("c").insertOne({ _id: 1 } as never);
+    await rs.db.collection("c").drop();
+    const events = await nextEvents(rs.db, stream, 8);
     expect(events.map((e) => e.operationType)).to.deep.equal(["create", "create", "createIndexes", "modify", "dropIndexes", "insert", "drop"]);
     const uuid = events[0].collectionUUID.toString("hex");
     expect(events[0].ns).to.deep.equal({ db: "expanded", coll: "c" });
@@ -62,30 +47,30 @@ describe("embedded-mongo: change streams with showExpandedEvents", function () {
   });
 
   it("hides these events and fields without the option, as before", async () => {
-    const stream = await open(db, 1, {});
-    await db.createCollection("c");
-    await db.collection("c").createIndex({ a: 1 });
-    await db.collection("c").insertOne({ _id: 1, a: { "1": 1 } } as never);
-    await db.collection("c").updateOne({ _id: 1 } as never, { $set: { "a.1": 2 } });
-    const events = await nextEvents(db, stream, 2);
+    const stream = await open(rs.db, 1, {});
+    await rs.db.createCollection("c");
+    await rs.db.collection("c").createIndex({ a: 1 });
+    await rs.db.collection("c").insertOne({ _id: 1, a: { "1": 1 } } as never);
+    await rs.db.collection("c").updateOne({ _id: 1 } as never, { $set: { "a.1": 2 } });
+    const events = await nextEvents(rs.db, stream, 2);
     expect(events.map((e) => e.operationType)).to.deep.equal(["insert", "update"]);
     expect(events[0]).to.not.have.property("collectionUUID");
     expect(events[1].updateDescription).to.deep.equal({ updatedFields: { "a.1": 2 }, removedFields: [], truncatedArrays: [] });
   });
 
   it("disambiguatedPaths lists ambiguous paths component by component, array indexes as numbers", async () => {
-    await db.collection("c").insertOne({ _id: 1, a: { "1": 1 }, arr: [{ "2": 1 }, 5], plain: { x: 1 } } as never);
-    const stream = await open(db, "c");
-    await db.collection("c").updateOne({ _id: 1 } as never, { $set: { "a.1": 2, "arr.0.2": 3, "arr.1": 6, "plain.x": 2 } });
-    await db.collection("c").updateOne({ _id: 1 } as never, { $set: { "plain.x": 3 } });
-    const [first, second] = await nextEvents(db, stream, 2);
+    await rs.db.collection("c").insertOne({ _id: 1, a: { "1": 1 }, arr: [{ "2": 1 }, 5], plain: { x: 1 } } as never);
+    const stream = await open(rs.db, "c");
+    await rs.db.collection("c").updateOne({ _id: 1 } as never, { $set: { "a.1": 2, "arr.0.2": 3, "arr.1": 6, "plain.x": 2 } });
+    await rs.db.collection("c").updateOne({ _id: 1 } as never, { $set: { "plain.x": 3 } });
+    const [first, second] = await nextEvents(rs.db, stream, 2);
     expect(first.updateDescription.updatedFields).to.deep.equal({ "a.1": 2, "arr.0.2": 3, "arr.1": 6, "plain.x": 2 });
     expect(first.updateDescription.disambiguatedPaths).to.deep.equal({ "a.1": ["a", "1"], "arr.0.2": ["arr", 0, "2"] });
     expect(second.updateDescription.disambiguatedPaths).to.deep.equal({});
   });
 
   it("the option must be a boolean", async () => {
-    const err = await open(db, 1, { showExpandedEvents: 1 }).catch((e) => e);
+    const err = await open(rs.db, 1, { showExpandedEvents: 1 }).catch((e) => e);
     expect(err.code).to.equal(14);
   });
 });

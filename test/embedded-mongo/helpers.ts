@@ -1,6 +1,6 @@
 // Test target selection: MONGODB_URI when set (a real mongod), else one embedded server shared by the suite.
-import { MongoClient, type Db } from "mongodb";
-import { startEmbeddedMongo, type EmbeddedMongo } from "../../src/embedded-mongo/index.ts";
+import { MongoClient, type Db, type Document, type MongoClientOptions } from "mongodb";
+import { startEmbeddedMongo, type EmbeddedMongo, type EmbeddedMongoOptions } from "../../src/embedded-mongo/index.ts";
 
 let embedded: Promise<EmbeddedMongo> | undefined;
 
@@ -40,6 +40,53 @@ export function useTestDatabase(name: string): TestDb {
     await ctx.client?.close();
   });
   return ctx;
+}
+
+export interface ReplicaSetDb extends TestDb {
+  mongo: EmbeddedMongo;
+}
+
+export interface ReplicaSetDbOptions {
+  /** Server options besides `replSet` (e.g. `ttlSweepIntervalMs`). */
+  server?: Omit<EmbeddedMongoOptions, "replSet">;
+  /** Options of the spec's client (e.g. `retryWrites: false`). */
+  client?: MongoClientOptions;
+  /** Drop the database before each test (the default). */
+  dropBeforeEach?: boolean;
+}
+
+/**
+ * Registers hooks giving the spec file an embedded one-member replica set ("rs0") of its own, whatever MONGODB_URI
+ * says, with a client and the database `name`; stopped after the file. The returned object is filled in by the
+ * `before` hook.
+ */
+export function useReplicaSet(name: string, options: ReplicaSetDbOptions = {}): ReplicaSetDb {
+  const ctx = {} as ReplicaSetDb;
+  before(async () => {
+    ctx.mongo = await startEmbeddedMongo({ ...options.server, replSet: "rs0" });
+    ctx.client = new MongoClient(ctx.mongo.uri, options.client);
+    ctx.db = ctx.client.db(name);
+  });
+  after(async () => {
+    await ctx.client?.close();
+    await ctx.mongo?.stop();
+  });
+  if (options.dropBeforeEach ?? true) {
+    beforeEach(async () => {
+      await ctx.db.dropDatabase();
+    });
+  }
+  return ctx;
+}
+
+/** The error a promise rejects with (fails the test if it resolves). */
+export async function failure(p: Promise<unknown>): Promise<Document> {
+  try {
+    await p;
+  } catch (err) {
+    return err as Document;
+  }
+  throw new Error("expected an error");
 }
 
 /** Resolves once `predicate` holds, polling every 25 ms; rejects after `timeoutMs`. */

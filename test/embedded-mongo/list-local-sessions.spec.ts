@@ -1,15 +1,6 @@
 import { expect } from "chai";
-import { Binary, MongoClient, type Document } from "mongodb";
-import { startEmbeddedMongo, type EmbeddedMongo } from "../../src/embedded-mongo/index.ts";
-
-async function failure(p: Promise<unknown>): Promise<Document> {
-  try {
-    await p;
-  } catch (err) {
-    return err as Document;
-  }
-  throw new Error("expected an error");
-}
+import { Binary, MongoClient } from "mongodb";
+import { failure, useReplicaSet } from "./helpers.ts";
 
 function sameId(a: Binary, b: Binary): boolean {
   return Buffer.from(a.buffer).equals(Buffer.from(b.buffer));
@@ -17,23 +8,13 @@ function sameId(a: Binary, b: Binary): boolean {
 
 describe("embedded-mongo: $listLocalSessions", function () {
   this.timeout(20000);
-  let mongo: EmbeddedMongo;
-  let client: MongoClient;
-
-  before(async () => {
-    mongo = await startEmbeddedMongo({ replSet: "rs0" });
-    client = new MongoClient(mongo.uri);
-  });
-  after(async () => {
-    await client.close();
-    await mongo.stop();
-  });
+  const rs = useReplicaSet("lls", { dropBeforeEach: false });
 
   it("lists a session the client used, with mongod's fields", async () => {
-    const session = client.startSession();
-    await client.db("lls").collection("c").insertOne({ x: 1 }, { session });
+    const session = rs.client.startSession();
+    await rs.client.db("lls").collection("c").insertOne({ x: 1 }, { session });
     const id = (session.id as { id: Binary }).id;
-    const listed = await client
+    const listed = await rs.client
       .db("admin")
       .aggregate([{ $listLocalSessions: { allUsers: true } }])
       .toArray();
@@ -43,14 +24,14 @@ describe("embedded-mongo: $listLocalSessions", function () {
     expect(mine!._id.uid.buffer.length).to.equal(32);
     expect(mine!.lastUse).to.be.instanceOf(Date);
     // {} lists the current user's sessions: every session, without authentication. Later stages run on them.
-    const projected = await client
+    const projected = await rs.client
       .db("other")
       .aggregate([{ $listLocalSessions: {} }, { $project: { _id: 0, id: "$_id.id" } }])
       .toArray();
     expect(projected.filter((s) => sameId(s.id, id))).to.have.length(1);
     // Sessions of named users: none is authenticated here.
     expect(
-      await client
+      await rs.client
         .db("admin")
         .aggregate([{ $listLocalSessions: { users: [{ user: "u", db: "admin" }] } }])
         .toArray(),
@@ -59,13 +40,13 @@ describe("embedded-mongo: $listLocalSessions", function () {
   });
 
   it("forgets a session once it is ended", async () => {
-    const other = new MongoClient(mongo.uri);
+    const other = new MongoClient(rs.mongo.uri);
     const session = other.startSession();
     await other.db("lls").command({ ping: 1 }, { session });
     const id = (session.id as { id: Binary }).id;
     const has = async () =>
       (
-        await client
+        await rs.client
           .db("admin")
           .aggregate([{ $listLocalSessions: { allUsers: true } }])
           .toArray()
@@ -78,7 +59,7 @@ describe("embedded-mongo: $listLocalSessions", function () {
 
   it("must be the first stage of a database-level aggregate", async () => {
     const onCollection = await failure(
-      client
+      rs.client
         .db("lls")
         .collection("c")
         .aggregate([{ $listLocalSessions: {} }])
@@ -86,14 +67,14 @@ describe("embedded-mongo: $listLocalSessions", function () {
     );
     expect(onCollection.code).to.equal(73);
     const notFirst = await failure(
-      client
+      rs.client
         .db("lls")
         .aggregate([{ $match: {} }, { $listLocalSessions: {} }])
         .toArray(),
     );
     expect(notFirst.code).to.equal(40602);
     const badSpec = await failure(
-      client
+      rs.client
         .db("lls")
         .aggregate([{ $listLocalSessions: { nope: 1 } }])
         .toArray(),

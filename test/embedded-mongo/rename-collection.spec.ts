@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { MongoClient, type Db, type Document } from "mongodb";
-import { startEmbeddedMongo, type EmbeddedMongo } from "../../src/embedded-mongo/index.ts";
+import { startEmbeddedMongo } from "../../src/embedded-mongo/index.ts";
+import { failure, useReplicaSet } from "./helpers.ts";
 
 /** The next `n` events of a raw change stream cursor, by getMore. */
 async function nextEvents(db: Db, reply: Document, n: number): Promise<Document[]> {
@@ -21,104 +22,83 @@ async function infoOf(db: Db, name: string): Promise<Document> {
   return (await db.listCollections({ name }).toArray())[0] as Document;
 }
 
-async function errorOf(promise: Promise<unknown>): Promise<{ code?: number; message: string }> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as { code?: number; message: string };
-  }
-  throw new Error("expected an error");
-}
-
 describe("embedded-mongo: renameCollection", function () {
   this.timeout(20000);
-  let mongo: EmbeddedMongo;
-  let client: MongoClient;
-  let db: Db;
+  const rs = useReplicaSet("rename");
 
-  before(async () => {
-    mongo = await startEmbeddedMongo({ replSet: "rs0" });
-    client = new MongoClient(mongo.uri);
-    db = client.db("rename");
-  });
-  after(async () => {
-    await client.close();
-    await mongo.stop();
-  });
   beforeEach(async () => {
-    await db.dropDatabase();
-    await client.db("rename_other").dropDatabase();
+    await rs.client.db("rename_other").dropDatabase();
   });
 
   it("moves documents, indexes (enforced) and options; the old name is gone", async () => {
-    await db.createCollection("a", { changeStreamPreAndPostImages: { enabled: true } });
-    await db.collection("a").createIndex({ email: 1 }, { unique: true, name: "email_1" });
-    await db.collection("a").insertMany([
+    await rs.db.createCollection("a", { changeStreamPreAndPostImages: { enabled: true } });
+    await rs.db.collection("a").createIndex({ email: 1 }, { unique: true, name: "email_1" });
+    await rs.db.collection("a").insertMany([
       { _id: 1, email: "x" },
       { _id: 2, email: "y" },
     ] as never[]);
-    const uuidBefore = (await infoOf(db, "a")).info.uuid;
-    await db.collection("a").rename("b");
-    const names = (await db.listCollections().toArray()).map((c) => c.name);
+    const uuidBefore = (await infoOf(rs.db, "a")).info.uuid;
+    await rs.db.collection("a").rename("b");
+    const names = (await rs.db.listCollections().toArray()).map((c) => c.name);
     expect(names).to.deep.equal(["b"]);
-    const info = await infoOf(db, "b");
+    const info = await infoOf(rs.db, "b");
     expect(info.options).to.deep.equal({ changeStreamPreAndPostImages: { enabled: true } });
     expect(info.info.uuid.toString("hex")).to.equal(uuidBefore.toString("hex"));
-    expect(await db.collection("b").find().sort({ _id: 1 }).toArray()).to.deep.equal([
+    expect(await rs.db.collection("b").find().sort({ _id: 1 }).toArray()).to.deep.equal([
       { _id: 1, email: "x" },
       { _id: 2, email: "y" },
     ]);
-    expect((await db.collection("b").listIndexes().toArray()).map((i) => i.name)).to.deep.equal(["_id_", "email_1"]);
-    const dup = await errorOf(db.collection("b").insertOne({ _id: 3, email: "x" } as never));
+    expect((await rs.db.collection("b").listIndexes().toArray()).map((i) => i.name)).to.deep.equal(["_id_", "email_1"]);
+    const dup = await failure(rs.db.collection("b").insertOne({ _id: 3, email: "x" } as never));
     expect(dup.code).to.equal(11000);
     expect(dup.message).to.contain("rename.b index: email_1");
-    expect(await db.collection("a").countDocuments()).to.equal(0);
+    expect(await rs.db.collection("a").countDocuments()).to.equal(0);
   });
 
   it("answers mongod's errors: admin only, missing source, existing target, itself", async () => {
-    await db.collection("a").insertOne({ _id: 1 } as never);
-    await db.collection("b").insertOne({ _id: 2 } as never);
-    const admin = client.db("admin");
-    expect((await errorOf(db.command({ renameCollection: "rename.a", to: "rename.c" }))).code).to.equal(13);
-    expect((await errorOf(admin.command({ renameCollection: "rename.missing", to: "rename.c" }))).code).to.equal(26);
-    expect((await errorOf(admin.command({ renameCollection: "rename.a", to: "rename.b" }))).code).to.equal(48);
-    expect((await errorOf(admin.command({ renameCollection: "rename.a", to: "rename.a" }))).code).to.equal(20);
-    expect((await errorOf(admin.command({ renameCollection: "rename", to: "rename.c" }))).code).to.equal(73);
-    expect((await errorOf(admin.command({ renameCollection: "rename.a", to: "rename.system.x" }))).code).to.equal(73);
+    await rs.db.collection("a").insertOne({ _id: 1 } as never);
+    await rs.db.collection("b").insertOne({ _id: 2 } as never);
+    const admin = rs.client.db("admin");
+    expect((await failure(rs.db.command({ renameCollection: "rename.a", to: "rename.c" }))).code).to.equal(13);
+    expect((await failure(admin.command({ renameCollection: "rename.missing", to: "rename.c" }))).code).to.equal(26);
+    expect((await failure(admin.command({ renameCollection: "rename.a", to: "rename.b" }))).code).to.equal(48);
+    expect((await failure(admin.command({ renameCollection: "rename.a", to: "rename.a" }))).code).to.equal(20);
+    expect((await failure(admin.command({ renameCollection: "rename", to: "rename.c" }))).code).to.equal(73);
+    expect((await failure(admin.command({ renameCollection: "rename.a", to: "rename.system.x" }))).code).to.equal(73);
     // Nothing moved.
-    expect(await db.collection("a").findOne()).to.deep.equal({ _id: 1 });
-    expect(await db.collection("b").findOne()).to.deep.equal({ _id: 2 });
+    expect(await rs.db.collection("a").findOne()).to.deep.equal({ _id: 1 });
+    expect(await rs.db.collection("b").findOne()).to.deep.equal({ _id: 2 });
   });
 
   it("dropTarget replaces the target, and a rename into another database works", async () => {
-    await db.collection("a").insertOne({ _id: 1, from: "a" } as never);
-    await db.collection("b").insertOne({ _id: 1, from: "b" } as never);
-    await db.collection("b").createIndex({ from: 1 });
-    await db.collection("a").rename("b", { dropTarget: true });
-    expect(await db.collection("b").find().toArray()).to.deep.equal([{ _id: 1, from: "a" }]);
-    expect((await db.collection("b").listIndexes().toArray()).map((i) => i.name)).to.deep.equal(["_id_"]);
-    await client.db("admin").command({ renameCollection: "rename.b", to: "rename_other.moved" });
-    expect(await client.db("rename_other").collection("moved").find().toArray()).to.deep.equal([{ _id: 1, from: "a" }]);
-    expect(await db.listCollections().toArray()).to.deep.equal([]);
+    await rs.db.collection("a").insertOne({ _id: 1, from: "a" } as never);
+    await rs.db.collection("b").insertOne({ _id: 1, from: "b" } as never);
+    await rs.db.collection("b").createIndex({ from: 1 });
+    await rs.db.collection("a").rename("b", { dropTarget: true });
+    expect(await rs.db.collection("b").find().toArray()).to.deep.equal([{ _id: 1, from: "a" }]);
+    expect((await rs.db.collection("b").listIndexes().toArray()).map((i) => i.name)).to.deep.equal(["_id_"]);
+    await rs.client.db("admin").command({ renameCollection: "rename.b", to: "rename_other.moved" });
+    expect(await rs.client.db("rename_other").collection("moved").find().toArray()).to.deep.equal([{ _id: 1, from: "a" }]);
+    expect(await rs.db.listCollections().toArray()).to.deep.equal([]);
   });
 
   it("streams see a rename event with `to`; a collection stream (source or target) is invalidated after it", async () => {
-    await db.collection("src").insertOne({ _id: 1 } as never);
-    await db.collection("dst").insertOne({ _id: 2 } as never);
-    const onSource = await db.command({ aggregate: "src", pipeline: [{ $changeStream: {} }], cursor: {} });
-    const onTarget = await db.command({ aggregate: "dst", pipeline: [{ $changeStream: {} }], cursor: {} });
-    const onDb = await db.command({ aggregate: 1, pipeline: [{ $changeStream: {} }], cursor: {} });
-    await db.collection("src").rename("dst", { dropTarget: true });
-    await db.collection("dst").insertOne({ _id: 3 } as never);
+    await rs.db.collection("src").insertOne({ _id: 1 } as never);
+    await rs.db.collection("dst").insertOne({ _id: 2 } as never);
+    const onSource = await rs.db.command({ aggregate: "src", pipeline: [{ $changeStream: {} }], cursor: {} });
+    const onTarget = await rs.db.command({ aggregate: "dst", pipeline: [{ $changeStream: {} }], cursor: {} });
+    const onDb = await rs.db.command({ aggregate: 1, pipeline: [{ $changeStream: {} }], cursor: {} });
+    await rs.db.collection("src").rename("dst", { dropTarget: true });
+    await rs.db.collection("dst").insertOne({ _id: 3 } as never);
 
-    const source = await nextEvents(db, onSource, 2);
+    const source = await nextEvents(rs.db, onSource, 2);
     expect(source.map((e) => e.operationType)).to.deep.equal(["rename", "invalidate"]);
     expect(source[0].ns).to.deep.equal({ db: "rename", coll: "src" });
     expect(source[0].to).to.deep.equal({ db: "rename", coll: "dst" });
     expect(source[0]).to.not.have.property("operationDescription");
-    const target = await nextEvents(db, onTarget, 2);
+    const target = await nextEvents(rs.db, onTarget, 2);
     expect(target.map((e) => e.operationType)).to.deep.equal(["rename", "invalidate"]);
-    const all = await nextEvents(db, onDb, 2);
+    const all = await nextEvents(rs.db, onDb, 2);
     expect(all.map((e) => e.operationType)).to.deep.equal(["rename", "insert"]);
     expect(all[1].ns).to.deep.equal({ db: "rename", coll: "dst" });
   });
@@ -172,7 +152,7 @@ describe("embedded-mongo: renameCollection in durable mode", function () {
       const info = await infoOf(db, "t");
       expect(info.info.uuid.toString("hex")).to.equal(uuid);
       expect((await db.collection("t").listIndexes().toArray()).map((i) => i.name)).to.deep.equal(["_id_", "k_1"]);
-      expect((await errorOf(db.collection("t").insertOne({ _id: 4, k: 1 } as never))).code).to.equal(11000);
+      expect((await failure(db.collection("t").insertOne({ _id: 4, k: 1 } as never))).code).to.equal(11000);
       // The stream on the old name resumes across the restart to the rename and its invalidate.
       const resumed = await db.command({ aggregate: "a", pipeline: [{ $changeStream: { resumeAfter: token } }], cursor: {} });
       const events = await nextEvents(db, resumed, 2);

@@ -1,23 +1,16 @@
 import { expect } from "chai";
 import { Long, MongoClient, ObjectId, Timestamp } from "mongodb";
-import { startEmbeddedMongo, type EmbeddedMongo } from "../../src/embedded-mongo/index.ts";
+import { useReplicaSet } from "./helpers.ts";
 
 describe("embedded-mongo: one-member replica set (replSet option)", function () {
   this.timeout(20000);
-  let mongo: EmbeddedMongo;
-
-  before(async () => {
-    mongo = await startEmbeddedMongo({ replSet: "rs0" });
-  });
-  after(async () => {
-    await mongo.stop();
-  });
+  const rs = useReplicaSet("rs", { dropBeforeEach: false });
 
   it("reports the set in hello: this member is the writable primary", async () => {
-    const client = new MongoClient(mongo.uri);
+    const client = new MongoClient(rs.mongo.uri);
     try {
       const hello = await client.db("admin").command({ hello: 1 });
-      const me = `127.0.0.1:${mongo.port}`;
+      const me = `127.0.0.1:${rs.mongo.port}`;
       expect(hello).to.include({ setName: "rs0", isWritablePrimary: true, secondary: false, primary: me, me, setVersion: 1, ok: 1 });
       expect(hello.hosts).to.deep.equal([me]);
       expect(hello.topologyVersion.processId).to.be.instanceOf(ObjectId);
@@ -32,9 +25,9 @@ describe("embedded-mongo: one-member replica set (replSet option)", function () 
   });
 
   it("is seen as ReplicaSetWithPrimary with ?replicaSet=rs0, and reachable with directConnection", async () => {
-    expect(mongo.uri).to.equal(`mongodb://127.0.0.1:${mongo.port}/?replicaSet=rs0`);
-    const client = new MongoClient(mongo.uri, { serverSelectionTimeoutMS: 5000 });
-    const direct = new MongoClient(`mongodb://127.0.0.1:${mongo.port}/?directConnection=true`);
+    expect(rs.mongo.uri).to.equal(`mongodb://127.0.0.1:${rs.mongo.port}/?replicaSet=rs0`);
+    const client = new MongoClient(rs.mongo.uri, { serverSelectionTimeoutMS: 5000 });
+    const direct = new MongoClient(`mongodb://127.0.0.1:${rs.mongo.port}/?directConnection=true`);
     let description: { type: string; setName: string | null } | undefined;
     client.on("topologyDescriptionChanged", (e) => (description = e.newDescription));
     try {
@@ -51,7 +44,7 @@ describe("embedded-mongo: one-member replica set (replSet option)", function () 
   });
 
   it("stamps $clusterTime and operationTime on replies, advancing with writes", async () => {
-    const client = new MongoClient(mongo.uri);
+    const client = new MongoClient(rs.mongo.uri);
     try {
       const db = client.db("rs");
       const first = await db.command({ ping: 1 });
@@ -67,7 +60,7 @@ describe("embedded-mongo: one-member replica set (replSet option)", function () 
   });
 
   it("streams hellos to the driver's monitor without a busy loop (awaitable hello)", async () => {
-    const client = new MongoClient(mongo.uri, { heartbeatFrequencyMS: 500 });
+    const client = new MongoClient(rs.mongo.uri, { heartbeatFrequencyMS: 500 });
     let heartbeats = 0;
     let failures = 0;
     client.on("serverHeartbeatSucceeded", () => heartbeats++);
@@ -84,7 +77,7 @@ describe("embedded-mongo: one-member replica set (replSet option)", function () 
   });
 
   it("puts its topologyVersion on not-primary errors, so the driver retries at once", async () => {
-    const client = new MongoClient(mongo.uri);
+    const client = new MongoClient(rs.mongo.uri);
     try {
       const admin = client.db("admin");
       await admin.command({ configureFailPoint: "failCommand", mode: { times: 1 }, data: { failCommands: ["insert"], errorCode: 10107 } });
@@ -109,7 +102,7 @@ describe("embedded-mongo: one-member replica set (replSet option)", function () 
   });
 
   it("answers session commands as mongod does", async () => {
-    const client = new MongoClient(mongo.uri);
+    const client = new MongoClient(rs.mongo.uri);
     try {
       const admin = client.db("admin");
       const started = await admin.command({ startSession: 1 });

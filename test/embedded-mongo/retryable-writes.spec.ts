@@ -1,29 +1,18 @@
 import { expect } from "chai";
-import { type Binary, Long, MongoClient, UUID, type Db, type Document } from "mongodb";
-import { startEmbeddedMongo, type EmbeddedMongo } from "../../src/embedded-mongo/index.ts";
+import { type Binary, Long, MongoClient, UUID, type Document } from "mongodb";
+import { startEmbeddedMongo } from "../../src/embedded-mongo/index.ts";
 import { checkSessionFields } from "../../src/embedded-mongo/sessions.ts";
+import { useReplicaSet } from "./helpers.ts";
 
 describe("embedded-mongo: retryable writes and transactions (replica set)", function () {
   this.timeout(20000);
-  let mongo: EmbeddedMongo;
-  let client: MongoClient;
-  let db: Db;
+  const rs = useReplicaSet("retry", { dropBeforeEach: false });
   const lsid = () => ({ id: new UUID() as Binary });
-
-  before(async () => {
-    mongo = await startEmbeddedMongo({ replSet: "rs0" });
-    client = new MongoClient(mongo.uri);
-    db = client.db("retry");
-  });
-  after(async () => {
-    await client.close();
-    await mongo.stop();
-  });
 
   it("applies a write once: the retry with the same lsid and txnNumber answers the stored result", async () => {
     // An explicit session: the driver sends its lsid with each raw command (and adds no txnNumber to them).
     // Its own client, so the driver never reuses this session with txnNumbers of its own.
-    const raw = new MongoClient(mongo.uri);
+    const raw = new MongoClient(rs.mongo.uri);
     const session = raw.startSession();
     const run = (cmd: Document) => raw.db("retry").command(cmd, { session });
     const update = { update: "counters", updates: [{ q: { _id: 1 }, u: { $inc: { n: 1 } }, upsert: true }], txnNumber: Long.fromNumber(1) };
@@ -32,11 +21,11 @@ describe("embedded-mongo: retryable writes and transactions (replica set)", func
     expect(first).to.deep.include({ n: 1, nModified: 0, ok: 1 });
     expect(retry).to.deep.include({ n: 1, nModified: 0, ok: 1 });
     expect(retry.upserted).to.deep.equal(first.upserted);
-    expect(await db.collection("counters").findOne({ _id: 1 as never })).to.deep.equal({ _id: 1, n: 1 });
+    expect(await rs.db.collection("counters").findOne({ _id: 1 as never })).to.deep.equal({ _id: 1, n: 1 });
 
     // The next txnNumber runs; an older one is refused.
     await run({ ...update, txnNumber: Long.fromNumber(2) });
-    expect((await db.collection("counters").findOne({ _id: 1 as never }))?.n).to.equal(2);
+    expect((await rs.db.collection("counters").findOne({ _id: 1 as never }))?.n).to.equal(2);
     const old = await run({ ...update, txnNumber: Long.fromNumber(1) }).catch((e) => e);
     expect(old.code).to.equal(225);
     expect(old.codeName).to.equal("TransactionTooOld");
@@ -46,23 +35,23 @@ describe("embedded-mongo: retryable writes and transactions (replica set)", func
     const b = await run(fam);
     expect(a.value).to.deep.equal({ _id: 1, n: 12 });
     expect(b.value).to.deep.equal({ _id: 1, n: 12 });
-    expect((await db.collection("counters").findOne({ _id: 1 as never }))?.n).to.equal(12);
+    expect((await rs.db.collection("counters").findOne({ _id: 1 as never }))?.n).to.equal(12);
     await session.endSession();
     await raw.close();
   });
 
   it("the driver's retryWrites path works end to end", async () => {
-    const coll = db.collection("driver");
+    const coll = rs.db.collection("driver");
     await coll.insertOne({ a: 1 });
     await coll.updateOne({ a: 1 }, { $set: { b: 2 } });
     expect(await coll.findOne({ a: 1 }, { projection: { _id: 0 } })).to.deep.equal({ a: 1, b: 2 });
   });
 
   it("refuses multi-document transactions and txnNumber where mongod does", async () => {
-    const session = client.startSession();
+    const session = rs.client.startSession();
     try {
       session.startTransaction();
-      const err = await db
+      const err = await rs.db
         .collection("tx")
         .insertOne({ a: 1 }, { session })
         .catch((e) => e);
@@ -71,7 +60,7 @@ describe("embedded-mongo: retryable writes and transactions (replica set)", func
     } finally {
       await session.endSession();
     }
-    const notRetryable = await db.command({ find: "tx", txnNumber: Long.fromNumber(1) }).catch((e) => e);
+    const notRetryable = await rs.db.command({ find: "tx", txnNumber: Long.fromNumber(1) }).catch((e) => e);
     expect(notRetryable.code).to.equal(50768);
     // The driver always sends an lsid; the server's check for a txnNumber without one, directly:
     const state = { replSet: {} } as never;

@@ -2,45 +2,24 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import { MongoClient, Timestamp, type Db, type Document } from "mongodb";
-import { startEmbeddedMongo, type EmbeddedMongo } from "../../src/embedded-mongo/index.ts";
-
-/** The error a promise rejects with (fails the test if it resolves). */
-async function failure(p: Promise<unknown>): Promise<Document> {
-  try {
-    await p;
-  } catch (err) {
-    return err as Document;
-  }
-  throw new Error("expected an error");
-}
+import { MongoClient, Timestamp, type Document } from "mongodb";
+import { startEmbeddedMongo } from "../../src/embedded-mongo/index.ts";
+import { failure, useReplicaSet } from "./helpers.ts";
 
 describe("embedded-mongo: snapshot reads (replica set)", function () {
   this.timeout(20000);
-  let mongo: EmbeddedMongo;
-  let client: MongoClient;
-  let db: Db;
+  const rs = useReplicaSet("snapshots");
 
-  before(async () => {
-    mongo = await startEmbeddedMongo({ replSet: "rs0" });
-    client = new MongoClient(mongo.uri);
-    db = client.db("snapshots");
-  });
-  after(async () => {
-    await client.close();
-    await mongo.stop();
-  });
   beforeEach(async () => {
-    await db.dropDatabase();
-    await db.collection("acct").insertMany([
+    await rs.db.collection("acct").insertMany([
       { _id: 1, balance: 100 },
       { _id: 2, balance: 50 },
     ] as Document[]);
   });
 
   it("a snapshot session keeps reading the data as of its first read, after updates, inserts and deletes", async () => {
-    const session = client.startSession({ snapshot: true });
-    const acct = db.collection("acct");
+    const session = rs.client.startSession({ snapshot: true });
+    const acct = rs.db.collection("acct");
     expect(await acct.find({}, { session }).sort({ _id: 1 }).toArray()).to.deep.equal([
       { _id: 1, balance: 100 },
       { _id: 2, balance: 50 },
@@ -71,12 +50,12 @@ describe("embedded-mongo: snapshot reads (replica set)", function () {
   });
 
   it("a reply carries atClusterTime, and reads at an explicit atClusterTime see that moment; getMore continues there", async () => {
-    const first = await db.command({ find: "acct", filter: {}, sort: { _id: 1 }, batchSize: 1, readConcern: { level: "snapshot" } });
+    const first = await rs.db.command({ find: "acct", filter: {}, sort: { _id: 1 }, batchSize: 1, readConcern: { level: "snapshot" } });
     const at = first.cursor.atClusterTime as Timestamp;
     expect(at).to.be.instanceOf(Timestamp);
-    await db.collection("acct").updateMany({}, { $set: { balance: 0 } });
+    await rs.db.collection("acct").updateMany({}, { $set: { balance: 0 } });
 
-    const read = await db.command({
+    const read = await rs.db.command({
       find: "acct",
       filter: {},
       sort: { _id: 1 },
@@ -85,61 +64,61 @@ describe("embedded-mongo: snapshot reads (replica set)", function () {
     });
     expect(read.cursor.atClusterTime.equals(at)).to.equal(true);
     expect(read.cursor.firstBatch).to.deep.equal([{ _id: 1, balance: 100 }]);
-    const more = await db.command({ getMore: read.cursor.id, collection: "acct" });
+    const more = await rs.db.command({ getMore: read.cursor.id, collection: "acct" });
     expect(more.cursor.nextBatch).to.deep.equal([{ _id: 2, balance: 50 }]);
 
-    const distinct = await db.command({ distinct: "acct", key: "balance", readConcern: { level: "snapshot", atClusterTime: at } });
+    const distinct = await rs.db.command({ distinct: "acct", key: "balance", readConcern: { level: "snapshot", atClusterTime: at } });
     expect(distinct.values).to.deep.equal([50, 100]);
     expect(distinct.atClusterTime.equals(at)).to.equal(true);
     // A pinned session reads there too.
-    const session = client.startSession({ snapshot: true });
+    const session = rs.client.startSession({ snapshot: true });
     (session as unknown as { snapshotTime: Timestamp }).snapshotTime = at;
-    expect((await db.collection("acct").findOne({ _id: 2 } as Document, { session }))?.balance).to.equal(50);
+    expect((await rs.db.collection("acct").findOne({ _id: 2 } as Document, { session }))?.balance).to.equal(50);
     await session.endSession();
   });
 
   it("refuses a time older than the kept history (239 SnapshotTooOld) and one in the future (72)", async () => {
-    const now = (await db.command({ ping: 1 })).operationTime as Timestamp;
+    const now = (await rs.db.command({ ping: 1 })).operationTime as Timestamp;
     const old = new Timestamp({ t: now.high - 3600, i: 1 });
-    const tooOld = await failure(db.command({ find: "acct", readConcern: { level: "snapshot", atClusterTime: old } }));
+    const tooOld = await failure(rs.db.command({ find: "acct", readConcern: { level: "snapshot", atClusterTime: old } }));
     expect(tooOld).to.include({ code: 239, codeName: "SnapshotTooOld" });
     expect(tooOld.message).to.match(/^Read timestamp Timestamp\(\d+, 1\) is older than the oldest available timestamp\.$/);
 
     const future = new Timestamp({ t: now.high + 3600, i: 1 });
-    const err = await failure(db.command({ find: "acct", readConcern: { level: "snapshot", atClusterTime: future } }));
+    const err = await failure(rs.db.command({ find: "acct", readConcern: { level: "snapshot", atClusterTime: future } }));
     expect(err.code).to.equal(72);
     expect(err.message).to.match(/atClusterTime value must not be greater than the current clusterTime/);
   });
 
   it("refuses snapshot reads of a collection created or dropped after the snapshot (246 SnapshotUnavailable)", async () => {
-    const at = (await db.command({ find: "acct", readConcern: { level: "snapshot" } })).cursor.atClusterTime as Timestamp;
-    await db.collection("later").insertOne({ _id: 1 } as Document);
-    const err = await failure(db.command({ find: "later", readConcern: { level: "snapshot", atClusterTime: at } }));
+    const at = (await rs.db.command({ find: "acct", readConcern: { level: "snapshot" } })).cursor.atClusterTime as Timestamp;
+    await rs.db.collection("later").insertOne({ _id: 1 } as Document);
+    const err = await failure(rs.db.command({ find: "later", readConcern: { level: "snapshot", atClusterTime: at } }));
     expect(err).to.include({ code: 246, codeName: "SnapshotUnavailable" });
     // A collection untouched since then reads as it is.
-    const read = await db.command({ find: "acct", readConcern: { level: "snapshot", atClusterTime: at } });
+    const read = await rs.db.command({ find: "acct", readConcern: { level: "snapshot", atClusterTime: at } });
     expect(read.cursor.firstBatch).to.have.length(2);
   });
 
   it("refuses snapshot read concern on commands that cannot read at a snapshot, as mongod does (72)", async () => {
-    const session = client.startSession({ snapshot: true });
+    const session = rs.client.startSession({ snapshot: true });
     for (const run of [
-      () => db.collection("acct").insertOne({ _id: 9 } as Document, { session }),
-      () => db.collection("acct").updateOne({ _id: 1 } as Document, { $set: { x: 1 } }, { session }),
-      () => db.collection("acct").findOneAndDelete({ _id: 1 } as Document, { session }),
-      () => db.admin().listDatabases({ session }),
-      () => db.listCollections({}, { session }).toArray(),
-      () => db.collection("acct").listIndexes({ session }).toArray(),
-      () => db.command({ count: "acct" }, { session }),
+      () => rs.db.collection("acct").insertOne({ _id: 9 } as Document, { session }),
+      () => rs.db.collection("acct").updateOne({ _id: 1 } as Document, { $set: { x: 1 } }, { session }),
+      () => rs.db.collection("acct").findOneAndDelete({ _id: 1 } as Document, { session }),
+      () => rs.db.admin().listDatabases({ session }),
+      () => rs.db.listCollections({}, { session }).toArray(),
+      () => rs.db.collection("acct").listIndexes({ session }).toArray(),
+      () => rs.db.command({ count: "acct" }, { session }),
     ]) {
       const err = await failure(run());
       expect(err.code, String(err.message)).to.equal(72);
       expect(err.message).to.match(/^Command \w+ does not support \{ readConcern: \{ level: "snapshot" \} \}$/);
     }
     await session.endSession();
-    expect(await db.collection("acct").countDocuments()).to.equal(2);
+    expect(await rs.db.collection("acct").countDocuments()).to.equal(2);
     const withoutSnapshot = await failure(
-      db.command({ find: "acct", readConcern: { level: "majority", atClusterTime: new Timestamp({ t: 1, i: 1 }) } }),
+      rs.db.command({ find: "acct", readConcern: { level: "majority", atClusterTime: new Timestamp({ t: 1, i: 1 }) } }),
     );
     expect(withoutSnapshot.code).to.equal(72);
   });

@@ -1,36 +1,25 @@
 import { expect } from "chai";
-import { Long, MongoClient, type Db, type Document } from "mongodb";
-import { startEmbeddedMongo, type EmbeddedMongo } from "../../src/embedded-mongo/index.ts";
+import { Long, type Document } from "mongodb";
+import { useReplicaSet } from "./helpers.ts";
 
 describe("embedded-mongo: onPrimaryTransactionalWrite per statement of a retryable write", function () {
   this.timeout(20000);
-  let mongo: EmbeddedMongo;
-  let client: MongoClient;
-  let db: Db;
+  const rs = useReplicaSet("stmts", { client: { retryWrites: false }, dropBeforeEach: false });
 
-  before(async () => {
-    mongo = await startEmbeddedMongo({ replSet: "rs0" });
-    client = new MongoClient(mongo.uri, { retryWrites: false });
-    db = client.db("stmts");
-  });
-  after(async () => {
-    await client.close();
-    await mongo.stop();
-  });
   afterEach(async () => {
-    await client.db("admin").command({ configureFailPoint: "onPrimaryTransactionalWrite", mode: "off" });
+    await rs.client.db("admin").command({ configureFailPoint: "onPrimaryTransactionalWrite", mode: "off" });
   });
 
   const failPoint = (mode: Document, data: Document = {}) =>
-    client.db("admin").command({ configureFailPoint: "onPrimaryTransactionalWrite", mode, data });
+    rs.client.db("admin").command({ configureFailPoint: "onPrimaryTransactionalWrite", mode, data });
   // Each test runs its raw commands in its own explicit session (the driver sends that session's lsid).
   const inSession = () => {
-    const session = client.startSession();
-    return (cmd: Document) => db.command(cmd, { session });
+    const session = rs.client.startSession();
+    return (cmd: Document) => rs.db.command(cmd, { session });
   };
 
   it("fails only the statement it fires on; the retry keeps the statements that ran and runs the failed one", async () => {
-    await db.collection("u").insertMany([
+    await rs.db.collection("u").insertMany([
       { _id: 0, y: 0 },
       { _id: 1, y: 0 },
     ] as Document[]);
@@ -50,17 +39,17 @@ describe("embedded-mongo: onPrimaryTransactionalWrite per statement of a retryab
     expect(first.writeErrors).to.have.length(1);
     expect(first.writeErrors[0]).to.include({ index: 1, code: 1 });
 
-    await client.db("admin").command({ configureFailPoint: "onPrimaryTransactionalWrite", mode: "off" });
+    await rs.client.db("admin").command({ configureFailPoint: "onPrimaryTransactionalWrite", mode: "off" });
     const retry = await run(cmd);
     expect(retry).to.include({ n: 2, nModified: 2 });
     expect(retry.writeErrors).to.equal(undefined);
-    expect(await db.collection("u").find().sort({ _id: 1 }).toArray()).to.deep.equal([
+    expect(await rs.db.collection("u").find().sort({ _id: 1 }).toArray()).to.deep.equal([
       { _id: 0, y: 1 },
       { _id: 1, y: 1 },
     ]);
     // A second retry answers the same, applying nothing.
     expect(await run(cmd)).to.include({ n: 2, nModified: 2 });
-    expect((await db.collection("u").findOne({ _id: 0 } as Document))?.y).to.equal(1);
+    expect((await rs.db.collection("u").findOne({ _id: 0 } as Document))?.y).to.equal(1);
   });
 
   it("closes the connection after the statement it fires on: the command stops there and the retry runs the rest once", async () => {
@@ -76,13 +65,13 @@ describe("embedded-mongo: onPrimaryTransactionalWrite per statement of a retryab
     expect(lost).to.be.instanceOf(Error);
     expect(String((lost as Error).message)).to.match(/closed/);
     // The first two statements ran (the fail point fired on the second, after skipping the first).
-    expect(await db.collection("i").countDocuments()).to.equal(2);
+    expect(await rs.db.collection("i").countDocuments()).to.equal(2);
 
-    await client.db("admin").command({ configureFailPoint: "onPrimaryTransactionalWrite", mode: "off" });
+    await rs.client.db("admin").command({ configureFailPoint: "onPrimaryTransactionalWrite", mode: "off" });
     const retry = await run(cmd);
     expect(retry).to.include({ n: 3, ok: 1 });
     expect(retry.writeErrors).to.equal(undefined);
-    expect(await db.collection("i").find().sort({ _id: 1 }).toArray()).to.deep.equal([{ _id: 1 }, { _id: 2 }, { _id: 3 }]);
+    expect(await rs.db.collection("i").find().sort({ _id: 1 }).toArray()).to.deep.equal([{ _id: 1 }, { _id: 2 }, { _id: 3 }]);
   });
 
   it("is not consulted for the statements a retry replays, and counts upserts of replayed statements", async () => {

@@ -152,6 +152,33 @@ export class CollectionIndex {
     this.noteMultikey(keys);
   }
 
+  /**
+   * Moves record `rid` from `oldKeys` to `newKeys`, touching only the keys that differ: a write adding one element
+   * to a long indexed array changes one entry, not all of them. Keys without a canonical string are all moved.
+   */
+  replaceKeys(oldKeys: unknown[][], newKeys: unknown[][], rid: number): void {
+    const oldByHash = new Map<string, unknown[]>();
+    for (const key of oldKeys) {
+      const h = hashKey(key);
+      if (h === undefined) return this.moveAll(oldKeys, newKeys, rid);
+      oldByHash.set(h, key);
+    }
+    const added: unknown[][] = [];
+    for (const key of newKeys) {
+      const h = hashKey(key);
+      if (h === undefined) return this.moveAll(oldKeys, newKeys, rid);
+      if (!oldByHash.delete(h)) added.push(key);
+    }
+    this.remove([...oldByHash.values()], rid);
+    this.add(added, rid);
+    this.noteMultikey(newKeys);
+  }
+
+  private moveAll(oldKeys: unknown[][], newKeys: unknown[][], rid: number): void {
+    this.remove(oldKeys, rid);
+    this.add(newKeys, rid);
+  }
+
   remove(keys: unknown[][], rid: number): void {
     for (const key of keys) {
       if (!this.entries.delete({ key, rid }) || !this.hash) continue;

@@ -91,10 +91,7 @@ export class Collection {
       if (conflict) throw index.duplicateKeyError(this.ns, conflict);
       changes.push([index, oldKeys, newKeys]);
     }
-    for (const [index, oldKeys, newKeys] of changes) {
-      index.remove(oldKeys, rid);
-      index.add(newKeys, rid);
-    }
+    for (const [index, oldKeys, newKeys] of changes) index.replaceKeys(oldKeys, newKeys, rid);
     this.docs.set(rid, newDoc);
     this.listener?.updated(this, oldDoc, newDoc, replacement);
   }

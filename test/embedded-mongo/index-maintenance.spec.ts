@@ -23,6 +23,20 @@ describe("embedded-mongo: index maintenance on update", () => {
     expect(await byKey(3)).to.deep.equal([2]);
   });
 
+  it("follows an indexed array as it grows and shrinks, entry by entry, and knows the index became multikey", async () => {
+    const c = t.db.collection<Document>("arrays");
+    await c.createIndex({ tags: 1 }, { name: "tags" });
+    await c.insertOne({ _id: 1 as never, tags: ["a"] });
+    for (const tag of ["b", "c", "d"]) await c.updateOne({ _id: 1 as never }, { $push: { tags: tag } as Document });
+    await c.updateOne({ _id: 1 as never }, { $pull: { tags: "b" } as Document });
+    const byTag = async (tag: string) => (await c.find({ tags: tag }, { hint: "tags" }).toArray()).length;
+    expect([await byTag("a"), await byTag("b"), await byTag("c"), await byTag("d")]).to.deep.equal([1, 0, 1, 1]);
+    // Bounds of a multikey index cannot be intersected: {$gt: "c", $lt: "b"} matches through different elements.
+    expect(await c.countDocuments({ tags: { $gt: "c", $lt: "b" } }, { hint: "tags" })).to.equal(1);
+    const explained = await c.find({ tags: "a" }, { hint: "tags" }).explain("queryPlanner");
+    expect(JSON.stringify(explained)).to.include('"isMultiKey":true');
+  });
+
   it("applies a partial unique index when only a field of its filter changes", async () => {
     const c = t.db.collection<Document>("partial");
     await c.createIndex({ email: 1 }, { unique: true, name: "email_active", partialFilterExpression: { active: true } });

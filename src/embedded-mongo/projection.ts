@@ -48,9 +48,79 @@ function copyPath(node: unknown, parts: string[]): unknown {
   return { ...(node as Document), [head]: copyPath((node as Document)[head], rest) };
 }
 
+function isPlainObject(v: unknown): v is Document {
+  if (v === null || typeof v !== "object") return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+/** The fields an inclusion keeps, as a tree: true for a kept field, a subtree for the fields kept inside it. */
+type InclusionTree = { [field: string]: true | InclusionTree };
+
+/**
+ * The tree of a projection that only includes plain paths (`1`/`true`, and `_id: 0` or `1`), or undefined for any
+ * other projection (exclusions, operators, expressions, numeric path parts, paths inside one another).
+ */
+function inclusionTree(spec: Document): { tree: InclusionTree; id: boolean } | undefined {
+  const tree: InclusionTree = {};
+  let id = true;
+  let any = false;
+  for (const [path, v] of Object.entries(spec)) {
+    if (path === "_id" && (isExclusion(v) || v === 1 || v === true)) {
+      id = !isExclusion(v);
+      continue;
+    }
+    if (v !== 1 && v !== true) return undefined;
+    const parts = path.split(".");
+    if (parts[0] === "_id" || parts.some((p) => p === "" || p.startsWith("$") || /^\d+$/.test(p))) return undefined;
+    let node = tree;
+    for (let i = 0; i < parts.length; i++) {
+      const existing = node[parts[i]!];
+      if (existing === true) return undefined;
+      if (i === parts.length - 1) {
+        if (existing !== undefined) return undefined;
+        node[parts[i]!] = true;
+      } else {
+        node = (node[parts[i]!] ??= {}) as InclusionTree;
+      }
+    }
+    any = true;
+  }
+  return any ? { tree, id } : undefined;
+}
+
+/** What an inclusion keeps of a value under a subtree: objects projected, arrays element by element, others dropped. */
+function includeIn(value: unknown, tree: InclusionTree): unknown {
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    for (const el of value) {
+      const kept = includeIn(el, tree);
+      if (kept !== undefined) out.push(kept);
+    }
+    return out;
+  }
+  if (!isPlainObject(value)) return undefined;
+  const out: Document = {};
+  // In the document's order, as mongod writes them.
+  for (const key of Object.keys(value)) {
+    const sub = tree[key];
+    if (sub === undefined) continue;
+    const kept = sub === true ? value[key] : includeIn(value[key], sub);
+    if (kept !== undefined) out[key] = kept;
+  }
+  return out;
+}
+
 /** A reusable projection function, or undefined for none. */
 export function compileProjection(spec: Document | undefined): ((doc: Document) => Document) | undefined {
   if (!spec || Object.keys(spec).length === 0) return undefined;
+  // Plain inclusions, the common case, directly (mingo builds a cursor for every document it projects).
+  const plainInclusion = inclusionTree(spec);
+  if (plainInclusion) {
+    const { tree, id } = plainInclusion;
+    if (id) tree._id = true;
+    return (doc) => includeIn(doc, tree) as Document;
+  }
   const plain: Document = {};
   const slices: [string, unknown][] = [];
   const elemMatches: [string, (el: unknown) => boolean][] = [];

@@ -145,7 +145,7 @@ export class Ledger {
     const knownWallet = mayExist ? undefined : this.walletIds.get(walletKey, Date.now());
     if (knownWallet !== undefined) {
       // A new id on a wallet seen before: the conditional write checks everything; a refusal is explained below.
-      const opened = await this.tryOpen(scope, { ...record, wallet_id: knownWallet }, null);
+      const opened = await this.tryOpenNew(scope, { ...record, wallet_id: knownWallet });
       if (opened) return opened;
     }
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
@@ -183,6 +183,24 @@ export class Ledger {
     const owner = await this.deps.wallets.open(scope, opening, { delta: openingDelta(opening), requireAvailable: required, seenOpens, events });
     if (!owner) return null;
     await this.afterWrite(owner, opening, events);
+    return opening;
+  }
+
+  /**
+   * The opening of a new id, sent with the openings of concurrent requests in one command; null when it did not
+   * apply. When some opening of the batch did not, this one is looked up: only its opener knows a new id, and
+   * nothing settles it before its opener has answered, so it is in flight if it was opened.
+   */
+  private async tryOpenNew(scope: TenantScope, opening: TransactionRecord): Promise<TransactionRecord | null> {
+    const required = opening.type === "withdrawal" ? heldCents(opening) : 0;
+    const events = eventTypesOf(null, opening).map((type) => transactionEvent(type, opening, opening.created_at));
+    const outcome = await this.deps.wallets.openNew(scope, opening, { delta: openingDelta(opening), requireAvailable: required, events });
+    if (outcome === "unknown") {
+      const user = await this.deps.wallets.findForOpening(scope, opening.user_id, opening.id);
+      if (!user || !ledgerOf(user).inflight.some((r) => r.id === opening.id)) return null;
+    }
+    // `opens` is read by compactions only, and an opening never settles a transaction.
+    await this.afterWrite({ _id: opening.user_id, project_id: scope.projectId, livemode: scope.livemode, opens: 0 }, opening, events);
     return opening;
   }
 
@@ -353,8 +371,10 @@ export class Ledger {
   private async timeStep(record: TransactionRecord): Promise<void> {
     const timers = this.stepTimers;
     if (timers === null) {
+      // Not made unique: each version's step is scheduled by the one write that made that version, and a step
+      // of a version that moved on does nothing; Agenda's unique save would scan every ledger step job.
       await this.deps.jobs
-        .schedule<StepJob>(LEDGER_STEP_JOB, { transactionId: record.id, version: record.version }, record.next_step_at!, ["transactionId", "version"])
+        .schedule<StepJob>(LEDGER_STEP_JOB, { transactionId: record.id, version: record.version }, record.next_step_at!)
         .catch(this.deps.onBackgroundError);
       return;
     }

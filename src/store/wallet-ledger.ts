@@ -2,7 +2,7 @@
 // so that every change of a balance is one conditional single-document write that also records the
 // transaction's new state and its events (the user's outbox). See docs/contract.md, Money, for the invariant.
 import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
-import { batchedUpdate, throwDocumentError } from "./write-batcher.ts";
+import { batchedConditionalUpdate, batchedUpdate, throwDocumentError } from "./write-batcher.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import type { OutboxEvent } from "./outbox.ts";
 import type { TransactionRecord } from "./transaction-repository.ts";
@@ -85,14 +85,46 @@ function incOf(delta: BalanceDelta): Record<string, number> {
   return inc;
 }
 
+export interface OpeningOptions {
+  delta: BalanceDelta;
+  requireAvailable: number;
+  /** The `opens` the opener read; null for a new id. */
+  seenOpens: number | null;
+  events: OutboxEvent[];
+}
+
+/** The conditional write that opens `record` (see WalletLedgerRepository.open). */
+function openingWrite(scope: TenantScope, record: TransactionRecord, options: OpeningOptions) {
+  const filter: Record<string, unknown> = {
+    _id: record.user_id,
+    project_id: scope.projectId,
+    livemode: scope.livemode,
+    suspended: false,
+    kyc_status: "approved",
+    wallet_status: "ready",
+    "wallets.0.id": record.wallet_id,
+    "ledger.inflight_ids": { $ne: record.id },
+  };
+  if (options.seenOpens !== null) filter["ledger.compacted_through"] = { $not: { $gt: options.seenOpens } };
+  if (options.requireAvailable > 0) filter["ledger.available_cents"] = { $gte: options.requireAvailable };
+  const update = {
+    $inc: { ...incOf(options.delta), "ledger.opens": 1 },
+    $set: { [`ledger.inflight.${record.id}`]: record, "ledger.updated_at": record.updated_at },
+    $push: { "ledger.inflight_ids": record.id, ...(options.events.length > 0 ? { outbox: { $each: options.events } } : {}) },
+  } as unknown as UpdateFilter<UserWithLedger>;
+  return { filter: filter as Filter<UserWithLedger>, update };
+}
+
 export class WalletLedgerRepository {
   private readonly users: Collection<UserWithLedger>;
   /** Compactions are small, frequent and need no answer: concurrent ones share one command. */
   private readonly batchedCompact: ReturnType<typeof batchedUpdate<UserWithLedger>>;
+  private readonly batchedOpen: ReturnType<typeof batchedConditionalUpdate<UserWithLedger>>;
 
   constructor(db: Db) {
     this.users = db.collection<UserWithLedger>("users");
     this.batchedCompact = batchedUpdate(this.users);
+    this.batchedOpen = batchedConditionalUpdate(this.users);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -141,34 +173,21 @@ export class WalletLedgerRepository {
    * write. Applied only if the user may transact, the transaction is not in flight already, no transaction
    * opened after the opener read `seenOpens` was compacted since (else it might be this one), and, for a
    * withdrawal, `available` covers `requireAvailable`; and the first wallet is `record.wallet_id` (the opener may
-   * know it from an earlier read). `seenOpens` null: the id is new, nothing can have been compacted under it.
-   * Answers the owner after the write, or null when a condition failed.
+   * know it from an earlier read). Answers the owner after the write, or null when a condition failed.
    */
-  async open(
-    scope: TenantScope,
-    record: TransactionRecord,
-    options: { delta: BalanceDelta; requireAvailable: number; seenOpens: number | null; events: OutboxEvent[] },
-  ): Promise<LedgerOwner | null> {
-    const filter: Record<string, unknown> = {
-      _id: record.user_id,
-      project_id: scope.projectId,
-      livemode: scope.livemode,
-      suspended: false,
-      kyc_status: "approved",
-      wallet_status: "ready",
-      "wallets.0.id": record.wallet_id,
-      "ledger.inflight_ids": { $ne: record.id },
-    };
-    if (options.seenOpens !== null) filter["ledger.compacted_through"] = { $not: { $gt: options.seenOpens } };
-    if (options.requireAvailable > 0) filter["ledger.available_cents"] = { $gte: options.requireAvailable };
-    const update = {
-      $inc: { ...incOf(options.delta), "ledger.opens": 1 },
-      $set: { [`ledger.inflight.${record.id}`]: record, "ledger.updated_at": record.updated_at },
-      $push: { "ledger.inflight_ids": record.id, ...(options.events.length > 0 ? { outbox: { $each: options.events } } : {}) },
-    } as unknown as UpdateFilter<UserWithLedger>;
-    return ownerOf(
-      await this.users.findOneAndUpdate(filter as Filter<UserWithLedger>, update, { returnDocument: "after", projection: OWNER_FIELDS }),
-    );
+  async open(scope: TenantScope, record: TransactionRecord, options: OpeningOptions): Promise<LedgerOwner | null> {
+    const { filter, update } = openingWrite(scope, record, options);
+    return ownerOf(await this.users.findOneAndUpdate(filter, update, { returnDocument: "after", projection: OWNER_FIELDS }));
+  }
+
+  /**
+   * The same write for a new id (nothing can have been compacted under it), sent with the openings of concurrent
+   * requests in one command: "applied", or "unknown" when some opening of the batch did not match (the caller
+   * then reads whether its own did).
+   */
+  openNew(scope: TenantScope, record: TransactionRecord, options: Omit<OpeningOptions, "seenOpens">): Promise<"applied" | "unknown"> {
+    const { filter, update } = openingWrite(scope, record, { ...options, seenOpens: null });
+    return this.batchedOpen({ updateOne: { filter, update } });
   }
 
   /**

@@ -2,7 +2,7 @@
 // one command (insertMany or bulkWrite, unordered), and each caller still gets its own document's outcome.
 // Each document's write stays atomic on its own, exactly as with insertOne or updateOne; what is saved is the
 // per-command cost, which dominates small writes.
-import type { AnyBulkWriteOperation, Collection, Document } from "mongodb";
+import type { AnyBulkWriteOperation, Collection, Document, UpdateOneModel } from "mongodb";
 import { bulkWriteErrors } from "./database.ts";
 
 /** A write error of one document of a batch (for example a duplicate key, code 11000). */
@@ -14,7 +14,7 @@ export interface DocumentWriteError {
 
 interface Pending<T> {
   item: T;
-  settle: (error: DocumentWriteError | null) => void;
+  settle: (outcome: BatchOutcome) => void;
   fail: (error: unknown) => void;
 }
 
@@ -29,13 +29,19 @@ function documentErrors(error: unknown, size: number): (DocumentWriteError | nul
   return outcomes;
 }
 
+/** What one write of a batch came to: its own write error, if any, and whether every update of its batch matched. */
+interface BatchOutcome {
+  error: DocumentWriteError | null;
+  batchMatched: boolean;
+}
+
 class WriteBatcher<T> {
   private pending: Pending<T>[] = [];
 
-  constructor(private readonly writeAll: (items: T[]) => Promise<void>) {}
+  /** `writeAll` answers whether every write matched a document (inserts: true). */
+  constructor(private readonly writeAll: (items: T[]) => Promise<boolean>) {}
 
-  /** Resolves with null once written, or with this document's own write error. */
-  write(item: T): Promise<DocumentWriteError | null> {
+  write(item: T): Promise<BatchOutcome> {
     return new Promise((settle, fail) => {
       if (this.pending.push({ item, settle, fail }) === 1) setImmediate(() => void this.flush());
     });
@@ -45,8 +51,8 @@ class WriteBatcher<T> {
     const batch = this.pending;
     this.pending = [];
     try {
-      await this.writeAll(batch.map((p) => p.item));
-      for (const p of batch) p.settle(null);
+      const batchMatched = await this.writeAll(batch.map((p) => p.item));
+      for (const p of batch) p.settle({ error: null, batchMatched });
     } catch (error) {
       let outcomes: (DocumentWriteError | null)[];
       try {
@@ -55,7 +61,7 @@ class WriteBatcher<T> {
         for (const p of batch) p.fail(fatal);
         return;
       }
-      batch.forEach((p, i) => p.settle(outcomes[i]!));
+      batch.forEach((p, i) => p.settle({ error: outcomes[i]!, batchMatched: false }));
     }
   }
 }
@@ -70,9 +76,10 @@ export function batchedInsert<T extends Document>(
 ): (doc: T) => Promise<DocumentWriteError | null> {
   const batcher = new WriteBatcher<T>(async (docs) => {
     await collection.insertMany(docs as never[], { ordered: false });
+    return true;
   });
   return async (doc) => {
-    const error = await batcher.write(doc);
+    const { error } = await batcher.write(doc);
     if (error?.code !== 11000 || !options.explainDuplicates) return error;
     try {
       await collection.insertOne(doc as never);
@@ -91,8 +98,28 @@ export function batchedUpdate<T extends Document>(
 ): (operation: AnyBulkWriteOperation<T>) => Promise<DocumentWriteError | null> {
   const batcher = new WriteBatcher<AnyBulkWriteOperation<T>>(async (operations) => {
     await collection.bulkWrite(operations, { ordered: false });
+    return true;
   });
-  return (operation) => batcher.write(operation);
+  return async (operation) => (await batcher.write(operation)).error;
+}
+
+/**
+ * Conditional updateOne, batched. The update command reports how many of its updates matched, not which: when all
+ * of a batch matched (the common case) each resolves "applied"; otherwise "unknown", and the caller reads to tell.
+ * A write error of its own is thrown.
+ */
+export function batchedConditionalUpdate<T extends Document>(
+  collection: Collection<T>,
+): (operation: { updateOne: UpdateOneModel<T> }) => Promise<"applied" | "unknown"> {
+  const batcher = new WriteBatcher<{ updateOne: UpdateOneModel<T> }>(async (operations) => {
+    const result = await collection.bulkWrite(operations, { ordered: false });
+    return result.matchedCount === operations.length;
+  });
+  return async (operation) => {
+    const { error, batchMatched } = await batcher.write(operation);
+    if (error) throwDocumentError(error);
+    return batchMatched ? "applied" : "unknown";
+  };
 }
 
 /** Throws a document's write error as the driver would for a single write (code, keyPattern, message). */

@@ -1,7 +1,7 @@
 // Group commit of single-document writes: one command for writes of the same turn, one outcome per caller.
 import { expect } from "chai";
 import { MongoClient, type Collection } from "mongodb";
-import { batchedInsert, batchedUpdate } from "../../src/store/write-batcher.ts";
+import { batchedConditionalUpdate, batchedInsert, batchedUpdate } from "../../src/store/write-batcher.ts";
 import { freshDatabaseUri } from "../support/database.ts";
 
 interface Doc {
@@ -66,6 +66,23 @@ describe("write batcher", () => {
           .toArray()
       ).map((d) => d.n),
     ).to.deep.equal([0, 1, 2]);
+  });
+
+  it("answers conditional updates applied when all of their batch matched, unknown when any did not, and throws write errors", async () => {
+    await collection.insertMany([
+      { _id: "c1", phone: "+21", n: 1 },
+      { _id: "c2", phone: "+22", n: 1 },
+    ]);
+    const update = batchedConditionalUpdate(collection);
+    const bump = (id: string, from: number) => update({ updateOne: { filter: { _id: id, n: from }, update: { $set: { n: from + 1 } } } });
+    commands.length = 0;
+    expect(await Promise.all([bump("c1", 1), bump("c2", 1)])).to.deep.equal(["applied", "applied"]);
+    expect(commands.filter((c) => c === "update")).to.have.length(1);
+    // c1 is at 2 now: its update does not match, so nobody of that batch can tell which applied.
+    expect(await Promise.all([bump("c1", 1), bump("c2", 2)])).to.deep.equal(["unknown", "unknown"]);
+    expect((await collection.findOne({ _id: "c2" }))?.n).to.equal(3);
+    const duplicate = await update({ updateOne: { filter: { _id: "c1" }, update: { $set: { phone: "+22" } } } }).catch((e: unknown) => e);
+    expect((duplicate as { code?: number }).code).to.equal(11000);
   });
 
   it("fails every caller of a batch when the command itself fails", async () => {

@@ -255,7 +255,6 @@ export async function createApp(options: AppOptions): Promise<App> {
     wallets: repositories.walletLedger,
     transactions: repositories.transactions,
     relay,
-    jobs,
     payouts: { payOut: (request, signal) => custodian.payOut?.(request, signal) ?? Promise.resolve() },
     clock,
     onBackgroundError: (error) => onError(error, "ledger"),
@@ -390,7 +389,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       if (role !== "api") {
         await jobs.start();
         relaySweeper.start();
-        ledger.start(timings.sweepIntervalMs, timings.sweepStaleAfterMs);
+        ledger.start(timings.sweepIntervalMs, timings.sweepStaleAfterMs, timings.jobPollMs);
         webhooks.start();
       }
       await http.listen({ port: ports.http ?? config.port, host: config.host });

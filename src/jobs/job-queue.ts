@@ -26,11 +26,12 @@ export interface JobDefinitionOptions {
 export type JobHandler<T> = (data: T) => Promise<void>;
 
 /**
- * Jobs an earlier version scheduled that no process runs any more. `webhook-delivery` held delivery retries
- * before the delivery records became the only schedule of their attempts: the records' `next_attempt_at` still
- * says when each retry is due, so its leftover jobs are only removed.
+ * Jobs an earlier version scheduled that no process runs any more, so their leftovers are only removed.
+ * `webhook-delivery` held delivery retries before the delivery records became the only schedule of their
+ * attempts (`next_attempt_at`); `ledger-step` held the ledger's simulator and payout steps before the transactions'
+ * own `next_step_at` became their schedule (read by the ledger's poll).
  */
-const RETIRED_JOBS = ["webhook-delivery"];
+const RETIRED_JOBS = ["webhook-delivery", "ledger-step"];
 
 export class JobQueue {
   private readonly agenda: Agenda;

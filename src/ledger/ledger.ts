@@ -15,14 +15,11 @@ import {
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import { transactionEvent, type MoneyEventType } from "../events/event-factory.ts";
 import type { EventRelay } from "../events/event-relay.ts";
-import type { JobQueue } from "../jobs/job-queue.ts";
 import { PeriodicTask } from "../lib/periodic-task.ts";
 import { TtlCache } from "../lib/ttl-cache.ts";
 import type { OutboxEvent } from "../store/outbox.ts";
 import type { TransactionRecord, TransactionRepository } from "../store/transaction-repository.ts";
 import { ledgerOf, type BalanceDelta, type LedgerOwner, type UserWithLedger, type WalletLedgerRepository } from "../store/wallet-ledger.ts";
-
-export const LEDGER_STEP_JOB = "ledger-step";
 
 /** How long a live withdrawal waits before its hand-off to the custodian is tried again. */
 const PAYOUT_RETRY_MS = 30_000;
@@ -34,8 +31,10 @@ const MAX_ATTEMPTS = 50;
  */
 const WALLET_ID_TTL_MS = 10 * 60_000;
 const WALLET_ID_ENTRIES = 100_000;
-/** setTimeout's longest delay; a step further off than that (24 days) is left to the sweep. */
+/** setTimeout's longest delay; a step further off than that (24 days) is left to the poll. */
 const MAX_TIMER_MS = 2_147_483_647;
+/** Due steps one poll takes at most (the next poll takes the rest). */
+const STEP_POLL_BATCH = 500;
 
 /** Where live withdrawals are paid out: the custodian (WalletCustodian.payOut). Idempotent per transaction id. */
 export interface PayoutPort {
@@ -49,17 +48,10 @@ export interface LedgerDependencies {
   wallets: WalletLedgerRepository;
   transactions: TransactionRepository;
   relay: EventRelay;
-  jobs: JobQueue;
   payouts: PayoutPort;
   clock: Clock;
   /** Failures after the state is safely written (projection, relay, job): the sweeper finishes them. */
   onBackgroundError: (error: unknown) => void;
-}
-
-interface StepJob {
-  transactionId: string;
-  /** The version the step was scheduled for: a job of an older version finds nothing to do. */
-  version: number;
 }
 
 export type Outcome = "processing" | "completed" | "failed" | "canceled";
@@ -107,31 +99,47 @@ function eventTypesOf(before: TransactionRecord | null, after: TransactionRecord
 
 export class Ledger {
   private sweeper: PeriodicTask | null = null;
-  /** Set while this process runs the ledger's background work (worker roles): it then times its own steps. */
-  private stepTimers: Set<NodeJS.Timeout> | null = null;
+  /**
+   * Set while this process runs the ledger's background work (roles all and worker): the timers of the steps of
+   * the transactions it wrote, by transaction id.
+   */
+  private stepTimers: Map<string, NodeJS.Timeout> | null = null;
+  private stepPoll: PeriodicTask | null = null;
   private readonly stepsRunning = new Set<Promise<void>>();
   private readonly walletIds = new TtlCache<string, string>(WALLET_ID_TTL_MS, WALLET_ID_ENTRIES);
 
-  constructor(private readonly deps: LedgerDependencies) {
-    deps.jobs.define<StepJob>(LEDGER_STEP_JOB, (job) => this.step(job.transactionId, job.version));
-  }
+  constructor(private readonly deps: LedgerDependencies) {}
 
   /**
-   * Runs the ledger's background work in this process (worker roles): the next steps of the transactions this
-   * process writes, each on a timer, and every `intervalMs` a sweep finishing what processes that stopped left
-   * for `staleAfterMs` (their projections, compactions and steps whose timer died with them).
+   * Runs the ledger's background work in this process (roles all and worker): the next steps of the transactions
+   * it writes, each on a timer; every `pollMs`, the steps due that it has no timer for (written by API processes,
+   * or whose timer died with its process), read from the projection's `next_step_at`; and every `intervalMs` a
+   * sweep finishing what processes that stopped left for `staleAfterMs` (projections and compactions).
    */
-  start(intervalMs: number, staleAfterMs: number): void {
-    this.stepTimers ??= new Set();
+  start(intervalMs: number, staleAfterMs: number, pollMs: number): void {
+    this.stepTimers ??= new Map();
     this.sweeper ??= new PeriodicTask(() => this.sweep(staleAfterMs), intervalMs, this.deps.onBackgroundError);
     this.sweeper.start();
+    this.stepPoll ??= new PeriodicTask(() => this.stepDue(), pollMs, this.deps.onBackgroundError);
+    this.stepPoll.start();
   }
 
   async stop(): Promise<void> {
-    for (const timer of this.stepTimers ?? []) clearTimeout(timer);
+    for (const timer of this.stepTimers?.values() ?? []) clearTimeout(timer);
     this.stepTimers = null;
-    await Promise.all([this.sweeper?.stop(), ...this.stepsRunning]);
+    await Promise.all([this.sweeper?.stop(), this.stepPoll?.stop(), ...this.stepsRunning]);
     this.sweeper = null;
+    this.stepPoll = null;
+  }
+
+  /**
+   * Takes the steps due that this process holds no timer for, up to STEP_POLL_BATCH at a time. A step whose
+   * projection lags the ledger finds its version moved on and does nothing; the sweep catches the projection up.
+   */
+  private async stepDue(): Promise<void> {
+    const due = await this.deps.transactions.dueSteps(this.deps.clock(), STEP_POLL_BATCH);
+    const timed = this.stepTimers;
+    await Promise.all(due.filter(({ id }) => !timed?.has(id)).map(({ id, version }) => this.step(id, version).catch(this.deps.onBackgroundError)));
   }
 
   /**
@@ -241,8 +249,8 @@ export class Ledger {
   }
 
   /**
-   * Finishes what stopped processes left: projections behind the ledger, settled transactions not compacted,
-   * simulator and payout steps whose job was never scheduled. Answers how many transactions it looked at.
+   * Finishes what stopped processes left: projections behind the ledger (so the poll sees their steps) and settled
+   * transactions not compacted. Answers how many transactions it looked at.
    */
   async sweep(staleAfterMs: number): Promise<number> {
     const now = this.deps.clock();
@@ -264,20 +272,15 @@ export class Ledger {
           stale.filter((r) => isFinal(r.status)).map((r) => r.id),
           ledger.opens,
         );
-        for (const record of stale) {
-          if (!isFinal(record.status) && record.next_step_at && record.next_step_at <= before) {
-            await this.step(record.id, record.version).catch(this.deps.onBackgroundError);
-          }
-        }
       }
     }
   }
 
   /**
-   * The simulator's and the payout hand-off's next step of a transaction (a job at `next_step_at`, or the
-   * sweeper when that job was lost). Does nothing when the transaction moved on since.
+   * The simulator's and the payout hand-off's next step of a transaction, found due by the poll or timed live.
+   * Does nothing when the transaction moved on since.
    */
-  async step(id: string, version: number): Promise<void> {
+  private async step(id: string, version: number): Promise<void> {
     const holder = await this.deps.wallets.findHolder(id);
     const record = holder ? ledgerOf(holder).inflight.find((r) => r.id === id) : undefined;
     if (!record || record.version !== version) return;
@@ -360,37 +363,34 @@ export class Ledger {
       this.deps.onBackgroundError(error);
     }
     if (events.length > 0) await this.deps.relay.relayUserOutbox({ ...owner, outbox: events }).catch(this.deps.onBackgroundError);
-    if (record.next_step_at) await this.timeStep(record);
+    if (record.next_step_at) this.timeStep(record);
   }
 
   /**
-   * Makes sure the next step of `record` is taken at its `next_step_at`. A process running the ledger's work
-   * times it itself (it knows the record: the step needs no read); an API process leaves it to a worker through a
-   * job. A timer that dies with its process is made up by the sweep of a worker.
+   * Times the next step of `record` at its `next_step_at` when this process runs the ledger's work: a timer that
+   * holds the record, so a simulated step is one conditional write and no read. Elsewhere (API processes) the
+   * projection's `next_step_at`, written just before, is the schedule a worker's poll reads.
    */
-  private async timeStep(record: TransactionRecord): Promise<void> {
+  private timeStep(record: TransactionRecord): void {
     const timers = this.stepTimers;
-    if (timers === null) {
-      // Not made unique: each version's step is scheduled by the one write that made that version, and a step
-      // of a version that moved on does nothing; Agenda's unique save would scan every ledger step job.
-      await this.deps.jobs
-        .schedule<StepJob>(LEDGER_STEP_JOB, { transactionId: record.id, version: record.version }, record.next_step_at!)
-        .catch(this.deps.onBackgroundError);
-      return;
-    }
+    if (timers === null) return;
+    clearTimeout(timers.get(record.id));
     const delay = Math.max(0, record.next_step_at!.getTime() - this.deps.clock().getTime());
     const timer = setTimeout(
       () => {
-        timers.delete(timer);
         // A simulated step only writes, each write conditional on this state. A live one calls the custodian
-        // first, so it reads the record to be sure it is still this version.
+        // first, so it reads the record to be sure it is still this version. The poll leaves the transaction to
+        // this timer until the step is done (its write may time the next step: a new timer of the same id).
         const running = (record.simulated ? this.advance(record) : this.step(record.id, record.version)).catch(this.deps.onBackgroundError);
         this.stepsRunning.add(running);
-        void running.finally(() => this.stepsRunning.delete(running));
+        void running.finally(() => {
+          this.stepsRunning.delete(running);
+          if (timers.get(record.id) === timer) timers.delete(record.id);
+        });
       },
       Math.min(delay, MAX_TIMER_MS),
     );
     timer.unref();
-    timers.add(timer);
+    timers.set(record.id, timer);
   }
 }

@@ -59,7 +59,11 @@ export class TransactionRepository {
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.collection.createIndexes([{ key: { project_id: 1, livemode: 1, user_id: 1, created_at: -1, _id: -1 }, name: "user_newest_first" }]);
+    await this.collection.createIndexes([
+      { key: { project_id: 1, livemode: 1, user_id: 1, created_at: -1, _id: -1 }, name: "user_newest_first" },
+      // The schedule of the simulator's and the payout hand-off's steps (settled transactions hold null).
+      { key: { next_step_at: 1 }, name: "steps_due" },
+    ]);
   }
 
   /**
@@ -87,6 +91,14 @@ export class TransactionRepository {
   async findById(id: string): Promise<TransactionRecord | null> {
     const doc = await this.collection.findOne({ _id: id });
     return doc ? toRecord(doc) : null;
+  }
+
+  /** Up to `limit` transactions whose next step is due at `at` or before, the most overdue first. */
+  async dueSteps(at: Date, limit: number): Promise<{ id: string; version: number }[]> {
+    const docs = await this.collection
+      .find({ next_step_at: { $lte: at } }, { projection: { version: 1 }, sort: { next_step_at: 1 }, limit })
+      .toArray();
+    return docs.map((doc) => ({ id: doc._id, version: doc.version }));
   }
 
   /** The versions the projection holds of these transactions. */

@@ -52,7 +52,7 @@ export interface Config {
   relaySweepMs: number;
   /** How old an unrelayed event must be before the sweeper takes it from its request. */
   relayStaleMs: number;
-  /** How often Agenda looks for due jobs when no change stream wakes it. */
+  /** How often Agenda looks for due jobs when no change stream wakes it, and the ledger for due steps. */
   jobPollMs: number;
   /** How long a running job stays locked to its process; past it, another process may take the job. */
   jobLockMs: number;

@@ -169,7 +169,7 @@ const allSummary: string[] = [];
 const allBest = await measure("all role", allSummary);
 await stop(service.child);
 
-// Phase 2: settlement. An API-role process opens the deposits (due at once: their jobs wait, no worker runs);
+// Phase 2: settlement. An API-role process opens the deposits (due at once: their steps wait, no worker runs);
 // then a worker-role process starts and settles them; measured from its start to the last completion.
 service = await startService("api");
 let next = 0;
@@ -258,34 +258,42 @@ settlement in the same process **${percent(allBest)}**. ${created} withdrawals w
 
 ## Where the time goes
 
-Both processes spend 10 to 20 times a bare insert's CPU per withdrawal (table above): the work is database
-commands. Counted with the test harness (every \`Collection\` method wrapped, 20 sequential sandbox withdrawals
-with Idempotency-Keys, then 4 s for the simulator to settle them), per withdrawal:
+Per withdrawal, what the database is asked (role api: the request only; role all adds the settlement):
 
-| phase | commands |
+| phase | operations |
 |---|---|
-| the request | 7: the Idempotency-Key (3: claim and store, already group-committed), the user document (2: read, then the conditional \`findOneAndUpdate\` that opens the withdrawal), the projection (1 upsert), the Agenda job of the next step (1 upsert) |
-| its settlement (two simulator steps, 1 s and 2 s) | about 30: Agenda's jobs collection 17 (lock, save, remove, per job, and its polling), the user document 8.5 (find the holder, the conditional move, the compaction, per step), the projection 2, the events of the completion and their relay 3 |
+| the request | the Idempotency-Key's claim and stored answer, the opening (a conditional update of the user document, which holds the wallet's balance and its transactions in flight), the projection: four writes, each group-committed with those of concurrent requests (one command per batch) |
+| its settlement (role all: two simulator steps, at 1 s and 2 s) | two conditional updates of the user document (one command each), their projections, the compaction of the settled transaction, the two events' insertion into the event log and their removal from the outbox (group-committed) |
 
-The request path alone is 7 commands where the bare route has 1; the sandbox simulator's settlement, which runs
-in the same processes while the load runs, costs about four times the request itself, most of it Agenda's
-bookkeeping for two jobs per withdrawal. The goal is not met and no reduction was made in this change:
-the sound ones are larger than a local edit of the ledger:
+What changed since the first measurement (creation at 8% to 12% of the bare route, service and database each 5
+to 10 ms of CPU per withdrawal; 7 commands per request and about 30 in the settlement):
 
-1. Group-commit the projection upserts and the step jobs' upserts (src/store/write-batcher.ts does it
-   for users): one command per event-loop turn instead of one per withdrawal, at no change of meaning (each
-   write stays conditional on its own document).
-2. Drive the simulator's steps without Agenda: the in-flight record already carries \`next_step_at\`, and the
-   ledger sweeper already steps overdue records; an indexed due-time field and a short-interval poller would
-   replace two Agenda jobs (about 17 commands) per withdrawal by a share of one query.
-3. Drop the read before the opening write: the conditional \`findOneAndUpdate\` already checks suspension,
-   KYC, the wallet and the funds; the read is needed only to tell which check failed (a second read on refusal).
+- No Agenda job per step (two jobs per withdrawal cost about 17 commands, and Agenda's unique save scanned every
+  ledger job): the transaction's \`next_step_at\` is the schedule, timed in the process that wrote it and polled
+  from the projection's index by workers.
+- A new transaction on a wallet the process has seen is opened without a read, and the openings of concurrent
+  requests share one command (the update command reports how many matched: a batch that all matched answers
+  each; otherwise each looks itself up). Projections and compactions are group-committed too.
+- Ledger writes read back three fields instead of the whole user document.
+- The embedded database: \`$push\` on its fast update path (mingo's updater cost ~60% of a ledger write), plain
+  comparison filters and plain inclusion projections without a mingo query, and updates that recompute only the
+  indexes whose fields changed and move only the index entries that differ.
+- 1,000 users instead of 100: each user document holds its transactions in flight, and with 100 users in the api
+  role (nothing settles) each accumulated hundreds, which made every write of it slower; a real project has many
+  users with a few in flight each.
+
+What is left: a withdrawal is still four writes where the bare route makes one (and its request goes through
+authentication, the rate limit, validation and the Idempotency-Key), so the service spends about three times the
+bare route's CPU and the database about six times. The next steps, each larger than a local change: keep the
+Idempotency-Key's stored answer and the projection in one write (the answer is the projected transaction), and,
+for the settlement, batch the steps' conditional updates the way the openings are batched (a step needs to know
+whether its own update applied, to relay its events only then: a write token in the record would tell).
 
 ## Settlement of simulated deposits
 
-${DEPOSITS} sandbox deposits (\`complete_after_seconds: 0\`) opened by a service in role \`api\` (their completion
-jobs enqueued, no worker running), then a service in role \`worker\` (shipped job settings: poll ${1000} ms,
-concurrency 50) started: it settled all ${DEPOSITS} in **${settleSeconds.toFixed(1)} s** after it was ready
+${DEPOSITS} sandbox deposits (\`complete_after_seconds: 0\`) opened by a service in role \`api\` (their steps due at once
+in the projection, no worker running), then a service in role \`worker\` (shipped settings: the ledger polls due steps
+every ${1000} ms, up to 500 at a time) started: it settled all ${DEPOSITS} in **${settleSeconds.toFixed(1)} s** after it was ready
 (start-up ${((workerReady - workerStarted) / 1000).toFixed(1)} s not counted): **${(DEPOSITS / settleSeconds).toFixed(0)} settlements/s**, ${((workerCpu / DEPOSITS) * 1e6).toFixed(0)} µs of
 worker CPU per settlement (start-up included). pending_in left on the wallets afterwards: ${pendingIn} cents (expected 0).
 `;

@@ -65,10 +65,17 @@ export function dollars(cents: number): number {
 /** The number of decimals of an ISO 4217 currency (from the runtime's CLDR data), or null for an unknown code. */
 export function currencyExponent(code: string): number | null {
   if (!/^[A-Z]{3}$/.test(code) || !SUPPORTED_CURRENCIES.has(code)) return null;
-  return new Intl.NumberFormat("en", { style: "currency", currency: code }).resolvedOptions().maximumFractionDigits ?? 2;
+  let exponent = EXPONENTS.get(code);
+  if (exponent === undefined) {
+    // Building a NumberFormat costs more than the rest of a request: once per currency.
+    exponent = new Intl.NumberFormat("en", { style: "currency", currency: code }).resolvedOptions().maximumFractionDigits ?? 2;
+    EXPONENTS.set(code, exponent);
+  }
+  return exponent;
 }
 
 const SUPPORTED_CURRENCIES = new Set(Intl.supportedValuesOf("currency"));
+const EXPONENTS = new Map<string, number>();
 
 /** An ISO 4217 code in any case, uppercased; default USD. */
 export function fiatCurrencyOf(value: string | undefined): { currency: string; exponent: number } {

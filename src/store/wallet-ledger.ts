@@ -102,7 +102,9 @@ function openingWrite(scope: TenantScope, record: TransactionRecord, options: Op
     suspended: false,
     kyc_status: "approved",
     wallet_status: "ready",
-    "wallets.0.id": record.wallet_id,
+    // The first wallet, as wallets are only ever appended and their ids are unique (and a plain path keeps the
+    // filter one the database matches without compiling a query).
+    "wallets.id": record.wallet_id,
     "ledger.inflight_ids": { $ne: record.id },
   };
   if (options.seenOpens !== null) filter["ledger.compacted_through"] = { $not: { $gt: options.seenOpens } };

@@ -160,13 +160,19 @@ export class CollectionIndex {
     const oldByHash = new Map<string, unknown[]>();
     for (const key of oldKeys) {
       const h = hashKey(key);
-      if (h === undefined) return this.moveAll(oldKeys, newKeys, rid);
+      if (h === undefined) {
+        this.moveAll(oldKeys, newKeys, rid);
+        return;
+      }
       oldByHash.set(h, key);
     }
     const added: unknown[][] = [];
     for (const key of newKeys) {
       const h = hashKey(key);
-      if (h === undefined) return this.moveAll(oldKeys, newKeys, rid);
+      if (h === undefined) {
+        this.moveAll(oldKeys, newKeys, rid);
+        return;
+      }
       if (!oldByHash.delete(h)) added.push(key);
     }
     this.remove([...oldByHash.values()], rid);

@@ -208,7 +208,7 @@ export class Ledger {
       if (!user || !ledgerOf(user).inflight.some((r) => r.id === opening.id)) return null;
     }
     // `opens` is read by compactions only, and an opening never settles a transaction.
-    await this.afterWrite({ _id: opening.user_id, project_id: scope.projectId, livemode: scope.livemode, opens: 0 }, opening, events);
+    await this.afterWrite({ _id: opening.user_id, project_id: scope.projectId, livemode: scope.livemode, opens: 0 }, opening, events, true);
     return opening;
   }
 
@@ -355,9 +355,9 @@ export class Ledger {
    * After a write: the projection, the events' relay, the compaction of a settled transaction and the timing of
    * the next step. A failure here loses nothing: the sweepers (ledger and relay) finish it.
    */
-  private async afterWrite(owner: LedgerOwner, record: TransactionRecord, events: OutboxEvent[]): Promise<void> {
+  private async afterWrite(owner: LedgerOwner, record: TransactionRecord, events: OutboxEvent[], opened = false): Promise<void> {
     try {
-      await this.deps.transactions.project(record);
+      await this.deps.transactions.project(record, opened);
       if (isFinal(record.status)) await this.deps.wallets.compact(owner._id, [record.id], owner.opens);
     } catch (error) {
       this.deps.onBackgroundError(error);

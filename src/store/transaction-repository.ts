@@ -4,7 +4,7 @@
 import type { Collection, Db, Filter } from "mongodb";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import type { TransactionStatus, TransactionType } from "../domain/money.ts";
-import { batchedUpdate, throwDocumentError } from "./write-batcher.ts";
+import { batchedInsert, batchedUpdate, throwDocumentError } from "./write-batcher.ts";
 import { type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 
 /** One transaction, as the ledger holds it in flight and the projection holds it for ever. */
@@ -52,10 +52,12 @@ export class TransactionRepository {
   private readonly collection: Collection<TransactionDocument>;
   /** Projections written at the same moment (many requests, a sweep) share one command. */
   private readonly batchedUpsert: ReturnType<typeof batchedUpdate<TransactionDocument>>;
+  private readonly batchedInsertNew: ReturnType<typeof batchedInsert<TransactionDocument>>;
 
   constructor(db: Db) {
     this.collection = db.collection<TransactionDocument>("transactions");
     this.batchedUpsert = batchedUpdate(this.collection);
+    this.batchedInsertNew = batchedInsert(this.collection);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -68,9 +70,15 @@ export class TransactionRepository {
 
   /**
    * Writes the record unless the projection already holds this version or a later one. Two writers of the same
-   * version write the same content, so either may win.
+   * version write the same content, so either may win. `isNew`: the record's first version, just opened, which
+   * nothing projected before unless a later version (an insert is cheaper than an upsert; a duplicate is ignored).
    */
-  async project(record: TransactionRecord): Promise<void> {
+  async project(record: TransactionRecord, isNew = false): Promise<void> {
+    if (isNew) {
+      const error = await this.batchedInsertNew(toDocument(record));
+      if (error && error.code !== 11000) throwDocumentError(error);
+      return;
+    }
     const { _id, ...fields } = toDocument(record);
     const error = await this.batchedUpsert({
       updateOne: { filter: { _id, version: { $lt: record.version } }, update: { $set: fields }, upsert: true },

@@ -50,7 +50,7 @@ export interface LedgerDependencies {
   relay: EventRelay;
   payouts: PayoutPort;
   clock: Clock;
-  /** Failures after the state is safely written (projection, relay, job): the sweeper finishes them. */
+  /** Failures after the state is safely written (projection, relay, compaction): the sweepers and the poll finish them. */
   onBackgroundError: (error: unknown) => void;
 }
 

@@ -1,6 +1,6 @@
 // mongod's total order over BSON values (used by sorts and indexes): type brackets first, then values.
 // MinKey < null/missing < numbers < strings < objects < arrays < binData < ObjectId < bool < date < timestamp < regex < MaxKey
-import type { Long } from "bson";
+import type { Document, Long } from "bson";
 import type { StringCompare } from "./collation.ts";
 
 export const TypeRank = {
@@ -210,6 +210,13 @@ export function containsString(v: unknown): boolean {
   if (t === "BSONSymbol") return true;
   if (t || v instanceof Date || v instanceof RegExp || v instanceof Uint8Array) return false;
   return Object.values(v).some(containsString);
+}
+
+/** A document as the driver decodes it: a plain object (not an array, a Date or a BSON value class). */
+export function isPlainObject(v: unknown): v is Document {
+  if (v === null || typeof v !== "object") return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
 }
 
 /**

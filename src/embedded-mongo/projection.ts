@@ -1,6 +1,7 @@
 // find/findAndModify projections. mingo projects inclusions, exclusions and computed fields; `$elemMatch` (also on
 // arrays of scalars) and `$slice` (also next to exclusions, which mongod accepts) are applied here.
 import type { Document } from "bson";
+import { isPlainObject } from "./bson-order.ts";
 import { commandError, ErrorCodes } from "./errors.ts";
 import { createQuery } from "./matcher.ts";
 
@@ -46,12 +47,6 @@ function copyPath(node: unknown, parts: string[]): unknown {
   const [head, ...rest] = parts;
   if (!(head in (node as Document))) return node;
   return { ...(node as Document), [head]: copyPath((node as Document)[head], rest) };
-}
-
-function isPlainObject(v: unknown): v is Document {
-  if (v === null || typeof v !== "object") return false;
-  const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
 }
 
 /** The fields an inclusion keeps, as a tree: true for a kept field, a subtree for the fields kept inside it. */

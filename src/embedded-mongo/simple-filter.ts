@@ -5,7 +5,7 @@
 // Anything else (null, regular expressions, documents or arrays as values, other operators, numeric path parts,
 // a collation) is left to the query matcher.
 import type { Document } from "bson";
-import { compareValues, typeRank, valuesAtParts } from "./bson-order.ts";
+import { compareValues, isPlainObject, typeRank, valuesAtParts } from "./bson-order.ts";
 
 /** The values a comparison looks at: each value at the path, and each element of arrays found there. */
 export function candidates(doc: unknown, path: string): unknown[] {
@@ -86,8 +86,8 @@ export function compileSimpleFilter(filter: Document): Test | undefined {
       tests.push(equalsAny(parts, [condition]));
       continue;
     }
-    if (condition === null || typeof condition !== "object" || Object.getPrototypeOf(condition) !== Object.prototype) return undefined;
-    const operators = Object.entries(condition as Document);
+    if (!isPlainObject(condition)) return undefined;
+    const operators = Object.entries(condition);
     if (operators.length === 0 || !operators.every(([op]) => op.startsWith("$"))) return undefined;
     for (const [op, arg] of operators) {
       const test = operatorTest(parts, op, arg);

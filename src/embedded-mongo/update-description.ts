@@ -4,7 +4,7 @@
 // array index, or a field name holding a dot) are also listed component by component in disambiguatedPaths,
 // array indexes as numbers, as mongod 6.1+ reports them to streams with showExpandedEvents.
 import type { Document } from "bson";
-import { compareValues } from "./bson-order.ts";
+import { compareValues, isPlainObject } from "./bson-order.ts";
 
 export interface UpdateDescription {
   updatedFields: Document;
@@ -25,12 +25,6 @@ function record(out: UpdateDescription, parts: Part[]): string {
   const path = parts.join(".");
   if (isAmbiguous(parts)) out.disambiguatedPaths![path] = parts;
   return path;
-}
-
-function isPlainObject(v: unknown): v is Document {
-  if (v === null || typeof v !== "object" || Array.isArray(v)) return false;
-  const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
 }
 
 function same(a: unknown, b: unknown): boolean {

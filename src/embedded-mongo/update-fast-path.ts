@@ -5,7 +5,7 @@
 // Anything it does not cover (arrays on the path, positional operators, array operators) returns undefined
 // and the caller falls back to mingo.
 import type { Document } from "bson";
-import { compareValues } from "./bson-order.ts";
+import { compareValues, isPlainObject } from "./bson-order.ts";
 import { bsonTypeName } from "./bson-type-names.ts";
 import { commandError, ErrorCodes } from "./errors.ts";
 import { formatValue } from "./format.ts";
@@ -18,12 +18,6 @@ function pushedValues(arg: unknown): unknown[] | undefined {
   const keys = Object.keys(arg);
   if (!keys.some((k) => k.startsWith("$"))) return [arg];
   return keys.length === 1 && keys[0] === "$each" && Array.isArray(arg.$each) ? arg.$each : undefined;
-}
-
-function isPlainObject(v: unknown): v is Document {
-  if (v === null || typeof v !== "object") return false;
-  const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
 }
 
 type Op = [op: string, path: string[], arg: unknown];

@@ -2,18 +2,12 @@
 // first key is a value operator ($gt, $in...) tests each element as a value; any other document is a query that
 // object elements must match; anything else removes the elements equal to it.
 import type { Document } from "bson";
-import { compareValues } from "./bson-order.ts";
+import { compareValues, isPlainObject } from "./bson-order.ts";
 import { commandError, ErrorCodes } from "./errors.ts";
 import { createQuery } from "./matcher.ts";
 import type { Collation } from "./collation.ts";
 
 const LOGICAL = new Set(["$and", "$or", "$nor", "$expr", "$where", "$text", "$comment", "$jsonSchema"]);
-
-function isPlainObject(v: unknown): v is Document {
-  if (v === null || typeof v !== "object" || Array.isArray(v)) return false;
-  const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
-}
 
 function elementTest(cond: unknown, collation: Collation | undefined): (el: unknown) => boolean {
   if (isPlainObject(cond)) {

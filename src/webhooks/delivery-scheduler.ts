@@ -11,6 +11,7 @@
 // A wake-up that comes to nothing (the record was settled, replayed, deleted, or another process claimed it
 // first) costs one failed claim; nothing is lost when one is missed, since the poll reads the records.
 import type { Clock } from "../domain/clock.ts";
+import { PeriodicTask } from "../lib/periodic-task.ts";
 import type { WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
 import { DeliveryDispatcher, type AttemptRunner } from "./delivery-dispatcher.ts";
 import { MAX_DELIVERY_ATTEMPTS } from "./delivery-policy.ts";
@@ -46,8 +47,7 @@ export class DeliveryScheduler {
   private readonly wakeUps = new WakeUpHeap();
   private wakeTimer: NodeJS.Timeout | null = null;
   private wakeTimerAt = Infinity;
-  private pollTimer: NodeJS.Timeout | null = null;
-  private polling: Promise<void> | null = null;
+  private readonly poll: PeriodicTask;
   private exhaustedCheckedAt = -Infinity;
   private stopWatching: (() => Promise<void>) | null = null;
   private stopped = false;
@@ -61,6 +61,7 @@ export class DeliveryScheduler {
     private readonly onError: (error: unknown) => void,
   ) {
     this.dispatcher = new DeliveryDispatcher(runAttempt, options.concurrency, onError);
+    this.poll = new PeriodicTask(() => this.pollNow(), options.pollIntervalMs, onError);
   }
 
   /** A first attempt fan-out claimed when it inserted the record: it runs now, with what fan-out holds. */
@@ -83,14 +84,7 @@ export class DeliveryScheduler {
   /** Starts the poll and, on a replica set, the change stream. */
   start(): void {
     if (this.stopped) return;
-    this.pollTimer ??= setInterval(() => {
-      this.polling ??= this.pollNow()
-        .catch(this.onError)
-        .finally(() => {
-          this.polling = null;
-        });
-    }, this.options.pollIntervalMs);
-    this.pollTimer.unref();
+    this.poll.start();
     if (this.options.changeStreams && !this.stopWatching) {
       this.stopWatching = this.deliveries.watchDue((id) => this.dispatcher.submit(id), this.onError);
     }
@@ -137,12 +131,10 @@ export class DeliveryScheduler {
     this.stopped = true;
     await this.stopWatching?.();
     this.stopWatching = null;
-    if (this.pollTimer) clearInterval(this.pollTimer);
-    this.pollTimer = null;
     if (this.wakeTimer) clearTimeout(this.wakeTimer);
     this.wakeTimer = null;
     this.wakeUps.clear();
-    await this.polling;
+    await this.poll.stop();
     await this.dispatcher.stop();
   }
 

@@ -80,6 +80,17 @@ function openingDelta(record: TransactionRecord): BalanceDelta {
   return record.type === "deposit" ? { pending_in: held } : { available: -held, pending_out: held };
 }
 
+/** What opening `record` needs of the available balance: a withdrawal its amount and fee, a deposit nothing. */
+function requiredCents(record: TransactionRecord): number {
+  return record.type === "withdrawal" ? heldCents(record) : 0;
+}
+
+/** The opening write of `record`: its balance change, the funds it needs and its events. */
+function openingWriteOf(record: TransactionRecord) {
+  const events = eventTypesOf(null, record).map((type) => transactionEvent(type, record, record.created_at));
+  return { delta: openingDelta(record), requireAvailable: requiredCents(record), events };
+}
+
 /** The balance change of moving a transaction from one status to another (only the final move changes it). */
 function movingDelta(record: TransactionRecord, to: TransactionStatus): BalanceDelta {
   if (!isFinal(to) || isFinal(record.status)) return {};
@@ -176,7 +187,7 @@ export class Ledger {
       const walletId = user.wallets[0]!.id;
       this.walletIds.set(walletKey, walletId, Date.now());
       const opening: TransactionRecord = { ...record, wallet_id: walletId };
-      if (opening.type === "withdrawal" && ledger.available_cents < heldCents(opening)) throw svcError("insufficient_funds");
+      if (ledger.available_cents < requiredCents(opening)) throw svcError("insufficient_funds");
       const opened = await this.tryOpen(scope, opening, mayExist || attempt > 0 ? ledger.opens : null);
       if (opened) return opened;
       // Something changed in between (a concurrent transaction, a suspension, a compaction): look again.
@@ -186,11 +197,10 @@ export class Ledger {
 
   /** One conditional opening write (see WalletLedgerRepository.open); null when a condition failed. */
   private async tryOpen(scope: TenantScope, opening: TransactionRecord, seenOpens: number | null): Promise<TransactionRecord | null> {
-    const required = opening.type === "withdrawal" ? heldCents(opening) : 0;
-    const events = eventTypesOf(null, opening).map((type) => transactionEvent(type, opening, opening.created_at));
-    const owner = await this.deps.wallets.open(scope, opening, { delta: openingDelta(opening), requireAvailable: required, seenOpens, events });
+    const write = openingWriteOf(opening);
+    const owner = await this.deps.wallets.open(scope, opening, { ...write, seenOpens });
     if (!owner) return null;
-    await this.afterWrite(owner, opening, events);
+    await this.afterWrite(owner, opening, write.events);
     return opening;
   }
 
@@ -200,15 +210,14 @@ export class Ledger {
    * nothing settles it before its opener has answered, so it is in flight if it was opened.
    */
   private async tryOpenNew(scope: TenantScope, opening: TransactionRecord): Promise<TransactionRecord | null> {
-    const required = opening.type === "withdrawal" ? heldCents(opening) : 0;
-    const events = eventTypesOf(null, opening).map((type) => transactionEvent(type, opening, opening.created_at));
-    const outcome = await this.deps.wallets.openNew(scope, opening, { delta: openingDelta(opening), requireAvailable: required, events });
+    const write = openingWriteOf(opening);
+    const outcome = await this.deps.wallets.openNew(scope, opening, write);
     if (outcome === "unknown") {
       const user = await this.deps.wallets.findForOpening(scope, opening.user_id, opening.id);
       if (!user || !ledgerOf(user).inflight.some((r) => r.id === opening.id)) return null;
     }
     // `opens` is read by compactions only, and an opening never settles a transaction.
-    await this.afterWrite({ _id: opening.user_id, project_id: scope.projectId, livemode: scope.livemode, opens: 0 }, opening, events, true);
+    await this.afterWrite({ _id: opening.user_id, project_id: scope.projectId, livemode: scope.livemode, opens: 0 }, opening, write.events, true);
     return opening;
   }
 

@@ -284,8 +284,27 @@ function hashValue(v: unknown): string | undefined {
   }
 }
 
+/** `values` without repeats (equal as index keys compare). Linear by canonical string when every value has one. */
 function dedupe(values: unknown[], collation?: Collation): unknown[] {
   if (values.length < 2) return values;
+  if (!collation) {
+    const seen = new Set<string>();
+    const unique: unknown[] = [];
+    for (const v of values) {
+      const h = hashValue(v);
+      if (h === undefined) return dedupePairwise(values, collation);
+      if (!seen.has(h)) {
+        seen.add(h);
+        unique.push(v);
+      }
+    }
+    return unique;
+  }
+  return dedupePairwise(values, collation);
+}
+
+/** Quadratic, for values without a canonical string (and collated strings, equal without being the same). */
+function dedupePairwise(values: unknown[], collation?: Collation): unknown[] {
   const out: unknown[] = [];
   for (const v of values) if (!out.some((o) => compareValues(o, v, collation?.compare) === 0)) out.push(v);
   return out;

@@ -1,7 +1,7 @@
 // Index entries follow every write, including the writes that skip an index because none of the fields its keys
 // depend on changed: the key paths, and the fields of a partial filter.
 import { expect } from "chai";
-import { type Document, MongoServerError } from "mongodb";
+import { type Document, Double, Long, MongoServerError } from "mongodb";
 import { useTestDatabase } from "./helpers.ts";
 
 describe("embedded-mongo: index maintenance on update", () => {
@@ -35,6 +35,19 @@ describe("embedded-mongo: index maintenance on update", () => {
     expect(await c.countDocuments({ tags: { $gt: "c", $lt: "b" } }, { hint: "tags" })).to.equal(1);
     const explained = await c.find({ tags: "a" }, { hint: "tags" }).explain("queryPlanner");
     expect(JSON.stringify(explained)).to.include('"isMultiKey":true');
+  });
+
+  it("indexes an array's equal elements once, whatever their numeric type, and a unique index lets its own repeats be", async () => {
+    const c = t.db.collection<Document>("repeats");
+    await c.createIndex({ v: 1 }, { name: "v", unique: true });
+    await c.insertOne({ _id: 1 as never, v: [1, new Double(1), Long.fromNumber(1), "1", new Date(5), new Date(5), null, null] });
+    await c.updateOne({ _id: 1 as never }, { $push: { v: { $each: [Long.fromNumber(2), 2] } } as Document });
+    expect(await c.countDocuments({ v: 1 }, { hint: "v" })).to.equal(1);
+    expect(await c.countDocuments({ v: 2 }, { hint: "v" })).to.equal(1);
+    expect(await c.countDocuments({ v: { $gte: 0 } }, { hint: "v" })).to.equal(1);
+    const error = (await c.insertOne({ _id: 2 as never, v: [Long.fromNumber(2)] }).catch((e: unknown) => e)) as MongoServerError;
+    expect(error).to.be.instanceOf(MongoServerError);
+    expect(error.code).to.equal(11000);
   });
 
   it("applies a partial unique index when only a field of its filter changes", async () => {

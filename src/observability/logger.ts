@@ -23,12 +23,23 @@ const REDACTED_FIELDS = [
 
 export const REDACT_PATHS = ["req.headers.authorization", "req.headers.cookie", ...REDACTED_FIELDS, ...REDACTED_FIELDS.map((field) => `*.${field}`)];
 
+/** `value` with its strings scrubbed, to depth 4; a copy only where something changed (most log fields do not). */
 function scrubDeep(value: unknown, depth = 0): unknown {
   if (typeof value === "string") return scrubText(value);
   if (value instanceof Error) return scrubDeep({ ...stdSerializers.err(value) }, depth);
   if (depth > 4 || value === null || typeof value !== "object") return value;
   if (Array.isArray(value)) return value.map((item) => scrubDeep(item, depth + 1));
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrubDeep(v, depth + 1)]));
+  const prototype = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) {
+    // Not a plain object (a URL, a Date): its own fields only, so no toJSON can bring unscrubbed text back.
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrubDeep(v, depth + 1)]));
+  }
+  let copy: Record<string, unknown> | null = null;
+  for (const [key, field] of Object.entries(value)) {
+    const scrubbed = scrubDeep(field, depth + 1);
+    if (scrubbed !== field) (copy ??= { ...value })[key] = scrubbed;
+  }
+  return copy ?? value;
 }
 
 export interface LoggerOptions {

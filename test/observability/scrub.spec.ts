@@ -14,6 +14,22 @@ describe("scrubText on URLs", () => {
     expect(scrubText("/v1/users/+14155550100?x=1")).to.equal("/v1/users/+[redacted]?x=1");
   });
 
+  it("scrubs each kind of secret and personal data, whatever its case, and answers other text as it is", () => {
+    const samples: [string, string][] = [
+      ["key svc_live_abc123", "key svc_live_[redacted]"],
+      ["whsec_AbC9 rotated", "whsec_[redacted] rotated"],
+      ["token adm_x-Y_z", "token adm_[redacted]"],
+      ["BEARER abc.def", "Bearer [redacted]"],
+      ["call +14155550100 now", "call +[redacted] now"],
+      ["/v1/users?phone=%2b14155550100", "/v1/users?phone=%2B[redacted]"],
+      ["born 1990-01-31", "born [redacted-date]"],
+      ["ada%40example.com", "[redacted-email]"],
+    ];
+    for (const [text, scrubbed] of samples) expect(scrubText(text), text).to.equal(scrubbed);
+    const plain = "/v1/users/12345/withdrawals?limit=10 at 2026-11-23T10:00:00Z from 127.0.0.1";
+    expect(scrubText(plain)).to.equal(plain);
+  });
+
   it("still scrubs emails in free text", () => {
     expect(scrubText('duplicate email "ada@example.com", id 7')).to.equal('duplicate email "[redacted-email]", id 7');
     expect(scrubText("to ada@example.com.")).not.to.contain("ada@");

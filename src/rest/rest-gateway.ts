@@ -3,7 +3,7 @@
 // Order of checks: route, body size, authentication, version header, rate limit, JSON (media type, UTF-8,
 // syntax), idempotency key, validation, then the method's own lookups and conflicts.
 import { fromBinary, toBinary, type Message } from "@bufbuild/protobuf";
-import { createContextValues, createHandlerContext } from "@connectrpc/connect";
+import { createContextValues } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { creationReservationKey, type CreationReservation } from "../access/creation-reservation.ts";
 import { principalKey, type Principal } from "../access/principal.ts";
@@ -17,6 +17,7 @@ import { canonicalJson, parseJsonObjectBody } from "./json-body.ts";
 import { decodeRestRequest } from "./request-decoder.ts";
 import { headerValue } from "./request-headers.ts";
 import { pathOf } from "./request-path.ts";
+import { RestHandlerContext } from "./rest-handler-context.ts";
 
 export interface RestGatewayOptions {
   registry: ServiceRegistry;
@@ -101,15 +102,6 @@ export async function restGateway(app: FastifyInstance, options: RestGatewayOpti
 }
 
 function handlerContext(described: DescribedMethod, request: FastifyRequest, principal: Principal, reservation: CreationReservation | null) {
-  return createHandlerContext({
-    service: described.service,
-    method: described.method,
-    protocolName: "rest",
-    requestMethod: described.route.httpMethod,
-    url: request.url,
-    requestHeader: Object.entries(request.headers).flatMap(([name, value]) =>
-      value === undefined ? [] : [[name, Array.isArray(value) ? value.join(", ") : value] as [string, string]],
-    ),
-    contextValues: createContextValues().set(principalKey, principal).set(creationReservationKey, reservation),
-  });
+  const values = createContextValues().set(principalKey, principal).set(creationReservationKey, reservation);
+  return new RestHandlerContext(described.service, described.method, described.route.httpMethod, request.url, request.headers, values);
 }

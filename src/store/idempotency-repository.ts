@@ -1,5 +1,5 @@
 // Idempotency records: the first completed response to a key, replayed for 24 hours.
-import { randomBytes } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import type { Collection, Db } from "mongodb";
 import { batchedInsert, batchedUpdate, throwDocumentError } from "./write-batcher.ts";
 
@@ -61,7 +61,8 @@ export class IdempotencyRepository {
    */
   async begin(id: string, fingerprint: string, times: IdempotencyTimes): Promise<IdempotencyBegin> {
     const { now, lockMs, retentionMs } = times;
-    const seed = randomBytes(16).toString("base64url");
+    // randomUUID draws from an entropy pool Node keeps; randomBytes(16) would make a syscall-backed buffer per claim.
+    const seed = randomUUID();
     const fresh = (): IdempotencyDocument => ({
       _id: id,
       fingerprint,

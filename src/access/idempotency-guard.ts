@@ -59,7 +59,7 @@ export class IdempotencyGuard {
     });
     switch (begun.outcome) {
       case "started":
-        return { recordId, replay: null, reservation: { seed: begun.seed, resumed: begun.resumed } };
+        return { recordId, replay: null, reservation: { seed: begun.seed, resumed: begun.resumed, answerWrites: [] } };
       case "completed":
         return { recordId, replay: begun.response, reservation: null };
       case "mismatch":

@@ -158,13 +158,20 @@ export class Ledger {
    * retry after a crash, a repeated deposit reference). Checks, in order: 404 user_not_found, 409
    * user_suspended, kyc_required, wallet_not_ready, insufficient_funds (withdrawals: available < amount + fee).
    * `mayExist`: the id may have been used before (derived from an Idempotency-Key or a reference).
+   * `finish`: where the opening's follow-up goes (its projection, events' relay and step timing); awaited before
+   * answering by default. It never rejects.
    */
-  async open(scope: TenantScope, record: TransactionRecord, mayExist: boolean): Promise<TransactionRecord> {
+  async open(
+    scope: TenantScope,
+    record: TransactionRecord,
+    mayExist: boolean,
+    finish: (followUp: Promise<void>) => Promise<void> = (followUp) => followUp,
+  ): Promise<TransactionRecord> {
     const walletKey = `${scope.projectId}:${scope.livemode}:${record.user_id}`;
     const knownWallet = mayExist ? undefined : this.walletIds.get(walletKey, Date.now());
     if (knownWallet !== undefined) {
       // A new id on a wallet seen before: the conditional write checks everything; a refusal is explained below.
-      const opened = await this.tryOpenNew(scope, { ...record, wallet_id: knownWallet });
+      const opened = await this.tryOpenNew(scope, { ...record, wallet_id: knownWallet }, finish);
       if (opened) return opened;
     }
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
@@ -188,7 +195,7 @@ export class Ledger {
       this.walletIds.set(walletKey, walletId, Date.now());
       const opening: TransactionRecord = { ...record, wallet_id: walletId };
       if (ledger.available_cents < requiredCents(opening)) throw svcError("insufficient_funds");
-      const opened = await this.tryOpen(scope, opening, mayExist || attempt > 0 ? ledger.opens : null);
+      const opened = await this.tryOpen(scope, opening, mayExist || attempt > 0 ? ledger.opens : null, finish);
       if (opened) return opened;
       // Something changed in between (a concurrent transaction, a suspension, a compaction): look again.
     }
@@ -196,11 +203,16 @@ export class Ledger {
   }
 
   /** One conditional opening write (see WalletLedgerRepository.open); null when a condition failed. */
-  private async tryOpen(scope: TenantScope, opening: TransactionRecord, seenOpens: number | null): Promise<TransactionRecord | null> {
+  private async tryOpen(
+    scope: TenantScope,
+    opening: TransactionRecord,
+    seenOpens: number | null,
+    finish: (followUp: Promise<void>) => Promise<void>,
+  ): Promise<TransactionRecord | null> {
     const write = openingWriteOf(opening);
     const owner = await this.deps.wallets.open(scope, opening, { ...write, seenOpens });
     if (!owner) return null;
-    await this.afterWrite(owner, opening, write.events);
+    await finish(this.afterWrite(owner, opening, write.events));
     return opening;
   }
 
@@ -209,7 +221,11 @@ export class Ledger {
    * apply. When some opening of the batch did not, this one is looked up: only its opener knows a new id, and
    * nothing settles it before its opener has answered, so it is in flight if it was opened.
    */
-  private async tryOpenNew(scope: TenantScope, opening: TransactionRecord): Promise<TransactionRecord | null> {
+  private async tryOpenNew(
+    scope: TenantScope,
+    opening: TransactionRecord,
+    finish: (followUp: Promise<void>) => Promise<void>,
+  ): Promise<TransactionRecord | null> {
     const write = openingWriteOf(opening);
     const outcome = await this.deps.wallets.openNew(scope, opening, write);
     if (outcome === "unknown") {
@@ -217,7 +233,9 @@ export class Ledger {
       if (!user || !ledgerOf(user).inflight.some((r) => r.id === opening.id)) return null;
     }
     // `opens` is read by compactions only, and an opening never settles a transaction.
-    await this.afterWrite({ _id: opening.user_id, project_id: scope.projectId, livemode: scope.livemode, opens: 0 }, opening, write.events, true);
+    await finish(
+      this.afterWrite({ _id: opening.user_id, project_id: scope.projectId, livemode: scope.livemode, opens: 0 }, opening, write.events, true),
+    );
     return opening;
   }
 

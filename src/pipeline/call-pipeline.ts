@@ -151,15 +151,18 @@ export class CallPipeline {
       call.headers[REPLAYED_HEADER] = "true";
       return await handler.replay(claim.replay, principal);
     }
+    const answerWrites = claim.reservation!.answerWrites;
     let result: R;
     try {
       result = await handler.execute(principal, claim.reservation);
     } catch (error) {
       const described = describeError(error);
-      await this.idempotency.settle(claim.recordId, { ...handler.storeError(described, call.requestId), request_id: call.requestId });
+      const stored = { ...handler.storeError(described, call.requestId), request_id: call.requestId };
+      await Promise.all([this.idempotency.settle(claim.recordId, stored), ...answerWrites]);
       throw error;
     }
-    await this.idempotency.settle(claim.recordId, { ...handler.store(result), request_id: call.requestId });
+    // The method's remaining writes (answerWrites) and the storing of its answer go to the database together.
+    await Promise.all([this.idempotency.settle(claim.recordId, { ...handler.store(result), request_id: call.requestId }), ...answerWrites]);
     return result;
   }
 }

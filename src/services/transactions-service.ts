@@ -21,7 +21,7 @@ import {
   type SandboxTransactionsService,
   type TransactionsService,
 } from "../../gen/svc/v1/transactions_pb.ts";
-import { reservationOf } from "../access/creation-reservation.ts";
+import { finishBeforeAnswer, reservationOf } from "../access/creation-reservation.ts";
 import { tenantOf } from "../access/principal.ts";
 import type { Clock } from "../domain/clock.ts";
 import { svcError, validationError } from "../domain/errors.ts";
@@ -172,7 +172,7 @@ export class TransactionsServiceImpl implements ServiceImpl<typeof TransactionsS
       },
       now,
     );
-    const opened = await this.deps.ledger.open(scope, record, reservation?.resumed ?? false);
+    const opened = await this.deps.ledger.open(scope, record, reservation?.resumed ?? false, (followUp) => finishBeforeAnswer(reservation, followUp));
     return create(CreateWithdrawalResponseSchema, { transaction: transactionMessage(opened) });
   }
 
@@ -213,7 +213,7 @@ export class SandboxTransactionsServiceImpl implements ServiceImpl<typeof Sandbo
       },
       now,
     );
-    const opened = await this.deps.ledger.open(scope, record, reservation?.resumed ?? false);
+    const opened = await this.deps.ledger.open(scope, record, reservation?.resumed ?? false, (followUp) => finishBeforeAnswer(reservation, followUp));
     return create(CreateSandboxDepositResponseSchema, { transaction: transactionMessage(opened) });
   }
 

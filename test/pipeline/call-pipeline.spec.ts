@@ -5,6 +5,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { expect } from "chai";
 import { UsersService } from "../../gen/svc/v1/users_pb.ts";
 import { ApiKeyAuthenticator } from "../../src/access/api-key-authenticator.ts";
+import type { CreationReservation } from "../../src/access/creation-reservation.ts";
 import { IdempotencyGuard } from "../../src/access/idempotency-guard.ts";
 import type { Principal } from "../../src/access/principal.ts";
 import { RateLimiter } from "../../src/access/rate-limiter.ts";
@@ -20,6 +21,7 @@ import { OrganizationRepository } from "../../src/store/organization-repository.
 import { ProjectRepository } from "../../src/store/project-repository.ts";
 import { RateLimitRepository } from "../../src/store/rate-limit-repository.ts";
 import { freshDatabase } from "../support/database.ts";
+import { eventually } from "../support/eventually.ts";
 
 const DEFAULT_RATE_LIMIT = 1000;
 const VERSION = "2026-11-20";
@@ -47,7 +49,7 @@ class RecordingHandler implements CallHandler<Answer> {
     private readonly behaviour: {
       identity?: string[];
       prepare?: () => void;
-      execute?: (principal: Principal) => Promise<Answer>;
+      execute?: (principal: Principal, reservation: CreationReservation | null) => Promise<Answer>;
     } = {},
   ) {}
 
@@ -57,9 +59,11 @@ class RecordingHandler implements CallHandler<Answer> {
     return this.behaviour.identity ?? ["POST", "/v1/users", '{"phone":"+14155550100"}'];
   }
 
-  async execute(principal: Principal): Promise<Answer> {
+  async execute(principal: Principal, reservation: CreationReservation | null): Promise<Answer> {
     this.executed.push(principal);
-    return this.behaviour.execute ? this.behaviour.execute(principal) : { status: 201, body: { id: "123456789", run: this.executed.length } };
+    return this.behaviour.execute
+      ? this.behaviour.execute(principal, reservation)
+      : { status: 201, body: { id: "123456789", run: this.executed.length } };
   }
 
   store(result: Answer): { status: number; body: unknown } {
@@ -316,6 +320,52 @@ describe("CallPipeline", () => {
   });
 
   describe("idempotency", () => {
+    it("stores the answer while the method's answer writes still run, and answers only once they are done", async () => {
+      const key = uniqueKey("alongside");
+      const events: string[] = [];
+      let finishWrite = () => {};
+      const handler = new RecordingHandler({
+        execute: async (_principal, reservation) => {
+          const write = new Promise<void>((resolve) => {
+            finishWrite = () => {
+              events.push("write done");
+              resolve();
+            };
+          });
+          reservation!.answerWrites.push(write);
+          return { status: 201, body: { id: "123456789" } };
+        },
+      });
+      const answered = pipeline.run(newCall({ idempotencyKey: key }), handler).then((answer) => {
+        events.push("answered");
+        return answer;
+      });
+      const records = database.db.collection<{ _id: string; state: string }>("idempotency_keys");
+      const recordId = `rest|${projectId}|test|${key}`;
+      await eventually(
+        () => records.findOne({ _id: recordId }),
+        (record) => record?.state === "completed",
+      );
+      expect(events).to.deep.equal([]);
+      finishWrite();
+      expect((await answered).status).to.equal(201);
+      expect(events).to.deep.equal(["write done", "answered"]);
+    });
+
+    it("without an Idempotency-Key there is no reservation to defer writes to", async () => {
+      let seen: CreationReservation | null | undefined;
+      await pipeline.run(
+        newCall(),
+        new RecordingHandler({
+          execute: async (_principal, reservation) => {
+            seen = reservation;
+            return { status: 201, body: {} };
+          },
+        }),
+      );
+      expect(seen).to.equal(null);
+    });
+
     it("stores nothing when prepare refuses: a corrected retry with the same key runs", async () => {
       const key = uniqueKey("prepare");
       const broken = new RecordingHandler({

@@ -46,14 +46,20 @@ function send(agent: http.Agent, url: URL, method: string, headers: Record<strin
  * Runs `call` from `concurrency` loops, each starting its next call when the previous one is answered, for
  * `durationMs`. `call` answers whether it succeeded; a throw counts as an error. Any transport can be loaded so.
  */
-export async function runClosedLoop(call: (i: number) => Promise<boolean>, concurrency: number, durationMs: number): Promise<LoadResult> {
+/** Closed-loop load: `concurrency` loops calling `call(0)`, `call(1)`, ... until `durationMs` or `maxRequests` calls. */
+export async function runClosedLoop(
+  call: (i: number) => Promise<boolean>,
+  concurrency: number,
+  durationMs: number,
+  maxRequests = Number.POSITIVE_INFINITY,
+): Promise<LoadResult> {
   const latencies: number[] = [];
   let errors = 0;
   let counter = 0;
   const started = performance.now();
   const deadline = started + durationMs;
   const loop = async () => {
-    while (performance.now() < deadline) {
+    while (performance.now() < deadline && counter < maxRequests) {
       const i = counter++;
       const t0 = performance.now();
       try {

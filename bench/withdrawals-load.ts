@@ -1,7 +1,9 @@
 // The load generator of bench/withdrawals.bench.ts, in a process of its own: closed-loop HTTP/1.1 keep-alive
 // load on the bare insert route or on POST /v1/users/{id}/withdrawals (a fresh Idempotency-Key per request,
-// the users in turn), as the JSON of its first argument says; prints the result as one JSON line.
+// the users in turn from `offset`), as the JSON of its first argument says, for `durationMs` or at most
+// `maxRequests`; prints the result as one JSON line.
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import http from "node:http";
 import { runClosedLoop } from "./http-load.ts";
 
@@ -10,10 +12,15 @@ const spec = JSON.parse(process.argv[2]!) as {
   httpPort: number;
   barePort: number;
   key: string;
-  users: string[];
+  /** A JSON file of the user ids (10,000 of them are too long for one command-line argument). */
+  usersFile: string;
   concurrency: number;
   durationMs: number;
+  /** The index of the first request's user: a run goes on where the one before stopped. */
+  offset: number;
+  maxRequests?: number;
 };
+const users = JSON.parse(readFileSync(spec.usersFile, "utf8")) as string[];
 const agent = new http.Agent({ keepAlive: true, maxSockets: spec.concurrency });
 const body = JSON.stringify({ amount_usd: 1 });
 
@@ -38,7 +45,7 @@ function post(port: number, path: string, headers: Record<string, string>, paylo
   });
 }
 
-const user = (i: number) => spec.users[i % spec.users.length]!;
+const user = (i: number) => users[(spec.offset + i) % users.length]!;
 const result = await runClosedLoop(
   async (i) =>
     spec.target === "bare"
@@ -51,6 +58,7 @@ const result = await runClosedLoop(
         )) === 201,
   spec.concurrency,
   spec.durationMs,
+  spec.maxRequests,
 );
 agent.destroy();
 process.stdout.write(`${JSON.stringify(result)}\n`);

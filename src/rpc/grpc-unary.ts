@@ -107,10 +107,17 @@ function readBody(stream: ServerHttp2Stream, declaredLength: number): Promise<Bu
       }
       chunks.push(chunk);
     };
+    // Every stream closes, most after their body was read: the error is only made for one that closed before.
+    let ended = false;
     stream.on("data", onData);
-    stream.once("end", () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received)));
+    stream.once("end", () => {
+      ended = true;
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
+    });
     stream.once("error", reject);
-    stream.once("close", () => reject(new ConnectError("the stream was closed", Code.Canceled)));
+    stream.once("close", () => {
+      if (!ended) reject(new ConnectError("the stream was closed", Code.Canceled));
+    });
   });
 }
 

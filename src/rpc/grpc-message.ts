@@ -13,7 +13,7 @@ export function encodeGrpcMessage(message: string): string {
   return encoded;
 }
 
-/** A `grpc-message` value Connect wrote (encodeURIComponent), re-encoded as the spec writes it. */
+/** A `grpc-message` value Connect wrote (encodeURIComponent), re-encoded as gRPC defines it (above). */
 export function respecGrpcMessage(connectEncoded: string): string {
   let message: string;
   try {

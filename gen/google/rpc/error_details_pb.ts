@@ -21,7 +21,7 @@ export const file_google_rpc_error_details: GenFile = /*@__PURE__*/
  */
 export type ErrorInfo = Message<"google.rpc.ErrorInfo"> & {
   /**
-   * The reason of the error: for Svc, the spec's error `code` (for example `user_not_found`).
+   * The reason of the error: for Svc, the error `code` of its catalogue (for example `user_not_found`).
    *
    * @generated from field: string reason = 1;
    */

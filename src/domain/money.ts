@@ -97,6 +97,17 @@ export function fiatAmount(minor: number, exponent: number): number {
   return Number((minor / 10 ** exponent).toFixed(exponent));
 }
 
+/**
+ * A failed transaction's `failure_code` as given: 1 to 64 lowercase letters, digits and underscores, starting with
+ * a letter (FAILURE_CODE_PATTERN), else 422 on `failure_code`.
+ */
+export function failureCodeOf(code: string): string {
+  if (!FAILURE_CODE_PATTERN.test(code)) {
+    throw validationError("failure_code", "failure_code must be 1 to 64 lowercase letters, digits and underscores, starting with a letter.");
+  }
+  return code;
+}
+
 /** Amount and fee of a deposit: the fee may be 0 and must be below the amount. */
 export function feeCentsOf(value: number | undefined, amountCents: number): number {
   if (value === undefined) return 0;

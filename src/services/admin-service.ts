@@ -44,7 +44,7 @@ import {
 } from "../../gen/svc/admin/v1/admin_pb.ts";
 import type { Clock } from "../domain/clock.ts";
 import { USER_ID_PATTERN } from "../domain/ids.ts";
-import { centsOf, derivedTransactionId, FAILURE_CODE_PATTERN, feeCentsOf } from "../domain/money.ts";
+import { centsOf, derivedTransactionId, failureCodeOf, feeCentsOf } from "../domain/money.ts";
 import { codePointLength } from "../domain/text.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import { transactionMessage } from "../messages/transaction-messages.ts";
@@ -166,14 +166,14 @@ export class AdminServiceImpl implements ServiceImpl<typeof AdminService> {
   /** A provider's outcome for a pending or processing transaction (else 409 invalid_state). */
   async settleTransaction(request: SettleTransactionRequest) {
     if (request.outcome !== "completed" && request.outcome !== "failed") throw validationError("outcome", "outcome must be completed or failed.");
-    const code = request.failureCode ?? "failed";
-    if (request.outcome === "failed" && !FAILURE_CODE_PATTERN.test(code)) {
-      throw validationError("failure_code", "failure_code must be 1 to 64 lowercase letters, digits and underscores, starting with a letter.");
-    }
+    const failed =
+      request.outcome === "failed"
+        ? { failureCode: failureCodeOf(request.failureCode ?? "failed"), failureMessage: "The provider reported a failure." }
+        : {};
     const record = await this.deps.ledger.move(request.id, request.outcome, {
       scope: null,
       from: ["pending", "processing"],
-      ...(request.outcome === "failed" ? { failureCode: code, failureMessage: "The provider reported a failure." } : {}),
+      ...failed,
     });
     return create(SettleTransactionResponseSchema, { transaction: transactionMessage(record) });
   }

@@ -32,7 +32,7 @@ import {
   DEFAULT_FAILURE_CODE,
   derivedTransactionId,
   DESCRIPTION_MAX_LENGTH,
-  FAILURE_CODE_PATTERN,
+  failureCodeOf,
   feeCentsOf,
   fiatCurrencyOf,
   fiatMinorOf,
@@ -223,10 +223,7 @@ export class SandboxTransactionsServiceImpl implements ServiceImpl<typeof Sandbo
   }
 
   async failSandboxTransaction(request: FailSandboxTransactionRequest, context: HandlerContext) {
-    const code = request.failureCode ?? DEFAULT_FAILURE_CODE;
-    if (!FAILURE_CODE_PATTERN.test(code)) {
-      throw validationError("failure_code", "failure_code must be 1 to 64 lowercase letters, digits and underscores, starting with a letter.");
-    }
+    const code = failureCodeOf(request.failureCode ?? DEFAULT_FAILURE_CODE);
     const record = await this.deps.ledger.move(request.id, "failed", {
       scope: sandboxScope(context),
       from: ["pending", "processing"],

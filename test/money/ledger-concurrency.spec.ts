@@ -88,6 +88,14 @@ describe("money: concurrency, admin settlement and gRPC", function () {
     // A live withdrawal goes to the custodian (processing), then AdminService settles it.
     const w = await svc.request("POST", `/v1/users/${user}/withdrawals`, { key: svc.liveKey, body: { amount_usd: 4 } });
     expect(w.status).to.equal(201);
+    // The same failure_code rule (and message) as the sandbox's fail route.
+    await svc.admin.settleTransaction({ id: w.body.id, outcome: "failed", failureCode: "Bad Code" }).then(
+      () => expect.fail("a malformed failure_code was accepted"),
+      (error: { rawMessage: string; code: number }) => {
+        expect(error.code).to.equal(3);
+        expect(error.rawMessage).to.equal("failure_code must be 1 to 64 lowercase letters, digits and underscores, starting with a letter.");
+      },
+    );
     const failed = await svc.admin.settleTransaction({ id: w.body.id, outcome: "failed", failureCode: "account_closed" });
     expect(failed.transaction).to.include({ status: "failed", failureCode: "account_closed" });
     expect(await balanceOf(svc, user, svc.liveKey)).to.deep.equal({ available_usd: 24, pending_in_usd: 0, pending_out_usd: 0 });

@@ -1,27 +1,16 @@
 // A process that cannot start says why in one line on standard error and exits 1: no stack trace for a taken
 // port or a malformed bootstrap key (README, Configuration).
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import { freshDatabaseUri } from "../support/database.ts";
-import { freePort, ROOT, startProcess } from "../support/processes.ts";
+import { freePort, runMainUntilExit, startProcess } from "../support/processes.ts";
 
-async function runMain(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runMain(env: Record<string, string>) {
   // Never the repository's .svc-data/: a directory of this run (the processes exit before the suite does).
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: "silent", SVC_ADMIN_TOKEN: "adm_startup_errors_token", SVC_DATA_DIR: dataDir(), ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk) => (stdout += chunk));
-  child.stderr.on("data", (chunk) => (stderr += chunk));
-  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
-  return { code, stdout, stderr };
+  return runMainUntilExit({ LOG_LEVEL: "silent", SVC_ADMIN_TOKEN: "adm_startup_errors_token", SVC_DATA_DIR: dataDir(), ...env });
 }
 
 let runDataDir: string | null = null;

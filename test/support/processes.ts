@@ -28,25 +28,37 @@ export interface StartOptions {
   timeoutMs?: number;
 }
 
-/** Spawns `command` in the repository root; answers once a line of its output matches `options.ready`. */
-export function startProcess(command: string, args: string[], options: StartOptions): Promise<{ running: RunningProcess; match: RegExpMatchArray }> {
+/**
+ * Spawns `command` in the repository root with this process's environment and `env`. Without MONGODB_URI the
+ * service keeps its embedded database in SVC_DATA_DIR (default .svc-data/ of the repository): unless `env` names
+ * one, a fresh directory, removed once the process exits.
+ */
+function spawnInRoot(
+  command: string,
+  args: string[],
+  variables: Record<string, string | undefined> = {},
+): { child: ChildProcess; exited: Promise<void> } {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const [name, value] of Object.entries(options.env ?? {})) {
+  for (const [name, value] of Object.entries(variables)) {
     if (value === undefined) delete env[name];
     else env[name] = value;
   }
-  // Without MONGODB_URI the service keeps its embedded database in SVC_DATA_DIR (default .svc-data/ of the
-  // repository): unless the test names one, a fresh directory, removed once the process exits.
-  const dataDir = options.env && "SVC_DATA_DIR" in options.env ? null : mkdtempSync(path.join(tmpdir(), "svc-test-data-"));
+  const dataDir = "SVC_DATA_DIR" in variables ? null : mkdtempSync(path.join(tmpdir(), "svc-test-data-"));
   if (dataDir !== null) env.SVC_DATA_DIR = dataDir;
   const child = spawn(command, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-  const output: string[] = [];
   const exited = new Promise<void>((resolve) =>
     child.once("exit", () => {
       if (dataDir !== null) rmSync(dataDir, { recursive: true, force: true });
       resolve();
     }),
   );
+  return { child, exited };
+}
+
+/** Spawns `command` in the repository root; answers once a line of its output matches `options.ready`. */
+export function startProcess(command: string, args: string[], options: StartOptions): Promise<{ running: RunningProcess; match: RegExpMatchArray }> {
+  const { child, exited } = spawnInRoot(command, args, options.env);
+  const output: string[] = [];
   const hasExited = () => child.exitCode !== null || child.signalCode !== null;
   const running: RunningProcess = {
     process: child,
@@ -83,9 +95,55 @@ export function startProcess(command: string, args: string[], options: StartOpti
   });
 }
 
+export interface FinishedProcess {
+  /** The exit code, null when a signal ended the process. */
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `command` in the repository root (environment as `startProcess`) until it exits, for a process that is
+ * expected to stop by itself; kills it with SIGKILL and rejects after `timeoutMs`.
+ */
+export async function runProcess(
+  command: string,
+  args: string[],
+  options: { env?: Record<string, string | undefined>; timeoutMs?: number } = {},
+): Promise<FinishedProcess> {
+  const { child, exited } = spawnInRoot(command, args, options.env);
+  // "close" comes once the process has exited and its standard output and error are read to their end.
+  const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.on("data", (chunk) => (stdout += chunk));
+  child.stderr!.on("data", (chunk) => (stderr += chunk));
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${[command, ...args].join(" ")} did not exit within ${timeoutMs} ms:\n${stdout}${stderr}`));
+    }, timeoutMs);
+  });
+  try {
+    await Promise.race([Promise.all([closed, exited]), timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+  captureProcessOutput(`${stdout}\n${stderr}`.split("\n").filter((line) => line.startsWith("{")));
+  return { code: child.exitCode, signal: child.signalCode, stdout, stderr };
+}
+
 /** A TypeScript entry of this repository run by node with tsx, as `npm start` runs `src/main.ts`. */
 function startTypeScript(entry: string, args: string[], options: StartOptions) {
   return startProcess(process.execPath, ["--import", "tsx", entry, ...args], options);
+}
+
+/** `src/main.ts` run by node with tsx until it exits by itself (a failure to start). */
+export function runMainUntilExit(env: Record<string, string | undefined>, timeoutMs?: number): Promise<FinishedProcess> {
+  return runProcess(process.execPath, ["--import", "tsx", "src/main.ts"], { env, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
 }
 
 /** The embedded MongoDB server alone, as `npm run mongo:embedded` runs it. */

@@ -9,6 +9,7 @@ import { restRouteOf } from "../../src/api/rest-route-table.ts";
 import { EventsService } from "../../gen/svc/v1/events_pb.ts";
 import { UsersService } from "../../gen/svc/v1/users_pb.ts";
 import { WebhookEndpointsService } from "../../gen/svc/v1/webhook_endpoints_pb.ts";
+import { uniquePhone } from "../support/phones.ts";
 import { startTestService, type RestResponse, type TestService } from "../support/test-service.ts";
 
 /** mulberry32: a small seeded PRNG, so a failure can be replayed with the same seed. */
@@ -127,7 +128,7 @@ describe("fuzz: generated requests to every REST route", function () {
       return Object.fromEntries(Array.from({ length: int(5) }, () => [pick(FIELD_NAMES), value(depth + 1)]));
     };
     const validish = (): Record<string, unknown> => ({
-      phone: `+1415${String(int(10_000_000)).padStart(7, "0")}`,
+      phone: uniquePhone(),
       ...(random() < 0.5 ? { email: pick(["a@b.co", "bad", "", null, 5]) } : {}),
       ...(random() < 0.3 ? { terms_acceptance: pick([{ version: "v1", accepted_at: "2026-01-01T00:00:00Z" }, { version: 1 }, "v1", null]) } : {}),
       ...(random() < 0.3 ? { url: pick(["https://hooks.example.com/a", "http://10.0.0.1/", "ftp://x", 42]) } : {}),

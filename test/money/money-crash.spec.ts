@@ -8,6 +8,7 @@ import { expect } from "chai";
 import { MongoClient } from "mongodb";
 import { freePort, startDatabaseProcess, startServiceProcess, type RunningProcess } from "../support/processes.ts";
 import { until } from "../support/eventually.ts";
+import { uniquePhone } from "../support/phones.ts";
 import { FINAL_STATUSES, type TransactionStatus } from "../../src/domain/money.ts";
 
 const KEY = "svc_test_moneycrashmoneycrashmoney01";
@@ -104,7 +105,7 @@ describe("money across a crash (SIGKILL)", function () {
     const users: string[] = [];
     const funding = new Set<string>();
     for (let i = 0; i < USERS; i++) {
-      const user = await call("POST", "/v1/users", { phone: `+1718556${String(i).padStart(4, "0")}` });
+      const user = await call("POST", "/v1/users", { phone: uniquePhone() });
       expect(user.status).to.equal(201);
       const session = await call("POST", `/v1/users/${user.body.id}/kyc-sessions`);
       expect(session.status).to.equal(201);

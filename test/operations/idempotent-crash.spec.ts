@@ -7,6 +7,7 @@ import { MongoClient } from "mongodb";
 import { bearer, GrpcTestClient } from "../support/grpc-client.ts";
 import { freePort, startDatabaseProcess, startServiceProcess, type RunningProcess } from "../support/processes.ts";
 import { until } from "../support/eventually.ts";
+import { uniquePhone } from "../support/phones.ts";
 
 const KEY = "svc_test_recoveryrecoveryrecovery01";
 const CREATIONS = 240;
@@ -42,7 +43,7 @@ describe("idempotent creations across a crash (SIGKILL)", function () {
 
     const creations: Creation[] = Array.from({ length: CREATIONS }, (_, i) => ({
       key: `recovery-${i}`,
-      phone: `+1646555${String(i).padStart(4, "0")}`,
+      phone: uniquePhone(),
       transport: i % 2 === 0 ? "rest" : "grpc",
       id: null,
     }));

@@ -48,6 +48,8 @@ export interface WebhookRequest {
   lookup?: LookupAll;
   /** Ports refused on sandbox loopback URLs, checked again at every attempt; see `checkWebhookUrl`. */
   refusedLoopbackPorts?: ReadonlySet<number>;
+  /** Ends the attempt before `timeoutMs` when aborted (its process is stopping); the outcome is then `timeout`. */
+  signal?: AbortSignal;
 }
 
 export const DEFAULT_USER_AGENT = "Svc-Webhooks/1.0";
@@ -284,6 +286,10 @@ export async function postWebhook(request: WebhookRequest): Promise<AttemptResul
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), request.timeoutMs);
   const aborted = whenAborted(deadline.signal);
+  // The caller's signal ends the attempt as its deadline would (after `whenAborted` listens, so it hears an abort at once).
+  const cutShort = (): void => deadline.abort();
+  request.signal?.addEventListener("abort", cutShort, { once: true });
+  if (request.signal?.aborted) deadline.abort();
   try {
     let pinned: VettedAddress;
     const lookupStarted = performance.now();
@@ -300,5 +306,6 @@ export async function postWebhook(request: WebhookRequest): Promise<AttemptResul
   } finally {
     clearTimeout(timer);
     aborted.dispose();
+    request.signal?.removeEventListener("abort", cutShort);
   }
 }

@@ -78,6 +78,12 @@ export class DeliveryWorker {
       await this.record(delivery, claimedAt, { responseStatus: null, error: null, durationMs }, "internal_error");
       throw error;
     }
+    if (result.error !== null && send.signal?.aborted) {
+      // Cut short because this process is stopping (WebhookDelivery.stop): our failure, not the receiver's, so
+      // recorded as internal_error, retried on schedule like any other, and not held against the endpoint.
+      await this.record(delivery, claimedAt, result, "internal_error");
+      return;
+    }
     await this.record(delivery, claimedAt, result, result.error);
     await this.countOutcome(endpoint, result.error === null);
   }

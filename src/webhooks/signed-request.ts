@@ -17,6 +17,8 @@ export interface SendSettings {
   clock: Clock;
   /** Ports refused on sandbox loopback URLs (the service's and its database's); see `checkWebhookUrl`. */
   refusedLoopbackPorts?: ReadonlySet<number>;
+  /** Cuts attempts in flight short when aborted (the delivery of a stopping process); see `WebhookDelivery.stop`. */
+  signal?: AbortSignal;
 }
 
 /** Bodies by event document: fan-out hands the same document to every endpoint of the event. */
@@ -69,5 +71,6 @@ export function sendSignedEvent(
     livemode: endpoint.livemode,
     ...(settings.lookup ? { lookup: settings.lookup } : {}),
     ...(settings.refusedLoopbackPorts ? { refusedLoopbackPorts: settings.refusedLoopbackPorts } : {}),
+    ...(settings.signal ? { signal: settings.signal } : {}),
   });
 }

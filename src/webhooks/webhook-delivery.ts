@@ -56,6 +56,8 @@ export class WebhookDelivery {
   readonly fanout: WebhookFanout;
   readonly scheduler: DeliveryScheduler;
   readonly recovery: DeliveryRecovery;
+  /** Aborted when stopping has waited long enough: the attempts still in flight end at once. */
+  private readonly cutShort = new AbortController();
 
   constructor(
     deps: WebhookDeliveryDependencies,
@@ -63,7 +65,7 @@ export class WebhookDelivery {
   ) {
     const worker = new DeliveryWorker({
       ...deps,
-      send: options.send,
+      send: { ...options.send, signal: this.cutShort.signal },
       retryScheduleMs: options.retryScheduleMs,
       successes: new SuccessRecorder(deps.deliveries),
       onRetryRecorded: (id, at) => this.scheduler.wakeAt(id, at),
@@ -115,9 +117,18 @@ export class WebhookDelivery {
     if (this.options.deliversInProcess) this.scheduler.start();
   }
 
-  /** Stops every source of attempts and waits for those in flight; the rest stays due in the records. */
-  async stop(): Promise<void> {
+  /**
+   * Stops every source of attempts and waits for those in flight, at most `graceMs`: an attempt still running
+   * then is cut short and recorded as failed with `internal_error`, so it is retried on schedule (by any process)
+   * and not held against its endpoint. Nothing is lost: the rest stays due in the records.
+   */
+  async stop(graceMs = Number.POSITIVE_INFINITY): Promise<void> {
     this.recovery.stop();
-    await this.scheduler.stop();
+    const timer = Number.isFinite(graceMs) ? setTimeout(() => this.cutShort.abort(), graceMs) : null;
+    try {
+      await this.scheduler.stop();
+    } finally {
+      if (timer !== null) clearTimeout(timer);
+    }
   }
 }

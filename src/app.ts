@@ -403,12 +403,16 @@ export async function createApp(options: AppOptions): Promise<App> {
     },
     async close() {
       ready = false;
+      // One deadline for the whole drain, the grace period from now: Connect and gRPC calls still running then
+      // are aborted (server/), and so are delivery attempts, whatever the webhook time-out (recorded as failed,
+      // retried on schedule). What follows it is a few writes; main.ts exits regardless a little later.
+      const drainEnd = performance.now() + timings.shutdownGraceMs;
       // Probes and load balancers watching grpc.health.v1 hear NOT_SERVING before the servers stop accepting.
       health.drain();
       await Promise.all([http.close(), grpc.close(timings.shutdownGraceMs)]);
       await relaySweeper.stop();
       await ledger.stop();
-      await webhooks.stop();
+      await webhooks.stop(Math.max(0, drainEnd - performance.now()));
       await jobs.stop();
     },
   };

@@ -1,6 +1,5 @@
 // Money rules (docs/contract.md, Money): amounts are integer cents; dollars come in as JSON numbers with at
 // most 2 decimals; fiat amounts are kept in their currency's minor unit. Pure functions, no I/O.
-import { createHmac } from "node:crypto";
 import { validationError } from "./errors.ts";
 import { randomBase62 } from "./random.ts";
 
@@ -26,19 +25,8 @@ export const FINAL_STATUSES: readonly TransactionStatus[] = ["completed", "faile
 
 export const TRANSACTION_ID_PATTERN = /^txn_[A-Za-z0-9]{24}$/;
 
-const BASE62 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-
 export function newTransactionId(): string {
   return `txn_${randomBase62(24)}`;
-}
-
-/** The id a transaction gets from a seed (an Idempotency-Key's, or a deposit reference): the same seed, the same id. */
-export function derivedTransactionId(seed: string, kind: string): string {
-  const bytes = createHmac("sha256", seed).update(`transaction:${kind}`).digest();
-  let out = "txn_";
-  // 32 bytes, 24 characters: each from one byte, rejection-free at a bias below 1/4 (good enough for an id).
-  for (let i = 0; i < 24; i++) out += BASE62[bytes[i]! % 62];
-  return out;
 }
 
 /**

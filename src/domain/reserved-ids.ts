@@ -3,6 +3,15 @@
 // (recovery points, as at Stripe). Without a key, objects get random ids.
 import { createHmac } from "node:crypto";
 
+const BASE62 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+/** 24 characters of [A-Za-z0-9], one from each byte: rejection-free at a bias below 1/4 (good enough for an id). */
+function base62Of(bytes: Buffer): string {
+  let out = "";
+  for (let i = 0; i < 24; i++) out += BASE62[bytes[i]! % 62];
+  return out;
+}
+
 /** The bytes behind the `attempt`-th id of `kind` reserved by `seed` (attempt > 0 after a rare id collision). */
 function reservedBytes(seed: string, kind: string, attempt: number): Buffer {
   return createHmac("sha256", seed).update(`${kind}:${attempt}`).digest();
@@ -20,4 +29,17 @@ export function reservedUuid(seed: string, kind: string): string {
   bytes[8] = (bytes[8]! & 0x3f) | 0x80;
   const hex = bytes.toString("hex");
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** A KYC session id (`kyc_` and 24 characters), as newKycSessionId draws them. */
+export function reservedKycSessionId(seed: string): string {
+  return `kyc_${base62Of(reservedBytes(seed, "kyc_session", 0))}`;
+}
+
+/**
+ * The id a transaction gets from a seed (an Idempotency-Key's, or a deposit reference): the same seed, the same
+ * id. Its derivation predates reservedBytes and stays as it is, so stored deposits keep matching their references.
+ */
+export function derivedTransactionId(seed: string, kind: string): string {
+  return `txn_${base62Of(createHmac("sha256", seed).update(`transaction:${kind}`).digest())}`;
 }

@@ -44,7 +44,8 @@ import {
 } from "../../gen/svc/admin/v1/admin_pb.ts";
 import type { Clock } from "../domain/clock.ts";
 import { USER_ID_PATTERN } from "../domain/ids.ts";
-import { centsOf, derivedTransactionId, failureCodeOf, feeCentsOf } from "../domain/money.ts";
+import { centsOf, failureCodeOf, feeCentsOf } from "../domain/money.ts";
+import { derivedTransactionId } from "../domain/reserved-ids.ts";
 import { codePointLength } from "../domain/text.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import { transactionMessage } from "../messages/transaction-messages.ts";

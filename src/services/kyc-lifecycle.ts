@@ -66,15 +66,26 @@ export class KycLifecycle {
 
   /**
    * Opens a session for a user: checks in the contract's order (user, live setting, suspension, state), asks
-   * the provider in live, then writes the session, cancelling one still `requires_input`.
+   * the provider in live, then writes the session, cancelling one still `requires_input`. A creation with an
+   * Idempotency-Key brings the session id reserved for it; when an earlier run of the same request died holding
+   * the key (`resumed`), the session that run wrote, if it got that far, is the answer.
    */
-  async create(scope: TenantScope, userId: string, returnUrl: string | null): Promise<{ user: UserDocument; session: StoredKycSession }> {
+  async create(
+    scope: TenantScope,
+    userId: string,
+    returnUrl: string | null,
+    reserved: { id: string; resumed: boolean } | null,
+  ): Promise<{ user: UserDocument; session: StoredKycSession }> {
+    if (reserved?.resumed) {
+      const earlier = await this.findIn(scope, reserved.id);
+      if (earlier && earlier.user._id === userId) return earlier;
+    }
     let user = await this.findUser(scope, userId);
     if (scope.livemode && !(await this.deps.settings.project(scope.projectId))?.live_kyc_enabled) throw svcError("feature_unavailable");
     if (user.suspended) throw svcError("user_suspended");
     user = await this.settleExpired(scope, user);
     checkNewSession(user.kyc_status, user.kyc_sessions ?? []);
-    const id = newKycSessionId();
+    const id = reserved?.id ?? newKycSessionId();
     const url = scope.livemode ? await this.openAtProvider(scope, user, id, returnUrl) : `${this.deps.baseUrl()}/dashboard/kyc/${id}`;
     const now = this.deps.clock();
     const expiresAt = new Date(now.getTime() + KYC_SESSION_LIFETIME_MS);
@@ -109,8 +120,15 @@ export class KycLifecycle {
 
   /** A session of the tenant by id, due expiries settled; 404 kyc_session_not_found otherwise. */
   async find(scope: TenantScope | null, sessionId: string): Promise<{ user: UserDocument; session: StoredKycSession }> {
-    const found = KYC_SESSION_ID_PATTERN.test(sessionId) ? await this.deps.users.findByKycSession(scope, sessionId) : null;
+    const found = await this.findIn(scope, sessionId);
     if (!found) throw svcError("kyc_session_not_found");
+    return found;
+  }
+
+  /** A session of the tenant by id, due expiries settled, or null. */
+  private async findIn(scope: TenantScope | null, sessionId: string): Promise<{ user: UserDocument; session: StoredKycSession } | null> {
+    const found = KYC_SESSION_ID_PATTERN.test(sessionId) ? await this.deps.users.findByKycSession(scope, sessionId) : null;
+    if (!found) return null;
     const user = await this.settleExpired({ projectId: found.project_id, livemode: found.livemode }, found);
     return { user, session: user.kyc_sessions!.find((s) => s.id === sessionId)! };
   }

@@ -22,8 +22,10 @@ import {
   type RejectKycSessionRequest,
   type SubmitKycSessionRequest,
 } from "../../gen/svc/v1/identity_pb.ts";
+import { reservationOf } from "../access/creation-reservation.ts";
 import { tenantOf } from "../access/principal.ts";
 import { checkRejectionReason, checkReturnUrl } from "../domain/kyc.ts";
+import { reservedKycSessionId } from "../domain/reserved-ids.ts";
 import { kycSessionMessage } from "../messages/identity-messages.ts";
 import type { KycLifecycle } from "./kyc-lifecycle.ts";
 import { listParameters, pageInMemory } from "./pagination.ts";
@@ -34,7 +36,9 @@ export class KycSessionsServiceImpl implements ServiceImpl<typeof KycSessionsSer
   async createKycSession(request: CreateKycSessionRequest, context: HandlerContext) {
     const scope = tenantOf(context);
     const returnUrl = request.returnUrl !== undefined ? checkReturnUrl(request.returnUrl, scope.livemode) : null;
-    const { user, session } = await this.kyc.create(scope, request.userId, returnUrl);
+    const reservation = reservationOf(context);
+    const reserved = reservation ? { id: reservedKycSessionId(reservation.seed), resumed: reservation.resumed } : null;
+    const { user, session } = await this.kyc.create(scope, request.userId, returnUrl, reserved);
     return create(CreateKycSessionResponseSchema, { kycSession: kycSessionMessage(user, session) });
   }
 

@@ -22,6 +22,7 @@ import {
   type TransactionsService,
 } from "../../gen/svc/v1/transactions_pb.ts";
 import { finishBeforeAnswer, reservationOf } from "../access/creation-reservation.ts";
+import { derivedTransactionId } from "../domain/reserved-ids.ts";
 import { tenantOf } from "../access/principal.ts";
 import type { Clock } from "../domain/clock.ts";
 import { svcError, validationError } from "../domain/errors.ts";
@@ -30,7 +31,6 @@ import {
   centsOf,
   DEFAULT_COMPLETE_AFTER_SECONDS,
   DEFAULT_FAILURE_CODE,
-  derivedTransactionId,
   DESCRIPTION_MAX_LENGTH,
   failureCodeOf,
   feeCentsOf,

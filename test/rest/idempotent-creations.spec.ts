@@ -2,17 +2,8 @@
 // endpoint creation shows once its signing secret no longer signs. Over REST, and for replays over Connect too.
 import { expect } from "chai";
 import { startTestService, type TestService } from "../support/test-service.ts";
+import { cutOff } from "../support/idempotency.ts";
 import { uniquePhone } from "../support/phones.ts";
-
-/** As a process killed after writing would leave it: the key still claimed, its holder gone, nothing stored. */
-async function cutOff(svc: TestService, key: string): Promise<void> {
-  const records = svc.database.db.collection("idempotency_keys");
-  const updated = await records.updateOne(
-    { _id: { $regex: `\\|${key}$` } as never },
-    { $set: { state: "running", response: null, locked_until: new Date(0) } },
-  );
-  expect(updated.matchedCount, `the record of ${key}`).to.equal(1);
-}
 
 describe("idempotent creations", () => {
   let svc: TestService;

@@ -47,6 +47,7 @@ import { OrganizationRepository } from "./store/organization-repository.ts";
 import { ProjectRepository } from "./store/project-repository.ts";
 import { RateLimitRepository } from "./store/rate-limit-repository.ts";
 import { SignupFlowRepository } from "./store/signup-flow-repository.ts";
+import { KycSessionArchive } from "./store/kyc-session-archive.ts";
 import { UserRepository } from "./store/user-repository.ts";
 import { WebhookDeliveryRepository } from "./store/webhook-delivery-repository.ts";
 import { WebhookEndpointRepository } from "./store/webhook-endpoint-repository.ts";
@@ -148,6 +149,7 @@ export interface Repositories {
   rateLimits: RateLimitRepository;
   idempotency: IdempotencyRepository;
   users: UserRepository;
+  kycSessionArchive: KycSessionArchive;
   events: EventRepository;
   signupFlows: SignupFlowRepository;
   webhookEndpoints: WebhookEndpointRepository;
@@ -165,6 +167,7 @@ function createRepositories(database: Database): Repositories {
     rateLimits: new RateLimitRepository(db),
     idempotency: new IdempotencyRepository(db),
     users: new UserRepository(db),
+    kycSessionArchive: new KycSessionArchive(db),
     events: new EventRepository(db),
     signupFlows: new SignupFlowRepository(db),
     webhookEndpoints: new WebhookEndpointRepository(db),
@@ -267,6 +270,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   let ownBaseUrl = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`;
   const kyc = new KycLifecycle({
     users: repositories.users,
+    archive: repositories.kycSessionArchive,
     settings,
     relay,
     provider: kycProvider,

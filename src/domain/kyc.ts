@@ -29,6 +29,20 @@ export interface StoredKycSession {
   updated_at: Date;
 }
 
+/** How many finished sessions a user document keeps; older finished ones move to the archive. */
+export const FINISHED_KYC_SESSIONS_KEPT = 10;
+
+/** A session no move can change again. */
+export function isFinished(session: Pick<StoredKycSession, "status">): boolean {
+  return session.status !== "requires_input" && session.status !== "processing";
+}
+
+/** The finished sessions beyond the newest `kept` finished ones (`sessions` oldest first, as stored). */
+export function sessionsToArchive(sessions: readonly StoredKycSession[], kept = FINISHED_KYC_SESSIONS_KEPT): StoredKycSession[] {
+  const finished = sessions.filter(isFinished);
+  return finished.slice(0, Math.max(0, finished.length - kept));
+}
+
 /** A move and the session statuses it may start from. */
 export type KycMove = "submit" | "approve" | "reject" | "cancel" | "expire";
 

@@ -1,7 +1,8 @@
 // KYC sessions of users (docs/contract.md, KYC sessions). Sessions live in their user's document, so every
 // move of a session, the user's new `kyc_status` and the `kyc.*` event it emits (in the user's outbox) are one
 // conditional write of that document, guarded by the user's `kyc_rev`: never lost, never duplicated, and
-// relayed like every outbox event (right away, and by the sweeper after a crash). A session still
+// relayed like every outbox event (right away, and by the sweeper after a crash). Finished sessions beyond the
+// newest few move to the KycSessionArchive when a session is created, and reads look there too. A session still
 // `requires_input` 24 hours after its creation expires: an Agenda job is scheduled for that moment, and any
 // read or move of the user's sessions settles due expiries first, so the answer never depends on the job's timing.
 import type { Clock } from "../domain/clock.ts";
@@ -16,6 +17,7 @@ import {
   kycEventTypeOf,
   kycStatusAfter,
   moveOf,
+  sessionsToArchive,
   type KycMove,
   type KycStatus,
   type StoredKycSession,
@@ -25,6 +27,7 @@ import { kycEvent } from "../events/event-factory.ts";
 import type { EventRelay } from "../events/event-relay.ts";
 import type { KycProvider } from "../identity/kyc-provider.ts";
 import type { JobQueue } from "../jobs/job-queue.ts";
+import type { KycSessionArchive } from "../store/kyc-session-archive.ts";
 import type { OutboxEvent } from "../store/outbox.ts";
 import type { UserDocument, UserRepository } from "../store/user-repository.ts";
 import type { TenantSettings } from "./tenant-settings.ts";
@@ -40,6 +43,8 @@ interface ExpireKycSessionJob {
 
 export interface KycLifecycleDependencies {
   users: UserRepository;
+  /** Where finished sessions go once their user holds more than FINISHED_KYC_SESSIONS_KEPT. */
+  archive: KycSessionArchive;
   settings: TenantSettings;
   relay: EventRelay;
   provider: KycProvider;
@@ -92,8 +97,11 @@ export class KycLifecycle {
     // Scheduled before the session exists: a job whose session was never written finds nothing to do.
     await this.deps.jobs.schedule<ExpireKycSessionJob>(EXPIRE_KYC_SESSION_JOB, { userId: user._id, sessionId: id }, expiresAt, ["sessionId"]);
     for (;;) {
-      const sessions = user.kyc_sessions ?? [];
-      const replaced = checkNewSession(user.kyc_status, sessions);
+      const replaced = checkNewSession(user.kyc_status, user.kyc_sessions ?? []);
+      // Copied before the write that drops them: a crash in between leaves them in both places, never in none.
+      const archived = sessionsToArchive(user.kyc_sessions ?? []);
+      await this.deps.archive.keep(user, archived);
+      const sessions = (user.kyc_sessions ?? []).filter((s) => !archived.includes(s));
       const session: StoredKycSession = {
         id,
         status: "requires_input",
@@ -125,18 +133,28 @@ export class KycLifecycle {
     return found;
   }
 
-  /** A session of the tenant by id, due expiries settled, or null. */
+  /** A session of the tenant by id, due expiries settled, or null. Its user document's copy comes first. */
   private async findIn(scope: TenantScope | null, sessionId: string): Promise<{ user: UserDocument; session: StoredKycSession } | null> {
-    const found = KYC_SESSION_ID_PATTERN.test(sessionId) ? await this.deps.users.findByKycSession(scope, sessionId) : null;
-    if (!found) return null;
-    const user = await this.settleExpired({ projectId: found.project_id, livemode: found.livemode }, found);
-    return { user, session: user.kyc_sessions!.find((s) => s.id === sessionId)! };
+    if (!KYC_SESSION_ID_PATTERN.test(sessionId)) return null;
+    const found = await this.deps.users.findByKycSession(scope, sessionId);
+    if (found) {
+      const user = await this.settleExpired({ projectId: found.project_id, livemode: found.livemode }, found);
+      return { user, session: user.kyc_sessions!.find((s) => s.id === sessionId)! };
+    }
+    const archived = await this.deps.archive.find(scope, sessionId);
+    const user = archived ? await this.deps.users.find({ projectId: archived.project_id, livemode: archived.livemode }, archived.user_id) : null;
+    return user && archived ? { user, session: archived.session } : null;
   }
 
-  /** The sessions of a user, newest first, due expiries settled. */
+  /** The sessions of a user, newest first, due expiries settled, archived ones included. */
   async sessionsOf(scope: TenantScope, userId: string): Promise<{ user: UserDocument; sessions: StoredKycSession[] }> {
     const user = await this.settleExpired(scope, await this.findUser(scope, userId));
-    return { user, sessions: [...(user.kyc_sessions ?? [])].reverse() };
+    const inline = user.kyc_sessions ?? [];
+    const archived = (await this.deps.archive.sessionsOf(user))
+      .filter((s) => !inline.some((i) => i.id === s.id))
+      // Archived sessions are older than every session still in the document; ties keep one fixed order.
+      .sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || (a.id < b.id ? -1 : 1));
+    return { user, sessions: [...archived, ...inline].reverse() };
   }
 
   /**

@@ -87,10 +87,17 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
 
   // Node's server.close() ends only the connections idle at that moment: a keep-alive connection busy then
   // stays open after its response until the keep-alive timeout (72 s), holding close() up. While closing,
-  // connections are let go as they fall idle.
+  // connections are let go as they fall idle. When the grace period ends, those still busy are closed too, as
+  // Connect and gRPC calls are aborted then: the drain goes on to stop the workers in order instead of waiting
+  // for a request that may never end. The request's method is not interrupted; only its answer is lost, as
+  // with any client that goes away (an Idempotency-Key retry finds what it wrote).
   app.addHook("preClose", (done) => {
     const sweep = setInterval(() => app.server.closeIdleConnections(), 50).unref();
-    app.server.once("close", () => clearInterval(sweep));
+    const cut = setTimeout(() => app.server.closeAllConnections(), options.shutdownTimeoutMs).unref();
+    app.server.once("close", () => {
+      clearInterval(sweep);
+      clearTimeout(cut);
+    });
     done();
   });
   app.addHook("onRequest", async (request, reply) => {

@@ -105,6 +105,26 @@ describe("graceful shutdown", () => {
     }
   });
 
+  it("closes the connections of REST requests still running when the grace period ends, so the drain goes on", async () => {
+    const custodian = new HeldCustodian();
+    const svc = await startTestService({ custodian, timings: { walletSyncBudgetMs: 10_000, shutdownGraceMs: 300 } });
+    try {
+      const restCall = svc.request("POST", "/v1/users", { key: svc.liveKey, body: { phone: "+14155558004" } }).then(
+        (response) => ({ answered: response.status }),
+        (error: Error) => ({ failed: String((error.cause as Error | undefined)?.message ?? error.message) }),
+      );
+      await custodian.waitingFor(1);
+      const drainStart = Date.now();
+      await svc.app.close();
+      // The grace period and the workers' stop, not the held request (released only below).
+      expect(Date.now() - drainStart).to.be.within(250, 3000);
+      expect(await restCall).to.have.property("failed");
+    } finally {
+      custodian.release();
+      await svc.database.close();
+    }
+  });
+
   it("serves a request that arrives during the drain on a connection still open, in the envelope's terms", async () => {
     const custodian = new HeldCustodian();
     const svc = await startTestService({ custodian, timings: { walletSyncBudgetMs: 10_000 } });

@@ -5,7 +5,8 @@ import { newWalletId } from "../../src/domain/ids.ts";
 import type { WalletCustodian } from "../../src/wallets/custodian.ts";
 import { bearer, grpc, GrpcTestClient } from "../support/grpc-client.ts";
 import { expectStandardHeaders } from "../support/headers.ts";
-import { startTestService } from "../support/test-service.ts";
+import { uniquePhone } from "../support/phones.ts";
+import { startTestService, type TestService } from "../support/test-service.ts";
 
 /** Holds every wallet creation until released, so a live user creation stays in flight as long as needed. */
 class HeldCustodian implements WalletCustodian {
@@ -68,8 +69,8 @@ function parseResponses(raw: string): RawResponse[] {
   return responses;
 }
 
-function rawRequest(method: string, path: string, key: string, body?: string): string {
-  const lines = [`${method} ${path} HTTP/1.1`, "Host: 127.0.0.1", `Authorization: Bearer ${key}`, "Connection: keep-alive"];
+function rawRequest(method: string, path: string, key: string | null, body?: string): string {
+  const lines = [`${method} ${path} HTTP/1.1`, "Host: 127.0.0.1", ...(key ? [`Authorization: Bearer ${key}`] : []), "Connection: keep-alive"];
   if (body !== undefined) lines.push("Content-Type: application/json", `Content-Length: ${Buffer.byteLength(body)}`);
   return `${lines.join("\r\n")}\r\n\r\n${body ?? ""}`;
 }
@@ -125,7 +126,11 @@ describe("graceful shutdown", () => {
     }
   });
 
-  it("serves a request that arrives during the drain on a connection still open, in the envelope's terms", async () => {
+  /**
+   * Holds a live creation on a keep-alive connection, starts the drain, then sends `next` on that connection:
+   * it arrives while the server drains. Answers both responses once the creation is released.
+   */
+  async function sendDuringDrain(next: (svc: TestService) => string): Promise<[RawResponse | undefined, RawResponse | undefined, string]> {
     const custodian = new HeldCustodian();
     const svc = await startTestService({ custodian, timings: { walletSyncBudgetMs: 10_000 } });
     const socket = connect({ host: "127.0.0.1", port: Number(new URL(svc.baseUrl).port) });
@@ -138,27 +143,42 @@ describe("graceful shutdown", () => {
       const until = async (condition: () => boolean) => {
         while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
       };
-      socket.write(rawRequest("POST", "/v1/users", svc.liveKey, JSON.stringify({ phone: "+14155558003" })));
+      socket.write(rawRequest("POST", "/v1/users", svc.liveKey, JSON.stringify({ phone: uniquePhone() })));
       await custodian.waitingFor(1);
       const closing = svc.app.close();
       await until(() => !svc.app.http.server.listening);
       // The connection is busy, so it is still open: the next request on it arrives while the server drains.
-      socket.write(rawRequest("GET", "/v1/events", svc.sandboxKey));
+      socket.write(next(svc));
       await until(() => requestsSeen === 2);
       custodian.release();
       await closing;
       await ended;
       const [first, second] = parseResponses(received);
-      expect(first?.status).to.equal(201);
-      expect(second, received).to.not.equal(undefined);
-      // Whatever the answer, it is one of the API's: the five headers, a JSON list or the error envelope.
-      expectStandardHeaders(second!.headers, "request during the drain");
-      expect(second!.status, second!.body).to.equal(200);
-      expect(JSON.parse(second!.body).object).to.equal("list");
-      expect(second!.headers.get("connection")).to.equal("close");
+      return [first, second, received];
     } finally {
       socket.destroy();
       await svc.database.close();
     }
+  }
+
+  it("serves a request that arrives during the drain on a connection still open, in the envelope's terms", async () => {
+    const [first, second, received] = await sendDuringDrain((svc) => rawRequest("GET", "/v1/events", svc.sandboxKey));
+    expect(first?.status).to.equal(201);
+    expect(second, received).to.not.equal(undefined);
+    // Whatever the answer, it is one of the API's: the five headers, a JSON list or the error envelope.
+    expectStandardHeaders(second!.headers, "request during the drain");
+    expect(second!.status, second!.body).to.equal(200);
+    expect(JSON.parse(second!.body).object).to.equal("list");
+    expect(second!.headers.get("connection")).to.equal("close");
+  });
+
+  // On GRPC_PORT a drain sends GOAWAY, so new gRPC calls go to another process, and Watch streams hear
+  // NOT_SERVING (grpc-tooling.spec). A probe on a Connect connection still open asks Check and must hear it too.
+  it("answers grpc.health.v1.Health/Check over Connect with NOT_SERVING during the drain", async () => {
+    const [first, second, received] = await sendDuringDrain(() => rawRequest("POST", "/grpc.health.v1.Health/Check", null, "{}"));
+    expect(first?.status).to.equal(201);
+    expect(second, received).to.not.equal(undefined);
+    expect(second!.status, second!.body).to.equal(200);
+    expect(JSON.parse(second!.body)).to.deep.equal({ status: "NOT_SERVING" });
   });
 });

@@ -45,18 +45,19 @@ function unary(
 
 /** One raw HTTP/2 request to the gRPC port: headers, trailers and body as the server sent them. */
 function rawGrpc(address: string, path: string, body: Buffer, headers: Record<string, string> = {}) {
-  return new Promise<{ headers: http2.IncomingHttpHeaders; trailers: http2.IncomingHttpHeaders }>((resolve, reject) => {
+  return new Promise<{ headers: http2.IncomingHttpHeaders; trailers: http2.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
     const session = http2.connect(`http://${address}`);
     session.once("error", reject);
     const stream = session.request({ ":method": "POST", ":path": path, "content-type": "application/grpc", te: "trailers", ...headers });
     let responseHeaders: http2.IncomingHttpHeaders = {};
     let trailers: http2.IncomingHttpHeaders = {};
+    const chunks: Buffer[] = [];
     stream.once("response", (h) => (responseHeaders = h));
     stream.once("trailers", (t) => (trailers = t));
-    stream.resume();
+    stream.on("data", (chunk: Buffer) => chunks.push(chunk));
     stream.once("close", () => {
       session.close();
-      resolve({ headers: responseHeaders, trailers });
+      resolve({ headers: responseHeaders, trailers, body: Buffer.concat(chunks) });
     });
     stream.end(body);
   });
@@ -155,6 +156,28 @@ describe("gRPC tooling", () => {
       });
       expect(response.status).to.equal(200);
       expect(response.headers.get("grpc-status")).to.equal("12");
+    });
+
+    it("Connect over HTTP/2 on GRPC_PORT: unimplemented in Connect's error JSON, with the request id", async () => {
+      const answer = await rawGrpc(svc.grpcAddress, "/svc.v1.NoSuchService/Get", Buffer.from("{}"), { "content-type": "application/json" });
+      expect(answer.headers[":status"]).to.equal(501);
+      expect(answer.headers["content-type"]).to.equal("application/json");
+      expect(JSON.parse(answer.body.toString("utf8"))).to.deep.equal({
+        code: "unimplemented",
+        message: "The server does not implement the method /svc.v1.NoSuchService/Get.",
+      });
+      expect(String(answer.headers["x-request-id"])).to.match(/^req_[A-Za-z0-9]+$/);
+    });
+
+    it("gRPC-Web over HTTP/2 on GRPC_PORT: grpc-status 12, trailers-only", async () => {
+      const answer = await rawGrpc(svc.grpcAddress, "/svc.v1.UsersService/Nope", Buffer.alloc(5), { "content-type": "application/grpc-web+proto" });
+      expect(answer.headers[":status"]).to.equal(200);
+      expect(answer.headers["content-type"]).to.equal("application/grpc-web+proto");
+      expect(answer.headers["grpc-status"]).to.equal(String(grpc.status.UNIMPLEMENTED));
+      expect(decodeURIComponent(String(answer.headers["grpc-message"]))).to.equal(
+        "The server does not implement the method /svc.v1.UsersService/Nope.",
+      );
+      expect(answer.body.length).to.equal(0);
     });
 
     it("REST paths keep the REST envelope (route_not_found)", async () => {

@@ -4,7 +4,7 @@ import { expect } from "chai";
 import type { SimulatedSmsSender } from "../../src/identity/sms-sender.ts";
 import { expectError } from "../support/errors.ts";
 import { bearer, grpc, GrpcTestClient } from "../support/grpc-client.ts";
-import { uniquePhone } from "../support/phones.ts";
+import { uniquePhone, uniquePhoneEnding } from "../support/phones.ts";
 import { rememberSensitive } from "../support/sensitive-values.ts";
 import { createKey, createProject } from "../support/tenancy.ts";
 import { startTestService, type TestService } from "../support/test-service.ts";
@@ -82,7 +82,7 @@ describe("phone verification", function () {
     });
 
     it("answers 503 verification_unavailable with Retry-After on every send to a phone ending in 0503, using nothing up", async () => {
-      const u = await user(svc.sandboxKey, `+1415${String(Math.floor(Math.random() * 900) + 100)}0503`);
+      const u = await user(svc.sandboxKey, uniquePhoneEnding("0503"));
       for (let i = 0; i < 3; i++) {
         const refused = await start(svc.sandboxKey, u.id);
         expectError(refused, 503, "api_error", "verification_unavailable");
@@ -280,7 +280,7 @@ describe("phone verification", function () {
         code: grpc.status.INVALID_ARGUMENT,
         reason: "verification_attempts_exceeded",
       });
-      const u503 = await user(svc.sandboxKey, `+1415${String(Math.floor(Math.random() * 900) + 100)}0503`);
+      const u503 = await user(svc.sandboxKey, uniquePhoneEnding("0503"));
       await rpc.fails("PhoneVerificationService", "StartPhoneVerification", { user_id: u503.id }, sandbox, {
         code: grpc.status.UNAVAILABLE,
         reason: "verification_unavailable",

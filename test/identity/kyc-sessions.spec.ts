@@ -2,6 +2,7 @@
 // mapping, replacement, expiry with the injected clock and the Agenda job, the sandbox drivers, the live
 // provider and AdminService.RecordKycDecision, and kyc.* events delivered signed to a real receiver.
 import { expect } from "chai";
+import { bootstrapDefaultProject } from "../../src/bootstrap.ts";
 import type { SimulatedKycProvider } from "../../src/identity/kyc-provider.ts";
 import { verifyWebhookSignature } from "../../src/webhooks/verify-signature.ts";
 import { expectError } from "../support/errors.ts";
@@ -171,6 +172,13 @@ describe("KYC sessions", function () {
     expectError(await createSession("999999999", live), 404, "invalid_request_error", "user_not_found");
     const liveUser = await newUser(svc, live);
     expectError(await createSession(liveUser, live), 409, "invalid_request_error", "feature_unavailable");
+    // The setting lifts the refusal at once (a change made through this process clears the settings cache).
+    await svc.admin.updateProject({ id: project.projectId, liveKycEnabled: true });
+    const opened = await createSession(liveUser, live);
+    expect(opened.status, opened.text).to.equal(201);
+    expect(opened.body.livemode).to.equal(true);
+    await svc.admin.updateProject({ id: project.projectId, liveKycEnabled: false });
+    expectError(await createSession(await newUser(svc, live), live), 409, "invalid_request_error", "feature_unavailable");
     const suspended = await newUser(svc, svc.sandboxKey);
     await svc.admin.suspendUser({ projectId: svc.projectId, livemode: false, userId: suspended });
     expectError(await createSession(suspended), 409, "invalid_request_error", "user_suspended");
@@ -262,6 +270,11 @@ describe("KYC sessions", function () {
     expect(listed.message.data.map((s: any) => s.id)).to.deep.equal([id]);
     const project = await createProject(svc, { liveEnabled: true });
     const live = (await createKey(svc, project.projectId, { livemode: true })).secret;
+    // The user is looked up before the setting: an unknown user is 404 even where live KYC is off.
+    await rpc.fails("KycSessionsService", "CreateKycSession", { user_id: "999999999" }, bearer(live), {
+      code: grpc.status.NOT_FOUND,
+      reason: "user_not_found",
+    });
     const liveUser = await newUser(svc, live);
     await rpc.fails("KycSessionsService", "CreateKycSession", { user_id: liveUser }, bearer(live), {
       code: grpc.status.FAILED_PRECONDITION,
@@ -279,6 +292,25 @@ describe("KYC sessions", function () {
       code: grpc.status.UNAVAILABLE,
       reason: "kyc_session_unavailable",
     });
+  });
+});
+
+describe("the bootstrapped Default project", () => {
+  it("has live phone verification and live KYC on, also when it was made before those settings existed", async () => {
+    const svc = await startTestService();
+    try {
+      const { project } = await svc.admin.getProject({ id: svc.projectId });
+      expect([project!.livePhoneVerificationEnabled, project!.liveKycEnabled]).to.deep.equal([true, true]);
+      await svc.database.db
+        .collection<{ _id: string }>("projects")
+        .updateOne({ _id: svc.projectId }, { $unset: { live_phone_verification_enabled: "", live_kyc_enabled: "" } });
+      const again = await bootstrapDefaultProject({ tenancy: svc.app.tenancy, ...svc.app.repositories }, {});
+      expect(again.projectId).to.equal(svc.projectId);
+      const { project: upgraded } = await svc.admin.getProject({ id: svc.projectId });
+      expect([upgraded!.livePhoneVerificationEnabled, upgraded!.liveKycEnabled]).to.deep.equal([true, true]);
+    } finally {
+      await svc.stop();
+    }
   });
 });
 

@@ -158,6 +158,34 @@ describe("phone verification", function () {
       for (const a of answers.filter((x) => x.status !== 200)) expectError(a, 409, "invalid_request_error", "no_pending_verification");
     });
 
+    it("checks expiry before attempts, and an approval before expiry (REST and gRPC)", async () => {
+      const sandbox = bearer(svc.sandboxKey);
+      const spent = await user(svc.sandboxKey);
+      await start(svc.sandboxKey, spent.id);
+      for (let i = 0; i < 5; i++)
+        expectError(await check(svc.sandboxKey, spent.id, "111111"), 422, "invalid_request_error", "invalid_verification_code");
+      expectError(await check(svc.sandboxKey, spent.id, "000000"), 422, "invalid_request_error", "verification_attempts_exceeded");
+      now += 10 * 60 * 1000;
+      // Out of attempts and expired: expired.
+      expectError(await check(svc.sandboxKey, spent.id, "000000"), 422, "invalid_request_error", "verification_expired");
+      await rpc.fails("PhoneVerificationService", "CheckPhoneVerification", { user_id: spent.id, code: "000000" }, sandbox, {
+        code: grpc.status.INVALID_ARGUMENT,
+        reason: "verification_expired",
+      });
+
+      const done = await user(svc.sandboxKey);
+      await start(svc.sandboxKey, done.id);
+      expect((await check(svc.sandboxKey, done.id, "000000")).status).to.equal(200);
+      now += 10 * 60 * 1000;
+      // Approved, then past its expiry: nothing is pending, which is what a check hears.
+      expectError(await check(svc.sandboxKey, done.id, "000000"), 409, "invalid_request_error", "no_pending_verification");
+      await rpc.fails("PhoneVerificationService", "CheckPhoneVerification", { user_id: done.id, code: "000000" }, sandbox, {
+        code: grpc.status.FAILED_PRECONDITION,
+        reason: "no_pending_verification",
+      });
+      expect((await svc.request("GET", `/v1/users/${done.id}/verification`)).body.status).to.equal("approved");
+    });
+
     it("validates before looking up: code and channel are 422, then an unknown user is 404", async () => {
       expectError(await check(svc.sandboxKey, "999999999", "12345"), 422, "invalid_request_error", "validation_error", "code");
       expectError(await check(svc.sandboxKey, "999999999", "abcdef"), 422, "invalid_request_error", "validation_error", "code");
@@ -219,10 +247,11 @@ describe("phone verification", function () {
       expectError(await start(key, "999999999", { channel: "voice" }), 403, "permission_error", "live_feature_unavailable");
       expectError(await check(key, "999999999", "bad"), 403, "permission_error", "live_feature_unavailable");
       expectError(await svc.request("GET", "/v1/users/999999999/verification", { key }), 403, "permission_error", "live_feature_unavailable");
+      // The setting lifts the refusal at once (a change made through this process clears the settings cache).
       await svc.admin.updateProject({ id: project.projectId, livePhoneVerificationEnabled: true });
-      // The settings cache lives a second.
-      await new Promise((r) => setTimeout(r, 1100));
       expectError(await start(key, "999999999"), 404, "invalid_request_error", "user_not_found");
+      const u = await user(key);
+      expect((await start(key, u.id)).status).to.equal(200);
       const projects = await svc.admin.createProject({ organizationId: project.organizationId, name: "Defaults" });
       expect(projects.project!.livePhoneVerificationEnabled).to.equal(false);
       expect(projects.project!.liveKycEnabled).to.equal(false);
@@ -233,10 +262,17 @@ describe("phone verification", function () {
     it("answers the same codes in the same order", async () => {
       const project = await createProject(svc, { liveEnabled: true });
       const live = (await createKey(svc, project.projectId, { livemode: true })).secret;
-      await rpc.fails("PhoneVerificationService", "CheckPhoneVerification", { user_id: "999999999", code: "x" }, bearer(live), {
-        code: grpc.status.PERMISSION_DENIED,
-        reason: "live_feature_unavailable",
-      });
+      // Before validation and before the lookup, on every method.
+      for (const [method, request] of [
+        ["CheckPhoneVerification", { user_id: "999999999", code: "x" }],
+        ["StartPhoneVerification", { user_id: "999999999", channel: "voice" }],
+        ["GetPhoneVerification", { user_id: "999999999" }],
+      ] as const) {
+        await rpc.fails("PhoneVerificationService", method, request, bearer(live), {
+          code: grpc.status.PERMISSION_DENIED,
+          reason: "live_feature_unavailable",
+        });
+      }
       const sandbox = bearer(svc.sandboxKey);
       await rpc.fails("PhoneVerificationService", "CheckPhoneVerification", { user_id: "999999999", code: "x" }, sandbox, {
         code: grpc.status.INVALID_ARGUMENT,

@@ -1,5 +1,7 @@
 // Assertions on the error envelope (docs/contract.md, Error envelope).
+import { type Code, ConnectError } from "@connectrpc/connect";
 import { expect } from "chai";
+import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.ts";
 import { describeError } from "../../src/domain/errors.ts";
 import type { RestResponse } from "./test-service.ts";
 
@@ -29,4 +31,16 @@ export function expectValidationError(action: () => unknown, param: string, mess
   expect(described.param).to.equal(param);
   expect(described.definition.status).to.equal(422);
   if (message) expect(described.message).to.match(message);
+}
+
+/** The Connect code of a failed RPC (connect-es client, any protocol) and the Svc code and param its ErrorInfo carries. */
+export async function rpcErrorOf(call: Promise<unknown>): Promise<{ code: Code; reason: string; param: string | undefined }> {
+  try {
+    await call;
+  } catch (error) {
+    const e = ConnectError.from(error);
+    const info = e.findDetails(ErrorInfoSchema)[0];
+    return { code: e.code, reason: info?.reason ?? "", param: info?.metadata.param };
+  }
+  throw new Error("the call succeeded");
 }

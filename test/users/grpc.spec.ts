@@ -1,11 +1,11 @@
 // UsersService over gRPC (HTTP/2 on GRPC_PORT): the same rules and codes as REST.
 import { create } from "@bufbuild/protobuf";
 import { FieldMaskSchema } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, createClient, type Client, type Interceptor } from "@connectrpc/connect";
+import { Code, createClient, type Client, type Interceptor } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { expect } from "chai";
-import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.ts";
 import { ProfileFieldsSchema, UsersService } from "../../gen/svc/v1/users_pb.ts";
+import { rpcErrorOf } from "../support/errors.ts";
 import { startTestService, type TestService } from "../support/test-service.ts";
 
 function usersClient(svc: TestService, key: string): Client<typeof UsersService> {
@@ -14,17 +14,6 @@ function usersClient(svc: TestService, key: string): Client<typeof UsersService>
     return next(req);
   };
   return createClient(UsersService, createGrpcTransport({ baseUrl: `http://${svc.grpcAddress}`, interceptors: [auth] }));
-}
-
-async function rpcError(call: Promise<unknown>): Promise<{ code: Code; reason: string; param: string | undefined }> {
-  try {
-    await call;
-  } catch (error) {
-    const e = ConnectError.from(error);
-    const info = e.findDetails(ErrorInfoSchema)[0];
-    return { code: e.code, reason: info?.reason ?? "", param: info?.metadata.param };
-  }
-  throw new Error("the call succeeded");
 }
 
 describe("users over gRPC", () => {
@@ -55,20 +44,20 @@ describe("users over gRPC", () => {
   });
 
   it("answers the catalogue codes in ErrorInfo: validation, conflict, isolation", async () => {
-    expect(await rpcError(sandbox.createUser({ phone: "12" }))).to.deep.equal({
+    expect(await rpcErrorOf(sandbox.createUser({ phone: "12" }))).to.deep.equal({
       code: Code.InvalidArgument,
       reason: "validation_error",
       param: "phone",
     });
     await sandbox.createUser({ phone: "+15005550101" });
-    expect(await rpcError(sandbox.createUser({ phone: "+15005550101" }))).to.deep.equal({
+    expect(await rpcErrorOf(sandbox.createUser({ phone: "+15005550101" }))).to.deep.equal({
       code: Code.AlreadyExists,
       reason: "user_already_exists",
       param: "phone",
     });
     const user = await sandbox.createUser({ phone: "+15005550102" });
-    expect(await rpcError(live.getUser({ id: user.user!.id }))).to.deep.equal({ code: Code.NotFound, reason: "user_not_found", param: undefined });
-    expect(await rpcError(sandbox.updateUser({ id: user.user!.id, updateMask: create(FieldMaskSchema, { paths: ["phone"] }) }))).to.deep.equal({
+    expect(await rpcErrorOf(live.getUser({ id: user.user!.id }))).to.deep.equal({ code: Code.NotFound, reason: "user_not_found", param: undefined });
+    expect(await rpcErrorOf(sandbox.updateUser({ id: user.user!.id, updateMask: create(FieldMaskSchema, { paths: ["phone"] }) }))).to.deep.equal({
       code: Code.InvalidArgument,
       reason: "validation_error",
       param: "phone",

@@ -1,14 +1,25 @@
-// A process killed between KYC decisions and the relay of their events loses none and doubles none: after a
-// restart every approved user has exactly one kyc.approved event in the log, delivered to the receiver, and
-// no event lacks its decision.
+// A process killed between KYC decisions and the relay of their events loses none and doubles none. Users are
+// approved or rejected in a burst; the kill comes while decided users still hold their event in their outbox
+// (read from the database after the kill, before the restart). After the restart every decided user has exactly
+// one event of its decision's type in the log and at the receiver (signed; a retried attempt repeats the same
+// event, never a second one), no event lacks its decision, and each event's object matches the user.
 import { expect } from "chai";
 import { MongoClient } from "mongodb";
+import { verifyWebhookSignature } from "../../src/webhooks/verify-signature.ts";
+import { until } from "../support/eventually.ts";
+import { uniquePhone } from "../support/phones.ts";
 import { freePort, startDatabaseProcess, startServiceProcess, type RunningProcess } from "../support/processes.ts";
 import { WebhookReceiver } from "../webhooks/support/receiver.ts";
-import { until } from "../support/eventually.ts";
 
 const KEY = "svc_test_kyccrashkyccrashkyccrash0001";
 const USERS = 120;
+const TYPE_OF_STATUS: Record<string, string> = { approved: "kyc.approved", rejected: "kyc.rejected" };
+
+interface StoredUser {
+  _id: string;
+  kyc_status: string;
+  outbox?: { _id?: string; id?: string; type: string }[];
+}
 
 describe("KYC decisions across a crash (SIGKILL)", function () {
   this.timeout(90_000);
@@ -24,14 +35,15 @@ describe("KYC decisions across a crash (SIGKILL)", function () {
     await database?.kill();
   });
 
-  it("relays every kyc.approved exactly once after SIGKILL and restart", async () => {
+  it("relays every kyc.approved and kyc.rejected exactly once after SIGKILL and restart", async () => {
     database = await startDatabaseProcess();
     const uri = `${database.uri.replace(/\/?$/, "")}/svc_kyc_crash`;
     client = await MongoClient.connect(uri);
-    const users = client.db().collection("users");
+    const users = client.db().collection<StoredUser>("users");
     const events = client.db().collection("events");
     receiver = await WebhookReceiver.start();
-    const env = { SVC_SANDBOX_KEY: KEY, PORT: String(await freePort()), GRPC_PORT: String(await freePort()) };
+    // A short webhook time-out: an attempt the kill cut off is leased for about that long before it is retried.
+    const env = { SVC_SANDBOX_KEY: KEY, PORT: String(await freePort()), GRPC_PORT: String(await freePort()), SVC_WEBHOOK_TIMEOUT_MS: "1500" };
 
     // No sweeping in the first life: only requests relay, so the kill leaves decided but unrelayed events.
     let running = await startServiceProcess(uri, { ...env, SVC_RELAY_SWEEP_MS: "3600000" });
@@ -40,14 +52,16 @@ describe("KYC decisions across a crash (SIGKILL)", function () {
       const response = await fetch(`${running.baseUrl}${path}`, {
         method,
         headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-        body: JSON.stringify(body),
+        ...(method === "GET" ? {} : { body: JSON.stringify(body) }),
       });
       return { status: response.status, body: (await response.json()) as any };
     };
-    expect((await call("POST", "/v1/webhook-endpoints", { url: receiver.url("/kyc"), event_types: ["kyc.approved"] })).status).to.equal(201);
+    const endpoint = await call("POST", "/v1/webhook-endpoints", { url: receiver.url("/kyc"), event_types: ["kyc.approved", "kyc.rejected"] });
+    expect(endpoint.status).to.equal(201);
+    const secret = endpoint.body.secret as string;
     const sessions = await Promise.all(
-      Array.from({ length: USERS }, async (_, i) => {
-        const user = await call("POST", "/v1/users", { phone: `+1718555${String(i).padStart(4, "0")}` });
+      Array.from({ length: USERS }, async () => {
+        const user = await call("POST", "/v1/users", { phone: uniquePhone() });
         const session = await call("POST", `/v1/users/${user.body.id}/kyc-sessions`);
         expect(session.status).to.equal(201);
         return session.body.id as string;
@@ -57,23 +71,36 @@ describe("KYC decisions across a crash (SIGKILL)", function () {
     let next = 0;
     const burst = async () => {
       while (next < sessions.length) {
-        const id = sessions[next++]!;
-        await fetch(`${running.baseUrl}/v1/sandbox/kyc-sessions/${id}/approve`, {
+        const index = next++;
+        // Every other session rejected, the rest approved.
+        const [action, body] = index % 2 === 0 ? ["approve", {}] : ["reject", { reason: "Document unreadable" }];
+        await fetch(`${running.baseUrl}/v1/sandbox/kyc-sessions/${sessions[index]}/${action}`, {
           method: "POST",
           headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-          body: "{}",
+          body: JSON.stringify(body),
         }).catch(() => null);
       }
     };
     const workers = Array.from({ length: 12 }, burst);
     const caught = await until(
       async () =>
-        (await users.countDocuments({ kyc_status: "approved" })) >= 20 && (await users.countDocuments({ "outbox.0": { $exists: true } })) > 0,
+        (await users.countDocuments({ kyc_status: { $in: ["approved", "rejected"] } })) >= 20 &&
+        (await users.countDocuments({ "outbox.0": { $exists: true } })) > 0,
       30_000,
     );
     await running.kill("SIGKILL");
     await Promise.all(workers);
     expect(caught, "a moment with decided but unrelayed events was seen").to.equal(true);
+
+    // What the kill left: decided users whose event is still in their outbox, of their decision's type.
+    const heldAtKill = await users.find({ "outbox.0": { $exists: true } }).toArray();
+    expect(heldAtKill.length, "users holding an unrelayed event at the kill").to.be.greaterThan(0);
+    for (const user of heldAtKill) {
+      expect(
+        user.outbox!.map((e) => e.type),
+        `outbox of user ${user._id}`,
+      ).to.deep.equal([TYPE_OF_STATUS[user.kyc_status]]);
+    }
 
     running = await startServiceProcess(uri, { ...env, SVC_RELAY_SWEEP_MS: "100", SVC_RELAY_STALE_MS: "0" });
     service = running;
@@ -81,26 +108,50 @@ describe("KYC decisions across a crash (SIGKILL)", function () {
       true,
     );
 
-    const approved = (await users.find({ kyc_status: "approved" }, { projection: { _id: 1 } }).toArray()).map((u) => String(u._id));
-    expect(approved.length).to.be.greaterThan(0);
-    const logged = await events.find({ type: "kyc.approved" }).toArray();
-    const perUser = new Map<string, string[]>();
+    // The log: one event per decided user, of its decision's type; none without its decision.
+    const decided = await users.find({ kyc_status: { $in: ["approved", "rejected"] } }).toArray();
+    const statusOf = new Map(decided.map((u) => [String(u._id), u.kyc_status]));
+    expect([...statusOf.values()]).to.include.members(["approved", "rejected"]);
+    const logged = await events.find({ type: { $in: ["kyc.approved", "kyc.rejected"] } }).toArray();
+    const loggedPerUser = new Map<string, { id: string; type: string }[]>();
     for (const event of logged) {
       const userId = String((event.data as { object: { user_id: string } }).object.user_id);
-      perUser.set(userId, [...(perUser.get(userId) ?? []), String(event._id)]);
+      loggedPerUser.set(userId, [...(loggedPerUser.get(userId) ?? []), { id: String(event._id), type: String(event.type) }]);
     }
-    for (const id of approved) expect(perUser.get(id), `kyc.approved events of user ${id}`).to.have.length(1);
+    for (const [id, status] of statusOf) {
+      expect(
+        loggedPerUser.get(id)?.map((e) => e.type),
+        `events of user ${id}`,
+      ).to.deep.equal([TYPE_OF_STATUS[status]]);
+    }
     expect(
-      [...perUser.keys()].filter((id) => !approved.includes(id)),
+      [...loggedPerUser.keys()].filter((id) => !statusOf.has(id)),
       "events without their decision",
     ).to.deep.equal([]);
+    for (const user of heldAtKill) expect(loggedPerUser.get(String(user._id)), `the held event of ${user._id}`).to.have.length(1);
 
-    // Each event reaches the receiver (at least once; deduplicated on the event id it is exactly once).
+    // The receiver: every logged event arrives; per user one event id, of the right type, signed, its object
+    // matching the user as GET answers it now. A repeated receipt (an attempt cut by the kill, retried) is the same event.
     const expected = new Set(logged.map((e) => String(e._id)));
-    const delivered = await until(
-      async () => expected.size > 0 && [...expected].every((id) => receiver!.received.some((r) => r.body?.id === id)),
-      30_000,
-    );
-    expect(delivered, "every kyc.approved delivered").to.equal(true);
+    const delivered = await until(async () => [...expected].every((id) => receiver!.received.some((r) => r.body?.id === id)), 30_000);
+    expect(delivered, "every kyc event delivered").to.equal(true);
+    const receivedPerUser = new Map<string, Set<string>>();
+    const bodyOf = new Map<string, string>();
+    for (const receipt of receiver.received) {
+      expect(verifyWebhookSignature(Buffer.from(receipt.rawBody), receipt.headers["svc-signature"] as string, secret), "signature").to.equal(true);
+      const id = String(receipt.body.id);
+      const rawBody = Buffer.from(receipt.rawBody).toString("utf8");
+      expect(bodyOf.get(id) ?? rawBody, `every receipt of ${id} carries the same event`).to.equal(rawBody);
+      bodyOf.set(id, rawBody);
+      const userId = String(receipt.body.data.object.user_id);
+      receivedPerUser.set(userId, (receivedPerUser.get(userId) ?? new Set()).add(id));
+    }
+    for (const [id, status] of statusOf) {
+      expect([...(receivedPerUser.get(id) ?? [])], `event ids received for user ${id}`).to.deep.equal(loggedPerUser.get(id)!.map((e) => e.id));
+      const received = JSON.parse(bodyOf.get(loggedPerUser.get(id)![0]!.id)!);
+      expect(received.type).to.equal(TYPE_OF_STATUS[status]);
+      const user = await call("GET", `/v1/users/${id}`);
+      expect(received.data.object, `object of ${id}`).to.deep.equal({ object: "kyc", user_id: id, status: user.body.kyc_status, livemode: false });
+    }
   });
 });

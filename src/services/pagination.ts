@@ -22,7 +22,7 @@ export interface ListParameters {
 }
 
 /** `limit` is 1 to 100, default 10. */
-export function pageSize(limit: number | undefined): number {
+function pageSize(limit: number | undefined): number {
   if (limit === undefined) return DEFAULT_PAGE_SIZE;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
     throw validationError("limit", `limit must be an integer from 1 to ${MAX_PAGE_SIZE}.`);
@@ -51,7 +51,7 @@ export function listParameters(request: ListRequest): ListParameters {
 }
 
 /** The record a cursor names, looked up in the list's own scope: unknown is 400 `invalid_cursor`. */
-export async function cursorRecord<T>(id: string | undefined, find: (id: string) => Promise<T | null>): Promise<T | null> {
+async function cursorRecord<T>(id: string | undefined, find: (id: string) => Promise<T | null>): Promise<T | null> {
   if (id === undefined) return null;
   const record = await find(id);
   if (!record) throw svcError("invalid_cursor");
@@ -70,7 +70,7 @@ export async function listWindow<T>(parameters: ListParameters, find: (id: strin
 }
 
 /** Whether `date` is within the created bounds. */
-export function isWithin(range: CreatedRange, date: Date): boolean {
+function isWithin(range: CreatedRange, date: Date): boolean {
   const t = date.getTime();
   return (
     (range.gt === undefined || t > range.gt.getTime()) &&

@@ -26,6 +26,7 @@ import { reflectionServices, ServerReflectionV1, ServerReflectionV1alpha } from 
 import { createGrpcServer, type GrpcServer } from "./server/grpc-server.ts";
 import { publicInterceptor } from "./rpc/public-interceptor.ts";
 import { AdminServiceImpl } from "./services/admin-service.ts";
+import { adminTokenMatches } from "./access/admin-token.ts";
 import { ApiKeyAuthenticator } from "./access/api-key-authenticator.ts";
 import type { EventFanout } from "./events/event-fanout.ts";
 import { EventRelay } from "./events/event-relay.ts";
@@ -335,7 +336,11 @@ export async function createApp(options: AppOptions): Promise<App> {
   // gRPC's health and reflection services, for probes and tools: no key, logged like every call.
   const served = [...services.map((s) => s.service), Health, ServerReflectionV1, ServerReflectionV1alpha];
   const health = new HealthStatus(served);
-  const reflection = reflectionServices(served);
+  const reflection = reflectionServices(
+    [...services.filter((s) => s.visibility === "public").map((s) => s.service), Health, ServerReflectionV1, ServerReflectionV1alpha],
+    services.filter((s) => s.visibility !== "public").map((s) => s.service),
+    (header) => adminTokenMatches(header.get("authorization") ?? "", `Bearer ${options.adminToken}`),
+  );
   const infrastructure: RpcService[] = [
     { service: Health, implementation: healthService(health), interceptors: [observed] },
     { service: ServerReflectionV1, implementation: reflection.v1, interceptors: [observed] },

@@ -1,9 +1,11 @@
 // gRPC server reflection (grpc.reflection.v1 and the older v1alpha that grpcurl and some tools still call), so
 // buf curl, grpcurl and Postman can list and call the services without the .proto files. It answers from the
-// descriptors generated into gen/: each file is sent with every file it imports.
+// descriptors generated into gen/: each file is sent with every file it imports. Anyone may ask, so an anonymous
+// caller (or one with an API key) is told of the public services only; the internal ones (AdminService) are
+// described to callers presenting the admin token, the only ones who can call them.
 import { create, createRegistry, toBinary, type DescFile, type DescService, type Registry } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
-import type { ServiceImpl } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
   ServerReflection as ServerReflectionV1,
   ServerReflectionResponseSchema as ResponseV1,
@@ -95,9 +97,10 @@ function answer(descriptors: Descriptors, request: ServerReflectionRequest): Ans
   }
 }
 
-function reflection<R>(descriptors: Descriptors, responseSchema: typeof ResponseV1 | typeof ResponseV1alpha) {
+function reflection<R>(descriptorsFor: (context: HandlerContext) => Descriptors, responseSchema: typeof ResponseV1 | typeof ResponseV1alpha) {
   return {
-    async *serverReflectionInfo(requests: AsyncIterable<ServerReflectionRequest>) {
+    async *serverReflectionInfo(requests: AsyncIterable<ServerReflectionRequest>, context: HandlerContext) {
+      const descriptors = descriptorsFor(context);
       for await (const request of requests) {
         yield create(responseSchema as typeof ResponseV1, {
           validHost: request.host,
@@ -109,14 +112,23 @@ function reflection<R>(descriptors: Descriptors, responseSchema: typeof Response
   };
 }
 
-/** Both reflection services, answering for `services` (these two included, when listed). */
-export function reflectionServices(services: readonly DescService[]): {
+/**
+ * Both reflection services: they describe `publicServices` (these two included, when listed) to every caller,
+ * and `internalServices` too to a caller whose request `isInternal` accepts.
+ */
+export function reflectionServices(
+  publicServices: readonly DescService[],
+  internalServices: readonly DescService[],
+  isInternal: (requestHeader: Headers) => boolean,
+): {
   v1: ServiceImpl<typeof ServerReflectionV1>;
   v1alpha: ServiceImpl<typeof ServerReflectionV1alpha>;
 } {
-  const descriptors = new Descriptors(services);
+  const everyone = new Descriptors(publicServices);
+  const internal = new Descriptors([...publicServices, ...internalServices]);
+  const descriptorsFor = (context: HandlerContext) => (isInternal(context.requestHeader) ? internal : everyone);
   return {
-    v1: reflection(descriptors, ResponseV1) as never,
-    v1alpha: reflection(descriptors, ResponseV1alpha) as never,
+    v1: reflection(descriptorsFor, ResponseV1) as never,
+    v1alpha: reflection(descriptorsFor, ResponseV1alpha) as never,
   };
 }

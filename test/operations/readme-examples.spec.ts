@@ -1,6 +1,6 @@
 // The README's "Trying it" examples run as written after pasting the `export` line `src/main.ts` prints: the
-// banner names the organization, project and key ids, and every curl of the section gets a 2xx (only the port
-// 8080 is replaced by the one the test service listens on).
+// banner names the organization, project and key ids, every curl of the section gets a 2xx and every buf curl
+// succeeds (only the ports 8080 and 50051 are replaced by those the test service listens on).
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
@@ -41,6 +41,7 @@ describe("README examples", function () {
     service = running;
     const banner = running.output.join("\n");
     const port = /REST {10}http:\/\/127\.0\.0\.1:(\d+)\/v1/.exec(banner)![1]!;
+    const grpcPort = /^gRPC +127\.0\.0\.1:(\d+)/m.exec(banner)![1]!;
     expect(banner).to.match(/^organization {2}Default \([0-9a-f-]{36}\)$/m);
     expect(banner).to.match(/^project {7}Default \([0-9a-f-]{36}\)$/m);
     expect(banner).to.match(/^sandbox key {3}svc_test_\w+ {3}id key_\w+$/m);
@@ -54,6 +55,7 @@ describe("README examples", function () {
     const script = [exportLine, ...blocks]
       .join("\n")
       .replaceAll("127.0.0.1:8080", `127.0.0.1:${port}`)
+      .replaceAll("127.0.0.1:50051", `127.0.0.1:${grpcPort}`)
       // Only the calls that print (at the start of a line), not those captured in a variable.
       .replaceAll(/^curl -s /gm, `curl -s -w '\\nHTTP %{http_code}\\n' `);
     const { stdout } = await run("bash", ["--norc", "--noprofile", "-c", `set -euo pipefail\n${script}`], {
@@ -69,5 +71,9 @@ describe("README examples", function () {
     ).to.deep.equal([]);
     expect(stdout).to.include('"kyc_status":"approved"');
     expect(stdout).to.include('"object":"list"');
+    // buf curl (it fails the script on an error): the services through reflection, then an admin call.
+    expect(stdout).to.match(/^svc\.v1\.UsersService$/m);
+    expect(stdout).to.not.match(/^svc\.admin\.v1\.AdminService$/m);
+    expect(stdout).to.match(/"name": "Default"/);
   });
 });

@@ -188,18 +188,29 @@ describe("gRPC tooling", () => {
   });
 
   describe("server reflection", () => {
-    it("buf curl --list-services lists every service, reflection and health included", async () => {
-      const { stdout } = await run(buf, ["curl", "--protocol", "grpc", "--http2-prior-knowledge", "--list-services", `http://${svc.grpcAddress}`]);
-      const services = stdout.trim().split("\n");
-      expect(services).to.include.members([
+    it("buf curl --list-services lists the public services, reflection and health; AdminService only with the admin token", async () => {
+      const listed = async (...headers: string[]) => {
+        const args = ["curl", "--protocol", "grpc", "--http2-prior-knowledge", ...headers.flatMap((h) => ["--reflect-header", h])];
+        const { stdout } = await run(buf, [...args, "--list-services", `http://${svc.grpcAddress}`]);
+        return stdout.trim().split("\n");
+      };
+      const everyone = [
         "svc.v1.UsersService",
         "svc.v1.EventsService",
         "svc.v1.WebhookEndpointsService",
-        "svc.admin.v1.AdminService",
         "grpc.health.v1.Health",
         "grpc.reflection.v1.ServerReflection",
         "grpc.reflection.v1alpha.ServerReflection",
-      ]);
+      ];
+      for (const services of [
+        await listed(),
+        await listed(`authorization: Bearer ${svc.sandboxKey}`),
+        await listed("authorization: Bearer adm_wrong"),
+      ]) {
+        expect(services).to.include.members(everyone);
+        expect(services).to.not.include("svc.admin.v1.AdminService");
+      }
+      expect(await listed(`authorization: Bearer ${svc.adminToken}`)).to.include.members([...everyone, "svc.admin.v1.AdminService"]);
     });
 
     it("buf curl calls EventsService/ListEvents from reflection alone (no --schema)", async () => {
@@ -232,9 +243,14 @@ describe("gRPC tooling", () => {
       call.write({ list_services: "" });
       call.write({ file_containing_symbol: "svc.v1.UsersService.GetUser" });
       call.write({ file_containing_symbol: "svc.v1.NoSuchThing" });
+      call.write({ file_containing_symbol: "svc.admin.v1.AdminService" });
+      call.write({ file_by_filename: "svc/admin/v1/admin.proto" });
       call.end();
       await done;
       reflection.close();
+      // The internal service is not described to a caller without the admin token.
+      expect(answers[3].error_response.error_code).to.equal(grpc.status.NOT_FOUND);
+      expect(answers[4].error_response.error_code).to.equal(grpc.status.NOT_FOUND);
       expect(answers[0].list_services_response.service.map((s: { name: string }) => s.name)).to.include("svc.v1.UsersService");
       const files = answers[1].file_descriptor_response.file_descriptor_proto as Buffer[];
       expect(files.length).to.be.greaterThan(1);

@@ -116,9 +116,10 @@ describe("graceful shutdown", () => {
       );
       await custodian.waitingFor(1);
       const drainStart = Date.now();
+      // close() returns although the request is still held (it is released only in `finally`), and not before
+      // the grace period: the connection was cut when the grace period ended.
       await svc.app.close();
-      // The grace period and the workers' stop, not the held request (released only below).
-      expect(Date.now() - drainStart).to.be.within(250, 3000);
+      expect(Date.now() - drainStart).to.be.at.least(250);
       expect(await restCall).to.have.property("failed");
     } finally {
       custodian.release();

@@ -1,7 +1,8 @@
 // Assertions on the error envelope (docs/contract.md, Error envelope).
+import { fromBinary } from "@bufbuild/protobuf";
 import { type Code, ConnectError } from "@connectrpc/connect";
 import { expect } from "chai";
-import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.ts";
+import { ErrorInfoSchema, type ErrorInfo } from "../../gen/google/rpc/error_details_pb.ts";
 import { describeError } from "../../src/domain/errors.ts";
 import type { RestResponse } from "./test-service.ts";
 
@@ -43,4 +44,27 @@ export async function rpcErrorOf(call: Promise<unknown>): Promise<{ code: Code; 
     return { code: e.code, reason: info?.reason ?? "", param: info?.metadata.param };
   }
   throw new Error("the call succeeded");
+}
+
+/**
+ * A refusal in the Connect protocol's JSON as any HTTP client reads it (docs/contract.md, Connect and gRPC): the
+ * HTTP status Connect gives `code`, the Connect error JSON, and one `google.rpc.ErrorInfo` detail (decoded from
+ * its base64 `value`, not from the optional `debug`) with domain `svc`, the Svc code as `reason` and `param`.
+ * Answers the ErrorInfo, for its other metadata (`retry_after`).
+ */
+export function expectConnectError(response: RestResponse, status: number, code: string, reason: string, param?: string): ErrorInfo {
+  expect(response.status, `status of ${response.text}`).to.equal(status);
+  expect(response.body?.code, response.text).to.equal(code);
+  expect(response.body.message).to.be.a("string").and.not.empty;
+  const details: { type: string; value: string }[] = response.body.details ?? [];
+  expect(
+    details.map((d) => d.type),
+    response.text,
+  ).to.deep.equal(["google.rpc.ErrorInfo"]);
+  const info = fromBinary(ErrorInfoSchema, Buffer.from(details[0]!.value, "base64"));
+  expect(info.domain).to.equal("svc");
+  expect(info.reason).to.equal(reason);
+  expect(info.metadata.param).to.equal(param);
+  expect(response.headers.get("x-request-id")).to.match(/^req_[A-Za-z0-9]{24}$/);
+  return info;
 }

@@ -121,13 +121,15 @@ describe("phone verification", function () {
       expect((await start(svc.sandboxKey, u.id)).status).to.equal(200);
     });
 
-    it("expires a code after 10 minutes, and a start then issues a new code with 5 attempts", async () => {
+    it("expires a code after 10 minutes (a wrong code then uses no attempt), and a start then issues a new code with 5 attempts", async () => {
       const u = await user(svc.sandboxKey);
       await start(svc.sandboxKey, u.id);
       expectError(await check(svc.sandboxKey, u.id, "111111"), 422, "invalid_request_error", "invalid_verification_code");
       now += 10 * 60 * 1000;
       expectError(await check(svc.sandboxKey, u.id, "000000"), 422, "invalid_request_error", "verification_expired");
-      expect((await svc.request("GET", `/v1/users/${u.id}/verification`)).body.status).to.equal("expired");
+      expectError(await check(svc.sandboxKey, u.id, "111111"), 422, "invalid_request_error", "verification_expired");
+      const expired = await svc.request("GET", `/v1/users/${u.id}/verification`);
+      expect([expired.body.status, expired.body.attempts_remaining]).to.deep.equal(["expired", 4]);
       const again = await start(svc.sandboxKey, u.id);
       expect(again.body.status).to.equal("pending");
       expect(again.body.attempts_remaining).to.equal(5);
@@ -144,6 +146,8 @@ describe("phone verification", function () {
       expect(latest.body.attempts_remaining).to.equal(0);
       expect(latest.body.status).to.equal("max_attempts_reached");
       expectError(await check(svc.sandboxKey, u.id, "000000"), 422, "invalid_request_error", "verification_attempts_exceeded");
+      // A wrong code too: no attempt is left to judge it with.
+      expectError(await check(svc.sandboxKey, u.id, "999999"), 422, "invalid_request_error", "verification_attempts_exceeded");
       now += 30_000;
       const fresh = await start(svc.sandboxKey, u.id);
       expect(fresh.body.attempts_remaining).to.equal(5);
@@ -239,6 +243,30 @@ describe("phone verification", function () {
       const retried = await start(svc.liveKey, u.id);
       expect(retried.status, retried.text).to.equal(200);
       expect(retried.body.sends_remaining).to.equal(4);
+    });
+
+    it("answers already_verified after validation and before the send limit, and the send limit before the SMS provider", async () => {
+      const verified = await user(svc.liveKey);
+      await start(svc.liveKey, verified.id);
+      expect((await check(svc.liveKey, verified.id, latestCode(verified.phone))).status).to.equal(200);
+      // Within 30 s of the last send: already_verified, not 429.
+      expectError(await start(svc.liveKey, verified.id), 409, "invalid_request_error", "already_verified");
+      expectError(await start(svc.liveKey, verified.id, { channel: "voice" }), 422, "invalid_request_error", "validation_error", "channel");
+      expectError(await check(svc.liveKey, verified.id, "12"), 422, "invalid_request_error", "validation_error", "code");
+
+      const u = await user(svc.liveKey);
+      expect((await start(svc.liveKey, u.id)).body.sends_remaining).to.equal(4);
+      const code = latestCode(u.phone);
+      sms.failNext(1);
+      // Refused by the send limit before the provider is asked: its armed failure is still there afterwards.
+      expectError(await start(svc.liveKey, u.id), 429, "rate_limit_error", "rate_limit_exceeded");
+      now += 30_000;
+      expectError(await start(svc.liveKey, u.id), 503, "api_error", "verification_unavailable");
+      expect(sms.sentTo(u.phone)).to.have.length(1);
+      const resent = await start(svc.liveKey, u.id);
+      expect(resent.status, resent.text).to.equal(200);
+      expect(resent.body.sends_remaining).to.equal(3);
+      expect(latestCode(u.phone)).to.equal(code);
     });
 
     it("refuses live keys of a project without the setting with 403 before validation and lookups", async () => {

@@ -15,6 +15,7 @@ describe("GET /v1/users", () => {
   let suspended: string;
 
   const list = (query: string, key = tenant.sandboxKey) => svc.request("GET", `/v1/users${query}`, { key });
+  const ids = async (query: string, key?: string): Promise<string[]> => (await list(query, key)).body.data.map((u: { id: string }) => u.id);
 
   before(async () => {
     let now = Date.parse("2026-11-01T00:00:00Z");
@@ -52,7 +53,6 @@ describe("GET /v1/users", () => {
   });
 
   it("filters on external_id, phone, tagname (ignoring case), verified and suspended", async () => {
-    const ids = async (query: string, key?: string) => (await list(query, key)).body.data.map((u: { id: string }) => u.id);
     expect(await ids("?external_id=ext-a")).to.deep.equal([created[0]]);
     const phone = (await svc.request("GET", `/v1/users/${created[2]}`, { key: tenant.sandboxKey })).body.phone;
     expect(await ids(`?phone=${encodeURIComponent(phone)}`)).to.deep.equal([created[2]]);
@@ -81,6 +81,14 @@ describe("GET /v1/users", () => {
     expect(otherEnvironment.body.error.code).to.equal("invalid_cursor");
   });
 
+  it("checks limit first and the filters before the cursor's lookup; a user of another project is no cursor", async () => {
+    expectError(await list("?limit=0&kyc_status=unknown"), 422, "invalid_request_error", "validation_error", "limit");
+    expectError(await list("?kyc_status=unknown&limit=0"), 422, "invalid_request_error", "validation_error", "limit");
+    expectError(await list("?kyc_status=unknown&starting_after=123456789"), 422, "invalid_request_error", "validation_error", "kyc_status");
+    const elsewhere = (await svc.request("GET", "/v1/users?limit=1")).body.data[0].id;
+    expectError(await list(`?starting_after=${elsewhere}`), 400, "invalid_request_error", "invalid_cursor");
+  });
+
   it("refuses bad parameters with 422 validation_error naming them", async () => {
     for (const [query, param] of [
       ["?limit=0", "limit"],
@@ -91,5 +99,26 @@ describe("GET /v1/users", () => {
     ]) {
       expectError(await list(query!), 422, "invalid_request_error", "validation_error", param);
     }
+  });
+
+  // Last: it moves the users' kyc_status, which the tests above read as none.
+  it("filters on kyc_status in each status, alone and with suspended", async () => {
+    const decide = async (userId: string, action: "approve" | "reject" | null) => {
+      const session = await svc.request("POST", `/v1/users/${userId}/kyc-sessions`, { key: tenant.sandboxKey, body: {} });
+      expect(session.status, session.text).to.equal(201);
+      if (!action) return;
+      const decided = await svc.request("POST", `/v1/sandbox/kyc-sessions/${session.body.id}/${action}`, { key: tenant.sandboxKey, body: {} });
+      expect(decided.status, decided.text).to.equal(200);
+    };
+    await decide(created[0]!, "approve");
+    await decide(created[2]!, "reject");
+    await decide(created[3]!, null);
+    expect(await ids("?kyc_status=approved")).to.deep.equal([created[0]]);
+    expect(await ids("?kyc_status=rejected")).to.deep.equal([created[2]]);
+    expect(await ids("?kyc_status=pending")).to.deep.equal([created[3]]);
+    expect(await ids("?kyc_status=none")).to.deep.equal([suspended]);
+    expect(await ids("?kyc_status=none&suspended=false")).to.deep.equal([]);
+    expect(await ids("?kyc_status=rejected&suspended=false&verified=true")).to.deep.equal([created[2]]);
+    expect(await ids("?kyc_status=none", tenant.liveKey)).to.deep.equal([live.id]);
   });
 });

@@ -376,6 +376,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   const grpc = createGrpcServer(servedRpc, {
     receiveTimeoutMs: timings.requestReceiveTimeoutMs,
+    idleTimeoutMs: config.grpcIdleTimeoutMs,
+    maxConnectionsPerAddress: config.grpcMaxConnectionsPerAddress,
+    logger,
     pipeline,
     onEarlyFailure: earlyFailureRecorder(metrics, logger),
   });

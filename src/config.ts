@@ -17,6 +17,10 @@ export interface Config {
   host: string;
   port: number;
   grpcPort: number;
+  /** A gRPC (HTTP/2) session with no call open this long is closed; a new connection's first call must come sooner. */
+  grpcIdleTimeoutMs: number;
+  /** Connections one client address may hold open to GRPC_PORT at once; more are closed on arrival. */
+  grpcMaxConnectionsPerAddress: number;
   /** Unset: the embedded database is started in process (durable in `dataDir`, a one-member replica set). */
   mongodbUri: string | undefined;
   /** Absolute path of the directory the embedded database keeps its data in (unused with `mongodbUri`). */
@@ -188,6 +192,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: host(env),
     port: integer(env, "PORT", 8080, 0, 65535),
     grpcPort: integer(env, "GRPC_PORT", 50051, 0, 65535),
+    grpcIdleTimeoutMs: integer(env, "SVC_GRPC_IDLE_TIMEOUT_MS", 10_000, 1000, 3_600_000),
+    grpcMaxConnectionsPerAddress: integer(env, "SVC_GRPC_MAX_CONNECTIONS_PER_ADDRESS", 100, 1, 1_000_000),
     mongodbUri: uri,
     dataDir: dataDir(env),
     adminToken: adminToken(env),

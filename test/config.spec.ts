@@ -26,6 +26,8 @@ describe("config", () => {
       host: "127.0.0.1",
       port: 8080,
       grpcPort: 50051,
+      grpcIdleTimeoutMs: 10_000,
+      grpcMaxConnectionsPerAddress: 100,
       mongodbUri: undefined,
       dataDir: path.resolve(".svc-data"),
       adminToken: undefined,
@@ -67,6 +69,8 @@ describe("config", () => {
       HOST: "0.0.0.0",
       PORT: "9000",
       GRPC_PORT: "9001",
+      SVC_GRPC_IDLE_TIMEOUT_MS: "30000",
+      SVC_GRPC_MAX_CONNECTIONS_PER_ADDRESS: "16",
       MONGODB_URI: "mongodb://db1,db2/svc?replicaSet=rs0",
       SVC_DATA_DIR: "/var/lib/svc-dev",
       SVC_ADMIN_TOKEN: "adm_0123456789abcdef",
@@ -101,6 +105,8 @@ describe("config", () => {
       host: "0.0.0.0",
       port: 9000,
       grpcPort: 9001,
+      grpcIdleTimeoutMs: 30_000,
+      grpcMaxConnectionsPerAddress: 16,
       mongodbUri: "mongodb://db1,db2/svc?replicaSet=rs0",
       dataDir: "/var/lib/svc-dev",
       adminToken: "adm_0123456789abcdef",
@@ -160,6 +166,10 @@ describe("config", () => {
   it("accepts the bounds of integer ranges", () => {
     expect(loadConfig({ PORT: "0", GRPC_PORT: "65535" })).to.include({ port: 0, grpcPort: 65535 });
     expect(loadConfig({ SVC_SHUTDOWN_GRACE_MS: "0", SVC_RELAY_STALE_MS: "0" })).to.include({ shutdownGraceMs: 0, relayStaleMs: 0 });
+    expect(loadConfig({ SVC_GRPC_IDLE_TIMEOUT_MS: "1000", SVC_GRPC_MAX_CONNECTIONS_PER_ADDRESS: "1" })).to.include({
+      grpcIdleTimeoutMs: 1000,
+      grpcMaxConnectionsPerAddress: 1,
+    });
   });
 
   describe("refuses", () => {
@@ -173,6 +183,10 @@ describe("config", () => {
       ["PORT", "-1", /^PORT must be an integer/],
       ["PORT", "1e3", /^PORT must be an integer/],
       ["GRPC_PORT", "x", /^GRPC_PORT must be an integer from 0 to 65535/],
+      ["SVC_GRPC_IDLE_TIMEOUT_MS", "999", /^SVC_GRPC_IDLE_TIMEOUT_MS must be an integer from 1000 to 3600000, got "999"$/],
+      ["SVC_GRPC_IDLE_TIMEOUT_MS", "10s", /^SVC_GRPC_IDLE_TIMEOUT_MS must be an integer from 1000 to 3600000/],
+      ["SVC_GRPC_MAX_CONNECTIONS_PER_ADDRESS", "0", /^SVC_GRPC_MAX_CONNECTIONS_PER_ADDRESS must be an integer from 1 to 1000000, got "0"$/],
+      ["SVC_GRPC_MAX_CONNECTIONS_PER_ADDRESS", "1000001", /^SVC_GRPC_MAX_CONNECTIONS_PER_ADDRESS must be an integer from 1 to 1000000/],
       ["MONGODB_URI", "postgres://secret@db/svc", /^MONGODB_URI must be a mongodb:\/\/ or mongodb\+srv:\/\/ connection string$/],
       ["MONGODB_URI", "mongodb://", /^MONGODB_URI must be/],
       ["SVC_ADMIN_TOKEN", "short", /^SVC_ADMIN_TOKEN must be at least 16 printable characters without spaces$/],

@@ -15,6 +15,8 @@ import { respecGrpcMessage } from "../rpc/grpc-message.ts";
 import { asksForCompression, isBinaryGrpc, serveUnary, type EarlyFailure, type UnaryRoute } from "../rpc/grpc-unary.ts";
 import { callContextValues } from "../rpc/request-id.ts";
 import { errorAnswer, unimplementedError } from "../rpc/unimplemented.ts";
+import type { Logger } from "../observability/logger.ts";
+import { limitConnections } from "./grpc-connection-limits.ts";
 import { limitReceiveTime, limitRequestBody } from "./request-body-limits.ts";
 
 export interface GrpcServer {
@@ -30,6 +32,14 @@ export interface GrpcServerOptions {
   pipeline: CallPipeline;
   /** Hears of calls that failed before their interceptors ran (those log every other call). */
   onEarlyFailure: (failure: EarlyFailure & { protocol: string }) => void;
+  /**
+   * A session with no stream open this long is closed (GOAWAY, then the socket). A new connection must open its
+   * first stream within this or the receive timeout, whichever is shorter.
+   */
+  idleTimeoutMs: number;
+  /** Connections one client address may hold open at once; those over it are closed on arrival. */
+  maxConnectionsPerAddress: number;
+  logger: Logger;
 }
 
 type StreamListener = (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, flags: number, rawHeaders: string[]) => void;
@@ -85,6 +95,16 @@ export function createGrpcServer(services: readonly RpcService[], options: GrpcS
       addTrailers(fixed);
     };
     handle(request, response);
+  });
+  limitConnections(server, {
+    firstStreamTimeoutMs: Math.min(options.receiveTimeoutMs, options.idleTimeoutMs),
+    idleTimeoutMs: options.idleTimeoutMs,
+    maxConnectionsPerAddress: options.maxConnectionsPerAddress,
+    onRefused: ({ address, refused }) =>
+      options.logger.warn(
+        { remote_address: address, refused, max_connections_per_address: options.maxConnectionsPerAddress },
+        "gRPC connections refused: too many open from one address",
+      ),
   });
   // Node's compatibility layer (request and response objects) runs only for requests the direct path leaves.
   const compat = server.listeners("stream")[0] as StreamListener;

@@ -19,6 +19,7 @@ import { identityHeaders } from "../pipeline/response-headers.ts";
 import { restGateway } from "../rest/rest-gateway.ts";
 import { dashboardRoutes } from "../dashboard/dashboard-routes.ts";
 import type { DashboardOptions } from "../dashboard/console-router.ts";
+import { drainBodyBeforeClose } from "./drain-before-close.ts";
 import { limitRequestBody } from "./request-body-limits.ts";
 
 export interface HttpServerOptions {
@@ -102,6 +103,8 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
   });
   app.addHook("onRequest", async (request, reply) => {
     reply.headers(identityHeaders(request.id));
+    // A refusal answered before its body has ended (413) reaches the client: the rest is drained before the close.
+    drainBodyBeforeClose(request.raw, receiveTimeoutMs);
   });
   app.addHook("onResponse", async (request, reply) => {
     const route = request.routeOptions.url ?? "unmatched";

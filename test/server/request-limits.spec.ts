@@ -3,6 +3,7 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
+import { Worker } from "node:worker_threads";
 import * as grpc from "@grpc/grpc-js";
 import { expect } from "chai";
 import { GrpcTestClient } from "../support/grpc-client.ts";
@@ -39,6 +40,66 @@ function payloadTooLarge(answer: { status: number; body: any }): void {
   expect(answer.body.code).to.equal("resource_exhausted");
   const info = Buffer.from(answer.body.details[0].value, "base64").toString("latin1");
   expect(info).to.contain("payload_too_large");
+}
+
+/**
+ * A stock client streaming a large body of unannounced length (chunked) on its own thread, so that it writes while
+ * the server answers, as a client in another process does: node:http writing 64 KiB pieces as fast as the socket
+ * takes them, or fetch with a ReadableStream body. Resolves with what the client read, or the error it reported.
+ */
+function streamedPost(url: string, client: "node:http" | "fetch", bytes: number): Promise<{ status?: number; body?: any; error?: string }> {
+  const source = `
+    const { parentPort, workerData: { url, client, bytes } } = require("node:worker_threads");
+    const http = require("node:http");
+    const piece = Buffer.alloc(64 * 1024, "x");
+    const read = (status, text) => { try { return { status, body: JSON.parse(text) }; } catch { return { status, error: "unreadable: " + text.slice(0, 80) }; } };
+    function viaHttp() {
+      return new Promise((resolve) => {
+        const request = http.request(url, { method: "POST", headers: { "content-type": "application/json" } });
+        request.on("response", (response) => {
+          const chunks = [];
+          response.on("data", (chunk) => chunks.push(chunk));
+          response.on("end", () => resolve(read(response.statusCode, Buffer.concat(chunks).toString("utf8"))));
+          response.on("error", (error) => resolve({ error: error.code ?? String(error) }));
+        });
+        request.on("error", (error) => resolve({ error: error.code ?? String(error) }));
+        let sent = 0;
+        const pump = () => {
+          while (sent < bytes) {
+            sent += piece.length;
+            if (!request.write(piece)) return void request.once("drain", pump);
+          }
+          request.end();
+        };
+        pump();
+      });
+    }
+    async function viaFetch() {
+      let sent = 0;
+      const body = new ReadableStream({
+        pull(controller) {
+          if (sent >= bytes) return controller.close();
+          sent += piece.length;
+          controller.enqueue(new Uint8Array(piece));
+        },
+      });
+      try {
+        const response = await fetch(url, { method: "POST", body, duplex: "half", headers: { "content-type": "application/json" } });
+        return read(response.status, await response.text());
+      } catch (error) {
+        return { error: error.cause?.code ?? String(error.cause ?? error) };
+      }
+    }
+    (client === "fetch" ? viaFetch() : viaHttp()).then((result) => parentPort.postMessage(result));
+  `;
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(source, { eval: true, workerData: { url, client, bytes } });
+    worker.once("message", (result) => {
+      resolve(result);
+      void worker.terminate();
+    });
+    worker.once("error", reject);
+  });
 }
 
 function oversizedEndpoint(): Buffer {
@@ -100,6 +161,48 @@ describe("request limits on every transport", () => {
       expect(response.status).to.equal(413);
       expect(response.body.error.code).to.equal("payload_too_large");
     });
+
+    it("a streamed 5 MiB body is answered and the client reads the answer (REST 413, Connect resource_exhausted), not a reset", async () => {
+      for (const client of ["node:http", "fetch"] as const) {
+        for (let attempt = 0; attempt < 3; attempt++) {
+          const rest = await streamedPost(`${svc.baseUrl}/v1/webhook-endpoints`, client, 5 * 1024 * 1024);
+          expect(rest.error, `${client} REST`).to.equal(undefined);
+          expect(rest.status, `${client} REST`).to.equal(413);
+          expect(rest.body.error.code).to.equal("payload_too_large");
+          expect(rest.body.error.request_id).to.match(/^req_/);
+          payloadTooLarge(
+            (await streamedPost(`${svc.baseUrl}/svc.v1.WebhookEndpointsService/CreateWebhookEndpoint`, client, 5 * 1024 * 1024)) as {
+              status: number;
+              body: any;
+            },
+          );
+        }
+      }
+    });
+
+    it("after the answer, the rest of a body is read only up to 8 MiB: a longer one is cut", async () => {
+      const { port } = new URL(svc.baseUrl);
+      // Half-open allowed: the client goes on sending after the server's FIN, as an HTTP client writing its body does.
+      const socket = net.connect({ port: Number(port), host: "127.0.0.1", allowHalfOpen: true });
+      socket.on("error", () => {});
+      const received: Buffer[] = [];
+      socket.on("data", (chunk: Buffer) => received.push(chunk));
+      const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+      socket.write("POST /v1/webhook-endpoints HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n");
+      const piece = Buffer.concat([Buffer.from("10000\r\n"), Buffer.alloc(0x10000, "x"), Buffer.from("\r\n")]);
+      // 64 MiB offered; the server stops reading after about 8 MiB past the limit and closes.
+      let offered = 0;
+      let closedEarly = false;
+      void closed.then(() => (closedEarly = true));
+      while (offered < 64 * 1024 * 1024 && !closedEarly) {
+        offered += 0x10000;
+        if (!socket.write(piece)) await Promise.race([new Promise((resolve) => socket.once("drain", resolve)), closed]);
+      }
+      await closed;
+      expect(closedEarly, "closed before the whole body was sent").to.equal(true);
+      expect(socket.bytesWritten).to.be.below(32 * 1024 * 1024);
+      expect(Buffer.concat(received).toString("latin1")).to.match(/^HTTP\/1\.1 413 /);
+    });
   });
 
   describe("bodies sent too slowly", () => {
@@ -113,6 +216,34 @@ describe("request limits on every transport", () => {
         socket.on("data", (chunk: Buffer) => received.push(chunk));
         await new Promise<void>((resolve) => socket.once("close", () => resolve()));
         const elapsed = Date.now() - started;
+        expect(elapsed, path).to.be.at.least(RECEIVE_TIMEOUT_MS - 100);
+        expect(elapsed, path).to.be.below(RECEIVE_TIMEOUT_MS + 3000);
+      }
+    });
+
+    it("HTTP/1.1: a refused body that goes on trickling is still cut at the receive timeout, after its answer", async () => {
+      const { port } = new URL(svc.baseUrl);
+      for (const path of ["/v1/webhook-endpoints", "/svc.v1.WebhookEndpointsService/CreateWebhookEndpoint"]) {
+        // Half-open allowed: the server's FIN after its answer does not end the client's side.
+        const socket = net.connect({ port: Number(port), host: "127.0.0.1", allowHalfOpen: true });
+        socket.on("error", () => {});
+        const started = Date.now();
+        socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
+        // Past the limit, then a byte every 100 ms of a chunk that never ends.
+        socket.write(Buffer.concat([Buffer.from("20000\r\n"), Buffer.alloc(0x20000, "x"), Buffer.from("\r\nffff\r\n")]));
+        const trickle = setInterval(() => socket.writable && socket.write("x"), 100);
+        const received: Buffer[] = [];
+        let answeredAfter: number | undefined;
+        socket.on("data", (chunk: Buffer) => {
+          answeredAfter ??= Date.now() - started;
+          received.push(chunk);
+        });
+        // Once the server has let the connection go, the next byte is answered with a reset.
+        await new Promise<void>((resolve) => socket.once("close", () => resolve()));
+        clearInterval(trickle);
+        const elapsed = Date.now() - started;
+        expect(answeredAfter, path).to.be.below(RECEIVE_TIMEOUT_MS / 2);
+        expect(Buffer.concat(received).toString("latin1"), path).to.match(/^HTTP\/1\.1 (413|429) /);
         expect(elapsed, path).to.be.at.least(RECEIVE_TIMEOUT_MS - 100);
         expect(elapsed, path).to.be.below(RECEIVE_TIMEOUT_MS + 3000);
       }

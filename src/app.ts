@@ -24,7 +24,7 @@ import { rpcServices, type RpcService } from "./rpc/connect-routes.ts";
 import { Health, HealthStatus, healthService } from "./rpc/health-service.ts";
 import { reflectionServices, ServerReflectionV1, ServerReflectionV1alpha } from "./rpc/reflection-service.ts";
 import { createGrpcServer, type GrpcServer } from "./server/grpc-server.ts";
-import { publicInterceptor } from "./rpc/public-interceptor.ts";
+import { pipelineInterceptor } from "./rpc/pipeline-interceptor.ts";
 import { AdminServiceImpl } from "./services/admin-service.ts";
 import { adminTokenMatches } from "./access/admin-token.ts";
 import { ApiKeyAuthenticator } from "./access/api-key-authenticator.ts";
@@ -324,14 +324,15 @@ export async function createApp(options: AppOptions): Promise<App> {
   const registry = new ServiceRegistry(services);
   const accessCheck = methodAccessCheck(async (projectId, setting) => (await settings.project(projectId))?.[setting] === true);
   const observed = observabilityInterceptor(metrics, logger);
-  const pipeline = new CallPipeline(
+  const pipeline = new CallPipeline({
     gate,
     idempotency,
-    (error, requestId) => logger.error({ err: error, request_id: requestId }, "unexpected failure"),
-    accessCheck,
-  );
-  const publicInterceptors = [observed, publicInterceptor(pipeline, registry)];
-  const adminInterceptors = [observed, adminInterceptor(options.adminToken)];
+    registry,
+    onInternalError: (error, requestId) => logger.error({ err: error, request_id: requestId }, "unexpected failure"),
+    checkAccess: accessCheck,
+  });
+  const publicInterceptors = [observed, pipelineInterceptor(pipeline, "api-key")];
+  const adminInterceptors = [observed, adminInterceptor(options.adminToken), pipelineInterceptor(pipeline, "admin")];
   const interceptorsFor = (s: RegisteredService): Interceptor[] => (s.visibility === "public" ? publicInterceptors : adminInterceptors);
   // gRPC's health and reflection services, for probes and tools: no key, logged like every call.
   const served = [...services.map((s) => s.service), Health, ServerReflectionV1, ServerReflectionV1alpha];

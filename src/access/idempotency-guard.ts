@@ -1,17 +1,15 @@
-// Idempotency keys for mutating calls, shared by the transports: each stores and replays its own response shape.
+// Idempotency keys of mutating calls: one record per key in its scope (a project and environment, or the
+// operator's), whatever door the call came through; the call pipeline claims, settles and replays them.
 import { createHash } from "node:crypto";
 import type { Clock } from "../domain/clock.ts";
 import { svcError } from "../domain/errors.ts";
 import type { IdempotencyRepository, StoredResponse } from "../store/idempotency-repository.ts";
 import type { CreationReservation } from "./creation-reservation.ts";
-import type { Principal } from "./principal.ts";
 
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 /** A running request whose process died frees its key after this, by default. */
 export const DEFAULT_RUNNING_LOCK_MS = 30_000;
-
-export type Transport = "rest" | "rpc";
 
 export interface IdempotencyClaim {
   recordId: string;
@@ -48,10 +46,10 @@ export class IdempotencyGuard {
     return (status >= 200 && status < 300) || status === 404 || status === 409;
   }
 
-  async claim(principal: Principal, transport: Transport, key: string, fingerprint: string): Promise<IdempotencyClaim> {
+  /** `scope`: the project and environment of the key (or the operator's); `fingerprint`: what the request is. */
+  async claim(scope: string, key: string, fingerprint: string): Promise<IdempotencyClaim> {
     IdempotencyGuard.checkKey(key);
-    const environment = principal.livemode ? "live" : "test";
-    const recordId = `${transport}|${principal.projectId}|${environment}|${key}`;
+    const recordId = `${scope}|${key}`;
     const begun = await this.records.begin(recordId, fingerprint, {
       now: this.clock(),
       lockMs: this.lockMs,

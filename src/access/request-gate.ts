@@ -11,8 +11,13 @@ import type { ApiKeyAuthenticator } from "./api-key-authenticator.ts";
 import type { Principal } from "./principal.ts";
 import type { RateLimiter, RateLimitStatus } from "./rate-limiter.ts";
 
+/** A key presented in an Authorization header, or the key of a dashboard session, known by its hash. */
+export type KeyCredential =
+  | { kind: "bearer"; authorization: string | null | undefined }
+  | { kind: "session-key"; keyHash: string; livemode: boolean };
+
 export interface GateInput {
-  authorization: string | null | undefined;
+  caller: KeyCredential;
   /** The `Svc-Version` header, if sent. */
   version: string | null | undefined;
   clientAddress: string;
@@ -39,7 +44,11 @@ export class RequestGate {
     let principal: Principal | null = null;
     let error: ConnectError | null = null;
     try {
-      principal = await this.authenticator.authenticate(input.authorization);
+      const { caller } = input;
+      principal =
+        caller.kind === "bearer"
+          ? await this.authenticator.authenticate(caller.authorization)
+          : await this.authenticator.authenticateHash(caller.keyHash, caller.livemode);
     } catch (caught) {
       error = caught as ConnectError;
     }
@@ -47,14 +56,14 @@ export class RequestGate {
   }
 
   /** The same checks for a route that needs no key (the OpenAPI document): version, then the address's quota. */
-  admitAnonymous(input: Omit<GateInput, "authorization">): Promise<Admission> {
+  admitAnonymous(input: Omit<GateInput, "caller">): Promise<Admission> {
     return this.checkVersionAndQuota(null, null, input, "addr");
   }
 
   private async checkVersionAndQuota(
     principal: Principal | null,
     refusal: ConnectError | null,
-    input: Omit<GateInput, "authorization">,
+    input: Omit<GateInput, "caller">,
     anonymousQuota: AnonymousQuota | null,
   ): Promise<Admission> {
     let error = refusal;

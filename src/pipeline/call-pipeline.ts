@@ -1,15 +1,17 @@
-// The one path every public call takes, whatever its transport (REST, Connect, gRPC-Web, gRPC): admission
-// (key, version header, rate limit), the transport's own checks that store nothing, the Idempotency-Key claim,
-// then either the stored answer replayed or the method run and its answer stored. Transports adapt their
-// request to a `Call` and render what this answers or throws; they hold no step of their own.
-import type { DescMethod } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
-import { IdempotencyGuard, type Transport } from "../access/idempotency-guard.ts";
-import type { CreationReservation } from "../access/creation-reservation.ts";
-import type { Principal } from "../access/principal.ts";
+// The one path every call of a service method takes, whatever its door (REST, Connect, gRPC-Web, gRPC, the
+// dashboard, the admin API): admission (key, version header, rate limit), the door's own checks that store
+// nothing, the Idempotency-Key claim, then either the stored answer replayed or the method run and its answer
+// stored. Doors adapt their request to a `Call` and render what this answers or throws; they hold no step of
+// their own. One key space: a key names the method and its request as decoded, never the door or its bytes.
+import { create, fromBinary, isMessage, toBinary, type DescMethod, type Message } from "@bufbuild/protobuf";
+import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
+import { creationReservationKey } from "../access/creation-reservation.ts";
+import { IdempotencyGuard } from "../access/idempotency-guard.ts";
+import { principalKey, type Principal } from "../access/principal.ts";
 import type { RequestGate } from "../access/request-gate.ts";
 import type { MethodAccessCheck } from "../api/method-access.ts";
-import { describeError, svcError, type DescribedError } from "../domain/errors.ts";
+import type { ServiceRegistry } from "../api/service-registry.ts";
+import { describeError, svcError, type DescribedError, type ErrorCode } from "../domain/errors.ts";
 import type { StoredResponse } from "../store/idempotency-repository.ts";
 import {
   failureHeaders,
@@ -20,39 +22,62 @@ import {
   REQUEST_ID_HEADER,
 } from "./response-headers.ts";
 
-/** One public call as the pipeline sees it; `headers` collects the response headers as the steps run. */
+/** Where a call came in. */
+export type Door = "rest" | "connect" | "grpc" | "dashboard" | "admin";
+
+/**
+ * Who presents the call: an API key in an Authorization header; the key of a dashboard session, known by its
+ * hash; or the operator, whose admin token the door has already compared (the admin API, the operator console).
+ */
+export type Caller =
+  | { kind: "bearer"; authorization: string | null | undefined }
+  | { kind: "session-key"; keyHash: string; livemode: boolean }
+  | { kind: "admin" };
+
+/** One call as the pipeline sees it; `headers` collects the response headers as the steps run. */
 export interface Call {
   requestId: string;
-  transport: Transport;
+  door: Door;
   method: DescMethod;
-  authorization: string | null | undefined;
+  caller: Caller;
   /** The `Svc-Version` header, if sent. */
   version: string | null | undefined;
   clientAddress: string;
   idempotencyKey: string | null | undefined;
   /** Whether the method takes an Idempotency-Key (it changes state). */
   takesIdempotencyKey: boolean;
+  /** The method's context, made once by the door: the pipeline puts the principal and the reservation in its values. */
+  context: HandlerContext;
   headers: Record<string, string>;
 }
 
-/** What a transport supplies: how to run the method and how its answers are stored and replayed. */
+/**
+ * The request as the method takes it, or why it cannot become one: a decoding refusal (a REST body's unknown
+ * field or wrong type) is thrown after the key is claimed, as the contract orders validation after the key,
+ * and `raw` (the request as sent) stands for the request in the key's fingerprint meanwhile.
+ */
+export type DecodedRequest = { message: Message } | { refusal: unknown; raw: string | Uint8Array };
+
+/** What a door supplies: its own checks and decoding, how it runs the method, and its form of an answer. */
 export interface CallHandler<R> {
-  /**
-   * Checks after admission whose refusals are never stored (the REST body's JSON); answers what identifies
-   * the request for its Idempotency-Key (method, route, body).
-   */
-  prepare(): (string | Uint8Array)[];
-  /** Runs the method; `reservation` is set when the call carries an Idempotency-Key. */
-  execute(principal: Principal, reservation: CreationReservation | null): Promise<R>;
-  /** The stored form of a successful answer. */
-  store(result: R): { status: number; body: unknown };
-  /** The stored form of a refusal the method answered. */
-  storeError(described: DescribedError, requestId: string): { status: number; body: unknown };
-  /** The answer to give for a stored one (may throw the stored error). */
-  replay(stored: StoredResponse, principal: Principal): R | Promise<R>;
+  /** Checks after admission whose refusals are never stored (the REST body's JSON), then the decoded request. */
+  decode(): DecodedRequest;
+  /** Runs the method with `call.context`. */
+  execute(request: Message): Promise<R>;
+  /** The method's response message in the door's answer. */
+  answerOf(result: R): Message;
+  /** The door's answer for a replayed response message. */
+  replayed(response: Message): R;
 }
 
-/** A refused call: the service's error, what it means, and every header its answer carries. */
+/** How an answer is kept under its key: the response message, or the refusal the method answered. */
+interface StoredAnswer {
+  /** base64 of the response message in the binary format. */
+  message?: string;
+  error?: { code: ErrorCode; message: string; param?: string; metadata: Record<string, string> };
+}
+
+/** A refused call: the service's error, what it means, and every header of its answer (its request id included). */
 export class CallFailure extends Error {
   constructor(
     readonly error: ConnectError,
@@ -61,17 +86,40 @@ export class CallFailure extends Error {
   ) {
     super(error.message);
   }
+
+  /** The request id the answer carries: a replayed refusal keeps the one of the call that stored it. */
+  get requestId(): string {
+    return this.headers[REQUEST_ID_HEADER]!;
+  }
 }
 
+export interface CallPipelineOptions {
+  gate: RequestGate;
+  idempotency: IdempotencyGuard;
+  registry: ServiceRegistry;
+  /** Hears of failures that are not the service's own errors (bugs, outages), with the call's request id. */
+  onInternalError: (error: unknown, requestId: string) => void;
+  /** Which keys may call the method (sandbox-only routes, live settings): checked right after admission. */
+  checkAccess?: MethodAccessCheck;
+}
+
+/** The idempotency scope of an operator's calls, apart from every project's. */
+const ADMIN_SCOPE = "admin";
+
 export class CallPipeline {
-  constructor(
-    private readonly gate: RequestGate,
-    private readonly idempotency: IdempotencyGuard,
-    /** Hears of failures that are not the service's own errors (bugs, outages), with the call's request id. */
-    private readonly onInternalError: (error: unknown, requestId: string) => void,
-    /** Which keys may call the method (sandbox-only routes, live settings): checked right after admission. */
-    private readonly checkAccess: MethodAccessCheck = async () => {},
-  ) {}
+  private readonly gate: RequestGate;
+  private readonly idempotency: IdempotencyGuard;
+  private readonly registry: ServiceRegistry;
+  private readonly onInternalError: (error: unknown, requestId: string) => void;
+  private readonly checkAccess: MethodAccessCheck;
+
+  constructor(options: CallPipelineOptions) {
+    this.gate = options.gate;
+    this.idempotency = options.idempotency;
+    this.registry = options.registry;
+    this.onInternalError = options.onInternalError;
+    this.checkAccess = options.checkAccess ?? (async () => {});
+  }
 
   newCall(fields: Omit<Call, "headers">): Call {
     return { ...fields, headers: identityHeaders(fields.requestId) };
@@ -133,36 +181,80 @@ export class CallPipeline {
     return new CallFailure(failure, described, headers);
   }
 
-  private async runSteps<R>(call: Call, handler: CallHandler<R>): Promise<R> {
-    const admission = await this.gate.admit({ authorization: call.authorization, version: call.version, clientAddress: call.clientAddress });
+  /** The caller's principal (null for the operator) and the scope its Idempotency-Keys live in. */
+  private async admit(call: Call): Promise<{ principal: Principal | null; scope: string }> {
+    if (call.caller.kind === "admin") return { principal: null, scope: ADMIN_SCOPE };
+    const admission = await this.gate.admit({ caller: call.caller, version: call.version, clientAddress: call.clientAddress });
     Object.assign(call.headers, rateLimitHeaders(admission.rateLimit));
     if (admission.error) throw admission.error;
     const principal = admission.principal!;
     await this.checkAccess(call.method, principal);
-    const identity = handler.prepare();
-    const key = call.idempotencyKey;
-    if (key == null || !call.takesIdempotencyKey) return handler.execute(principal, null);
+    return { principal, scope: `${principal.projectId}|${principal.livemode ? "live" : "test"}` };
+  }
 
-    const fingerprint = IdempotencyGuard.fingerprint(...identity);
-    const claim = await this.idempotency.claim(principal, call.transport, key, fingerprint);
-    if (claim.replay) {
-      // The original request id replaces this call's, so the replay is the same answer throughout.
-      call.headers[REQUEST_ID_HEADER] = claim.replay.request_id;
-      call.headers[REPLAYED_HEADER] = "true";
-      return await handler.replay(claim.replay, principal);
+  private async runSteps<R>(call: Call, handler: CallHandler<R>): Promise<R> {
+    const { principal, scope } = await this.admit(call);
+    const values = call.context.values.set(principalKey, principal);
+    const decoded = handler.decode();
+    const key = call.idempotencyKey;
+    if (key == null || !call.takesIdempotencyKey) {
+      if ("refusal" in decoded) throw decoded.refusal;
+      return handler.execute(decoded.message);
     }
-    const answerWrites = claim.reservation!.answerWrites;
+
+    const claim = await this.idempotency.claim(scope, key, this.fingerprint(call.method, decoded));
+    if (claim.replay) return this.replay(call, handler, claim.replay);
+    const reservation = claim.reservation!;
+    values.set(creationReservationKey, reservation);
     let result: R;
     try {
-      result = await handler.execute(principal, claim.reservation);
+      if ("refusal" in decoded) throw decoded.refusal;
+      result = await handler.execute(decoded.message);
     } catch (error) {
       const described = describeError(error);
-      const stored = { ...handler.storeError(described, call.requestId), request_id: call.requestId };
-      await Promise.all([this.idempotency.settle(claim.recordId, stored), ...answerWrites]);
+      const refusal: StoredAnswer = {
+        error: {
+          code: described.code,
+          message: described.message,
+          ...(described.param !== undefined ? { param: described.param } : {}),
+          metadata: described.metadata,
+        },
+      };
+      const stored = { status: described.definition.status, body: refusal, request_id: call.requestId };
+      await Promise.all([this.idempotency.settle(claim.recordId, stored), ...reservation.answerWrites]);
       throw error;
     }
     // The method's remaining writes (answerWrites) and the storing of its answer go to the database together.
-    await Promise.all([this.idempotency.settle(claim.recordId, { ...handler.store(result), request_id: call.requestId }), ...answerWrites]);
+    const output = call.method.output;
+    const response = handler.answerOf(result);
+    const message = isMessage(response, output) ? response : create(output, response as never);
+    const answer: StoredAnswer = { message: Buffer.from(toBinary(output, message)).toString("base64") };
+    await Promise.all([
+      this.idempotency.settle(claim.recordId, { status: 200, body: answer, request_id: call.requestId }),
+      ...reservation.answerWrites,
+    ]);
     return result;
+  }
+
+  /**
+   * What identifies a request under its key: the method and its decoded message (path parameters included, fields
+   * in their canonical binary form, unknown fields left out), so the same request through any door is the same.
+   */
+  private fingerprint(method: DescMethod, decoded: DecodedRequest): string {
+    if ("refusal" in decoded) return IdempotencyGuard.fingerprint(method.parent.typeName, method.name, "undecodable", decoded.raw);
+    return IdempotencyGuard.fingerprint(method.parent.typeName, method.name, toBinary(method.input, decoded.message, { writeUnknownFields: false }));
+  }
+
+  /** The stored answer again, with its original request id and `Idempotent-Replayed: true`, in the door's form. */
+  private async replay<R>(call: Call, handler: CallHandler<R>, stored: StoredResponse): Promise<R> {
+    call.headers[REQUEST_ID_HEADER] = stored.request_id;
+    call.headers[REPLAYED_HEADER] = "true";
+    const answer = stored.body as StoredAnswer;
+    if (answer.error) {
+      const { code, message, param, metadata } = answer.error;
+      throw svcError(code, message, { ...(param !== undefined ? { param } : {}), metadata });
+    }
+    const storedMessage = fromBinary(call.method.output, Buffer.from(answer.message ?? "", "base64"));
+    return handler.replayed(await this.registry.refreshReplay(call.method, storedMessage, call.context));
   }
 }

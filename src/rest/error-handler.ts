@@ -35,6 +35,6 @@ export function errorRenderer(pipeline: CallPipeline) {
             request.ip,
             error instanceof ConnectError ? error : (fastifyErrorAsServiceError(error as FastifyError, request) ?? error),
           );
-    await reply.code(failure.described.definition.status).headers(failure.headers).send(errorEnvelope(failure.described, request.id));
+    await reply.code(failure.described.definition.status).headers(failure.headers).send(errorEnvelope(failure.described, failure.requestId));
   };
 }

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import type { Collection, Db } from "mongodb";
 import { batchedInsert, batchedUpdate, throwDocumentError } from "./write-batcher.ts";
 
-/** What a transport needs to replay a response; each transport stores its own shape in `body`. */
+/** A stored answer: its status, the request id it was first given, and the call pipeline's record of it in `body`. */
 export interface StoredResponse {
   status: number;
   body: unknown;

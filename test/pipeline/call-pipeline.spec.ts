@@ -1,22 +1,24 @@
 // CallPipeline in process, without HTTP: admission (key, version, quota), the transport's checks that store
 // nothing, the Idempotency-Key claim, replay or run-and-settle, and the headers and errors of every outcome.
 // Built over the real RequestGate, ApiKeyAuthenticator, RateLimiter and IdempotencyGuard on a fresh database.
-import { Code, ConnectError } from "@connectrpc/connect";
+import { create, type DescMethod, type Message } from "@bufbuild/protobuf";
+import { Code, ConnectError, createContextValues, createHandlerContext } from "@connectrpc/connect";
 import { expect } from "chai";
-import { UsersService } from "../../gen/svc/v1/users_pb.ts";
+import { CreateUserRequestSchema, CreateUserResponseSchema, UsersService, type CreateUserResponse } from "../../gen/svc/v1/users_pb.ts";
 import { ApiKeyAuthenticator } from "../../src/access/api-key-authenticator.ts";
-import type { CreationReservation } from "../../src/access/creation-reservation.ts";
+import { creationReservationKey, type CreationReservation } from "../../src/access/creation-reservation.ts";
 import { IdempotencyGuard } from "../../src/access/idempotency-guard.ts";
-import type { Principal } from "../../src/access/principal.ts";
+import { principalKey, type Principal } from "../../src/access/principal.ts";
 import { RateLimiter } from "../../src/access/rate-limiter.ts";
 import { RequestGate } from "../../src/access/request-gate.ts";
 import { generateApiKey } from "../../src/domain/api-keys.ts";
-import { describeError, svcError, type DescribedError, type ErrorCode } from "../../src/domain/errors.ts";
-import { CallFailure, CallPipeline, type Call, type CallHandler } from "../../src/pipeline/call-pipeline.ts";
+import { describeError, svcError, type ErrorCode } from "../../src/domain/errors.ts";
+import { CallFailure, CallPipeline, type Call, type CallHandler, type DecodedRequest } from "../../src/pipeline/call-pipeline.ts";
+import { ServiceRegistry } from "../../src/api/service-registry.ts";
 import { TenancyAdmin } from "../../src/services/tenancy-admin.ts";
 import { ApiKeyRepository } from "../../src/store/api-key-repository.ts";
 import type { Database } from "../../src/store/database.ts";
-import { IdempotencyRepository, type StoredResponse } from "../../src/store/idempotency-repository.ts";
+import { IdempotencyRepository } from "../../src/store/idempotency-repository.ts";
 import { OrganizationRepository } from "../../src/store/organization-repository.ts";
 import { ProjectRepository } from "../../src/store/project-repository.ts";
 import { RateLimitRepository } from "../../src/store/rate-limit-repository.ts";
@@ -31,69 +33,61 @@ const RESET_SECONDS = "55";
 
 interface Answer {
   status: number;
-  body: unknown;
+  body: Record<string, unknown>;
+}
+
+/** The CreateUser response that carries an Answer: its body rides in the user's external_id. */
+function answerMessage(answer: Answer) {
+  return create(CreateUserResponseSchema, { user: { id: String(answer.body.id ?? ""), externalId: JSON.stringify(answer) } });
 }
 
 /**
- * A handler that records what the pipeline asks of it. Errors are stored in the RPC way (code, message,
- * param, metadata) and thrown again on replay; successes are stored as they are.
+ * A handler that records what the pipeline asks of it. Answers travel as CreateUser response messages, as the
+ * pipeline stores and replays them; `call` is the call it runs for (set by `run`).
  */
 class RecordingHandler implements CallHandler<Answer> {
+  call!: Call;
   prepared = 0;
   executed: Principal[] = [];
+  reservations: (CreationReservation | null)[] = [];
   stored: Answer[] = [];
-  storedErrors: { described: DescribedError; requestId: string }[] = [];
-  replayed: StoredResponse[] = [];
+  replays: Answer[] = [];
 
   constructor(
     private readonly behaviour: {
-      identity?: string[];
+      request?: { phone: string };
       prepare?: () => void;
+      refusal?: unknown;
       execute?: (principal: Principal, reservation: CreationReservation | null) => Promise<Answer>;
     } = {},
   ) {}
 
-  prepare(): (string | Uint8Array)[] {
+  decode(): DecodedRequest {
     this.prepared++;
     this.behaviour.prepare?.();
-    return this.behaviour.identity ?? ["POST", "/v1/users", '{"phone":"+14155550100"}'];
+    if (this.behaviour.refusal) return { refusal: this.behaviour.refusal, raw: "{}" };
+    return { message: create(CreateUserRequestSchema, this.behaviour.request ?? { phone: "+14155550100" }) };
   }
 
-  async execute(principal: Principal, reservation: CreationReservation | null): Promise<Answer> {
+  async execute(): Promise<Answer> {
+    const principal = this.call.context.values.get(principalKey)!;
+    const reservation = this.call.context.values.get(creationReservationKey);
     this.executed.push(principal);
+    this.reservations.push(reservation);
     return this.behaviour.execute
       ? this.behaviour.execute(principal, reservation)
       : { status: 201, body: { id: "123456789", run: this.executed.length } };
   }
 
-  store(result: Answer): { status: number; body: unknown } {
+  answerOf(result: Answer) {
     this.stored.push(result);
-    return result;
+    return answerMessage(result);
   }
 
-  storeError(described: DescribedError, requestId: string): { status: number; body: unknown } {
-    this.storedErrors.push({ described, requestId });
-    return {
-      status: described.definition.status,
-      body: {
-        error: {
-          code: described.code,
-          message: described.message,
-          ...(described.param !== undefined ? { param: described.param } : {}),
-          metadata: described.metadata,
-        },
-      },
-    };
-  }
-
-  replay(stored: StoredResponse): Answer {
-    this.replayed.push(stored);
-    const body = stored.body as { error?: { code: ErrorCode; message: string; param?: string; metadata: Record<string, string> } };
-    if (body.error) {
-      const { code, message, param, metadata } = body.error;
-      throw svcError(code, message, { ...(param !== undefined ? { param } : {}), metadata });
-    }
-    return { status: stored.status, body: stored.body };
+  replayed(response: Message): Answer {
+    const answer = JSON.parse((response as CreateUserResponse).user!.externalId!) as Answer;
+    this.replays.push(answer);
+    return answer;
   }
 }
 
@@ -109,6 +103,18 @@ describe("CallPipeline", () => {
   let tenancy: TenancyAdmin;
   let callCount = 0;
   const clock = () => new Date(NOW);
+  const registry = new ServiceRegistry([]);
+
+  function contextOf(method: DescMethod) {
+    return createHandlerContext({
+      service: method.parent,
+      method,
+      protocolName: "test",
+      requestMethod: "POST",
+      url: "/test",
+      contextValues: createContextValues(),
+    });
+  }
 
   before(async () => {
     database = await freshDatabase("pipeline");
@@ -142,22 +148,30 @@ describe("CallPipeline", () => {
 
   beforeEach(() => {
     reported = [];
-    pipeline = new CallPipeline(gate, idempotency, (error, requestId) => reported.push({ error, requestId }));
+    pipeline = new CallPipeline({ gate, idempotency, registry, onInternalError: (error, requestId) => reported.push({ error, requestId }) });
   });
 
-  function newCall(overrides: Partial<Omit<Call, "headers">> = {}): Call {
+  function newCall(overrides: Partial<Omit<Call, "headers" | "caller">> & { authorization?: string | undefined } = {}): Call {
     callCount++;
+    const { authorization, ...rest } = { authorization: `Bearer ${sandboxKey}`, ...overrides };
     return pipeline.newCall({
       requestId: `req_test${callCount}`,
-      transport: "rest",
+      door: "rest",
       method: UsersService.method.createUser,
-      authorization: `Bearer ${sandboxKey}`,
+      caller: { kind: "bearer", authorization },
       version: undefined,
       clientAddress: "192.0.2.1",
       idempotencyKey: undefined,
       takesIdempotencyKey: true,
-      ...overrides,
+      context: contextOf(UsersService.method.createUser),
+      ...rest,
     });
+  }
+
+  /** Runs `call` with `handler`, which reads the principal and reservation from the call's context. */
+  function run(call: Call, handler: RecordingHandler): Promise<Answer> {
+    handler.call = call;
+    return pipeline.run(call, handler);
   }
 
   async function refusal(promise: Promise<unknown>): Promise<CallFailure> {
@@ -193,7 +207,7 @@ describe("CallPipeline", () => {
       it(`refuses ${label} with 401 ${code}, running neither prepare nor execute`, async () => {
         const handler = new RecordingHandler();
         const call = newCall({ authorization, idempotencyKey: uniqueKey("auth") });
-        const failure = await refusal(pipeline.run(call, handler));
+        const failure = await refusal(run(call, handler));
         expectFailure(failure, code, 401, Code.Unauthenticated);
         expect(handler.prepared).to.equal(0);
         expect(handler.executed).to.have.length(0);
@@ -211,7 +225,7 @@ describe("CallPipeline", () => {
       const { key, secret } = await tenancy.createApiKey({ projectId, livemode: false });
       await tenancy.revokeApiKey(key._id);
       const handler = new RecordingHandler();
-      const failure = await refusal(pipeline.run(newCall({ authorization: `Bearer ${secret}` }), handler));
+      const failure = await refusal(run(newCall({ authorization: `Bearer ${secret}` }), handler));
       expectFailure(failure, "api_key_revoked", 401, Code.Unauthenticated);
       expect(handler.executed).to.have.length(0);
     });
@@ -219,7 +233,7 @@ describe("CallPipeline", () => {
     it("refuses an unknown Svc-Version with 400 unsupported_version naming it", async () => {
       const handler = new RecordingHandler();
       const call = newCall({ version: "2020-01-01" });
-      const failure = await refusal(pipeline.run(call, handler));
+      const failure = await refusal(run(call, handler));
       expectFailure(failure, "unsupported_version", 400, Code.InvalidArgument);
       expect(failure.described.message).to.contain("2020-01-01");
       expect(handler.prepared).to.equal(0);
@@ -230,7 +244,7 @@ describe("CallPipeline", () => {
 
     it("accepts the known Svc-Version", async () => {
       const handler = new RecordingHandler();
-      await pipeline.run(newCall({ version: VERSION }), handler);
+      await run(newCall({ version: VERSION }), handler);
       expect(handler.executed).to.have.length(1);
     });
 
@@ -238,12 +252,12 @@ describe("CallPipeline", () => {
       const { key, secret } = await tenancy.createApiKey({ projectId, livemode: false, rateLimit: 2 });
       const handler = new RecordingHandler();
       const first = newCall({ authorization: `Bearer ${secret}` });
-      await pipeline.run(first, handler);
+      await run(first, handler);
       expect(first.headers["X-RateLimit-Limit"]).to.equal("2");
       expect(first.headers["X-RateLimit-Remaining"]).to.equal("1");
-      await pipeline.run(newCall({ authorization: `Bearer ${secret}` }), handler);
+      await run(newCall({ authorization: `Bearer ${secret}` }), handler);
       const third = newCall({ authorization: `Bearer ${secret}`, idempotencyKey: uniqueKey("quota") });
-      const failure = await refusal(pipeline.run(third, handler));
+      const failure = await refusal(run(third, handler));
       expectFailure(failure, "rate_limit_exceeded", 429, Code.ResourceExhausted);
       expect(handler.executed.map((p) => p.apiKeyId)).to.deep.equal([key._id, key._id]);
       expect(handler.prepared).to.equal(2);
@@ -265,25 +279,25 @@ describe("CallPipeline", () => {
         },
       });
       const key = uniqueKey("resend");
-      const failure = await refusal(pipeline.run(newCall({ idempotencyKey: key }), handler));
+      const failure = await refusal(run(newCall({ idempotencyKey: key }), handler));
       expectFailure(failure, "rate_limit_exceeded", 429, Code.ResourceExhausted);
       expect(failure.headers["Retry-After"]).to.equal("42");
       expect(failure.headers["X-RateLimit-Reset"]).to.equal(RESET_SECONDS);
       // A 429 is not kept: a retry with the key runs the method again.
       const retry = new RecordingHandler();
       const call = newCall({ idempotencyKey: key });
-      await pipeline.run(call, retry);
+      await run(call, retry);
       expect(retry.executed).to.have.length(1);
       expect(call.headers).not.to.have.property("Idempotent-Replayed");
     });
 
     it("refuses an Idempotency-Key that is not 1 to 255 visible ASCII characters with 400 idempotency_key_invalid", async () => {
       const handler = new RecordingHandler();
-      const failure = await refusal(pipeline.run(newCall({ idempotencyKey: "has a space" }), handler));
+      const failure = await refusal(run(newCall({ idempotencyKey: "has a space" }), handler));
       expectFailure(failure, "idempotency_key_invalid", 400, Code.InvalidArgument);
       expect(handler.prepared).to.equal(1);
       expect(handler.executed).to.have.length(0);
-      const tooLong = await refusal(pipeline.run(newCall({ idempotencyKey: "k".repeat(256) }), new RecordingHandler()));
+      const tooLong = await refusal(run(newCall({ idempotencyKey: "k".repeat(256) }), new RecordingHandler()));
       expect(tooLong.described.code).to.equal("idempotency_key_invalid");
     });
   });
@@ -292,7 +306,7 @@ describe("CallPipeline", () => {
     it("runs execute once with the key's principal and answers the five headers", async () => {
       const handler = new RecordingHandler();
       const call = newCall();
-      const answer = await pipeline.run(call, handler);
+      const answer = await run(call, handler);
       expect(answer).to.deep.equal({ status: 201, body: { id: "123456789", run: 1 } });
       expect(handler.executed).to.have.length(1);
       expect(handler.executed[0]).to.deep.include({ apiKeyId: sandboxKeyId, projectId, livemode: false, rateLimit: DEFAULT_RATE_LIMIT });
@@ -310,9 +324,9 @@ describe("CallPipeline", () => {
     it("does not claim the key of a method that takes none: both calls run", async () => {
       const key = uniqueKey("read");
       const handler = new RecordingHandler();
-      await pipeline.run(newCall({ idempotencyKey: key, takesIdempotencyKey: false }), handler);
+      await run(newCall({ idempotencyKey: key, takesIdempotencyKey: false }), handler);
       const second = newCall({ idempotencyKey: key, takesIdempotencyKey: false });
-      await pipeline.run(second, handler);
+      await run(second, handler);
       expect(handler.executed).to.have.length(2);
       expect(handler.stored).to.have.length(0);
       expect(second.headers).not.to.have.property("Idempotent-Replayed");
@@ -336,12 +350,12 @@ describe("CallPipeline", () => {
           return { status: 201, body: { id: "123456789" } };
         },
       });
-      const answered = pipeline.run(newCall({ idempotencyKey: key }), handler).then((answer) => {
+      const answered = run(newCall({ idempotencyKey: key }), handler).then((answer) => {
         events.push("answered");
         return answer;
       });
       const records = database.db.collection<{ _id: string; state: string }>("idempotency_keys");
-      const recordId = `rest|${projectId}|test|${key}`;
+      const recordId = `${projectId}|test|${key}`;
       await eventually(
         () => records.findOne({ _id: recordId }),
         (record) => record?.state === "completed",
@@ -354,7 +368,7 @@ describe("CallPipeline", () => {
 
     it("without an Idempotency-Key there is no reservation to defer writes to", async () => {
       let seen: CreationReservation | null | undefined;
-      await pipeline.run(
+      await run(
         newCall(),
         new RecordingHandler({
           execute: async (_principal, reservation) => {
@@ -369,19 +383,18 @@ describe("CallPipeline", () => {
     it("stores nothing when prepare refuses: a corrected retry with the same key runs", async () => {
       const key = uniqueKey("prepare");
       const broken = new RecordingHandler({
-        identity: ["POST", "/v1/users", "{broken"],
         prepare: () => {
           throw svcError("invalid_json", "The request body is not valid JSON.");
         },
       });
-      const failure = await refusal(pipeline.run(newCall({ idempotencyKey: key }), broken));
+      const failure = await refusal(run(newCall({ idempotencyKey: key }), broken));
       expectFailure(failure, "invalid_json", 400, Code.InvalidArgument);
       expect(broken.executed).to.have.length(0);
-      expect(broken.storedErrors).to.have.length(0);
+      expect(broken.stored).to.have.length(0);
 
       const corrected = new RecordingHandler();
       const call = newCall({ idempotencyKey: key });
-      const answer = await pipeline.run(call, corrected);
+      const answer = await run(call, corrected);
       expect(corrected.executed).to.have.length(1);
       expect(answer.status).to.equal(201);
       expect(call.headers).not.to.have.property("Idempotent-Replayed");
@@ -392,16 +405,15 @@ describe("CallPipeline", () => {
       const key = uniqueKey("replay");
       const original = new RecordingHandler();
       const first = newCall({ idempotencyKey: key });
-      const answer = await pipeline.run(first, original);
+      const answer = await run(first, original);
       expect(original.executed).to.have.length(1);
 
       const again = new RecordingHandler();
       const second = newCall({ idempotencyKey: key });
       expect(second.requestId).not.to.equal(first.requestId);
-      const replayed = await pipeline.run(second, again);
+      const replayed = await run(second, again);
       expect(again.executed).to.have.length(0);
-      expect(again.replayed).to.have.length(1);
-      expect(again.replayed[0]).to.deep.equal({ status: 201, body: answer.body, request_id: first.requestId });
+      expect(again.replays).to.deep.equal([answer]);
       expect(replayed).to.deep.equal(answer);
       expect(second.headers["X-Request-Id"]).to.equal(first.requestId);
       expect(second.headers["Idempotent-Replayed"]).to.equal("true");
@@ -411,26 +423,48 @@ describe("CallPipeline", () => {
       expect(second.headers["X-RateLimit-Reset"]).to.equal(RESET_SECONDS);
     });
 
-    it("keeps records per transport: the same key over RPC runs again", async () => {
-      const key = uniqueKey("transport");
-      await pipeline.run(newCall({ idempotencyKey: key, transport: "rest" }), new RecordingHandler());
-      const rpc = new RecordingHandler();
-      const call = newCall({ idempotencyKey: key, transport: "rpc" });
-      await pipeline.run(call, rpc);
-      expect(rpc.executed).to.have.length(1);
-      expect(call.headers).not.to.have.property("Idempotent-Replayed");
+    it("keeps one key space for every door: the same key and request through another door replays", async () => {
+      const key = uniqueKey("doors");
+      const first = newCall({ idempotencyKey: key, door: "rest" });
+      const answer = await run(first, new RecordingHandler());
+      for (const door of ["connect", "grpc", "dashboard"] as const) {
+        const other = new RecordingHandler();
+        const call = newCall({ idempotencyKey: key, door });
+        expect(await run(call, other)).to.deep.equal(answer);
+        expect(other.executed).to.have.length(0);
+        expect(call.headers).to.include({ "Idempotent-Replayed": "true", "X-Request-Id": first.requestId });
+      }
+    });
+
+    it("claims the key of a request its door could not decode: a reused key is told so first, else the refusal frees the key", async () => {
+      const key = uniqueKey("undecodable");
+      await run(newCall({ idempotencyKey: key }), new RecordingHandler());
+      const reused = await refusal(
+        run(newCall({ idempotencyKey: key }), new RecordingHandler({ refusal: svcError("validation_error", "no", { param: "x" }) })),
+      );
+      expectFailure(reused, "idempotency_key_reuse", 422, Code.InvalidArgument);
+
+      const fresh = uniqueKey("undecodable-fresh");
+      const invalid = new RecordingHandler({ refusal: svcError("validation_error", "x is unknown.", { param: "x" }) });
+      const failure = await refusal(run(newCall({ idempotencyKey: fresh }), invalid));
+      expectFailure(failure, "validation_error", 422, Code.InvalidArgument);
+      expect(failure.described.param).to.equal("x");
+      expect(invalid.executed).to.have.length(0);
+      const corrected = new RecordingHandler({ request: { phone: "+14155550199" } });
+      await run(newCall({ idempotencyKey: fresh }), corrected);
+      expect(corrected.executed).to.have.length(1);
     });
 
     it("refuses the same key with a different fingerprint with 422 idempotency_key_reuse", async () => {
       const key = uniqueKey("reuse");
-      await pipeline.run(newCall({ idempotencyKey: key }), new RecordingHandler({ identity: ["POST", "/v1/users", '{"phone":"+14155550100"}'] }));
-      const other = new RecordingHandler({ identity: ["POST", "/v1/users", '{"phone":"+14155550101"}'] });
+      await run(newCall({ idempotencyKey: key }), new RecordingHandler({ request: { phone: "+14155550100" } }));
+      const other = new RecordingHandler({ request: { phone: "+14155550101" } });
       const call = newCall({ idempotencyKey: key });
-      const failure = await refusal(pipeline.run(call, other));
+      const failure = await refusal(run(call, other));
       expectFailure(failure, "idempotency_key_reuse", 422, Code.InvalidArgument);
       expect(failure.described.definition.type).to.equal("idempotency_error");
       expect(other.executed).to.have.length(0);
-      expect(other.replayed).to.have.length(0);
+      expect(other.replays).to.have.length(0);
       expect(failure.headers["X-Request-Id"]).to.equal(call.requestId);
       expect(failure.headers).not.to.have.property("Idempotent-Replayed");
     });
@@ -448,11 +482,11 @@ describe("CallPipeline", () => {
         },
       });
       const first = newCall({ idempotencyKey: key });
-      const firstRun = pipeline.run(first, slow);
+      const firstRun = run(first, slow);
       await running;
 
       const concurrent = new RecordingHandler();
-      const failure = await refusal(pipeline.run(newCall({ idempotencyKey: key }), concurrent));
+      const failure = await refusal(run(newCall({ idempotencyKey: key }), concurrent));
       expectFailure(failure, "idempotency_in_progress", 409, Code.Aborted);
       expect(failure.described.definition.type).to.equal("idempotency_error");
       expect(concurrent.executed).to.have.length(0);
@@ -461,7 +495,7 @@ describe("CallPipeline", () => {
       expect(await firstRun).to.deep.equal({ status: 201, body: { id: "slow" } });
       const after = new RecordingHandler();
       const third = newCall({ idempotencyKey: key });
-      expect(await pipeline.run(third, after)).to.deep.equal({ status: 201, body: { id: "slow" } });
+      expect(await run(third, after)).to.deep.equal({ status: 201, body: { id: "slow" } });
       expect(after.executed).to.have.length(0);
       expect(third.headers["X-Request-Id"]).to.equal(first.requestId);
     });
@@ -475,7 +509,7 @@ describe("CallPipeline", () => {
         },
       });
       const call = newCall({ idempotencyKey: key });
-      const failure = await refusal(pipeline.run(call, broken));
+      const failure = await refusal(run(call, broken));
       expectFailure(failure, "internal_error", 500, Code.Internal);
       expect(failure.described.definition.type).to.equal("api_error");
       expect(failure.message).not.to.contain("secret_detail");
@@ -490,7 +524,7 @@ describe("CallPipeline", () => {
 
       const retry = new RecordingHandler();
       const retryCall = newCall({ idempotencyKey: key });
-      expect(await pipeline.run(retryCall, retry)).to.deep.include({ status: 201 });
+      expect(await run(retryCall, retry)).to.deep.include({ status: 201 });
       expect(retry.executed).to.have.length(1);
       expect(retryCall.headers).not.to.have.property("Idempotent-Replayed");
       expect(retryCall.headers["X-Request-Id"]).to.equal(retryCall.requestId);
@@ -499,13 +533,11 @@ describe("CallPipeline", () => {
     it("reports a Connect internal error that is not the service's own, without storing it", async () => {
       const key = uniqueKey("connect-internal");
       const raw = new ConnectError("socket hang up", Code.Internal);
-      const failure = await refusal(
-        pipeline.run(newCall({ idempotencyKey: key }), new RecordingHandler({ execute: async () => Promise.reject(raw) })),
-      );
+      const failure = await refusal(run(newCall({ idempotencyKey: key }), new RecordingHandler({ execute: async () => Promise.reject(raw) })));
       expect(failure.described.code).to.equal("internal_error");
       expect(reported.map((r) => r.error)).to.deep.equal([raw]);
       const retry = new RecordingHandler();
-      await pipeline.run(newCall({ idempotencyKey: key }), retry);
+      await run(newCall({ idempotencyKey: key }), retry);
       expect(retry.executed).to.have.length(1);
     });
 
@@ -521,18 +553,21 @@ describe("CallPipeline", () => {
           },
         });
         const first = newCall({ idempotencyKey: key });
-        const failure = await refusal(pipeline.run(first, refusing));
+        const failure = await refusal(run(first, refusing));
         expectFailure(failure, code, status, connectCode);
-        expect(refusing.storedErrors.map((s) => [s.described.code, s.requestId])).to.deep.equal([[code, first.requestId]]);
+        const record = await database.db
+          .collection<{ _id: string; response: { status: number; request_id: string } }>("idempotency_keys")
+          .findOne({ _id: `${projectId}|test|${key}` });
+        expect([record?.response.status, record?.response.request_id]).to.deep.equal([status, first.requestId]);
         expect(reported).to.deep.equal([]);
         expect(failure.headers).not.to.have.property("Idempotent-Replayed");
 
         const again = new RecordingHandler();
         const second = newCall({ idempotencyKey: key });
-        const replayed = await refusal(pipeline.run(second, again));
+        const replayed = await refusal(run(second, again));
         expectFailure(replayed, code, status, connectCode);
         expect(again.executed).to.have.length(0);
-        expect(again.replayed.map((r) => [r.status, r.request_id])).to.deep.equal([[status, first.requestId]]);
+        expect(again.replays).to.have.length(0);
         expect(replayed.headers["X-Request-Id"]).to.equal(first.requestId);
         expect(replayed.headers["Idempotent-Replayed"]).to.equal("true");
         expect(replayed.headers["X-RateLimit-Limit"]).to.equal(String(DEFAULT_RATE_LIMIT));
@@ -548,7 +583,7 @@ describe("CallPipeline", () => {
         },
       });
       const first = newCall({ idempotencyKey: key });
-      const failure = await refusal(pipeline.run(first, refusing));
+      const failure = await refusal(run(first, refusing));
       expectFailure(failure, "validation_error", 422, Code.InvalidArgument);
       expect(failure.described.param).to.equal("terms_acceptance.version");
       expect(reported).to.deep.equal([]);
@@ -556,7 +591,7 @@ describe("CallPipeline", () => {
       const again = new RecordingHandler();
       const second = newCall({ idempotencyKey: key });
       if (IdempotencyGuard.isReplayable(422)) {
-        const replayed = await refusal(pipeline.run(second, again));
+        const replayed = await refusal(run(second, again));
         expect(again.executed).to.have.length(0);
         expect(replayed.described.code).to.equal("validation_error");
         expect(replayed.described.param).to.equal("terms_acceptance.version");
@@ -564,7 +599,7 @@ describe("CallPipeline", () => {
         expect(replayed.headers["X-Request-Id"]).to.equal(first.requestId);
       } else {
         // A refusal before the operation ran keeps nothing: the corrected retry runs.
-        await pipeline.run(second, again);
+        await run(second, again);
         expect(again.executed).to.have.length(1);
         expect(second.headers).not.to.have.property("Idempotent-Replayed");
         expect(second.headers["X-Request-Id"]).to.equal(second.requestId);
@@ -582,20 +617,26 @@ describe("CallPipeline", () => {
         uncounted: (limit: number) => ({ limit, remaining: limit, resetSeconds: 55, exceeded: false }),
       } as unknown as RateLimiter;
       const authenticator = { authenticate: async () => Promise.reject(svcError("missing_api_key")) } as unknown as ApiKeyAuthenticator;
-      const failingPipeline = new CallPipeline(new RequestGate(authenticator, failingLimiter, 77), idempotency, (error, requestId) =>
-        reported.push({ error, requestId }),
-      );
+      const failingPipeline = new CallPipeline({
+        gate: new RequestGate(authenticator, failingLimiter, 77),
+        idempotency,
+        registry,
+        onInternalError: (error, requestId) => reported.push({ error, requestId }),
+      });
       const call = failingPipeline.newCall({
         requestId: "req_outage",
-        transport: "rest",
+        door: "rest",
         method: UsersService.method.createUser,
-        authorization: undefined,
+        caller: { kind: "bearer", authorization: undefined },
         version: undefined,
         clientAddress: "192.0.2.9",
         idempotencyKey: undefined,
         takesIdempotencyKey: true,
+        context: contextOf(UsersService.method.createUser),
       });
-      const failure = await refusal(failingPipeline.run(call, new RecordingHandler()));
+      const handler = new RecordingHandler();
+      handler.call = call;
+      const failure = await refusal(failingPipeline.run(call, handler));
       expectFailure(failure, "internal_error", 500, Code.Internal);
       expect(failure.headers).to.include({
         "X-Request-Id": "req_outage",

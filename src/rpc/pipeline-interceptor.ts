@@ -1,21 +1,13 @@
-// Connect, gRPC-Web and gRPC calls of the public services: a thin adapter from the RPC request to the call
-// pipeline (the same steps as REST), storing and replaying the response message for idempotent calls.
-import { create, fromBinary, toBinary, type Message } from "@bufbuild/protobuf";
+// Connect, gRPC-Web and gRPC calls of the public services and of AdminService: a thin adapter from the RPC
+// request to the call pipeline (the same steps as REST and the dashboard), answering a replayed response message
+// in the protocol the call came in.
+import type { Message } from "@bufbuild/protobuf";
 import { createHandlerContext, type Interceptor, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
-import { creationReservationKey } from "../access/creation-reservation.ts";
-import { principalKey } from "../access/principal.ts";
-import { describedMethod } from "../api/public-api.ts";
-import type { ServiceRegistry } from "../api/service-registry.ts";
+import { takesIdempotencyKey } from "../api/idempotent-methods.ts";
 import { svcError } from "../domain/errors.ts";
 import { CallFailure, type CallPipeline } from "../pipeline/call-pipeline.ts";
 import { checkMessageText } from "./message-text.ts";
 import { clientAddressKey, requestIdKey } from "./request-id.ts";
-
-interface StoredRpcAnswer {
-  /** base64 of the response message, or the error to throw again. */
-  message?: string;
-  error?: { code: string; message: string; param?: string; metadata: Record<string, string> };
-}
 
 /**
  * A replay never reaches the handler, so it lacks the headers the protocol handler put on the handler's
@@ -40,7 +32,7 @@ function withHeaders(headers: Headers, values: Record<string, string>): void {
   for (const [name, value] of Object.entries(values)) headers.set(name, value);
 }
 
-/** The context a service sees, for work done outside its methods (bringing a replay up to date). */
+/** The method's context, sharing the request's values: the one the pipeline fills and a replay is refreshed in. */
 function handlerContextOf(request: UnaryRequest) {
   return createHandlerContext({
     service: request.service,
@@ -53,56 +45,33 @@ function handlerContextOf(request: UnaryRequest) {
   });
 }
 
-export function publicInterceptor(pipeline: CallPipeline, registry: ServiceRegistry): Interceptor {
+/** Which caller an RPC door admits: API keys on the public services; the operator, already checked, on AdminService. */
+export type RpcCaller = "api-key" | "admin";
+
+export function pipelineInterceptor(pipeline: CallPipeline, caller: RpcCaller): Interceptor {
   return (next) => async (request) => {
     if (request.stream) throw svcError("route_not_found", "Streaming methods are not served.");
     const call = pipeline.newCall({
       requestId: request.contextValues.get(requestIdKey),
-      transport: "rpc",
+      door: (request.header.get("content-type") ?? "").startsWith("application/grpc") ? "grpc" : caller === "admin" ? "admin" : "connect",
       method: request.method,
-      authorization: request.header.get("authorization"),
+      caller: caller === "admin" ? { kind: "admin" } : { kind: "bearer", authorization: request.header.get("authorization") },
       version: request.header.get("svc-version"),
       clientAddress: request.contextValues.get(clientAddressKey),
       idempotencyKey: request.header.get("idempotency-key"),
-      takesIdempotencyKey: describedMethod(request.method)?.takesIdempotencyKey ?? true,
+      takesIdempotencyKey: takesIdempotencyKey(request.method),
+      context: handlerContextOf(request),
     });
-    const output = request.method.output;
     try {
       const response = await pipeline.run<UnaryResponse>(call, {
-        prepare: () => [request.method.parent.typeName, request.method.name, toBinary(request.method.input, request.message)],
-        execute: async (principal, reservation) => {
+        decode: () => ({ message: request.message }),
+        execute: async () => {
           // The REST decoder applies the same rule to the JSON it decodes.
           checkMessageText(request.method.input, request.message);
-          request.contextValues.set(principalKey, principal).set(creationReservationKey, reservation);
           return (await next(request)) as UnaryResponse;
         },
-        store: (response) => ({
-          status: 200,
-          body: {
-            message: Buffer.from(toBinary(output, create(output, response.message as never))).toString("base64"),
-          } satisfies StoredRpcAnswer,
-        }),
-        storeError: (error) => ({
-          status: error.definition.status,
-          body: {
-            error: {
-              code: error.code,
-              message: error.message,
-              ...(error.param !== undefined ? { param: error.param } : {}),
-              metadata: error.metadata,
-            },
-          } satisfies StoredRpcAnswer,
-        }),
-        replay: async (stored, principal) => {
-          const answer = stored.body as StoredRpcAnswer;
-          if (answer.error) {
-            const { code, message, param, metadata } = answer.error;
-            throw svcError(code as never, message, { ...(param !== undefined ? { param } : {}), metadata });
-          }
-          request.contextValues.set(principalKey, principal);
-          const storedMessage = fromBinary(output, Buffer.from(answer.message ?? "", "base64"));
-          return replayedResponse(request, await registry.refreshReplay(request.method, storedMessage, handlerContextOf(request)));
-        },
+        answerOf: (response) => response.message,
+        replayed: (message) => replayedResponse(request, message),
       });
       withHeaders(response.header, call.headers);
       return response;

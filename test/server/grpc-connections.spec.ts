@@ -60,7 +60,9 @@ interface Session {
 
 function connectSession(address: string, localAddress = "127.0.0.1"): Promise<Session> {
   return new Promise((resolve, reject) => {
-    const session = http2.connect(`http://${address}`, { localAddress });
+    const session = http2.connect(`http://${address}`, {
+      createConnection: () => net.connect({ port: portOf(address), host: "127.0.0.1", localAddress }),
+    });
     const closed = new Promise<number>((done) => session.once("close", () => done(performance.now())));
     const goaway = new Promise<number>((done) => session.once("goaway", (code: number) => done(code)));
     session.on("error", () => {});

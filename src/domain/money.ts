@@ -1,5 +1,7 @@
 // Money rules (docs/contract.md, Money): amounts are integer cents; dollars come in as JSON numbers with at
-// most 2 decimals; fiat amounts are kept in their currency's minor unit. Pure functions, no I/O.
+// most 2 decimals; fiat amounts are kept in their currency's minor unit, rounded on the decimal digits of the
+// number as written (its shortest representation), never on binary floats. Pure functions, no I/O.
+import { decimalOfNumber, decimalPlaces, roundHalfAwayFromZero } from "./decimal.ts";
 import { validationError } from "./errors.ts";
 import { randomBase62 } from "./random.ts";
 
@@ -36,10 +38,9 @@ export function newTransactionId(): string {
 export function centsOf(param: string, value: number, options: { min: number; max?: number } = { min: 1 }): number {
   const max = options.max ?? MAX_AMOUNT_CENTS;
   if (!Number.isFinite(value)) throw validationError(param, `${param} must be a number.`);
-  const text = String(value);
-  const decimals = text.includes("e") ? Number.POSITIVE_INFINITY : (text.split(".")[1]?.length ?? 0);
-  if (decimals > 2) throw validationError(param, `${param} must have at most 2 decimals.`);
-  const cents = Math.round(value * 100);
+  const decimal = decimalOfNumber(value);
+  if (decimalPlaces(decimal) > 2) throw validationError(param, `${param} must have at most 2 decimals.`);
+  const cents = Number(roundHalfAwayFromZero(decimal, 2, 20) ?? Number.POSITIVE_INFINITY);
   if (cents < options.min) throw validationError(param, options.min > 0 ? `${param} must be greater than 0.` : `${param} must not be negative.`);
   if (cents > max) throw validationError(param, `${param} must be at most ${dollars(max)}.`);
   return cents;
@@ -65,20 +66,35 @@ export function currencyExponent(code: string): number | null {
 const SUPPORTED_CURRENCIES = new Set(Intl.supportedValuesOf("currency"));
 const EXPONENTS = new Map<string, number>();
 
-/** An ISO 4217 code in any case, uppercased; default USD. */
+/**
+ * An ISO 4217 code in any case, uppercased; default USD. Three ASCII letters before uppercasing: toUpperCase()
+ * folds some other letters onto ASCII ("ſ" -> "S", "ı" -> "I"), which would read "uſd" as USD.
+ */
 export function fiatCurrencyOf(value: string | undefined): { currency: string; exponent: number } {
-  const currency = (value ?? "USD").toUpperCase();
+  const given = value ?? "USD";
+  const currency = /^[A-Za-z]{3}$/.test(given) ? given.toUpperCase() : "";
   const exponent = currencyExponent(currency);
   if (exponent === null) throw validationError("fiat_currency", "fiat_currency must be an ISO 4217 currency code.");
   return { currency, exponent };
 }
 
-/** A fiat amount rounded to its currency's minor unit (half away from zero), in minor units. */
+/** The largest fiat amount in minor units (within Number's exact integers). */
+const MAX_FIAT_MINOR = 10n ** 15n;
+
+/**
+ * A fiat amount rounded to its currency's minor unit (half away from zero), in minor units. The rounding is done
+ * on the decimal digits of the number's shortest representation: 1.005 USD is 101 cents, 2.5 JPY is 3 yen.
+ */
 export function fiatMinorOf(param: string, value: number, exponent: number): number {
   if (!Number.isFinite(value) || value < 0) throw validationError(param, `${param} must be a number, 0 or more.`);
-  const minor = Math.round(value * 10 ** exponent);
-  if (!Number.isSafeInteger(minor) || minor > 1e15) throw validationError(param, `${param} is too large.`);
-  return minor;
+  const minor = roundHalfAwayFromZero(decimalOfNumber(value), exponent, 16);
+  if (minor === null || minor > MAX_FIAT_MINOR) throw validationError(param, `${param} is too large.`);
+  return Number(minor);
+}
+
+/** Cents of USD at parity in a currency's minor unit, rounded half away from zero on decimal digits. */
+export function parityMinorOf(cents: number, exponent: number): number {
+  return Number(roundHalfAwayFromZero(decimalOfNumber(cents), exponent - 2, 20) ?? Number.NaN);
 }
 
 export function fiatAmount(minor: number, exponent: number): number {

@@ -38,6 +38,7 @@ import {
   fiatMinorOf,
   MAX_COMPLETE_AFTER_SECONDS,
   newTransactionId,
+  parityMinorOf,
   SANDBOX_WITHDRAWAL_PROCESSING_MS,
   TRANSACTION_STATUSES,
   TRANSACTION_TYPES,
@@ -163,7 +164,7 @@ export class TransactionsServiceImpl implements ServiceImpl<typeof TransactionsS
         fiat_currency: fiat.currency,
         fiat_exponent: fiat.exponent,
         // Svc holds no exchange rates: the fiat amount is the USD amount at parity, in the currency's minor unit.
-        fiat_amount_minor: Math.round((amount / 100) * 10 ** fiat.exponent),
+        fiat_amount_minor: parityMinorOf(amount, fiat.exponent),
         description: request.description ?? null,
         simulated: !scope.livemode,
         reference: null,

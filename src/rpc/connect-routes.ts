@@ -2,8 +2,9 @@
 // reflection services), and one Connect router definition of them for every server: Fastify (Connect,
 // gRPC-Web) and the HTTP/2 gRPC server.
 import type { DescService } from "@bufbuild/protobuf";
-import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
+import { createServiceImplSpec, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
 import type { RegisteredService, ServiceRegistry } from "../api/service-registry.ts";
+import { numberCheckingTextDecoder } from "./json-number-strings.ts";
 
 export interface RpcService {
   service: DescService;
@@ -29,13 +30,20 @@ export function rpcServices(
 export function connectRoutes(services: readonly RpcService[]) {
   return (router: ConnectRouter): void => {
     for (const { service, implementation, interceptors } of services) {
-      router.service(service, implementation as never, {
-        interceptors,
-        // JSON requests (Connect, gRPC-Web, gRPC) refuse unknown fields with InvalidArgument, as REST refuses
-        // them with 422, instead of dropping them silently. JSON answers use the proto field names (snake_case),
-        // the names of the contract and of REST, for every service alike; JSON requests may use either name.
-        jsonOptions: { ignoreUnknownFields: false, useProtoFieldName: true },
-      });
+      // One registration per method (what router.service does, method by method), so that each method's JSON
+      // requests are decoded with a text decoder that knows its input (json-number-strings.ts).
+      for (const { method, impl } of Object.values(createServiceImplSpec(service, implementation as never).methods)) {
+        const jsonOptions = {
+          // JSON requests (Connect, gRPC-Web, gRPC) refuse unknown fields with InvalidArgument, as REST refuses
+          // them with 422, instead of dropping them silently. JSON answers use the proto field names (snake_case),
+          // the names of the contract and of REST, for every service alike; JSON requests may use either name.
+          ignoreUnknownFields: false,
+          useProtoFieldName: true,
+          // A number given as a string must be a decimal literal.
+          textDecoder: numberCheckingTextDecoder(method.input),
+        };
+        router.rpc(method, impl as never, { interceptors, jsonOptions });
+      }
     }
   };
 }

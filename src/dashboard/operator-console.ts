@@ -3,6 +3,7 @@
 // come from read-only queries, since AdminService has no list methods.
 import { AdminService } from "../../gen/svc/admin/v1/admin_pb.ts";
 import { UsersService } from "../../gen/svc/v1/users_pb.ts";
+import { decimalLiteralValue } from "../domain/decimal.ts";
 import { svcError } from "../domain/errors.ts";
 import { PROFILE_FIELD_NAMES } from "../domain/signup-flow.ts";
 import { signupConfigJson } from "../representations/users.ts";
@@ -190,9 +191,8 @@ export function registerOperatorConsole(router: ConsoleRouter): void {
   }
   router.action(O, "/operator/projects/:id/keys", projectBack, async (ctx) => {
     const limitText = ctx.form.get("rate_limit") ?? "";
-    const rateLimit = limitText === "" ? undefined : Number(limitText);
-    if (rateLimit !== undefined && !Number.isInteger(rateLimit))
-      throw svcError("validation_error", "rate_limit must be a whole number.", { param: "rate_limit" });
+    const rateLimit = limitText === "" ? undefined : decimalLiteralValue(limitText, { exponent: false, integer: true });
+    if (rateLimit === null) throw svcError("validation_error", "rate_limit must be a whole number.", { param: "rate_limit" });
     const answer = await ctx.call(AdminService.method.createApiKey, {
       projectId: ctx.params.id!,
       livemode: ctx.form.get("livemode") === "true",
@@ -214,9 +214,8 @@ export function registerOperatorConsole(router: ConsoleRouter): void {
     const enabled = new Set(ctx.form.getAll("enabled"));
     const required = new Set(ctx.form.getAll("required"));
     const minAge = ctx.form.get("min_age") ?? "";
-    const minAgeNumber = minAge === "" ? undefined : Number(minAge);
-    if (minAgeNumber !== undefined && !Number.isInteger(minAgeNumber))
-      throw svcError("validation_error", "min_age must be a whole number.", { param: "min_age" });
+    const minAgeNumber = minAge === "" ? undefined : decimalLiteralValue(minAge, { exponent: false, integer: true });
+    if (minAgeNumber === null) throw svcError("validation_error", "min_age must be a whole number.", { param: "min_age" });
     await ctx.call(AdminService.method.publishSignupFlow, {
       projectId: ctx.params.id!,
       livemode: ctx.form.get("livemode") === "true",

@@ -7,6 +7,7 @@ import { KycSessionsService, PhoneVerificationService, SandboxService, type KycS
 import { SandboxTransactionsService, TransactionsService } from "../../gen/svc/v1/transactions_pb.ts";
 import { UsersService } from "../../gen/svc/v1/users_pb.ts";
 import { WebhookEndpointsService, type WebhookDelivery, type WebhookEndpoint, type WebhookTest } from "../../gen/svc/v1/webhook_endpoints_pb.ts";
+import { decimalLiteralValue } from "../domain/decimal.ts";
 import { describeError, svcError } from "../domain/errors.ts";
 import { eventJson } from "../representations/events.ts";
 import { kycSessionJson, phoneVerificationJson } from "../representations/identity.ts";
@@ -274,12 +275,19 @@ export function registerProjectConsole(router: ConsoleRouter): void {
     )}</section>`;
   }
 
-  /** A form's decimal field as a number (the service validates it, as it does the API's JSON numbers). */
-  function numberField(ctx: ConsoleContext, name: string): number | undefined {
-    const text = (ctx.form.get(name) ?? "").trim();
+  /**
+   * A form's number field, empty for none: a plain decimal literal (no sign but "-", no exponent, no spaces, no
+   * hexadecimal, binary or octal form), a whole one where `integer`. The service validates the value, as it does
+   * the API's JSON numbers.
+   */
+  function numberField(ctx: ConsoleContext, name: string, integer = false): number | undefined {
+    const text = ctx.form.get(name) ?? "";
     if (text === "") return undefined;
-    const value = Number(text);
-    if (!Number.isFinite(value)) throw svcError("validation_error", `${name} must be a number.`, { param: name });
+    const value = decimalLiteralValue(text, { exponent: false, integer });
+    if (value === null) {
+      const message = integer ? `${name} must be a whole number.` : `${name} must be a decimal number such as 12.50.`;
+      throw svcError("validation_error", message, { param: name });
+    }
     return value;
   }
 
@@ -287,7 +295,7 @@ export function registerProjectConsole(router: ConsoleRouter): void {
     const amount = numberField(ctx, "amount_usd");
     if (amount === undefined) throw svcError("validation_error", "amount_usd is required.", { param: "amount_usd" });
     const fee = numberField(ctx, "fee_usd");
-    const after = numberField(ctx, "complete_after_seconds");
+    const after = numberField(ctx, "complete_after_seconds", true);
     const currency = (ctx.form.get("fiat_currency") ?? "").trim();
     const answer = await ctx.call(SandboxTransactionsService.method.createSandboxDeposit, {
       userId,
@@ -606,10 +614,12 @@ export function registerProjectConsole(router: ConsoleRouter): void {
     return { redirect: "/dashboard/webhooks", notice: "Endpoint deleted." };
   });
   router.action(P, "/webhooks/:id/rotate", back, async (ctx) => {
-    const hours = Number(ctx.form.get("grace_period_hours") ?? "");
-    if (!Number.isInteger(hours))
-      throw svcError("validation_error", "grace_period_hours must be a whole number of hours.", { param: "grace_period_hours" });
-    const answer = await ctx.call(WebhookEndpointsService.method.rotateWebhookEndpointSecret, { id: ctx.params.id!, gracePeriodHours: hours });
+    // Empty: the method's default grace period.
+    const hours = numberField(ctx, "grace_period_hours", true);
+    const answer = await ctx.call(WebhookEndpointsService.method.rotateWebhookEndpointSecret, {
+      id: ctx.params.id!,
+      ...(hours !== undefined ? { gracePeriodHours: hours } : {}),
+    });
     return { render: await endpointPage(ctx, ctx.params.id!, secretOnce("new-secret", "New signing secret", answer.webhookEndpoint!.secret ?? "")) };
   });
   router.action(P, "/webhooks/:id/test", back, async (ctx) => {

@@ -27,6 +27,11 @@ export interface StoredKycSession {
   previous_kyc_status: KycStatus;
   created_at: Date;
   updated_at: Date;
+  /**
+   * The stamps (moveStamp) of the Idempotency-Keys whose calls moved the session, one per such move, each
+   * written with its move; absent until a call with a key moves it.
+   */
+  moved_by?: string[];
 }
 
 /** How many finished sessions a user document keeps; older finished ones move to the archive. */

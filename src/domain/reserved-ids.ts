@@ -43,3 +43,24 @@ export function reservedKycSessionId(seed: string): string {
 export function derivedTransactionId(seed: string, kind: string): string {
   return `txn_${base62Of(createHmac("sha256", seed).update(`transaction:${kind}`).digest())}`;
 }
+
+/**
+ * What a move made under an Idempotency-Key leaves on what it moved, in the write that applies it: derived from
+ * the key's seed and the move, so that a retry of that request (and only of that request) recognises the move
+ * its earlier run applied. The seed itself stays with the key's record.
+ */
+export function moveStamp(seed: string, move: string): string {
+  return `mv_${base62Of(reservedBytes(seed, `move:${move}`, 0))}`;
+}
+
+/** The stamp a move leaves, and whether an earlier run of its request may have applied it already. */
+export interface MoveMark {
+  stamp: string;
+  /** An earlier run holding the same key died or failed with a 5xx: look for its stamp before moving. */
+  resumed: boolean;
+}
+
+/** The mark of `move` for a call's reservation (its Idempotency-Key's seed), or null when it has no key. */
+export function moveMarkOf(reservation: { seed: string; resumed: boolean } | null, move: string): MoveMark | null {
+  return reservation ? { stamp: moveStamp(reservation.seed, move), resumed: reservation.resumed } : null;
+}

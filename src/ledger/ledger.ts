@@ -5,6 +5,7 @@
 // the invariant and why it holds.
 import type { Clock } from "../domain/clock.ts";
 import { svcError } from "../domain/errors.ts";
+import type { MoveMark } from "../domain/reserved-ids.ts";
 import {
   FINAL_STATUSES,
   SANDBOX_FAILING_WITHDRAWAL_CENTS,
@@ -65,6 +66,8 @@ export interface MoveOptions {
   failureMessage?: string;
   /** Only deposits, or only withdrawals, may be moved (cancel: withdrawals). */
   onlyType?: TransactionRecord["type"];
+  /** The call's Idempotency-Key, as the stamp its move leaves on the transaction; absent or null without one. */
+  mark?: MoveMark | null;
 }
 
 const isFinal = (status: TransactionStatus) => FINAL_STATUSES.includes(status);
@@ -242,6 +245,9 @@ export class Ledger {
   /**
    * Moves a transaction to `to` from one of `options.from`: 404 transaction_not_found when the caller cannot see
    * it, 409 invalid_state from any other status. Of two concurrent moves one wins; the other sees the new status.
+   * A move with an Idempotency-Key stamps the transaction in the write that applies it; a resumed run of the same
+   * request that finds its stamp on the transaction in the status it moves to answers it as the first run would
+   * have (its events were written with the move), where any other mover's transaction is 409 invalid_state.
    */
   async move(id: string, to: Outcome, options: MoveOptions): Promise<TransactionRecord> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
@@ -253,14 +259,25 @@ export class Ledger {
       if (options.onlyType && current.type !== options.onlyType) {
         throw svcError("invalid_state", `Only a pending withdrawal can be canceled; this is a ${current.type}.`);
       }
+      const mark = options.mark ?? null;
+      if (mark?.resumed && current.moved_by === mark.stamp && current.status === to) {
+        await this.finishResumed(holder, current);
+        return current;
+      }
       if (!options.from.includes(current.status) || !holder) {
         throw svcError("invalid_state", `The transaction is ${current.status}.`);
       }
-      const next = this.nextRecord(current, to, options.failureCode ?? null, options.failureMessage ?? null);
+      const next = this.nextRecord(current, to, options.failureCode ?? null, options.failureMessage ?? null, mark?.stamp ?? null);
       const done = await this.write(current, next);
       if (done) return next;
     }
     throw new Error(`transaction ${id}: too many concurrent changes while settling`);
+  }
+
+  /** The transaction of this id in any tenant (internal callers): its ledger state while in flight, else its projection. */
+  async find(id: string): Promise<TransactionRecord | null> {
+    const holder = await this.deps.wallets.findHolder(id);
+    return (holder ? ledgerOf(holder).inflight.find((r) => r.id === id) : undefined) ?? (await this.deps.transactions.findById(id));
   }
 
   /** The transaction as the caller may see it, or 404 transaction_not_found. */
@@ -349,8 +366,31 @@ export class Ledger {
     await this.write(processing, { ...processing, next_step_at: null, version: processing.version + 1, updated_at: this.deps.clock() });
   }
 
-  /** The record after a move: new status, failure, when the simulator acts next, one version more. */
-  private nextRecord(current: TransactionRecord, to: Outcome, failureCode: string | null, failureMessage: string | null): TransactionRecord {
+  /**
+   * What a move found applied by an earlier run of its request may have left undone: the projection and
+   * compaction while the transaction is still in flight, and the relay of its owner's outbox (the move's events).
+   */
+  private async finishResumed(holder: UserWithLedger | null, record: TransactionRecord): Promise<void> {
+    if (holder) {
+      const owner = { _id: holder._id, project_id: holder.project_id, livemode: holder.livemode, opens: ledgerOf(holder).opens };
+      await this.afterWrite(owner, record, holder.outbox ?? []);
+      return;
+    }
+    const owner = await this.deps.wallets.findById(record.user_id).catch((error: unknown) => this.deps.onBackgroundError(error));
+    if (owner && (owner.outbox ?? []).length > 0) await this.deps.relay.relayUserOutbox(owner).catch(this.deps.onBackgroundError);
+  }
+
+  /**
+   * The record after a move: new status, failure, when the simulator acts next, one version more, and the stamp
+   * of the Idempotency-Key whose call made it (null for the simulator's steps and calls without a key).
+   */
+  private nextRecord(
+    current: TransactionRecord,
+    to: Outcome,
+    failureCode: string | null,
+    failureMessage: string | null,
+    movedBy: string | null = null,
+  ): TransactionRecord {
     const now = this.deps.clock();
     let nextStep: Date | null = null;
     if (to === "processing") {
@@ -366,6 +406,7 @@ export class Ledger {
       next_step_at: nextStep,
       updated_at: now,
       version: current.version + 1,
+      moved_by: movedBy,
     };
   }
 

@@ -1,6 +1,6 @@
 // svc.admin.v1.AdminService: internal administration over Connect and gRPC (never under /v1).
 import { create } from "@bufbuild/protobuf";
-import type { ServiceImpl } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
   GetApiKeyResponseSchema,
   GetOrganizationResponseSchema,
@@ -42,10 +42,11 @@ import {
   type UpdateOrganizationRequest,
   type UpdateProjectRequest,
 } from "../../gen/svc/admin/v1/admin_pb.ts";
+import { reservationOf } from "../access/creation-reservation.ts";
 import type { Clock } from "../domain/clock.ts";
 import { USER_ID_PATTERN } from "../domain/ids.ts";
 import { centsOf, failureCodeOf, feeCentsOf } from "../domain/money.ts";
-import { derivedTransactionId } from "../domain/reserved-ids.ts";
+import { derivedTransactionId, moveMarkOf } from "../domain/reserved-ids.ts";
 import { codePointLength } from "../domain/text.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import { transactionMessage } from "../messages/transaction-messages.ts";
@@ -165,7 +166,7 @@ export class AdminServiceImpl implements ServiceImpl<typeof AdminService> {
   }
 
   /** A provider's outcome for a pending or processing transaction (else 409 invalid_state). */
-  async settleTransaction(request: SettleTransactionRequest) {
+  async settleTransaction(request: SettleTransactionRequest, context: HandlerContext) {
     if (request.outcome !== "completed" && request.outcome !== "failed") throw validationError("outcome", "outcome must be completed or failed.");
     const failed =
       request.outcome === "failed"
@@ -175,6 +176,7 @@ export class AdminServiceImpl implements ServiceImpl<typeof AdminService> {
       scope: null,
       from: ["pending", "processing"],
       ...failed,
+      mark: moveMarkOf(reservationOf(context), `transaction:settle:${request.outcome}`),
     });
     return create(SettleTransactionResponseSchema, { transaction: transactionMessage(record) });
   }
@@ -202,13 +204,15 @@ export class AdminServiceImpl implements ServiceImpl<typeof AdminService> {
     return create(PublishSignupFlowResponseSchema, { signupConfig: signupConfigMessage(flow) });
   }
 
-  async suspendUser(request: SuspendUserRequest) {
-    const user = await this.deps.lifecycle.setSuspended(await this.scopeOf(request.projectId, request.livemode), request.userId, true);
+  async suspendUser(request: SuspendUserRequest, context: HandlerContext) {
+    const scope = await this.scopeOf(request.projectId, request.livemode);
+    const user = await this.deps.lifecycle.setSuspended(scope, request.userId, true, moveMarkOf(reservationOf(context), "user:suspend"));
     return create(SuspendUserResponseSchema, { user: userMessage(user) });
   }
 
-  async unsuspendUser(request: UnsuspendUserRequest) {
-    const user = await this.deps.lifecycle.setSuspended(await this.scopeOf(request.projectId, request.livemode), request.userId, false);
+  async unsuspendUser(request: UnsuspendUserRequest, context: HandlerContext) {
+    const scope = await this.scopeOf(request.projectId, request.livemode);
+    const user = await this.deps.lifecycle.setSuspended(scope, request.userId, false, moveMarkOf(reservationOf(context), "user:unsuspend"));
     return create(UnsuspendUserResponseSchema, { user: userMessage(user) });
   }
 
@@ -232,12 +236,13 @@ export class AdminServiceImpl implements ServiceImpl<typeof AdminService> {
   }
 
   /** A live provider's decision on a session (requires_input or processing, else 409 invalid_state). */
-  async recordKycDecision(request: RecordKycDecisionRequest) {
+  async recordKycDecision(request: RecordKycDecisionRequest, context: HandlerContext) {
     if (request.decision !== "approved" && request.decision !== "rejected") {
       throw validationError("decision", "decision must be approved or rejected.");
     }
     const reason = checkRejectionReason(request.reason);
-    const { user, session } = await this.deps.kyc.move(null, request.sessionId, request.decision === "approved" ? "approve" : "reject", reason);
+    const move = request.decision === "approved" ? "approve" : "reject";
+    const { user, session } = await this.deps.kyc.move(null, request.sessionId, move, reason, moveMarkOf(reservationOf(context), `kyc:${move}`));
     return create(RecordKycDecisionResponseSchema, { kycSession: kycSessionMessage(user, session) });
   }
 

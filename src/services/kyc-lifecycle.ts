@@ -22,6 +22,7 @@ import {
   type KycStatus,
   type StoredKycSession,
 } from "../domain/kyc.ts";
+import type { MoveMark } from "../domain/reserved-ids.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import { kycEvent } from "../events/event-factory.ts";
 import type { EventRelay } from "../events/event-relay.ts";
@@ -159,17 +160,25 @@ export class KycLifecycle {
 
   /**
    * Moves a session (submit, approve, reject, cancel): 409 invalid_state from any other status. A decision
-   * writes the user's kyc_status and its `kyc.*` event in the same update, then relays the event.
+   * writes the user's kyc_status and its `kyc.*` event in the same update, then relays the event. A move with an
+   * Idempotency-Key (`mark`) adds its stamp to the session in that update; a resumed run of the same request
+   * that finds its stamp there answers the session as it is (its event was written with the move) instead of
+   * 409 invalid_state, which any other mover's session still gets.
    */
   async move(
     scope: TenantScope | null,
     sessionId: string,
     move: KycMove,
     reason: string | null = null,
+    mark: MoveMark | null = null,
   ): Promise<{ user: UserDocument; session: StoredKycSession }> {
     let { user, session } = await this.find(scope, sessionId);
     const tenant = { projectId: user.project_id, livemode: user.livemode };
     for (;;) {
+      if (mark?.resumed && session.moved_by?.includes(mark.stamp)) {
+        if (user.outbox.length > 0) await this.deps.relay.relayUserOutbox(user).catch(this.deps.onBackgroundError);
+        return { user, session };
+      }
       checkMove(session, move);
       const now = this.deps.clock();
       const kycStatus = kycStatusAfter(move, session);
@@ -178,6 +187,7 @@ export class KycLifecycle {
         status: moveOf(move).to,
         updated_at: now,
         ...(move === "reject" ? { last_error: { code: KYC_REJECTED_ERROR_CODE, reason } } : {}),
+        ...(mark ? { moved_by: [...(session.moved_by ?? []), mark.stamp] } : {}),
       };
       const next = (user.kyc_sessions ?? []).map((s) => (s.id === session.id ? moved : s));
       const eventType = kycEventTypeOf(move);

@@ -25,7 +25,7 @@ import {
 import { reservationOf } from "../access/creation-reservation.ts";
 import { tenantOf } from "../access/principal.ts";
 import { checkRejectionReason, checkReturnUrl } from "../domain/kyc.ts";
-import { reservedKycSessionId } from "../domain/reserved-ids.ts";
+import { moveMarkOf, reservedKycSessionId } from "../domain/reserved-ids.ts";
 import { kycSessionMessage } from "../messages/identity-messages.ts";
 import type { KycLifecycle } from "./kyc-lifecycle.ts";
 import { listParameters, pageInMemory } from "./pagination.ts";
@@ -59,7 +59,7 @@ export class KycSessionsServiceImpl implements ServiceImpl<typeof KycSessionsSer
   }
 
   async cancelKycSession(request: CancelKycSessionRequest, context: HandlerContext) {
-    const { user, session } = await this.kyc.move(tenantOf(context), request.id, "cancel");
+    const { user, session } = await this.kyc.move(tenantOf(context), request.id, "cancel", null, moveMarkOf(reservationOf(context), "kyc:cancel"));
     return create(CancelKycSessionResponseSchema, { kycSession: kycSessionMessage(user, session) });
   }
 }
@@ -68,18 +68,18 @@ export class SandboxServiceImpl implements ServiceImpl<typeof SandboxService> {
   constructor(private readonly kyc: KycLifecycle) {}
 
   async submitKycSession(request: SubmitKycSessionRequest, context: HandlerContext) {
-    const { user, session } = await this.kyc.move(tenantOf(context), request.id, "submit");
+    const { user, session } = await this.kyc.move(tenantOf(context), request.id, "submit", null, moveMarkOf(reservationOf(context), "kyc:submit"));
     return create(SubmitKycSessionResponseSchema, { kycSession: kycSessionMessage(user, session) });
   }
 
   async approveKycSession(request: ApproveKycSessionRequest, context: HandlerContext) {
-    const { user, session } = await this.kyc.move(tenantOf(context), request.id, "approve");
+    const { user, session } = await this.kyc.move(tenantOf(context), request.id, "approve", null, moveMarkOf(reservationOf(context), "kyc:approve"));
     return create(ApproveKycSessionResponseSchema, { kycSession: kycSessionMessage(user, session) });
   }
 
   async rejectKycSession(request: RejectKycSessionRequest, context: HandlerContext) {
     const reason = checkRejectionReason(request.reason);
-    const { user, session } = await this.kyc.move(tenantOf(context), request.id, "reject", reason);
+    const { user, session } = await this.kyc.move(tenantOf(context), request.id, "reject", reason, moveMarkOf(reservationOf(context), "kyc:reject"));
     return create(RejectKycSessionResponseSchema, { kycSession: kycSessionMessage(user, session) });
   }
 }

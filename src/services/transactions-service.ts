@@ -22,7 +22,7 @@ import {
   type TransactionsService,
 } from "../../gen/svc/v1/transactions_pb.ts";
 import { finishBeforeAnswer, reservationOf } from "../access/creation-reservation.ts";
-import { derivedTransactionId } from "../domain/reserved-ids.ts";
+import { derivedTransactionId, moveMarkOf } from "../domain/reserved-ids.ts";
 import { tenantOf } from "../access/principal.ts";
 import type { Clock } from "../domain/clock.ts";
 import { svcError, validationError } from "../domain/errors.ts";
@@ -178,7 +178,12 @@ export class TransactionsServiceImpl implements ServiceImpl<typeof TransactionsS
   }
 
   async cancelTransaction(request: CancelTransactionRequest, context: HandlerContext) {
-    const record = await this.deps.ledger.move(request.id, "canceled", { scope: tenantOf(context), from: ["pending"], onlyType: "withdrawal" });
+    const record = await this.deps.ledger.move(request.id, "canceled", {
+      scope: tenantOf(context),
+      from: ["pending"],
+      onlyType: "withdrawal",
+      mark: moveMarkOf(reservationOf(context), "transaction:cancel"),
+    });
     return create(CancelTransactionResponseSchema, { transaction: transactionMessage(record) });
   }
 }
@@ -219,7 +224,11 @@ export class SandboxTransactionsServiceImpl implements ServiceImpl<typeof Sandbo
   }
 
   async completeSandboxTransaction(request: CompleteSandboxTransactionRequest, context: HandlerContext) {
-    const record = await this.deps.ledger.move(request.id, "completed", { scope: sandboxScope(context), from: ["pending", "processing"] });
+    const record = await this.deps.ledger.move(request.id, "completed", {
+      scope: sandboxScope(context),
+      from: ["pending", "processing"],
+      mark: moveMarkOf(reservationOf(context), "transaction:complete"),
+    });
     return create(CompleteSandboxTransactionResponseSchema, { transaction: transactionMessage(record) });
   }
 
@@ -230,6 +239,7 @@ export class SandboxTransactionsServiceImpl implements ServiceImpl<typeof Sandbo
       from: ["pending", "processing"],
       failureCode: code,
       failureMessage: "Failed by the sandbox simulator.",
+      mark: moveMarkOf(reservationOf(context), "transaction:fail"),
     });
     return create(FailSandboxTransactionResponseSchema, { transaction: transactionMessage(record) });
   }

@@ -34,6 +34,11 @@ export interface TransactionRecord {
   updated_at: Date;
   /** 1 at creation, +1 at every change. */
   version: number;
+  /**
+   * The stamp (moveStamp) of the Idempotency-Key whose call made the move to the current final status; null or
+   * absent when no keyed call made it (the simulator, a call without a key, or not moved yet).
+   */
+  moved_by?: string | null;
 }
 
 export type TransactionDocument = Omit<TransactionRecord, "id"> & { _id: string };

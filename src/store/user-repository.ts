@@ -55,7 +55,15 @@ export interface UserDocument {
   kyc_sessions?: StoredKycSession[];
   /** Incremented by every write of `kyc_sessions`: each is made only if none happened since it was read. */
   kyc_rev?: number;
+  /**
+   * The stamps (moveStamp) of the Idempotency-Keys whose calls changed `suspended` lately (the newest
+   * SUSPENSION_STAMPS_KEPT), each written with its change; absent until a call with a key changes it.
+   */
+  suspension_moved_by?: string[];
 }
+
+/** How many stamps of suspension changes a user keeps: enough for the changes a key's lifetime sees. */
+export const SUSPENSION_STAMPS_KEPT = 10;
 
 /** Exact-match filters of the user list. */
 export interface UserListFilters {

@@ -45,19 +45,21 @@ import {
 import { reservationOf } from "../access/creation-reservation.ts";
 import type { Clock } from "../domain/clock.ts";
 import { USER_ID_PATTERN } from "../domain/ids.ts";
+import { depositFingerprint } from "../domain/deposit-fingerprint.ts";
 import { centsOf, failureCodeOf, feeCentsOf } from "../domain/money.ts";
 import { derivedTransactionId, moveMarkOf } from "../domain/reserved-ids.ts";
 import { codePointLength } from "../domain/text.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import { transactionMessage } from "../messages/transaction-messages.ts";
 import { depositFiat, newTransaction } from "./transactions-service.ts";
-import { svcError, validationError } from "../domain/errors.ts";
+import { describeError, svcError, validationError } from "../domain/errors.ts";
 import { checkPublishedObject } from "../domain/event-objects.ts";
 import type { EventType } from "../domain/event-types.ts";
 import { buildSignupFlow } from "../domain/signup-flow.ts";
 import { publishedEvent } from "../events/event-factory.ts";
 import type { ProjectRepository } from "../store/project-repository.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
+import type { TransactionRecord, TransactionRepository } from "../store/transaction-repository.ts";
 import type { UserRepository } from "../store/user-repository.ts";
 import { eventMessage } from "../messages/event-messages.ts";
 import type { EventRelay } from "../events/event-relay.ts";
@@ -75,6 +77,7 @@ export interface AdminServiceDependencies {
   tenancy: TenancyAdmin;
   projects: ProjectRepository;
   users: UserRepository;
+  transactions: TransactionRepository;
   settings: TenantSettings;
   lifecycle: UserLifecycle;
   kyc: KycLifecycle;
@@ -135,7 +138,12 @@ export class AdminServiceImpl implements ServiceImpl<typeof AdminService> {
     return create(UpdateProjectResponseSchema, { project: projectMessage(project) });
   }
 
-  /** A deposit a provider reported; the same reference (per project and environment) answers the same transaction. */
+  /**
+   * A deposit a provider reported. Its reference (per project and environment) is its idempotency key: the same
+   * reference with the same request (user, amounts, currency) answers the same transaction; with another, 422
+   * idempotency_key_reuse. The first request takes the reference before the deposit is opened, so of concurrent
+   * requests for different users only one can open it.
+   */
   async recordDeposit(request: RecordDepositRequest) {
     const amount = centsOf("amount_usd", request.amountUsd);
     const fee = feeCentsOf(request.feeUsd, amount);
@@ -162,7 +170,25 @@ export class AdminServiceImpl implements ServiceImpl<typeof AdminService> {
       },
       now,
     );
-    return create(RecordDepositResponseSchema, { transaction: transactionMessage(await this.deps.ledger.open(scope, record, true)) });
+    const fingerprint = depositFingerprint(record);
+    const reuse = () =>
+      svcError("idempotency_key_reuse", "This reference was recorded for another deposit (user, amount, fee or currency).", { param: "reference" });
+    // A deposit recorded before references were taken has no holder: its stored fields say what it was.
+    const existing = await this.deps.ledger.find(record.id);
+    if (existing && depositFingerprint(existing) !== fingerprint) throw reuse();
+    if (!existing && (await this.deps.transactions.takeReference(record.id, fingerprint, now)) !== fingerprint) throw reuse();
+    let opened: TransactionRecord;
+    try {
+      opened = await this.deps.ledger.open(scope, record, true);
+    } catch (error) {
+      // Refused (404, 409) with nothing opened: the reference is free again for a corrected request.
+      if (!existing && describeError(error).definition.status < 500 && !(await this.deps.ledger.find(record.id))) {
+        await this.deps.transactions.releaseReference(record.id, fingerprint);
+      }
+      throw error;
+    }
+    if (depositFingerprint(opened) !== fingerprint) throw reuse();
+    return create(RecordDepositResponseSchema, { transaction: transactionMessage(opened) });
   }
 
   /** A provider's outcome for a pending or processing transaction (else 409 invalid_state). */

@@ -41,6 +41,15 @@ export interface TransactionRecord {
   moved_by?: string | null;
 }
 
+/** A deposit reference taken by its first request (RecordDeposit): what that request was, before it is opened. */
+interface DepositReferenceDocument {
+  /** The transaction id the reference derives. */
+  _id: string;
+  /** depositFingerprint of the request that took it. */
+  fingerprint: string;
+  created_at: Date;
+}
+
 export type TransactionDocument = Omit<TransactionRecord, "id"> & { _id: string };
 
 export function toDocument(record: TransactionRecord): TransactionDocument {
@@ -58,9 +67,11 @@ export class TransactionRepository {
   /** Projections written at the same moment (many requests, a sweep) share one command. */
   private readonly batchedUpsert: ReturnType<typeof batchedUpdate<TransactionDocument>>;
   private readonly batchedInsertNew: ReturnType<typeof batchedInsert<TransactionDocument>>;
+  private readonly references: Collection<DepositReferenceDocument>;
 
   constructor(db: Db) {
     this.collection = db.collection<TransactionDocument>("transactions");
+    this.references = db.collection<DepositReferenceDocument>("deposit_references");
     this.batchedUpsert = batchedUpdate(this.collection);
     this.batchedInsertNew = batchedInsert(this.collection);
   }
@@ -90,6 +101,28 @@ export class TransactionRepository {
     });
     // A duplicate key: the upsert met a document of this version or later, nothing to do.
     if (error && error.code !== 11000) throwDocumentError(error);
+  }
+
+  /**
+   * Takes the deposit reference of transaction `id` for the request `fingerprint`, unless a request took it
+   * before: answers the fingerprint of the request holding it (this one's when it took it now). One insert under
+   * the unique id, so of concurrent requests for different wallets exactly one holds the reference.
+   */
+  async takeReference(id: string, fingerprint: string, now: Date): Promise<string> {
+    try {
+      await this.references.insertOne({ _id: id, fingerprint, created_at: now });
+      return fingerprint;
+    } catch (error) {
+      if ((error as { code?: number }).code !== 11000) throw error;
+    }
+    const holder = await this.references.findOne({ _id: id });
+    if (!holder) throw new Error(`deposit reference of ${id}: a duplicate without a holder`);
+    return holder.fingerprint;
+  }
+
+  /** Gives the reference back when the request holding it (`fingerprint`) was refused before opening anything. */
+  async releaseReference(id: string, fingerprint: string): Promise<void> {
+    await this.references.deleteOne({ _id: id, fingerprint });
   }
 
   async projectMany(records: readonly TransactionRecord[]): Promise<void> {

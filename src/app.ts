@@ -1,7 +1,8 @@
 // Composition root: repositories, services, the HTTP and gRPC servers and the job workers of one process.
 import type { Interceptor } from "@connectrpc/connect";
 import type { FastifyInstance } from "fastify";
-import { AdminService } from "../gen/svc/admin/v1/admin_pb.ts";
+import { create } from "@bufbuild/protobuf";
+import { AdminService, CreateApiKeyResponseSchema, type CreateApiKeyResponse } from "../gen/svc/admin/v1/admin_pb.ts";
 import { EventsService } from "../gen/svc/v1/events_pb.ts";
 import { UsersService } from "../gen/svc/v1/users_pb.ts";
 import { WebhookEndpointsService } from "../gen/svc/v1/webhook_endpoints_pb.ts";
@@ -19,7 +20,7 @@ import { RelaySweeper } from "./events/relay-sweeper.ts";
 import { createLogger, type Logger } from "./observability/logger.ts";
 import { Metrics } from "./observability/metrics.ts";
 import { adminInterceptor } from "./rpc/admin-interceptor.ts";
-import { earlyFailureRecorder, observabilityInterceptor } from "./rpc/observability-interceptor.ts";
+import { codeName, earlyFailureRecorder, observabilityInterceptor } from "./rpc/observability-interceptor.ts";
 import { rpcServices, type RpcService } from "./rpc/connect-routes.ts";
 import { Health, HealthStatus, healthService } from "./rpc/health-service.ts";
 import { reflectionServices, ServerReflectionV1, ServerReflectionV1alpha } from "./rpc/reflection-service.ts";
@@ -319,6 +320,8 @@ export async function createApp(options: AppOptions): Promise<App> {
       service: AdminService,
       visibility: "internal",
       implementation: new AdminServiceImpl({ ...repositories, settings, tenancy, lifecycle, kyc, relay, ledger, clock }),
+      // A new key's secret is shown once and never stored: a replay answers the key without it.
+      kept: { createApiKey: (response: CreateApiKeyResponse) => create(CreateApiKeyResponseSchema, { ...response, secret: "" }) },
     },
   ];
   const registry = new ServiceRegistry(services);
@@ -372,7 +375,16 @@ export async function createApp(options: AppOptions): Promise<App> {
       clock,
       secureCookie: config.dashboardSecureCookie,
       signInLimit: config.dashboardSignInLimit,
-      accessCheck,
+      pipeline,
+      recordCall: ({ requestId, method, code, durationMs }) => {
+        const procedure = `${method.parent.typeName}/${method.name}`;
+        const outcome = code === null ? "ok" : codeName(code);
+        metrics.rpcCalls.inc({ procedure, code: outcome, protocol: "dashboard" });
+        logger.info(
+          { request_id: requestId, procedure, protocol: "dashboard", code: outcome, duration_ms: Math.round(durationMs) },
+          "dashboard call",
+        );
+      },
     },
   });
   const grpc = createGrpcServer(servedRpc, {

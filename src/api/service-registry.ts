@@ -12,6 +12,11 @@ export interface RegisteredService {
    * secret since rotated must not be shown again). Methods without one replay their stored answer as it is.
    */
   replays?: Record<string, ReplayRefresh>;
+  /**
+   * By method local name: what is kept of an answer for replay when part of it must never be stored (a new API
+   * key's secret, shown once). Methods without one keep their answer whole.
+   */
+  kept?: Record<string, (response: never) => Message>;
 }
 
 /** Turns a stored answer into the one to replay now, in the caller's context. */
@@ -22,20 +27,29 @@ type UnaryMethod = (request: Message, context: HandlerContext) => Promise<unknow
 export class ServiceRegistry {
   private readonly methods = new Map<DescMethod, UnaryMethod>();
   private readonly replays = new Map<DescMethod, ReplayRefresh>();
+  private readonly kept = new Map<DescMethod, (response: never) => Message>();
 
   constructor(readonly services: readonly RegisteredService[]) {
-    for (const { service, implementation, replays } of services) {
-      for (const [name, refresh] of Object.entries(replays ?? {})) {
+    for (const { service, implementation, replays, kept } of services) {
+      const methodNamed = (name: string) => {
         const method = service.methods.find((m) => m.localName === name);
-        if (!method) throw new Error(`${service.typeName} has no method ${name} to refresh replays of`);
-        this.replays.set(method, refresh);
-      }
+        if (!method) throw new Error(`${service.typeName} has no method ${name}`);
+        return method;
+      };
+      for (const [name, refresh] of Object.entries(replays ?? {})) this.replays.set(methodNamed(name), refresh);
+      for (const [name, keep] of Object.entries(kept ?? {})) this.kept.set(methodNamed(name), keep);
       for (const method of service.methods) {
         const fn = (implementation as Record<string, unknown>)[method.localName];
         if (typeof fn !== "function") throw new Error(`${service.typeName}.${method.name} is not implemented`);
         this.methods.set(method, fn.bind(implementation) as UnaryMethod);
       }
     }
+  }
+
+  /** What is stored of an answer of `method` for replay. */
+  keptForm(method: DescMethod, response: Message): Message {
+    const keep = this.kept.get(method);
+    return keep ? keep(response as never) : response;
   }
 
   /** The answer to replay for a stored one of `method`. */

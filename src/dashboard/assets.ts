@@ -62,7 +62,8 @@ dl.facts dd { margin: 0; }
 
 export const DASHBOARD_JS = String.raw`
 // The dashboard's only script (served from /dashboard/assets, so CSP "default-src 'self'" allows it). Every page
-// works without it; it adds a copy button for shown-once secrets and a confirmation before destructive actions.
+// works without it; it adds a copy button for shown-once secrets, a confirmation before destructive actions, and
+// one post per form while it is in flight.
 "use strict";
 document.addEventListener("click", (event) => {
   const button = event.target instanceof Element ? event.target.closest("[data-copy]") : null;
@@ -76,7 +77,36 @@ document.addEventListener("click", (event) => {
 });
 document.addEventListener("submit", (event) => {
   const form = event.target;
-  const question = form instanceof HTMLFormElement ? form.getAttribute("data-confirm") : null;
-  if (question && !window.confirm(question)) event.preventDefault();
+  if (!(form instanceof HTMLFormElement)) return;
+  const question = form.getAttribute("data-confirm");
+  if (question && !window.confirm(question)) {
+    event.preventDefault();
+    return;
+  }
+  // One post per form while it is in flight: a double click sends it once (the server replays a second post of
+  // the same form anyway, by its Idempotency-Key). Disabled after this event, so the clicked button's value is sent.
+  if (form.method.toLowerCase() !== "post") return;
+  if (form.dataset.inFlight === "true") {
+    event.preventDefault();
+    return;
+  }
+  form.dataset.inFlight = "true";
+  setTimeout(() => {
+    for (const button of form.querySelectorAll("button, input[type=submit]")) {
+      button.disabled = true;
+      button.setAttribute("aria-busy", "true");
+    }
+  }, 0);
+});
+// A page shown again from the back-forward cache gets its forms back.
+window.addEventListener("pageshow", (event) => {
+  if (!event.persisted) return;
+  for (const form of document.querySelectorAll("form[data-in-flight]")) {
+    delete form.dataset.inFlight;
+    for (const button of form.querySelectorAll("button, input[type=submit]")) {
+      button.disabled = false;
+      button.removeAttribute("aria-busy");
+    }
+  }
 });
 `;

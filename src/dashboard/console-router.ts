@@ -1,13 +1,14 @@
 // The contract between the dashboard's shell (dashboard-routes.ts: sessions, CSRF, sign-in) and its two consoles:
 // a console registers pages and actions; each handler gets a context whose principal was checked on this request.
 import type { DescMessage, DescMethod, DescMethodUnary, MessageInitShape, MessageShape } from "@bufbuild/protobuf";
+import type { Code } from "@connectrpc/connect";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ApiKeyAuthenticator } from "../access/api-key-authenticator.ts";
 import type { Principal } from "../access/principal.ts";
 import type { RateLimiter } from "../access/rate-limiter.ts";
-import type { MethodAccessCheck } from "../api/method-access.ts";
 import type { ServiceRegistry } from "../api/service-registry.ts";
 import type { Clock } from "../domain/clock.ts";
+import type { CallPipeline } from "../pipeline/call-pipeline.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import type { ConsoleQueries } from "../store/console-queries.ts";
 import type { DashboardSessionDocument, DashboardSessionRepository } from "../store/dashboard-session-repository.ts";
@@ -25,11 +26,10 @@ export interface DashboardOptions {
   secureCookie: "auto" | "always";
   /** Sign-in attempts per client address per 60 s. */
   signInLimit: number;
-  /**
-   * The API's own check of who may call a method (sandbox-only methods refuse live keys, live settings), run
-   * before every call a project session makes, as the call pipeline runs it before every API call.
-   */
-  accessCheck: MethodAccessCheck;
+  /** The API's call pipeline: every console call passes it, as the session's key or as the operator. */
+  pipeline: CallPipeline;
+  /** Counts and logs one console call (its method, and its Connect code: null on success), as RPC calls are. */
+  recordCall: (call: { requestId: string; method: DescMethod; code: Code | null; durationMs: number }) => void;
 }
 
 export type ConsoleKind = "project" | "operator";

@@ -1,20 +1,23 @@
 // /dashboard on PORT (API role): sign-in with a secret API key (the project console of its project and
-// environment) or with the admin token (the operator console). Server-rendered HTML; every change calls the
-// same ServiceImpl method as the API does, through the ServiceRegistry, with the same principal, rules, errors
-// and events. Security (docs/dashboard.md): server-side sessions with a 12 h idle expiry, an HttpOnly
+// environment) or with the admin token (the operator console). Server-rendered HTML; every read and change is a
+// call through the same pipeline as the API's (key, rate limit, access rules, Idempotency-Key), of the same
+// ServiceImpl method, with the same principal, rules, errors and events. Security (docs/dashboard.md): server-side sessions with a 12 h idle expiry, an HttpOnly
 // SameSite=Strict cookie (Secure over TLS), a CSRF token on every change, a strict CSP, sign-in rate limited.
 import { randomBytes, timingSafeEqual } from "node:crypto";
+import { setTimeout } from "node:timers/promises";
 import { create, type DescMethod } from "@bufbuild/protobuf";
 import { createContextValues, createHandlerContext } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { adminTokenMatches, tokenDigest } from "../access/admin-token.ts";
-import { principalKey, type Principal } from "../access/principal.ts";
+import type { Principal } from "../access/principal.ts";
+import { takesIdempotencyKey } from "../api/idempotent-methods.ts";
 import { apiKeyLivemode, hashApiKey } from "../domain/api-keys.ts";
 import { describeError } from "../domain/errors.ts";
+import { CallFailure, type Caller } from "../pipeline/call-pipeline.ts";
 import type { DashboardSessionDocument } from "../store/dashboard-session-repository.ts";
 import { DASHBOARD_CSS, DASHBOARD_JS } from "./assets.ts";
 import { html } from "./html.ts";
-import { csrfField, page, type Flash, type Shell } from "./layout.ts";
+import { csrfField, FORM_KEY_FIELD, page, type Flash, type Shell } from "./layout.ts";
 import { registerOperatorConsole } from "./operator-console.ts";
 import { registerProjectConsole } from "./project-console.ts";
 import type { ConsoleContext, ConsoleKind, ConsoleRouter, DashboardOptions } from "./console-router.ts";
@@ -26,6 +29,9 @@ const TOUCH_AFTER_MS = 60_000;
 const SESSION_COOKIE = "svc_dashboard";
 const SIGN_IN_COOKIE = "svc_dashboard_signin";
 const FORM_LIMIT_BYTES = 64 * 1024;
+/** How long a post waits for the first post of the same form to finish, and how often it looks. */
+const IN_PROGRESS_WAIT_MS = 15_000;
+const IN_PROGRESS_POLL_MS = 50;
 
 /**
  * `default-src 'self'` and nothing inline: no inline script or style can run, even if escaping failed
@@ -246,20 +252,25 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
     const flash = session.flash;
     if (flash && request.method === "GET") await sessions.setFlash(id, null);
     const scope = principal ? { projectId: principal.projectId, livemode: principal.livemode } : null;
+    const form = request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
+    const caller: Caller =
+      session.kind === "project" ? { kind: "session-key", keyHash: session.key_hash!, livemode: session.livemode } : { kind: "admin" };
+    const keys = formKeys(request.method === "POST" ? form.get(FORM_KEY_FIELD) : null);
+    const call = (method: DescMethod, init: object, as: Caller) => callThroughPipeline(request, method, init, as, keys);
     const ctx: ConsoleContext = {
       request,
       reply,
       params: request.params as Record<string, string>,
       query: request.query as Record<string, string>,
-      form: request.body instanceof URLSearchParams ? request.body : new URLSearchParams(),
+      form,
       session,
       csrf: session.csrf_token,
       flash: request.method === "GET" ? flash : null,
       principal,
       scope,
-      call: (method, init) => invoke(method, init, principal) as never,
-      callFound: (method, init) => invoke(method, init, principal) as never,
-      callAs: (as, method, init) => invoke(method, init, session.kind === "operator" ? as : principal) as never,
+      call: (method, init) => call(method, init, caller) as never,
+      callFound: (method, init) => call(method, init, caller) as never,
+      callAs: (as, method, init) => call(method, init, session.kind === "operator" ? { kind: "admin", actingAs: as } : caller) as never,
       shell: (title, section) => ({
         title,
         console: scope ? { kind: "project", projectId: scope.projectId, livemode: scope.livemode } : { kind: "operator" },
@@ -269,19 +280,71 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
       }),
     };
     return { ctx, id };
+  }
 
-    async function invoke(method: DescMethod, init: object, as: Principal | null) {
-      if (as) await options.accessCheck(method, as);
+  /**
+   * The Idempotency-Keys of one posted form, in the order its action makes changes: the form's own key for the
+   * first, then derived ones, so a second post of the form maps each change to the same key. Pages take none.
+   */
+  function formKeys(formKey: string | null): () => string | undefined {
+    let used = 0;
+    return () => {
+      if (!formKey) return undefined;
+      used++;
+      return used === 1 ? formKey : `${formKey}.${used}`;
+    };
+  }
+
+  /**
+   * A console's call of a service method: the same pipeline as the API's (the session's key admitted and rate
+   * limited, the method's access rule, the form's Idempotency-Key claimed and its answer stored or replayed),
+   * under the page's request id. A post of the same form while its first post still runs waits for that answer
+   * and shows it (a browser's double click cannot retry on 409 the way an API client does).
+   */
+  async function callThroughPipeline(request: FastifyRequest, method: DescMethod, init: object, caller: Caller, keys: () => string | undefined) {
+    const takesKey = takesIdempotencyKey(method);
+    const idempotencyKey = takesKey ? keys() : undefined;
+    const started = performance.now();
+    const deadline = started + IN_PROGRESS_WAIT_MS;
+    for (;;) {
       const context = createHandlerContext({
         service: method.parent,
         method,
         protocolName: "dashboard",
-        requestMethod: "POST",
+        requestMethod: request.method,
         url: request.url,
         requestHeader: [],
-        contextValues: createContextValues().set(principalKey, as),
+        contextValues: createContextValues(),
       });
-      return options.registry.invoke(method, create(method.input, init as never), context);
+      const call = options.pipeline.newCall({
+        requestId: request.id,
+        door: "dashboard",
+        method,
+        caller,
+        version: undefined,
+        clientAddress: request.ip,
+        idempotencyKey,
+        takesIdempotencyKey: takesKey,
+        context,
+      });
+      try {
+        const answer = await options.pipeline.run(call, {
+          decode: () => ({ message: create(method.input, init as never) }),
+          execute: (message) => options.registry.invoke(method, message, context),
+          answerOf: (message) => message,
+          replayed: (message) => message,
+        });
+        options.recordCall({ requestId: request.id, method, code: null, durationMs: performance.now() - started });
+        return answer;
+      } catch (error) {
+        if (!(error instanceof CallFailure)) throw error;
+        if (error.described.code === "idempotency_in_progress" && performance.now() < deadline) {
+          await setTimeout(IN_PROGRESS_POLL_MS);
+          continue;
+        }
+        options.recordCall({ requestId: request.id, method, code: error.error.code, durationMs: performance.now() - started });
+        throw error.error;
+      }
     }
   }
 

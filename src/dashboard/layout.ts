@@ -1,5 +1,6 @@
 // The page shell shared by both consoles, and the small pieces every page uses (forms with their CSRF field,
 // tables, times, notices). Markup only through `html`, so everything interpolated is escaped.
+import { randomBytes } from "node:crypto";
 import { html, type Html } from "./html.ts";
 
 export interface Flash {
@@ -70,11 +71,18 @@ export function csrfField(token: string): Html {
   return html`<input type="hidden" name="_csrf" value="${token}">`;
 }
 
-/** A form posting to `action` with the session's CSRF token; `confirm` asks first (dashboard.js). */
+/** The form field carrying the Idempotency-Key of a console form's change. */
+export const FORM_KEY_FIELD = "_idempotency_key";
+
+/**
+ * A form posting to `action` with the session's CSRF token and an Idempotency-Key drawn as the form is rendered:
+ * posting the same form again (a double click, back and resubmit, a browser's retry) replays the first result,
+ * while a freshly loaded form is a new request. `confirm` asks first (dashboard.js).
+ */
 export function postForm(csrf: string, action: string, content: Html, options: { confirm?: string; className?: string; label?: string } = {}): Html {
   return html`<form method="post" action="${action}"${options.className ? html` class="${options.className}"` : ""}${
     options.confirm ? html` data-confirm="${options.confirm}"` : ""
-  }${options.label ? html` aria-label="${options.label}"` : ""}>${csrfField(csrf)}${content}</form>`;
+  }${options.label ? html` aria-label="${options.label}"` : ""}>${csrfField(csrf)}<input type="hidden" name="${FORM_KEY_FIELD}" value="form_${randomBytes(18).toString("base64url")}">${content}</form>`;
 }
 
 /** One button that posts. */

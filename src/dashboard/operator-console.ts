@@ -198,13 +198,14 @@ export function registerOperatorConsole(router: ConsoleRouter): void {
       livemode: ctx.form.get("livemode") === "true",
       ...(rateLimit !== undefined ? { rateLimit } : {}),
     });
-    return {
-      render: await projectPage(
-        ctx,
-        ctx.params.id!,
-        secretOnce("new-key-secret", `New ${answer.apiKey!.livemode ? "live" : "sandbox"} API key`, answer.secret),
-      ),
-    };
+    const label = `New ${answer.apiKey!.livemode ? "live" : "sandbox"} API key`;
+    // A second post of the same form replays the creation without its secret, which is never stored.
+    const shown =
+      answer.secret !== ""
+        ? secretOnce("new-key-secret", label, answer.secret)
+        : html`<section class="secret" role="status"><h2>${label}</h2><p>This form already created key <code>${answer.apiKey!.id}</code>; its
+          secret was shown once, when it was created. Revoke the key if the secret was not kept.</p></section>`;
+    return { render: await projectPage(ctx, ctx.params.id!, shown) };
   });
   router.action(O, "/operator/projects/:id/keys/:key/revoke", projectBack, async (ctx) => {
     await ctx.call(AdminService.method.revokeApiKey, { id: ctx.params.key! });

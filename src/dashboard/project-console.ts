@@ -178,7 +178,7 @@ export function registerProjectConsole(router: ConsoleRouter): void {
         ["Transaction", "Type", "Status", "Amount (USD)", "Fee (USD)", "Fiat", "Created"],
         answer.data.map((t) => {
           const j = transactionJson(t);
-          return html`<tr class="transaction" data-type="${j.type}"><td><code>${j.id}</code></td><td>${j.type}</td>
+          return html`<tr class="transaction" id="${j.id}" data-type="${j.type}"><td><code>${j.id}</code></td><td>${j.type}</td>
           <td>${statusTag(j.status)}${j.failure_code ? html` ${j.failure_code}` : ""}</td><td>${money(j.amount_usd)}</td><td>${money(j.fee_usd)}</td>
           <td>${j.fiat_amount} ${j.fiat_currency}</td><td>${time(j.created_at)}</td></tr>`;
         }),
@@ -305,7 +305,8 @@ export function registerProjectConsole(router: ConsoleRouter): void {
       ...(after !== undefined ? { completeAfterSeconds: after } : {}),
     });
     const t = transactionJson(answer.transaction!);
-    return { redirect: `/dashboard/users/${seg(userId)}`, notice: `Deposit ${t.id} of ${money(t.amount_usd)} USD created (${t.status}).` };
+    // The answer names the deposit (its row is the target): a second post of the form lands on the same one.
+    return { redirect: `/dashboard/users/${seg(userId)}#${t.id}`, notice: `Deposit ${t.id} of ${money(t.amount_usd)} USD created (${t.status}).` };
   }
 
   router.action(

@@ -30,7 +30,7 @@ export class Metrics {
 
   readonly rpcCalls = new Counter({
     name: "svc_rpc_calls_total",
-    help: "Connect, gRPC-Web and gRPC calls, by procedure and Connect code name (ok on success).",
+    help: "Connect, gRPC-Web and gRPC calls and the dashboard's calls, by procedure, Connect code name (ok on success) and protocol.",
     labelNames: ["procedure", "code", "protocol"] as const,
     registers: [this.registry],
   });

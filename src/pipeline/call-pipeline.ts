@@ -27,12 +27,13 @@ export type Door = "rest" | "connect" | "grpc" | "dashboard" | "admin";
 
 /**
  * Who presents the call: an API key in an Authorization header; the key of a dashboard session, known by its
- * hash; or the operator, whose admin token the door has already compared (the admin API, the operator console).
+ * hash; or the operator, whose admin token the door has already compared (the admin API, the operator console),
+ * possibly reading a project as its keys see it (`actingAs`).
  */
 export type Caller =
   | { kind: "bearer"; authorization: string | null | undefined }
   | { kind: "session-key"; keyHash: string; livemode: boolean }
-  | { kind: "admin" };
+  | { kind: "admin"; actingAs?: Principal };
 
 /** One call as the pipeline sees it; `headers` collects the response headers as the steps run. */
 export interface Call {
@@ -183,7 +184,7 @@ export class CallPipeline {
 
   /** The caller's principal (null for the operator) and the scope its Idempotency-Keys live in. */
   private async admit(call: Call): Promise<{ principal: Principal | null; scope: string }> {
-    if (call.caller.kind === "admin") return { principal: null, scope: ADMIN_SCOPE };
+    if (call.caller.kind === "admin") return { principal: call.caller.actingAs ?? null, scope: ADMIN_SCOPE };
     const admission = await this.gate.admit({ caller: call.caller, version: call.version, clientAddress: call.clientAddress });
     Object.assign(call.headers, rateLimitHeaders(admission.rateLimit));
     if (admission.error) throw admission.error;
@@ -227,7 +228,7 @@ export class CallPipeline {
     // The method's remaining writes (answerWrites) and the storing of its answer go to the database together.
     const output = call.method.output;
     const response = handler.answerOf(result);
-    const message = isMessage(response, output) ? response : create(output, response as never);
+    const message = this.registry.keptForm(call.method, isMessage(response, output) ? response : create(output, response as never));
     const answer: StoredAnswer = { message: Buffer.from(toBinary(output, message)).toString("base64") };
     await Promise.all([
       this.idempotency.settle(claim.recordId, { status: 200, body: answer, request_id: call.requestId }),

@@ -13,7 +13,8 @@ function protocolOf(contentType: string | null): string {
   return "connect";
 }
 
-function codeName(code: Code): string {
+/** A Connect code as metrics and logs name it (`not_found`). */
+export function codeName(code: Code): string {
   return Code[code].replace(/[A-Z]/g, (c, i: number) => (i ? "_" : "") + c.toLowerCase());
 }
 

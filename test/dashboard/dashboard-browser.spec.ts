@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 import type { BrowserContext, Page } from "playwright-core";
 import { startTestService, TEST_ADMIN_TOKEN, type TestService } from "../support/test-service.ts";
+import { approvedUser } from "../money/support.ts";
 import { uniquePhone } from "../support/phones.ts";
 import { WebhookReceiver } from "../webhooks/support/receiver.ts";
 
@@ -255,6 +256,48 @@ describe("dashboard in a browser", function () {
 
     await go("/dashboard/sandbox");
     await checkAccessibility();
+  });
+
+  it("double-clicks Simulate deposit over a slowed network: the button is disabled in flight, one deposit is made", async () => {
+    const id = await approvedUser(service);
+    await go(`/dashboard/users/${id}`);
+    await reloadUntil("tr.wallet .tag-ready");
+    const cdp = await browser.newCDPSession(page);
+    await cdp.send("Network.enable");
+    // 600 ms each way: the second click lands while the first post is still in flight.
+    await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 600, downloadThroughput: -1, uploadThroughput: -1 });
+    try {
+      await page.fill("#d-amount", "7.77");
+      await page.fill("#d-after", "3600");
+      // What the page does between the clicks and the answer: each post sent, and the button seen disabled.
+      const posts: string[] = [];
+      const onRequest = (request: { method(): string; url(): string }) => {
+        if (request.method() === "POST" && request.url().endsWith(`/users/${id}/deposits`)) posts.push(request.url());
+      };
+      page.on("request", onRequest);
+      let disabledSeen = false;
+      await page.exposeFunction("svcButtonDisabled", () => {
+        disabledSeen = true;
+      });
+      await page.evaluate(`(() => {
+        const button = document.querySelector("form[aria-label='Simulate a deposit'] button");
+        new MutationObserver(() => { if (button.disabled) window.svcButtonDisabled(); }).observe(button, { attributes: true });
+      })()`);
+      const navigated = page.waitForURL((url) => url.hash.startsWith("#txn_"), { timeout: 20_000 });
+      await page.locator("form[aria-label='Simulate a deposit'] button").dblclick();
+      await navigated;
+      page.off("request", onRequest);
+      expect(disabledSeen).to.equal(true);
+      expect(posts).to.have.length(1);
+    } finally {
+      await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+      await cdp.detach();
+    }
+    const deposits = await service.request("GET", `/v1/users/${id}/transactions?type=deposit`);
+    expect(deposits.body.data.map((t: { amount_usd: number }) => t.amount_usd)).to.deep.equal([7.77]);
+    const created = new URL(page.url()).hash.slice(1);
+    expect(created).to.equal(deposits.body.data[0].id);
+    expect(await page.textContent(".flash-success")).to.include(`Deposit ${created} of 7.77 USD created`);
   });
 
   it("signs out and in with the admin token: the operator console issues a key once, and a revoked key is refused by the API", async () => {

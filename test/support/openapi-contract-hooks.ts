@@ -1,4 +1,4 @@
-// Mocha root hook plugin (.mocharc.json `require`): once every test file has run, each REST response the
+// Mocha root hook plugin (.mocharc.cjs `require`): once every test file has run, each REST response the
 // suite recorded must match the OpenAPI document the service serves. A mismatch fails the run as the
 // failing "after all" hook, listing path, status and schema error.
 import { isPublicApiPath, OpenApiContract } from "./openapi-contract.ts";

@@ -23,7 +23,12 @@ export interface JobDefinitionOptions {
   lockLifetimeMs?: number;
 }
 
-export type JobHandler<T> = (data: T) => Promise<void>;
+/**
+ * Runs a job. A returned date runs the same job again then (its `nextRunAt`, saved when the run ends): one job per
+ * thing to do, rescheduled by its own runs (a delivery's next attempt, a transaction's next step).
+ */
+// biome-ignore lint/suspicious/noConfusingVoidType: handlers that never reschedule are plain `async (data) => {}`.
+export type JobHandler<T> = (data: T) => Promise<Date | undefined | void>;
 
 /**
  * Jobs an earlier version scheduled that no process runs any more, so their leftovers are only removed.
@@ -55,10 +60,17 @@ export class JobQueue {
   }
 
   define<T>(name: string, handler: JobHandler<T>, options: JobDefinitionOptions = {}): void {
-    this.agenda.define<T>(name, async (job: Job<T>) => handler(job.attrs.data), {
-      ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
-      ...(options.lockLifetimeMs !== undefined ? { lockLifetime: options.lockLifetimeMs } : {}),
-    });
+    this.agenda.define<T>(
+      name,
+      async (job: Job<T>) => {
+        const next = await handler(job.attrs.data);
+        if (next instanceof Date) job.schedule(next);
+      },
+      {
+        ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+        ...(options.lockLifetimeMs !== undefined ? { lockLifetime: options.lockLifetimeMs } : {}),
+      },
+    );
   }
 
   /**

@@ -1,0 +1,44 @@
+// JobQueue over Agenda: a job whose run answers a date runs again then (the same job, rescheduled), and is
+// removed once a run answers nothing.
+import { expect } from "chai";
+import { JobQueue } from "../../src/jobs/job-queue.ts";
+import type { Database } from "../../src/store/database.ts";
+import { freshDatabase } from "../support/database.ts";
+import { eventually } from "../support/eventually.ts";
+
+describe("JobQueue", () => {
+  let database: Database;
+  let queue: JobQueue;
+
+  before(async () => {
+    database = await freshDatabase("job_queue");
+    queue = new JobQueue(database.db, { pollIntervalMs: 50, lockLifetimeMs: 5000, maxConcurrency: 4, changeStreams: false });
+  });
+  after(async () => {
+    await queue.stop();
+    await database.close();
+  });
+
+  it("runs a job again at the date its run answers, as the same job, and removes it after its last run", async () => {
+    const runs: { at: number; run: number }[] = [];
+    queue.define<{ thing: string }>("test-rescheduled", async () => {
+      runs.push({ at: Date.now(), run: runs.length + 1 });
+      return runs.length < 3 ? new Date(Date.now() + 100) : undefined;
+    });
+    await queue.start();
+    await queue.schedule("test-rescheduled", { thing: "a" }, new Date(), ["thing"]);
+    const jobs = database.db.collection("jobs");
+    await eventually(
+      async () => runs.length,
+      (count) => count === 3,
+      5000,
+    );
+    await eventually(
+      () => jobs.countDocuments({ name: "test-rescheduled" }),
+      (count) => count === 0,
+      5000,
+    );
+    expect(runs.map((r) => r.run)).to.deep.equal([1, 2, 3]);
+    for (let i = 1; i < runs.length; i++) expect(runs[i]!.at - runs[i - 1]!.at).to.be.at.least(90);
+  });
+});

@@ -39,6 +39,8 @@ export interface StoredVerification {
   updated_at: Date;
   /** Incremented by every write: a send is written only if nothing changed since it was planned. */
   rev: number;
+  /** The move stamp of the check that approved it with an Idempotency-Key: its retry answers the approval. */
+  approved_by?: string;
 }
 
 /** The status a client sees now. */

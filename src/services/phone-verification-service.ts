@@ -12,6 +12,7 @@ import {
   type GetPhoneVerificationRequest,
   type StartPhoneVerificationRequest,
 } from "../../gen/svc/v1/identity_pb.ts";
+import { reservationOf } from "../access/creation-reservation.ts";
 import { tenantOf } from "../access/principal.ts";
 import type { Clock } from "../domain/clock.ts";
 import { svcError, validationError } from "../domain/errors.ts";
@@ -32,6 +33,7 @@ import {
   wrongCodeError,
 } from "../domain/phone-verification.ts";
 import { newUuid } from "../domain/random.ts";
+import { moveMarkOf } from "../domain/reserved-ids.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import { verificationMessage, type SmsSender } from "../identity/sms-sender.ts";
 import { phoneVerificationMessage } from "../messages/identity-messages.ts";
@@ -97,6 +99,13 @@ export class PhoneVerificationServiceImpl implements ServiceImpl<typeof PhoneVer
     // A malformed code uses no attempt.
     if (!VERIFICATION_CODE_PATTERN.test(request.code)) throw validationError("code", "code must be six digits.");
     let user = await this.findUser(scope, request.userId);
+    const mark = moveMarkOf(reservationOf(context), "approve_phone_verification");
+    // A retry of a check that approved the code and then died (or failed with a 5xx) before answering.
+    if (mark?.resumed && user.phone_verification?.status === "approved" && user.phone_verification.approved_by === mark.stamp) {
+      return create(CheckPhoneVerificationResponseSchema, {
+        phoneVerification: phoneVerificationMessage(user, user.phone_verification, this.deps.clock()),
+      });
+    }
     // A live user verified by this flow has its approved verification: further checks are no_pending_verification.
     if (scope.livemode && user.verified && user.phone_verification?.status !== "approved") throw svcError("already_verified");
     for (;;) {
@@ -117,7 +126,13 @@ export class PhoneVerificationServiceImpl implements ServiceImpl<typeof PhoneVer
           scope,
           user._id,
           {
-            $set: { "phone_verification.status": "approved", "phone_verification.updated_at": now, verified: true, updated_at: now },
+            $set: {
+              "phone_verification.status": "approved",
+              "phone_verification.updated_at": now,
+              ...(mark ? { "phone_verification.approved_by": mark.stamp } : {}),
+              verified: true,
+              updated_at: now,
+            },
             $inc: { "phone_verification.rev": 1 },
           },
           open,

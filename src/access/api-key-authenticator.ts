@@ -41,6 +41,12 @@ export class ApiKeyAuthenticator {
     const credential = readBearerCredential(authorization);
     if (credential.kind === "missing") throw svcError("missing_api_key");
     if (credential.kind === "malformed") throw svcError("invalid_api_key");
+    if (credential.kind === "scheme") {
+      throw svcError(
+        "invalid_api_key",
+        "Send the API key as Authorization: Bearer <key>; other forms, such as Basic authentication (curl -u), are not accepted.",
+      );
+    }
     return this.authenticateHash(hashApiKey(credential.secret), credential.livemode);
   }
 

@@ -22,7 +22,12 @@ export function hashApiKey(secret: string): string {
   return createHash("sha256").update(secret).digest("hex");
 }
 
-export type BearerCredential = { kind: "missing" } | { kind: "malformed" } | { kind: "key"; secret: string; livemode: boolean };
+export type BearerCredential =
+  | { kind: "missing" }
+  | { kind: "malformed" }
+  /** Not a Bearer credential (Basic, as `curl -u key:` sends it; a bare key): refused, saying how to send the key. */
+  | { kind: "scheme" }
+  | { kind: "key"; secret: string; livemode: boolean };
 
 /**
  * Reads an `Authorization` header: absent or empty is missing; any scheme but Bearer, or a token
@@ -33,7 +38,7 @@ export function readBearerCredential(authorization: string | null | undefined): 
     return { kind: "missing" };
   }
   const match = /^Bearer +(\S+) *$/i.exec(authorization);
-  if (!match) return { kind: "malformed" };
+  if (!match) return /^Bearer\b/i.test(authorization.trim()) ? { kind: "malformed" } : { kind: "scheme" };
   const secret = match[1]!;
   const livemode = apiKeyLivemode(secret);
   return livemode === null ? { kind: "malformed" } : { kind: "key", secret, livemode };

@@ -91,6 +91,26 @@ describe("REST conventions", () => {
     });
   });
 
+  describe("how the key is sent", () => {
+    it("refuses Stripe-style Basic authentication (curl -u key:) with 401 invalid_api_key saying to send it as Bearer", async () => {
+      const { execFile } = await import("node:child_process");
+      const output = await new Promise<string>((resolve, reject) =>
+        execFile("curl", ["-s", "-u", `${svc.sandboxKey}:`, `${svc.baseUrl}/v1/events`], (error, stdout) =>
+          error ? reject(error) : resolve(stdout),
+        ),
+      );
+      const body = JSON.parse(output);
+      expect(body.error).to.deep.include({ type: "authentication_error", code: "invalid_api_key" });
+      expect(body.error.message).to.include("Authorization: Bearer <key>").and.include("Basic");
+      const bare = await svc.request("GET", "/v1/events", { headers: { authorization: svc.sandboxKey } });
+      expectError(bare, 401, "authentication_error", "invalid_api_key");
+      expect(bare.body.error.message).to.include("Authorization: Bearer <key>");
+      // A Bearer credential that is not a key keeps the plain message.
+      const malformed = await svc.request("GET", "/v1/events", { headers: { authorization: "Bearer nope" } });
+      expect(malformed.body.error.message).not.to.include("Basic");
+    });
+  });
+
   describe("the five headers", () => {
     it("are on REST successes, creations included", async () => {
       const created = await svc.request("POST", "/v1/users", { body: { phone: "+14155550111" } });

@@ -14,14 +14,14 @@ describe("users: events", () => {
   });
 
   it("emits user.created with the User (never the profile) as data.object", async () => {
-    const res = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone(), first_name: "Secret", email: "p@ii.example" } });
+    const res = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone(), first_name: "Privata", email: "p@ii.example" } });
     const list = await svc.request("GET", "/v1/events?type=user.created&limit=1");
     expect(list.status).to.equal(200);
     const event = list.body.data[0];
     expect(event).to.include({ object: "event", type: "user.created", livemode: false });
     expect(event.id).to.match(/^evt_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(event.data.object).to.deep.equal(res.body);
-    expect(JSON.stringify(event)).not.to.contain("Secret");
+    expect(JSON.stringify(event)).not.to.contain("Privata");
     expect(JSON.stringify(event)).not.to.contain("p@ii.example");
     const one = await svc.request("GET", `/v1/events/${event.id}`);
     expect(one.body).to.deep.equal(event);

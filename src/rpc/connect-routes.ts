@@ -39,6 +39,9 @@ export function connectRoutes(services: readonly RpcService[]) {
           // the names of the contract and of REST, for every service alike; JSON requests may use either name.
           ignoreUnknownFields: false,
           useProtoFieldName: true,
+          // JSON answers show every field, false, zero and empty ones included, as REST does: a sandbox key's
+          // `livemode: false` is there to read, not left for the client to infer from its absence.
+          alwaysEmitImplicit: true,
           // A number given as a string must be a decimal literal.
           textDecoder: numberCheckingTextDecoder(method.input),
         };

@@ -1,5 +1,6 @@
 // AdminService over Connect JSON: Get and List of organizations, projects and API keys, answered with the proto
-// field names (snake_case) like every Connect answer; lists paged like the public ones.
+// field names (snake_case) and every field, false, zero and empty ones included, like every Connect answer; lists
+// paged like the public ones.
 import { expect } from "chai";
 import { startTestService, type TestService } from "../support/test-service.ts";
 
@@ -17,7 +18,8 @@ describe("AdminService: Get and List, snake_case JSON", () => {
 
   it("gets and lists organizations, projects and keys, in snake_case", async () => {
     const organization = (await admin("CreateOrganization", { name: "Admin lists" })).body.organization;
-    expect(organization).to.have.keys("id", "name", "created_at");
+    expect(organization).to.have.keys("id", "name", "suspended", "live_enabled", "created_at");
+    expect(organization).to.include({ suspended: false, live_enabled: false });
     const project = (await admin("CreateProject", { organization_id: organization.id, name: "P1" })).body.project;
     expect(project.organization_id).to.equal(organization.id);
     const created = await admin("CreateApiKey", { project_id: project.id, livemode: false, rate_limit: 50 });
@@ -29,6 +31,8 @@ describe("AdminService: Get and List, snake_case JSON", () => {
     const key = (await admin("GetApiKey", { id: keyId })).body.api_key;
     expect(key).to.include({ id: keyId, project_id: project.id, last4: created.body.secret.slice(-4) });
     expect(key).not.to.have.property("secret");
+    // A sandbox key shows livemode: false rather than leaving the field out.
+    expect(key).to.include({ livemode: false, revoked: false });
 
     const organizations = await admin("ListOrganizations", { limit: 100 });
     expect(organizations.body.data.map((o: any) => o.id)).to.include.members([organization.id, svc.organizationId]);
@@ -36,7 +40,7 @@ describe("AdminService: Get and List, snake_case JSON", () => {
     expect((await admin("ListProjects", { organization_id: organization.id })).body.data).to.deep.equal([project]);
     const keys = await admin("ListApiKeys", { project_id: project.id, livemode: false });
     expect(keys.body.data.map((k: any) => k.id)).to.deep.equal([keyId]);
-    expect((await admin("ListApiKeys", { project_id: project.id, livemode: true })).body).to.deep.equal({});
+    expect((await admin("ListApiKeys", { project_id: project.id, livemode: true })).body).to.deep.equal({ data: [], has_more: false });
 
     await admin("RevokeApiKey", { id: keyId });
     expect((await admin("GetApiKey", { id: keyId })).body.api_key).to.include({ revoked: true });

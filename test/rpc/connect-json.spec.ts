@@ -61,3 +61,21 @@ describe("JSON RPC requests with unknown fields", () => {
     expect(accepted.status).to.equal("0");
   });
 });
+
+describe("Connect JSON answers", () => {
+  let svc: TestService;
+  before(async () => {
+    svc = await startTestService();
+  });
+  after(async () => {
+    await svc.stop();
+  });
+
+  it("show every field of the public services, false, zero and empty ones included, as REST does", async () => {
+    const created = await svc.request("POST", "/svc.v1.UsersService/CreateUser", { body: { phone: "+14155550177" } });
+    expect(created.status).to.equal(200);
+    expect(created.body.user).to.include({ suspended: false, livemode: false });
+    const events = await svc.request("POST", "/svc.v1.EventsService/ListEvents", { body: { type: "withdrawal.failed", limit: 1 } });
+    expect(events.body).to.deep.equal({ data: [], has_more: false });
+  });
+});

@@ -6,6 +6,8 @@
 import { create, createRegistry, toBinary, type DescFile, type DescService, type Registry } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.ts";
+import { file_google_rpc_status } from "../../gen/google/rpc/status_pb.ts";
 import {
   ServerReflection as ServerReflectionV1,
   ServerReflectionResponseSchema as ResponseV1,
@@ -17,6 +19,8 @@ import {
 } from "../../gen/grpc/reflection/v1alpha/reflection_pb.ts";
 
 export { ServerReflectionV1, ServerReflectionV1alpha };
+
+const ERROR_DETAIL_FILES = [file_google_rpc_error_details, file_google_rpc_status];
 
 /** gRPC's NOT_FOUND, as `ErrorResponse.error_code` carries it. */
 const NOT_FOUND = 5;
@@ -32,10 +36,17 @@ class Descriptors {
       for (const dependency of file.dependencies) visit(dependency);
     };
     for (const service of services) visit(service.file);
+    // The types every refusal carries in its details (google.rpc.Status, ErrorInfo), so tools decode a refusal's
+    // reason and metadata instead of printing base64; asked for by name too.
+    for (const file of ERROR_DETAIL_FILES) visit(file);
     this.registry = createRegistry(...this.files.values());
   }
 
-  /** The file and every file it imports, each once, as serialized FileDescriptorProtos. */
+  /**
+   * The file and every file it imports, each once, as serialized FileDescriptorProtos, then the error detail files:
+   * tools such as buf curl resolve a service's file with what comes with it and decode a refusal's details from
+   * that set, never asking for the detail's type on its own.
+   */
   withDependencies(file: DescFile): Uint8Array[] {
     const seen = new Set<string>();
     const result: Uint8Array[] = [];
@@ -46,6 +57,7 @@ class Descriptors {
       for (const dependency of f.dependencies) visit(dependency);
     };
     visit(file);
+    for (const detailFile of ERROR_DETAIL_FILES) visit(detailFile);
     return result;
   }
 

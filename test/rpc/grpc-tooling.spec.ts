@@ -231,6 +231,28 @@ describe("gRPC tooling", () => {
       expect(answer.data[0].type).to.equal("user.created");
     });
 
+    it("describes the error details every refusal carries: google.rpc.ErrorInfo by name, and with every service's file", async () => {
+      const reflection = new loaded.reflection.v1alpha.ServerReflection(svc.grpcAddress, grpc.credentials.createInsecure());
+      const call = reflection.ServerReflectionInfo();
+      const answers: any[] = [];
+      const done = new Promise<void>((resolve, reject) => {
+        call.on("data", (answer: any) => answers.push(answer));
+        call.on("end", resolve);
+        call.on("error", reject);
+      });
+      call.write({ file_containing_symbol: "google.rpc.ErrorInfo" });
+      call.write({ file_containing_symbol: "google.rpc.Status" });
+      call.write({ file_containing_symbol: "svc.v1.UsersService" });
+      call.end();
+      await done;
+      reflection.close();
+      const names = (answer: any) =>
+        (answer.file_descriptor_response.file_descriptor_proto as Buffer[]).map((file) => /^\n.([\w/.]+\.proto)/s.exec(file.toString("latin1"))?.[1]);
+      expect(names(answers[0])[0]).to.equal("google/rpc/error_details.proto");
+      expect(names(answers[1])[0]).to.equal("google/rpc/status.proto");
+      expect(names(answers[2])).to.include.members(["svc/v1/users.proto", "google/rpc/error_details.proto", "google/rpc/status.proto"]);
+    });
+
     it("v1alpha answers grpc-js: list_services and file_containing_symbol with the file's imports", async () => {
       const reflection = new loaded.reflection.v1alpha.ServerReflection(svc.grpcAddress, grpc.credentials.createInsecure());
       const call = reflection.ServerReflectionInfo();

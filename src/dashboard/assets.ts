@@ -36,6 +36,7 @@ input[type="text"], input[type="password"], input[type="url"], input[type="numbe
   font: inherit; padding: .35rem .5rem; border: 1px solid #6b7280; border-radius: 4px; min-width: 16rem; background: #fff; color: var(--fg); }
 button { font: inherit; padding: .3rem .8rem; border-radius: 4px; border: 1px solid #1e3a8a; background: var(--accent); color: #fff; cursor: pointer; }
 button.danger { background: #b91c1c; border-color: #7f1d1d; }
+button.caution { background: #fff; color: var(--warn); border-color: #b45309; }
 button.secondary { background: #fff; color: var(--accent); }
 .row { display: flex; gap: .75rem; align-items: flex-end; flex-wrap: wrap; margin: .5rem 0; }
 .actions { display: flex; gap: .5rem; flex-wrap: wrap; margin: .75rem 0; }
@@ -110,3 +111,6 @@ window.addEventListener("pageshow", (event) => {
   }
 });
 `;
+
+/** The dashboard's icon: an "S" on the accent colour (SVG, so one small file serves every size). */
+export const DASHBOARD_ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1d4ed8"/><text x="16" y="23" font-family="system-ui,sans-serif" font-size="20" font-weight="700" text-anchor="middle" fill="#fff">S</text></svg>`;

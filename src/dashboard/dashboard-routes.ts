@@ -15,7 +15,7 @@ import { apiKeyLivemode, hashApiKey } from "../domain/api-keys.ts";
 import { describeError } from "../domain/errors.ts";
 import { CallFailure, type Caller } from "../pipeline/call-pipeline.ts";
 import type { DashboardSessionDocument } from "../store/dashboard-session-repository.ts";
-import { DASHBOARD_CSS, DASHBOARD_JS } from "./assets.ts";
+import { DASHBOARD_CSS, DASHBOARD_ICON, DASHBOARD_JS } from "./assets.ts";
 import { html } from "./html.ts";
 import { csrfField, FORM_KEY_FIELD, page, type Flash, type Shell } from "./layout.ts";
 import { registerOperatorConsole } from "./operator-console.ts";
@@ -131,6 +131,9 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
 
   app.get("/assets/dashboard.css", async (_request, reply) =>
     reply.header("cache-control", "no-cache").type("text/css; charset=utf-8").send(DASHBOARD_CSS),
+  );
+  app.get("/assets/favicon.svg", async (_request, reply) =>
+    reply.header("cache-control", "max-age=86400").type("image/svg+xml").send(DASHBOARD_ICON),
   );
   app.get("/assets/dashboard.js", async (_request, reply) =>
     reply.header("cache-control", "no-cache").type("text/javascript; charset=utf-8").send(DASHBOARD_JS),

@@ -55,6 +55,7 @@ export function page(shell: Shell, body: Html): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${shell.title} · Svc dashboard</title>
 <link rel="stylesheet" href="/dashboard/assets/dashboard.css">
+<link rel="icon" href="/dashboard/assets/favicon.svg" type="image/svg+xml">
 <script src="/dashboard/assets/dashboard.js" defer></script>
 </head>
 <body>
@@ -85,9 +86,18 @@ export function postForm(csrf: string, action: string, content: Html, options: {
   }${options.label ? html` aria-label="${options.label}"` : ""}>${csrfField(csrf)}<input type="hidden" name="${FORM_KEY_FIELD}" value="form_${randomBytes(18).toString("base64url")}">${content}</form>`;
 }
 
-/** One button that posts. */
-export function actionButton(csrf: string, action: string, label: string, options: { confirm?: string; danger?: boolean } = {}): Html {
-  return postForm(csrf, action, html`<button type="submit"${options.danger ? html` class="danger"` : ""}>${label}</button>`, {
+/**
+ * One button that posts. `danger`: an action that cannot be undone or that hits a user (delete, reject, suspend);
+ * `caution`: one that stops something and can be undone (disable an endpoint).
+ */
+export function actionButton(
+  csrf: string,
+  action: string,
+  label: string,
+  options: { confirm?: string; danger?: boolean; caution?: boolean } = {},
+): Html {
+  const tone = options.danger ? html` class="danger"` : options.caution ? html` class="caution"` : "";
+  return postForm(csrf, action, html`<button type="submit"${tone}>${label}</button>`, {
     className: "inline",
     ...(options.confirm ? { confirm: options.confirm } : {}),
   });

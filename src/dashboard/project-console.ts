@@ -9,6 +9,8 @@ import { UsersService } from "../../gen/svc/v1/users_pb.ts";
 import { WebhookEndpointsService, type WebhookDelivery, type WebhookEndpoint, type WebhookTest } from "../../gen/svc/v1/webhook_endpoints_pb.ts";
 import { decimalLiteralValue } from "../domain/decimal.ts";
 import { describeError, svcError } from "../domain/errors.ts";
+import { EVENT_TYPES } from "../domain/event-types.ts";
+import { MAX_GRACE_PERIOD_HOURS } from "../domain/webhook-endpoint-rules.ts";
 import { eventJson } from "../representations/events.ts";
 import { kycSessionJson, phoneVerificationJson } from "../representations/identity.ts";
 import { transactionJson, walletBalanceJson } from "../representations/transactions.ts";
@@ -269,6 +271,7 @@ export function registerProjectConsole(router: ConsoleRouter): void {
       <div class="field"><label for="d-amount">Amount (USD)</label><input type="text" inputmode="decimal" id="d-amount" name="amount_usd" required value="100.00"></div>
       <div class="field"><label for="d-fee">Fee (USD)</label><input type="text" inputmode="decimal" id="d-fee" name="fee_usd" value="0"></div>
       <div class="field"><label for="d-currency">Fiat currency</label><input type="text" id="d-currency" name="fiat_currency" value="USD"></div>
+      <div class="field"><label for="d-fiat">Fiat amount (other currencies)</label><input type="text" inputmode="decimal" id="d-fiat" name="fiat_amount"></div>
       <div class="field"><label for="d-after">Completes after (seconds, 0 to 3600)</label><input type="number" id="d-after" name="complete_after_seconds" min="0" max="3600" value="2"></div>
       <button type="submit">Simulate deposit</button></div>`,
       { label: "Simulate a deposit" },
@@ -297,11 +300,13 @@ export function registerProjectConsole(router: ConsoleRouter): void {
     const fee = numberField(ctx, "fee_usd");
     const after = numberField(ctx, "complete_after_seconds", true);
     const currency = (ctx.form.get("fiat_currency") ?? "").trim();
+    const fiatAmount = numberField(ctx, "fiat_amount");
     const answer = await ctx.call(SandboxTransactionsService.method.createSandboxDeposit, {
       userId,
       amountUsd: amount,
       ...(fee !== undefined ? { feeUsd: fee } : {}),
       ...(currency !== "" ? { fiatCurrency: currency } : {}),
+      ...(fiatAmount !== undefined ? { fiatAmount } : {}),
       ...(after !== undefined ? { completeAfterSeconds: after } : {}),
     });
     const t = transactionJson(answer.transaction!);
@@ -405,7 +410,9 @@ export function registerProjectConsole(router: ConsoleRouter): void {
       ctx.shell("Events", "events"),
       html`<h1>Events</h1>
       <form method="get" action="/dashboard/events" class="row" aria-label="Filter events">
-        <div class="field"><label for="f-type">Event type</label><input type="text" id="f-type" name="type" value="${q.type ?? ""}" placeholder="user.created"></div>
+        <div class="field"><label for="f-type">Event type</label><select id="f-type" name="type"><option value="">Every type</option>${EVENT_TYPES.map(
+          (type) => html`<option value="${type}"${type === q.type ? html` selected` : ""}>${type}</option>`,
+        )}</select></div>
         <button type="submit">Filter</button>
       </form>
       ${table(
@@ -528,7 +535,7 @@ export function registerProjectConsole(router: ConsoleRouter): void {
       </dl>
       <div class="actions">
         ${actionButton(ctx.csrf, `${base}/test`, "Send test event")}
-        ${e.enabled ? actionButton(ctx.csrf, `${base}/disable`, "Disable", { danger: true }) : actionButton(ctx.csrf, `${base}/enable`, "Enable")}
+        ${e.enabled ? actionButton(ctx.csrf, `${base}/disable`, "Disable", { caution: true }) : actionButton(ctx.csrf, `${base}/enable`, "Enable")}
         ${actionButton(ctx.csrf, `${base}/delete`, "Delete endpoint", { danger: true, confirm: "Delete this endpoint and its deliveries?" })}
       </div>
       <section class="card" aria-labelledby="edit-title"><h2 id="edit-title">Edit</h2>
@@ -545,8 +552,8 @@ export function registerProjectConsole(router: ConsoleRouter): void {
       ${postForm(
         ctx.csrf,
         `${base}/rotate`,
-        html`<div class="row"><div class="field"><label for="r-grace">Hours the old secret keeps signing (0 to 72)</label>
-        <input type="number" id="r-grace" name="grace_period_hours" min="0" max="72" value="24"></div><button type="submit">Rotate secret</button></div>`,
+        html`<div class="row"><div class="field"><label for="r-grace">Hours the old secret keeps signing (0 to ${MAX_GRACE_PERIOD_HOURS})</label>
+        <input type="number" id="r-grace" name="grace_period_hours" min="0" max="${MAX_GRACE_PERIOD_HOURS}" value="24"></div><button type="submit">Rotate secret</button></div>`,
         { label: "Rotate secret" },
       )}</section>
       ${

@@ -42,7 +42,7 @@ async function run(workerCount: number): Promise<{ perSecond: number; seconds: n
   await api.kill();
 
   const workers: RunningProcess[] = [];
-  for (let i = 0; i < workerCount; i++) workers.push(await startServiceProcess(uri, { ...env, SVC_ROLE: "worker", SVC_WORKER_POLL_MS: "20" }));
+  for (let i = 0; i < workerCount; i++) workers.push(await startServiceProcess(uri, { ...env, SVC_ROLE: "worker", SVC_JOB_POLL_MS: "20" }));
 
   const client = await MongoClient.connect(uri);
   const db = client.db();

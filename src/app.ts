@@ -71,7 +71,7 @@ import { TransactionRepository } from "./store/transaction-repository.ts";
 import { WalletLedgerRepository } from "./store/wallet-ledger.ts";
 import type { LookupAll } from "./webhooks/address-vetting.ts";
 import { DEFAULT_MAX_PENDING_PER_ENDPOINT } from "./webhooks/delivery-policy.ts";
-import { WebhookDelivery } from "./webhooks/webhook-delivery.ts";
+import { DELIVERY_JOB, WebhookDelivery } from "./webhooks/webhook-delivery.ts";
 
 export interface AppOptions {
   config: Config;
@@ -104,10 +104,6 @@ export interface AppTimings {
   walletSyncBudgetMs: number;
   walletRetryDelaysMs: number[];
   shutdownGraceMs: number;
-  /** How often the webhook delivery poll looks for due deliveries that nobody holds (`all` role). */
-  webhookBackstopMs: number;
-  /** Due retries are left this long to the timer of the process that wrote them before any poll takes them. */
-  webhookBackstopStaleAfterMs: number;
   /** A request's headers and body must have arrived this long after it started (a contract limit; tests shorten it). */
   requestReceiveTimeoutMs: number;
 }
@@ -122,8 +118,6 @@ export function configuredTimings(config: Config): AppTimings {
     walletSyncBudgetMs: config.walletSyncBudgetMs,
     walletRetryDelaysMs: config.walletRetrySchedule,
     shutdownGraceMs: config.shutdownGraceMs,
-    webhookBackstopMs: config.webhookBackstopMs,
-    webhookBackstopStaleAfterMs: config.webhookBackstopStaleMs,
     requestReceiveTimeoutMs: REQUEST_RECEIVE_TIMEOUT_MS,
   };
 }
@@ -188,7 +182,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const repositories = createRepositories(database);
   const metrics = new Metrics({
     pendingDeliveries: () => repositories.webhookDeliveries.countAllPending(),
-    deliveryLagSeconds: () => repositories.webhookDeliveries.lagSeconds(clock()),
+    deliveryLagSeconds: () => jobs.lagSeconds(clock(), [DELIVERY_JOB]),
     jobLagSeconds: () => jobs.lagSeconds(clock()),
   });
   repositories.events.onInserted((events) => {
@@ -210,13 +204,13 @@ export async function createApp(options: AppOptions): Promise<App> {
   const jobs = new JobQueue(database.db, {
     pollIntervalMs: timings.jobPollMs,
     lockLifetimeMs: timings.jobLockLifetimeMs,
-    maxConcurrency: config.jobConcurrency,
+    // Delivery jobs have their own concurrency (SVC_WEBHOOK_CONCURRENCY) beside the other jobs'.
+    maxConcurrency: config.jobConcurrency + config.webhookConcurrency,
+    defaultConcurrency: config.jobConcurrency,
     changeStreams: replicaSet,
   });
   jobs.onFailure((error, name) => onError(error, `job ${name}`));
 
-  // A worker polls often and takes every due delivery at once (API processes attempt nothing); a process that
-  // serves the API and delivers leaves a due retry a moment to the process whose timer waits for it.
   // Sandbox endpoints may use loopback hosts, but not to reach this service or its database: their ports (the
   // bound ones are added at listen, since 0 picks a free port) are refused at creation, update and every attempt.
   const refusedLoopbackPorts = new Set([config.port, config.grpcPort, ...databasePorts(database)].filter((port) => port > 0));
@@ -231,6 +225,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       deliveries: repositories.webhookDeliveries,
       endpoints: repositories.webhookEndpoints,
       events: repositories.events,
+      jobs,
       clock,
       onError: (e) => onError(e, "webhook delivery"),
       onAttempt: (error) => metrics.deliveryAttempts.inc({ outcome: error === null ? "succeeded" : "failed", error: error ?? "none" }),
@@ -240,13 +235,11 @@ export async function createApp(options: AppOptions): Promise<App> {
       retryScheduleMs: config.webhookRetrySchedule,
       maxPendingPerEndpoint: options.webhookMaxPendingPerEndpoint ?? DEFAULT_MAX_PENDING_PER_ENDPOINT,
       concurrency: config.webhookConcurrency,
-      pollIntervalMs: role === "worker" ? config.workerPollMs : timings.webhookBackstopMs,
-      pollStaleAfterMs: role === "worker" ? 0 : timings.webhookBackstopStaleAfterMs,
       deliversInProcess: role !== "api",
-      changeStreams: replicaSet,
       recoveryRatePerSecond: config.webhookRecoveryRate,
     },
   );
+  await webhooks.ensureIndexes();
   const fanout: EventFanout = webhooks.fanout;
   const relay = new EventRelay(repositories.events, repositories.users, fanout, clock);
   const backgroundError = (error: unknown) => onError(error, "event relay");
@@ -415,7 +408,6 @@ export async function createApp(options: AppOptions): Promise<App> {
         await jobs.start();
         relaySweeper.start();
         ledger.start(timings.sweepIntervalMs, timings.sweepStaleAfterMs, timings.jobPollMs);
-        webhooks.start();
       }
       await http.listen({ port: ports.http ?? config.port, host: config.host });
       const httpPort = (http.server.address() as { port: number }).port;
@@ -437,8 +429,9 @@ export async function createApp(options: AppOptions): Promise<App> {
       await Promise.all([http.close(), grpc.close(timings.shutdownGraceMs)]);
       await relaySweeper.stop();
       await ledger.stop();
-      await webhooks.stop(Math.max(0, drainEnd - performance.now()));
-      await jobs.stop();
+      // Taking jobs stops at once; the delivery runs in flight are cut at the end of the grace period and save
+      // their retry times before the job queue's stop answers.
+      await Promise.all([webhooks.stop(Math.max(0, drainEnd - performance.now())), jobs.stop()]);
     },
   };
 }

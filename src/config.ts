@@ -40,18 +40,12 @@ export interface Config {
   webhookTimeoutMs: number;
   /** Delivery attempts one process runs at once. */
   webhookConcurrency: number;
-  /** How often the webhook delivery poll looks for due deliveries that nobody holds (`all` role). */
-  webhookBackstopMs: number;
-  /** Due retries are left this long to the timer of the process that wrote them before a poll takes them (`all` role). */
-  webhookBackstopStaleMs: number;
   /** First attempts of recovered deliveries per second per endpoint (POST /v1/webhook-endpoints/{id}/recover). */
   webhookRecoveryRate: number;
   /** How long an authenticated key is trusted before it is read again (revocations elsewhere). */
   authCacheMs: number;
   /** How long project settings and signup flows are reused before they are read again. */
   settingsCacheMs: number;
-  /** How often a worker looks for due deliveries when the database cannot notify it (not a replica set). */
-  workerPollMs: number;
   /** How often the relay sweeper looks for events a crashed request left unrelayed. */
   relaySweepMs: number;
   /** How old an unrelayed event must be before the sweeper takes it from its request. */
@@ -205,12 +199,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetrySchedule: durations(env, "SVC_WEBHOOK_RETRY_SCHEDULE", "1m,5m,30m,2h,6h,24h", { min: 6, max: 6 }),
     webhookTimeoutMs: integer(env, "SVC_WEBHOOK_TIMEOUT_MS", 10_000, 1, 600_000),
     webhookConcurrency: integer(env, "SVC_WEBHOOK_CONCURRENCY", 256, 1, 10_000),
-    webhookBackstopMs: integer(env, "SVC_WEBHOOK_BACKSTOP_MS", 1000, 10, 3_600_000),
-    webhookBackstopStaleMs: integer(env, "SVC_WEBHOOK_BACKSTOP_STALE_MS", 2000, 0, 3_600_000),
     webhookRecoveryRate: integer(env, "SVC_WEBHOOK_RECOVERY_RATE", 10, 1, 10_000),
     authCacheMs: integer(env, "SVC_AUTH_CACHE_MS", 1000, 0, 60_000),
     settingsCacheMs: integer(env, "SVC_SETTINGS_CACHE_MS", 1000, 0, 60_000),
-    workerPollMs: integer(env, "SVC_WORKER_POLL_MS", 250, 10, 60_000),
     relaySweepMs: integer(env, "SVC_RELAY_SWEEP_MS", 5000, 10, 3_600_000),
     relayStaleMs: integer(env, "SVC_RELAY_STALE_MS", 10_000, 0, 3_600_000),
     jobPollMs: integer(env, "SVC_JOB_POLL_MS", 1000, 10, 60_000),

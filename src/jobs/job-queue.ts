@@ -11,6 +11,8 @@ export interface JobQueueOptions {
   /** A job locked by a worker that died is run again after this. */
   lockLifetimeMs: number;
   maxConcurrency: number;
+  /** Jobs of one name run at once unless its definition says otherwise; default `maxConcurrency`. */
+  defaultConcurrency?: number;
   /**
    * On a replica set, workers hear of jobs saved by any process through a change stream on the jobs
    * collection; otherwise only of their own process's jobs at once, and of others' at the next poll.
@@ -32,15 +34,24 @@ export type JobHandler<T> = (data: T) => Promise<Date | undefined | void>;
 
 /**
  * Jobs an earlier version scheduled that no process runs any more, so their leftovers are only removed.
- * `webhook-delivery` held delivery retries before the delivery records became the only schedule of their
- * attempts (`next_attempt_at`); `ledger-step` held the ledger's simulator and payout steps before the transactions'
+ * `webhook-delivery` held delivery retries in an earlier shape (deliveries now run as `webhook-attempt` jobs, one
+ * per delivery); `ledger-step` held the ledger's simulator and payout steps before the transactions'
  * own `next_step_at` became their schedule (read by the ledger's poll).
  */
 const RETIRED_JOBS = ["webhook-delivery", "ledger-step"];
 
+/** One job of a batch written by `scheduleMany`: its data and when it runs. */
+export interface ScheduledJob<T> {
+  data: T;
+  at: Date;
+}
+
 export class JobQueue {
   private readonly agenda: Agenda;
   private running = false;
+  /** Runs started in this process and not yet saved (stop waits for them). */
+  private inFlight = 0;
+  private idle: (() => void)[] = [];
 
   constructor(
     private readonly db: Db,
@@ -51,12 +62,77 @@ export class JobQueue {
       processEvery: options.pollIntervalMs,
       defaultLockLifetime: options.lockLifetimeMs,
       maxConcurrency: options.maxConcurrency,
-      defaultConcurrency: options.maxConcurrency,
+      defaultConcurrency: options.defaultConcurrency ?? options.maxConcurrency,
       removeOnComplete: true,
       notificationChannel: options.changeStreams
         ? new MongoChangeStreamNotificationChannel({ db, collection: "jobs" })
         : new InMemoryNotificationChannel(),
     });
+    this.agenda.on("start", () => {
+      this.inFlight += 1;
+    });
+    // Emitted once the run's outcome (its next run, or none) is saved.
+    this.agenda.on("complete", () => {
+      this.inFlight -= 1;
+      if (this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve();
+    });
+  }
+
+  /**
+   * A unique index on `data.<field>` for the jobs of `name`, so that jobs made unique by that field (see
+   * `scheduleMany`) are found by an index and never doubled by concurrent writers.
+   */
+  async ensureUniqueIndex(name: string, field: string): Promise<void> {
+    await this.db
+      .collection("jobs")
+      .createIndex({ [`data.${field}`]: 1 }, { name: `${name}_unique_${field}`, unique: true, partialFilterExpression: { name } });
+  }
+
+  /**
+   * Schedules many jobs of `name`, each unique by `data[uniqueBy]` (an existing one is moved to its new time, its
+   * data replaced), in one bulk write: the batch form of `schedule`, for writers of many jobs at once. A job
+   * running now (locked) is left alone: its run decides what follows it. With `keepExisting`, only missing jobs
+   * are added and an existing one keeps its time.
+   */
+  async scheduleMany<T extends object>(
+    name: string,
+    jobs: readonly ScheduledJob<T>[],
+    uniqueBy: keyof T & string,
+    { keepExisting = false } = {},
+  ): Promise<void> {
+    if (jobs.length === 0) return;
+    await this.agenda.ready;
+    const operations = jobs.map(({ data, at }) => ({
+      updateOne: {
+        filter: { name, [`data.${uniqueBy}`]: data[uniqueBy], lockedAt: null },
+        update: keepExisting
+          ? { $setOnInsert: { ...NEW_JOB_FIELDS, name, data, nextRunAt: at } }
+          : { $set: { data, nextRunAt: at }, $setOnInsert: { ...NEW_JOB_FIELDS, name } },
+        upsert: true,
+      },
+    }));
+    await this.db
+      .collection("jobs")
+      .bulkWrite(operations, { ordered: false })
+      .catch((error: unknown) => {
+        // A job locked by a run is not matched, so the upsert collides with it on the unique index: that run decides.
+        if (!isOnlyDuplicateKeys(error)) throw error;
+      });
+  }
+
+  /**
+   * Moves jobs of `name` found by `data[field]` to a new time, or removes them (`at` null), in one bulk write;
+   * a job running now (locked) is left to its run.
+   */
+  async moveMany(name: string, field: string, moves: readonly { value: unknown; at: Date | null }[]): Promise<void> {
+    if (moves.length === 0) return;
+    await this.db.collection("jobs").bulkWrite(
+      moves.map(({ value, at }) => {
+        const filter = { name, [`data.${field}`]: value, lockedAt: null };
+        return at === null ? { deleteOne: { filter } } : { updateOne: { filter, update: { $set: { nextRunAt: at } } } };
+      }),
+      { ordered: false },
+    );
   }
 
   define<T>(name: string, handler: JobHandler<T>, options: JobDefinitionOptions = {}): void {
@@ -95,22 +171,26 @@ export class JobQueue {
     this.running = true;
   }
 
-  /** Stops taking jobs and waits for the running ones to finish. */
+  /**
+   * Stops taking jobs (those locked but not started are unlocked for other processes) and waits for the running
+   * ones to finish and save what follows them.
+   */
   async stop(): Promise<void> {
     if (this.running) await this.agenda.stop();
     this.running = false;
+    if (this.inFlight > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
   }
 
   /**
    * Now minus the scheduled time of the oldest job that is due and not running (0 when none is): how far
    * the workers are behind. Only jobs of names this process defines count (not retired ones an older process
-   * may still add during an upgrade).
+   * may still add during an upgrade), or of the names given.
    */
-  async lagSeconds(now: Date): Promise<number> {
+  async lagSeconds(now: Date, names: readonly string[] = Object.keys(this.agenda.definitions)): Promise<number> {
     const oldest = await this.db
       .collection<{ name: string; nextRunAt: Date | null; lockedAt: Date | null; disabled?: boolean }>("jobs")
       .findOne(
-        { name: { $in: Object.keys(this.agenda.definitions) }, nextRunAt: { $lte: now }, lockedAt: null, disabled: { $ne: true } },
+        { name: { $in: [...names] }, nextRunAt: { $lte: now }, lockedAt: null, disabled: { $ne: true } },
         { sort: { nextRunAt: 1 }, projection: { nextRunAt: 1 } },
       );
     return oldest?.nextRunAt ? Math.max(0, (now.getTime() - oldest.nextRunAt.getTime()) / 1000) : 0;
@@ -122,4 +202,14 @@ export class JobQueue {
       handler(error instanceof Error ? error : new Error(error), job.attrs?.name ?? job.jobName ?? "unknown");
     });
   }
+}
+
+/** The fields Agenda's own inserts give a new job, besides its name, data and time. */
+const NEW_JOB_FIELDS = { priority: 0, type: "normal", lockedAt: null, lastModifiedBy: null, disabled: null };
+
+/** Whether a bulk write failed only on duplicate keys (code 11000). */
+function isOnlyDuplicateKeys(error: unknown): boolean {
+  const writeErrors = (error as { writeErrors?: { code?: number }[] | { code?: number } }).writeErrors;
+  const list = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : [];
+  return list.length > 0 && list.every((e) => e.code === 11000);
 }

@@ -66,7 +66,7 @@ export interface WebhookEndpointsDependencies {
   /** How test events are sent (time-out, name resolution); the resolver also vets URLs at creation. */
   send: SendSettings;
   /** Runs a replayed delivery's first attempt now. */
-  dispatch: (deliveryId: string) => void;
+  dispatch: (deliveryId: string) => Promise<void>;
   /** Restarts the failed deliveries of a window, paced. */
   recovery: DeliveryRecovery;
 }
@@ -251,7 +251,7 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
     // Only a settled delivery starts a new cycle; the conditional update settles races between two replays.
     const replayed = delivery.status === "pending" ? null : await this.deps.deliveries.replay(endpoint._id, delivery._id, this.deps.clock());
     if (!replayed) throw svcError("delivery_in_progress");
-    this.deps.dispatch(replayed._id);
+    await this.deps.dispatch(replayed._id);
     return create(ReplayWebhookDeliveryResponseSchema, { webhookDelivery: deliveryMessage(replayed) });
   }
 

@@ -1,6 +1,7 @@
-// Deliveries: one record per (event, endpoint), the source of truth of every attempt. Workers claim an attempt
-// with a conditional update, so two workers (or processes) never send the same attempt twice, and the attempt
-// number comes from the record, so an attempt cut short by a crash still counts.
+// Deliveries: one record per (event, endpoint), the history of its attempts. The run of the delivery's job claims
+// each attempt with a conditional update, so two runs (or processes) never send the same attempt twice, and the
+// attempt number comes from the record, so an attempt cut short by a crash still counts. When attempts run is
+// the job's `nextRunAt` alone.
 import type { Collection, Db, Filter } from "mongodb";
 import { duplicateIndexes, type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 
@@ -27,7 +28,10 @@ export interface WebhookDeliveryDocument {
   status: DeliveryStatus;
   /** Attempts of the current cycle, the one in flight included. */
   attempt_count: number;
-  /** Null once settled. */
+  /**
+   * Null once settled. Shown to the API as the next attempt's time: the same time as the delivery's job's
+   * `nextRunAt`, which alone decides when the attempt runs; never read as a schedule.
+   */
   next_attempt_at: Date | null;
   last_attempt: DeliveryAttemptRecord | null;
   /** Set while a worker holds the attempt in flight; another worker may take it over once it has passed. */
@@ -55,6 +59,7 @@ export class WebhookDeliveryRepository {
       { key: { event_id: 1, endpoint_id: 1 }, name: "one_per_event_and_endpoint", unique: true },
       { key: { endpoint_id: 1, created_at: -1, _id: -1 }, name: "endpoint_newest_first" },
       { key: { endpoint_id: 1, status: 1, created_at: -1, _id: -1 }, name: "endpoint_status_newest_first" },
+      // Serves the pending count (every pending delivery shows a next attempt time); the name is an earlier version's.
       { key: { next_attempt_at: 1 }, name: "due", partialFilterExpression: { status: "pending" } },
     ]);
   }
@@ -72,33 +77,19 @@ export class WebhookDeliveryRepository {
     }
   }
 
+  /** The pending deliveries of these events (a fan-out that runs again finds the records of the first run). */
+  findPendingOfEvents(eventIds: readonly string[]): Promise<WebhookDeliveryDocument[]> {
+    return this.collection.find({ event_id: { $in: [...eventIds] }, status: "pending" }).toArray();
+  }
+
   /** Pending deliveries of an endpoint, counted up to `cap` (enough to tell whether its queue is full). */
   countPending(endpointId: string, cap: number): Promise<number> {
     return this.collection.countDocuments({ endpoint_id: endpointId, status: "pending" }, { limit: cap });
   }
 
   /**
-   * Calls `onDue` for each delivery that becomes due now and unclaimed (inserted by an API process, or
-   * replayed), as the database reports it. Needs a replica set (change streams); answers a function that
-   * stops watching.
-   */
-  watchDue(onDue: (deliveryId: string) => void, onError: (error: unknown) => void): () => Promise<void> {
-    const stream = this.collection.watch<WebhookDeliveryDocument>(
-      [{ $match: { operationType: { $in: ["insert", "update", "replace"] }, "fullDocument.status": "pending", "fullDocument.lease_until": null } }],
-      { fullDocument: "updateLookup" },
-    );
-    stream.on("change", (change) => {
-      const doc = "fullDocument" in change ? change.fullDocument : undefined;
-      if (doc && doc.next_attempt_at && doc.next_attempt_at.getTime() <= Date.now()) onDue(doc._id);
-    });
-    stream.on("error", onError);
-    return () => stream.close();
-  }
-
-  /**
-   * Pending deliveries across every endpoint (the pending-deliveries gauge). Every pending delivery has a
-   * next attempt time, so the count runs on the `due` index; an index of its own on status would also be
-   * chosen for the due-delivery queries, which need `due`'s order to stop early.
+   * Pending deliveries across every endpoint (the pending-deliveries gauge). Every pending delivery shows its
+   * next attempt time, so the count runs on the partial index of pending deliveries.
    */
   countAllPending(): Promise<number> {
     return this.collection.countDocuments({ status: "pending", next_attempt_at: { $gte: new Date(0) } });
@@ -120,31 +111,15 @@ export class WebhookDeliveryRepository {
   }
 
   /**
-   * Claims the next attempt of a due pending delivery: counts it and leases it until `leaseUntil`. Answers the
-   * delivery with its new attempt number, or null when it is not due, settled, exhausted or held by a worker.
+   * Claims attempt `attempt + 1` of a pending delivery whose attempt `attempt` is not in flight (never leased, or
+   * its lease ran out): counts it and leases it until `leaseUntil`. Answers the delivery with its new attempt
+   * number, or null when it moved on meanwhile (settled, replayed, claimed by another run). When attempts run is
+   * the job's business (its `nextRunAt`), not the record's.
    */
-  claimAttempt(id: string, now: Date, leaseUntil: Date, maxAttempts: number): Promise<WebhookDeliveryDocument | null> {
+  claimAttempt(id: string, attempt: number, now: Date, leaseUntil: Date): Promise<WebhookDeliveryDocument | null> {
     return this.collection.findOneAndUpdate(
-      {
-        _id: id,
-        status: "pending",
-        attempt_count: { $lt: maxAttempts },
-        next_attempt_at: { $lte: now },
-        $or: [{ lease_until: null }, { lease_until: { $lte: now } }],
-      },
+      { _id: id, status: "pending", attempt_count: attempt, $or: [{ lease_until: null }, { lease_until: { $lte: now } }] },
       { $inc: { attempt_count: 1 }, $set: { lease_until: leaseUntil, updated_at: now } },
-      { returnDocument: "after" },
-    );
-  }
-
-  /**
-   * Extends the lease of an attempt this worker holds (claimed at insertion, then queued a while); null when
-   * another worker took it over meanwhile.
-   */
-  renewLease(id: string, attempt: number, heldUntil: Date, leaseUntil: Date): Promise<WebhookDeliveryDocument | null> {
-    return this.collection.findOneAndUpdate(
-      { _id: id, status: "pending", attempt_count: attempt, lease_until: heldUntil },
-      { $set: { lease_until: leaseUntil } },
       { returnDocument: "after" },
     );
   }
@@ -172,29 +147,6 @@ export class WebhookDeliveryRepository {
     return result.modifiedCount === 1;
   }
 
-  /**
-   * Seconds since the oldest pending delivery nobody holds fell due (0 when none is): how far behind delivery is,
-   * retries included. Reads one record on the `due` index.
-   */
-  async lagSeconds(now: Date): Promise<number> {
-    const oldest = await this.collection.findOne(
-      { status: "pending", next_attempt_at: { $lte: now }, $or: [{ lease_until: null }, { lease_until: { $lte: now } }] },
-      { sort: { next_attempt_at: 1 }, projection: { next_attempt_at: 1 } },
-    );
-    return oldest?.next_attempt_at ? Math.max(0, (now.getTime() - oldest.next_attempt_at.getTime()) / 1000) : 0;
-  }
-
-  /** Ids of pending deliveries due at `dueBy` that nobody holds: the delivery poll's work. */
-  async findDue(now: Date, dueBy: Date, limit: number): Promise<string[]> {
-    const found = await this.collection
-      .find({ status: "pending", next_attempt_at: { $lte: dueBy }, $or: [{ lease_until: null }, { lease_until: { $lte: now } }] })
-      .project<{ _id: string }>({ _id: 1 })
-      .sort({ next_attempt_at: 1 })
-      .limit(limit)
-      .toArray();
-    return found.map((d) => d._id);
-  }
-
   /** Settles as failed every pending delivery matching `filter`, recording `error` as its last attempt. */
   private async settleFailed(filter: Filter<WebhookDeliveryDocument>, error: string, now: Date): Promise<number> {
     const result = await this.collection.updateMany({ ...filter, status: "pending" }, { $set: failedSettlement(error, now) });
@@ -215,15 +167,6 @@ export class WebhookDeliveryRepository {
   /** The endpoint was disabled: its pending deliveries settle as failed. */
   settleEndpointPending(endpointId: string, error: string, now: Date): Promise<number> {
     return this.settleFailed({ endpoint_id: endpointId }, error, now);
-  }
-
-  /** Deliveries whose last attempt was cut short by a crash with no attempt left: failed (`internal_error`). */
-  settleExhausted(maxAttempts: number, now: Date): Promise<number> {
-    return this.settleFailed(
-      { attempt_count: { $gte: maxAttempts }, $or: [{ lease_until: null }, { lease_until: { $lte: now } }] },
-      "internal_error",
-      now,
-    );
   }
 
   /** Starts a fresh cycle of attempts for a settled delivery, due now; null when it is pending (or unknown). */

@@ -1,6 +1,5 @@
-// The in-process queue of attempts to run now, fed by the DeliveryScheduler: fan-out's new deliveries start as
-// soon as their record exists, without waiting for any poll. At most `concurrency` attempts run at once; an id
-// already queued is not queued twice.
+// The in-process queue of fan-out's first attempts: new deliveries start as soon as their record exists, without
+// waiting for their job. At most `concurrency` attempts run at once; an id already queued is not queued twice.
 
 export type AttemptRunner<H> = (deliveryId: string, hints: H | undefined) => Promise<void>;
 
@@ -76,8 +75,8 @@ export class DeliveryDispatcher<H> {
   }
 
   /**
-   * Takes no more work and waits for the running attempts. Queued ones stay pending in the database, where
-   * the poll of this or another process finds them.
+   * Takes no more work and waits for the running attempts. Queued ones stay pending in the database, and their
+   * jobs run them once their lease is over, in any process.
    */
   async stop(): Promise<void> {
     this.stopped = true;

@@ -1,19 +1,21 @@
-// Runs one attempt of one delivery, with the delivery record as the source of truth: claim the attempt (a
-// conditional update, so no two workers send the same attempt), send it, record the outcome (a failure's
-// retry time is written in that same conditional update: the record is the only schedule of its attempts),
-// and keep the endpoint's count of consecutive failures (atomic $inc).
+// Runs attempts of deliveries. A delivery's job (`webhook-attempt`, one per delivery, unique by its id) is its
+// one schedule: each run of the job claims the next attempt from the record (a conditional update, so no two runs
+// send the same attempt), sends it, and applies what `decideAfterAttempt` says follows: the record's history and
+// status, the endpoint's count of consecutive failures and its disabling, and the job's next run (the date the
+// run answers) or its end. The only other way in is fan-out's first attempt, sent at once by the process that
+// relayed the event, whose job waits as its guarantee and is moved or removed once the outcome is recorded.
 import type { Clock } from "../domain/clock.ts";
 import type { EventDocument, EventRepository } from "../store/event-repository.ts";
 import type { AttemptOutcome, WebhookDeliveryDocument, WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
 import type { WebhookEndpointDocument, WebhookEndpointRepository } from "../store/webhook-endpoint-repository.ts";
 import type { AttemptResult } from "./delivery-client.ts";
-import { CONSECUTIVE_FAILURES_TO_DISABLE, LEASE_MARGIN_MS, MAX_DELIVERY_ATTEMPTS } from "./delivery-policy.ts";
+import { decideAfterAttempt, type AttemptVerdict } from "./delivery-policy.ts";
 import { settleDeliveriesOfDisabledEndpoint } from "./endpoint-disabling.ts";
 import { sendSignedEvent, type SendSettings } from "./signed-request.ts";
 import type { SuccessRecorder } from "./success-recorder.ts";
 
 /**
- * What fan-out already holds, saving the worker its reads and its claim: the event, the endpoint, and the
+ * What fan-out already holds, saving the first attempt its reads and its claim: the event, the endpoint, and the
  * delivery record as inserted, its first attempt already claimed and leased to this process.
  */
 export interface AttemptHints {
@@ -33,17 +35,26 @@ export interface DeliveryWorkerDependencies {
   send: SendSettings;
   /** By default `sendSignedEvent` with `send`. */
   sender?: AttemptSender;
-  /**
-   * Hears of each retry time this worker wrote, once written, so that the process can wake up for it; the
-   * record stays the schedule (any process's poll finds the retry too).
-   */
-  onRetryRecorded?: (deliveryId: string, at: Date) => void;
   /** Delays after failed attempts 1..6. */
   retryScheduleMs: readonly number[];
+  /** How long a claimed attempt is leased: the job's lock lifetime (time-out plus margin). */
+  leaseMs: number;
   successes: SuccessRecorder;
   /** Hears of every attempt's outcome (metrics): its error code, null on success. */
   onAttempt?: (error: string | null) => void;
+  /** Hears of our own failures (an attempt that could not be made), which are recorded as `internal_error`. */
+  onError: (error: unknown) => void;
 }
+
+/** An attempt as recorded: the receiver's answer, or an error code (ours included: `internal_error`). */
+interface AttemptRecord {
+  responseStatus: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+/** What follows an attempt for its job: run again at this time, or end (null). */
+export type NextRun = Date | null;
 
 export class DeliveryWorker {
   private readonly sender: AttemptSender;
@@ -52,84 +63,117 @@ export class DeliveryWorker {
     this.sender = deps.sender ?? ((endpoint, event, attempt) => sendSignedEvent(endpoint, event, attempt, deps.send));
   }
 
-  /** Runs the next attempt of the delivery if it is due and nobody holds it; otherwise does nothing. */
-  async attempt(deliveryId: string, hints?: AttemptHints): Promise<void> {
-    const { deliveries, endpoints, events, clock, send } = this.deps;
+  /**
+   * One run of a delivery's job: settles an attempt a dead process left in flight, then claims, sends and
+   * records the next one. Answers when the job runs next (null: the delivery is settled, gone or taken by
+   * another run, and the job ends).
+   */
+  async runJob(deliveryId: string): Promise<NextRun> {
+    const { deliveries, clock } = this.deps;
+    let delivery = await deliveries.findById(deliveryId);
+    if (delivery?.status !== "pending") return null;
+    const now = clock();
+    if (delivery.lease_until !== null) {
+      // Held by a run that is still within its lease (a second copy of the job cannot exist; a stale wake-up):
+      // look again when the lease ends.
+      if (delivery.lease_until.getTime() > now.getTime()) return delivery.lease_until;
+      // The process that claimed this attempt died before recording it: it counts, as our failure.
+      const endpoint = await this.deps.endpoints.findById(delivery.endpoint_id);
+      if (!endpoint) return null;
+      const verdict = decideAfterAttempt({
+        attempt: delivery.attempt_count,
+        error: "internal_error",
+        lost: true,
+        consecutiveFailures: null,
+        now,
+        retryScheduleMs: this.deps.retryScheduleMs,
+      });
+      const lostResult: AttemptRecord = { responseStatus: null, error: "internal_error", durationMs: 0 };
+      const next = await this.apply(delivery, endpoint, delivery.lease_until, lostResult, verdict);
+      if (next === null || next.getTime() > clock().getTime()) return next;
+      delivery = await deliveries.findById(deliveryId);
+      if (delivery?.status !== "pending") return null;
+    }
     const claimedAt = clock();
-    const leaseUntil = new Date(claimedAt.getTime() + send.timeoutMs + LEASE_MARGIN_MS);
-    const delivery = hints
-      ? await this.keepClaim(hints.claimed, claimedAt, leaseUntil)
-      : await deliveries.claimAttempt(deliveryId, claimedAt, leaseUntil, MAX_DELIVERY_ATTEMPTS);
-    if (!delivery) return;
-    const endpoint = hints?.endpoint ?? (await endpoints.findById(delivery.endpoint_id));
-    if (!endpoint) return; // deleted, together with its deliveries
+    const claimed = await deliveries.claimAttempt(deliveryId, delivery.attempt_count, claimedAt, new Date(claimedAt.getTime() + this.deps.leaseMs));
+    if (!claimed) return null;
+    const endpoint = await this.deps.endpoints.findById(claimed.endpoint_id);
+    if (!endpoint) return null; // deleted, together with its deliveries
+    return this.attempt(claimed, endpoint, undefined, claimedAt);
+  }
+
+  /** Fan-out's first attempt, claimed at insertion: sent now. Answers what follows for its guarantee job. */
+  runFirst(hints: AttemptHints): Promise<NextRun> {
+    return this.attempt(hints.claimed, hints.endpoint, hints.event, this.deps.clock());
+  }
+
+  /** Sends a claimed attempt and applies what follows it. */
+  private async attempt(
+    delivery: WebhookDeliveryDocument,
+    endpoint: WebhookEndpointDocument,
+    known: EventDocument | undefined,
+    claimedAt: Date,
+  ): Promise<NextRun> {
+    const { deliveries, events, clock, send } = this.deps;
     if (!endpoint.enabled) {
       await settleDeliveriesOfDisabledEndpoint(deliveries, endpoint._id, claimedAt, { deliveryId: delivery._id, attempt: delivery.attempt_count });
-      return;
+      return null;
     }
-    const event = hints?.event ?? (await events.findById(delivery.event_id));
-    let result: AttemptResult;
+    const event = known ?? (await events.findById(delivery.event_id));
+    let result: AttemptRecord;
+    let failure: unknown = null;
     try {
       if (!event) throw new Error(`event ${delivery.event_id} of delivery ${delivery._id} is gone`);
       result = await this.sender(endpoint, event, delivery.attempt_count);
     } catch (error) {
-      // Our failure, not the receiver's: recorded as internal_error, retried, and not held against the endpoint.
-      const durationMs = clock().getTime() - claimedAt.getTime();
-      await this.record(delivery, claimedAt, { responseStatus: null, error: null, durationMs }, "internal_error");
-      throw error;
+      failure = error;
+      result = { responseStatus: null, error: "internal_error", durationMs: clock().getTime() - claimedAt.getTime() };
     }
-    if (result.error !== null && send.signal?.aborted) {
-      // Cut short because this process is stopping (WebhookDelivery.stop): our failure, not the receiver's, so
-      // recorded as internal_error, retried on schedule like any other, and not held against the endpoint.
-      await this.record(delivery, claimedAt, result, "internal_error");
-      return;
-    }
-    await this.record(delivery, claimedAt, result, result.error);
-    await this.countOutcome(endpoint, result.error === null);
+    // Cut short because this process is stopping (WebhookDelivery.stop): our failure, not the receiver's.
+    if (result.error !== null && send.signal?.aborted) result = { ...result, error: "internal_error" };
+    const counted = result.error !== null && result.error !== "internal_error";
+    const consecutiveFailures = counted ? ((await this.deps.endpoints.recordFailure(endpoint._id))?.consecutive_failures ?? null) : null;
+    const verdict = decideAfterAttempt({
+      attempt: delivery.attempt_count,
+      error: result.error,
+      consecutiveFailures,
+      now: clock(),
+      retryScheduleMs: this.deps.retryScheduleMs,
+    });
+    const next = await this.apply(delivery, endpoint, claimedAt, result, verdict);
+    if (result.error === null && endpoint.consecutive_failures > 0) await this.deps.endpoints.recordSuccess(endpoint._id);
+    if (failure !== null) this.deps.onError(failure);
+    return next;
   }
 
-  /** A claim made at insertion holds if enough of its lease is left for a whole attempt; else it is renewed. */
-  private async keepClaim(claimed: WebhookDeliveryDocument, now: Date, leaseUntil: Date): Promise<WebhookDeliveryDocument | null> {
-    const heldUntil = claimed.lease_until!;
-    if (heldUntil.getTime() - now.getTime() >= this.deps.send.timeoutMs + LEASE_MARGIN_MS / 2) return claimed;
-    return this.deps.deliveries.renewLease(claimed._id, claimed.attempt_count, heldUntil, leaseUntil);
-  }
-
-  private async record(delivery: WebhookDeliveryDocument, attemptedAt: Date, result: AttemptResult, error: string | null): Promise<void> {
-    const attempt = delivery.attempt_count;
-    const now = this.deps.clock();
-    let outcome: AttemptOutcome["status"] = "pending";
-    let nextAttemptAt: Date | null = null;
-    if (error === null) outcome = "succeeded";
-    else if (attempt >= MAX_DELIVERY_ATTEMPTS) outcome = "failed";
-    else nextAttemptAt = new Date(now.getTime() + this.deps.retryScheduleMs[attempt - 1]!);
-    const written: AttemptOutcome = {
-      status: outcome,
-      next_attempt_at: nextAttemptAt,
-      last_attempt: { attempted_at: attemptedAt, response_status: result.responseStatus, error, duration_ms: result.durationMs },
-    };
-    if (outcome === "succeeded") {
-      await this.deps.successes.record(delivery._id, attempt, written, now);
-    } else {
-      // Outcome and retry time in one conditional update: written only if the delivery is still at this attempt.
-      const recorded = await this.deps.deliveries.recordAttempt(delivery._id, attempt, written, now);
-      if (recorded && nextAttemptAt !== null) this.deps.onRetryRecorded?.(delivery._id, nextAttemptAt);
-    }
-    // Heard once the outcome is written, so what listeners count agrees with the delivery records.
-    this.deps.onAttempt?.(error);
-  }
-
-  /** Any success ends a run of failures; the 20th failure in a row disables the endpoint. */
-  private async countOutcome(endpoint: WebhookEndpointDocument, succeeded: boolean): Promise<void> {
-    const { endpoints, deliveries, clock } = this.deps;
-    if (succeeded) {
-      // The endpoint was read just now; with no failures on record there is nothing to reset.
-      if (endpoint.consecutive_failures > 0) await endpoints.recordSuccess(endpoint._id);
-      return;
-    }
-    const counted = await endpoints.recordFailure(endpoint._id);
-    if (!counted || !counted.enabled || counted.consecutive_failures < CONSECUTIVE_FAILURES_TO_DISABLE) return;
+  /** Writes a verdict: the attempt into the record, the endpoint's disabling; answers the job's next run. */
+  private async apply(
+    delivery: WebhookDeliveryDocument,
+    endpoint: WebhookEndpointDocument,
+    attemptedAt: Date,
+    result: AttemptRecord,
+    verdict: AttemptVerdict,
+  ): Promise<NextRun> {
+    const { deliveries, endpoints, clock } = this.deps;
     const now = clock();
-    if (await endpoints.disableForFailures(endpoint._id, now)) await settleDeliveriesOfDisabledEndpoint(deliveries, endpoint._id, now);
+    const next = verdict.delivery.status === "pending" ? verdict.delivery.nextAttemptAt : null;
+    const written: AttemptOutcome = {
+      status: verdict.delivery.status,
+      next_attempt_at: next,
+      last_attempt: { attempted_at: attemptedAt, response_status: result.responseStatus, error: result.error, duration_ms: result.durationMs },
+    };
+    let recorded = true;
+    if (verdict.delivery.status === "succeeded") await this.deps.successes.record(delivery._id, delivery.attempt_count, written, now);
+    else recorded = await deliveries.recordAttempt(delivery._id, delivery.attempt_count, written, now);
+    // Heard once the outcome is written, so what listeners count agrees with the delivery records.
+    this.deps.onAttempt?.(result.error);
+    if (verdict.disableEndpoint && (await endpoints.disableForFailures(endpoint._id, now))) {
+      await settleDeliveriesOfDisabledEndpoint(deliveries, endpoint._id, now);
+      return null;
+    }
+    if (recorded) return next;
+    // Moved on meanwhile (settled by a disabling, replayed): a fresh cycle runs next, now; a settled one ends.
+    const current = await deliveries.findById(delivery._id);
+    return current?.status === "pending" ? clock() : null;
   }
 }

@@ -1,41 +1,43 @@
-// Webhook delivery in one process: fan-out creates delivery records; each record is the only schedule of its
-// attempts (`next_attempt_at`, written with the outcome of the attempt before); the DeliveryScheduler decides
-// when this process runs them (fan-out's first attempts at once, its own retries by timer, the rest by change
-// stream or poll), and the worker claims and sends each attempt.
-//
-// Why nothing goes through Agenda: a job costs an insert, a locking findOneAndUpdate and a completion write per
-// run, on top of the delivery record's own claim and outcome writes; measured in
-// bench/webhook-delivery.bench.ts, that path alone falls short of 1,000 deliveries/s. The record is already
-// durable and claimable, and a second copy of the retry time would have to be kept in step with it.
+// Webhook delivery in one process. Every delivery has one Agenda job (`webhook-attempt`, unique by the delivery
+// id) whose `nextRunAt` is the one schedule of its next attempt, and whose lock is the attempt's lease: retries,
+// replays, recoveries and first attempts nobody sent at once are runs of that job, moved along by the dates its
+// runs answer (DeliveryWorker). The one fast path is fan-out's: the process that relays a fresh event sends the
+// first attempts at once, while each delivery's job waits one lease later as the guarantee that the attempt is
+// made even if this process dies; recording the attempt's outcome moves that job to the retry time or removes it.
 import type { Clock } from "../domain/clock.ts";
+import type { JobQueue, ScheduledJob } from "../jobs/job-queue.ts";
 import type { EventRepository } from "../store/event-repository.ts";
 import type { WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
 import type { WebhookEndpointRepository } from "../store/webhook-endpoint-repository.ts";
+import { DeliveryDispatcher } from "./delivery-dispatcher.ts";
 import { DEFAULT_RECOVERY_RATE_PER_SECOND, LEASE_MARGIN_MS } from "./delivery-policy.ts";
 import { DeliveryRecovery } from "./delivery-recovery.ts";
-import { DeliveryScheduler } from "./delivery-scheduler.ts";
-import { DeliveryWorker, type AttemptHints, type AttemptSender } from "./delivery-worker.ts";
+import { DeliveryWorker, type AttemptHints, type AttemptSender, type NextRun } from "./delivery-worker.ts";
 import type { SendSettings } from "./signed-request.ts";
 import { SuccessRecorder } from "./success-recorder.ts";
 import { WebhookFanout } from "./webhook-fanout.ts";
+
+/** The job of a delivery: its data names the delivery, one job per delivery. */
+export const DELIVERY_JOB = "webhook-attempt";
+
+export interface DeliveryJobData {
+  deliveryId: string;
+}
+
+/** What the webhooks module needs of the job queue (JobQueue; tests may pass the same). */
+export type DeliveryJobs = Pick<JobQueue, "define" | "scheduleMany" | "moveMany" | "ensureUniqueIndex">;
 
 export interface WebhookDeliveryOptions {
   send: SendSettings;
   retryScheduleMs: readonly number[];
   maxPendingPerEndpoint: number;
-  /** Attempts in flight at once in this process. */
+  /** Attempts in flight at once in this process (fan-out's first attempts; and job runs). */
   concurrency: number;
-  /** How often this process polls for due deliveries that nobody holds. */
-  pollIntervalMs: number;
-  /** How long a due retry is left to the timer of the process that wrote it before polls take it (0: at once). */
-  pollStaleAfterMs: number;
   /**
-   * false in a process that does not deliver (SVC_ROLE=api): fan-out records deliveries unclaimed and
-   * workers take them. true: this process attempts what it records, and takes over what others left.
+   * false in a process that does not deliver (SVC_ROLE=api): fan-out records deliveries unclaimed, with their
+   * jobs due at once, and workers run them. true: this process sends the first attempts of what it relays.
    */
   deliversInProcess: boolean;
-  /** Whether the database reports changes (a replica set): workers then hear of new deliveries at once. */
-  changeStreams: boolean;
   /** First attempts of recovered deliveries per second per endpoint; default DEFAULT_RECOVERY_RATE_PER_SECOND. */
   recoveryRatePerSecond?: number;
 }
@@ -44,6 +46,7 @@ export interface WebhookDeliveryDependencies {
   deliveries: WebhookDeliveryRepository;
   endpoints: WebhookEndpointRepository;
   events: EventRepository;
+  jobs: DeliveryJobs;
   clock: Clock;
   onError: (error: unknown) => void;
   /** Hears of every delivery attempt's outcome: its error code, null on success. */
@@ -52,83 +55,141 @@ export interface WebhookDeliveryDependencies {
   sender?: AttemptSender;
 }
 
+interface FirstAttempt {
+  hints: AttemptHints;
+  /** Settles once the delivery's guarantee job is written: only then may the outcome move or remove it. */
+  guarantee: Promise<void>;
+}
+
 export class WebhookDelivery {
   readonly fanout: WebhookFanout;
-  readonly scheduler: DeliveryScheduler;
   readonly recovery: DeliveryRecovery;
+  private readonly worker: DeliveryWorker;
+  private readonly firstAttempts: DeliveryDispatcher<FirstAttempt>;
+  private readonly jobMoves: TurnBatch<{ value: string; at: Date | null }>;
+  /** Job runs in flight in this process. */
+  private running = 0;
+  private idle: (() => void)[] = [];
+  private stopping = false;
   /** Aborted when stopping has waited long enough: the attempts still in flight end at once. */
   private readonly cutShort = new AbortController();
 
   constructor(
-    deps: WebhookDeliveryDependencies,
-    private readonly options: WebhookDeliveryOptions,
+    private readonly deps: WebhookDeliveryDependencies,
+    options: WebhookDeliveryOptions,
   ) {
-    const worker = new DeliveryWorker({
+    const leaseMs = options.send.timeoutMs + LEASE_MARGIN_MS;
+    this.worker = new DeliveryWorker({
       ...deps,
       send: { ...options.send, signal: this.cutShort.signal },
       retryScheduleMs: options.retryScheduleMs,
+      leaseMs,
       successes: new SuccessRecorder(deps.deliveries),
-      onRetryRecorded: (id, at) => this.scheduler.wakeAt(id, at),
     });
-    this.scheduler = new DeliveryScheduler(
-      deps.deliveries,
-      (id, hints) => worker.attempt(id, hints),
-      deps.clock,
-      {
-        concurrency: options.concurrency,
-        pollIntervalMs: options.pollIntervalMs,
-        pollStaleAfterMs: options.pollStaleAfterMs,
-        changeStreams: options.changeStreams,
+    this.jobMoves = new TurnBatch((moves) => deps.jobs.moveMany(DELIVERY_JOB, "deliveryId", moves));
+    this.firstAttempts = new DeliveryDispatcher<FirstAttempt>(
+      async (_id, first) => {
+        const next = await this.worker.runFirst(first!.hints);
+        await first!.guarantee;
+        await this.jobMoves.add({ value: first!.hints.claimed._id, at: next });
       },
+      options.concurrency,
       deps.onError,
     );
+    // Room for a first attempt to wait its turn in this process as long again as it may run.
+    const firstLeaseMs = options.send.timeoutMs + leaseMs;
     this.fanout = new WebhookFanout({
       endpoints: deps.endpoints,
       deliveries: deps.deliveries,
       clock: deps.clock,
       maxPendingPerEndpoint: options.maxPendingPerEndpoint,
-      // Room for the attempt to wait its turn in the queue as long again as it may run.
-      leaseMs: 2 * options.send.timeoutMs + LEASE_MARGIN_MS,
-      ...(options.deliversInProcess ? { dispatch: (id: string, hints: AttemptHints) => this.scheduler.runClaimed(id, hints) } : {}),
+      leaseMs: firstLeaseMs,
+      schedule: (jobs, scheduling) => this.schedule(jobs, scheduling),
+      ...(options.deliversInProcess
+        ? { dispatch: (hints: AttemptHints, guarantee: Promise<void>) => this.firstAttempts.submit(hints.claimed._id, { hints, guarantee }) }
+        : {}),
     });
     this.recovery = new DeliveryRecovery(
-      {
-        deliveries: deps.deliveries,
-        endpoints: deps.endpoints,
-        clock: deps.clock,
-        // In an API process, the workers' polls find recovered deliveries as they fall due.
-        ...(options.deliversInProcess ? { runDue: (id: string) => this.scheduler.runDue(id) } : {}),
-      },
+      { deliveries: deps.deliveries, endpoints: deps.endpoints, clock: deps.clock, schedule: (jobs) => this.schedule(jobs) },
       {
         ratePerSecond: options.recoveryRatePerSecond ?? DEFAULT_RECOVERY_RATE_PER_SECOND,
         maxPendingPerEndpoint: options.maxPendingPerEndpoint,
       },
     );
-    this.scheduler.leaveToOthers((id) => this.recovery.drips(id));
+    deps.jobs.define<DeliveryJobData>(DELIVERY_JOB, (data) => this.runJob(data.deliveryId), {
+      concurrency: options.concurrency,
+      lockLifetimeMs: leaseMs,
+    });
   }
 
-  /** Runs the next attempt of a delivery now (a replay's first attempt); in an API process, a worker will. */
-  dispatch(deliveryId: string): void {
-    if (this.options.deliversInProcess) this.scheduler.runDue(deliveryId);
+  /** Creates the index that keeps one job per delivery. */
+  ensureIndexes(): Promise<void> {
+    return this.deps.jobs.ensureUniqueIndex(DELIVERY_JOB, "deliveryId");
   }
 
-  /** Starts taking due deliveries: by change stream when the database has them, always by polling too. */
-  start(): void {
-    if (this.options.deliversInProcess) this.scheduler.start();
+  /** Runs the next attempt of a delivery now, in whichever process takes its job (a replay's first attempt). */
+  dispatch(deliveryId: string): Promise<void> {
+    return this.schedule([{ data: { deliveryId }, at: this.deps.clock() }]);
   }
 
   /**
-   * Stops every source of attempts and waits for those in flight, at most `graceMs`: an attempt still running
-   * then is cut short and recorded as failed with `internal_error`, so it is retried on schedule (by any process)
-   * and not held against its endpoint. Nothing is lost: the rest stays due in the records.
+   * Stops sending and waits for the attempts in flight, at most `graceMs`: an attempt still running then is cut
+   * short and recorded as failed with `internal_error`, so it is retried on schedule (its job moved to the retry
+   * time, for any process) and not held against its endpoint. The job queue's own stop ends taking jobs.
    */
   async stop(graceMs = Number.POSITIVE_INFINITY): Promise<void> {
-    this.recovery.stop();
+    this.stopping = true;
     const timer = Number.isFinite(graceMs) ? setTimeout(() => this.cutShort.abort(), graceMs) : null;
     try {
-      await this.scheduler.stop();
+      await this.firstAttempts.stop();
+      if (this.running > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
     } finally {
       if (timer !== null) clearTimeout(timer);
     }
+  }
+
+  /** Resolves once no first attempt and no job run is in flight in this process (tests). */
+  async whenIdle(): Promise<void> {
+    await this.firstAttempts.whenIdle();
+    if (this.running > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
+  }
+
+  private schedule(jobs: readonly ScheduledJob<DeliveryJobData>[], options: { keepExisting?: boolean } = {}): Promise<void> {
+    return this.deps.jobs.scheduleMany(DELIVERY_JOB, jobs, "deliveryId", options);
+  }
+
+  /** One run of a delivery's job, as Agenda starts it: answers its next run (undefined: the job ends). */
+  async runJob(deliveryId: string): Promise<Date | undefined> {
+    // Taken while stopping: left for another process, due now.
+    if (this.stopping) return this.deps.clock();
+    this.running += 1;
+    try {
+      const next: NextRun = await this.worker.runJob(deliveryId);
+      return next ?? undefined;
+    } finally {
+      this.running -= 1;
+      if (this.running === 0) for (const resolve of this.idle.splice(0)) resolve();
+    }
+  }
+}
+
+/** Items added in the same event-loop turn are written together; each caller learns when its batch is written. */
+class TurnBatch<T> {
+  private pending: T[] = [];
+  private written: Promise<void> | null = null;
+
+  constructor(private readonly writeAll: (items: T[]) => Promise<void>) {}
+
+  add(item: T): Promise<void> {
+    this.pending.push(item);
+    this.written ??= new Promise<void>((resolve, reject) =>
+      setImmediate(() => {
+        const batch = this.pending;
+        this.pending = [];
+        this.written = null;
+        this.writeAll(batch).then(resolve, reject);
+      }),
+    );
+    return this.written;
   }
 }

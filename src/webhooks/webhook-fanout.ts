@@ -1,6 +1,7 @@
 // The EventFanout of webhooks: one delivery record per (event, subscribed endpoint of the event's project and
-// environment), inserted in one batch and idempotently (unique per event and endpoint), then handed to the
-// DeliveryScheduler so the first attempts, claimed at insertion, start at once. A disabled endpoint's record is
+// environment), inserted in one batch and idempotently (unique per event and endpoint), each with its job written
+// in one bulk write. In a delivering process the first attempts, claimed at insertion, start at once and their
+// jobs wait one lease later as their guarantee; elsewhere the jobs are due at once, for the workers. A disabled endpoint's record is
 // settled at once as failed (`endpoint_disabled`, 0 attempts): nothing is dropped silently, and a recovery or a
 // replay sends it once the endpoint is enabled again.
 import type { Clock } from "../domain/clock.ts";
@@ -9,6 +10,7 @@ import type { EventFanout } from "../events/event-fanout.ts";
 import type { EventDocument } from "../store/event-repository.ts";
 import type { WebhookDeliveryDocument, WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
 import type { WebhookEndpointDocument, WebhookEndpointRepository } from "../store/webhook-endpoint-repository.ts";
+import type { ScheduledJob } from "../jobs/job-queue.ts";
 import type { AttemptHints } from "./delivery-worker.ts";
 import { ENDPOINT_DISABLED } from "./endpoint-disabling.ts";
 
@@ -17,12 +19,15 @@ export interface FanoutDependencies {
   deliveries: WebhookDeliveryRepository;
   clock: Clock;
   /**
-   * Starts the first attempt of a delivery just recorded, in this process. Absent in a process that does not
-   * deliver (SVC_ROLE=api): records are then left unclaimed for the workers.
+   * Starts the first attempt of a delivery just recorded, in this process; `guarantee` settles once its job is
+   * written. Absent in a process that does not deliver (SVC_ROLE=api): records are then left unclaimed, their
+   * jobs due at once, for the workers.
    */
-  dispatch?: (deliveryId: string, hints: AttemptHints) => void;
+  dispatch?: (hints: AttemptHints, guarantee: Promise<void>) => void;
+  /** Writes (or moves; with `keepExisting`, only adds) the jobs of these deliveries, in one bulk write. */
+  schedule: (jobs: readonly ScheduledJob<{ deliveryId: string }>[], options?: { keepExisting?: boolean }) => Promise<void>;
   maxPendingPerEndpoint: number;
-  /** How long the first attempt, claimed at insertion, is leased to this process. */
+  /** How long the first attempt, claimed at insertion, is leased to this process: its job runs then. */
   leaseMs: number;
 }
 
@@ -90,7 +95,27 @@ export class WebhookFanout implements EventFanout {
       }),
     );
     const inserted = await deliveries.insertManyOnce(records);
-    for (const [id, hint] of hints) if (inserted.has(id)) this.deps.dispatch?.(id, hint);
+    const jobs: ScheduledJob<{ deliveryId: string }>[] = [];
+    const again = new Set<string>();
+    for (const record of records) {
+      if (record.status !== "pending") continue;
+      if (inserted.has(record._id)) jobs.push({ data: { deliveryId: record._id }, at: record.lease_until ?? now });
+      else again.add(`${record.event_id}\u0000${record.endpoint_id}`);
+    }
+    // A relay that runs again (its process died between the records and their jobs) adds the jobs missing from the
+    // records it finds pending; an existing job keeps its time.
+    const missing: ScheduledJob<{ deliveryId: string }>[] = [];
+    if (again.size > 0) {
+      for (const found of await deliveries.findPendingOfEvents(events.map((e) => e._id))) {
+        if (again.has(`${found.event_id}\u0000${found.endpoint_id}`)) missing.push({ data: { deliveryId: found._id }, at: found.lease_until ?? now });
+      }
+    }
+    if (missing.length > 0) await this.deps.schedule(missing, { keepExisting: true });
+    // The jobs are written while the first attempts already run; the relay goes on only once they are.
+    const guarantee = this.deps.schedule(jobs);
+    guarantee.catch(() => {});
+    for (const [id, hint] of hints) if (inserted.has(id)) this.deps.dispatch?.(hint, guarantee);
+    await guarantee;
   }
 
   /**

@@ -1,5 +1,5 @@
-// On a replica set, a worker hears of deliveries recorded by an API process through a change stream, not a
-// poll. Runs on the suite's embedded server (a one-member replica set, test/support/database.ts) and on a
+// On a replica set, a worker hears of the delivery jobs an API process writes through Agenda's change stream on
+// the jobs collection, not a poll. Runs on the suite's embedded server (a one-member replica set, test/support/database.ts) and on a
 // MONGODB_URI that names a replica set (skipped on a standalone mongod): with polling set to a minute, only the
 // change stream can deliver within seconds.
 import { expect } from "chai";
@@ -20,9 +20,9 @@ describe("change streams on a replica set", function () {
     const replicaSet = await isReplicaSet(probe);
     await probe.close();
     if (!replicaSet) this.skip();
-    const slowPolls = { jobPollMs: 60_000, webhookBackstopMs: 60_000 };
+    const slowPolls = { jobPollMs: 60_000 };
     api = await startTestService({ databaseUri: uri, env: { SVC_ROLE: "api" }, timings: slowPolls });
-    worker = await startTestService({ databaseUri: uri, env: { SVC_ROLE: "worker", SVC_WORKER_POLL_MS: "60000" }, timings: slowPolls });
+    worker = await startTestService({ databaseUri: uri, env: { SVC_ROLE: "worker" }, timings: slowPolls });
     receiver = await WebhookReceiver.start();
   });
   after(async () => {

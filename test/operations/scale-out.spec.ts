@@ -1,7 +1,7 @@
 // Two API processes and two worker processes on one database (the embedded server run standalone, as
 // `npm run mongo:embedded` does): deliveries are recorded once per (event, endpoint) and reach the receiver
-// at least once, the rate limit and idempotency keys are shared, and a worker killed with SIGKILL does not
-// stop the burst from completing.
+// at least once, the rate limit and idempotency keys are shared, a worker killed with SIGKILL does not stop the
+// burst from completing, and two workers share the retries of a failing endpoint with no attempt sent twice.
 import { expect } from "chai";
 import { MongoClient } from "mongodb";
 import { startDatabaseProcess, startServiceProcess, type RunningProcess } from "../support/processes.ts";
@@ -45,10 +45,12 @@ describe("scale-out: two API and two worker processes on one database", function
     const common = {
       SVC_SANDBOX_KEY: SANDBOX_KEY,
       SVC_ADMIN_TOKEN: ADMIN_TOKEN,
-      SVC_WORKER_POLL_MS: "50",
+      // A standalone server has no change streams: workers find the jobs API processes write by scanning.
+      SVC_JOB_POLL_MS: "50",
       SVC_RELAY_SWEEP_MS: "200",
       // Short attempts, so the lease of an attempt cut short by the kill expires within the test.
       SVC_WEBHOOK_TIMEOUT_MS: "1000",
+      SVC_WEBHOOK_RETRY_SCHEDULE: "100ms,100ms,100ms,100ms,100ms,100ms",
     };
     // One after the other: the first bootstraps the Default project, the others adopt it.
     for (const role of ["api", "api", "worker", "worker"]) services.push(await startServiceProcess(uri, { ...common, SVC_ROLE: role }));
@@ -110,6 +112,54 @@ describe("scale-out: two API and two worker processes on one database", function
       30_000,
     );
     expect(settled).to.equal(BURST);
+  });
+
+  it("shares the retries of a failing endpoint between two workers, each attempt of each delivery sent once", async () => {
+    // The worker killed above is replaced: two workers again.
+    const uri = `${database!.uri.replace(/\/?$/, "")}/svc_scale`;
+    const replacement = await startServiceProcess(uri, {
+      SVC_SANDBOX_KEY: SANDBOX_KEY,
+      SVC_ADMIN_TOKEN: ADMIN_TOKEN,
+      SVC_JOB_POLL_MS: "50",
+      SVC_WEBHOOK_TIMEOUT_MS: "1000",
+      SVC_WEBHOOK_RETRY_SCHEDULE: "100ms,100ms,100ms,100ms,100ms,100ms",
+      SVC_ROLE: "worker",
+    });
+    services.push(replacement);
+    const attemptsByPath = new Map<string, string[]>();
+    const failing = await WebhookReceiver.start((req, res) => {
+      attemptsByPath.set(req.url!, [...(attemptsByPath.get(req.url!) ?? []), String(req.headers["svc-delivery-attempt"])]);
+      res.writeHead(500).end();
+    });
+    try {
+      // One endpoint per event, so that no endpoint reaches the 20 failures that disable it.
+      const count = 6;
+      for (let i = 0; i < count; i++) {
+        const endpoint = await call(apis[0]!.baseUrl, "POST", "/v1/webhook-endpoints", {
+          key: SANDBOX_KEY,
+          body: { url: failing.url(`/retries-${i}`), event_types: ["kyc.approved"] },
+        });
+        expect(endpoint.status, JSON.stringify(endpoint.body)).to.equal(201);
+      }
+      const user = await call(apis[0]!.baseUrl, "POST", "/v1/users", { key: SANDBOX_KEY, body: { phone: uniquePhone() } });
+      const session = await call(apis[1]!.baseUrl, "POST", `/v1/users/${user.body.id}/kyc-sessions`, { key: SANDBOX_KEY });
+      expect((await call(apis[0]!.baseUrl, "POST", `/v1/sandbox/kyc-sessions/${session.body.id}/approve`, { key: SANDBOX_KEY })).status).to.equal(
+        200,
+      );
+      const paths = Array.from({ length: count }, (_, i) => `/retries-${i}`);
+      const attemptsTo = (path: string) => attemptsByPath.get(path) ?? [];
+      await failing.waitUntil(() => paths.every((path) => attemptsTo(path).length >= 7), 60_000);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      for (const path of paths) expect(attemptsTo(path), path).to.deep.equal(["1", "2", "3", "4", "5", "6", "7"]);
+      const deliveries = client!.db().collection("webhook_deliveries");
+      const failed = await eventually(
+        () => deliveries.countDocuments({ event_type: "kyc.approved", status: "failed", attempt_count: 7 }),
+        (n) => n === count,
+      );
+      expect(failed).to.equal(count);
+    } finally {
+      await failing.close();
+    }
   });
 
   it("shares the rate limit and idempotency keys across the API processes", async () => {

@@ -86,11 +86,10 @@ describe("webhook delivery lifecycle", () => {
         "invalid_request_error",
         "delivery_in_progress",
       );
-      // The record is the only schedule of its retry: no job holds it, and deleting the endpoint (its
-      // deliveries with it) leaves nothing due anywhere.
-      const stored = await slow.database.db.collection("webhook_deliveries").findOne({ _id: delivery.id as never });
-      expect(stored!.next_attempt_at.toISOString()).to.equal(delivery.next_attempt_at);
-      expect(await slow.database.db.collection("jobs").countDocuments({ name: { $ne: "provision-wallet" } })).to.equal(0);
+      // The delivery's job holds its retry, at the time the delivery shows: one job for the delivery.
+      const jobs = await slow.database.db.collection("jobs").find({ name: "webhook-attempt", "data.deliveryId": delivery.id }).toArray();
+      expect(jobs).to.have.length(1);
+      expect((jobs[0]!.nextRunAt as Date).toISOString()).to.equal(delivery.next_attempt_at);
       await slow.request("DELETE", `/v1/webhook-endpoints/${endpoint.id}`);
       expect(await slow.database.db.collection("webhook_deliveries").countDocuments({ endpoint_id: endpoint.id })).to.equal(0);
       expectError(

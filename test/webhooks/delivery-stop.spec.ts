@@ -5,6 +5,7 @@
 import type http from "node:http";
 import { expect } from "chai";
 import { postWebhook } from "../../src/webhooks/delivery-client.ts";
+import { JobQueue } from "../../src/jobs/job-queue.ts";
 import { WebhookDelivery } from "../../src/webhooks/webhook-delivery.ts";
 import { DeliveryHarness, SCHEDULE_MS } from "./support/in-process.ts";
 import { WebhookReceiver } from "./support/receiver.ts";
@@ -19,6 +20,7 @@ describe("WebhookDelivery.stop(graceMs): attempts in flight when a process stops
   /** Answers the receiver holds back, released after each test. */
   let held: http.ServerResponse[];
   let module: WebhookDelivery | null;
+  let nextRun: Promise<Date | undefined>;
 
   beforeEach(async () => {
     h = await DeliveryHarness.start();
@@ -37,21 +39,26 @@ describe("WebhookDelivery.stop(graceMs): attempts in flight when a process stops
   /** The webhooks module of one process with the real HTTP sender, and one delivery to the receiver due now. */
   async function deliveryInFlight(): Promise<{ id: string; endpointId: string }> {
     module = new WebhookDelivery(
-      { deliveries: h.deliveries, endpoints: h.endpoints, events: h.events, clock: h.clock.read, onError: (e) => h.errors.push(e) },
+      {
+        deliveries: h.deliveries,
+        endpoints: h.endpoints,
+        events: h.events,
+        jobs: new JobQueue(h.database.db, { pollIntervalMs: 50, lockLifetimeMs: 60_000, maxConcurrency: 4, changeStreams: false }),
+        clock: h.clock.read,
+        onError: (e) => h.errors.push(e),
+      },
       {
         send: { timeoutMs: TIMEOUT_MS, clock: h.clock.read },
         retryScheduleMs: SCHEDULE_MS,
         maxPendingPerEndpoint: 10_000,
         concurrency: 16,
-        pollIntervalMs: 3_600_000,
-        pollStaleAfterMs: 0,
         deliversInProcess: true,
-        changeStreams: false,
       },
     );
     const endpoint = await h.addEndpoint({ url: receiver.url() });
     const id = await h.recordDelivery(endpoint, await h.logEvent());
-    module.dispatch(id);
+    // The run of its job, as Agenda starts it; what it answers is the job's next run.
+    nextRun = module.runJob(id);
     await receiver.waitUntil((received) => received.length === 1);
     return { id, endpointId: endpoint._id };
   }
@@ -67,14 +74,15 @@ describe("WebhookDelivery.stop(graceMs): attempts in flight when a process stops
     expect(record).to.include({ status: "pending", attempt_count: 1, lease_until: null });
     expect(record.last_attempt).to.include({ error: "internal_error", response_status: null });
     expect(record.next_attempt_at!.getTime()).to.equal(h.clock.read().getTime() + SCHEDULE_MS[0]!);
+    // The job moves to the retry time, the same the record shows.
+    expect((await nextRun)!.getTime()).to.equal(record.next_attempt_at!.getTime());
     // Not the receiver's failure: its count of consecutive failures is untouched.
     expect((await h.endpoints.findById(endpointId))!.consecutive_failures).to.equal(0);
 
     // Any process takes the retry once due, as after any failed attempt.
-    const next = h.process();
+    const next = await h.process();
     h.clock.advance(SCHEDULE_MS[0]!);
-    await next.scheduler.pollNow();
-    await next.scheduler.whenIdle();
+    await next.runJob(id);
     expect(h.sender.attemptsOf(record.event_id)).to.deep.equal([2]);
     expect(await h.record(id)).to.include({ status: "succeeded", attempt_count: 2 });
   });
@@ -84,6 +92,7 @@ describe("WebhookDelivery.stop(graceMs): attempts in flight when a process stops
     setTimeout(() => held.shift()?.end("ok"), 200);
     await module!.stop(10_000);
     expect(await h.record(id)).to.include({ status: "succeeded", attempt_count: 1, lease_until: null });
+    expect(await nextRun).to.equal(undefined);
   });
 
   it("postWebhook: an aborted signal ends the attempt as its deadline would (timeout), already aborted too", async () => {

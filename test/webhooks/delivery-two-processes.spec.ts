@@ -1,5 +1,6 @@
-// Two service instances over one database, both delivering (fan-out, retry timers, polls): every attempt of
-// every delivery goes out exactly once (claims are conditional updates), numbered 1..7 in order.
+// Two service instances over one database, both delivering (fan-out, both running the delivery jobs): every
+// attempt of every delivery goes out exactly once (one job per delivery, locked by the run that takes it; each
+// claim a conditional update), numbered 1..7 in order.
 import { expect } from "chai";
 import type { TestService } from "../support/test-service.ts";
 import { createEndpoint, createUser, startWebhookTestService, userCreatedEventId } from "./support/fixtures.ts";
@@ -10,8 +11,8 @@ describe("webhook delivery with two instances on one database", () => {
   let second: TestService;
   let receiver: WebhookReceiver;
   before(async () => {
-    // Polls that take due retries at once, so both instances compete for every retry.
-    const timings = { webhookBackstopMs: 20, webhookBackstopStaleAfterMs: 0, jobPollMs: 50 };
+    // Job scans every 20 ms, so both instances compete for every retry job.
+    const timings = { jobPollMs: 20 };
     first = await startWebhookTestService({ timings });
     second = await startWebhookTestService({ timings, databaseUri: first.databaseUri });
     receiver = await WebhookReceiver.start((_req, res) => res.writeHead(500).end());

@@ -1,5 +1,5 @@
 // A disabled endpoint has no pending deliveries, whoever disabled it: by hand (PATCH enabled=false), the 20th
-// failure in a row, or found disabled by a worker claiming an attempt. One rule settles them as failed with
+// failure in a row, or found disabled by the run of a delivery's job claiming an attempt. One rule settles them as failed with
 // endpoint_disabled. In process, on the embedded database.
 import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
@@ -39,8 +39,8 @@ describe("settling the deliveries of a disabled endpoint", () => {
       events: h.events,
       clock: h.clock.read,
       send: { timeoutMs: 1000, clock: h.clock.read },
-      dispatch: () => {},
-      recovery: h.process().recovery,
+      dispatch: async () => {},
+      recovery: (await h.process()).recovery,
     });
     await service.updateWebhookEndpoint(
       create(UpdateWebhookEndpointRequestSchema, { id: endpoint._id, endpoint: { enabled: false }, updateMask: { paths: ["enabled"] } }),
@@ -52,9 +52,8 @@ describe("settling the deliveries of a disabled endpoint", () => {
   it("found disabled by a worker: the claimed attempt is given back and not sent; the others settle too", async () => {
     const { endpoint, ids } = await pendingDeliveries(2, { enabled: false, disabled_reason: "manual" });
     const dueId = await h.recordDelivery(endpoint, await h.logEvent(), { attempt_count: 2 });
-    const process = h.process();
-    await process.scheduler.pollNow();
-    await process.scheduler.whenIdle();
+    const process = await h.process();
+    expect(await process.runJob(dueId)).to.equal(undefined);
     expect(h.sender.sent).to.deep.equal([]);
     expectSettled(await h.record(dueId), 2);
     for (const id of ids) expectSettled(await h.record(id), 0);
@@ -64,9 +63,8 @@ describe("settling the deliveries of a disabled endpoint", () => {
     h.sender.answer = () => HTTP_500;
     const { endpoint, ids } = await pendingDeliveries(2, { consecutive_failures: CONSECUTIVE_FAILURES_TO_DISABLE - 1 });
     const failing = await h.recordDelivery(endpoint, await h.logEvent());
-    const process = h.process();
-    await process.scheduler.pollNow();
-    await process.scheduler.whenIdle();
+    const process = await h.process();
+    expect(await process.runJob(failing)).to.equal(undefined);
     const stored = await h.endpoints.findById(endpoint._id);
     expect(stored).to.include({ enabled: false, disabled_reason: "consecutive_failures" });
     for (const id of [failing, ...ids]) expectSettled(await h.record(id), id === failing ? 1 : 0);

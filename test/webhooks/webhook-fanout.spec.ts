@@ -1,6 +1,6 @@
 // Fan-out: one delivery record per (event, matching endpoint), inserted once however often it runs; the
-// first attempts claimed at insertion and run at once in a delivering process, left unclaimed for workers in an
-// API process; past the pending limit, recorded as failed with queue_full. In process, on the embedded database.
+// first attempts claimed at insertion and run at once in a delivering process, each with its job a lease later as
+// the guarantee; left unclaimed, their jobs due now, for workers in an API process; past the pending limit, recorded as failed with queue_full. In process, on the embedded database.
 import { expect } from "chai";
 import { DeliveryHarness } from "./support/in-process.ts";
 
@@ -17,7 +17,7 @@ describe("WebhookFanout", () => {
   it("records one delivery per event and matching endpoint, claims its first attempt and runs it at once", async () => {
     const all = await h.addEndpoint();
     const kycOnly = await h.addEndpoint({ event_types: ["kyc.approved"] });
-    const process = h.process();
+    const process = await h.process();
     const created = await h.logEvent("user.created");
     const approved = await h.logEvent("kyc.approved");
     const now = h.clock.read();
@@ -30,7 +30,7 @@ describe("WebhookFanout", () => {
         [kycOnly._id, approved._id],
       ].sort(),
     );
-    await process.scheduler.whenIdle();
+    await process.whenIdle();
     expect(h.sender.sent.map((s) => [s.endpointId, s.eventId, s.attempt]).sort()).to.deep.equal(
       [
         [all._id, created._id, 1],
@@ -41,19 +41,21 @@ describe("WebhookFanout", () => {
     for (const record of await h.recordsOf(all._id)) {
       expect(record).to.include({ status: "succeeded", attempt_count: 1, next_attempt_at: null, lease_until: null });
       expect(record.created_at.getTime()).to.equal(now.getTime());
+      // Its guarantee job went with the recorded outcome.
+      expect(await h.job(record._id)).to.equal(null);
     }
   });
 
   it("creates nothing twice when it runs again for the same events, and sends nothing again", async () => {
     const endpoint = await h.addEndpoint();
-    const process = h.process();
+    const process = await h.process();
     const events = [await h.logEvent(), await h.logEvent()];
     await process.fanout.fanOut(events);
-    await process.scheduler.whenIdle();
+    await process.whenIdle();
     const first = await h.recordsOf(endpoint._id);
     await process.fanout.fanOut(events);
-    await h.process().fanout.fanOut(events); // another process's relay, too
-    await process.scheduler.whenIdle();
+    await (await h.process()).fanout.fanOut(events); // another process's relay, too
+    await process.whenIdle();
     expect(await h.recordsOf(endpoint._id)).to.deep.equal(first);
     expect(h.sender.sent).to.have.length(2);
   });
@@ -61,10 +63,10 @@ describe("WebhookFanout", () => {
   it("records events past the pending limit as failed with queue_full and 0 attempts", async () => {
     h.sender.answer = () => ({ responseStatus: 500, error: "http_500", durationMs: 1 });
     const endpoint = await h.addEndpoint();
-    const process = h.process({ maxPendingPerEndpoint: 2 });
+    const process = await h.process({ maxPendingPerEndpoint: 2 });
     const events = [await h.logEvent(), await h.logEvent(), await h.logEvent()];
     await process.fanout.fanOut(events);
-    await process.scheduler.whenIdle();
+    await process.whenIdle();
     const records = await h.recordsOf(endpoint._id);
     expect(records.filter((r) => r.status === "pending")).to.have.length(2);
     const full = records.filter((r) => r.status === "failed");
@@ -79,19 +81,19 @@ describe("WebhookFanout", () => {
     const live = await h.addEndpoint({ livemode: true });
     const otherProject = await h.addEndpoint({ project_id: "another-project" });
     const kycOnly = await h.addEndpoint({ event_types: ["kyc.approved"] });
-    const process = h.process();
+    const process = await h.process();
     await process.fanout.fanOut([await h.logEvent("user.created"), await h.logEvent("webhook.test")]);
-    await process.scheduler.whenIdle();
+    await process.whenIdle();
     for (const endpoint of [live, otherProject, kycOnly]) expect(await h.recordsOf(endpoint._id)).to.deep.equal([]);
     expect(h.sender.sent).to.deep.equal([]);
   });
 
   it("records each subscribed event of a disabled endpoint as failed with endpoint_disabled and 0 attempts, sending nothing", async () => {
     const disabled = await h.addEndpoint({ enabled: false, disabled_reason: "manual", event_types: ["user.created"] });
-    const process = h.process();
+    const process = await h.process();
     const created = await h.logEvent("user.created");
     await process.fanout.fanOut([created, await h.logEvent("kyc.approved")]);
-    await process.scheduler.whenIdle();
+    await process.whenIdle();
     const records = await h.recordsOf(disabled._id);
     expect(records.map((r) => r.event_id)).to.deep.equal([created._id]);
     expect(records[0]).to.include({ status: "failed", attempt_count: 0, next_attempt_at: null, lease_until: null });
@@ -101,21 +103,42 @@ describe("WebhookFanout", () => {
     expect(await h.deliveries.countPending(disabled._id, 10)).to.equal(0);
   });
 
-  it("leaves the records of an API process unclaimed and due, for a worker's poll", async () => {
+  it("writes each first attempt's job one lease later as its guarantee, moved to the retry time once the outcome is recorded", async () => {
+    h.sender.answer = () => ({ responseStatus: 500, error: "http_500", durationMs: 1 });
     const endpoint = await h.addEndpoint();
-    const api = h.process({ deliversInProcess: false });
+    let release = () => {};
+    // Hold the attempt in flight: the guarantee job is there, a lease later.
+    h.sender.gate = new Promise<void>((resolve) => (release = resolve));
+    const process = await h.process();
+    const event = await h.logEvent();
+    const now = h.clock.read();
+    await process.fanout.fanOut([event]);
+    const [record] = await h.recordsOf(endpoint._id);
+    expect(record).to.include({ status: "pending", attempt_count: 1 });
+    expect((await h.job(record!._id))!.nextRunAt!.getTime()).to.equal(record!.lease_until!.getTime());
+    expect(record!.lease_until!.getTime()).to.be.above(now.getTime());
+    release();
+    await process.whenIdle();
+    const failed = (await h.record(record!._id))!;
+    expect(failed).to.include({ status: "pending", attempt_count: 1, lease_until: null });
+    expect((await h.job(record!._id))!.nextRunAt!.getTime()).to.equal(failed.next_attempt_at!.getTime());
+  });
+
+  it("leaves the records of an API process unclaimed, their jobs due now, for the workers", async () => {
+    const endpoint = await h.addEndpoint();
+    const api = await h.process({ deliversInProcess: false });
     const event = await h.logEvent();
     const now = h.clock.read();
     await api.fanout.fanOut([event]);
-    await api.scheduler.whenIdle();
+    await api.whenIdle();
     const [record] = await h.recordsOf(endpoint._id);
     expect(record).to.include({ status: "pending", attempt_count: 0, lease_until: null });
     expect(record!.next_attempt_at!.getTime()).to.equal(now.getTime());
+    expect((await h.job(record!._id))!.nextRunAt!.getTime()).to.equal(now.getTime());
     expect(h.sender.sent).to.deep.equal([]);
 
-    const worker = h.process();
-    await worker.scheduler.pollNow();
-    await worker.scheduler.whenIdle();
+    const worker = await h.process();
+    expect(await worker.runJob(record!._id)).to.equal(undefined);
     expect(h.sender.attemptsOf(event._id)).to.deep.equal([1]);
     expect((await h.recordsOf(endpoint._id))[0]).to.include({ status: "succeeded", attempt_count: 1 });
   });

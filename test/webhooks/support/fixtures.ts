@@ -3,12 +3,15 @@ import { expect } from "chai";
 import { uniquePhone } from "../../support/phones.ts";
 import { startTestService, type TestService, type TestServiceOptions } from "../../support/test-service.ts";
 
-/** Retries 50 ms apart and a 1 s attempt time-out, so a whole cycle of 7 attempts takes well under a second. */
+/**
+ * Retries 50 ms apart, a 1 s attempt time-out, and the job queue looking for due jobs every 20 ms (a retry job
+ * moved to its time is found by that scan), so a whole cycle of 7 attempts takes well under a second.
+ */
 export function startWebhookTestService(options: TestServiceOptions = {}): Promise<TestService> {
   return startTestService({
     ...options,
     env: { SVC_WEBHOOK_RETRY_SCHEDULE: "50ms,50ms,50ms,50ms,50ms,50ms", SVC_WEBHOOK_TIMEOUT_MS: "1000", ...options.env },
-    timings: { webhookBackstopMs: 100, webhookBackstopStaleAfterMs: 300, ...options.timings },
+    timings: { jobPollMs: 100, ...options.timings },
   });
 }
 

@@ -3,6 +3,7 @@
 import { createContextValues, createHandlerContext, type HandlerContext } from "@connectrpc/connect";
 import { WebhookEndpointsService } from "../../../gen/svc/v1/webhook_endpoints_pb.ts";
 import { principalKey } from "../../../src/access/principal.ts";
+import { JobQueue } from "../../../src/jobs/job-queue.ts";
 import { newEventId } from "../../../src/domain/ids.ts";
 import { newUuid } from "../../../src/domain/random.ts";
 import { generateWebhookSecret } from "../../../src/domain/webhook-signature.ts";
@@ -12,7 +13,7 @@ import { WebhookDeliveryRepository, type WebhookDeliveryDocument } from "../../.
 import { WebhookEndpointRepository, type WebhookEndpointDocument } from "../../../src/store/webhook-endpoint-repository.ts";
 import type { AttemptResult } from "../../../src/webhooks/delivery-client.ts";
 import type { AttemptSender } from "../../../src/webhooks/delivery-worker.ts";
-import { WebhookDelivery, type WebhookDeliveryOptions } from "../../../src/webhooks/webhook-delivery.ts";
+import { DELIVERY_JOB, WebhookDelivery, type WebhookDeliveryOptions } from "../../../src/webhooks/webhook-delivery.ts";
 import { freshDatabase } from "../../support/database.ts";
 
 /** Delays after failed attempts 1..6: distinct, so a test can tell which one was applied. */
@@ -28,8 +29,10 @@ export interface SentAttempt {
 }
 
 export class ManualClock {
+  /** Set: the clock reads the wall clock (for Agenda, which runs jobs by it). */
+  realTime = false;
   constructor(public now = new Date("2030-01-01T00:00:00.000Z")) {}
-  readonly read = (): Date => new Date(this.now.getTime());
+  readonly read = (): Date => (this.realTime ? new Date() : new Date(this.now.getTime()));
   advance(ms: number): Date {
     this.now = new Date(this.now.getTime() + ms);
     return this.read();
@@ -39,9 +42,12 @@ export class ManualClock {
 export class FakeSender {
   readonly sent: SentAttempt[] = [];
   answer: (attempt: SentAttempt) => AttemptResult = () => OK;
+  /** Set: attempts wait for it before they are answered (held in flight). */
+  gate: Promise<void> | null = null;
   readonly send: AttemptSender = async (endpoint, event, attempt) => {
     const sent = { endpointId: endpoint._id, eventId: event._id, attempt };
     this.sent.push(sent);
+    if (this.gate) await this.gate;
     return this.answer(sent);
   };
   attemptsOf(eventId: string): number[] {
@@ -59,6 +65,8 @@ export class DeliveryHarness {
   /** What the modules reported through onError: a test expects none unless it says otherwise. */
   readonly errors: unknown[] = [];
   private readonly modules: WebhookDelivery[] = [];
+  /** The job queue of each process (module), not started unless a test starts it. */
+  readonly queues = new Map<WebhookDelivery, JobQueue>();
 
   private constructor(readonly database: Database) {
     this.deliveries = new WebhookDeliveryRepository(database.db);
@@ -73,27 +81,43 @@ export class DeliveryHarness {
   }
 
   /**
-   * The webhooks module of one process on this database, not started: no poll runs unless the test calls
-   * `scheduler.pollNow()`; retry timers wait for the manual clock's times (in real time, far away).
+   * The webhooks module of one process on this database, with its own job queue, not started: no job runs
+   * unless the test runs one (`runJob`) or starts the queue (`queues.get(module).start()`); the jobs its
+   * deliveries get are written to the database with the manual clock's times.
    */
-  process(options: Partial<WebhookDeliveryOptions> = {}): WebhookDelivery {
+  async process(options: Partial<WebhookDeliveryOptions> = {}): Promise<WebhookDelivery> {
     const onError = (error: unknown) => this.errors.push(error);
+    const jobs = new JobQueue(this.database.db, { pollIntervalMs: 50, lockLifetimeMs: 60_000, maxConcurrency: 32, changeStreams: false });
     const module = new WebhookDelivery(
-      { deliveries: this.deliveries, endpoints: this.endpoints, events: this.events, clock: this.clock.read, onError, sender: this.sender.send },
+      {
+        deliveries: this.deliveries,
+        endpoints: this.endpoints,
+        events: this.events,
+        jobs,
+        clock: this.clock.read,
+        onError,
+        sender: this.sender.send,
+      },
       {
         send: { timeoutMs: 1000, clock: this.clock.read },
         retryScheduleMs: SCHEDULE_MS,
         maxPendingPerEndpoint: 10_000,
         concurrency: 16,
-        pollIntervalMs: 3_600_000,
-        pollStaleAfterMs: 0,
         deliversInProcess: true,
-        changeStreams: false,
         ...options,
       },
     );
+    await module.ensureIndexes();
     this.modules.push(module);
+    this.queues.set(module, jobs);
     return module;
+  }
+
+  /** The job of a delivery (one per delivery), or null. */
+  job(deliveryId: string): Promise<{ nextRunAt: Date | null; lockedAt: Date | null } | null> {
+    return this.database.db
+      .collection<{ name: string; data: { deliveryId: string }; nextRunAt: Date | null; lockedAt: Date | null }>("jobs")
+      .findOne({ name: DELIVERY_JOB, "data.deliveryId": deliveryId }, { projection: { _id: 0, nextRunAt: 1, lockedAt: 1 } });
   }
 
   async addEndpoint(fields: Partial<WebhookEndpointDocument> = {}): Promise<WebhookEndpointDocument> {
@@ -170,7 +194,7 @@ export class DeliveryHarness {
       .toArray();
   }
 
-  /** Jobs of any kind in the database: deliveries never make one. */
+  /** Jobs of any kind in the database. */
   jobCount(): Promise<number> {
     return this.database.db.collection("jobs").countDocuments({});
   }
@@ -195,7 +219,9 @@ export class DeliveryHarness {
   }
 
   async close(): Promise<void> {
-    for (const module of this.modules) await module.stop();
+    for (const module of this.modules) {
+      await Promise.all([module.stop(), this.queues.get(module)!.stop()]);
+    }
     await this.database.db.dropDatabase();
     await this.database.close();
   }

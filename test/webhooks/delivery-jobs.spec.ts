@@ -1,0 +1,205 @@
+// When attempts run: each delivery has one Agenda job (`webhook-attempt`, unique by the delivery id), and its
+// `nextRunAt` is the one schedule. A run of the job claims, sends and records an attempt and answers the job's
+// next run (the retry time, also shown on the record as next_attempt_at), or ends it; an attempt whose process
+// died is counted and followed at once; deleting an endpoint leaves jobs that end without sending; a replay
+// writes the job again. In process, on the embedded database, with a manual clock and a fake sender; the job's
+// runs are called as Agenda calls them (one test lets Agenda itself run them).
+import { create } from "@bufbuild/protobuf";
+import { expect } from "chai";
+import { DeleteWebhookEndpointRequestSchema, ReplayWebhookDeliveryRequestSchema } from "../../gen/svc/v1/webhook_endpoints_pb.ts";
+import { WebhookEndpointsServiceImpl } from "../../src/services/webhook-endpoints-service.ts";
+import { decideAfterAttempt, LEASE_MARGIN_MS, MAX_DELIVERY_ATTEMPTS } from "../../src/webhooks/delivery-policy.ts";
+import type { WebhookDelivery } from "../../src/webhooks/webhook-delivery.ts";
+import { eventually } from "../support/eventually.ts";
+import { DeliveryHarness, HTTP_500, OK, SCHEDULE_MS } from "./support/in-process.ts";
+
+describe("decideAfterAttempt: what follows an attempt", () => {
+  const now = new Date("2030-01-01T00:00:00.000Z");
+  const facts = { now, retryScheduleMs: SCHEDULE_MS, consecutiveFailures: null };
+  it("succeeded; retry at now + schedule[n-1]; failed after the 7th; at once after a lost attempt", () => {
+    expect(decideAfterAttempt({ ...facts, attempt: 1, error: null })).to.deep.equal({ delivery: { status: "succeeded" }, disableEndpoint: false });
+    for (let n = 1; n < MAX_DELIVERY_ATTEMPTS; n++) {
+      expect(decideAfterAttempt({ ...facts, attempt: n, error: "http_500" }).delivery).to.deep.equal({
+        status: "pending",
+        nextAttemptAt: new Date(now.getTime() + SCHEDULE_MS[n - 1]!),
+      });
+    }
+    expect(decideAfterAttempt({ ...facts, attempt: 7, error: "timeout" }).delivery).to.deep.equal({ status: "failed" });
+    expect(decideAfterAttempt({ ...facts, attempt: 3, error: "internal_error", lost: true }).delivery).to.deep.equal({
+      status: "pending",
+      nextAttemptAt: now,
+    });
+    expect(decideAfterAttempt({ ...facts, attempt: 7, error: "internal_error", lost: true }).delivery).to.deep.equal({ status: "failed" });
+  });
+  it("disables the endpoint at its 20th consecutive failure, never on a success or an uncounted failure", () => {
+    expect(decideAfterAttempt({ ...facts, attempt: 2, error: "http_500", consecutiveFailures: 19 }).disableEndpoint).to.equal(false);
+    expect(decideAfterAttempt({ ...facts, attempt: 2, error: "http_500", consecutiveFailures: 20 })).to.deep.include({ disableEndpoint: true });
+    expect(decideAfterAttempt({ ...facts, attempt: 7, error: "http_500", consecutiveFailures: 25 })).to.deep.equal({
+      delivery: { status: "failed" },
+      disableEndpoint: true,
+    });
+    expect(decideAfterAttempt({ ...facts, attempt: 2, error: null, consecutiveFailures: 20 }).disableEndpoint).to.equal(false);
+    expect(decideAfterAttempt({ ...facts, attempt: 2, error: "internal_error", consecutiveFailures: null }).disableEndpoint).to.equal(false);
+  });
+});
+
+describe("the delivery's job as the one schedule of its attempts", () => {
+  let h: DeliveryHarness;
+  beforeEach(async () => {
+    h = await DeliveryHarness.start();
+  });
+  afterEach(async () => {
+    expect(h.errors).to.deep.equal([]);
+    await h.close();
+  });
+
+  /** Runs the delivery's job as Agenda would; answers its next run. */
+  const run = (process: WebhookDelivery, id: string) => process.runJob(id);
+
+  it("answers now + schedule[n-1] after failed attempt n < 7, the record showing the same time; ends after a success", async () => {
+    h.sender.answer = () => HTTP_500;
+    const endpoint = await h.addEndpoint();
+    const event = await h.logEvent();
+    const id = await h.recordDelivery(endpoint, event);
+    const process = await h.process();
+    for (let n = 1; n < MAX_DELIVERY_ATTEMPTS; n++) {
+      const failedAt = h.clock.read();
+      const next = await run(process, id);
+      const record = (await h.record(id))!;
+      expect(record).to.include({ status: "pending", attempt_count: n, lease_until: null });
+      expect(next!.getTime()).to.equal(failedAt.getTime() + SCHEDULE_MS[n - 1]!);
+      expect(record.next_attempt_at!.getTime()).to.equal(next!.getTime());
+      expect(record.last_attempt).to.include({ error: "http_500", response_status: 500 });
+      h.clock.advance(SCHEDULE_MS[n - 1]!);
+    }
+    h.sender.answer = () => OK;
+    expect(await run(process, id)).to.equal(undefined);
+    expect(h.sender.attemptsOf(event._id)).to.deep.equal([1, 2, 3, 4, 5, 6, 7]);
+    expect(await h.record(id)).to.include({ status: "succeeded", attempt_count: 7, next_attempt_at: null, lease_until: null });
+  });
+
+  it("takes over an attempt whose lease expired (its process died), counting the lost attempt; leaves one still leased", async () => {
+    const endpoint = await h.addEndpoint();
+    const held = await h.logEvent();
+    const lost = await h.logEvent();
+    const now = h.clock.read();
+    const leaseEnd = new Date(now.getTime() + 1000);
+    const heldId = await h.recordDelivery(endpoint, held, { attempt_count: 3, lease_until: leaseEnd });
+    const lostId = await h.recordDelivery(endpoint, lost, { attempt_count: 3, lease_until: new Date(now.getTime() - 1) });
+    const process = await h.process();
+    expect(await run(process, lostId)).to.equal(undefined);
+    expect(h.sender.sent.map((s) => [s.eventId, s.attempt])).to.deep.equal([[lost._id, 4]]);
+    expect(await h.record(lostId)).to.include({ status: "succeeded", attempt_count: 4 });
+    // Still leased: the run sends nothing and looks again when the lease ends.
+    expect((await run(process, heldId))!.getTime()).to.equal(leaseEnd.getTime());
+    expect(await h.record(heldId)).to.include({ status: "pending", attempt_count: 3 });
+    h.clock.advance(1000);
+    await run(process, heldId);
+    expect(h.sender.attemptsOf(held._id)).to.deep.equal([4]);
+  });
+
+  it("settles a delivery as failed when attempt 7 fails, and as failed (internal_error) when a crash cut the 7th short", async () => {
+    h.sender.answer = () => HTTP_500;
+    const endpoint = await h.addEndpoint();
+    const event = await h.logEvent();
+    const id = await h.recordDelivery(endpoint, event, { attempt_count: 6 });
+    const process = await h.process();
+    expect(await run(process, id)).to.equal(undefined);
+    expect(h.sender.attemptsOf(event._id)).to.deep.equal([7]);
+    expect(await h.record(id)).to.include({ status: "failed", attempt_count: 7, next_attempt_at: null, lease_until: null });
+    expect(await run(process, id)).to.equal(undefined);
+    expect(h.sender.sent).to.have.length(1);
+
+    const crashed = await h.logEvent();
+    const crashedId = await h.recordDelivery(endpoint, crashed, {
+      attempt_count: 7,
+      lease_until: new Date(h.clock.read().getTime() - 1000 - LEASE_MARGIN_MS),
+    });
+    expect(await run(process, crashedId)).to.equal(undefined);
+    expect(h.sender.attemptsOf(crashed._id)).to.deep.equal([]);
+    const record = (await h.record(crashedId))!;
+    expect(record).to.include({ status: "failed", attempt_count: 7, next_attempt_at: null });
+    expect(record.last_attempt).to.include({ error: "internal_error" });
+  });
+
+  it("ends the job of a deleted endpoint's delivery without sending", async () => {
+    h.sender.answer = () => HTTP_500;
+    const endpoint = await h.addEndpoint();
+    const event = await h.logEvent();
+    const id = await h.recordDelivery(endpoint, event);
+    const process = await h.process();
+    await run(process, id);
+    const service = serviceOf(h, process);
+    await service.deleteWebhookEndpoint(create(DeleteWebhookEndpointRequestSchema, { id: endpoint._id }), h.callerContext());
+    expect(await h.recordsOf(endpoint._id)).to.deep.equal([]);
+    h.clock.advance(SCHEDULE_MS[0]!);
+    expect(await run(process, id)).to.equal(undefined);
+    expect(h.sender.sent).to.have.length(1);
+  });
+
+  it("a replay writes the delivery's job due now, and its runs number the attempts from 1 again", async () => {
+    h.sender.answer = () => HTTP_500;
+    const endpoint = await h.addEndpoint();
+    const event = await h.logEvent();
+    const id = await h.recordDelivery(endpoint, event, { attempt_count: 6 });
+    const first = await h.process();
+    await run(first, id);
+    expect(await h.record(id)).to.include({ status: "failed", attempt_count: 7 });
+
+    const api = await h.process({ deliversInProcess: false });
+    h.clock.advance(1000);
+    await serviceOf(h, api).replayWebhookDelivery(create(ReplayWebhookDeliveryRequestSchema, { endpointId: endpoint._id, id }), h.callerContext());
+    const replayed = (await h.record(id))!;
+    expect(replayed).to.include({ status: "pending", attempt_count: 0, lease_until: null });
+    expect((await h.job(id))!.nextRunAt!.getTime()).to.equal(h.clock.read().getTime());
+    expect(replayed.next_attempt_at!.getTime()).to.equal(h.clock.read().getTime());
+
+    const worker = await h.process();
+    const next = await run(worker, id);
+    expect(h.sender.attemptsOf(event._id)).to.deep.equal([7, 1]);
+    const retried = (await h.record(id))!;
+    expect(retried).to.include({ status: "pending", attempt_count: 1 });
+    expect(retried.next_attempt_at!.getTime()).to.equal(next!.getTime());
+    expect(next!.getTime()).to.equal(h.clock.read().getTime() + SCHEDULE_MS[0]!);
+  });
+
+  it("Agenda runs the job: retries move it along, one job per delivery, removed once the delivery succeeds", async () => {
+    // Real time here: Agenda runs jobs by the wall clock.
+    h.clock.realTime = true;
+    let failures = 2;
+    h.sender.answer = () => (failures-- > 0 ? HTTP_500 : OK);
+    const endpoint = await h.addEndpoint();
+    const event = await h.logEvent();
+    const process = await h.process({ retryScheduleMs: [100, 100, 100, 100, 100, 100] });
+    await process.fanout.fanOut([event]);
+    const [record] = await h.recordsOf(endpoint._id);
+    // The first attempt was sent at once; its job waits as the guarantee, then holds the retry.
+    await eventually(
+      async () => ({ job: await h.job(record!._id), record: await h.record(record!._id) }),
+      ({ job, record }) => record!.lease_until === null && job?.nextRunAt?.getTime() === record!.next_attempt_at?.getTime(),
+    ).then(({ record }) => expect(record).to.include({ status: "pending", attempt_count: 1 }));
+    await h.queues.get(process)!.start();
+    await eventually(
+      () => h.record(record!._id),
+      (r) => r!.status === "succeeded",
+      5000,
+    );
+    expect(h.sender.attemptsOf(event._id)).to.deep.equal([1, 2, 3]);
+    await eventually(
+      () => h.job(record!._id),
+      (job) => job === null,
+    );
+  });
+});
+
+function serviceOf(h: DeliveryHarness, process: WebhookDelivery): WebhookEndpointsServiceImpl {
+  return new WebhookEndpointsServiceImpl({
+    endpoints: h.endpoints,
+    deliveries: h.deliveries,
+    events: h.events,
+    clock: h.clock.read,
+    send: { timeoutMs: 1000, clock: h.clock.read },
+    dispatch: (id) => process.dispatch(id),
+    recovery: process.recovery,
+  });
+}

@@ -4,6 +4,8 @@ import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { createApp } from "./app.ts";
 import { bootstrapDefaultProject } from "./bootstrap.ts";
+import { type DevCredentials, devCredentialsPath, readDevCredentials, writeDevCredentials } from "./dev-credentials.ts";
+import { hashApiKey } from "./domain/api-keys.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
 import { startEmbeddedMongo } from "./embedded-mongo/index.ts";
 import { createLogger } from "./observability/logger.ts";
@@ -16,12 +18,15 @@ async function main(): Promise<void> {
   // data in SVC_DATA_DIR and is a one-member replica set, so workers and jobs wake through change streams.
   const embedded = config.mongodbUri === undefined ? await startEmbedded(config) : null;
   const database = await connectDatabase(config.mongodbUri ?? embeddedDatabaseUri(embedded!.uri));
-  const adminToken = config.adminToken ?? `adm_${randomBytes(24).toString("base64url")}`;
+  // On the embedded default, the credentials an earlier start generated are kept in SVC_DATA_DIR and used again.
+  const stored: DevCredentials = embedded ? readDevCredentials(config.dataDir) : {};
+  const adminToken = config.adminToken ?? stored.admin_token ?? `adm_${randomBytes(24).toString("base64url")}`;
+  const adminTokenIsNew = config.adminToken === undefined && stored.admin_token === undefined;
   const app = await createApp({ config, database, adminToken, logger });
 
   const lines: string[] = [];
   // `export` lines a shell can paste, so the README's examples run as they are; a variable given to this process
-  // is already in its shell, and a kept key's secret is not stored.
+  // is already in its shell, and a kept key's secret is not stored (outside SVC_DATA_DIR's development credentials).
   const exports: string[] = config.adminToken === undefined ? [`SVC_ADMIN_TOKEN=${adminToken}`] : [];
   if (embedded) {
     lines.push(`database      embedded MongoDB (replica set ${EMBEDDED_REPLICA_SET}) at ${embedded.uri} (production: set MONGODB_URI)`);
@@ -30,7 +35,23 @@ async function main(): Promise<void> {
   // On a restart the Default project's keys are kept, but only their hashes are stored: say how to get one.
   let keysKept: ((base: string) => string[]) | null = null;
   if (config.bootstrap) {
-    const boot = await bootstrapDefaultProject({ tenancy: app.tenancy, ...app.repositories }, config);
+    // A kept secret is adopted again unless its key was revoked since (then the project's kept or a new key serves).
+    const usable = async (secret: string | undefined) => {
+      if (secret === undefined) return undefined;
+      const key = await app.repositories.apiKeys.findBySecretHash(hashApiKey(secret));
+      return key?.revoked_at ? undefined : secret;
+    };
+    const boot = await bootstrapDefaultProject(
+      { tenancy: app.tenancy, ...app.repositories },
+      { sandboxKey: config.sandboxKey ?? (await usable(stored.sandbox_key)), liveKey: config.liveKey ?? (await usable(stored.live_key)) },
+    );
+    if (embedded) {
+      writeDevCredentials(config.dataDir, {
+        ...(config.adminToken === undefined ? { admin_token: adminToken } : stored.admin_token ? { admin_token: stored.admin_token } : {}),
+        ...(config.sandboxKey === undefined && boot.sandboxKey ? { sandbox_key: boot.sandboxKey } : {}),
+        ...(config.liveKey === undefined && boot.liveKey ? { live_key: boot.liveKey } : {}),
+      });
+    }
     lines.push(`organization  Default (${boot.organizationId})`);
     lines.push(`project       Default (${boot.projectId})`);
     const shown = (secret: string | null, given: string | undefined, variable: string, id: string) => {
@@ -39,6 +60,8 @@ async function main(): Promise<void> {
     };
     lines.push(`sandbox key   ${shown(boot.sandboxKey, config.sandboxKey, "SVC_SANDBOX_KEY", boot.sandboxKeyId)}`);
     lines.push(`live key      ${shown(boot.liveKey, config.liveKey, "SVC_LIVE_KEY", boot.liveKeyId)}`);
+    if (embedded)
+      lines.push(`credentials   ${devCredentialsPath(config.dataDir)} (development only, readable by you alone: the token and secrets above)`);
     const kept = [
       ...(boot.sandboxKey === null && config.sandboxKey === undefined ? [false] : []),
       ...(boot.liveKey === null && config.liveKey === undefined ? [true] : []),
@@ -67,8 +90,11 @@ async function main(): Promise<void> {
           `REST          http://${host}:${httpPort}/v1   (OpenAPI: /v1/openapi.json)`,
           `Connect       http://${host}:${httpPort}       (Connect and gRPC-Web, every service)`,
           `gRPC          ${host}:${grpcPort}              (HTTP/2 cleartext)`,
-          `admin token   ${config.adminToken ? "(from SVC_ADMIN_TOKEN)" : adminToken}`,
+          `dashboard     http://${host}:${httpPort}/dashboard   (sign in with a secret key or the admin token)`,
+          `admin token   ${config.adminToken ? "(from SVC_ADMIN_TOKEN)" : `${adminToken}${adminTokenIsNew && !embedded ? "   (new for this run: set SVC_ADMIN_TOKEN to keep one)" : ""}`}`,
         ];
+  // Where the API is, for the README's examples and the CLI, on whatever ports were taken.
+  if (config.role !== "worker") exports.push(`SVC_URL=http://${host}:${httpPort}`, `SVC_GRPC_URL=http://${host}:${grpcPort}`);
   console.log(
     [
       `Svc is listening (role ${config.role})`,

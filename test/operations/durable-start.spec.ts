@@ -1,9 +1,9 @@
 // `npm start` without MONGODB_URI: the embedded database is durable in SVC_DATA_DIR and a one-member replica set.
-// A restart on the same directory finds the Default project, its users and keys; the banner says where the data
-// lives and, since only the keys' hashes are stored, how to get a key for the existing project (its curl runs
-// as printed, after the export line).
+// A restart on the same directory finds the Default project, its users and keys, and prints the same working
+// export line (the development credentials are kept in SVC_DATA_DIR, readable by their owner only); without that
+// file, since only the keys' hashes are stored, the banner says how to get a key (its curl runs as printed).
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -69,16 +69,42 @@ describe("npm start on the durable embedded database (SVC_DATA_DIR)", function (
     await service!.kill("SIGTERM");
     expect(service!.process.exitCode).to.equal(0);
 
-    const second = await start();
-    expect(second.banner).to.match(new RegExp(`^project {7}Default \\(${projectId}\\)$`, "m"));
-    expect(second.banner).to.match(/^sandbox key {3}\(existing key kept; its secret is not stored\)/m);
-    expect(second.banner).to.include("keys were kept from an earlier run");
-    expect(second.exportLine).to.match(/^export SVC_ADMIN_TOKEN=\S+$/);
+    // Restarted twice: the development credentials kept in SVC_DATA_DIR give the same working export line (the
+    // URLs aside: PORT=0 picks new ports), and they work.
+    const withoutUrls = (line: string) => line.replace(/ SVC_URL=\S+ SVC_GRPC_URL=\S+$/, "");
+    expect(first.exportLine).to.match(
+      /^export SVC_ADMIN_TOKEN=\S+ SVC_SANDBOX_KEY=svc_test_\w+ SVC_LIVE_KEY=svc_live_\w+ SVC_URL=http:\/\/\S+ SVC_GRPC_URL=http:\/\/\S+$/,
+    );
+    for (let restart = 1; restart <= 2; restart++) {
+      const again = await start();
+      expect(again.banner).to.match(new RegExp(`^project {7}Default \\(${projectId}\\)$`, "m"));
+      expect(withoutUrls(again.exportLine), `restart ${restart}`).to.equal(withoutUrls(first.exportLine));
+      expect(again.banner).to.include(`credentials   ${path.join(dataDir, "credentials.json")}`);
+      expect(statSync(path.join(dataDir, "credentials.json")).mode & 0o777).to.equal(0o600);
+      const adminToken = /SVC_ADMIN_TOKEN=(\S+)/.exec(again.exportLine)![1]!;
+      const listed = await fetch(`${again.base}/svc.admin.v1.AdminService/ListProjects`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+        body: "{}",
+      });
+      expect(listed.status).to.equal(200);
+      const read = await fetch(`${again.base}/v1/users/${user.id}`, { headers: { authorization: `Bearer ${sandboxKey}` } });
+      expect(read.status).to.equal(200);
+      await service!.kill("SIGTERM");
+      expect(service!.process.exitCode).to.equal(0);
+    }
+
+    // Without the credentials file (deleted), the keys are kept but their secrets are not known: the banner says how to get one.
+    rmSync(path.join(dataDir, "credentials.json"));
+    const third = await start();
+    expect(third.banner).to.match(/^sandbox key {3}\(existing key kept; its secret is not stored\)/m);
+    expect(third.banner).to.include("keys were kept from an earlier run");
+    expect(third.exportLine).to.match(/^export SVC_ADMIN_TOKEN=\S+ SVC_URL=http:\/\/\S+ SVC_GRPC_URL=http:\/\/\S+$/);
     // The banner's own command, run as printed after its export line.
-    const curl = second.banner.split("\n").find((line) => line.includes("CreateApiKey") && line.includes('"livemode": false'));
-    expect(curl, second.banner).to.be.a("string");
+    const curl = third.banner.split("\n").find((line) => line.includes("CreateApiKey") && line.includes('"livemode": false'));
+    expect(curl, third.banner).to.be.a("string");
     expect(curl).to.include(`"project_id": "${projectId}"`);
-    const { stdout } = await run("bash", ["--norc", "--noprofile", "-c", `set -euo pipefail\n${second.exportLine}\n${curl!.trim()}`], {
+    const { stdout } = await run("bash", ["--norc", "--noprofile", "-c", `set -euo pipefail\n${third.exportLine}\n${curl!.trim()}`], {
       cwd: ROOT,
       env: { PATH: process.env.PATH },
     });
@@ -86,7 +112,7 @@ describe("npm start on the durable embedded database (SVC_DATA_DIR)", function (
     expect(newKey).to.match(/^svc_test_\w+$/);
     // The old key still works (only its hash is stored, and that was kept), and so does the new one.
     for (const key of [sandboxKey, newKey]) {
-      const read = await fetch(`${second.base}/v1/users/${user.id}`, { headers: { authorization: `Bearer ${key}` } });
+      const read = await fetch(`${third.base}/v1/users/${user.id}`, { headers: { authorization: `Bearer ${key}` } });
       expect(read.status).to.equal(200);
     }
     await service!.kill("SIGTERM");

@@ -1,6 +1,6 @@
 // The README's "Trying it" examples run as written after pasting the `export` line `src/main.ts` prints: the
 // banner names the organization, project and key ids, every curl of the section gets a 2xx and every buf curl
-// succeeds (only the ports 8080 and 50051 are replaced by those the test service listens on).
+// succeeds, on the ports the service took (the export line's SVC_URL and SVC_GRPC_URL).
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
@@ -47,15 +47,20 @@ describe("README examples", function () {
     expect(banner).to.match(/^sandbox key {3}svc_test_\w+ {3}id key_\w+$/m);
     expect(banner).to.match(/^live key {6}svc_live_\w+ {3}id key_\w+$/m);
     const exportLine = running.output.find((line) => line.startsWith("export "))!;
-    expect(exportLine).to.match(/^export SVC_ADMIN_TOKEN=\S+ SVC_SANDBOX_KEY=svc_test_\w+ SVC_LIVE_KEY=svc_live_\w+$/);
+    expect(exportLine).to.equal(
+      `export SVC_ADMIN_TOKEN=${/SVC_ADMIN_TOKEN=(\S+)/.exec(exportLine)![1]} SVC_SANDBOX_KEY=${/svc_test_\w+/.exec(banner)![0]} ` +
+        `SVC_LIVE_KEY=${/svc_live_\w+/.exec(banner)![0]} SVC_URL=http://127.0.0.1:${port} SVC_GRPC_URL=http://127.0.0.1:${grpcPort}`,
+    );
+    expect(banner).to.include(`dashboard     http://127.0.0.1:${port}/dashboard`);
+    expect(banner).to.match(/^admin token {3}\S+ {3}\(new for this run: set SVC_ADMIN_TOKEN to keep one\)$/m);
 
     const blocks = tryingItBlocks();
     expect(blocks.length).to.be.at.least(3);
+    // The examples name the service by the exported addresses, so they run on whatever ports it took.
+    expect(blocks.join("\n")).not.to.match(/127\.0\.0\.1:(8080|50051)/);
     // Each curl also prints its status on a line of its own, so every call of the block can be checked.
     const script = [exportLine, ...blocks]
       .join("\n")
-      .replaceAll("127.0.0.1:8080", `127.0.0.1:${port}`)
-      .replaceAll("127.0.0.1:50051", `127.0.0.1:${grpcPort}`)
       // Only the calls that print (at the start of a line), not those captured in a variable.
       .replaceAll(/^curl -s /gm, `curl -s -w '\\nHTTP %{http_code}\\n' `);
     const { stdout } = await run("bash", ["--norc", "--noprofile", "-c", `set -euo pipefail\n${script}`], {

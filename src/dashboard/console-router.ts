@@ -55,8 +55,6 @@ export interface ConsoleContext {
     method: DescMethodUnary<I, O>,
     init: MessageInitShape<I>,
   ): Promise<MessageShape<O>>;
-  /** The same for a method found by name (optionalMethod); the answer as a plain message. */
-  callFound(method: DescMethod, init: Record<string, unknown>): Promise<Record<string, any>>;
   shell(title: string, section?: string): Shell;
 }
 
@@ -73,13 +71,4 @@ export interface ConsoleRouter {
 /** A path segment from an id. */
 export function seg(id: string): string {
   return encodeURIComponent(id);
-}
-
-/**
- * A method some service of this build has, found by name: the consoles light up features (user lists, KYC,
- * money, recovery) as their methods land, without a second path to them.
- */
-export function optionalMethod(registry: ServiceRegistry, serviceTypeName: string, localName: string): DescMethod | null {
-  const service = registry.services.find((s) => s.service.typeName === serviceTypeName)?.service;
-  return service?.methods.find((m) => m.localName === localName) ?? null;
 }

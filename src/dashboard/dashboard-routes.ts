@@ -19,6 +19,7 @@ import { DASHBOARD_CSS, DASHBOARD_ICON, DASHBOARD_JS } from "./assets.ts";
 import { html } from "./html.ts";
 import { csrfField, FORM_KEY_FIELD, page, type Flash, type Shell } from "./layout.ts";
 import { registerOperatorConsole } from "./operator-console.ts";
+import { registerMoneyConsole } from "./money-console.ts";
 import { registerProjectConsole } from "./project-console.ts";
 import type { ConsoleContext, ConsoleKind, ConsoleRouter, DashboardOptions } from "./console-router.ts";
 
@@ -255,6 +256,8 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
     const flash = session.flash;
     if (flash && request.method === "GET") await sessions.setFlash(id, null);
     const scope = principal ? { projectId: principal.projectId, livemode: principal.livemode } : null;
+    // The header names the project; a project deleted under a live session still shows its id.
+    const projectName = scope ? ((await options.queries.findProject(scope.projectId))?.name ?? scope.projectId) : "";
     const form = request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
     const caller: Caller =
       session.kind === "project" ? { kind: "session-key", keyHash: session.key_hash!, livemode: session.livemode } : { kind: "admin" };
@@ -272,11 +275,10 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
       principal,
       scope,
       call: (method, init) => call(method, init, caller) as never,
-      callFound: (method, init) => call(method, init, caller) as never,
       callAs: (as, method, init) => call(method, init, session.kind === "operator" ? { kind: "admin", actingAs: as } : caller) as never,
       shell: (title, section) => ({
         title,
-        console: scope ? { kind: "project", projectId: scope.projectId, livemode: scope.livemode } : { kind: "operator" },
+        console: scope ? { kind: "project", projectId: scope.projectId, projectName, livemode: scope.livemode } : { kind: "operator" },
         csrf: session.csrf_token,
         flash: request.method === "GET" ? flash : null,
         ...(section ? { section } : {}),
@@ -398,5 +400,6 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
     },
   };
   registerProjectConsole(router);
+  registerMoneyConsole(router);
   registerOperatorConsole(router);
 }

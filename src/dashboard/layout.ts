@@ -11,7 +11,7 @@ export interface Flash {
 export interface Shell {
   title: string;
   /** Absent on the sign-in page. */
-  console?: { kind: "project"; projectId: string; livemode: boolean } | { kind: "operator" };
+  console?: { kind: "project"; projectId: string; projectName: string; livemode: boolean } | { kind: "operator" };
   csrf?: string;
   flash?: Flash | null;
   /** Which navigation entry is current. */
@@ -37,7 +37,7 @@ function navigation(shell: Shell): Html {
     console.kind === "operator"
       ? html`<span class="badge badge-operator">Operator</span>`
       : html`<span class="badge ${console.livemode ? "badge-live" : "badge-sandbox"}">${console.livemode ? "Live" : "Sandbox"}</span>
-          <span class="muted">project <code>${console.projectId}</code></span>`;
+          <span class="project-name" title="project ${console.projectId}">${console.projectName}</span>`;
   return html`<header class="top">
     <div class="brand"><a href="${console.kind === "operator" ? "/dashboard/operator" : "/dashboard"}">Svc</a> ${badge}</div>
     <nav aria-label="Console">

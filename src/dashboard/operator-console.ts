@@ -3,11 +3,11 @@
 // come from read-only queries, since AdminService has no list methods.
 import { AdminService } from "../../gen/svc/admin/v1/admin_pb.ts";
 import { UsersService } from "../../gen/svc/v1/users_pb.ts";
-import { decimalLiteralValue } from "../domain/decimal.ts";
 import { svcError } from "../domain/errors.ts";
 import { PROFILE_FIELD_NAMES } from "../domain/signup-flow.ts";
 import { signupConfigJson } from "../representations/users.ts";
 import { seg, type ConsoleContext, type ConsoleRouter } from "./console-router.ts";
+import { formDecimal } from "./form-fields.ts";
 import { html } from "./html.ts";
 import { actionButton, jsonBlock, page, postForm, secretOnce, statusTag, table, time } from "./layout.ts";
 
@@ -190,9 +190,7 @@ export function registerOperatorConsole(router: ConsoleRouter): void {
     });
   }
   router.action(O, "/operator/projects/:id/keys", projectBack, async (ctx) => {
-    const limitText = ctx.form.get("rate_limit") ?? "";
-    const rateLimit = limitText === "" ? undefined : decimalLiteralValue(limitText, { exponent: false, integer: true });
-    if (rateLimit === null) throw svcError("validation_error", "rate_limit must be a whole number.", { param: "rate_limit" });
+    const rateLimit = formDecimal(ctx, "rate_limit", true);
     const answer = await ctx.call(AdminService.method.createApiKey, {
       projectId: ctx.params.id!,
       livemode: ctx.form.get("livemode") === "true",
@@ -214,9 +212,7 @@ export function registerOperatorConsole(router: ConsoleRouter): void {
   router.action(O, "/operator/projects/:id/signup-flow", projectBack, async (ctx) => {
     const enabled = new Set(ctx.form.getAll("enabled"));
     const required = new Set(ctx.form.getAll("required"));
-    const minAge = ctx.form.get("min_age") ?? "";
-    const minAgeNumber = minAge === "" ? undefined : decimalLiteralValue(minAge, { exponent: false, integer: true });
-    if (minAgeNumber === null) throw svcError("validation_error", "min_age must be a whole number.", { param: "min_age" });
+    const minAgeNumber = formDecimal(ctx, "min_age", true);
     await ctx.call(AdminService.method.publishSignupFlow, {
       projectId: ctx.params.id!,
       livemode: ctx.form.get("livemode") === "true",

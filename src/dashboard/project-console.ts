@@ -7,17 +7,19 @@ import { KycSessionsService, PhoneVerificationService, SandboxService, type KycS
 import { SandboxTransactionsService, TransactionsService } from "../../gen/svc/v1/transactions_pb.ts";
 import { UsersService } from "../../gen/svc/v1/users_pb.ts";
 import { WebhookEndpointsService, type WebhookDelivery, type WebhookEndpoint, type WebhookTest } from "../../gen/svc/v1/webhook_endpoints_pb.ts";
-import { decimalLiteralValue } from "../domain/decimal.ts";
 import { describeError, svcError } from "../domain/errors.ts";
 import { EVENT_TYPES } from "../domain/event-types.ts";
+import { dollars } from "../domain/money.ts";
 import { MAX_GRACE_PERIOD_HOURS } from "../domain/webhook-endpoint-rules.ts";
 import { eventJson } from "../representations/events.ts";
 import { kycSessionJson, phoneVerificationJson } from "../representations/identity.ts";
 import { transactionJson, walletBalanceJson } from "../representations/transactions.ts";
 import { profileJson, userJson, walletJson } from "../representations/users.ts";
 import { COUNT_CAP } from "../store/console-queries.ts";
-import { optionalMethod, seg, type ConsoleContext, type ConsoleRouter } from "./console-router.ts";
+import { seg, type ConsoleContext, type ConsoleRouter } from "./console-router.ts";
+import { formDecimal, usd } from "./form-fields.ts";
 import { html, type Html } from "./html.ts";
+import { transactionPath, withdrawalForm } from "./money-console.ts";
 import { actionButton, jsonBlock, nextPageLink, page, postForm, secretOnce, statusTag, table, time } from "./layout.ts";
 
 const PAGE_SIZE = 25;
@@ -38,38 +40,81 @@ function countText(n: number): string {
 /** Sections of the user page, in order; a feature adds its own (KYC, verification, money) as it lands. */
 type UserSection = (ctx: ConsoleContext, userId: string) => Promise<Html | null>;
 
-/** Dollars as the API answers them, shown with two decimals. */
-function money(usd: number): string {
-  return usd.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
-}
-
 const SANDBOX_ONLY = "Sandbox tools exist in the sandbox environment only.";
 
 export function registerProjectConsole(router: ConsoleRouter): void {
-  const { registry, queries } = router.options;
+  const { queries } = router.options;
   const P = "project" as const;
-  const listUsers = optionalMethod(registry, "svc.v1.UsersService", "listUsers");
-  const recover = optionalMethod(registry, "svc.v1.WebhookEndpointsService", "recoverWebhookDeliveries");
 
   // ---- Overview
   router.page(P, "/", async (ctx) => {
     const scope = scopeOf(ctx);
-    const [counts, failing] = await Promise.all([queries.counts(scope), queries.failingEndpoints(scope)]);
+    const [counts, failing, money, recent] = await Promise.all([
+      queries.counts(scope),
+      queries.failingEndpoints(scope),
+      queries.moneyOverview(scope, router.options.clock()),
+      queries.recentActivity(scope, 5),
+    ]);
     const rows = failing.map(
       (
         e,
       ) => html`<tr><td><a href="/dashboard/webhooks/${seg(e._id)}">${e.url}</a></td><td>${e.enabled ? statusTag("enabled") : statusTag("disabled")}</td>
         <td>${e.disabled_reason ?? ""}</td><td>${e.consecutive_failures}</td></tr>`,
     );
+    const cents = (value: number) => usd(dollars(value));
     return page(
       ctx.shell("Overview", "overview"),
       html`<h1>Overview</h1>
+      <h2>Money (USD)</h2>
+      <div class="grid money">
+        <div class="stat"><span class="value money-available">${cents(money.availableCents)}</span> available</div>
+        <div class="stat"><span class="value money-pending-in">${cents(money.pendingInCents)}</span> pending in</div>
+        <div class="stat"><span class="value money-pending-out">${cents(money.pendingOutCents)}</span> pending out</div>
+      </div>
+      ${table(
+        "Completed volume",
+        ["", "Last 24 hours", "Last 7 days"],
+        [
+          html`<tr class="volume-deposits"><th scope="row">Deposits</th><td>${cents(money.deposits.dayCents)}</td><td>${cents(money.deposits.weekCents)}</td></tr>`,
+          html`<tr class="volume-withdrawals"><th scope="row">Withdrawals</th><td>${cents(money.withdrawals.dayCents)}</td><td>${cents(money.withdrawals.weekCents)}</td></tr>`,
+        ],
+      )}
       <div class="grid">
         <div class="stat"><span class="value">${countText(counts.users)}</span> users</div>
         <div class="stat"><span class="value">${countText(counts.events)}</span> events (30 days)</div>
         <div class="stat"><span class="value">${counts.endpoints}</span> webhook endpoints</div>
         <div class="stat"><span class="value">${failing.length}</span> failing endpoints</div>
       </div>
+      <h2>Recent activity</h2>
+      ${table(
+        "Latest transactions",
+        ["Transaction", "Type", "Status", "Amount (USD)", "User", "Created"],
+        recent.transactions.map(
+          (
+            t,
+          ) => html`<tr class="recent-transaction"><td><a href="${transactionPath(t._id)}"><code>${t._id}</code></a></td><td>${t.type}</td><td>${statusTag(t.status)}</td>
+          <td>${cents(t.amount_cents)}</td><td><a href="/dashboard/users/${seg(t.user_id)}"><code>${t.user_id}</code></a></td><td>${time(t.created_at)}</td></tr>`,
+        ),
+        "No transaction yet.",
+      )}
+      ${table(
+        "Latest KYC decisions",
+        ["Event", "Decision", "When"],
+        recent.decisions.map(
+          (e) =>
+            html`<tr><td><a href="/dashboard/events/${seg(e._id)}"><code>${e._id}</code></a></td><td>${e.type}</td><td>${time(e.created_at)}</td></tr>`,
+        ),
+        "No KYC decision yet.",
+      )}
+      ${table(
+        "Latest failed deliveries",
+        ["Endpoint", "Event", "Attempts", "Last error"],
+        recent.failedDeliveries.map(
+          (d) => html`<tr><td><a href="/dashboard/webhooks/${seg(d.endpoint_id)}"><code>${d.endpoint_id}</code></a></td>
+          <td><a href="/dashboard/events/${seg(d.event_id)}"><code>${d.event_id}</code></a></td><td>${d.attempt_count}</td><td>${d.last_attempt?.error ?? ""}</td></tr>`,
+        ),
+        "No failed delivery.",
+      )}
       <h2>Failing endpoints</h2>
       ${table("Endpoints disabled or failing since their last success", ["URL", "State", "Disabled because", "Consecutive failures"], rows, "No endpoint is failing.")}`,
     );
@@ -77,51 +122,25 @@ export function registerProjectConsole(router: ConsoleRouter): void {
 
   // ---- Users
   router.page(P, "/users", async (ctx) => {
-    const scope = scopeOf(ctx);
     const q = ctx.query;
     const bool = (v: string | undefined) => (v === "true" ? true : v === "false" ? false : undefined);
-    let rows: { id: string; phone: string; kyc: string; verified: boolean; suspended: boolean; created: Date | null }[];
-    let hasMore: boolean;
-    if (listUsers) {
-      const init: Record<string, unknown> = { limit: PAGE_SIZE };
-      if (q.starting_after) init.startingAfter = q.starting_after;
-      if (q.phone) init.phone = q.phone;
-      if (q.kyc_status) init.kycStatus = q.kyc_status;
-      if (bool(q.verified) !== undefined) init.verified = bool(q.verified);
-      if (bool(q.suspended) !== undefined) init.suspended = bool(q.suspended);
-      const answer = await ctx.callFound(listUsers, init);
-      rows = (answer.data as any[]).map((u) => ({
-        id: u.id,
-        phone: u.phone,
-        kyc: u.kycStatus,
-        verified: u.verified,
-        suspended: u.suspended,
-        created: date(u.createdAt),
-      }));
-      hasMore = answer.hasMore;
-    } else {
-      const after = q.starting_after ? await queries.findUser(scope, q.starting_after) : null;
-      const found = await queries.listUsers(
-        scope,
-        {
-          ...(q.kyc_status ? { kyc_status: q.kyc_status } : {}),
-          ...(q.phone ? { phone: q.phone } : {}),
-          ...(bool(q.verified) !== undefined ? { verified: bool(q.verified)! } : {}),
-          ...(bool(q.suspended) !== undefined ? { suspended: bool(q.suspended)! } : {}),
-        },
-        PAGE_SIZE,
-        after,
-      );
-      rows = found.items.map((u) => ({
-        id: u._id,
-        phone: u.phone,
-        kyc: u.kyc_status,
-        verified: u.verified,
-        suspended: u.suspended,
-        created: u.created_at,
-      }));
-      hasMore = found.hasMore;
-    }
+    const answer = await ctx.call(UsersService.method.listUsers, {
+      limit: PAGE_SIZE,
+      ...(q.starting_after ? { startingAfter: q.starting_after } : {}),
+      ...(q.phone ? { phone: q.phone } : {}),
+      ...(q.kyc_status ? { kycStatus: q.kyc_status } : {}),
+      ...(bool(q.verified) !== undefined ? { verified: bool(q.verified)! } : {}),
+      ...(bool(q.suspended) !== undefined ? { suspended: bool(q.suspended)! } : {}),
+    });
+    const rows = answer.data.map((u) => ({
+      id: u.id,
+      phone: u.phone,
+      kyc: u.kycStatus,
+      verified: u.verified,
+      suspended: u.suspended,
+      created: date(u.createdAt),
+    }));
+    const hasMore = answer.hasMore;
     const option = (name: string, value: string, label: string) =>
       html`<option value="${value}"${q[name] === value ? html` selected` : ""}>${label}</option>`;
     return page(
@@ -167,7 +186,7 @@ export function registerProjectConsole(router: ConsoleRouter): void {
           const j = walletJson(w);
           const b = walletBalanceJson(w.balance);
           return html`<tr class="wallet"><td><code>${w.id}</code></td><td>${statusTag(w.status)}</td>
-          <td class="balance-available">${money(b.available_usd)}</td><td class="balance-pending-in">${money(b.pending_in_usd)}</td><td>${money(b.pending_out_usd)}</td>
+          <td class="balance-available">${usd(b.available_usd)}</td><td class="balance-pending-in">${usd(b.pending_in_usd)}</td><td>${usd(b.pending_out_usd)}</td>
           <td>${w.simulated ? "yes" : "no"}</td><td>${time(j.created_at as string)}</td></tr>`;
         }),
         "No wallet yet.",
@@ -180,8 +199,8 @@ export function registerProjectConsole(router: ConsoleRouter): void {
         ["Transaction", "Type", "Status", "Amount (USD)", "Fee (USD)", "Fiat", "Created"],
         answer.data.map((t) => {
           const j = transactionJson(t);
-          return html`<tr class="transaction" id="${j.id}" data-type="${j.type}"><td><code>${j.id}</code></td><td>${j.type}</td>
-          <td>${statusTag(j.status)}${j.failure_code ? html` ${j.failure_code}` : ""}</td><td>${money(j.amount_usd)}</td><td>${money(j.fee_usd)}</td>
+          return html`<tr class="transaction" id="${j.id}" data-type="${j.type}"><td><a href="${transactionPath(j.id)}"><code>${j.id}</code></a></td><td>${j.type}</td>
+          <td>${statusTag(j.status)}${j.failure_code ? html` ${j.failure_code}` : ""}</td><td>${usd(j.amount_usd)}</td><td>${usd(j.fee_usd)}</td>
           <td>${j.fiat_amount} ${j.fiat_currency}</td><td>${time(j.created_at)}</td></tr>`;
         }),
         "No transaction yet.",
@@ -225,6 +244,7 @@ export function registerProjectConsole(router: ConsoleRouter): void {
       <div class="card"><h2>User</h2>${jsonBlock("User", userJson(user))}</div>
       <div class="card"><h2>Profile</h2>${jsonBlock("Profile", profileJson(answer.profile))}</div>
       ${sections}
+      ${withdrawalForm(ctx, id)}
       ${
         sandbox
           ? html`<h2>Sandbox actions</h2><div class="actions">${
@@ -278,29 +298,13 @@ export function registerProjectConsole(router: ConsoleRouter): void {
     )}</section>`;
   }
 
-  /**
-   * A form's number field, empty for none: a plain decimal literal (no sign but "-", no exponent, no spaces, no
-   * hexadecimal, binary or octal form), a whole one where `integer`. The service validates the value, as it does
-   * the API's JSON numbers.
-   */
-  function numberField(ctx: ConsoleContext, name: string, integer = false): number | undefined {
-    const text = ctx.form.get(name) ?? "";
-    if (text === "") return undefined;
-    const value = decimalLiteralValue(text, { exponent: false, integer });
-    if (value === null) {
-      const message = integer ? `${name} must be a whole number.` : `${name} must be a decimal number such as 12.50.`;
-      throw svcError("validation_error", message, { param: name });
-    }
-    return value;
-  }
-
   async function simulateDeposit(ctx: ConsoleContext, userId: string) {
-    const amount = numberField(ctx, "amount_usd");
+    const amount = formDecimal(ctx, "amount_usd");
     if (amount === undefined) throw svcError("validation_error", "amount_usd is required.", { param: "amount_usd" });
-    const fee = numberField(ctx, "fee_usd");
-    const after = numberField(ctx, "complete_after_seconds", true);
+    const fee = formDecimal(ctx, "fee_usd");
+    const after = formDecimal(ctx, "complete_after_seconds", true);
     const currency = (ctx.form.get("fiat_currency") ?? "").trim();
-    const fiatAmount = numberField(ctx, "fiat_amount");
+    const fiatAmount = formDecimal(ctx, "fiat_amount");
     const answer = await ctx.call(SandboxTransactionsService.method.createSandboxDeposit, {
       userId,
       amountUsd: amount,
@@ -311,7 +315,7 @@ export function registerProjectConsole(router: ConsoleRouter): void {
     });
     const t = transactionJson(answer.transaction!);
     // The answer names the deposit (its row is the target): a second post of the form lands on the same one.
-    return { redirect: `/dashboard/users/${seg(userId)}#${t.id}`, notice: `Deposit ${t.id} of ${money(t.amount_usd)} USD created (${t.status}).` };
+    return { redirect: `/dashboard/users/${seg(userId)}#${t.id}`, notice: `Deposit ${t.id} of ${usd(t.amount_usd)} USD created (${t.status}).` };
   }
 
   router.action(
@@ -556,18 +560,14 @@ export function registerProjectConsole(router: ConsoleRouter): void {
         <input type="number" id="r-grace" name="grace_period_hours" min="0" max="${MAX_GRACE_PERIOD_HOURS}" value="24"></div><button type="submit">Rotate secret</button></div>`,
         { label: "Rotate secret" },
       )}</section>
-      ${
-        recover
-          ? html`<section class="card" aria-labelledby="recover-title"><h2 id="recover-title">Recover failed deliveries</h2>
+      <section class="card" aria-labelledby="recover-title"><h2 id="recover-title">Recover failed deliveries</h2>
         ${postForm(
           ctx.csrf,
           `${base}/recover`,
           html`<div class="row"><div class="field"><label for="rc-since">Failed since (UTC)</label><input type="datetime-local" id="rc-since" name="since" required></div>
           <button type="submit">Recover</button></div>`,
           { label: "Recover failed deliveries" },
-        )}</section>`
-          : ""
-      }
+        )}</section>
       <h2>Deliveries</h2>
       <p class="row" aria-label="Delivery status filter">Status: ${filter("", "all")} ${filter("pending", "pending")} ${filter("succeeded", "succeeded")} ${filter("failed", "failed")}</p>
       ${table(
@@ -623,7 +623,7 @@ export function registerProjectConsole(router: ConsoleRouter): void {
   });
   router.action(P, "/webhooks/:id/rotate", back, async (ctx) => {
     // Empty: the method's default grace period.
-    const hours = numberField(ctx, "grace_period_hours", true);
+    const hours = formDecimal(ctx, "grace_period_hours", true);
     const answer = await ctx.call(WebhookEndpointsService.method.rotateWebhookEndpointSecret, {
       id: ctx.params.id!,
       ...(hours !== undefined ? { gracePeriodHours: hours } : {}),
@@ -642,15 +642,13 @@ export function registerProjectConsole(router: ConsoleRouter): void {
     await ctx.call(WebhookEndpointsService.method.replayWebhookDelivery, { endpointId: ctx.params.id!, id: ctx.params.delivery! });
     return { redirect: back(ctx), notice: "Delivery replayed: a new cycle of attempts has started." };
   });
-  if (recover) {
-    router.action(P, "/webhooks/:id/recover", back, async (ctx) => {
-      const since = new Date(`${ctx.form.get("since") ?? ""}Z`);
-      if (Number.isNaN(since.getTime())) throw svcError("validation_error", "since must be a date and time.", { param: "since" });
-      const answer = await ctx.callFound(recover, { id: ctx.params.id!, since: timestampFromDate(since) });
-      const queued = answer.webhookRecovery?.deliveriesQueued ?? 0;
-      return { redirect: back(ctx), notice: `Recovery started: ${queued} failed deliveries queued again.` };
-    });
-  }
+  router.action(P, "/webhooks/:id/recover", back, async (ctx) => {
+    const since = new Date(`${ctx.form.get("since") ?? ""}Z`);
+    if (Number.isNaN(since.getTime())) throw svcError("validation_error", "since must be a date and time.", { param: "since" });
+    const answer = await ctx.call(WebhookEndpointsService.method.recoverWebhookDeliveries, { id: ctx.params.id!, since: timestampFromDate(since) });
+    const queued = answer.webhookRecovery?.deliveriesQueued ?? 0;
+    return { redirect: back(ctx), notice: `Recovery started: ${queued} failed deliveries queued again.` };
+  });
 
   // ---- Sandbox tools
   router.page(P, "/sandbox", async (ctx) => {

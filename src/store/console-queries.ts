@@ -1,5 +1,6 @@
 // Read-only queries of the dashboard that no public method answers: the operator's lists of organizations,
-// projects and keys, the counts of a project's overview and where one event was delivered. Every change the
+// projects and keys, the figures of a project's overview, the events about one object and where one event was
+// delivered. Every change the
 // dashboard makes goes through the services; nothing here writes.
 import type { Collection, Db, Filter } from "mongodb";
 import type { TenantScope } from "../domain/tenant-scope.ts";
@@ -8,19 +9,22 @@ import type { EventDocument } from "./event-repository.ts";
 import { newestFirstPage, type Page } from "./list-queries.ts";
 import type { OrganizationDocument } from "./organization-repository.ts";
 import type { ProjectDocument } from "./project-repository.ts";
+import type { TransactionDocument } from "./transaction-repository.ts";
 import type { UserDocument } from "./user-repository.ts";
 import type { WebhookDeliveryDocument } from "./webhook-delivery-repository.ts";
 import type { WebhookEndpointDocument } from "./webhook-endpoint-repository.ts";
 
+/** Balances and completed volumes of a tenant, in cents. */
+export interface MoneyOverview {
+  availableCents: number;
+  pendingInCents: number;
+  pendingOutCents: number;
+  deposits: { dayCents: number; weekCents: number };
+  withdrawals: { dayCents: number; weekCents: number };
+}
+
 /** Counts above this are shown as "at least": counting the whole of a large project would cost a scan. */
 export const COUNT_CAP = 10_000;
-
-export interface UserListQuery {
-  kyc_status?: string;
-  suspended?: boolean;
-  verified?: boolean;
-  phone?: string;
-}
 
 export class ConsoleQueries {
   private readonly organizations: Collection<OrganizationDocument>;
@@ -30,6 +34,7 @@ export class ConsoleQueries {
   private readonly events: Collection<EventDocument>;
   private readonly endpoints: Collection<WebhookEndpointDocument>;
   private readonly deliveries: Collection<WebhookDeliveryDocument>;
+  private readonly transactions: Collection<TransactionDocument>;
 
   constructor(db: Db) {
     this.organizations = db.collection("organizations");
@@ -39,6 +44,7 @@ export class ConsoleQueries {
     this.events = db.collection("events");
     this.endpoints = db.collection("webhook_endpoints");
     this.deliveries = db.collection("webhook_deliveries");
+    this.transactions = db.collection("transactions");
   }
 
   listOrganizations(limit: number, after: { created_at: Date; _id: string } | null): Promise<Page<OrganizationDocument>> {
@@ -72,6 +78,70 @@ export class ConsoleQueries {
     return { users, events, endpoints };
   }
 
+  /**
+   * The money of a tenant: its wallets' balances summed, and the completed deposits' and withdrawals' volumes over
+   * the last 24 hours and 7 days, in cents. Read whole (a sum cannot stop early); the console's overview only.
+   */
+  async moneyOverview(scope: TenantScope, now: Date): Promise<MoneyOverview> {
+    const tenant = { project_id: scope.projectId, livemode: scope.livemode };
+    const dayAgo = new Date(now.getTime() - 24 * 60 * 60 * 1000);
+    const weekAgo = new Date(now.getTime() - 7 * 24 * 60 * 60 * 1000);
+    const [balances, volumes] = await Promise.all([
+      this.users
+        .aggregate<{ available: number; pending_in: number; pending_out: number }>([
+          { $match: tenant },
+          {
+            $group: {
+              _id: null,
+              available: { $sum: "$ledger.available_cents" },
+              pending_in: { $sum: "$ledger.pending_in_cents" },
+              pending_out: { $sum: "$ledger.pending_out_cents" },
+            },
+          },
+        ])
+        .toArray(),
+      this.transactions
+        .aggregate<{ _id: string; day: number; week: number }>([
+          { $match: { ...tenant, status: "completed", created_at: { $gte: weekAgo } } },
+          {
+            $group: {
+              _id: "$type",
+              week: { $sum: "$amount_cents" },
+              day: { $sum: { $cond: [{ $gte: ["$created_at", dayAgo] }, "$amount_cents", 0] } },
+            },
+          },
+        ])
+        .toArray(),
+    ]);
+    const volume = (type: string) => volumes.find((v) => v._id === type) ?? { day: 0, week: 0 };
+    return {
+      availableCents: balances[0]?.available ?? 0,
+      pendingInCents: balances[0]?.pending_in ?? 0,
+      pendingOutCents: balances[0]?.pending_out ?? 0,
+      deposits: { dayCents: volume("deposit").day, weekCents: volume("deposit").week },
+      withdrawals: { dayCents: volume("withdrawal").day, weekCents: volume("withdrawal").week },
+    };
+  }
+
+  /** The tenant's latest transactions, KYC decisions and failed deliveries, `limit` of each, newest first. */
+  async recentActivity(scope: TenantScope, limit: number) {
+    const tenant = { project_id: scope.projectId, livemode: scope.livemode };
+    const [transactions, decisions, failedDeliveries] = await Promise.all([
+      this.transactions.find(tenant).sort({ created_at: -1, _id: -1 }).limit(limit).toArray(),
+      this.events
+        .find({ ...tenant, type: { $in: ["kyc.approved", "kyc.rejected"] } })
+        .sort({ created_at: -1, _id: -1 })
+        .limit(limit)
+        .toArray(),
+      this.deliveries
+        .find({ ...tenant, status: "failed" })
+        .sort({ created_at: -1, _id: -1 })
+        .limit(limit)
+        .toArray(),
+    ]);
+    return { transactions, decisions, failedDeliveries };
+  }
+
   /** Endpoints disabled or failing (consecutive failures since their last success). */
   failingEndpoints(scope: TenantScope): Promise<WebhookEndpointDocument[]> {
     return this.endpoints
@@ -79,18 +149,13 @@ export class ConsoleQueries {
       .toArray();
   }
 
-  /** The users of a tenant, newest first (the dashboard's list until UsersService answers one). */
-  listUsers(scope: TenantScope, query: UserListQuery, limit: number, after: { created_at: Date; _id: string } | null): Promise<Page<UserDocument>> {
-    const filter: Filter<UserDocument> = { project_id: scope.projectId, livemode: scope.livemode };
-    if (query.kyc_status) filter.kyc_status = query.kyc_status as UserDocument["kyc_status"];
-    if (query.suspended !== undefined) filter.suspended = query.suspended;
-    if (query.verified !== undefined) filter.verified = query.verified;
-    if (query.phone) filter.phone = query.phone;
-    return newestFirstPage(this.users, filter, { limit, after });
-  }
-
-  findUser(scope: TenantScope, id: string): Promise<UserDocument | null> {
-    return this.users.findOne({ _id: id, project_id: scope.projectId, livemode: scope.livemode });
+  /** The tenant's events about one object (their `data.object.id`), oldest first. */
+  eventsAbout(scope: TenantScope, objectId: string): Promise<EventDocument[]> {
+    return this.events
+      .find({ "data.object.id": objectId, project_id: scope.projectId, livemode: scope.livemode } as Filter<EventDocument>)
+      .sort({ created_at: 1, _id: 1 })
+      .limit(50)
+      .toArray();
   }
 
   /** The deliveries of one event of the tenant, one per endpoint it went to. */

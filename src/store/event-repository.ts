@@ -31,6 +31,8 @@ export class EventRepository {
       { key: { project_id: 1, livemode: 1, type: 1, created_at: -1, _id: -1 }, name: "tenant_type_newest_first" },
       { key: { created_at: 1 }, name: "retention", expireAfterSeconds: EVENT_RETENTION_SECONDS },
       { key: { created_at: 1, _id: 1 }, name: "fan_out_pending", partialFilterExpression: { fanned_out: false } },
+      // The events about one object (a transaction's timeline in the dashboard).
+      { key: { "data.object.id": 1, created_at: 1 }, name: "about_object", sparse: true },
     ]);
   }
 

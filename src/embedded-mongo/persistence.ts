@@ -3,21 +3,10 @@
 // When the journal file grows past a threshold it is rotated and a snapshot is written; once the snapshot is
 // in place the older journal files are deleted.
 //
-// Files in dbPath: mongod.lock (pid of the owner), snapshot.bson, journal.NNNNNN (replayed in order).
-import {
-  existsSync,
-  ftruncateSync,
-  fsyncSync,
-  closeSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+// Files in dbPath: mongod.lock (its owner, see dbpath-lock.ts), snapshot.bson, journal.NNNNNN (replayed in order).
+import { existsSync, ftruncateSync, fsyncSync, closeSync, mkdirSync, openSync, readdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
+import { DbPathLock } from "./dbpath-lock.ts";
 import { decode, decodeSession, encodeEntry, encodeSession, RecordType, StoreLoader } from "./durable-records.ts";
 import { Journal, syncDirectory } from "./journal.ts";
 import type { Oplog } from "./oplog.ts";
@@ -33,10 +22,7 @@ export interface DurableOptions {
   snapshotAfterJournalBytes?: number;
 }
 
-const LOCK_FILE = "mongod.lock";
 const JOURNAL_PATTERN = /^journal\.(\d{6})$/;
-/** Paths locked by servers of this process (the lock file's pid cannot tell them apart). */
-const lockedHere = new Set<string>();
 
 function journalName(n: number): string {
   return `journal.${String(n).padStart(6, "0")}`;
@@ -50,29 +36,6 @@ function journalNumbers(dir: string): number[] {
     .sort((a, b) => a - b);
 }
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-/** Takes dbPath for this server, as mongod's mongod.lock does; a lock left by a killed process is taken over. */
-function lockDirectory(dir: string): void {
-  const lockPath = path.join(dir, LOCK_FILE);
-  if (lockedHere.has(dir)) throw new Error(`DBPathInUse: Unable to lock the lock file: ${lockPath}. Another server is already running on ${dir}`);
-  if (existsSync(lockPath)) {
-    const pid = Number(readFileSync(lockPath, "utf8").trim());
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid)) {
-      throw new Error(`DBPathInUse: Unable to lock the lock file: ${lockPath}. Another server (pid ${pid}) is already running on ${dir}`);
-    }
-  }
-  writeFileSync(lockPath, `${process.pid}\n`);
-  lockedHere.add(dir);
-}
-
 export class DurableStorage {
   private snapshotRunning?: Promise<void>;
   private snapshotScheduled = false;
@@ -81,6 +44,7 @@ export class DurableStorage {
 
   private constructor(
     private readonly dir: string,
+    private readonly lock: DbPathLock,
     private readonly journal: Journal,
     currentJournal: number,
     private readonly store: Store,
@@ -94,7 +58,7 @@ export class DurableStorage {
   static async open(options: DurableOptions, oplog: Oplog, sessions: Sessions): Promise<{ store: Store; storage: DurableStorage }> {
     const dir = path.resolve(options.dbPath);
     mkdirSync(dir, { recursive: true });
-    lockDirectory(dir);
+    const lock = await DbPathLock.acquire(dir);
     try {
       const loader = new StoreLoader(new Store(), oplog.maxEntries);
       loadSnapshot(dir, loader, sessions);
@@ -126,11 +90,11 @@ export class DurableStorage {
       oplog.seed(entries, droppedBefore ?? loader.snapshotTs ?? new Timestamp({ t: 0, i: 0 }));
       const current = numbers.length ? numbers[numbers.length - 1] : 1;
       const journal = new Journal(dir, path.join(dir, journalName(current)), currentBytes);
-      const storage = new DurableStorage(dir, journal, current, store, oplog, sessions, options.snapshotAfterJournalBytes ?? 64 * 1024 * 1024);
+      const storage = new DurableStorage(dir, lock, journal, current, store, oplog, sessions, options.snapshotAfterJournalBytes ?? 64 * 1024 * 1024);
       storage.attach();
       return { store, storage };
     } catch (err) {
-      lockedHere.delete(dir);
+      lock.release();
       throw err;
     }
   }
@@ -184,8 +148,7 @@ export class DurableStorage {
     this.closed = true;
     await this.snapshotRunning;
     await this.journal.close();
-    rmSync(path.join(this.dir, LOCK_FILE), { force: true });
-    lockedHere.delete(this.dir);
+    this.lock.release();
   }
 }
 

@@ -44,6 +44,8 @@ export interface ExecutionStats {
   /** The index used, if any, and the scan direction (for explain). */
   index?: CollectionIndex;
   direction?: 1 | -1;
+  /** For an `$or` answered branch by branch: each branch's index, direction and whether it gave the sort order. */
+  branches?: { index: CollectionIndex; direction: 1 | -1; sorted: boolean }[];
   keysExamined: number;
   docsExamined: number;
 }
@@ -182,6 +184,8 @@ interface Plan {
   /** Fields answered by single equality points, in index order. */
   pointFields: string[];
   rangeUsed: boolean;
+  /** How much of the filter the bounds use (equality fields, a range), whatever the sort. */
+  selectivity: number;
   /** Preference among candidate plans: exact unique lookups, then longer equality prefixes, ranges, sort. */
   score: number;
 }
@@ -249,7 +253,7 @@ function planFor(index: CollectionIndex, bounds: Map<string, FieldBounds>, filte
   if (index.sparse && used === 0) return undefined; // a sparse index does not hold every document
   const exactUnique = index.unique && eqCount === index.fields.length && !multiPoint;
   const score = (exactUnique ? 1000 : 0) + eqCount * 10 + (rangeUsed ? 5 : 0) + (sortDirection ? 3 : 0) - index.fields.length * 0.01;
-  return { index, ranges, sortDirection, score, pointFields, rangeUsed };
+  return { index, ranges, sortDirection, score, pointFields, rangeUsed, selectivity: eqCount * 10 + (rangeUsed ? 5 : 0) };
 }
 
 /**
@@ -286,7 +290,15 @@ function choosePlan(coll: Collection, filter: Document, sort: SortSpec, hint: un
       const plan = planFor(index, bounds, filter, sort);
       if (plan && collationAllows(plan, collation)) return plan;
       // The whole index, in its order: every document, re-checked by the filter.
-      return { index, ranges: [{ lo: [], loInc: true, hi: [], hiInc: true }], sortDirection: 0, score: 0, pointFields: [], rangeUsed: false };
+      return {
+        index,
+        ranges: [{ lo: [], loInc: true, hi: [], hiInc: true }],
+        sortDirection: 0,
+        score: 0,
+        pointFields: [],
+        rangeUsed: false,
+        selectivity: 0,
+      };
     }
   }
   if (bounds.size === 0 && sort.length === 0) return undefined;
@@ -361,6 +373,95 @@ function answeredByIndex(filter: Document, plan: Plan): boolean {
   });
 }
 
+/**
+ * Visits the documents of a plan's key ranges (each once), in index order or reversed for a descending sort, until
+ * `visit` answers false.
+ */
+function scanPlan(coll: Collection, plan: Plan, stats: ExecutionStats | undefined, visit: (rid: number, doc: Document) => boolean): void {
+  // A unique index pinned on every field by single points: one hash probe, no range scan.
+  const exactUnique = plan.index.unique && !plan.rangeUsed && plan.ranges.length === 1 && plan.pointFields.length === plan.index.fields.length;
+  const owner = exactUnique ? plan.index.hashLookup(plan.ranges[0].lo) : undefined;
+  if (owner !== undefined) {
+    if (stats) stats.keysExamined += owner === null ? 0 : 1;
+    const doc = owner === null ? undefined : coll.docs.get(owner);
+    if (doc) visit(owner!, doc);
+    return;
+  }
+  const seen = plan.ranges.length > 1 || plan.index.multikey ? new Set<number>() : undefined;
+  const reverse = plan.sortDirection === -1;
+  for (const range of plan.ranges) {
+    let go = true;
+    scanRange(plan.index, range, reverse, (e) => {
+      if (stats) stats.keysExamined++;
+      if (seen) {
+        if (seen.has(e.rid)) return true;
+        seen.add(e.rid);
+      }
+      const doc = coll.docs.get(e.rid);
+      go = doc ? visit(e.rid, doc) : true;
+      return go;
+    });
+    if (!go) break;
+  }
+}
+
+/** Most `$or` branches planned one by one; a longer `$or` is scanned as a whole. */
+const MAX_OR_BRANCHES = 64;
+
+/**
+ * A top-level `$or` answered branch by branch, as mongod answers one whose every branch can use an index (with the
+ * predicates beside the `$or` pushed into each branch): the union of one index scan per branch. Taken when each
+ * branch's bounds use more of the filter than the best plan for the predicates outside the `$or`.
+ */
+function chooseOrPlan(coll: Collection, filter: Document, sort: SortSpec, single: Plan | undefined, collation?: Collation): Plan[] | undefined {
+  const clauses = filter.$or;
+  if (!Array.isArray(clauses) || clauses.length === 0 || clauses.length > MAX_OR_BRANCHES) return undefined;
+  const { $or: _, ...outer } = filter;
+  const branches: Plan[] = [];
+  for (const clause of clauses) {
+    if (clause === null || typeof clause !== "object" || Array.isArray(clause)) return undefined;
+    const plan = choosePlan(coll, { $and: [outer, clause] }, sort, undefined, false, collation);
+    if (!plan || plan.selectivity <= (single?.selectivity ?? 0)) return undefined;
+    branches.push(plan);
+  }
+  return branches;
+}
+
+/**
+ * Runs an `$or` plan: each document once, every candidate re-checked by the whole filter. Unsorted, branch after
+ * branch (mongod's OR stage); sorted, the first `wanted` matches of each branch that yields the order (any document
+ * among the first `wanted` overall is among the first `wanted` of each branch it matches) merged with the sorted
+ * matches of the others.
+ */
+function runOrPlan(
+  coll: Collection,
+  branches: Plan[],
+  test: ((doc: Document) => boolean) | undefined,
+  sort: SortSpec,
+  wanted: number,
+  strings: StringCompare | undefined,
+  stats: ExecutionStats | undefined,
+): Match[] {
+  const seen = new Set<number>();
+  const out: Match[] = [];
+  for (const plan of branches) {
+    const inOrder = sort.length === 0 || plan.sortDirection !== 0;
+    let found = 0;
+    scanPlan(coll, plan, stats, (rid, doc) => {
+      if (stats) stats.docsExamined++;
+      if (test && !test(doc)) return true;
+      found++;
+      if (!seen.has(rid)) {
+        seen.add(rid);
+        out.push([rid, doc]);
+      }
+      return sort.length === 0 ? out.length < wanted : !inOrder || found < wanted;
+    });
+    if (sort.length === 0 && out.length >= wanted) break;
+  }
+  return sort.length === 0 ? out : sortMatches(out, sort, strings);
+}
+
 export function compileFilter(filter: Document | undefined, variables?: Document, collation?: Collation): ((doc: Document) => boolean) | undefined {
   if (!filter || Object.keys(filter).length === 0) return undefined;
   if (!collation && !variables) {
@@ -380,8 +481,23 @@ export function findMatches(coll: Collection, filter: Document = {}, options: Fi
   const skip = Math.max(0, options.skip ?? 0);
   const limit = options.limit && options.limit > 0 ? options.limit : Infinity;
   const collation = options.collation;
+  const hinted = options.hint !== undefined && options.hint !== null;
   const plan = choosePlan(coll, filter, sort, options.hint, limit !== Infinity, collation);
-  const test = plan && answeredByIndex(filter, plan) ? undefined : compileFilter(filter, options.variables, collation);
+  const orPlan = hinted ? undefined : chooseOrPlan(coll, filter, sort, plan, collation);
+  const test = plan && !orPlan && answeredByIndex(filter, plan) ? undefined : compileFilter(filter, options.variables, collation);
+  if (orPlan) {
+    if (stats) {
+      stats.plan = "OR";
+      stats.index = undefined;
+      stats.branches = orPlan.map((p) => ({
+        index: p.index,
+        direction: p.sortDirection === -1 ? -1 : 1,
+        sorted: sort.length > 0 && p.sortDirection !== 0,
+      }));
+    }
+    const matches = runOrPlan(coll, orPlan, test, sort, skip + limit, collation?.compare, stats);
+    return skip || limit !== Infinity ? matches.slice(skip, skip + (limit === Infinity ? matches.length : limit)) : matches;
+  }
   const out: Match[] = [];
   // Early stop is possible whenever the output order is already the requested one.
   const ordered = sort.length === 0 || (plan !== undefined && plan.sortDirection !== 0);
@@ -396,34 +512,8 @@ export function findMatches(coll: Collection, filter: Document = {}, options: Fi
     stats.index = plan?.index;
     stats.direction = plan?.sortDirection === -1 ? -1 : 1;
   }
-  // A unique index pinned on every field by single points: one hash probe, no range scan.
-  const exactUnique =
-    plan && plan.index.unique && !plan.rangeUsed && plan.ranges.length === 1 && plan.pointFields.length === plan.index.fields.length;
-  const owner = exactUnique ? plan.index.hashLookup(plan.ranges[0].lo) : undefined;
-  if (owner !== undefined) {
-    if (stats) stats.keysExamined += owner === null ? 0 : 1;
-    const doc = owner === null ? undefined : coll.docs.get(owner);
-    if (doc) consider(owner!, doc);
-  } else if (plan) {
-    const seen = plan.ranges.length > 1 || plan.index.multikey ? new Set<number>() : undefined;
-    const reverse = plan.sortDirection === -1;
-    for (const range of plan.ranges) {
-      let go = true;
-      scanRange(plan.index, range, reverse, (e) => {
-        if (stats) stats.keysExamined++;
-        if (seen) {
-          if (seen.has(e.rid)) return true;
-          seen.add(e.rid);
-        }
-        const doc = coll.docs.get(e.rid);
-        go = doc ? consider(e.rid, doc) : true;
-        return go;
-      });
-      if (!go) break;
-    }
-  } else {
-    for (const [rid, doc] of coll.docs) if (!consider(rid, doc)) break;
-  }
+  if (plan) scanPlan(coll, plan, stats, consider);
+  else for (const [rid, doc] of coll.docs) if (!consider(rid, doc)) break;
   let result = out;
   if (!ordered) {
     result = sortMatches(out, sort, collation?.compare);

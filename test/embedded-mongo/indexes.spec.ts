@@ -161,4 +161,34 @@ describe("embedded-mongo: indexes and duplicate-key errors", () => {
     const scan = await c.find({ other: 1 }).explain("queryPlanner");
     expect(findStage(scan.queryPlanner.winningPlan, "COLLSCAN")).to.not.equal(undefined);
   });
+
+  it("explain shows an index scan for each branch of an $or whose branches can all use an index", async () => {
+    // mongod answers such an $or (also one beside other predicates, pushed into each branch) with an OR (or
+    // SORT_MERGE) stage over one IXSCAN per branch, and the same documents as a collection scan.
+    const c = t.db.collection("explained_or");
+    await c.createIndex({ name: 1, lockedAt: 1, nextRunAt: 1 });
+    const now = Date.now();
+    await c.insertMany(
+      Array.from({ length: 60 }, (_, i) => ({
+        name: i % 2 ? "a" : "b",
+        lockedAt: i < 40 ? new Date(now - (i === 7 ? 3_600_000 : 1000)) : null,
+        nextRunAt: new Date(now - 10_000 + i),
+      })),
+    );
+    const filter = { name: "a", $or: [{ lockedAt: null, nextRunAt: { $lte: new Date(now) } }, { lockedAt: { $lte: new Date(now - 60_000) } }] };
+    const found = await c.find(filter).sort({ nextRunAt: 1 }).toArray();
+    expect(found.map((d) => d.nextRunAt.getTime() - now + 10_000)).to.deep.equal([7, 41, 43, 45, 47, 49, 51, 53, 55, 57, 59]);
+    const plan = await c.find(filter).sort({ nextRunAt: 1 }).limit(1).explain("executionStats");
+    const scans: Record<string, unknown>[] = [];
+    const collect = (node: unknown): void => {
+      if (!node || typeof node !== "object") return;
+      if ((node as { stage?: string }).stage === "IXSCAN") scans.push(node as Record<string, unknown>);
+      for (const v of Object.values(node)) collect(v);
+    };
+    collect(plan.queryPlanner.winningPlan);
+    expect(scans.map((s) => s.indexName)).to.deep.equal(["name_1_lockedAt_1_nextRunAt_1", "name_1_lockedAt_1_nextRunAt_1"]);
+    expect(JSON.stringify(plan.queryPlanner.winningPlan)).to.not.include("COLLSCAN");
+    expect(plan.executionStats.nReturned).to.equal(1);
+    expect(plan.executionStats.totalDocsExamined).to.be.below(5);
+  });
 });

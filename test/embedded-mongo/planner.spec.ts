@@ -188,3 +188,95 @@ describe("embedded-mongo: query planner", () => {
     expect(() => c.insert({ _id: 7, k: 0 })).to.throw(/E11000/);
   });
 });
+
+describe("embedded-mongo: query planner, $or branch by branch", () => {
+  // Agenda's due-job query: a job of this name, not disabled, either unlocked and due or locked before the lock
+  // deadline, the earliest (then highest priority) first.
+  const now = new Date(1_800_000_000_000);
+  const due = (scanAt: Date, deadline: Date) => ({
+    name: "job",
+    disabled: { $ne: true },
+    $or: [{ lockedAt: { $eq: null }, nextRunAt: { $lte: scanAt } }, { lockedAt: { $lte: deadline } }],
+  });
+  const sort = { nextRunAt: 1, priority: -1 };
+  function jobs(withBranchIndex: boolean): Collection {
+    const c = new Collection("db", "jobs");
+    // The index Agenda creates itself, and the one the application adds for the $or's branches.
+    c.addIndex(
+      new CollectionIndex({ v: 2, key: { name: 1, nextRunAt: 1, priority: -1, lockedAt: 1, disabled: 1 }, name: "findAndLockNextJobIndex" }),
+    );
+    if (withBranchIndex) c.addIndex(new CollectionIndex({ v: 2, key: { name: 1, lockedAt: 1, nextRunAt: 1, priority: -1 }, name: "due" }));
+    let id = 0;
+    // 3,000 locked and running (due, locked a second ago), 2,000 due and free, 1,000 later, 5 with a lost lock,
+    // 50 disabled, 1,000 of another name.
+    for (let i = 0; i < 3000; i++)
+      c.insert({
+        _id: id++,
+        name: "job",
+        nextRunAt: new Date(now.getTime() - 100_000 + i * 10),
+        lockedAt: new Date(now.getTime() - 1000),
+        priority: 0,
+      });
+    for (let i = 0; i < 2000; i++)
+      c.insert({ _id: id++, name: "job", nextRunAt: new Date(now.getTime() - 4000 + i), lockedAt: null, priority: i % 3 });
+    for (let i = 0; i < 1000; i++) c.insert({ _id: id++, name: "job", nextRunAt: new Date(now.getTime() + 60_000 + i), priority: 0 });
+    for (let i = 0; i < 5; i++) c.insert({ _id: id++, name: "job", nextRunAt: null, lockedAt: new Date(now.getTime() - 600_000 - i), priority: i });
+    for (let i = 0; i < 50; i++)
+      c.insert({ _id: id++, name: "job", nextRunAt: new Date(now.getTime() - 9000 + i), lockedAt: null, disabled: true, priority: 5 });
+    for (let i = 0; i < 1000; i++)
+      c.insert({ _id: id++, name: "other", nextRunAt: new Date(now.getTime() - 20_000 + i), lockedAt: null, priority: 0 });
+    return c;
+  }
+
+  it("answers Agenda's due-job query with one index scan per branch and few documents examined", () => {
+    const c = jobs(true);
+    const filter = due(now, new Date(now.getTime() - 60_000));
+    const { docs, stats } = run(c, filter, { sort, limit: 1 });
+    expect(docs).to.deep.equal(bruteForce(c, filter, { sort, limit: 1 }));
+    // A job with a lost lock has nextRunAt null, which sorts first.
+    expect(docs[0]!.nextRunAt).to.equal(null);
+    expect(stats.plan).to.equal("OR");
+    expect(stats.branches!.map((b) => [b.index.name, b.sorted])).to.deep.equal([
+      ["due", true],
+      ["due", false],
+    ]);
+    // The 5 lost locks, then the 50 disabled jobs (due earlier, rejected by the filter) and the first due one.
+    expect(stats.docsExamined).to.equal(56);
+    // Without lost locks: the earliest due free job, still without walking the 3,000 locked ones.
+    const fresh = due(now, new Date(now.getTime() - 3_600_000));
+    const first = run(c, fresh, { sort, limit: 1 });
+    expect(first.docs).to.deep.equal(bruteForce(c, fresh, { sort, limit: 1 }));
+    expect(first.docs[0]!._id).to.equal(3000);
+    expect(first.stats.docsExamined).to.equal(51);
+  });
+
+  it("keeps the single index when a branch could not use more of the filter than the predicates beside the $or", () => {
+    const c = jobs(false);
+    const filter = due(now, new Date(now.getTime() - 60_000));
+    const { docs, stats } = run(c, filter, { sort, limit: 1 });
+    expect(stats.plan).to.equal("IXSCAN findAndLockNextJobIndex");
+    expect(docs).to.deep.equal(bruteForce(c, filter, { sort, limit: 1 }));
+  });
+
+  it("agrees with a brute-force scan on $or filters, sorted or not, with skip and limit", () => {
+    const c = jobs(true);
+    c.addIndex(new CollectionIndex({ v: 2, key: { priority: 1 }, name: "priority_1" }));
+    const cases: [Document, { sort?: Document; limit?: number; skip?: number }][] = [
+      [due(now, new Date(now.getTime() - 60_000)), { sort, limit: 20 }],
+      [due(now, new Date(now.getTime() - 60_000)), { sort: { nextRunAt: -1, priority: 1 }, skip: 3, limit: 7 }],
+      [due(now, now), { sort, skip: 2990, limit: 30 }],
+      [due(now, now), {}],
+      [{ $or: [{ name: "other" }, { priority: 2 }, { name: "job", lockedAt: null }] }, {}],
+      [{ $or: [{ name: "other" }, { priority: 2 }] }, { sort: { _id: -1 }, limit: 15 }],
+      [{ $or: [{ name: "job", lockedAt: { $exists: false } }, { priority: { $gte: 2 } }] }, { sort: { nextRunAt: 1, _id: 1 }, limit: 50 }],
+      [
+        { name: "job", $or: [{ lockedAt: null, nextRunAt: { $gt: now } }, { disabled: true }] },
+        { sort, limit: 5 },
+      ],
+    ];
+    for (const [filter, options] of cases) {
+      const got = run(c, filter, options).docs;
+      expect(options.sort ? got : byId(got), JSON.stringify(filter)).to.deep.equal(bruteForce(c, filter, options));
+    }
+  });
+});

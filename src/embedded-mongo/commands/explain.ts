@@ -2,27 +2,40 @@
 // queryPlanner/executionStats (enough for tests to assert that a query uses an index).
 import type { Document } from "bson";
 import { parseSort } from "../bson-order.ts";
+import type { CollectionIndex } from "../collection-index.ts";
 import type { CommandHandler } from "../context.ts";
 import { commandError, ErrorCodes } from "../errors.ts";
 import { findMatches, type ExecutionStats } from "../planner.ts";
 import { effectiveCollation } from "../collation.ts";
 import { collectionName, ns, optionalDocument, optionalNumber } from "./common.ts";
 
-function winningPlan(stats: ExecutionStats): Document {
-  if (!stats.index) return { stage: "COLLSCAN", direction: "forward" };
+function indexScan(index: CollectionIndex, direction: 1 | -1 | undefined): Document {
   return {
-    stage: "FETCH",
-    inputStage: {
-      stage: "IXSCAN",
-      keyPattern: stats.index.keyPattern,
-      indexName: stats.index.name,
-      isMultiKey: stats.index.multikey,
-      isUnique: stats.index.unique,
-      isSparse: stats.index.sparse,
-      isPartial: stats.index.partialFilterExpression !== undefined,
-      direction: stats.direction === -1 ? "backward" : "forward",
-    },
+    stage: "IXSCAN",
+    keyPattern: index.keyPattern,
+    indexName: index.name,
+    isMultiKey: index.multikey,
+    isUnique: index.unique,
+    isSparse: index.sparse,
+    isPartial: index.partialFilterExpression !== undefined,
+    direction: direction === -1 ? "backward" : "forward",
   };
+}
+
+function winningPlan(stats: ExecutionStats, sort: Document | undefined): Document {
+  if (stats.branches) {
+    // An $or answered by one index scan per branch: merged in sort order when each branch yields it, else a
+    // union sorted afterwards (when a sort is asked).
+    const scans = stats.branches.map((b) => indexScan(b.index, b.direction));
+    const sortPattern = sort && Object.keys(sort).length > 0 ? sort : undefined;
+    if (sortPattern && stats.branches.every((b) => b.sorted)) {
+      return { stage: "FETCH", inputStage: { stage: "SORT_MERGE", sortPattern, inputStages: scans } };
+    }
+    const union = { stage: "FETCH", inputStage: { stage: "OR", inputStages: scans } };
+    return sortPattern ? { stage: "SORT", sortPattern, inputStage: union } : union;
+  }
+  if (!stats.index) return { stage: "COLLSCAN", direction: "forward" };
+  return { stage: "FETCH", inputStage: indexScan(stats.index, stats.direction) };
 }
 
 export const explainCommands: Record<string, CommandHandler> = {
@@ -50,7 +63,7 @@ export const explainCommands: Record<string, CommandHandler> = {
           stats,
         )
       : [];
-    const plan = winningPlan(stats);
+    const plan = winningPlan(stats, optionalDocument(inner, "sort"));
     return {
       queryPlanner: { namespace: ns(ctx, name), parsedQuery: filter, winningPlan: plan, rejectedPlans: [] },
       executionStats: {

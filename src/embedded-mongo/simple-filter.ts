@@ -2,7 +2,8 @@
 // are the shape of nearly every filter an application sends, and compiling a mingo query for each costs more than
 // running it. Such a filter is tested here directly, with the query matcher's semantics: a field's candidates are
 // the values at its path and the elements of arrays found there; ranges compare within one BSON type bracket.
-// Anything else (null, regular expressions, documents or arrays as values, other operators, numeric path parts,
+// `$or`/`$and` of such filters and equality with null on a top-level field are tested here too. Anything else
+// (null on a dotted path, regular expressions, documents or arrays as values, other operators, numeric path parts,
 // a collation) is left to the query matcher.
 import type { Document } from "bson";
 import { compareValues, isPlainObject, typeRank, valuesAtParts } from "./bson-order.ts";
@@ -47,8 +48,21 @@ function range(parts: string[], value: unknown, accept: (order: number) => boole
   return (doc) => candidatesAt(doc, parts).some((c) => typeRank(c) === rank && accept(compareValues(c, value)));
 }
 
+/**
+ * Equality with null on a top-level field: the field is missing, null (or undefined), or an array holding null.
+ * (On a dotted path, documents inside arrays lacking the field match too: left to the query matcher.)
+ */
+function equalsNull(parts: string[]): Test {
+  return (doc) => {
+    const found = valuesAtParts(doc, parts);
+    if (found.length === 0) return true;
+    return found.some((v) => v === null || v === undefined || (Array.isArray(v) && v.some((e) => e === null || e === undefined)));
+  };
+}
+
 /** The test of one operator of a field, or undefined when its argument is not a plain value (or list of them). */
 function operatorTest(parts: string[], op: string, arg: unknown): Test | undefined {
+  if (op === "$eq" && arg === null && parts.length === 1) return equalsNull(parts);
   if (op === "$in" || op === "$nin") {
     if (!Array.isArray(arg) || !arg.every(isPlainValue)) return undefined;
     const any = equalsAny(parts, arg);
@@ -79,11 +93,26 @@ function operatorTest(parts: string[], op: string, arg: unknown): Test | undefin
 export function compileSimpleFilter(filter: Document): Test | undefined {
   const tests: Test[] = [];
   for (const [path, condition] of Object.entries(filter)) {
+    if (path === "$or" || path === "$and") {
+      if (!Array.isArray(condition) || condition.length === 0) return undefined;
+      const clauses: Test[] = [];
+      for (const clause of condition) {
+        const test = isPlainObject(clause) ? compileSimpleFilter(clause) : undefined;
+        if (!test) return undefined;
+        clauses.push(test);
+      }
+      tests.push(path === "$or" ? (doc) => clauses.some((test) => test(doc)) : (doc) => clauses.every((test) => test(doc)));
+      continue;
+    }
     if (path === "" || path.startsWith("$")) return undefined;
     const parts = path.split(".");
     if (parts.some((p) => p === "" || /^\d+$/.test(p))) return undefined;
     if (isPlainValue(condition)) {
       tests.push(equalsAny(parts, [condition]));
+      continue;
+    }
+    if (condition === null && parts.length === 1) {
+      tests.push(equalsNull(parts));
       continue;
     }
     if (!isPlainObject(condition)) return undefined;

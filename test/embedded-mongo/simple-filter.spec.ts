@@ -64,13 +64,18 @@ describe("embedded-mongo: plain comparison filters tested directly", () => {
 
   it("leaves every other filter to the query matcher", () => {
     for (const filter of [
-      { a: null },
+      { "c.d": null },
+      { "c.d": { $eq: null } },
       { a: { $ne: null } },
       { a: /x/ },
       { a: { b: 1 } },
       { a: [1] },
       { "a.0": 1 },
-      { $or: [{ a: 1 }] },
+      { $or: [] },
+      { $or: { a: 1 } },
+      { $or: [{ a: /x/ }] },
+      { $and: [{ a: 1 }, { "c.d": null }] },
+      { $nor: [{ a: 1 }] },
       { a: { $exists: true } },
       { a: { $in: [null] } },
       { a: { $not: { $gt: 1 } } },
@@ -79,6 +84,61 @@ describe("embedded-mongo: plain comparison filters tested directly", () => {
       { a: Number.NaN },
     ] as Document[]) {
       expect(compileSimpleFilter(filter), JSON.stringify(filter)).to.equal(undefined);
+    }
+  });
+
+  it("answers what the query matcher answers for $or, $and and equality with null on a top-level field", () => {
+    const documents = [...DOCUMENTS, { a: [null, 2] }, { a: [] }, { a: [[null]] }, { a: undefined, b: "x" }, { b: null }, { a: [{ b: 1 }] }];
+    let seed = 11;
+    const next = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const leaf = (): Document => {
+      const path = ["a", "b", "c.d", "missing"][next(4)]!;
+      const value = [null, 1, 2, "x", true, new Date(1000)][next(6)];
+      if (value === null && path.includes(".")) return { a: null };
+      switch (next(4)) {
+        case 0:
+          return { [path]: value };
+        case 1:
+          return { [path]: { $eq: value } };
+        case 2:
+          return value === null ? { [path]: null } : { [path]: { $lte: value } };
+        default:
+          return value === null ? { [path]: { $eq: null } } : { [path]: { $ne: value } };
+      }
+    };
+    const clause = (depth: number): Document => {
+      const kind = next(depth > 1 ? 2 : 4);
+      if (kind < 2) return { ...leaf(), ...(next(2) ? leaf() : {}) };
+      const op = kind === 2 ? "$or" : "$and";
+      return { [op]: Array.from({ length: 1 + next(3) }, () => clause(depth + 1)), ...(next(2) ? leaf() : {}) };
+    };
+    for (let i = 0; i < 1000; i++) {
+      const filter = clause(0);
+      const direct = compileSimpleFilter(filter);
+      expect(direct, JSON.stringify(filter)).to.be.a("function");
+      const query = createQuery(filter);
+      for (const doc of documents) expect(direct!(doc), `${JSON.stringify(filter)} on ${JSON.stringify(doc)}`).to.equal(query.test(doc));
+    }
+    // Agenda's due-job query.
+    const due = {
+      name: "j",
+      disabled: { $ne: true },
+      $or: [{ lockedAt: { $eq: null }, nextRunAt: { $lte: new Date(5000) } }, { lockedAt: { $lte: new Date(1000) } }],
+    };
+    const direct = compileSimpleFilter(due)!;
+    for (const doc of [
+      { name: "j", nextRunAt: new Date(4000) },
+      { name: "j", nextRunAt: new Date(4000), lockedAt: null, disabled: null },
+      { name: "j", nextRunAt: new Date(6000), lockedAt: null },
+      { name: "j", nextRunAt: new Date(4000), lockedAt: new Date(2000) },
+      { name: "j", nextRunAt: null, lockedAt: new Date(500) },
+      { name: "j", nextRunAt: new Date(4000), lockedAt: null, disabled: true },
+      { name: "k", nextRunAt: new Date(4000), lockedAt: null },
+    ] as Document[]) {
+      expect(direct(doc), JSON.stringify(doc)).to.equal(createQuery(due).test(doc));
     }
   });
 });

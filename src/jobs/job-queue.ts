@@ -158,14 +158,39 @@ export class JobQueue {
     await this.agenda.ready;
     const job = this.agenda.create<T>(name, data);
     if (uniqueBy.length > 0) {
+      await this.uniqueKeyIndex(uniqueBy);
       job.unique(Object.fromEntries(uniqueBy.map((field) => [`data.${field}`, data[field]])));
     }
     await job.schedule(at).save();
   }
 
+  /**
+   * The indexes Agenda's queries need beyond its own. Its due-job query asks for a job of a name that is free and
+   * due or whose lock has expired, earliest first; its own index (name, nextRunAt, ...) walks past every locked job
+   * to reach the next free one, while (name, lockedAt, nextRunAt, priority) answers each of the two by a range.
+   */
+  async ensureIndexes(): Promise<void> {
+    await this.db.collection("jobs").createIndex({ name: 1, lockedAt: 1, nextRunAt: 1, priority: -1 });
+  }
+
+  private readonly uniqueKeyIndexes = new Map<string, Promise<string>>();
+
+  /** The index a unique save finds its job by, (name, data.<field>...): made once per process and set of fields. */
+  private uniqueKeyIndex(fields: string[]): Promise<string> {
+    const key = fields.join("\0");
+    let made = this.uniqueKeyIndexes.get(key);
+    if (!made) {
+      made = this.db.collection("jobs").createIndex({ name: 1, ...Object.fromEntries(fields.map((field) => [`data.${field}`, 1])) });
+      made.catch(() => this.uniqueKeyIndexes.delete(key));
+      this.uniqueKeyIndexes.set(key, made);
+    }
+    return made;
+  }
+
   /** Starts running due jobs in this process (worker role). */
   async start(): Promise<void> {
     await this.agenda.ready;
+    await this.ensureIndexes();
     await this.agenda.cancel({ names: RETIRED_JOBS });
     await this.agenda.start();
     this.running = true;

@@ -236,14 +236,27 @@ export function registerProjectConsole(router: ConsoleRouter): void {
     const answer = await ctx.call(UsersService.method.getUser, { id });
     const user = answer.user!;
     const sections = (await Promise.all(userSections.map((s) => s(ctx, id)))).filter((s) => s !== null);
+    const rawProfile = profileJson(answer.profile);
+    const profile = (rawProfile ?? {}) as Record<string, string | null | undefined>;
+    const wallets = await ctx.call(UsersService.method.listUserWallets, { userId: id, limit: 1 });
+    const balance = wallets.data[0] ? walletBalanceJson(wallets.data[0].balance) : null;
     const sandbox = !scope.livemode;
     return page(
       ctx.shell(`User ${id}`, "users"),
       html`<h1>User <code>${id}</code></h1>
-      ${user.suspended ? html`<p>${statusTag("suspended")}</p>` : ""}
-      <div class="card"><h2>User</h2>${jsonBlock("User", userJson(user))}</div>
-      <div class="card"><h2>Profile</h2>${jsonBlock("Profile", profileJson(answer.profile))}</div>
+      <dl class="facts user-facts">
+        <dt>Phone</dt><dd>${user.phone}${user.verified ? html` ${statusTag("verified")}` : html` <span class="muted">not verified</span>`}</dd>
+        <dt>KYC</dt><dd>${statusTag(user.kycStatus)}</dd>
+        <dt>Suspended</dt><dd>${user.suspended ? statusTag("suspended") : "no"}</dd>
+        <dt>Wallet</dt><dd>${statusTag(user.walletStatus || "none")}${
+          balance ? html` · <span class="user-available">${usd(balance.available_usd)}</span> USD available` : ""
+        }</dd>
+        ${profile.email ? html`<dt>Email</dt><dd>${profile.email}</dd>` : ""}
+        ${profile.first_name || profile.last_name ? html`<dt>Name</dt><dd>${[profile.first_name, profile.last_name].filter(Boolean).join(" ")}</dd>` : ""}
+        <dt>Created</dt><dd>${time(date(user.createdAt))}</dd>
+      </dl>
       ${sections}
+      <details class="card"><summary>Raw JSON: user and profile</summary>${jsonBlock("User", userJson(user))}${jsonBlock("Profile", rawProfile)}</details>
       ${withdrawalForm(ctx, id)}
       ${
         sandbox

@@ -68,3 +68,31 @@ describe("project console pages", function () {
     expect(transaction.body).to.include({ fiat_currency: "EUR", fiat_amount: 9.26, amount_usd: 10 });
   });
 });
+
+describe("project console: a user's page", function () {
+  this.timeout(30_000);
+  let service: TestService;
+  let client: DashboardClient;
+  before(async () => {
+    service = await startTestService();
+    client = new DashboardClient(service);
+    expect((await client.signIn(service.sandboxKey)).status).to.equal(303);
+  });
+  after(async () => {
+    await service?.stop();
+  });
+
+  it("leads with who the user is (phone, verification, KYC, suspension, wallet balance), the raw JSON behind a toggle", async () => {
+    const userId = await approvedUser(service);
+    const user = (await service.request("GET", `/v1/users/${userId}`)).body;
+    const page = await client.get(`/dashboard/users/${userId}`);
+    const facts = page.text.indexOf('<dl class="facts user-facts">');
+    expect(page.status, page.text.slice(0, 2000)).to.equal(200);
+    expect(facts).to.be.greaterThan(0);
+    expect(facts).to.be.below(page.text.indexOf("<h2>Wallets</h2>"));
+    const dl = page.text.slice(facts, page.text.indexOf("</dl>", facts));
+    expect(dl).to.include(user.phone).and.include("approved").and.include('<span class="user-available">0.00</span> USD available');
+    expect(page.text.indexOf("<details")).to.be.greaterThan(page.text.indexOf("<h2>Transactions</h2>"));
+    expect(page.text).to.match(/<details class="card"><summary>Raw JSON: user and profile<\/summary><pre class="json"/);
+  });
+});

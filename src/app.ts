@@ -195,6 +195,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     clock,
     defaultRateLimit: config.rateLimit,
     cacheMs: config.authCacheMs,
+    onBackgroundError: (error) => onError(error, "api key last use"),
   });
   const rateLimiter = new RateLimiter(repositories.rateLimits, clock);
   const gate = new RequestGate(authenticator, rateLimiter, config.rateLimit);

@@ -23,10 +23,17 @@ export interface ApiKeyAuthenticatorOptions {
    * cache at once; changes made by another instance are seen within this time.
    */
   cacheMs: number;
+  /** Hears of a failure to record a key's last use, which never fails the request that used it. */
+  onBackgroundError?: (error: unknown) => void;
 }
+
+/** A key's last use is written at most this often by one process: requests do not each add a write. */
+export const LAST_USED_RESOLUTION_MS = 60_000;
 
 export class ApiKeyAuthenticator {
   private readonly cache: TtlCache<string, LookupOutcome>;
+  /** When this process last recorded each key's use. */
+  private readonly usesRecorded = new Map<string, number>();
 
   constructor(
     private readonly apiKeys: ApiKeyRepository,
@@ -62,7 +69,19 @@ export class ApiKeyAuthenticator {
       if (outcome.cacheable) this.cache.set(secretHash, outcome, now);
     }
     if (outcome.error) throw outcome.error;
+    this.recordUse(outcome.principal!.apiKeyId, now);
     return outcome.principal!;
+  }
+
+  /** Notes the key's use in the background, once per LAST_USED_RESOLUTION_MS: never awaited by the request. */
+  private recordUse(apiKeyId: string, now: number): void {
+    const recorded = this.usesRecorded.get(apiKeyId);
+    if (recorded !== undefined && now - recorded < LAST_USED_RESOLUTION_MS) return;
+    this.usesRecorded.set(apiKeyId, now);
+    this.apiKeys.recordUse(apiKeyId, new Date(now)).catch((error: unknown) => {
+      this.usesRecorded.delete(apiKeyId);
+      this.options.onBackgroundError?.(error);
+    });
   }
 
   /** Forgets every cached outcome: called after keys or organizations change in this process. */

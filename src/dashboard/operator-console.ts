@@ -7,7 +7,7 @@ import { svcError } from "../domain/errors.ts";
 import { PROFILE_FIELD_NAMES } from "../domain/signup-flow.ts";
 import { signupConfigJson } from "../representations/users.ts";
 import { seg, type ConsoleContext, type ConsoleRouter } from "./console-router.ts";
-import { formDecimal } from "./form-fields.ts";
+import { formDecimal, formText } from "./form-fields.ts";
 import { html } from "./html.ts";
 import { actionButton, jsonBlock, page, postForm, secretOnce, statusTag, table, time } from "./layout.ts";
 
@@ -137,12 +137,13 @@ export function registerOperatorConsole(router: ConsoleRouter): void {
       <h2>API keys</h2>
       ${table(
         "API keys, newest first",
-        ["Key", "Environment", "Rate limit", "State", "Created", ""],
+        ["Key", "Name", "Environment", "Rate limit", "State", "Last used", "Created", ""],
         keys.map(
           (
             k,
-          ) => html`<tr class="api-key" data-key-id="${k._id}"><td><code>…${k.last4}</code> <span class="muted">${k._id}</span></td><td>${k.livemode ? "live" : "sandbox"}</td>
-          <td>${k.rate_limit ?? "default"}</td><td>${k.revoked_at ? html`${statusTag("revoked")} ${time(k.revoked_at)}` : statusTag("active")}</td><td>${time(k.created_at)}</td>
+          ) => html`<tr class="api-key" data-key-id="${k._id}"><td><code>…${k.last4}</code> <span class="muted">${k._id}</span></td><td class="key-name">${k.name ?? ""}</td><td>${k.livemode ? "live" : "sandbox"}</td>
+          <td>${k.rate_limit ?? "default"}</td><td>${k.revoked_at ? html`${statusTag("revoked")} ${time(k.revoked_at)}` : statusTag("active")}</td>
+          <td class="key-last-used">${k.last_used_at ? time(k.last_used_at) : html`<span class="muted">never</span>`}</td><td>${time(k.created_at)}</td>
           <td>${k.revoked_at ? "" : actionButton(ctx.csrf, `${base}/keys/${seg(k._id)}/revoke`, "Revoke", { danger: true, confirm: "Revoke this key? Requests with it are refused at once." })}</td></tr>`,
         ),
       )}
@@ -150,7 +151,8 @@ export function registerOperatorConsole(router: ConsoleRouter): void {
       ${postForm(
         ctx.csrf,
         `${base}/keys`,
-        html`<div class="row"><div class="field"><label for="k-env">Environment</label><select id="k-env" name="livemode"><option value="false">sandbox</option><option value="true">live</option></select></div>
+        html`<div class="row"><div class="field"><label for="k-name">Name (who or what uses it)</label><input type="text" id="k-name" name="name" maxlength="100"></div>
+        <div class="field"><label for="k-env">Environment</label><select id="k-env" name="livemode"><option value="false">sandbox</option><option value="true">live</option></select></div>
         <div class="field"><label for="k-limit">Rate limit (requests per minute; empty: default)</label><input type="number" id="k-limit" name="rate_limit" min="1"></div>
         <button type="submit">Issue key</button></div>`,
         { label: "Issue a key" },
@@ -191,10 +193,12 @@ export function registerOperatorConsole(router: ConsoleRouter): void {
   }
   router.action(O, "/operator/projects/:id/keys", projectBack, async (ctx) => {
     const rateLimit = formDecimal(ctx, "rate_limit", true);
+    const name = formText(ctx, "name");
     const answer = await ctx.call(AdminService.method.createApiKey, {
       projectId: ctx.params.id!,
       livemode: ctx.form.get("livemode") === "true",
       ...(rateLimit !== undefined ? { rateLimit } : {}),
+      ...(name !== undefined ? { name } : {}),
     });
     const label = `New ${answer.apiKey!.livemode ? "live" : "sandbox"} API key`;
     // A second post of the same form replays the creation without its secret, which is never stored.

@@ -1,6 +1,20 @@
 // API key format, generation and hashing. Keys are shown once and stored only as SHA-256 hashes.
 import { createHash } from "node:crypto";
+import { validationError } from "./errors.ts";
 import { randomBase62 } from "./random.ts";
+import { checkText, codePointLength } from "./text.ts";
+
+/** The longest name of an API key, in characters. */
+export const MAX_API_KEY_NAME_LENGTH = 100;
+
+/** An API key's name as given: 1 to 100 characters, one line of text; else 422 on `name`. */
+export function apiKeyNameOf(name: string): string {
+  const length = codePointLength(name.trim());
+  if (length === 0 || codePointLength(name) > MAX_API_KEY_NAME_LENGTH) {
+    throw validationError("name", `name must be 1 to ${MAX_API_KEY_NAME_LENGTH} characters.`);
+  }
+  return checkText("name", name, "name");
+}
 
 const KEY_PATTERN = /^svc_(test|live)_[A-Za-z0-9]{24,}$/;
 

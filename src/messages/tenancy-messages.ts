@@ -39,5 +39,7 @@ export function apiKeyMessage(doc: ApiKeyDocument): ApiKey {
     revoked: doc.revoked_at !== null,
     createdAt: timestampFromDate(doc.created_at),
     ...(doc.revoked_at ? { revokedAt: timestampFromDate(doc.revoked_at) } : {}),
+    ...(doc.name ? { name: doc.name } : {}),
+    ...(doc.last_used_at ? { lastUsedAt: timestampFromDate(doc.last_used_at) } : {}),
   });
 }

@@ -6,7 +6,7 @@ import type {
   UpdateOrganizationRequest,
   UpdateProjectRequest,
 } from "../../gen/svc/admin/v1/admin_pb.ts";
-import { generateApiKey, hashApiKey } from "../domain/api-keys.ts";
+import { apiKeyNameOf, generateApiKey, hashApiKey } from "../domain/api-keys.ts";
 import type { Clock } from "../domain/clock.ts";
 import { svcError, validationError } from "../domain/errors.ts";
 import { newApiKeyId } from "../domain/ids.ts";
@@ -97,7 +97,7 @@ export class TenancyAdmin {
 
   /** Creates a key, or adopts `secret` as is (bootstrap keys given by the operator). */
   async createApiKey(
-    request: Pick<CreateApiKeyRequest, "projectId" | "livemode" | "rateLimit">,
+    request: Pick<CreateApiKeyRequest, "projectId" | "livemode" | "rateLimit" | "name">,
     secret?: string,
   ): Promise<{ key: ApiKeyDocument; secret: string }> {
     const project = await this.repositories.projects.findById(request.projectId);
@@ -105,6 +105,7 @@ export class TenancyAdmin {
     if (request.rateLimit !== undefined && request.rateLimit < 1) {
       throw validationError("rate_limit", "rate_limit must be at least 1.");
     }
+    const name = request.name === undefined ? null : apiKeyNameOf(request.name);
     const keySecret = secret ?? generateApiKey(request.livemode);
     const key: ApiKeyDocument = {
       _id: newApiKeyId(),
@@ -116,6 +117,7 @@ export class TenancyAdmin {
       rate_limit: request.rateLimit ?? null,
       revoked_at: null,
       created_at: this.clock(),
+      ...(name !== null ? { name } : {}),
     };
     await this.repositories.apiKeys.insert(key);
     return { key, secret: keySecret };

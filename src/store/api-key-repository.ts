@@ -13,6 +13,10 @@ export interface ApiKeyDocument {
   rate_limit: number | null;
   revoked_at: Date | null;
   created_at: Date;
+  /** A label given at creation; absent or null when none was. */
+  name?: string | null;
+  /** When a request last presented the key (recorded at most once a minute per process). */
+  last_used_at?: Date | null;
 }
 
 export class ApiKeyRepository {
@@ -57,6 +61,11 @@ export class ApiKeyRepository {
 
   countActive(projectId: string, livemode: boolean): Promise<number> {
     return this.collection.countDocuments({ project_id: projectId, livemode, revoked_at: null });
+  }
+
+  /** Records that the key was used at `at`, unless a later use is already recorded. */
+  async recordUse(id: string, at: Date): Promise<void> {
+    await this.collection.updateOne({ _id: id }, { $max: { last_used_at: at } });
   }
 
   /** Revokes once: a second revocation keeps the first date. */

@@ -24,7 +24,7 @@ describe("the console's money pages", function () {
   /** Posts the form at `action` of the page at `from`, with the page's CSRF token and form key. */
   async function post(from: string, action: string, fields: Record<string, string> = {}) {
     const page = await client.get(from);
-    const key = new RegExp(`action="${action}"[^]*?name="_idempotency_key" value="([^"]+)"`).exec(page.text)?.[1];
+    const key = new RegExp(`action="${action}"[\\s\\S]*?name="_idempotency_key" value="([^"]+)"`).exec(page.text)?.[1];
     expect(key, `a form posting to ${action} on ${from}`).to.be.a("string");
     return client.request("POST", action, { _csrf: csrfOf(page.text), _idempotency_key: key!, ...fields });
   }

@@ -1,8 +1,7 @@
 // Webhook delivery: events published through the production relay (what AdminService.PublishEvent and user
 // creation call) are fanned out to endpoints on a local receiver in another process. Measures sustained
 // deliveries/s, the p50/p99 time from event creation to receipt at 200 events/s, a bare loop of signed POSTs to
-// the same receiver (the ceiling without any database), deliveries whose first attempt is an Agenda job run (as
-// when an API process records them), and Agenda's own job throughput on the same database.
+// the same receiver (the ceiling without any database), and Agenda's own job throughput on the same database.
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
@@ -199,51 +198,9 @@ const latency = {
 console.log("latency", latency);
 const guaranteeJobsLeft = await db.collection("jobs").countDocuments({ name: DELIVERY_JOB });
 
-// 3. Deliveries as job runs: events fanned out by a process that does not deliver (an API process's fan-out), so
-// every first attempt is a run of its Agenda job in the delivering process (lock, run, record, removal).
-const apiJobs = new JobQueue(db, { pollIntervalMs: 1000, lockLifetimeMs: 60_000, maxConcurrency: 50, changeStreams: true });
-const apiSide = new WebhookDelivery(
-  { deliveries, endpoints, events, jobs: apiJobs, clock, onError },
-  { ...deliveryOptions, deliversInProcess: false },
-);
-const apiRelay = new EventRelay(events, users, apiSide.fanout, clock);
-for (let i = 1; i < ENDPOINTS; i++) endpointIds[i] = await addEndpoint(`/j${i}`);
-await takeReceipts();
-const jobsStart = performance.now();
-let jobEvents = 0;
-await Promise.all(
-  Array.from({ length: PUBLISHERS }, async () => {
-    while (performance.now() - jobsStart < THROUGHPUT_MS / 2) {
-      const event = {
-        _id: newEventId(),
-        project_id: projectId,
-        livemode: false,
-        type: "user.created",
-        created_at: clock(),
-        data: { object: { id: "123456789", object: "user" } },
-        fanned_out: false,
-      } as EventDocument;
-      await apiRelay.publish(event);
-      jobEvents++;
-    }
-  }),
-);
-const jobReceipts: number[] = [];
-while (jobReceipts.length < jobEvents * ENDPOINTS && performance.now() - jobsStart < THROUGHPUT_MS * 8) {
-  for (const [, at] of await takeReceipts()) jobReceipts.push(at);
-  await sleep(100);
-}
-jobReceipts.sort((a, b) => a - b);
-const asJobs = {
-  events: jobEvents,
-  delivered: jobReceipts.length,
-  expected: jobEvents * ENDPOINTS,
-  deliveriesPerSecond: round(jobReceipts.length / ((jobReceipts.at(-1)! - (performance.timeOrigin + jobsStart)) / 1000)),
-};
-console.log("as jobs", asJobs);
 await Promise.all([webhooks.stop(), jobs.stop()]);
 
-// 4. The bare loop: signed POSTs with the same client to the same receiver, no database.
+// 3. The bare loop: signed POSTs with the same client to the same receiver, no database.
 const secret = generateWebhookSecret();
 const body = JSON.stringify({ id: "evt_bench", object: "event", type: "transaction.completed", data: { object: { id: "tx_1" } } });
 let barePosts = 0;
@@ -266,7 +223,7 @@ const bare = { posts: barePosts, postsPerSecond: round(barePosts / ((performance
 await takeReceipts();
 console.log("bare", bare);
 
-// 5. Agenda alone: jobs that do nothing, scheduled for now, locked, run and removed.
+// 4. Agenda alone: jobs that do nothing, scheduled for now, locked, run and removed.
 await jobs.start();
 let ran = 0;
 let allRan: () => void = () => {};
@@ -307,7 +264,6 @@ const lines = [
   `| bare loop: signed POSTs with postWebhook, ${BARE_CONCURRENCY} concurrent, no database | ${bare.postsPerSecond} posts/s | |`,
   `| deliveries/s against the bare loop | ${round((100 * throughput.deliveriesPerSecond) / bare.postsPerSecond)}% | ≥ 90%: ${goal(throughput.deliveriesPerSecond >= 0.9 * bare.postsPerSecond)} |`,
   `| guarantee jobs left once every first attempt was recorded | ${guaranteeJobsLeft} | 0 |`,
-  `| deliveries as Agenda job runs (fan-out by a non-delivering process, ${ENDPOINTS} endpoints per event, first event to last receipt) | ${asJobs.deliveriesPerSecond} deliveries/s (${asJobs.delivered} of ${asJobs.expected}) | |`,
   `| Agenda alone: no-op jobs scheduled for now, locked, run and removed | ${agenda.jobsPerSecond} jobs/s (${AGENDA_JOBS} jobs) | |`,
   "",
   "Design: every delivery has one Agenda job (`webhook-attempt`, unique by the delivery id). The process that relays an",

@@ -370,6 +370,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       secureCookie: config.dashboardSecureCookie,
       signInLimit: config.dashboardSignInLimit,
       pipeline,
+      ...(smsSender instanceof SimulatedSmsSender ? { smsOutbox: () => smsSender.messages } : {}),
       recordCall: ({ requestId, method, code, durationMs }) => {
         const procedure = `${method.parent.typeName}/${method.name}`;
         const outcome = code === null ? "ok" : codeName(code);

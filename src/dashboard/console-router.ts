@@ -26,6 +26,11 @@ export interface DashboardOptions {
   secureCookie: "auto" | "always";
   /** Sign-in attempts per client address per 60 s. */
   signInLimit: number;
+  /**
+   * The simulated SMS provider's latest messages, oldest first, when it is the provider: the console shows a
+   * project's own (its users' phones) so live phone verification can be finished locally. A real provider shows none.
+   */
+  smsOutbox?: () => readonly { to: string; body: string; sentAt: Date }[];
   /** The API's call pipeline: every console call passes it, as the session's key or as the operator. */
   pipeline: CallPipeline;
   /** Counts and logs one console call (its method, and its Connect code: null on success), as RPC calls are. */

@@ -21,6 +21,7 @@ import { csrfField, FORM_KEY_FIELD, page, type Flash, type Shell } from "./layou
 import { registerOperatorConsole } from "./operator-console.ts";
 import { registerMoneyConsole } from "./money-console.ts";
 import { registerProjectConsole } from "./project-console.ts";
+import { registerSmsOutbox } from "./sms-outbox.ts";
 import type { ConsoleContext, ConsoleKind, ConsoleRouter, DashboardOptions } from "./console-router.ts";
 
 /** A session ends after this long without a page or action. */
@@ -278,7 +279,9 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
       callAs: (as, method, init) => call(method, init, session.kind === "operator" ? { kind: "admin", actingAs: as } : caller) as never,
       shell: (title, section) => ({
         title,
-        console: scope ? { kind: "project", projectId: scope.projectId, projectName, livemode: scope.livemode } : { kind: "operator" },
+        console: scope
+          ? { kind: "project", projectId: scope.projectId, projectName, livemode: scope.livemode, smsOutbox: options.smsOutbox !== undefined }
+          : { kind: "operator" },
         csrf: session.csrf_token,
         flash: request.method === "GET" ? flash : null,
         ...(section ? { section } : {}),
@@ -401,5 +404,6 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
   };
   registerProjectConsole(router);
   registerMoneyConsole(router);
+  registerSmsOutbox(router);
   registerOperatorConsole(router);
 }

@@ -11,7 +11,8 @@ export interface Flash {
 export interface Shell {
   title: string;
   /** Absent on the sign-in page. */
-  console?: { kind: "project"; projectId: string; projectName: string; livemode: boolean } | { kind: "operator" };
+  /** `smsOutbox`: the simulated SMS provider's outbox exists (its page is in the navigation). */
+  console?: { kind: "project"; projectId: string; projectName: string; livemode: boolean; smsOutbox: boolean } | { kind: "operator" };
   csrf?: string;
   flash?: Flash | null;
   /** Which navigation entry is current. */
@@ -24,6 +25,7 @@ const PROJECT_NAV = [
   ["events", "/dashboard/events", "Events"],
   ["webhooks", "/dashboard/webhooks", "Webhooks"],
   ["sandbox", "/dashboard/sandbox", "Sandbox tools"],
+  ["sms", "/dashboard/sms", "SMS outbox"],
 ] as const;
 
 function navigation(shell: Shell): Html {
@@ -32,7 +34,7 @@ function navigation(shell: Shell): Html {
   const entries =
     console.kind === "operator"
       ? [["organizations", "/dashboard/operator", "Organizations"] as const]
-      : PROJECT_NAV.filter(([name]) => name !== "sandbox" || !console.livemode);
+      : PROJECT_NAV.filter(([name]) => (name !== "sandbox" || !console.livemode) && (name !== "sms" || console.smsOutbox));
   const badge =
     console.kind === "operator"
       ? html`<span class="badge badge-operator">Operator</span>`

@@ -1,5 +1,6 @@
-// The SMS provider of live phone verification. The default is simulated: it keeps the messages in process
-// (tests read them) and can be told to fail. A real provider implements the same interface.
+// The SMS provider of live phone verification. The default is simulated: it keeps the latest messages in process
+// (tests and the console's outbox read them) and can be told to fail. A real provider implements the same
+// interface and exposes nothing it sent.
 export interface SmsMessage {
   /** E.164. */
   to: string;
@@ -13,9 +14,17 @@ export interface SmsSender {
 
 export class SmsUnavailableError extends Error {}
 
+/** A message the simulated provider sent, and when. */
+export interface SentSms extends SmsMessage {
+  sentAt: Date;
+}
+
+/** The simulated provider keeps the latest messages only, so a long-running development process does not grow. */
+export const SIMULATED_OUTBOX_SIZE = 1000;
+
 export class SimulatedSmsSender implements SmsSender {
-  /** Every message sent, oldest first. Held in memory only: never logged. */
-  readonly messages: SmsMessage[] = [];
+  /** The latest messages sent, oldest first. Held in memory only: never logged. */
+  readonly messages: SentSms[] = [];
   private failuresLeft = 0;
 
   /** The next `count` sends fail; `Infinity` fails until told otherwise. */
@@ -29,11 +38,12 @@ export class SimulatedSmsSender implements SmsSender {
       this.failuresLeft--;
       throw new SmsUnavailableError("simulated SMS provider failure");
     }
-    this.messages.push({ ...message });
+    this.messages.push({ ...message, sentAt: new Date() });
+    if (this.messages.length > SIMULATED_OUTBOX_SIZE) this.messages.splice(0, this.messages.length - SIMULATED_OUTBOX_SIZE);
   }
 
   /** The messages sent to `phone`, oldest first. */
-  sentTo(phone: string): SmsMessage[] {
+  sentTo(phone: string): SentSms[] {
     return this.messages.filter((m) => m.to === phone);
   }
 }

@@ -149,6 +149,15 @@ export class ConsoleQueries {
       .toArray();
   }
 
+  /** The tenant's users among `phones`, by phone. */
+  async usersByPhone(scope: TenantScope, phones: readonly string[]): Promise<Map<string, string>> {
+    if (phones.length === 0) return new Map();
+    const users = await this.users
+      .find({ project_id: scope.projectId, livemode: scope.livemode, phone: { $in: [...new Set(phones)] } }, { projection: { _id: 1, phone: 1 } })
+      .toArray();
+    return new Map(users.map((u) => [u.phone, u._id]));
+  }
+
   /** The tenant's events about one object (their `data.object.id`), oldest first. */
   eventsAbout(scope: TenantScope, objectId: string): Promise<EventDocument[]> {
     return this.events

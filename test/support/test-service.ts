@@ -24,6 +24,8 @@ export interface TestServiceOptions {
   databaseUri?: string;
   webhookLookup?: AppOptions["webhookLookup"];
   webhookMaxPendingPerEndpoint?: number;
+  /** Another SMS provider than the simulated one. */
+  smsSender?: AppOptions["smsSender"];
 }
 
 export interface RestResponse<T = any> {
@@ -71,6 +73,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     adminToken: TEST_ADMIN_TOKEN,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.custodian ? { custodian: options.custodian } : {}),
+    ...(options.smsSender ? { smsSender: options.smsSender } : {}),
     ...(options.webhookLookup ? { webhookLookup: options.webhookLookup } : {}),
     ...(options.webhookMaxPendingPerEndpoint !== undefined ? { webhookMaxPendingPerEndpoint: options.webhookMaxPendingPerEndpoint } : {}),
     // Agenda keeps a timer of half the lock lifetime after each job run: a short lock (the tests' jobs take

@@ -241,6 +241,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     },
   );
   await webhooks.ensureIndexes();
+  // In the background: a large backlog must not hold the process's start; the jobs it adds run as they are written.
+  webhooks.adoptPending().catch((error: unknown) => onError(error, "webhook delivery adoption"));
   const fanout: EventFanout = webhooks.fanout;
   const relay = new EventRelay(repositories.events, repositories.users, fanout, clock);
   const backgroundError = (error: unknown) => onError(error, "event relay");

@@ -64,6 +64,22 @@ export class WebhookDeliveryRepository {
     ]);
   }
 
+  /** Every pending delivery's id and next attempt time, in batches of `size` (through the `due` index). */
+  async *pendingSchedules(size: number): AsyncGenerator<{ _id: string; next_attempt_at: Date | null }[]> {
+    const cursor = this.collection
+      .find({ status: "pending" }, { projection: { _id: 1, next_attempt_at: 1 }, hint: "due", batchSize: size })
+      .map((d) => ({ _id: d._id, next_attempt_at: d.next_attempt_at }));
+    let batch: { _id: string; next_attempt_at: Date | null }[] = [];
+    for await (const delivery of cursor) {
+      batch.push(delivery);
+      if (batch.length === size) {
+        yield batch;
+        batch = [];
+      }
+    }
+    if (batch.length > 0) yield batch;
+  }
+
   /** Inserts the deliveries that do not exist yet; answers the ids it inserted (a fan-out may run twice). */
   async insertManyOnce(deliveries: WebhookDeliveryDocument[]): Promise<Set<string>> {
     if (deliveries.length === 0) return new Set();

@@ -127,6 +127,24 @@ export class WebhookDelivery {
     return this.deps.jobs.ensureUniqueIndex(DELIVERY_JOB, "deliveryId");
   }
 
+  /**
+   * Gives every pending delivery without a job its job, due at its recorded next attempt (now if it has none):
+   * deliveries a version that kept no jobs left pending, or whose job was lost with its database write. Existing
+   * jobs keep their time; run at start, so nothing pending is left without the schedule that runs it.
+   */
+  async adoptPending(): Promise<number> {
+    let adopted = 0;
+    for await (const batch of this.deps.deliveries.pendingSchedules(500)) {
+      const now = this.deps.clock();
+      await this.schedule(
+        batch.map((d) => ({ data: { deliveryId: d._id }, at: d.next_attempt_at ?? now })),
+        { keepExisting: true },
+      );
+      adopted += batch.length;
+    }
+    return adopted;
+  }
+
   /** Runs the next attempt of a delivery now, in whichever process takes its job (a replay's first attempt). */
   dispatch(deliveryId: string): Promise<void> {
     return this.schedule([{ data: { deliveryId }, at: this.deps.clock() }]);

@@ -238,4 +238,5 @@ export const STATE_EXAMPLES = {
   },
   webhookEndpointUpdated: { ...endpoint, event_types: ["*"], updated_at: UPDATED_AT },
   webhookDeliveryReplayed: { ...delivery, status: "pending", attempt_count: 0, next_attempt_at: UPDATED_AT, updated_at: UPDATED_AT },
+  webhookDeliveryRetried: { ...delivery, status: "pending", next_attempt_at: UPDATED_AT },
 };

@@ -131,6 +131,19 @@ export const webhookEndpointsApi = describeService(WebhookEndpointsService, {
       errors: ["delivery_in_progress", "endpoint_disabled"],
     },
   },
+  retryWebhookDelivery: {
+    status: 200,
+    present: (r) => webhookDeliveryJson(r.webhookDelivery!),
+    operation: {
+      summary: "Retry a pending delivery now",
+      description:
+        "Runs the pending delivery's next attempt at once instead of at its scheduled time; the attempts it is allowed stay as they were. " +
+        "A settled delivery is invalid_state (replay it instead); an attempt in flight is delivery_in_progress; the endpoint must be enabled.",
+      tag: DELIVERIES,
+      success: { schema: "WebhookDelivery", description: "The delivery, its next attempt due now.", example: STATE_EXAMPLES.webhookDeliveryRetried },
+      errors: ["delivery_in_progress", "endpoint_disabled", "invalid_state"],
+    },
+  },
   recoverWebhookDeliveries: {
     status: 200,
     present: (r) => webhookRecoveryJson(r.webhookRecovery!),

@@ -595,11 +595,16 @@ export function registerProjectConsole(router: ConsoleRouter): void {
 
   function deliveryRow(ctx: ConsoleContext, base: string, d: WebhookDelivery): Html {
     const last = d.lastAttempt;
-    return html`<tr class="delivery" data-event-type="${d.eventType}"><td><a href="/dashboard/events/${seg(d.eventId)}"><code>${d.eventId}</code></a></td><td>${d.eventType}</td>
+    return html`<tr class="delivery" data-event-type="${d.eventType}" data-delivery-id="${d.id}"><td><a href="/dashboard/events/${seg(d.eventId)}"><code>${d.eventId}</code></a>
+      <br><span class="muted">delivery <code>${d.id}</code></span></td><td>${d.eventType}</td>
       <td>${statusTag(d.status)}</td><td>${d.attemptCount}</td>
       <td>${last ? html`${time(date(last.attemptedAt))} · ${last.responseStatus ?? "no answer"}${last.error ? html` · ${last.error}` : ""} · ${last.durationMs} ms` : "—"}</td>
       <td>${time(date(d.nextAttemptAt))}</td>
-      <td>${d.status === "pending" ? "" : actionButton(ctx.csrf, `${base}/deliveries/${seg(d.id)}/replay`, "Replay")}</td></tr>`;
+      <td>${
+        d.status === "pending"
+          ? actionButton(ctx.csrf, `${base}/deliveries/${seg(d.id)}/retry`, "Retry now")
+          : actionButton(ctx.csrf, `${base}/deliveries/${seg(d.id)}/replay`, "Replay")
+      }</td></tr>`;
   }
 
   router.page(P, "/webhooks/:id", (ctx) => endpointPage(ctx, ctx.params.id!));
@@ -650,6 +655,10 @@ export function registerProjectConsole(router: ConsoleRouter): void {
       <p>${statusTag(t.status)} · response ${t.responseStatus ?? "none"}${t.error ? html` · ${t.error}` : ""} · ${t.durationMs} ms ·
       event <a href="/dashboard/events/${seg(t.eventId)}"><code>${t.eventId}</code></a></p></section>`;
     return { render: await endpointPage(ctx, ctx.params.id!, box) };
+  });
+  router.action(P, "/webhooks/:id/deliveries/:delivery/retry", back, async (ctx) => {
+    await ctx.call(WebhookEndpointsService.method.retryWebhookDelivery, { endpointId: ctx.params.id!, id: ctx.params.delivery! });
+    return { redirect: back(ctx), notice: "Delivery retried: its next attempt runs now." };
   });
   router.action(P, "/webhooks/:id/deliveries/:delivery/replay", back, async (ctx) => {
     await ctx.call(WebhookEndpointsService.method.replayWebhookDelivery, { endpointId: ctx.params.id!, id: ctx.params.delivery! });

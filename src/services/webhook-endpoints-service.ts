@@ -11,6 +11,7 @@ import {
   ListWebhookEndpointsResponseSchema,
   RecoverWebhookDeliveriesResponseSchema,
   ReplayWebhookDeliveryResponseSchema,
+  RetryWebhookDeliveryResponseSchema,
   RotateWebhookEndpointSecretResponseSchema,
   TestWebhookEndpointResponseSchema,
   UpdateWebhookEndpointResponseSchema,
@@ -25,6 +26,7 @@ import {
   type ListWebhookEndpointsRequest,
   type RecoverWebhookDeliveriesRequest,
   type ReplayWebhookDeliveryRequest,
+  type RetryWebhookDeliveryRequest,
   type RotateWebhookEndpointSecretRequest,
   type TestWebhookEndpointRequest,
   type UpdateWebhookEndpointRequest,
@@ -253,6 +255,25 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
     if (!replayed) throw svcError("delivery_in_progress");
     await this.deps.dispatch(replayed._id);
     return create(ReplayWebhookDeliveryResponseSchema, { webhookDelivery: deliveryMessage(replayed) });
+  }
+
+  /**
+   * Runs a pending delivery's next attempt now: its job is moved to now, so whichever process takes jobs runs it at
+   * once; the attempt is numbered and counted as it would have been on schedule. An attempt in flight is
+   * `delivery_in_progress`; a settled delivery is `invalid_state` (replay starts it again).
+   */
+  async retryWebhookDelivery(request: RetryWebhookDeliveryRequest, context: HandlerContext) {
+    const endpoint = await this.findEndpoint(context, request.endpointId);
+    const delivery = await this.deps.deliveries.find(endpoint._id, request.id);
+    if (!delivery) throw svcError("webhook_delivery_not_found");
+    if (!endpoint.enabled) throw svcError("endpoint_disabled");
+    if (delivery.status !== "pending") {
+      throw svcError("invalid_state", `The delivery is ${delivery.status}: only a pending delivery can be retried now; replay a settled one.`);
+    }
+    const now = this.deps.clock();
+    if (delivery.lease_until && delivery.lease_until > now) throw svcError("delivery_in_progress");
+    await this.deps.dispatch(delivery._id);
+    return create(RetryWebhookDeliveryResponseSchema, { webhookDelivery: deliveryMessage({ ...delivery, next_attempt_at: now }) });
   }
 
   async recoverWebhookDeliveries(request: RecoverWebhookDeliveriesRequest, context: HandlerContext) {

@@ -91,6 +91,22 @@ async function startService(role: string): Promise<Service> {
   return { child, ...(JSON.parse(line) as { pid: number; httpPort: number; barePort: number }) };
 }
 
+/** `nproc` and the first lines of `lscpu`, as the machine's own tools say them. */
+function machineTools(): string {
+  try {
+    const nproc = execSync("nproc").toString().trim();
+    const lscpu = execSync("lscpu")
+      .toString()
+      .split("\n")
+      .slice(0, 10)
+      .map((l) => l.replace(/\s+/g, " ").trim())
+      .filter(Boolean);
+    return `\`nproc\`: ${nproc}; \`lscpu | head\`: ${lscpu.join("; ")}`;
+  } catch {
+    return "nproc and lscpu unavailable";
+  }
+}
+
 const loadBefore = loadavg();
 // BENCH_DB_NODE_ARGS: extra node options of the database process (for example --cpu-prof).
 const dbNodeArgs = process.env.BENCH_DB_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
@@ -255,8 +271,10 @@ const report = `# Withdrawal creation against a bare insert route; simulated-dep
 
 Code: ${revision()}.
 
-Machine: ${machineDescription()}; shared with other sessions (2 cores, busy). Load average (1, 5, 15 min):
+Machine: ${machineDescription()}; shared with other sessions (busy). ${machineTools()}. Load average (1, 5, 15 min):
 ${loadBefore.map((l) => l.toFixed(2)).join(", ")} when the runs started, ${loadAfter.map((l) => l.toFixed(2)).join(", ")} when they ended.
+
+Rounds: ${ROUNDS} at each level, ${DURATION_MS / 1000} s each; ${USERS.toLocaleString("en-US")} users; ${DEPOSITS} deposits settled.
 
 Method (\`npm run bench withdrawals\`, bench/withdrawals.bench.ts), each part in its own process:
 
@@ -301,15 +319,17 @@ Per withdrawal, what the database is asked (role api: the request only; role all
 
 | phase | operations |
 |---|---|
-| the request | the Idempotency-Key's claim and stored answer, the opening (a conditional update of the user document, which holds the wallet's balance and its transactions in flight), the projection: four writes in three round trips (the projection goes with the stored answer), each group-committed with those of concurrent requests (one command per batch) |
-| its settlement (role all: two simulator steps, at 1 s and 2 s) | two conditional updates of the user document (one command each), their projections, the compaction of the settled transaction, the two events' insertion into the event log and their removal from the outbox (group-committed) |
+| the request | the Idempotency-Key's claim and stored answer, the insert of the transaction's step job (Agenda's \`jobs\`, before the opening), the opening (a conditional update of the user document, which holds the wallet's balance and its transactions in flight), the projection: five writes in four round trips (the projection goes with the stored answer), each group-committed with those of concurrent requests (one command per batch) |
+| its settlement (role all: two runs of its step job, at 1 s and 2 s) | per run: Agenda's lock of the job, its start and end saves, a read of the transaction; two conditional updates of the user document (one command each), their projections, the compaction of the settled transaction, the two events' insertion into the event log and their removal from the outbox (group-committed), and the job's removal after the last run |
 
 What changed since the first measurement (creation at 8% to 12% of the bare route, service and database each 5
 to 10 ms of CPU per withdrawal; 7 commands per request and about 30 in the settlement):
 
-- No Agenda job per step (two jobs per withdrawal cost about 17 commands, and Agenda's unique save scanned every
-  ledger job): the transaction's \`next_step_at\` is the schedule, timed in the process that wrote it and polled
-  from the projection's index by workers.
+- The steps are Agenda jobs, one per transaction (an earlier version had two, each saved through Agenda's unique
+  upsert, which scanned every ledger job: about 17 commands per withdrawal; a later one timed them in process from
+  the transaction's \`next_step_at\`): the job is a plain insert under a unique index on the transaction id,
+  group-committed with the jobs of concurrent openings (an upsert cost several times more on the embedded
+  database), and Agenda's change stream no longer looks up the full document of every job update.
 - A new transaction on a wallet the process has seen is opened without a read, and the openings of concurrent
   requests share one command (the update command reports how many matched: a batch that all matched answers
   each; otherwise each looks itself up). Projections and compactions are group-committed too.
@@ -337,9 +357,9 @@ whether its own update applied, to relay its events only then: a write token in 
 
 ## Settlement of simulated deposits
 
-${DEPOSITS} sandbox deposits (\`complete_after_seconds: 0\`) opened by a service in role \`api\` (their steps due at once
-in the projection, no worker running), then a service in role \`worker\` (shipped settings: the ledger polls due steps
-every ${1000} ms, up to 500 at a time) started: it settled all ${DEPOSITS} in **${settleSeconds.toFixed(1)} s** after it was ready
+${DEPOSITS} sandbox deposits (\`complete_after_seconds: 0\`) opened by a service in role \`api\` (their step jobs due at
+once, no worker running), then a service in role \`worker\` (shipped settings: Agenda looks for due jobs every
+1000 ms, locks each, and runs up to 50 at once) started: it settled all ${DEPOSITS} in **${settleSeconds.toFixed(1)} s** after it was ready
 (start-up ${((workerReady - workerStarted) / 1000).toFixed(1)} s not counted): **${(DEPOSITS / settleSeconds).toFixed(0)} settlements/s**, ${((workerCpu / DEPOSITS) * 1e6).toFixed(0)} µs of
 worker CPU per settlement (start-up included). pending_in left on the wallets afterwards: ${pendingIn} cents (expected 0).
 `;

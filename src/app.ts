@@ -257,6 +257,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     transactions: repositories.transactions,
     relay,
     payouts: { payOut: (request, signal) => custodian.payOut?.(request, signal) ?? Promise.resolve() },
+    jobs,
     clock,
     onBackgroundError: (error) => onError(error, "ledger"),
   });
@@ -392,9 +393,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     pipeline,
     onEarlyFailure: earlyFailureRecorder(metrics, logger),
   });
-  const relaySweeper = new RelaySweeper(relay, { intervalMs: timings.sweepIntervalMs, staleAfterMs: timings.sweepStaleAfterMs }, (e) =>
-    onError(e, "relay sweeper"),
-  );
+  const relaySweeper = new RelaySweeper(relay, jobs, { intervalMs: timings.sweepIntervalMs, staleAfterMs: timings.sweepStaleAfterMs });
 
   return {
     http,
@@ -409,9 +408,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     async listen(ports = {}) {
       // Workers run the jobs, the relay sweeper and deliveries; API processes only enqueue.
       if (role !== "api") {
+        // The sweeps are recurring jobs, run by one process at a time.
+        await Promise.all([relaySweeper.start(), ledger.start(timings.sweepIntervalMs, timings.sweepStaleAfterMs)]);
         await jobs.start();
-        relaySweeper.start();
-        ledger.start(timings.sweepIntervalMs, timings.sweepStaleAfterMs, timings.jobPollMs);
       }
       await http.listen({ port: ports.http ?? config.port, host: config.host });
       const httpPort = (http.server.address() as { port: number }).port;
@@ -431,8 +430,6 @@ export async function createApp(options: AppOptions): Promise<App> {
       // Probes and load balancers watching grpc.health.v1 hear NOT_SERVING before the servers stop accepting.
       health.drain();
       await Promise.all([http.close(), grpc.close(timings.shutdownGraceMs)]);
-      await relaySweeper.stop();
-      await ledger.stop();
       // Taking jobs stops at once; the delivery runs in flight are cut at the end of the grace period and save
       // their retry times before the job queue's stop answers.
       await Promise.all([webhooks.stop(Math.max(0, drainEnd - performance.now())), jobs.stop()]);

@@ -1,6 +1,10 @@
-// Runs the event relay's sweep on a timer: events whose request died before relaying them are relayed here.
-import { PeriodicTask } from "../lib/periodic-task.ts";
+// Runs the event relay's sweep as a recurring Agenda job (one process at a time): events whose request died before
+// relaying them are relayed here.
+import type { JobQueue } from "../jobs/job-queue.ts";
 import type { EventRelay } from "./event-relay.ts";
+
+/** The recurring job of the relay's sweep. */
+export const RELAY_SWEEP_JOB = "relay-sweep";
 
 export interface RelaySweeperOptions {
   intervalMs: number;
@@ -9,26 +13,19 @@ export interface RelaySweeperOptions {
 }
 
 export class RelaySweeper {
-  private readonly task: PeriodicTask;
-
   constructor(
     private readonly relay: EventRelay,
+    private readonly jobs: JobQueue,
     private readonly options: RelaySweeperOptions,
-    onError: (error: unknown) => void,
-  ) {
-    this.task = new PeriodicTask(() => this.sweepUntilDone(), options.intervalMs, onError);
-  }
+  ) {}
 
-  start(): void {
-    this.task.start();
+  /** Schedules the sweep (roles all and worker); it runs wherever Agenda runs. */
+  async start(): Promise<void> {
+    await this.jobs.every(RELAY_SWEEP_JOB, this.options.intervalMs, () => this.sweepUntilDone());
   }
 
   /** Sweeps until nothing stale is left. */
-  private async sweepUntilDone(): Promise<void> {
+  async sweepUntilDone(): Promise<void> {
     while ((await this.relay.sweep(this.options.staleAfterMs)) > 0);
-  }
-
-  async stop(): Promise<void> {
-    await this.task.stop();
   }
 }

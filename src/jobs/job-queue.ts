@@ -3,7 +3,8 @@
 // waiting for the next poll.
 import { Agenda, InMemoryNotificationChannel, type Job } from "agenda";
 import { MongoBackend, MongoChangeStreamNotificationChannel } from "@agendajs/mongo-backend";
-import type { Db } from "mongodb";
+import type { AnyBulkWriteOperation, Db, Document } from "mongodb";
+import { hostname } from "node:os";
 
 export interface JobQueueOptions {
   /** How often workers look for due jobs scheduled by other processes (and after a crash). */
@@ -35,8 +36,8 @@ export type JobHandler<T> = (data: T) => Promise<Date | undefined | void>;
 /**
  * Jobs an earlier version scheduled that no process runs any more, so their leftovers are only removed.
  * `webhook-delivery` held delivery retries in an earlier shape (deliveries now run as `webhook-attempt` jobs, one
- * per delivery); `ledger-step` held the ledger's simulator and payout steps before the transactions'
- * own `next_step_at` became their schedule (read by the ledger's poll).
+ * per delivery); `ledger-step` held the ledger's simulator and payout steps in an earlier shape (they
+ * now run as `transaction-step` jobs, one per transaction).
  */
 const RETIRED_JOBS = ["webhook-delivery", "ledger-step"];
 
@@ -64,8 +65,12 @@ export class JobQueue {
       maxConcurrency: options.maxConcurrency,
       defaultConcurrency: options.defaultConcurrency ?? options.maxConcurrency,
       removeOnComplete: true,
+      // Which process locks a job (lastModifiedBy): host and process id.
+      name: `${hostname()}:${process.pid}`,
+      // Inserts only (no full document of updates): a job's own runs, locks and reschedules are found by the
+      // process running it, and looking every update up would cost a read and a lock attempt per job run.
       notificationChannel: options.changeStreams
-        ? new MongoChangeStreamNotificationChannel({ db, collection: "jobs" })
+        ? new MongoChangeStreamNotificationChannel({ db, collection: "jobs", fullDocument: false })
         : new InMemoryNotificationChannel(),
     });
     this.agenda.on("start", () => {
@@ -185,6 +190,74 @@ export class JobQueue {
       this.uniqueKeyIndexes.set(key, made);
     }
     return made;
+  }
+
+  /**
+   * Adds the job `name` for `data`, due at `at`, unless a job of that name with the same `uniqueBy` field already
+   * exists (which is then left as it is). Calls made in the same event-loop turn share one command, and a unique
+   * index on (name, `uniqueBy`) keeps them to one job. A job saved this way wakes other processes
+   * through the change stream, this one at its next poll.
+   */
+  insertUnique<T extends object>(name: string, data: T, at: Date, uniqueBy: keyof T & string): Promise<void> {
+    this.uniqueIndexes[name] ??= this.db
+      .collection("jobs")
+      .createIndex({ name: 1, [`data.${uniqueBy}`]: 1 }, { name: `unique_${name}`, unique: true, partialFilterExpression: { name } })
+      .then(() => undefined);
+    // A plain insert (an upsert costs several times more): the unique index refuses a second job, which then exists.
+    const operation: AnyBulkWriteOperation<Document> = {
+      insertOne: { document: { name, data, type: "normal", priority: 0, nextRunAt: at, lockedAt: null, lastModifiedBy: null } },
+    };
+    return this.uniqueIndexes[name].then(
+      () =>
+        new Promise<void>((resolve, reject) => {
+          if (this.pendingInserts.push({ operation, resolve, reject }) === 1) setImmediate(() => void this.flushInserts());
+        }),
+    );
+  }
+
+  private readonly uniqueIndexes: Record<string, Promise<void>> = {};
+  private pendingInserts: { operation: AnyBulkWriteOperation<Document>; resolve: () => void; reject: (error: unknown) => void }[] = [];
+
+  /** Writes the inserts of one event-loop turn in one command; a duplicate key is a job that exists already. */
+  private async flushInserts(): Promise<void> {
+    const batch = this.pendingInserts;
+    this.pendingInserts = [];
+    try {
+      await this.db.collection("jobs").bulkWrite(
+        batch.map((p) => p.operation),
+        { ordered: false },
+      );
+      for (const p of batch) p.resolve();
+    } catch (error) {
+      const writeErrors = (error as { writeErrors?: { index: number; code: number }[] | { index: number; code: number } }).writeErrors;
+      if (writeErrors === undefined) {
+        for (const p of batch) p.reject(error);
+        return;
+      }
+      const failed = new Set((Array.isArray(writeErrors) ? writeErrors : [writeErrors]).filter((e) => e.code !== 11000).map((e) => e.index));
+      batch.forEach((p, i) => (failed.has(i) ? p.reject(error) : p.resolve()));
+    }
+  }
+
+  /** Removes the jobs of `name` whose data has these fields (a job made for something that will not happen). */
+  async cancel(name: string, data: Record<string, unknown>): Promise<void> {
+    await this.agenda.ready;
+    await this.agenda.cancel({ name, data });
+  }
+
+  /**
+   * Runs `handler` about every `intervalMs`, in one process at a time: one job of this name, whoever saves it,
+   * moved along by its own runs and taken by whichever worker finds it due first.
+   */
+  async every(name: string, intervalMs: number, handler: () => Promise<unknown>): Promise<void> {
+    this.define(name, async () => {
+      await handler();
+    });
+    await this.agenda.ready;
+    await this.agenda.every(intervalMs, name);
+    // `every` keeps the time of the next run already saved (so that starting processes do not all run it now), which
+    // a longer interval of an earlier configuration may have put far off: no later than one interval from now.
+    await this.db.collection("jobs").updateOne({ name, type: "single" }, { $min: { nextRunAt: new Date(Date.now() + intervalMs) } });
   }
 
   /** Starts running due jobs in this process (worker role). */

@@ -2,21 +2,24 @@
 // balance exactly once. Every change is one conditional write of the owner's user document (balance, the
 // in-flight transaction's new state and its events together); the transactions collection is a projection
 // written after it, finished by the sweeper when a process stops in between. docs/contract.md, Money, states
-// the invariant and why it holds.
+// the invariant and why it holds. The simulator's and the payout hand-off's steps are Agenda jobs, one per
+// transaction (`transaction-step`), written before the transaction they move; each run does what the
+// transaction's state calls for, if anything, and answers when to look again.
 import type { Clock } from "../domain/clock.ts";
-import { svcError } from "../domain/errors.ts";
+import { describeError, svcError } from "../domain/errors.ts";
 import type { MoveMark } from "../domain/reserved-ids.ts";
 import {
   FINAL_STATUSES,
   SANDBOX_FAILING_WITHDRAWAL_CENTS,
   SANDBOX_WITHDRAWAL_FAILURE_CODE,
+  SANDBOX_WITHDRAWAL_PROCESSING_MS,
   SANDBOX_WITHDRAWAL_SETTLE_MS,
   type TransactionStatus,
 } from "../domain/money.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import { transactionEvent, type MoneyEventType } from "../events/event-factory.ts";
 import type { EventRelay } from "../events/event-relay.ts";
-import { PeriodicTask } from "../lib/periodic-task.ts";
+import type { JobQueue } from "../jobs/job-queue.ts";
 import { TtlCache } from "../lib/ttl-cache.ts";
 import type { OutboxEvent } from "../store/outbox.ts";
 import type { TransactionRecord, TransactionRepository } from "../store/transaction-repository.ts";
@@ -32,10 +35,36 @@ const MAX_ATTEMPTS = 50;
  */
 const WALLET_ID_TTL_MS = 10 * 60_000;
 const WALLET_ID_ENTRIES = 100_000;
-/** setTimeout's longest delay; a step further off than that (24 days) is left to the poll. */
-const MAX_TIMER_MS = 2_147_483_647;
-/** Due steps one poll takes at most (the next poll takes the rest). */
-const STEP_POLL_BATCH = 500;
+/** The job of a transaction's steps: one per transaction, unique by its id. */
+export const TRANSACTION_STEP_JOB = "transaction-step";
+/** The recurring job of the ledger's sweep. */
+export const LEDGER_SWEEP_JOB = "ledger-sweep";
+/** A step that failed unexpectedly (the database, a bug) is looked at again after this. */
+const STEP_ERROR_RETRY_MS = 5000;
+/**
+ * A step's job is written before the opening of its transaction, so a run may find no transaction yet: it looks
+ * again (after about the time since the opening, 100 ms to 10 s) for this long after the opening started, and then
+ * ends (the opening was refused or its process died; a retry of the same request writes the job again).
+ */
+const OPENING_WINDOW_MS = 120_000;
+
+interface TransactionStepJob {
+  transactionId: string;
+  /** When the opening started (its `created_at`). */
+  openedAt: Date;
+  /** A simulated deposit's delay before completion (complete_after_seconds), in ms; 0 for the others. */
+  completeAfterMs: number;
+}
+
+/** When the step that `record`'s state calls for is due; null when none is (settled, or moved by settlement calls only). */
+function stepDueAt(record: TransactionRecord, completeAfterMs: number): Date | null {
+  if (isFinal(record.status)) return null;
+  const created = record.created_at.getTime();
+  if (record.type === "deposit") return record.simulated && record.status === "pending" ? new Date(created + completeAfterMs) : null;
+  if (record.simulated) return new Date(created + (record.status === "pending" ? SANDBOX_WITHDRAWAL_PROCESSING_MS : SANDBOX_WITHDRAWAL_SETTLE_MS));
+  // Live: the hand-off at once, and again (it is idempotent) until the custodian took it.
+  return record.status === "processing" && record.handed_off ? null : record.created_at;
+}
 
 /** Where live withdrawals are paid out: the custodian (WalletCustodian.payOut). Idempotent per transaction id. */
 export interface PayoutPort {
@@ -50,9 +79,20 @@ export interface LedgerDependencies {
   transactions: TransactionRepository;
   relay: EventRelay;
   payouts: PayoutPort;
+  /** Agenda: the steps' jobs and the sweep's. */
+  jobs: JobQueue;
   clock: Clock;
-  /** Failures after the state is safely written (projection, relay, compaction): the sweepers and the poll finish them. */
+  /** Failures after the state is safely written (projection, relay, compaction): the sweepers and the steps finish them. */
   onBackgroundError: (error: unknown) => void;
+}
+
+export interface OpenOptions {
+  /** When the simulator or the payout hand-off first acts on it; null when only settlement calls move it. */
+  firstStepAt: Date | null;
+  /** The id may have been used before (derived from an Idempotency-Key or a reference). */
+  mayExist: boolean;
+  /** Where the opening's follow-up goes (its projection and events' relay); awaited before answering by default. It never rejects. */
+  finish?: (followUp: Promise<void>) => Promise<void>;
 }
 
 export type Outcome = "processing" | "completed" | "failed" | "canceled";
@@ -112,73 +152,69 @@ function eventTypesOf(before: TransactionRecord | null, after: TransactionRecord
 }
 
 export class Ledger {
-  private sweeper: PeriodicTask | null = null;
-  /**
-   * Set while this process runs the ledger's background work (roles all and worker): the timers of the steps of
-   * the transactions it wrote, by transaction id.
-   */
-  private stepTimers: Map<string, NodeJS.Timeout> | null = null;
-  private stepPoll: PeriodicTask | null = null;
-  private readonly stepsRunning = new Set<Promise<void>>();
   private readonly walletIds = new TtlCache<string, string>(WALLET_ID_TTL_MS, WALLET_ID_ENTRIES);
 
-  constructor(private readonly deps: LedgerDependencies) {}
-
-  /**
-   * Runs the ledger's background work in this process (roles all and worker): the next steps of the transactions
-   * it writes, each on a timer; every `pollMs`, the steps due that it has no timer for (written by API processes,
-   * or whose timer died with its process), read from the projection's `next_step_at`; and every `intervalMs` a
-   * sweep finishing what processes that stopped left for `staleAfterMs` (projections and compactions).
-   */
-  start(intervalMs: number, staleAfterMs: number, pollMs: number): void {
-    this.stepTimers ??= new Map();
-    this.sweeper ??= new PeriodicTask(() => this.sweep(staleAfterMs), intervalMs, this.deps.onBackgroundError);
-    this.sweeper.start();
-    this.stepPoll ??= new PeriodicTask(() => this.stepDue(), pollMs, this.deps.onBackgroundError);
-    this.stepPoll.start();
-  }
-
-  async stop(): Promise<void> {
-    for (const timer of this.stepTimers?.values() ?? []) clearTimeout(timer);
-    this.stepTimers = null;
-    await Promise.all([this.sweeper?.stop(), this.stepPoll?.stop(), ...this.stepsRunning]);
-    this.sweeper = null;
-    this.stepPoll = null;
+  constructor(private readonly deps: LedgerDependencies) {
+    deps.jobs.define<TransactionStepJob>(TRANSACTION_STEP_JOB, (job) => this.runStep(job));
   }
 
   /**
-   * Takes the steps due that this process holds no timer for, up to STEP_POLL_BATCH at a time. A step whose
-   * projection lags the ledger finds its version moved on and does nothing; the sweep catches the projection up.
+   * Schedules the ledger's sweep (roles all and worker): every `intervalMs`, in one process at a time, it finishes
+   * what processes that stopped left for `staleAfterMs` (projections and compactions). The steps need nothing
+   * started: their jobs run wherever Agenda runs.
    */
-  private async stepDue(): Promise<void> {
-    const due = await this.deps.transactions.dueSteps(this.deps.clock(), STEP_POLL_BATCH);
-    const timed = this.stepTimers;
-    await Promise.all(due.filter(({ id }) => !timed?.has(id)).map(({ id, version }) => this.step(id, version).catch(this.deps.onBackgroundError)));
+  async start(intervalMs: number, staleAfterMs: number): Promise<void> {
+    await this.deps.jobs.every(LEDGER_SWEEP_JOB, intervalMs, () => this.sweep(staleAfterMs));
   }
 
   /**
    * Opens `record` on its user's wallet, or answers the transaction of that id if it was opened already (a
    * retry after a crash, a repeated deposit reference). Checks, in order: 404 user_not_found, 409
    * user_suspended, kyc_required, wallet_not_ready, insufficient_funds (withdrawals: available < amount + fee).
-   * `mayExist`: the id may have been used before (derived from an Idempotency-Key or a reference).
-   * `finish`: where the opening's follow-up goes (its projection, events' relay and step timing); awaited before
-   * answering by default. It never rejects.
+   * A transaction with a first step gets its step job first, before anything is opened: a job whose transaction is
+   * not (yet) there does nothing, whereas a transaction without its job would never move. A refusal removes it.
    */
-  async open(
+  async open(scope: TenantScope, record: TransactionRecord, options: OpenOptions): Promise<TransactionRecord> {
+    const step = options.firstStepAt ? this.scheduleFirstStep(record, options.firstStepAt) : null;
+    try {
+      return await this.openAfter(step, scope, record, options.mayExist, options.finish ?? ((followUp) => followUp));
+    } catch (error) {
+      // Refused with nothing opened (a 4xx): the job has nothing to move. Anything else leaves it to its own runs.
+      if (step && describeError(error).definition.status < 500 && !(await this.find(record.id).catch(() => record))) {
+        await this.deps.jobs.cancel(TRANSACTION_STEP_JOB, { transactionId: record.id }).catch(this.deps.onBackgroundError);
+      }
+      throw error;
+    }
+  }
+
+  /** The step job of a transaction about to be opened (left as it is when a run of the same request wrote it already). */
+  private scheduleFirstStep(record: TransactionRecord, at: Date): Promise<void> {
+    const job: TransactionStepJob = {
+      transactionId: record.id,
+      openedAt: record.created_at,
+      completeAfterMs: record.type === "deposit" ? at.getTime() - record.created_at.getTime() : 0,
+    };
+    return this.deps.jobs.insertUnique(TRANSACTION_STEP_JOB, job, at, "transactionId");
+  }
+
+  /** open, once `step` (the step job's write, if any) is done: reads may go along with it, writes only after. */
+  private async openAfter(
+    step: Promise<void> | null,
     scope: TenantScope,
     record: TransactionRecord,
     mayExist: boolean,
-    finish: (followUp: Promise<void>) => Promise<void> = (followUp) => followUp,
+    finish: (followUp: Promise<void>) => Promise<void>,
   ): Promise<TransactionRecord> {
     const walletKey = `${scope.projectId}:${scope.livemode}:${record.user_id}`;
     const knownWallet = mayExist ? undefined : this.walletIds.get(walletKey, Date.now());
     if (knownWallet !== undefined) {
+      await step;
       // A new id on a wallet seen before: the conditional write checks everything; a refusal is explained below.
       const opened = await this.tryOpenNew(scope, { ...record, wallet_id: knownWallet }, finish);
       if (opened) return opened;
     }
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const user = await this.deps.wallets.findForOpening(scope, record.user_id, record.id);
+      const [user] = await Promise.all([this.deps.wallets.findForOpening(scope, record.user_id, record.id), step]);
       if (!user) throw svcError("user_not_found");
       const ledger = ledgerOf(user);
       const inflight = ledger.inflight.find((r) => r.id === record.id);
@@ -293,8 +329,8 @@ export class Ledger {
   }
 
   /**
-   * Finishes what stopped processes left: projections behind the ledger (so the poll sees their steps) and settled
-   * transactions not compacted. Answers how many transactions it looked at.
+   * Finishes what stopped processes left: projections behind the ledger and settled transactions not compacted.
+   * Answers how many transactions it looked at.
    */
   async sweep(staleAfterMs: number): Promise<number> {
     const now = this.deps.clock();
@@ -316,54 +352,93 @@ export class Ledger {
           stale.filter((r) => isFinal(r.status)).map((r) => r.id),
           ledger.opens,
         );
+        await this.adoptEarlierSteps(stale);
       }
     }
   }
 
   /**
-   * The simulator's and the payout hand-off's next step of a transaction, found due by the poll or timed live.
-   * Does nothing when the transaction moved on since.
+   * Upgrade: a transaction opened by an earlier version, which kept its next step's time in the transaction
+   * (`next_step_at`) rather than in a job, gets its job at that time (a no-op once it has one). Its next write drops
+   * the field (nextRecord), so this happens at most until then.
    */
-  private async step(id: string, version: number): Promise<void> {
-    const holder = await this.deps.wallets.findHolder(id);
-    const record = holder ? ledgerOf(holder).inflight.find((r) => r.id === id) : undefined;
-    if (!record || record.version !== version) return;
-    await this.advance(record);
+  private async adoptEarlierSteps(records: readonly TransactionRecord[]): Promise<void> {
+    for (const record of records) {
+      const { next_step_at: at } = record as TransactionRecord & { next_step_at?: Date | null };
+      if (!at || isFinal(record.status)) continue;
+      await this.deps.jobs.insertUnique<TransactionStepJob>(
+        TRANSACTION_STEP_JOB,
+        {
+          transactionId: record.id,
+          openedAt: record.created_at,
+          completeAfterMs: record.type === "deposit" ? at.getTime() - record.created_at.getTime() : 0,
+        },
+        at,
+        "transactionId",
+      );
+    }
   }
 
   /**
-   * Takes `record`, as last known, one step on: every write is conditional on that state, so a record that
-   * moved on since (settled, canceled, stepped by another process) is left as it is.
+   * A run of a transaction's step job: does the step its state calls for when it is due, and answers when to look
+   * again (the next step's time), or nothing when no step is left. A run that finds the step done (by an earlier
+   * run that died before its job was saved, by a settlement call) or not due yet does no write.
    */
-  private async advance(record: TransactionRecord): Promise<void> {
-    if (isFinal(record.status)) return;
-    if (record.type === "deposit") {
-      if (record.simulated && record.status === "pending") await this.write(record, this.nextRecord(record, "completed", null, null));
-      return;
+  private async runStep(job: TransactionStepJob): Promise<Date | undefined> {
+    const now = this.deps.clock();
+    try {
+      const holder = await this.deps.wallets.findHolder(job.transactionId);
+      const record = holder ? ledgerOf(holder).inflight.find((r) => r.id === job.transactionId) : undefined;
+      if (!record) {
+        // Settled and compacted, or not opened (yet): the job was written before the opening.
+        if (await this.deps.transactions.findById(job.transactionId)) return undefined;
+        const since = now.getTime() - new Date(job.openedAt).getTime();
+        return since < OPENING_WINDOW_MS ? new Date(now.getTime() + Math.min(Math.max(since, 100), 10_000)) : undefined;
+      }
+      const due = stepDueAt(record, job.completeAfterMs);
+      if (!due) return undefined;
+      if (due > now) return due;
+      return await this.advance(record, job.completeAfterMs);
+    } catch (error) {
+      this.deps.onBackgroundError(error);
+      return new Date(now.getTime() + STEP_ERROR_RETRY_MS);
     }
+  }
+
+  /**
+   * Takes `record`, as just read, one step on, and answers when its next step is due (now when the record moved
+   * on meanwhile: the next run reads it again). Every write is conditional on that state, so a record that moved
+   * on since (settled, canceled, stepped by another process) is left as it is.
+   */
+  private async advance(record: TransactionRecord, completeAfterMs: number): Promise<Date | undefined> {
+    const after = async (next: TransactionRecord) =>
+      (await this.write(record, next)) ? (stepDueAt(next, completeAfterMs) ?? undefined) : this.deps.clock();
+    if (record.type === "deposit") return after(this.nextRecord(record, "completed", null, null));
     if (record.simulated) {
-      if (record.status === "pending") {
-        await this.write(record, this.nextRecord(record, "processing", null, null));
-      } else if (record.amount_cents === SANDBOX_FAILING_WITHDRAWAL_CENTS) {
-        await this.write(record, this.nextRecord(record, "failed", SANDBOX_WITHDRAWAL_FAILURE_CODE, "The destination rejected the payout."));
-      } else {
-        await this.write(record, this.nextRecord(record, "completed", null, null));
+      if (record.status === "pending") return after(this.nextRecord(record, "processing", null, null));
+      if (record.amount_cents === SANDBOX_FAILING_WITHDRAWAL_CENTS) {
+        return after(this.nextRecord(record, "failed", SANDBOX_WITHDRAWAL_FAILURE_CODE, "The destination rejected the payout."));
       }
-      return;
+      return after(this.nextRecord(record, "completed", null, null));
     }
     // Live: processing first (it can no longer be canceled), then the custodian, idempotent per transaction.
     let processing = record;
     if (record.status === "pending") {
       processing = this.nextRecord(record, "processing", null, null);
-      // Its next step, timed by the write, is the retry of the hand-off should this one fail.
-      if (!(await this.write(record, processing))) return;
+      if (!(await this.write(record, processing))) return this.deps.clock();
     }
     const { id, user_id, wallet_id, amount_cents, fiat_currency } = processing;
-    await this.deps.payouts.payOut(
-      { transactionId: id, userId: user_id, walletId: wallet_id, amountCents: amount_cents, fiatCurrency: fiat_currency },
-      AbortSignal.timeout(10_000),
-    );
-    await this.write(processing, { ...processing, next_step_at: null, version: processing.version + 1, updated_at: this.deps.clock() });
+    try {
+      await this.deps.payouts.payOut(
+        { transactionId: id, userId: user_id, walletId: wallet_id, amountCents: amount_cents, fiatCurrency: fiat_currency },
+        AbortSignal.timeout(10_000),
+      );
+    } catch (error) {
+      this.deps.onBackgroundError(error);
+      return new Date(this.deps.clock().getTime() + PAYOUT_RETRY_MS);
+    }
+    await this.write(processing, { ...this.nextRecord(processing, "processing", null, null), handed_off: true });
+    return undefined;
   }
 
   /**
@@ -381,7 +456,7 @@ export class Ledger {
   }
 
   /**
-   * The record after a move: new status, failure, when the simulator acts next, one version more, and the stamp
+   * The record after a move: new status, failure, one version more, and the stamp
    * of the Idempotency-Key whose call made it (null for the simulator's steps and calls without a key).
    */
   private nextRecord(
@@ -392,18 +467,13 @@ export class Ledger {
     movedBy: string | null = null,
   ): TransactionRecord {
     const now = this.deps.clock();
-    let nextStep: Date | null = null;
-    if (to === "processing") {
-      nextStep = current.simulated
-        ? new Date(current.created_at.getTime() + SANDBOX_WITHDRAWAL_SETTLE_MS)
-        : new Date(now.getTime() + PAYOUT_RETRY_MS);
-    }
+    // An earlier version's schedule field, if any, goes with the first move (see adoptEarlierSteps).
+    const { next_step_at: _earlierSchedule, ...record } = current as TransactionRecord & { next_step_at?: Date | null };
     return {
-      ...current,
+      ...record,
       status: to,
       failure_code: to === "failed" ? failureCode : null,
       failure_message: to === "failed" ? failureMessage : null,
-      next_step_at: nextStep,
       updated_at: now,
       version: current.version + 1,
       moved_by: movedBy,
@@ -420,8 +490,8 @@ export class Ledger {
   }
 
   /**
-   * After a write: the projection, the events' relay, the compaction of a settled transaction and the timing of
-   * the next step. A failure here loses nothing: the sweepers (ledger and relay) finish it.
+   * After a write: the projection, the events' relay and the compaction of a settled transaction. A failure here
+   * loses nothing: the sweepers (ledger and relay) finish it.
    */
   private async afterWrite(owner: LedgerOwner, record: TransactionRecord, events: OutboxEvent[], opened = false): Promise<void> {
     try {
@@ -431,34 +501,5 @@ export class Ledger {
       this.deps.onBackgroundError(error);
     }
     if (events.length > 0) await this.deps.relay.relayUserOutbox({ ...owner, outbox: events }).catch(this.deps.onBackgroundError);
-    if (record.next_step_at) this.timeStep(record);
-  }
-
-  /**
-   * Times the next step of `record` at its `next_step_at` when this process runs the ledger's work: a timer that
-   * holds the record, so a simulated step is one conditional write and no read. Elsewhere (API processes) the
-   * projection's `next_step_at`, written just before, is the schedule a worker's poll reads.
-   */
-  private timeStep(record: TransactionRecord): void {
-    const timers = this.stepTimers;
-    if (timers === null) return;
-    clearTimeout(timers.get(record.id));
-    const delay = Math.max(0, record.next_step_at!.getTime() - this.deps.clock().getTime());
-    const timer = setTimeout(
-      () => {
-        // A simulated step only writes, each write conditional on this state. A live one calls the custodian
-        // first, so it reads the record to be sure it is still this version. The poll leaves the transaction to
-        // this timer until the step is done (its write may time the next step: a new timer of the same id).
-        const running = (record.simulated ? this.advance(record) : this.step(record.id, record.version)).catch(this.deps.onBackgroundError);
-        this.stepsRunning.add(running);
-        void running.finally(() => {
-          this.stepsRunning.delete(running);
-          if (timers.get(record.id) === timer) timers.delete(record.id);
-        });
-      },
-      Math.min(delay, MAX_TIMER_MS),
-    );
-    timer.unref();
-    timers.set(record.id, timer);
   }
 }

@@ -166,7 +166,6 @@ export class AdminServiceImpl implements ServiceImpl<typeof AdminService> {
         description: null,
         simulated: false,
         reference: request.reference,
-        next_step_at: null,
       },
       now,
     );
@@ -179,7 +178,7 @@ export class AdminServiceImpl implements ServiceImpl<typeof AdminService> {
     if (!existing && (await this.deps.transactions.takeReference(record.id, fingerprint, now)) !== fingerprint) throw reuse();
     let opened: TransactionRecord;
     try {
-      opened = await this.deps.ledger.open(scope, record, true);
+      opened = await this.deps.ledger.open(scope, record, { firstStepAt: null, mayExist: true });
     } catch (error) {
       // Refused (404, 409) with nothing opened: the reference is free again for a corrected request.
       if (!existing && describeError(error).definition.status < 500 && !(await this.deps.ledger.find(record.id))) {

@@ -77,7 +77,6 @@ export function newTransaction(
     | "description"
     | "simulated"
     | "reference"
-    | "next_step_at"
   >,
   now: Date,
 ): TransactionRecord {
@@ -168,12 +167,15 @@ export class TransactionsServiceImpl implements ServiceImpl<typeof TransactionsS
         description: request.description ?? null,
         simulated: !scope.livemode,
         reference: null,
-        // Sandbox: processing after 1 s, settled at 2 s. Live: handed to the custodian at once.
-        next_step_at: scope.livemode ? now : new Date(now.getTime() + SANDBOX_WITHDRAWAL_PROCESSING_MS),
       },
       now,
     );
-    const opened = await this.deps.ledger.open(scope, record, reservation?.resumed ?? false, (followUp) => finishBeforeAnswer(reservation, followUp));
+    const opened = await this.deps.ledger.open(scope, record, {
+      // Sandbox: processing after 1 s, settled at 2 s. Live: handed to the custodian at once.
+      firstStepAt: scope.livemode ? now : new Date(now.getTime() + SANDBOX_WITHDRAWAL_PROCESSING_MS),
+      mayExist: reservation?.resumed ?? false,
+      finish: (followUp) => finishBeforeAnswer(reservation, followUp),
+    });
     return create(CreateWithdrawalResponseSchema, { transaction: transactionMessage(opened) });
   }
 
@@ -215,11 +217,14 @@ export class SandboxTransactionsServiceImpl implements ServiceImpl<typeof Sandbo
         description: null,
         simulated: true,
         reference: null,
-        next_step_at: new Date(now.getTime() + delay * 1000),
       },
       now,
     );
-    const opened = await this.deps.ledger.open(scope, record, reservation?.resumed ?? false, (followUp) => finishBeforeAnswer(reservation, followUp));
+    const opened = await this.deps.ledger.open(scope, record, {
+      firstStepAt: new Date(now.getTime() + delay * 1000),
+      mayExist: reservation?.resumed ?? false,
+      finish: (followUp) => finishBeforeAnswer(reservation, followUp),
+    });
     return create(CreateSandboxDepositResponseSchema, { transaction: transactionMessage(opened) });
   }
 

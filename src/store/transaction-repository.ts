@@ -28,8 +28,8 @@ export interface TransactionRecord {
   simulated: boolean;
   /** A live deposit's reference at its provider (RecordDeposit), unique per project and environment. */
   reference: string | null;
-  /** When the simulator or the payout hand-off acts on it next (null: only a settlement call moves it). */
-  next_step_at: Date | null;
+  /** A live withdrawal the custodian took (WalletCustodian.payOut answered): its hand-off is not tried again. */
+  handed_off?: boolean;
   created_at: Date;
   updated_at: Date;
   /** 1 at creation, +1 at every change. */
@@ -77,11 +77,7 @@ export class TransactionRepository {
   }
 
   async ensureIndexes(): Promise<void> {
-    await this.collection.createIndexes([
-      { key: { project_id: 1, livemode: 1, user_id: 1, created_at: -1, _id: -1 }, name: "user_newest_first" },
-      // The schedule of the simulator's and the payout hand-off's steps (settled transactions hold null).
-      { key: { next_step_at: 1 }, name: "steps_due" },
-    ]);
+    await this.collection.createIndexes([{ key: { project_id: 1, livemode: 1, user_id: 1, created_at: -1, _id: -1 }, name: "user_newest_first" }]);
   }
 
   /**
@@ -137,14 +133,6 @@ export class TransactionRepository {
   async findById(id: string): Promise<TransactionRecord | null> {
     const doc = await this.collection.findOne({ _id: id });
     return doc ? toRecord(doc) : null;
-  }
-
-  /** Up to `limit` transactions whose next step is due at `at` or before, the most overdue first. */
-  async dueSteps(at: Date, limit: number): Promise<{ id: string; version: number }[]> {
-    const docs = await this.collection
-      .find({ next_step_at: { $lte: at } }, { projection: { version: 1 }, sort: { next_step_at: 1 }, limit })
-      .toArray();
-    return docs.map((doc) => ({ id: doc._id, version: doc.version }));
   }
 
   /** The versions the projection holds of these transactions. */

@@ -2,14 +2,15 @@
 // withdrawals sent with Idempotency-Keys, some written without their client hearing of it. After a restart every
 // client retries with the same key and body until answered: each is answered what its first run answered (the
 // same transaction id), no transaction exists that no client was answered, and once quiet (jobs done, sweepers
-// run) the ledger invariant of docs/contract.md holds for every wallet and every transaction has its events
-// exactly once in the event log.
+// run) the ledger invariant of docs/contract.md holds for every wallet, every transaction has its events
+// exactly once in the event log, and every transaction still waiting for a step has that step's job.
 import { expect } from "chai";
 import { MongoClient } from "mongodb";
 import { freePort, startDatabaseProcess, startServiceProcess, type RunningProcess } from "../support/processes.ts";
 import { until } from "../support/eventually.ts";
 import { uniquePhone } from "../support/phones.ts";
 import { FINAL_STATUSES, type TransactionStatus } from "../../src/domain/money.ts";
+import { TRANSACTION_STEP_JOB } from "../../src/ledger/ledger.ts";
 
 const KEY = "svc_test_moneycrashmoneycrashmoney01";
 const USERS = 8;
@@ -41,7 +42,6 @@ interface StoredTransaction {
   amount_cents: number;
   fee_cents: number;
   version: number;
-  next_step_at: Date | null;
 }
 
 const isFinalStatus = (status: string) => FINAL_STATUSES.includes(status as TransactionStatus);
@@ -81,6 +81,8 @@ describe("money across a crash (SIGKILL)", function () {
       SVC_SANDBOX_KEY: KEY,
       SVC_IDEMPOTENCY_LOCK_MS: "1000",
       SVC_JOB_POLL_MS: "100",
+      // The lease of a step's job: the jobs the killed process held locked are run again this long after it locked them.
+      SVC_JOB_LOCK_MS: "2000",
       PORT: String(await freePort()),
       GRPC_PORT: String(await freePort()),
     };
@@ -201,9 +203,12 @@ describe("money across a crash (SIGKILL)", function () {
     const quiet = await until(async () => {
       const holders = await db.collection("users").find({}).toArray();
       if (holders.some((u) => (u.outbox ?? []).length > 0)) return false;
-      // Only the hour-long deposits may still be pending: a one-second one about to settle is not quiet yet.
-      const hourLong = (t: StoredTransaction) =>
-        t.type === "deposit" && t.status === "pending" && t.next_step_at !== null && t.next_step_at.getTime() > Date.now() + 600_000;
+      // Only the hour-long deposits may still be pending, each with its step's job due in an hour: a one-second one
+      // about to settle is not quiet yet.
+      const steps = await db.collection("jobs").find({ name: TRANSACTION_STEP_JOB }).toArray();
+      const dueAt = new Map(steps.map((job) => [String(job.data.transactionId), job.nextRunAt as Date | null]));
+      const hourLong = (t: StoredTransaction & { id?: string }) =>
+        t.type === "deposit" && t.status === "pending" && (dueAt.get(t.id ?? t._id)?.getTime() ?? 0) > Date.now() + 600_000;
       const inflight = holders.flatMap((u) => Object.values((u.ledger?.inflight ?? {}) as Record<string, StoredTransaction & { id: string }>));
       if (inflight.some((t) => !hourLong(t))) return false;
       const projected = await transactions.find({}).toArray();

@@ -1,7 +1,7 @@
 // Durable jobs in MongoDB through Agenda: what must happen later survives a crash, and any worker process
 // may run it. In the process that schedules a job, an in-memory channel wakes the worker at once instead of
 // waiting for the next poll.
-import { Agenda, InMemoryNotificationChannel, type Job } from "agenda";
+import { Agenda, exponential, InMemoryNotificationChannel, type Job } from "agenda";
 import { MongoBackend, MongoChangeStreamNotificationChannel } from "@agendajs/mongo-backend";
 import type { AnyBulkWriteOperation, Db, Document } from "mongodb";
 import { hostname } from "node:os";
@@ -46,6 +46,14 @@ export interface ScheduledJob<T> {
   data: T;
   at: Date;
 }
+
+/**
+ * A run that throws (the database dropped a connection, a bug) is run again, 1 s later and then twice as long each
+ * time up to 5 minutes, never given up: every job stands for something that must still happen (a delivery's next
+ * attempt, a transaction's step), and a one-time job Agenda gave up on would never run again. The failure is
+ * reported each time (`onFailure`).
+ */
+const RETRY_FAILED_RUNS = exponential({ delay: 1000, factor: 2, maxDelay: 300_000, maxRetries: Number.POSITIVE_INFINITY, jitter: 0.2 });
 
 export class JobQueue {
   private readonly agenda: Agenda;
@@ -150,6 +158,7 @@ export class JobQueue {
       {
         ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
         ...(options.lockLifetimeMs !== undefined ? { lockLifetime: options.lockLifetimeMs } : {}),
+        backoff: RETRY_FAILED_RUNS,
       },
     );
   }

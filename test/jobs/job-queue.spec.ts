@@ -41,4 +41,19 @@ describe("JobQueue", () => {
     expect(runs.map((r) => r.run)).to.deep.equal([1, 2, 3]);
     for (let i = 1; i < runs.length; i++) expect(runs[i]!.at - runs[i - 1]!.at).to.be.at.least(90);
   });
+
+  it("runs a job whose run threw again, about a second later, instead of giving it up", async () => {
+    const runs: number[] = [];
+    queue.define<{ thing: string }>("test-failing-once", async () => {
+      runs.push(Date.now());
+      if (runs.length === 1) throw new Error("the database dropped the connection");
+    });
+    await queue.schedule("test-failing-once", { thing: "b" }, new Date(), ["thing"]);
+    await eventually(
+      async () => runs.length,
+      (count) => count === 2,
+      8000,
+    );
+    expect(runs[1]! - runs[0]!).to.be.at.least(700);
+  });
 });

@@ -6,20 +6,7 @@ import { approvedUser, fund } from "../money/support.ts";
 import { uniquePhone } from "../support/phones.ts";
 import { createKey } from "../support/tenancy.ts";
 import { startTestService, TEST_ADMIN_TOKEN, type TestService } from "../support/test-service.ts";
-import { DashboardClient } from "./support.ts";
-
-/** The fields of the page's form posting to `action`: its hidden fields (CSRF token, Idempotency-Key) and inputs' values. */
-function formOf(markup: string, action: string): Record<string, string> {
-  const start = markup.indexOf(`action="${action}"`);
-  if (start < 0) throw new Error(`no form posts to ${action}`);
-  const form = markup.slice(start, markup.indexOf("</form>", start));
-  const fields: Record<string, string> = {};
-  for (const [tag] of form.matchAll(/<input [^>]*>/g)) {
-    const name = / name="([^"]+)"/.exec(tag)?.[1];
-    if (name) fields[name] = (/ value="([^"]*)"/.exec(tag)?.[1] ?? "").replaceAll("&amp;", "&");
-  }
-  return fields;
-}
+import { DashboardClient, formFields } from "./support.ts";
 
 describe("dashboard forms replay their first result", function () {
   this.timeout(30_000);
@@ -43,7 +30,7 @@ describe("dashboard forms replay their first result", function () {
     const before = await depositsOf(userId);
     const action = `/dashboard/users/${userId}/deposits`;
     const form: Record<string, string> = {
-      ...formOf((await client.get(`/dashboard/users/${userId}`)).text, action),
+      ...formFields((await client.get(`/dashboard/users/${userId}`)).text, action),
       amount_usd: "12.34",
       complete_after_seconds: "3600",
     };
@@ -66,7 +53,7 @@ describe("dashboard forms replay their first result", function () {
     expect(await depositsOf(userId)).to.equal(before + 1);
 
     // A freshly loaded form is a new request.
-    const fresh: Record<string, string> = { ...formOf(page.text, action), amount_usd: "12.34", complete_after_seconds: "3600" };
+    const fresh: Record<string, string> = { ...formFields(page.text, action), amount_usd: "12.34", complete_after_seconds: "3600" };
     expect(fresh._idempotency_key).not.to.equal(form._idempotency_key);
     const second = await client.request("POST", action, fresh);
     expect(second.location).not.to.equal(location);
@@ -77,7 +64,7 @@ describe("dashboard forms replay their first result", function () {
     const created = await service.request("POST", "/v1/users", { body: { phone: uniquePhone() } });
     const userId = created.body.id as string;
     const action = `/dashboard/users/${userId}/kyc-sessions`;
-    const form = formOf((await client.get(`/dashboard/users/${userId}`)).text, action);
+    const form = formFields((await client.get(`/dashboard/users/${userId}`)).text, action);
     const [first, second] = await Promise.all([client.request("POST", action, form), client.request("POST", action, form)]);
     expect(first!.location).to.match(/^\/dashboard\/kyc\/kyc_[A-Za-z0-9]{24}$/);
     expect(second!.location).to.equal(first!.location);
@@ -87,7 +74,7 @@ describe("dashboard forms replay their first result", function () {
 
   it("posts the endpoint form twice: the second shows the first endpoint, not 'already exists'", async () => {
     const url = `https://hooks.example.com/dashboard-twice-${Date.now()}`;
-    const form = { ...formOf((await client.get("/dashboard/webhooks")).text, "/dashboard/webhooks"), url };
+    const form = { ...formFields((await client.get("/dashboard/webhooks")).text, "/dashboard/webhooks"), url };
     const first = await client.request("POST", "/dashboard/webhooks", form);
     expect(first.status, first.text.slice(0, 300)).to.equal(200);
     const endpointId = /\/dashboard\/webhooks\/([0-9a-f-]{36})/.exec(first.text)?.[1];
@@ -114,7 +101,7 @@ describe("dashboard forms replay their first result", function () {
     expect((await operator.signIn(TEST_ADMIN_TOKEN)).status).to.equal(303);
     const page = `/dashboard/operator/projects/${service.projectId}`;
     const action = `${page}/keys`;
-    const form = { ...formOf((await operator.get(page)).text, action), livemode: "false" };
+    const form = { ...formFields((await operator.get(page)).text, action), livemode: "false" };
     const keysBefore = await service.database.db.collection("api_keys").countDocuments({ project_id: service.projectId });
     const first = await operator.request("POST", action, form);
     expect(first.text).to.match(/svc_test_[A-Za-z0-9]{24,}/);

@@ -5,7 +5,7 @@ import { expect } from "chai";
 import { approvedUser, balanceOf, fund } from "../money/support.ts";
 import { eventually } from "../support/eventually.ts";
 import { startTestService, type TestService } from "../support/test-service.ts";
-import { csrfOf, DashboardClient } from "./support.ts";
+import { DashboardClient } from "./support.ts";
 
 describe("the console's money pages", function () {
   this.timeout(40_000);
@@ -21,13 +21,7 @@ describe("the console's money pages", function () {
     await service?.stop();
   });
 
-  /** Posts the form at `action` of the page at `from`, with the page's CSRF token and form key. */
-  async function post(from: string, action: string, fields: Record<string, string> = {}) {
-    const page = await client.get(from);
-    const key = new RegExp(`action="${action}"[\\s\\S]*?name="_idempotency_key" value="([^"]+)"`).exec(page.text)?.[1];
-    expect(key, `a form posting to ${action} on ${from}`).to.be.a("string");
-    return client.request("POST", action, { _csrf: csrfOf(page.text), _idempotency_key: key!, ...fields });
-  }
+  const post = (from: string, action: string, fields: Record<string, string> = {}) => client.submit(from, action, fields);
 
   const figure = (markup: string, name: string) => Number(new RegExp(`class="value ${name}">([\\d,.]+)<`).exec(markup)![1]!.replaceAll(",", ""));
 

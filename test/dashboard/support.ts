@@ -55,10 +55,29 @@ export class DashboardClient {
     return this.request("POST", path, { _csrf: csrfOf(page.text), ...form });
   }
 
+  /** Posts the form at `action` as the page at `from` renders it (its CSRF token and Idempotency-Key), with `fields`. */
+  async submit(from: string, action: string, fields: Record<string, string> = {}): Promise<DashboardResponse> {
+    const page = await this.get(from);
+    return this.request("POST", action, { ...formFields(page.text, action), ...fields });
+  }
+
   async signIn(credential: string): Promise<DashboardResponse> {
     const page = await this.get("/dashboard/sign-in");
     return this.request("POST", "/dashboard/sign-in", { _csrf: csrfOf(page.text), credential });
   }
+}
+
+/** The fields of the page's form posting to `action`: its hidden fields (CSRF token, Idempotency-Key) and inputs' values. */
+export function formFields(markup: string, action: string): Record<string, string> {
+  const start = markup.indexOf(`action="${action}"`);
+  if (start < 0) throw new Error(`no form posts to ${action}`);
+  const form = markup.slice(start, markup.indexOf("</form>", start));
+  const fields: Record<string, string> = {};
+  for (const [tag] of form.matchAll(/<input [^>]*>/g)) {
+    const name = / name="([^"]+)"/.exec(tag)?.[1];
+    if (name) fields[name] = (/ value="([^"]*)"/.exec(tag)?.[1] ?? "").replaceAll("&amp;", "&");
+  }
+  return fields;
 }
 
 export function csrfOf(markup: string): string {

@@ -188,6 +188,23 @@ describe("gRPC tooling", () => {
   });
 
   describe("server reflection", () => {
+    /** Sends `requests` on one v1alpha reflection stream with grpc-js (no header); answers its responses in order. */
+    async function reflect(requests: object[]): Promise<any[]> {
+      const reflection = new loaded.reflection.v1alpha.ServerReflection(svc.grpcAddress, grpc.credentials.createInsecure());
+      const call = reflection.ServerReflectionInfo();
+      const answers: any[] = [];
+      const done = new Promise<void>((resolve, reject) => {
+        call.on("data", (answer: any) => answers.push(answer));
+        call.on("end", resolve);
+        call.on("error", reject);
+      });
+      for (const request of requests) call.write(request);
+      call.end();
+      await done;
+      reflection.close();
+      return answers;
+    }
+
     it("buf curl --list-services lists the public services, reflection and health; AdminService only with the admin token", async () => {
       const listed = async (...headers: string[]) => {
         const args = ["curl", "--protocol", "grpc", "--http2-prior-knowledge", ...headers.flatMap((h) => ["--reflect-header", h])];
@@ -232,20 +249,11 @@ describe("gRPC tooling", () => {
     });
 
     it("describes the error details every refusal carries: google.rpc.ErrorInfo by name, and with every service's file", async () => {
-      const reflection = new loaded.reflection.v1alpha.ServerReflection(svc.grpcAddress, grpc.credentials.createInsecure());
-      const call = reflection.ServerReflectionInfo();
-      const answers: any[] = [];
-      const done = new Promise<void>((resolve, reject) => {
-        call.on("data", (answer: any) => answers.push(answer));
-        call.on("end", resolve);
-        call.on("error", reject);
-      });
-      call.write({ file_containing_symbol: "google.rpc.ErrorInfo" });
-      call.write({ file_containing_symbol: "google.rpc.Status" });
-      call.write({ file_containing_symbol: "svc.v1.UsersService" });
-      call.end();
-      await done;
-      reflection.close();
+      const answers = await reflect([
+        { file_containing_symbol: "google.rpc.ErrorInfo" },
+        { file_containing_symbol: "google.rpc.Status" },
+        { file_containing_symbol: "svc.v1.UsersService" },
+      ]);
       const names = (answer: any) =>
         (answer.file_descriptor_response.file_descriptor_proto as Buffer[]).map((file) => /^\n.([\w/.]+\.proto)/s.exec(file.toString("latin1"))?.[1]);
       expect(names(answers[0])[0]).to.equal("google/rpc/error_details.proto");
@@ -254,22 +262,13 @@ describe("gRPC tooling", () => {
     });
 
     it("v1alpha answers grpc-js: list_services and file_containing_symbol with the file's imports", async () => {
-      const reflection = new loaded.reflection.v1alpha.ServerReflection(svc.grpcAddress, grpc.credentials.createInsecure());
-      const call = reflection.ServerReflectionInfo();
-      const answers: any[] = [];
-      const done = new Promise<void>((resolve, reject) => {
-        call.on("data", (answer: any) => answers.push(answer));
-        call.on("end", resolve);
-        call.on("error", reject);
-      });
-      call.write({ list_services: "" });
-      call.write({ file_containing_symbol: "svc.v1.UsersService.GetUser" });
-      call.write({ file_containing_symbol: "svc.v1.NoSuchThing" });
-      call.write({ file_containing_symbol: "svc.admin.v1.AdminService" });
-      call.write({ file_by_filename: "svc/admin/v1/admin.proto" });
-      call.end();
-      await done;
-      reflection.close();
+      const answers = await reflect([
+        { list_services: "" },
+        { file_containing_symbol: "svc.v1.UsersService.GetUser" },
+        { file_containing_symbol: "svc.v1.NoSuchThing" },
+        { file_containing_symbol: "svc.admin.v1.AdminService" },
+        { file_by_filename: "svc/admin/v1/admin.proto" },
+      ]);
       // The internal service is not described to a caller without the admin token.
       expect(answers[3].error_response.error_code).to.equal(grpc.status.NOT_FOUND);
       expect(answers[4].error_response.error_code).to.equal(grpc.status.NOT_FOUND);

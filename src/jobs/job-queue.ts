@@ -58,6 +58,8 @@ const RETRY_FAILED_RUNS = exponential({ delay: 1000, factor: 2, maxDelay: 300_00
 export class JobQueue {
   private readonly agenda: Agenda;
   private running = false;
+  /** Hears of job failures and of a stop that could not unlock its jobs (onFailure). */
+  private failureHandler: ((error: Error, jobName: string) => void) | undefined;
   /** Runs started in this process and not yet saved (stop waits for them). */
   private inFlight = 0;
   private idle: (() => void)[] = [];
@@ -283,7 +285,15 @@ export class JobQueue {
    * ones to finish and save what follows them.
    */
   async stop(): Promise<void> {
-    if (this.running) await this.agenda.stop();
+    if (this.running) {
+      try {
+        await this.agenda.stop();
+      } catch (error) {
+        // The database is gone (a failure the process may be stopping for): the jobs this process locked stay
+        // locked, and other processes take them over when their lock lifetime ends. Stopping goes on.
+        this.failureHandler?.(error instanceof Error ? error : new Error(String(error)), "stopping the job queue");
+      }
+    }
     this.running = false;
     if (this.inFlight > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
   }
@@ -305,6 +315,7 @@ export class JobQueue {
 
   /** Runs `handler` for every job error, so failures reach the logs. */
   onFailure(handler: (error: Error, jobName: string) => void): void {
+    this.failureHandler = handler;
     this.agenda.on("fail", (error: Error | string, job: { attrs?: { name: string }; jobName?: string }) => {
       handler(error instanceof Error ? error : new Error(error), job.attrs?.name ?? job.jobName ?? "unknown");
     });

@@ -333,7 +333,8 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
         clientAddress: request.ip,
         idempotencyKey,
         takesIdempotencyKey: takesKey,
-        context,
+        values: context.values,
+        context: () => context,
       });
       try {
         const answer = await options.pipeline.run(call, {

@@ -4,7 +4,7 @@
 // stored. Doors adapt their request to a `Call` and render what this answers or throws; they hold no step of
 // their own. One key space: a key names the method and its request as decoded, never the door or its bytes.
 import { create, fromBinary, isMessage, toBinary, type DescMethod, type Message } from "@bufbuild/protobuf";
-import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
+import { Code, ConnectError, type ContextValues, type HandlerContext } from "@connectrpc/connect";
 import { creationReservationKey } from "../access/creation-reservation.ts";
 import { IdempotencyGuard } from "../access/idempotency-guard.ts";
 import { principalKey, type Principal } from "../access/principal.ts";
@@ -47,8 +47,13 @@ export interface Call {
   idempotencyKey: string | null | undefined;
   /** Whether the method takes an Idempotency-Key (it changes state). */
   takesIdempotencyKey: boolean;
-  /** The method's context, made once by the door: the pipeline puts the principal and the reservation in its values. */
-  context: HandlerContext;
+  /** The values of the method's context, made once by the door: the pipeline puts the principal and the reservation in them. */
+  values: ContextValues;
+  /**
+   * The method's context over those values, for work done outside the method (bringing a replay up to date). A
+   * function: the RPC door makes it only when a replay needs it, not on every call.
+   */
+  context: () => HandlerContext;
   headers: Record<string, string>;
 }
 
@@ -63,7 +68,7 @@ export type DecodedRequest = { message: Message } | { refusal: unknown; raw: str
 export interface CallHandler<R> {
   /** Checks after admission whose refusals are never stored (the REST body's JSON), then the decoded request. */
   decode(): DecodedRequest;
-  /** Runs the method with `call.context`. */
+  /** Runs the method with the call's context. */
   execute(request: Message): Promise<R>;
   /** The method's response message in the door's answer. */
   answerOf(result: R): Message;
@@ -195,7 +200,7 @@ export class CallPipeline {
 
   private async runSteps<R>(call: Call, handler: CallHandler<R>): Promise<R> {
     const { principal, scope } = await this.admit(call);
-    const values = call.context.values.set(principalKey, principal);
+    const values = call.values.set(principalKey, principal);
     const decoded = handler.decode();
     const key = call.idempotencyKey;
     if (key == null || !call.takesIdempotencyKey) {
@@ -256,6 +261,6 @@ export class CallPipeline {
       throw svcError(code, message, { ...(param !== undefined ? { param } : {}), metadata });
     }
     const storedMessage = fromBinary(call.method.output, Buffer.from(answer.message ?? "", "base64"));
-    return handler.replayed(await this.registry.refreshReplay(call.method, storedMessage, call.context));
+    return handler.replayed(await this.registry.refreshReplay(call.method, storedMessage, call.context()));
   }
 }

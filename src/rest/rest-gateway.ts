@@ -73,7 +73,8 @@ export async function restGateway(app: FastifyInstance, options: RestGatewayOpti
       clientAddress: request.ip,
       idempotencyKey: headerValue(request, "idempotency-key"),
       takesIdempotencyKey: described.takesIdempotencyKey,
-      context,
+      values: context.values,
+      context: () => context,
     });
     const answer = await pipeline.run<RestAnswer>(call, {
       decode: () => {

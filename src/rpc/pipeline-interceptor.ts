@@ -32,7 +32,7 @@ function withHeaders(headers: Headers, values: Record<string, string>): void {
   for (const [name, value] of Object.entries(values)) headers.set(name, value);
 }
 
-/** The method's context, sharing the request's values: the one the pipeline fills and a replay is refreshed in. */
+/** A context sharing the request's values (those the pipeline fills), for a replay to be refreshed in. */
 function handlerContextOf(request: UnaryRequest) {
   return createHandlerContext({
     service: request.service,
@@ -60,7 +60,8 @@ export function pipelineInterceptor(pipeline: CallPipeline, caller: RpcCaller): 
       clientAddress: request.contextValues.get(clientAddressKey),
       idempotencyKey: request.header.get("idempotency-key"),
       takesIdempotencyKey: takesIdempotencyKey(request.method),
-      context: handlerContextOf(request),
+      values: request.contextValues,
+      context: () => handlerContextOf(request),
     });
     try {
       const response = await pipeline.run<UnaryResponse>(call, {

@@ -70,8 +70,8 @@ class RecordingHandler implements CallHandler<Answer> {
   }
 
   async execute(): Promise<Answer> {
-    const principal = this.call.context.values.get(principalKey)!;
-    const reservation = this.call.context.values.get(creationReservationKey);
+    const principal = this.call.values.get(principalKey)!;
+    const reservation = this.call.values.get(creationReservationKey);
     this.executed.push(principal);
     this.reservations.push(reservation);
     return this.behaviour.execute
@@ -105,8 +105,9 @@ describe("CallPipeline", () => {
   const clock = () => new Date(NOW);
   const registry = new ServiceRegistry([]);
 
+  /** A call's context values and its context over them. */
   function contextOf(method: DescMethod) {
-    return createHandlerContext({
+    const context = createHandlerContext({
       service: method.parent,
       method,
       protocolName: "test",
@@ -114,6 +115,7 @@ describe("CallPipeline", () => {
       url: "/test",
       contextValues: createContextValues(),
     });
+    return { values: context.values, context: () => context };
   }
 
   before(async () => {
@@ -163,7 +165,7 @@ describe("CallPipeline", () => {
       clientAddress: "192.0.2.1",
       idempotencyKey: undefined,
       takesIdempotencyKey: true,
-      context: contextOf(UsersService.method.createUser),
+      ...contextOf(UsersService.method.createUser),
       ...rest,
     });
   }
@@ -632,7 +634,7 @@ describe("CallPipeline", () => {
         clientAddress: "192.0.2.9",
         idempotencyKey: undefined,
         takesIdempotencyKey: true,
-        context: contextOf(UsersService.method.createUser),
+        ...contextOf(UsersService.method.createUser),
       });
       const handler = new RecordingHandler();
       handler.call = call;

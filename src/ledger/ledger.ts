@@ -20,6 +20,7 @@ import type { TenantScope } from "../domain/tenant-scope.ts";
 import { transactionEvent, type MoneyEventType } from "../events/event-factory.ts";
 import type { EventRelay } from "../events/event-relay.ts";
 import type { JobQueue } from "../jobs/job-queue.ts";
+import { CHANGED, compareAndSet } from "../lib/compare-and-set.ts";
 import { TtlCache } from "../lib/ttl-cache.ts";
 import type { OutboxEvent } from "../store/outbox.ts";
 import type { TransactionRecord, TransactionRepository } from "../store/transaction-repository.ts";
@@ -27,8 +28,6 @@ import { ledgerOf, type BalanceDelta, type LedgerOwner, type UserWithLedger, typ
 
 /** How long a live withdrawal waits before its hand-off to the custodian is tried again. */
 const PAYOUT_RETRY_MS = 30_000;
-/** Attempts of one operation that keeps meeting concurrent changes before it gives up (a 500, retried by clients). */
-const MAX_ATTEMPTS = 50;
 /**
  * A user's first wallet never changes once made, so its id is remembered for this long: a new transaction is
  * then opened with one conditional write and no read (the write checks the id, so a stale entry costs a read).
@@ -213,8 +212,8 @@ export class Ledger {
       const opened = await this.tryOpenNew(scope, { ...record, wallet_id: knownWallet }, finish);
       if (opened) return opened;
     }
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const [user] = await Promise.all([this.deps.wallets.findForOpening(scope, record.user_id, record.id), step]);
+    const read = async () => (await Promise.all([this.deps.wallets.findForOpening(scope, record.user_id, record.id), step]))[0];
+    return compareAndSet(`opening of transaction ${record.id}`, read, async (user, attempt) => {
       if (!user) throw svcError("user_not_found");
       const ledger = ledgerOf(user);
       const inflight = ledger.inflight.find((r) => r.id === record.id);
@@ -234,11 +233,9 @@ export class Ledger {
       this.walletIds.set(walletKey, walletId, Date.now());
       const opening: TransactionRecord = { ...record, wallet_id: walletId };
       if (ledger.available_cents < requiredCents(opening)) throw svcError("insufficient_funds");
-      const opened = await this.tryOpen(scope, opening, mayExist || attempt > 0 ? ledger.opens : null, finish);
-      if (opened) return opened;
-      // Something changed in between (a concurrent transaction, a suspension, a compaction): look again.
-    }
-    throw new Error(`transaction ${record.id}: too many concurrent changes while opening`);
+      // Null when something changed in between (a concurrent transaction, a suspension, a compaction).
+      return (await this.tryOpen(scope, opening, mayExist || attempt > 0 ? ledger.opens : null, finish)) ?? CHANGED;
+    });
   }
 
   /** One conditional opening write (see WalletLedgerRepository.open); null when a condition failed. */
@@ -286,8 +283,8 @@ export class Ledger {
    * have (its events were written with the move), where any other mover's transaction is 409 invalid_state.
    */
   async move(id: string, to: Outcome, options: MoveOptions): Promise<TransactionRecord> {
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const holder = await this.deps.wallets.findHolder(id);
+    const read = () => this.deps.wallets.findHolder(id);
+    return compareAndSet(`settling of transaction ${id}`, read, async (holder) => {
       const current = holder ? ledgerOf(holder).inflight.find((r) => r.id === id) : await this.deps.transactions.findById(id);
       if (!current || (options.scope && (current.project_id !== options.scope.projectId || current.livemode !== options.scope.livemode))) {
         throw svcError("transaction_not_found");
@@ -304,10 +301,8 @@ export class Ledger {
         throw svcError("invalid_state", `The transaction is ${current.status}.`);
       }
       const next = this.nextRecord(current, to, options.failureCode ?? null, options.failureMessage ?? null, mark?.stamp ?? null);
-      const done = await this.write(current, next);
-      if (done) return next;
-    }
-    throw new Error(`transaction ${id}: too many concurrent changes while settling`);
+      return (await this.write(current, next)) ? next : CHANGED;
+    });
   }
 
   /** The transaction of this id in any tenant (internal callers): its ledger state while in flight, else its projection. */

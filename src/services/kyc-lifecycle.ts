@@ -8,6 +8,7 @@
 import type { Clock } from "../domain/clock.ts";
 import { svcError } from "../domain/errors.ts";
 import { newKycSessionId, USER_ID_PATTERN } from "../domain/ids.ts";
+import { CHANGED, compareAndSet } from "../lib/compare-and-set.ts";
 import {
   checkMove,
   checkNewSession,
@@ -97,7 +98,8 @@ export class KycLifecycle {
     const expiresAt = new Date(now.getTime() + KYC_SESSION_LIFETIME_MS);
     // Scheduled before the session exists: a job whose session was never written finds nothing to do.
     await this.deps.jobs.schedule<ExpireKycSessionJob>(EXPIRE_KYC_SESSION_JOB, { userId: user._id, sessionId: id }, expiresAt, ["sessionId"]);
-    for (;;) {
+    const read = async (attempt: number) => (attempt === 0 ? user : this.settleExpired(scope, await this.findUser(scope, userId)));
+    return compareAndSet(`new KYC session of user ${userId}`, read, async (user) => {
       const replaced = checkNewSession(user.kyc_status, user.kyc_sessions ?? []);
       // Copied before the write that drops them: a crash in between leaves them in both places, never in none.
       const archived = sessionsToArchive(user.kyc_sessions ?? []);
@@ -122,9 +124,8 @@ export class KycLifecycle {
         { $set: { kyc_sessions: next, kyc_status: "pending", updated_at: now }, $inc: { kyc_rev: 1 } },
         unchanged(user),
       );
-      if (updated) return { user: updated, session };
-      user = await this.settleExpired(scope, await this.findUser(scope, userId));
-    }
+      return updated ? { user: updated, session } : CHANGED;
+    });
   }
 
   /** A session of the tenant by id, due expiries settled; 404 kyc_session_not_found otherwise. */
@@ -172,9 +173,10 @@ export class KycLifecycle {
     reason: string | null = null,
     mark: MoveMark | null = null,
   ): Promise<{ user: UserDocument; session: StoredKycSession }> {
-    let { user, session } = await this.find(scope, sessionId);
-    const tenant = { projectId: user.project_id, livemode: user.livemode };
-    for (;;) {
+    const found = await this.find(scope, sessionId);
+    const tenant = { projectId: found.user.project_id, livemode: found.user.livemode };
+    const read = (attempt: number) => (attempt === 0 ? found : this.find(tenant, sessionId));
+    return compareAndSet(`move of KYC session ${sessionId}`, read, async ({ user, session }) => {
       if (mark?.resumed && session.moved_by?.includes(mark.stamp)) {
         if (user.outbox.length > 0) await this.deps.relay.relayUserOutbox(user).catch(this.deps.onBackgroundError);
         return { user, session };
@@ -206,31 +208,33 @@ export class KycLifecycle {
         if (event) await this.deps.relay.relayUserOutbox({ ...updated, outbox: [event] }).catch(this.deps.onBackgroundError);
         return { user: updated, session: moved };
       }
-      ({ user, session } = await this.find(tenant, sessionId));
-    }
+      return CHANGED;
+    });
   }
 
   /** Expires the user's sessions still `requires_input` past their time, restoring the kyc_status before them. */
   async settleExpired(scope: TenantScope, user: UserDocument): Promise<UserDocument> {
-    for (;;) {
+    let seen = user;
+    const read = (attempt: number) => (attempt === 0 ? user : this.deps.users.find(scope, user._id));
+    return compareAndSet(`KYC expiry of user ${user._id}`, read, async (current) => {
+      // Deleted in between: nothing left to expire.
+      if (!current) return seen;
+      seen = current;
       const now = this.deps.clock();
-      const sessions = user.kyc_sessions ?? [];
+      const sessions = current.kyc_sessions ?? [];
       const due = sessions.filter((s) => s.status === "requires_input" && s.expires_at.getTime() <= now.getTime());
-      if (due.length === 0) return user;
-      let kycStatus: KycStatus = user.kyc_status;
+      if (due.length === 0) return current;
+      let kycStatus: KycStatus = current.kyc_status;
       for (const s of due) kycStatus = kycStatusAfter("expire", s);
       const next = sessions.map((s) => (due.includes(s) ? { ...s, status: "expired" as const, updated_at: now } : s));
       const updated = await this.deps.users.update(
         scope,
-        user._id,
+        current._id,
         { $set: { kyc_sessions: next, kyc_status: kycStatus, updated_at: now }, $inc: { kyc_rev: 1 } },
-        unchanged(user),
+        unchanged(current),
       );
-      if (updated) return updated;
-      const again = await this.deps.users.find(scope, user._id);
-      if (!again) return user;
-      user = again;
-    }
+      return updated ?? CHANGED;
+    });
   }
 
   private async openAtProvider(scope: TenantScope, user: UserDocument, sessionId: string, returnUrl: string | null): Promise<string> {

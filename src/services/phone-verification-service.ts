@@ -35,6 +35,7 @@ import {
 import { newUuid } from "../domain/random.ts";
 import { moveMarkOf } from "../domain/reserved-ids.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
+import { CHANGED, compareAndSet } from "../lib/compare-and-set.ts";
 import { verificationMessage, type SmsSender } from "../identity/sms-sender.ts";
 import { phoneVerificationMessage } from "../messages/identity-messages.ts";
 import type { UserDocument, UserRepository } from "../store/user-repository.ts";
@@ -65,9 +66,11 @@ export class PhoneVerificationServiceImpl implements ServiceImpl<typeof PhoneVer
     if (request.channel !== undefined && !(VERIFICATION_CHANNELS as readonly string[]).includes(request.channel)) {
       throw validationError("channel", `channel must be one of ${VERIFICATION_CHANNELS.join(", ")}.`);
     }
-    let user = await this.findUser(scope, request.userId);
-    if (scope.livemode && user.verified) throw svcError("already_verified");
-    for (;;) {
+    const found = await this.findUser(scope, request.userId);
+    if (scope.livemode && found.verified) throw svcError("already_verified");
+    // Another request sent or checked in between: decide again from what it left.
+    const read = (attempt: number) => (attempt === 0 ? found : this.findUser(scope, request.userId));
+    return compareAndSet(`verification send to user ${request.userId}`, read, async (user) => {
       const now = this.deps.clock();
       const current = user.phone_verification ?? null;
       const plan = planSend(current, user.verification_sends ?? [], now);
@@ -84,31 +87,29 @@ export class PhoneVerificationServiceImpl implements ServiceImpl<typeof PhoneVer
         { $set: { phone_verification: next, verification_sends: sends } },
         unchanged(current),
       );
-      if (!updated) {
-        // Another request sent or checked in between: decide again from what it left.
-        user = await this.findUser(scope, request.userId);
-        continue;
-      }
+      if (!updated) return CHANGED;
       if (scope.livemode) await this.sendCode(updated, next, user);
       return create(StartPhoneVerificationResponseSchema, { phoneVerification: phoneVerificationMessage(updated, next, now) });
-    }
+    });
   }
 
   async checkPhoneVerification(request: CheckPhoneVerificationRequest, context: HandlerContext) {
     const scope = tenantOf(context);
     // A malformed code uses no attempt.
     if (!VERIFICATION_CODE_PATTERN.test(request.code)) throw validationError("code", "code must be six digits.");
-    let user = await this.findUser(scope, request.userId);
+    const found = await this.findUser(scope, request.userId);
     const mark = moveMarkOf(reservationOf(context), "approve_phone_verification");
     // A retry of a check that approved the code and then died (or failed with a 5xx) before answering.
-    if (mark?.resumed && user.phone_verification?.status === "approved" && user.phone_verification.approved_by === mark.stamp) {
+    if (mark?.resumed && found.phone_verification?.status === "approved" && found.phone_verification.approved_by === mark.stamp) {
       return create(CheckPhoneVerificationResponseSchema, {
-        phoneVerification: phoneVerificationMessage(user, user.phone_verification, this.deps.clock()),
+        phoneVerification: phoneVerificationMessage(found, found.phone_verification, this.deps.clock()),
       });
     }
     // A live user verified by this flow has its approved verification: further checks are no_pending_verification.
-    if (scope.livemode && user.verified && user.phone_verification?.status !== "approved") throw svcError("already_verified");
-    for (;;) {
+    if (scope.livemode && found.verified && found.phone_verification?.status !== "approved") throw svcError("already_verified");
+    // Approved, used up or replaced in between: answer from what is stored now.
+    const read = (attempt: number) => (attempt === 0 ? found : this.findUser(scope, request.userId));
+    return compareAndSet(`verification check of user ${request.userId}`, read, async (user) => {
       const now = this.deps.clock();
       const current = user.phone_verification ?? null;
       const refusal = checkRefusal(current, now);
@@ -151,9 +152,8 @@ export class PhoneVerificationServiceImpl implements ServiceImpl<typeof PhoneVer
         );
         if (updated) throw wrongCodeError(updated.phone_verification!.attempts_remaining);
       }
-      // Approved, used up or replaced in between: answer from what is stored now.
-      user = await this.findUser(scope, request.userId);
-    }
+      return CHANGED;
+    });
   }
 
   async getPhoneVerification(request: GetPhoneVerificationRequest, context: HandlerContext) {

@@ -2,6 +2,7 @@
 import type { Clock } from "../domain/clock.ts";
 import { svcError } from "../domain/errors.ts";
 import { USER_ID_PATTERN } from "../domain/ids.ts";
+import { CHANGED, compareAndSet } from "../lib/compare-and-set.ts";
 import type { MoveMark } from "../domain/reserved-ids.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import { SUSPENSION_STAMPS_KEPT, type UserDocument, type UserRepository } from "../store/user-repository.ts";
@@ -23,8 +24,8 @@ export class UserLifecycle {
    * back since).
    */
   async setSuspended(scope: TenantScope, userId: string, suspended: boolean, mark: MoveMark | null = null): Promise<UserDocument> {
-    for (;;) {
-      const current = USER_ID_PATTERN.test(userId) ? await this.users.find(scope, userId) : null;
+    const read = () => (USER_ID_PATTERN.test(userId) ? this.users.find(scope, userId) : null);
+    return compareAndSet(`suspension of user ${userId}`, read, async (current) => {
       if (!current) throw svcError("user_not_found");
       if (mark?.resumed && current.suspension_moved_by?.includes(mark.stamp)) {
         if (current.outbox.length > 0) await this.relay.relayUserOutbox(current).catch(this.onBackgroundError);
@@ -50,7 +51,7 @@ export class UserLifecycle {
         await this.relay.relayUserOutbox({ ...updated, outbox: [event] }).catch(this.onBackgroundError);
         return updated;
       }
-      // Changed by someone else in between: look again.
-    }
+      return CHANGED;
+    });
   }
 }

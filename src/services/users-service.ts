@@ -23,6 +23,7 @@ import { svcError, validationError } from "../domain/errors.ts";
 import { newUserId, newWalletId, USER_ID_PATTERN } from "../domain/ids.ts";
 import { validateNewUser, validateProfileUpdate, tagnameKey, type ProfileInput, type ProfileValues } from "../domain/profile-rules.ts";
 import { PROFILE_FIELD_NAMES, isProfileFieldName, type ProfileFieldName } from "../domain/signup-flow.ts";
+import { CHANGED, compareAndSet } from "../lib/compare-and-set.ts";
 import { UniqueConflict } from "../store/unique-conflict.ts";
 import type { StoredProfile, UserDocument, UserRepository } from "../store/user-repository.ts";
 import type { WalletProvisioner } from "../wallets/wallet-provisioner.ts";
@@ -207,26 +208,24 @@ export class UsersServiceImpl implements ServiceImpl<typeof UsersService> {
     const values = validateProfileUpdate(profileInputOf(fields, paths as ProfileFieldName[]), await this.deps.settings.signupFlow(scope), now);
     let user = await this.findUser(context, request.id);
     if (paths.length > 0) {
+      const found = user;
       // Read, apply, write only if nobody wrote in between: the profile is replaced as a whole.
-      for (;;) {
-        const profile = applyProfile(user.profile, values, now);
+      const read = (attempt: number) => (attempt === 0 ? found : this.findUser(context, request.id));
+      user = await compareAndSet(`profile update of user ${request.id}`, read, async (current) => {
+        const profile = applyProfile(current.profile, values, now);
         const tagname = profile?.tagname;
         try {
           const updated = await this.deps.users.update(
             scope,
-            user._id,
+            current._id,
             { $set: { profile, tagname_key: tagname !== undefined ? tagnameKey(tagname) : null, updated_at: now } },
-            { updated_at: user.updated_at },
+            { updated_at: current.updated_at },
           );
-          if (updated) {
-            user = updated;
-            break;
-          }
+          return updated ?? CHANGED;
         } catch (error) {
           throw conflictOf(error) ?? error;
         }
-        user = await this.findUser(context, request.id);
-      }
+      });
     }
     return create(UpdateUserResponseSchema, { user: userMessage(user), profile: profileMessage(user) });
   }

@@ -3,6 +3,7 @@
 import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
 import { type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
+import { CHANGED, compareAndSet } from "../lib/compare-and-set.ts";
 import { asUniqueConflict } from "./unique-conflict.ts";
 
 export type DisabledReason = "manual" | "consecutive_failures";
@@ -127,8 +128,8 @@ export class WebhookEndpointRepository {
    * answers when the reservation starts. Concurrent recoveries each get their own span (compare and set).
    */
   async reserveRecoverySpan(id: string, now: Date, durationMs: number): Promise<Date> {
-    for (;;) {
-      const current = await this.collection.findOne({ _id: id }, { projection: { recovery_paced_until: 1 } });
+    const read = () => this.collection.findOne({ _id: id }, { projection: { recovery_paced_until: 1 } });
+    return compareAndSet(`recovery pacing of endpoint ${id}`, read, async (current) => {
       if (!current) return now;
       const previous = current.recovery_paced_until ?? null;
       const start = previous !== null && previous.getTime() > now.getTime() ? previous : now;
@@ -136,8 +137,8 @@ export class WebhookEndpointRepository {
         { _id: id, recovery_paced_until: previous },
         { $set: { recovery_paced_until: new Date(start.getTime() + durationMs) } },
       );
-      if (result.matchedCount === 1) return start;
-    }
+      return result.matchedCount === 1 ? start : CHANGED;
+    });
   }
 
   /** Disables an enabled endpoint for its failures; answers whether this call disabled it. */

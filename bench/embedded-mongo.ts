@@ -76,7 +76,9 @@ async function populate(coll: Collection<BenchDoc>, size: number): Promise<Objec
 /** Machine-wide busy and total CPU ticks so far (Linux /proc/stat), to tell how much other processes ran. */
 function machineTicks(): { busy: number; total: number } | undefined {
   try {
-    const fields = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
+    const [cpuLine = ""] = readFileSync("/proc/stat", "utf8").split("\n");
+    const fields = cpuLine.trim().split(/\s+/).slice(1).map(Number);
+    if (fields[3] === undefined) return undefined;
     const idle = fields[3] + (fields[4] ?? 0);
     const total = fields.reduce((a, b) => a + b, 0);
     return { busy: total - idle, total };
@@ -143,7 +145,8 @@ function machine(): string {
     const line = readFileSync("/proc/cpuinfo", "utf8")
       .split("\n")
       .find((l) => l.startsWith("model name"));
-    if (line) model = line.split(":")[1].trim();
+    const name = line?.split(":")[1]?.trim();
+    if (name) model = name;
   } catch {
     // not Linux: keep os.cpus()'s model
   }
@@ -304,6 +307,7 @@ async function runMode(args: Args, mode: Mode, size: number, results: Map<string
     const ids = await populate(coll, size);
     console.error(`[${mode}] populated ${size} documents in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     const rand = () => Math.floor(Math.random() * size);
+    const randomId = () => ids[Math.floor(Math.random() * ids.length)]!;
     let next = size;
     const best = async (run: () => Promise<Measured>): Promise<Measured> => {
       let top: Measured | undefined;
@@ -329,9 +333,9 @@ async function runMode(args: Args, mode: Mode, size: number, results: Map<string
     }
     const measure = (op: () => Promise<unknown>) => best(() => measureDriver(args.seconds, args.concurrency, op));
     record("insertOne", await measure(() => coll.insertOne(makeDoc(next++))));
-    record("findOne by _id", await measure(() => coll.findOne({ _id: ids[rand()] })));
+    record("findOne by _id", await measure(() => coll.findOne({ _id: randomId() })));
     record("findOne by unique email", await measure(() => coll.findOne({ email: `user${rand()}@example.com` })));
-    record("updateOne by _id ($inc)", await measure(() => coll.updateOne({ _id: ids[rand()] }, { $inc: { counter: 1 } })));
+    record("updateOne by _id ($inc)", await measure(() => coll.updateOne({ _id: randomId() }, { $inc: { counter: 1 } })));
     record(
       "findOneAndUpdate by email ($inc, after)",
       await measure(() => coll.findOneAndUpdate({ email: `user${rand()}@example.com` }, { $inc: { counter: 1 } }, { returnDocument: "after" })),
@@ -369,7 +373,7 @@ function table(
   const sep = `|---|${sizes.map(() => "---:").join("|")}|${sizes.length > 1 ? "---:|" : ""}`;
   const rows = rowsFor.map((op) => {
     const values = sizes.map((s) => results.get(keyOf(op, s)) ?? NaN);
-    const ratio = sizes.length > 1 ? ` ${((values[values.length - 1] / values[0]) * 100).toFixed(0)}% |` : "";
+    const ratio = sizes.length > 1 ? ` ${((values[values.length - 1]! / values[0]!) * 100).toFixed(0)}% |` : "";
     return `| ${op} | ${values.map((v) => Math.round(v).toLocaleString("en-US")).join(" | ")} |${ratio}`;
   });
   return [header, sep, ...rows];
@@ -379,7 +383,7 @@ const DURABLE_HEADING = "## Durable mode (dbPath)";
 
 /** Acknowledged insertOne/s from `concurrency` driver loops, the server in a worker thread, in memory or durable. */
 async function measureInserts(args: Args, dbPath: string | undefined, concurrency: number): Promise<Measured> {
-  const server = await startEmbeddedMongo({ inWorkerThread: true, dbPath });
+  const server = await startEmbeddedMongo({ inWorkerThread: true, ...(dbPath === undefined ? {} : { dbPath }) });
   const client = new MongoClient(server.uri, { maxPoolSize: concurrency });
   try {
     const coll = client.db("bench").collection<BenchDoc>("users");
@@ -401,7 +405,11 @@ async function measureInserts(args: Args, dbPath: string | undefined, concurrenc
 async function measureStartup(docs: number, snapshotAfterJournalBytes: number | undefined): Promise<{ startMs: number; files: string }> {
   const dir = mkdtempSync(path.join(tmpdir(), "embedded-mongo-bench-"));
   try {
-    let server = await startEmbeddedMongo({ inWorkerThread: true, dbPath: dir, snapshotAfterJournalBytes });
+    let server = await startEmbeddedMongo({
+      inWorkerThread: true,
+      dbPath: dir,
+      ...(snapshotAfterJournalBytes === undefined ? {} : { snapshotAfterJournalBytes }),
+    });
     const client = new MongoClient(server.uri);
     const coll = client.db("bench").collection<BenchDoc>("users");
     await coll.createIndex({ email: 1 }, { unique: true });

@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { Agenda, type Job } from "agenda";
 import { MongoBackend } from "@agendajs/mongo-backend";
-import { useTestDatabase, waitFor } from "./helpers.ts";
+import { expectLength, useTestDatabase, waitFor } from "./helpers.ts";
 
 describe("embedded-mongo: Agenda 6 with @agendajs/mongo-backend", function () {
   this.timeout(20000);
@@ -38,7 +38,7 @@ describe("embedded-mongo: Agenda 6 with @agendajs/mongo-backend", function () {
     await agenda.every(150, "tick");
     await waitFor(() => runs >= 3);
     const docs = await t.db.collection("agendaJobs").find({ name: "tick" }).toArray();
-    expect(docs).to.have.length(1); // a repeating job is one document rescheduled in place
+    expectLength(docs, 1); // a repeating job is one document rescheduled in place
     expect(docs[0].repeatInterval).to.equal(150);
   });
 
@@ -58,6 +58,7 @@ describe("embedded-mongo: Agenda 6 with @agendajs/mongo-backend", function () {
       .save();
     const docs = await t.db.collection("agendaJobs").find({ name: "unique-job" }).sort({ "data.entity": 1 }).toArray();
     expect(docs.map((d) => d.data.entity)).to.deep.equal([7, 8]);
+    expectLength(docs, 2);
     expect(docs[0].data.n).to.equal(2);
   });
 

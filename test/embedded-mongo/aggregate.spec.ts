@@ -61,7 +61,11 @@ describe("embedded-mongo: aggregation", () => {
 
   it("sorts ObjectIds and dates in BSON order inside pipelines", async () => {
     const c = t.db.collection("ordered_ids");
-    const ids = [new ObjectId("000000000000000000000002"), new ObjectId("000000000000000000000010"), new ObjectId("0000000000000000000000ff")];
+    const ids: [ObjectId, ObjectId, ObjectId] = [
+      new ObjectId("000000000000000000000002"),
+      new ObjectId("000000000000000000000010"),
+      new ObjectId("0000000000000000000000ff"),
+    ];
     await c.insertMany([{ _id: ids[2] }, { _id: ids[0] }, { _id: ids[1] }]);
     const docs = await c.aggregate([{ $match: {} }, { $addFields: { x: 1 } }, { $sort: { _id: 1 } }]).toArray();
     expect(docs.map((d) => d._id.toHexString())).to.deep.equal(ids.map((i) => i.toHexString()));

@@ -2,7 +2,7 @@
 // and index selection, plus mongod's answers to invalid collation documents.
 import { expect } from "chai";
 import type { CollationOptions, Document, MongoServerError } from "mongodb";
-import { usingRealMongo, useTestDatabase } from "./helpers.ts";
+import { expectLength, usingRealMongo, useTestDatabase } from "./helpers.ts";
 
 const failure = (p: Promise<unknown>) =>
   p.then(
@@ -88,7 +88,9 @@ describe("embedded-mongo: collations", () => {
     ] as NumberedDocument[]);
     expect((await c.find({ s: "HELLO" }).toArray()).map((d) => d._id)).to.deep.equal([1]);
     expect(await c.find({ s: "HELLO" }, { collation: { locale: "simple" } }).toArray()).to.deep.equal([]);
-    const [info] = (await t.db.listCollections({ name: "ci" }).toArray()) as Document[];
+    const listed = (await t.db.listCollections({ name: "ci" }).toArray()) as Document[];
+    expectLength(listed, 1);
+    const [info] = listed;
     expect(info.options.collation).to.deep.include({
       locale: "en_US",
       caseLevel: false,

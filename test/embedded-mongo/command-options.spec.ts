@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import type { MongoServerError, Document, CollationOptions } from "mongodb";
-import { usingRealMongo, useTestDatabase } from "./helpers.ts";
+import { expectLength, usingRealMongo, useTestDatabase } from "./helpers.ts";
 
 const failure = (p: Promise<unknown>) =>
   p.then(
@@ -30,6 +30,7 @@ describe("embedded-mongo: views, let, collation, $out/$merge, collMod and other 
     expect((await failure(view.insertOne({ x: 1 }))).code).to.equal(166);
     expect((await failure(view.createIndex({ n: 1 }))).code).to.equal(166);
     const listed = (await t.db.listCollections({ name: "only_a" }).toArray()) as Document[];
+    expectLength(listed, 1);
     expect(listed[0]).to.include({ type: "view" });
     expect(listed[0].options).to.deep.equal({ viewOn: "src", pipeline: [{ $match: { kind: "a" } }] });
   });
@@ -78,6 +79,7 @@ describe("embedded-mongo: views, let, collation, $out/$merge, collMod and other 
       .collection("src")
       .find({ _id: 1 } as Document, { showRecordId: true, projection: { n: 1 } })
       .toArray();
+    expectLength(withIds, 1);
     expect(withIds[0]).to.have.property("$recordId");
     expect(withIds[0].n).to.equal(1);
   });

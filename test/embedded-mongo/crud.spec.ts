@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { Long, MongoServerError, ObjectId } from "mongodb";
-import { useTestDatabase } from "./helpers.ts";
+import { expectLength, useTestDatabase } from "./helpers.ts";
 
 describe("embedded-mongo: CRUD through the official driver", () => {
   const t = useTestDatabase("em_crud");
@@ -303,7 +303,7 @@ describe("embedded-mongo: CRUD through the official driver", () => {
       ),
     );
     const docs = await c.find({ key: "k" }).toArray();
-    expect(docs).to.have.length(1);
+    expectLength(docs, 1);
     expect(docs[0].n).to.equal(50);
   });
 

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import type { Db, Document } from "mongodb";
-import { useReplicaSet } from "./helpers.ts";
+import { expectLength, useReplicaSet } from "./helpers.ts";
 
 /** The next `n` events of a raw change stream cursor, by getMore (fewer when the stream ends). */
 async function nextEvents(db: Db, reply: Document, n: number): Promise<Document[]> {
@@ -32,6 +32,7 @@ describe("embedded-mongo: change streams with showExpandedEvents", function () {
     await rs.db.collection("c").drop();
     const events = await nextEvents(rs.db, stream, 8);
     expect(events.map((e) => e.operationType)).to.deep.equal(["create", "create", "createIndexes", "modify", "dropIndexes", "insert", "drop"]);
+    expectLength(events, 7);
     const uuid = events[0].collectionUUID.toString("hex");
     expect(events[0].ns).to.deep.equal({ db: "expanded", coll: "c" });
     expect(events[0].operationDescription).to.deep.equal({ idIndex: { v: 2, key: { _id: 1 }, name: "_id_" } });
@@ -54,6 +55,7 @@ describe("embedded-mongo: change streams with showExpandedEvents", function () {
     await rs.db.collection("c").updateOne({ _id: 1 } as never, { $set: { "a.1": 2 } });
     const events = await nextEvents(rs.db, stream, 2);
     expect(events.map((e) => e.operationType)).to.deep.equal(["insert", "update"]);
+    expectLength(events, 2);
     expect(events[0]).to.not.have.property("collectionUUID");
     expect(events[1].updateDescription).to.deep.equal({ updatedFields: { "a.1": 2 }, removedFields: [], truncatedArrays: [] });
   });
@@ -63,7 +65,9 @@ describe("embedded-mongo: change streams with showExpandedEvents", function () {
     const stream = await open(rs.db, "c");
     await rs.db.collection("c").updateOne({ _id: 1 } as never, { $set: { "a.1": 2, "arr.0.2": 3, "arr.1": 6, "plain.x": 2 } });
     await rs.db.collection("c").updateOne({ _id: 1 } as never, { $set: { "plain.x": 3 } });
-    const [first, second] = await nextEvents(rs.db, stream, 2);
+    const events = await nextEvents(rs.db, stream, 2);
+    expectLength(events, 2);
+    const [first, second] = events;
     expect(first.updateDescription.updatedFields).to.deep.equal({ "a.1": 2, "arr.0.2": 3, "arr.1": 6, "plain.x": 2 });
     expect(first.updateDescription.disambiguatedPaths).to.deep.equal({ "a.1": ["a", "1"], "arr.0.2": ["arr", 0, "2"] });
     expect(second.updateDescription.disambiguatedPaths).to.deep.equal({});

@@ -1,4 +1,5 @@
 // Test target selection: MONGODB_URI when set (a real mongod), else one embedded server shared by the suite.
+import { expect } from "chai";
 import { MongoClient, type Db, type Document, type MongoClientOptions } from "mongodb";
 import { startEmbeddedMongo, type EmbeddedMongo, type EmbeddedMongoOptions } from "../../src/embedded-mongo/index.ts";
 
@@ -87,6 +88,22 @@ export async function failure(p: Promise<unknown>): Promise<Document> {
     return err as Document;
   }
   throw new Error("expected an error");
+}
+
+/** Exactly `N` elements of `T`. */
+export type Tuple<T, N extends number, First extends T[] = []> = First["length"] extends N ? First : Tuple<T, N, [...First, T]>;
+
+/** `N` elements of `T` followed by any number more. */
+export type AtLeast<T, N extends number> = [...Tuple<T, N>, ...T[]];
+
+/** Fails the test unless `items` holds exactly `n` elements; after it, they read without an undefined check. */
+export function expectLength<T, N extends number>(items: T[], n: N): asserts items is T[] & Tuple<T, N> {
+  expect(items).to.have.length(n);
+}
+
+/** Fails the test unless `items` holds at least `n` elements; after it, the first `n` read without an undefined check. */
+export function expectAtLeast<T, N extends number>(items: T[], n: N): asserts items is T[] & AtLeast<T, N> {
+  expect(items.length, "number of items").to.be.at.least(n);
 }
 
 /** Resolves once `predicate` holds, polling every 25 ms; rejects after `timeoutMs`. */

@@ -10,7 +10,7 @@ import { Long, type Document } from "bson";
 
 function run(coll: Collection, filter: Document, options: { sort?: Document; limit?: number; skip?: number } = {}) {
   const stats: ExecutionStats = { plan: "", keysExamined: 0, docsExamined: 0 };
-  const docs = findMatches(coll, filter, { sort: parseSort(options.sort), limit: options.limit, skip: options.skip }, stats).map((m) => m[1]);
+  const docs = findMatches(coll, filter, { ...options, sort: parseSort(options.sort) }, stats).map((m) => m[1]);
   return { docs, stats };
 }
 

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { MongoClient, type Db, type Document } from "mongodb";
 import { startEmbeddedMongo } from "../../src/embedded-mongo/index.ts";
-import { failure, useReplicaSet } from "./helpers.ts";
+import { expectLength, failure, useReplicaSet } from "./helpers.ts";
 
 /** The next `n` events of a raw change stream cursor, by getMore. */
 async function nextEvents(db: Db, reply: Document, n: number): Promise<Document[]> {
@@ -93,6 +93,7 @@ describe("embedded-mongo: renameCollection", function () {
 
     const source = await nextEvents(rs.db, onSource, 2);
     expect(source.map((e) => e.operationType)).to.deep.equal(["rename", "invalidate"]);
+    expectLength(source, 2);
     expect(source[0].ns).to.deep.equal({ db: "rename", coll: "src" });
     expect(source[0].to).to.deep.equal({ db: "rename", coll: "dst" });
     expect(source[0]).to.not.have.property("operationDescription");
@@ -100,6 +101,7 @@ describe("embedded-mongo: renameCollection", function () {
     expect(target.map((e) => e.operationType)).to.deep.equal(["rename", "invalidate"]);
     const all = await nextEvents(rs.db, onDb, 2);
     expect(all.map((e) => e.operationType)).to.deep.equal(["rename", "insert"]);
+    expectLength(all, 2);
     expect(all[1].ns).to.deep.equal({ db: "rename", coll: "dst" });
   });
 });
@@ -157,6 +159,7 @@ describe("embedded-mongo: renameCollection in durable mode", function () {
       const resumed = await db.command({ aggregate: "a", pipeline: [{ $changeStream: { resumeAfter: token } }], cursor: {} });
       const events = await nextEvents(db, resumed, 2);
       expect(events.map((e) => e.operationType)).to.deep.equal(["rename", "invalidate"]);
+      expectLength(events, 2);
       expect(events[0].to).to.deep.equal({ db: "durable", coll: "t" });
     });
   });

@@ -177,7 +177,7 @@ export function checkClientEvents(forClient: Document, entity: ClientEntity, mat
   }
   wanted.forEach((w, i) => {
     try {
-      matchEvent(w, actual[i], match);
+      matchEvent(w, actual[i]!, match);
     } catch (err) {
       throw new Error(`${category} event ${i}: ${(err as Error).message}`);
     }

@@ -174,8 +174,9 @@ export class Matcher {
     if (actual instanceof Map) actual = Object.fromEntries(actual);
     if (isDocument(expected)) {
       const keys = Object.keys(expected);
-      if (keys.length === 1 && keys[0].startsWith("$$")) {
-        this.operator(keys[0], expected[keys[0]], actual, root, where);
+      const [first] = keys;
+      if (keys.length === 1 && first?.startsWith("$$")) {
+        this.operator(first, expected[first], actual, root, where);
         return;
       }
       if (!isDocument(actual)) throw new Error(`${where || "root"}: expected a document, got ${show(actual)}`);

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import type { Document } from "mongodb";
-import { failure, useReplicaSet } from "./helpers.ts";
+import { expectLength, failure, useReplicaSet } from "./helpers.ts";
 
 describe("embedded-mongo: validators, prepareUnique, $collStats", function () {
   this.timeout(20000);
@@ -108,10 +108,12 @@ describe("embedded-mongo: validators, prepareUnique, $collStats", function () {
   it("$collStats gives count and storageStats (capped options included) and refuses the rest", async () => {
     await rs.db.createCollection("c", { capped: true, size: 4096 });
     await rs.db.collection("c").insertMany([{ _id: 1, x: 11 }, { _id: 2 }] as never[]);
-    const [stats] = await rs.db
+    const results = await rs.db
       .collection("c")
       .aggregate([{ $collStats: { storageStats: {}, count: {} } }])
       .toArray();
+    expectLength(results, 1);
+    const [stats] = results;
     expect(stats.ns).to.equal("validation.c");
     expect(stats.count).to.equal(2);
     expect(stats.storageStats).to.include({ count: 2, capped: true, maxSize: 4096, nindexes: 1, scaleFactor: 1 });

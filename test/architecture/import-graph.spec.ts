@@ -1,27 +1,25 @@
-// The layer order of src/ (docs/architecture.md), enforced over the import graph: a folder imports only
-// folders of lower layers, no two files import each other even through others, and the embedded database
-// imports nothing of the service.
+// The layer order of src/, enforced over the import graph: a folder imports only folders of lower layers, no two
+// files import each other even through others, and the embedded database imports nothing of the service. The
+// order is read from the table in docs/architecture.md, the one place it is written, so the two cannot drift.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 
 const SRC = fileURLToPath(new URL("../../src/", import.meta.url));
+const ARCHITECTURE = fileURLToPath(new URL("../../docs/architecture.md", import.meta.url));
+/** How the table names the files directly in src/. */
+const ROOT = "(root)";
 
-/** Lowest first; a folder may import its own files and folders of lower layers. */
-export const LAYERS: readonly (readonly string[])[] = [
-  ["domain", "lib", "observability"],
-  ["store", "jobs", "representations"],
-  ["messages", "access"],
-  ["events"],
-  ["webhooks", "wallets", "identity", "ledger"],
-  ["services"],
-  ["api"],
-  ["pipeline"],
-  ["rest", "rpc", "dashboard"],
-  ["server"],
-  ["(root)"],
-];
+/** The rows of the Layers table: its layer number and folder (`` `store/` ``, or `root`). */
+function layerRows(markdown: string): { level: number; folder: string }[] {
+  const section = markdown.split(/^## /m).find((part) => part.startsWith("Layers\n"));
+  if (!section) throw new Error("docs/architecture.md has no Layers section");
+  return [...section.matchAll(/^\| (\d+) \| (?:`([a-z-]+)\/`|root) \|/gm)].map((row) => ({ level: Number(row[1]), folder: row[2] ?? ROOT }));
+}
+
+const rows = layerRows(readFileSync(ARCHITECTURE, "utf8"));
+
 /** Imports nothing of the service, and only the process entry and tests import it. */
 const ISOLATED = "embedded-mongo";
 
@@ -34,7 +32,7 @@ function sourceFiles(dir: string): string[] {
 
 function folderOf(file: string): string {
   const parts = path.relative(SRC, file).split(path.sep);
-  return parts.length === 1 ? "(root)" : parts[0]!;
+  return parts.length === 1 ? ROOT : parts[0]!;
 }
 
 /** Relative imports of a file inside src/, static and dynamic, types included. */
@@ -50,9 +48,18 @@ function importsOf(file: string): string[] {
 
 const files = sourceFiles(SRC);
 const graph = new Map(files.map((file) => [file, importsOf(file)]));
-const layerOf = new Map(LAYERS.flatMap((folders, level) => folders.map((folder) => [folder, level] as const)));
+const layerOf = new Map(rows.map(({ level, folder }) => [folder, level] as const));
 
 describe("import graph of src/", () => {
+  it("reads the layer table: layers numbered from 0 without a gap, each row a folder of src/ named once", () => {
+    const levels = [...new Set(rows.map((row) => row.level))];
+    expect(levels).to.deep.equal(levels.map((_, index) => index));
+    expect(levels.length).to.be.greaterThan(5);
+    expect(layerOf.size, "a folder named twice").to.equal(rows.length);
+    const folders = new Set(files.map(folderOf));
+    expect(rows.map((row) => row.folder).filter((folder) => !folders.has(folder))).to.deep.equal([]);
+  });
+
   it("gives every folder a layer", () => {
     const folders = new Set(files.map(folderOf));
     folders.delete(ISOLATED);
@@ -66,7 +73,7 @@ describe("import graph of src/", () => {
       for (const target of targets) {
         const to = folderOf(target);
         if (from === to) continue;
-        const allowed = to === ISOLATED ? from === "(root)" : from !== ISOLATED && layerOf.get(to)! < layerOf.get(from)!;
+        const allowed = to === ISOLATED ? from === ROOT : from !== ISOLATED && layerOf.get(to)! < layerOf.get(from)!;
         if (!allowed) violations.push(`${path.relative(SRC, file)} -> ${path.relative(SRC, target)}`);
       }
     }

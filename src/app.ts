@@ -4,6 +4,7 @@ import type { FastifyInstance } from "fastify";
 import { create } from "@bufbuild/protobuf";
 import { AdminService, CreateApiKeyResponseSchema, type CreateApiKeyResponse } from "../gen/svc/admin/v1/admin_pb.ts";
 import { EventsService } from "../gen/svc/v1/events_pb.ts";
+import { RequestLogsService } from "../gen/svc/v1/request_logs_pb.ts";
 import { UsersService } from "../gen/svc/v1/users_pb.ts";
 import { WebhookEndpointsService } from "../gen/svc/v1/webhook_endpoints_pb.ts";
 import type { Config } from "./config.ts";
@@ -32,6 +33,9 @@ import { ApiKeyAuthenticator } from "./access/api-key-authenticator.ts";
 import type { EventFanout } from "./events/event-fanout.ts";
 import { EventRelay } from "./events/event-relay.ts";
 import { EventsServiceImpl } from "./services/events-service.ts";
+import { RequestLogsServiceImpl } from "./services/request-logs-service.ts";
+import { RequestLogRepository } from "./store/request-log-repository.ts";
+import { DEFAULT_REQUEST_LOG_WRITER, RequestLogWriter } from "./store/request-log-writer.ts";
 import { IdempotencyGuard } from "./access/idempotency-guard.ts";
 import { RateLimiter } from "./access/rate-limiter.ts";
 import { RequestGate } from "./access/request-gate.ts";
@@ -94,6 +98,8 @@ export interface AppOptions {
   webhookLookup?: LookupAll;
   /** Pending deliveries per endpoint past which new events are recorded as `queue_full`; tests lower it. */
   webhookMaxPendingPerEndpoint?: number;
+  /** Whether calls are recorded in the request log (default true); the request-log benchmark measures both. */
+  recordRequests?: boolean;
 }
 
 export interface AppTimings {
@@ -152,6 +158,7 @@ export interface Repositories {
   webhookDeliveries: WebhookDeliveryRepository;
   transactions: TransactionRepository;
   walletLedger: WalletLedgerRepository;
+  requestLogs: RequestLogRepository;
 }
 
 function createRepositories(database: Database): Repositories {
@@ -170,6 +177,7 @@ function createRepositories(database: Database): Repositories {
     webhookDeliveries: new WebhookDeliveryRepository(db),
     transactions: new TransactionRepository(db),
     walletLedger: new WalletLedgerRepository(db),
+    requestLogs: new RequestLogRepository(db),
   };
 }
 
@@ -305,6 +313,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     { service: KycSessionsService, visibility: "public", implementation: new KycSessionsServiceImpl(kyc) },
     { service: SandboxService, visibility: "public", implementation: new SandboxServiceImpl(kyc) },
     { service: EventsService, visibility: "public", implementation: new EventsServiceImpl(repositories.events) },
+    { service: RequestLogsService, visibility: "public", implementation: new RequestLogsServiceImpl(repositories.requestLogs) },
     { service: TransactionsService, visibility: "public", implementation: new TransactionsServiceImpl(money) },
     { service: SandboxTransactionsService, visibility: "public", implementation: new SandboxTransactionsServiceImpl(money) },
     {
@@ -324,12 +333,19 @@ export async function createApp(options: AppOptions): Promise<App> {
   const registry = new ServiceRegistry(services);
   const accessCheck = methodAccessCheck(async (projectId, setting) => (await settings.project(projectId))?.[setting] === true);
   const observed = observabilityInterceptor(metrics, logger);
+  // Calls are recorded off their path: a write that fails is logged here and costs the call nothing.
+  const requestLogWriter = new RequestLogWriter(repositories.requestLogs, {
+    ...DEFAULT_REQUEST_LOG_WRITER,
+    onError: (error) => onError(error, "request log"),
+  });
   const pipeline = new CallPipeline({
     gate,
     idempotency,
     registry,
     onInternalError: (error, requestId) => logger.error({ err: error, request_id: requestId }, "unexpected failure"),
     checkAccess: accessCheck,
+    ...(options.recordRequests === false ? {} : { requestLog: requestLogWriter }),
+    clock,
   });
   const publicInterceptors = [observed, pipelineInterceptor(pipeline, "api-key")];
   const adminInterceptors = [observed, adminInterceptor(options.adminToken), pipelineInterceptor(pipeline, "admin")];
@@ -432,7 +448,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       await Promise.all([http.close(), grpc.close(timings.shutdownGraceMs)]);
       // Taking jobs stops at once; the delivery runs in flight are cut at the end of the grace period and save
       // their retry times before the job queue's stop answers.
-      await Promise.all([webhooks.stop(Math.max(0, drainEnd - performance.now())), jobs.stop()]);
+      await Promise.all([webhooks.stop(Math.max(0, drainEnd - performance.now())), jobs.stop(), requestLogWriter.flush()]);
     },
   };
 }

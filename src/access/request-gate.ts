@@ -55,6 +55,11 @@ export class RequestGate {
     return this.checkVersionAndQuota(principal, error, input, principal ? null : "unauth");
   }
 
+  /** The principal of an Authorization header, without counting a request (a refusal already counted). */
+  identify(authorization: string): Promise<Principal> {
+    return this.authenticator.authenticate(authorization);
+  }
+
   /** The same checks for a route that needs no key (the OpenAPI document): version, then the address's quota. */
   admitAnonymous(input: Omit<GateInput, "caller">): Promise<Admission> {
     return this.checkVersionAndQuota(null, null, input, "addr");

@@ -121,6 +121,23 @@ const delivery = {
   updated_at: "2026-11-20T09:14:04.163Z",
 };
 
+const requestLog = {
+  id: "req_3kT9vLm2QxW7pRz4NcB8sYd1",
+  object: "request_log",
+  method: "GET",
+  path: "/v1/users/999999999",
+  route: "/v1/users/{id}",
+  status: 404,
+  error_code: "user_not_found",
+  idempotency_key: null,
+  idempotent_replayed: false,
+  api_key_id: "key_5Rt8Wq2Zx7Cv4Bn1Mk9Lp3Hd",
+  source: "rest",
+  duration_ms: 3,
+  livemode: false,
+  created_at: CREATED_AT,
+};
+
 const list = (path: string, data: unknown[]) => ({ object: "list", url: path, data, has_more: false });
 
 /** One example per component schema, by schema name. */
@@ -171,6 +188,8 @@ export const SCHEMA_EXAMPLES: Record<string, unknown> = {
   RejectKycSessionRequest: { reason: "Document expired" },
   Event: event,
   EventList: list("/v1/events", [event]),
+  RequestLog: requestLog,
+  RequestLogList: list("/v1/request-logs", [requestLog]),
   WebhookEvent: { ...event, created: CREATED_AT, project_id: "5b1e7c2a-9d44-4f3b-8a6e-2c0f1d9e7b35" },
   Kyc: { object: "kyc", user_id: USER_ID, status: "approved", livemode: false },
   WebhookEndpoint: endpoint,

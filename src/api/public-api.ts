@@ -3,6 +3,7 @@ import type { DescMethod } from "@bufbuild/protobuf";
 import { eventsApi } from "./events-api.ts";
 import { kycSessionsApi, phoneVerificationApi, sandboxApi } from "./identity-api.ts";
 import type { DescribedMethod } from "./method-description.ts";
+import { requestLogsApi } from "./request-logs-api.ts";
 import { sandboxTransactionsApi, transactionsApi } from "./transactions-api.ts";
 import { usersApi } from "./users-api.ts";
 import { webhookEndpointsApi } from "./webhook-endpoints-api.ts";
@@ -13,6 +14,7 @@ export const PUBLIC_API: readonly DescribedMethod[] = [
   ...kycSessionsApi,
   ...sandboxApi,
   ...eventsApi,
+  ...requestLogsApi,
   ...transactionsApi,
   ...sandboxTransactionsApi,
   ...webhookEndpointsApi,

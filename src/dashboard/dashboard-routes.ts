@@ -263,7 +263,10 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
     const caller: Caller =
       session.kind === "project" ? { kind: "session-key", keyHash: session.key_hash!, livemode: session.livemode } : { kind: "admin" };
     const keys = formKeys(request.method === "POST" ? form.get(FORM_KEY_FIELD) : null);
-    const call = (method: DescMethod, init: object, as: Caller) => callThroughPipeline(request, method, init, as, keys);
+    // One request id per call in the request log: the page's own for its first call, `<id>_2`, ... after it.
+    let calls = 0;
+    const call = (method: DescMethod, init: object, as: Caller) =>
+      callThroughPipeline(request, method, init, as, keys, ++calls === 1 ? request.id : `${request.id}_${calls}`);
     const ctx: ConsoleContext = {
       request,
       reply,
@@ -309,7 +312,14 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
    * under the page's request id. A post of the same form while its first post still runs waits for that answer
    * and shows it (a browser's double click cannot retry on 409 the way an API client does).
    */
-  async function callThroughPipeline(request: FastifyRequest, method: DescMethod, init: object, caller: Caller, keys: () => string | undefined) {
+  async function callThroughPipeline(
+    request: FastifyRequest,
+    method: DescMethod,
+    init: object,
+    caller: Caller,
+    keys: () => string | undefined,
+    callId: string,
+  ) {
     const takesKey = takesIdempotencyKey(method);
     const idempotencyKey = takesKey ? keys() : undefined;
     const started = performance.now();
@@ -325,7 +335,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
         contextValues: createContextValues(),
       });
       const call = options.pipeline.newCall({
-        requestId: request.id,
+        requestId: callId,
         door: "dashboard",
         method,
         caller,
@@ -335,6 +345,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
         takesIdempotencyKey: takesKey,
         values: context.values,
         context: () => context,
+        retriedWhenInProgress: performance.now() < deadline,
       });
       try {
         const answer = await options.pipeline.run(call, {
@@ -347,7 +358,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
         return answer;
       } catch (error) {
         if (!(error instanceof CallFailure)) throw error;
-        if (error.described.code === "idempotency_in_progress" && performance.now() < deadline) {
+        if (error.described.code === "idempotency_in_progress" && call.retriedWhenInProgress) {
           await setTimeout(IN_PROGRESS_POLL_MS);
           continue;
         }

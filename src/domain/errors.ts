@@ -60,6 +60,7 @@ export const ERROR_CATALOGUE = {
   event_not_found: invalid(404, Code.NotFound, "No event with this id."),
   kyc_session_not_found: invalid(404, Code.NotFound, "No KYC session with this id."),
   transaction_not_found: invalid(404, Code.NotFound, "No transaction with this id."),
+  request_log_not_found: invalid(404, Code.NotFound, "No request log with this id."),
   route_not_found: invalid(404, Code.NotFound, "No route matches this method and path."),
   user_not_found: invalid(404, Code.NotFound, "No user with this id."),
   webhook_delivery_not_found: invalid(404, Code.NotFound, "No webhook delivery with this id."),
@@ -166,7 +167,7 @@ export interface DescribedError {
   metadata: Record<string, string>;
 }
 
-function isErrorCode(value: string): value is ErrorCode {
+export function isErrorCode(value: string): value is ErrorCode {
   return Object.hasOwn(ERROR_CATALOGUE, value);
 }
 

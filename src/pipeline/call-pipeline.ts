@@ -3,6 +3,7 @@
 // nothing, the Idempotency-Key claim, then either the stored answer replayed or the method run and its answer
 // stored. Doors adapt their request to a `Call` and render what this answers or throws; they hold no step of
 // their own. One key space: a key names the method and its request as decoded, never the door or its bytes.
+// Every call a project's key makes is recorded here, once, in the request log (request-log-entry.ts).
 import { create, fromBinary, isMessage, toBinary, type DescMethod, type Message } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ContextValues, type HandlerContext } from "@connectrpc/connect";
 import { creationReservationKey } from "../access/creation-reservation.ts";
@@ -12,7 +13,10 @@ import type { RequestGate } from "../access/request-gate.ts";
 import type { MethodAccessCheck } from "../api/method-access.ts";
 import type { ServiceRegistry } from "../api/service-registry.ts";
 import { describeError, svcError, type DescribedError, type ErrorCode } from "../domain/errors.ts";
+import { systemClock, type Clock } from "../domain/clock.ts";
+import type { RequestLogSource } from "../domain/request-logs.ts";
 import type { StoredResponse } from "../store/idempotency-repository.ts";
+import { requestLogEntry, type RequestLogSink, type CallRoute } from "./request-log-entry.ts";
 import {
   failureHeaders,
   identityHeaders,
@@ -55,6 +59,15 @@ export interface Call {
    */
   context: () => HandlerContext;
   headers: Record<string, string>;
+  /** When the call reached its door (performance.now()). */
+  started: number;
+  /** A REST call's verb, path, route and success status, as its request log shows them. */
+  route?: CallRoute;
+  /**
+   * Whether the door runs the call again when another call holds its key (the dashboard waits for a double post's
+   * first answer): that refusal is not the call's answer, and is not logged.
+   */
+  retriedWhenInProgress?: boolean;
 }
 
 /**
@@ -107,7 +120,28 @@ export interface CallPipelineOptions {
   onInternalError: (error: unknown, requestId: string) => void;
   /** Which keys may call the method (sandbox-only routes, live settings): checked right after admission. */
   checkAccess?: MethodAccessCheck;
+  /** Where each call of a project's key is recorded; none: calls are not recorded. */
+  requestLog?: RequestLogSink;
+  clock?: Clock;
 }
+
+/** Who presents a call refused before the pipeline (no route, body too large): logged if its key names a project. */
+export interface RefusedCallShape {
+  authorization: string | null | undefined;
+  source: RequestLogSource;
+  route?: CallRoute;
+  method?: DescMethod;
+  durationMs: number;
+}
+
+/** The request log's source of each door; the operator's calls (admin) are in no project's log. */
+const SOURCE_OF_DOOR: Record<Door, RequestLogSource | null> = {
+  rest: "rest",
+  connect: "connect",
+  grpc: "grpc",
+  dashboard: "dashboard",
+  admin: null,
+};
 
 /** The idempotency scope of an operator's calls, apart from every project's. */
 const ADMIN_SCOPE = "admin";
@@ -118,6 +152,8 @@ export class CallPipeline {
   private readonly registry: ServiceRegistry;
   private readonly onInternalError: (error: unknown, requestId: string) => void;
   private readonly checkAccess: MethodAccessCheck;
+  private readonly requestLog: RequestLogSink | null;
+  private readonly clock: Clock;
 
   constructor(options: CallPipelineOptions) {
     this.gate = options.gate;
@@ -125,33 +161,94 @@ export class CallPipeline {
     this.registry = options.registry;
     this.onInternalError = options.onInternalError;
     this.checkAccess = options.checkAccess ?? (async () => {});
+    this.requestLog = options.requestLog ?? null;
+    this.clock = options.clock ?? systemClock;
   }
 
-  newCall(fields: Omit<Call, "headers">): Call {
-    return { ...fields, headers: identityHeaders(fields.requestId) };
+  newCall(fields: Omit<Call, "headers" | "started">): Call {
+    return { ...fields, headers: identityHeaders(fields.requestId), started: performance.now() };
   }
 
   /** Runs the call; a refusal is thrown as a CallFailure. Successful answers carry `call.headers`. */
   async run<R>(call: Call, handler: CallHandler<R>): Promise<R> {
+    let result: R;
     try {
-      return await this.runSteps(call, handler);
+      result = await this.runSteps(call, handler);
     } catch (error) {
-      throw this.failure(call, error);
+      const failure = this.failure(call, error);
+      if (!(call.retriedWhenInProgress && failure.described.code === "idempotency_in_progress")) this.record(call, failure);
+      throw failure;
     }
+    this.record(call, null);
+    return result;
+  }
+
+  /**
+   * The call's entry in its project's request log, handed to the writer (never awaited). Calls without a key's
+   * principal (the operator's, or refused before a key was accepted) belong to no project and are not logged.
+   */
+  private record(call: Call, failure: CallFailure | null): void {
+    const source = SOURCE_OF_DOOR[call.door];
+    const principal = call.values.get(principalKey);
+    if (!this.requestLog || !source || !principal || call.caller.kind === "admin") return;
+    this.requestLog.record(
+      requestLogEntry({
+        logId: call.requestId,
+        source,
+        method: call.method,
+        route: call.route,
+        principal,
+        idempotencyKey: call.takesIdempotencyKey ? call.idempotencyKey : null,
+        replayed: call.headers[REPLAYED_HEADER] === "true",
+        refusal: failure ? { status: failure.described.definition.status, code: failure.described.code } : null,
+        durationMs: performance.now() - call.started,
+        createdAt: this.clock(),
+      }),
+    );
   }
 
   /**
    * A request refused before it could be authenticated (no route, body too large, unreadable HTTP): counted
    * against the client address. If counting fails too (the database is down), the refusal still answers.
    */
-  async refuseAnonymous(requestId: string, clientAddress: string, error: unknown): Promise<CallFailure> {
+  async refuseAnonymous(requestId: string, clientAddress: string, error: unknown, shape?: RefusedCallShape): Promise<CallFailure> {
     const headers = identityHeaders(requestId);
     try {
       Object.assign(headers, rateLimitHeaders(await this.gate.countAnonymous(clientAddress)));
     } catch (countError) {
       this.onInternalError(countError, requestId);
     }
-    return this.failure({ requestId, headers }, error);
+    const failure = this.failure({ requestId, headers }, error);
+    if (shape) this.recordRefused(requestId, failure, shape);
+    return failure;
+  }
+
+  /**
+   * A call refused before the pipeline is logged when the key it presents names a project: the key is checked
+   * after the refusal is answered (off its path), and a key that does not pass is not logged.
+   */
+  private recordRefused(requestId: string, failure: CallFailure, shape: RefusedCallShape): void {
+    const sink = this.requestLog;
+    if (!sink || !shape.authorization) return;
+    const createdAt = this.clock();
+    this.gate.identify(shape.authorization).then(
+      (principal) =>
+        sink.record(
+          requestLogEntry({
+            logId: requestId,
+            source: shape.source,
+            method: shape.method ?? null,
+            route: shape.route,
+            principal,
+            idempotencyKey: null,
+            replayed: false,
+            refusal: { status: failure.described.definition.status, code: failure.described.code },
+            durationMs: shape.durationMs,
+            createdAt,
+          }),
+        ),
+      () => {},
+    );
   }
 
   /**
@@ -192,6 +289,8 @@ export class CallPipeline {
     if (call.caller.kind === "admin") return { principal: call.caller.actingAs ?? null, scope: ADMIN_SCOPE };
     const admission = await this.gate.admit({ caller: call.caller, version: call.version, clientAddress: call.clientAddress });
     Object.assign(call.headers, rateLimitHeaders(admission.rateLimit));
+    // A key refused for its version header or its rate limit is known: the refusal is in its project's log.
+    if (admission.principal) call.values.set(principalKey, admission.principal);
     if (admission.error) throw admission.error;
     const principal = admission.principal!;
     await this.checkAccess(call.method, principal);

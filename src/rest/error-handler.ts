@@ -2,7 +2,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { ConnectError } from "@connectrpc/connect";
 import { svcError } from "../domain/errors.ts";
-import { CallFailure, type CallPipeline } from "../pipeline/call-pipeline.ts";
+import { CallFailure, type CallPipeline, type RefusedCallShape } from "../pipeline/call-pipeline.ts";
 import { errorEnvelope } from "../pipeline/error-envelope.ts";
 import { MAX_BODY_BYTES } from "../domain/limits.ts";
 
@@ -23,6 +23,22 @@ function fastifyErrorAsServiceError(error: FastifyError, request: FastifyRequest
   return null;
 }
 
+/**
+ * A REST request refused before its call (no route, body too large) as its request log shows it, so a key that
+ * names a project finds it there. Other paths (Connect's) are not REST calls.
+ */
+function refusedRestCall(request: FastifyRequest, reply: FastifyReply): RefusedCallShape | undefined {
+  const path = request.url.split("?", 1)[0]!;
+  if (!path.startsWith("/v1/")) return undefined;
+  const matched = request.is404 ? undefined : request.routeOptions.url;
+  return {
+    authorization: request.headers.authorization,
+    source: "rest",
+    route: { verb: request.method, path, template: matched ? matched.replace(/:([A-Za-z_]+)/g, "{$1}") : null, successStatus: 200 },
+    durationMs: reply.elapsedTime,
+  };
+}
+
 export function errorRenderer(pipeline: CallPipeline) {
   return async function renderError(error: unknown, request: FastifyRequest, reply: FastifyReply): Promise<void> {
     // Refused inside the pipeline, the headers are known; refused before it (route, size), the request is
@@ -34,6 +50,7 @@ export function errorRenderer(pipeline: CallPipeline) {
             request.id,
             request.ip,
             error instanceof ConnectError ? error : (fastifyErrorAsServiceError(error as FastifyError, request) ?? error),
+            refusedRestCall(request, reply),
           );
     await reply.code(failure.described.definition.status).headers(failure.headers).send(errorEnvelope(failure.described, failure.requestId));
   };

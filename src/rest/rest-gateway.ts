@@ -75,6 +75,7 @@ export async function restGateway(app: FastifyInstance, options: RestGatewayOpti
       takesIdempotencyKey: described.takesIdempotencyKey,
       values: context.values,
       context: () => context,
+      route: { verb: described.route.httpMethod, path, template: described.route.pathTemplate, successStatus: described.status },
     });
     const answer = await pipeline.run<RestAnswer>(call, {
       decode: () => {

@@ -133,7 +133,12 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
     // status 12), not with the REST envelope its client could not read; `/v1/...` paths stay REST's.
     const path = request.url.split("?", 1)[0]!;
     if (options.surface === "public" && isProcedurePath(path)) {
-      const failure = await options.pipeline.refuseAnonymous(request.id, request.ip, unimplementedError(path));
+      const failure = await options.pipeline.refuseAnonymous(request.id, request.ip, unimplementedError(path), {
+        authorization: request.headers.authorization,
+        source: (request.headers["content-type"] ?? "").startsWith("application/grpc") ? "grpc" : "connect",
+        route: { verb: "RPC", path, template: null, successStatus: 200 },
+        durationMs: reply.elapsedTime,
+      });
       const answer = errorAnswer(request.headers["content-type"], failure.error, failure.headers);
       return reply
         .code(answer.status)

@@ -4,6 +4,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { expect } from "chai";
 import { EventsService } from "../../gen/svc/v1/events_pb.ts";
+import { RequestLogsService } from "../../gen/svc/v1/request_logs_pb.ts";
 import { KycSessionsService, PhoneVerificationService, SandboxService } from "../../gen/svc/v1/identity_pb.ts";
 import { UsersService } from "../../gen/svc/v1/users_pb.ts";
 import { WebhookEndpointsService } from "../../gen/svc/v1/webhook_endpoints_pb.ts";
@@ -26,6 +27,7 @@ const PUBLIC_ROUTES = [
   KycSessionsService,
   SandboxService,
   EventsService,
+  RequestLogsService,
   TransactionsService,
   SandboxTransactionsService,
   WebhookEndpointsService,

@@ -19,6 +19,7 @@ import {
 } from "./headers-and-parameters.ts";
 import { ref, type JsonSchema } from "./json-schema.ts";
 import { identitySchemas } from "./identity-schemas.ts";
+import { requestLogSchemas } from "./request-log-schemas.ts";
 import { userSchemas } from "./user-schemas.ts";
 import { webhookDeliveryRequest } from "./webhook-delivery-request.ts";
 import { webhookSchemas } from "./webhook-schemas.ts";
@@ -80,6 +81,7 @@ const COMPONENT_SCHEMAS: Record<string, JsonSchema> = Object.fromEntries(
     ...userSchemas,
     ...identitySchemas,
     ...eventSchemas,
+    ...requestLogSchemas,
     ...webhookSchemas,
     ...errorSchemas,
   }).map(([name, schema]) => [
@@ -248,6 +250,11 @@ export function buildOpenApiDocument(methods: readonly DescribedMethod[]): OpenA
       },
       { name: "Sandbox", description: "Drivers of sandbox objects; sandbox keys only (a live key is 403 sandbox_only)." },
       { name: "Events", description: "What happened in a project, kept 30 days; the same events webhooks deliver." },
+      {
+        name: "Request logs",
+        description:
+          "Every call of a project and environment through any door (REST, Connect, gRPC, the dashboard), kept 30 days: find a call by its request id.",
+      },
       { name: "Transactions", description: "Wallet money: deposits and withdrawals, amounts in dollars with at most 2 decimals." },
       { name: "Webhook endpoints", description: "Where events are delivered, signed with the endpoint's secret; test sends and secret rotation." },
       { name: "Webhook deliveries", description: "Each event's delivery to an endpoint with its attempts; replay of one, recovery of a window." },

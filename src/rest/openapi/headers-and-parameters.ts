@@ -11,6 +11,7 @@ import { IDEMPOTENCY_KEY_PATTERN } from "../../access/idempotency-guard.ts";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../../domain/limits.ts";
 import { API_VERSION_HEADER, RATE_LIMIT_LIMIT_HEADER, REPLAYED_HEADER, REQUEST_ID_HEADER } from "../../pipeline/response-headers.ts";
 import { EVENT_ID_PATTERN } from "./event-schemas.ts";
+import { REQUEST_LOG_PATH_IDENTIFIER, REQUEST_LOG_QUERY_PARAMETERS, requestLogParameterComponents } from "./request-log-schemas.ts";
 import type { JsonSchema } from "./json-schema.ts";
 
 const componentRef = (kind: "headers" | "parameters", name: string): JsonSchema => ({ $ref: `#/components/${kind}/${name}` });
@@ -64,6 +65,7 @@ export function headersOf(status: number, replayable: boolean): Record<string, J
 
 export const parameterComponents: Record<string, JsonSchema> = {
   ...transactionParameterComponents,
+  ...requestLogParameterComponents,
   IdempotencyKey: {
     name: "Idempotency-Key",
     in: "header",
@@ -204,7 +206,8 @@ const QUERY_PARAMETER_BY_FIELD: Record<string, string> = {
 };
 
 export function queryParameter(fieldName: string, route: string): JsonSchema {
-  const component = ROUTE_QUERY_PARAMETERS[route]?.[fieldName] ?? QUERY_PARAMETER_BY_FIELD[fieldName];
+  const component =
+    ROUTE_QUERY_PARAMETERS[route]?.[fieldName] ?? REQUEST_LOG_QUERY_PARAMETERS[route]?.[fieldName] ?? QUERY_PARAMETER_BY_FIELD[fieldName];
   if (!component) throw new Error(`${route}: no query parameter is documented for the request field "${fieldName}"`);
   return componentRef("parameters", component);
 }
@@ -225,6 +228,7 @@ const PATH_IDENTIFIERS: Record<string, PathIdentifier> = {
   events: { schema: { type: "string", pattern: EVENT_ID_PATTERN }, notFound: "event_not_found" },
   "webhook-endpoints": { schema: { type: "string", format: "uuid" }, notFound: "webhook_endpoint_not_found" },
   deliveries: { schema: { type: "string" }, notFound: "webhook_delivery_not_found" },
+  "request-logs": REQUEST_LOG_PATH_IDENTIFIER,
   "kyc-sessions": { schema: { type: "string", pattern: KYC_SESSION_ID_PATTERN.source }, notFound: "kyc_session_not_found" },
 };
 

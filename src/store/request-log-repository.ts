@@ -1,0 +1,98 @@
+// The request log: one document per call of a project and environment, kept 30 days (a TTL index), with the
+// indexes of the list's filters. Written in batches by RequestLogWriter, never on a call's path.
+import type { Collection, Db, Filter } from "mongodb";
+import { REQUEST_LOG_RETENTION_SECONDS, type RequestLogSource, type StatusRange } from "../domain/request-logs.ts";
+import type { TenantScope } from "../domain/tenant-scope.ts";
+import { duplicateIndexes, type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
+
+export interface RequestLogDocument {
+  /** The call's request id. */
+  _id: string;
+  project_id: string;
+  livemode: boolean;
+  method: string;
+  path: string;
+  route: string | null;
+  status: number;
+  error_code: string | null;
+  idempotency_key: string | null;
+  idempotent_replayed: boolean;
+  api_key_id: string | null;
+  source: RequestLogSource;
+  duration_ms: number;
+  created_at: Date;
+}
+
+/** The list's filters, each optional, all applied together. */
+export interface RequestLogFilters {
+  status?: StatusRange;
+  error_code?: string;
+  method?: string;
+  route?: string;
+  source?: string;
+  idempotency_key?: string;
+}
+
+export class RequestLogRepository {
+  private readonly collection: Collection<RequestLogDocument>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<RequestLogDocument>("request_logs");
+  }
+
+  /**
+   * Newest first per tenant, and one index per selective filter. `method` and `source` have a handful of values
+   * each: they are applied over the newest-first index rather than costing every write an index of their own.
+   * Error codes and idempotency keys are indexed only where set (most calls have neither).
+   */
+  async ensureIndexes(): Promise<void> {
+    const newestFirst = { created_at: -1, _id: -1 } as const;
+    await this.collection.createIndexes([
+      { key: { project_id: 1, livemode: 1, ...newestFirst }, name: "tenant_newest_first" },
+      { key: { project_id: 1, livemode: 1, status: 1, ...newestFirst }, name: "tenant_status" },
+      { key: { project_id: 1, livemode: 1, route: 1, ...newestFirst }, name: "tenant_route" },
+      {
+        key: { project_id: 1, livemode: 1, error_code: 1, ...newestFirst },
+        name: "tenant_error_code",
+        partialFilterExpression: { error_code: { $type: "string" } },
+      },
+      {
+        key: { project_id: 1, livemode: 1, idempotency_key: 1, ...newestFirst },
+        name: "tenant_idempotency_key",
+        partialFilterExpression: { idempotency_key: { $type: "string" } },
+      },
+      { key: { created_at: 1 }, name: "retention", expireAfterSeconds: REQUEST_LOG_RETENTION_SECONDS },
+    ]);
+  }
+
+  /** Inserts a batch; an entry already written (a batch retried after a lost acknowledgement) is skipped. */
+  async insertMany(logs: RequestLogDocument[]): Promise<void> {
+    if (logs.length === 0) return;
+    try {
+      await this.collection.insertMany(logs, { ordered: false });
+    } catch (error) {
+      if (!duplicateIndexes(error)) throw error;
+    }
+  }
+
+  find(scope: TenantScope, id: string): Promise<RequestLogDocument | null> {
+    return this.collection.findOne({ _id: id, project_id: scope.projectId, livemode: scope.livemode });
+  }
+
+  /** Newest first, within the window (docs/contract.md, Lists). */
+  list(scope: TenantScope, window: ListWindow<RequestLogDocument>, filters: RequestLogFilters): Promise<Page<RequestLogDocument>> {
+    return newestFirstPage(this.collection, requestLogFilter(scope, filters), window);
+  }
+}
+
+/** The MongoDB filter of a tenant's logs matching `filters`. */
+export function requestLogFilter(scope: TenantScope, filters: RequestLogFilters): Filter<RequestLogDocument> {
+  const filter: Filter<RequestLogDocument> = { project_id: scope.projectId, livemode: scope.livemode };
+  if (filters.status)
+    filter.status = filters.status.lt - filters.status.gte === 1 ? filters.status.gte : { $gte: filters.status.gte, $lt: filters.status.lt };
+  for (const field of ["error_code", "method", "route", "source", "idempotency_key"] as const) {
+    const value = filters[field];
+    if (value !== undefined) (filter as Record<string, unknown>)[field] = value;
+  }
+  return filter;
+}

@@ -105,7 +105,28 @@ const endpoint = {
 };
 const SECRET = "whsec_3kT9vLm2QxW7pRz4NcB8sYd1Hf6Gx7Qa";
 
-const deliveryAttempt = { attempted_at: "2026-11-20T09:14:04.020Z", response_status: 200, error: null, duration_ms: 143 };
+const deliveryAttempt = {
+  attempted_at: "2026-11-20T09:14:04.020Z",
+  response_status: 200,
+  error: null,
+  duration_ms: 143,
+  request: {
+    url: "https://example.com/webhooks",
+    headers: {
+      "Svc-Signature": "t=1795684444,v1=5f2b8c0d6a1e4f3b9c7d2e8a1b0c4d6e8f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c",
+      "Svc-Event-Id": EVENT_ID,
+      "Svc-Event-Type": "user.created",
+      "Svc-Delivery-Attempt": "1",
+      "User-Agent": "Svc-Webhooks/1.0",
+      Host: "example.com",
+      "Content-Type": "application/json",
+      "Content-Length": "312",
+    },
+    body: JSON.stringify({ id: EVENT_ID, object: "event", type: "user.created" }),
+    body_truncated: false,
+  },
+  response: { headers: { "content-type": "text/plain", "content-length": "2" }, body: "ok", body_truncated: false },
+};
 
 const delivery = {
   id: "whd_6TnR2wXc9LmQ4bVz7KpS1dJf",
@@ -117,6 +138,7 @@ const delivery = {
   attempt_count: 1,
   next_attempt_at: null,
   last_attempt: deliveryAttempt,
+  attempts: [deliveryAttempt],
   created_at: CREATED_AT,
   updated_at: "2026-11-20T09:14:04.163Z",
 };
@@ -215,6 +237,8 @@ export const SCHEMA_EXAMPLES: Record<string, unknown> = {
     error_detail: null,
   },
   WebhookDeliveryAttempt: deliveryAttempt,
+  WebhookAttemptRequest: deliveryAttempt.request,
+  WebhookAttemptResponse: deliveryAttempt.response,
   WebhookDelivery: delivery,
   WebhookDeliveryList: list(`/v1/webhook-endpoints/${ENDPOINT_ID}/deliveries`, [delivery]),
   CreateWebhookEndpointRequest: {

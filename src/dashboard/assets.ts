@@ -59,6 +59,12 @@ pre.json { background: #0f172a; color: #e2e8f0; padding: 1rem; border-radius: 6p
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: 0; }
 dl.facts dt { font-weight: 600; }
 dl.facts dd { margin: 0; }
+dl.headers { font-size: 13px; margin-bottom: .5rem; }
+dl.headers dd { word-break: break-all; }
+h3 { font-size: 1rem; margin: .5rem 0; }
+.exchange { display: grid; grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); gap: 1rem; }
+.exchange-part { min-width: 0; }
+pre.attempt-body { white-space: pre-wrap; word-break: break-all; max-height: 20rem; }
 `;
 
 export const DASHBOARD_JS = String.raw`

@@ -19,6 +19,7 @@ import { DASHBOARD_CSS, DASHBOARD_ICON, DASHBOARD_JS } from "./assets.ts";
 import { html } from "./html.ts";
 import { csrfField, FORM_KEY_FIELD, page, type Flash, type Shell } from "./layout.ts";
 import { registerOperatorConsole } from "./operator-console.ts";
+import { registerDeliveryConsole } from "./delivery-console.ts";
 import { registerMoneyConsole } from "./money-console.ts";
 import { registerProjectConsole } from "./project-console.ts";
 import { registerSmsOutbox } from "./sms-outbox.ts";
@@ -416,6 +417,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
   };
   registerProjectConsole(router);
   registerMoneyConsole(router);
+  registerDeliveryConsole(router);
   registerSmsOutbox(router);
   registerOperatorConsole(router);
 }

@@ -19,6 +19,7 @@ import { COUNT_CAP } from "../store/console-queries.ts";
 import { seg, type ConsoleContext, type ConsoleRouter } from "./console-router.ts";
 import { formDecimal, usd } from "./form-fields.ts";
 import { html, type Html } from "./html.ts";
+import { deliveryPath } from "./delivery-console.ts";
 import { transactionPath, withdrawalForm } from "./money-console.ts";
 import { actionButton, jsonBlock, nextPageLink, page, postForm, secretOnce, statusTag, table, time } from "./layout.ts";
 
@@ -111,7 +112,7 @@ export function registerProjectConsole(router: ConsoleRouter): void {
         ["Endpoint", "Event", "Attempts", "Last error"],
         recent.failedDeliveries.map(
           (d) => html`<tr><td><a href="/dashboard/webhooks/${seg(d.endpoint_id)}"><code>${d.endpoint_id}</code></a></td>
-          <td><a href="/dashboard/events/${seg(d.event_id)}"><code>${d.event_id}</code></a></td><td>${d.attempt_count}</td><td>${d.last_attempt?.error ?? ""}</td></tr>`,
+          <td><a href="/dashboard/events/${seg(d.event_id)}"><code>${d.event_id}</code></a></td><td>${d.attempt_count}</td><td><a href="${deliveryPath(d.endpoint_id, d._id)}">${d.last_attempt?.error ?? "details"}</a></td></tr>`,
         ),
         "No failed delivery.",
       )}
@@ -462,7 +463,7 @@ export function registerProjectConsole(router: ConsoleRouter): void {
         deliveries.map(
           (
             d,
-          ) => html`<tr><td><a href="/dashboard/webhooks/${seg(d.endpoint_id)}"><code>${d.endpoint_id}</code></a></td><td>${statusTag(d.status)}</td><td>${d.attempt_count}</td>
+          ) => html`<tr><td><a href="/dashboard/webhooks/${seg(d.endpoint_id)}"><code>${d.endpoint_id}</code></a></td><td><a href="${deliveryPath(d.endpoint_id, d._id)}">${statusTag(d.status)}</a></td><td>${d.attempt_count}</td>
           <td>${d.last_attempt ? html`${time(d.last_attempt.attempted_at)} ${d.last_attempt.response_status ?? ""} ${d.last_attempt.error ?? ""}` : "—"}</td></tr>`,
         ),
         "Not delivered to any endpoint (none subscribed, or a test event).",
@@ -596,7 +597,7 @@ export function registerProjectConsole(router: ConsoleRouter): void {
   function deliveryRow(ctx: ConsoleContext, base: string, d: WebhookDelivery): Html {
     const last = d.lastAttempt;
     return html`<tr class="delivery" data-event-type="${d.eventType}" data-delivery-id="${d.id}"><td><a href="/dashboard/events/${seg(d.eventId)}"><code>${d.eventId}</code></a>
-      <br><span class="muted">delivery <code>${d.id}</code></span></td><td>${d.eventType}</td>
+      <br><span class="muted">delivery <a href="${deliveryPath(d.endpointId, d.id)}"><code>${d.id}</code></a></span></td><td>${d.eventType}</td>
       <td>${statusTag(d.status)}</td><td>${d.attemptCount}</td>
       <td>${last ? html`${time(date(last.attemptedAt))} · ${last.responseStatus ?? "no answer"}${last.error ? html` · ${last.error}` : ""} · ${last.durationMs} ms` : "—"}</td>
       <td>${time(date(d.nextAttemptAt))}</td>

@@ -16,3 +16,12 @@ export const MAX_JSON_DEPTH = 64;
 
 /** A request's headers and body must have arrived this long after it started, else the connection is closed. */
 export const REQUEST_RECEIVE_TIMEOUT_MS = 10_000;
+
+/** Attempts a webhook delivery keeps in its history, across replays: its record stays bounded. */
+export const DELIVERY_ATTEMPTS_KEPT = 10;
+
+/** What a delivery attempt keeps of the receiver's answer body. */
+export const ATTEMPT_RESPONSE_BODY_KEPT_BYTES = 4 * 1024;
+
+/** What a delivery attempt keeps of its own request body (the Event as signed). */
+export const ATTEMPT_REQUEST_BODY_KEPT_BYTES = 64 * 1024;

@@ -1,7 +1,8 @@
 // Webhook endpoints, deliveries, test results and recoveries as public messages.
-import { create } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
+  type WebhookDeliveryAttemptSchema,
   WebhookDeliverySchema,
   WebhookEndpointSchema,
   WebhookRecoverySchema,
@@ -13,7 +14,7 @@ import {
 } from "../../gen/svc/v1/webhook_endpoints_pb.ts";
 import type { RecoveryWindow } from "../domain/webhook-endpoint-rules.ts";
 import { previousSecretInGrace } from "../domain/webhook-secrets.ts";
-import type { WebhookDeliveryDocument } from "../store/webhook-delivery-repository.ts";
+import type { DeliveryAttemptRecord, HeaderPairs, WebhookDeliveryDocument } from "../store/webhook-delivery-repository.ts";
 import type { WebhookEndpointDocument } from "../store/webhook-endpoint-repository.ts";
 
 /** `secret` is given only by creation and rotation; every other answer shows `secret_last4` alone. */
@@ -36,7 +37,8 @@ export function endpointMessage(doc: WebhookEndpointDocument, now: Date, options
 }
 
 export function deliveryMessage(doc: WebhookDeliveryDocument): WebhookDelivery {
-  const last = doc.last_attempt;
+  // A record older than the history holds its last attempt alone.
+  const history = doc.attempts ?? (doc.last_attempt !== null ? [doc.last_attempt] : []);
   return create(WebhookDeliverySchema, {
     id: doc._id,
     endpointId: doc.endpoint_id,
@@ -45,19 +47,29 @@ export function deliveryMessage(doc: WebhookDeliveryDocument): WebhookDelivery {
     status: doc.status,
     attemptCount: doc.attempt_count,
     ...(doc.next_attempt_at !== null ? { nextAttemptAt: timestampFromDate(doc.next_attempt_at) } : {}),
-    ...(last !== null
-      ? {
-          lastAttempt: {
-            attemptedAt: timestampFromDate(last.attempted_at),
-            ...(last.response_status !== null ? { responseStatus: last.response_status } : {}),
-            ...(last.error !== null ? { error: last.error } : {}),
-            durationMs: last.duration_ms,
-          },
-        }
-      : {}),
+    ...(doc.last_attempt !== null ? { lastAttempt: attemptMessage(doc.last_attempt) } : {}),
     createdAt: timestampFromDate(doc.created_at),
     updatedAt: timestampFromDate(doc.updated_at),
+    attempts: history.map(attemptMessage),
   });
+}
+
+function headerMap(pairs: HeaderPairs): Record<string, string> {
+  return Object.fromEntries(pairs.map(({ name, value }) => [name, value]));
+}
+
+function attemptMessage(attempt: DeliveryAttemptRecord): MessageInitShape<typeof WebhookDeliveryAttemptSchema> {
+  const { request, response } = attempt;
+  return {
+    attemptedAt: timestampFromDate(attempt.attempted_at),
+    ...(attempt.response_status !== null ? { responseStatus: attempt.response_status } : {}),
+    ...(attempt.error !== null ? { error: attempt.error } : {}),
+    durationMs: attempt.duration_ms,
+    ...(request
+      ? { request: { url: request.url, headers: headerMap(request.headers), body: request.body, bodyTruncated: request.body_truncated } }
+      : {}),
+    ...(response ? { response: { headers: headerMap(response.headers), body: response.body, bodyTruncated: response.body_truncated } } : {}),
+  };
 }
 
 /** What a test attempt reports: `AttemptResult` of the delivery client, said without importing it. */

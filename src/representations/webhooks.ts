@@ -1,6 +1,12 @@
 // The webhook_endpoint, webhook_delivery, webhook_test and webhook_recovery objects, field for field as docs/contract.md, Resources, lists
 // them: every field present (null where unset), except `secret`, which only creation and rotation carry.
-import type { WebhookDelivery, WebhookEndpoint, WebhookRecovery, WebhookTest } from "../../gen/svc/v1/webhook_endpoints_pb.ts";
+import type {
+  WebhookDelivery,
+  WebhookDeliveryAttempt,
+  WebhookEndpoint,
+  WebhookRecovery,
+  WebhookTest,
+} from "../../gen/svc/v1/webhook_endpoints_pb.ts";
 import { isoTime, orNull, requiredIsoTime } from "./json-values.ts";
 
 export function webhookEndpointJson(endpoint: WebhookEndpoint): Record<string, unknown> {
@@ -22,7 +28,6 @@ export function webhookEndpointJson(endpoint: WebhookEndpoint): Record<string, u
 }
 
 export function webhookDeliveryJson(delivery: WebhookDelivery): Record<string, unknown> {
-  const last = delivery.lastAttempt;
   return {
     id: delivery.id,
     object: "webhook_delivery",
@@ -32,16 +37,22 @@ export function webhookDeliveryJson(delivery: WebhookDelivery): Record<string, u
     status: delivery.status,
     attempt_count: delivery.attemptCount,
     next_attempt_at: isoTime(delivery.nextAttemptAt),
-    last_attempt: last
-      ? {
-          attempted_at: requiredIsoTime(last.attemptedAt),
-          response_status: orNull(last.responseStatus),
-          error: orNull(last.error),
-          duration_ms: last.durationMs,
-        }
-      : null,
+    last_attempt: delivery.lastAttempt ? deliveryAttemptJson(delivery.lastAttempt) : null,
+    attempts: delivery.attempts.map(deliveryAttemptJson),
     created_at: requiredIsoTime(delivery.createdAt),
     updated_at: requiredIsoTime(delivery.updatedAt),
+  };
+}
+
+export function deliveryAttemptJson(attempt: WebhookDeliveryAttempt): Record<string, unknown> {
+  const { request, response } = attempt;
+  return {
+    attempted_at: requiredIsoTime(attempt.attemptedAt),
+    response_status: orNull(attempt.responseStatus),
+    error: orNull(attempt.error),
+    duration_ms: attempt.durationMs,
+    request: request ? { url: request.url, headers: { ...request.headers }, body: request.body, body_truncated: request.bodyTruncated } : null,
+    response: response ? { headers: { ...response.headers }, body: response.body, body_truncated: response.bodyTruncated } : null,
   };
 }
 

@@ -3,11 +3,30 @@
 // attempt number comes from the record, so an attempt cut short by a crash still counts. When attempts run is
 // the job's `nextRunAt` alone.
 import type { Collection, Db, Filter } from "mongodb";
+import { DELIVERY_ATTEMPTS_KEPT } from "../domain/limits.ts";
 import { duplicateIndexes, type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 
 export type DeliveryStatus = "pending" | "succeeded" | "failed";
 
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ["pending", "succeeded", "failed"];
+
+/** Headers as name and value pairs: a header name may hold a "." or start with "$", which a field name may not. */
+export type HeaderPairs = { name: string; value: string }[];
+
+/** An attempt's request as sent (its body cut to a bounded prefix). */
+export interface AttemptRequestRecord {
+  url: string;
+  headers: HeaderPairs;
+  body: string;
+  body_truncated: boolean;
+}
+
+/** The receiver's answer to an attempt (its body cut to 4 KiB). */
+export interface AttemptResponseRecord {
+  headers: HeaderPairs;
+  body: string;
+  body_truncated: boolean;
+}
 
 export interface DeliveryAttemptRecord {
   attempted_at: Date;
@@ -16,6 +35,10 @@ export interface DeliveryAttemptRecord {
   /** Null on success; otherwise an attempt error code (http_<status>, timeout, ..., queue_full, endpoint_disabled). */
   error: string | null;
   duration_ms: number;
+  /** Null (or absent, in records older than requests being kept) when no request was made. */
+  request?: AttemptRequestRecord | null;
+  /** Null (or absent) when the receiver did not answer. */
+  response?: AttemptResponseRecord | null;
 }
 
 export interface WebhookDeliveryDocument {
@@ -34,6 +57,8 @@ export interface WebhookDeliveryDocument {
    */
   next_attempt_at: Date | null;
   last_attempt: DeliveryAttemptRecord | null;
+  /** The latest DELIVERY_ATTEMPTS_KEPT attempts, oldest first, `last_attempt` last; absent in records older than the history. */
+  attempts?: DeliveryAttemptRecord[];
   /** Set while a worker holds the attempt in flight; another worker may take it over once it has passed. */
   lease_until: Date | null;
   created_at: Date;
@@ -147,7 +172,7 @@ export class WebhookDeliveryRepository {
       outcomes.map(({ id, attempt, outcome, now }) => ({
         updateOne: {
           filter: { _id: id, status: "pending", attempt_count: attempt },
-          update: { $set: { ...outcome, lease_until: null, updated_at: now } },
+          update: { $set: { ...outcome, lease_until: null, updated_at: now }, $push: historyOf(outcome.last_attempt) },
         },
       })),
       { ordered: false },
@@ -158,14 +183,18 @@ export class WebhookDeliveryRepository {
   async recordAttempt(id: string, attempt: number, outcome: AttemptOutcome, now: Date): Promise<boolean> {
     const result = await this.collection.updateOne(
       { _id: id, status: "pending", attempt_count: attempt },
-      { $set: { ...outcome, lease_until: null, updated_at: now } },
+      { $set: { ...outcome, lease_until: null, updated_at: now }, $push: historyOf(outcome.last_attempt) },
     );
     return result.modifiedCount === 1;
   }
 
   /** Settles as failed every pending delivery matching `filter`, recording `error` as its last attempt. */
   private async settleFailed(filter: Filter<WebhookDeliveryDocument>, error: string, now: Date): Promise<number> {
-    const result = await this.collection.updateMany({ ...filter, status: "pending" }, { $set: failedSettlement(error, now) });
+    const settlement = failedSettlement(error, now);
+    const result = await this.collection.updateMany(
+      { ...filter, status: "pending" },
+      { $set: settlement, $push: historyOf(settlement.last_attempt!) },
+    );
     return result.modifiedCount;
   }
 
@@ -174,9 +203,10 @@ export class WebhookDeliveryRepository {
    * endpoint's disabling settled it meanwhile.
    */
   async settleUnsent(id: string, attempt: number, error: string, now: Date): Promise<void> {
+    const settlement = failedSettlement(error, now);
     await this.collection.updateOne(
       { _id: id, attempt_count: attempt, status: { $ne: "succeeded" } },
-      { $set: { ...failedSettlement(error, now), attempt_count: attempt - 1 } },
+      { $set: { ...settlement, attempt_count: attempt - 1 }, $push: historyOf(settlement.last_attempt!) },
     );
   }
 
@@ -224,6 +254,11 @@ export class WebhookDeliveryRepository {
     const result = await this.collection.deleteMany({ endpoint_id: endpointId });
     return result.deletedCount;
   }
+}
+
+/** Appends an attempt to the history, keeping the latest DELIVERY_ATTEMPTS_KEPT. */
+function historyOf(attempt: DeliveryAttemptRecord) {
+  return { attempts: { $each: [attempt], $slice: -DELIVERY_ATTEMPTS_KEPT } };
 }
 
 /** A delivery settled as failed without an attempt of its own: `error` tells why. */

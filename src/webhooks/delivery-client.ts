@@ -4,6 +4,7 @@ import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
 import { describeError } from "../domain/errors.ts";
+import { ATTEMPT_REQUEST_BODY_KEPT_BYTES, ATTEMPT_RESPONSE_BODY_KEPT_BYTES } from "../domain/limits.ts";
 import { checkWebhookUrl, type CheckedWebhookUrl } from "../domain/webhook-url.ts";
 import { DeliveryFailure, vetHost, type DeliveryFailureCode, type LookupAll, type VettedAddress } from "./address-vetting.ts";
 
@@ -36,6 +37,25 @@ export interface AttemptResult {
   timings?: AttemptTimings;
   /** For `ssrf_blocked`: the rule that refused, naming the refused address class; else null. */
   errorDetail?: string | null;
+  /** The request as sent; absent when none was made (the URL refused before a request was built). */
+  request?: SentRequest;
+  /** The receiver's answer; absent when it did not answer. */
+  response?: ReceivedResponse;
+}
+
+/** An attempt's request as it was sent (the body cut to its first ATTEMPT_REQUEST_BODY_KEPT_BYTES). */
+export interface SentRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  bodyTruncated: boolean;
+}
+
+/** An attempt's response: its headers and the first ATTEMPT_RESPONSE_BODY_KEPT_BYTES of its body. */
+export interface ReceivedResponse {
+  headers: Record<string, string>;
+  body: string;
+  bodyTruncated: boolean;
 }
 
 export interface WebhookRequest {
@@ -54,8 +74,14 @@ export interface WebhookRequest {
 
 export const DEFAULT_USER_AGENT = "Svc-Webhooks/1.0";
 
-/** The response body is ignored; reading a little lets small answers finish cleanly without buffering large ones. */
+/** Reading a little of a large answer lets small answers finish cleanly without buffering large ones. */
 const RESPONSE_BODY_CAP_BYTES = 64 * 1024;
+
+/**
+ * Response headers not kept: a receiver's cookie can be a session of its own application, and the console shows
+ * attempts to anyone holding the project's key.
+ */
+const RESPONSE_HEADERS_NOT_KEPT: ReadonlySet<string> = new Set(["set-cookie"]);
 
 /** Headers whose value comes from the request itself, never from the caller. */
 const MANAGED_HEADERS: ReadonlySet<string> = new Set(["host", "content-type", "content-length", "transfer-encoding", "connection"]);
@@ -165,6 +191,30 @@ function whenAborted(signal: AbortSignal): { promise: Promise<never>; dispose: (
 interface Exchange {
   responseStatus: number | null;
   error: AttemptError | null;
+  response: ReceivedResponse | null;
+}
+
+/** The first `bytes` of `buffer` as UTF-8 text, without a character cut in two. */
+function utf8Prefix(buffer: Buffer, bytes: number): { text: string; truncated: boolean } {
+  if (buffer.length <= bytes) return { text: buffer.toString("utf8"), truncated: false };
+  let end = bytes;
+  // Back off continuation bytes (10xxxxxx) so the cut falls between characters.
+  while (end > 0 && (buffer[end]! & 0xc0) === 0x80) end -= 1;
+  return { text: buffer.subarray(0, end).toString("utf8"), truncated: true };
+}
+
+function sentRequest(url: string, headers: Record<string, string>, body: string): SentRequest {
+  const kept = utf8Prefix(Buffer.from(body, "utf8"), ATTEMPT_REQUEST_BODY_KEPT_BYTES);
+  return { url, headers: { ...headers }, body: kept.text, bodyTruncated: kept.truncated };
+}
+
+function responseHeaders(res: http.IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(res.headers)) {
+    if (value === undefined) continue;
+    headers[name] = RESPONSE_HEADERS_NOT_KEPT.has(name) ? "(not kept)" : Array.isArray(value) ? value.join(", ") : value;
+  }
+  return headers;
 }
 
 type PhaseTimings = Omit<AttemptTimings, "dnsMs">;
@@ -205,11 +255,19 @@ function exchange(
 
   return new Promise<Exchange>((resolve) => {
     let responseStatus: number | null = null;
+    let headersReceived: Record<string, string> | null = null;
+    const kept: Buffer[] = [];
+    let keptBytes = 0;
     let settled = false;
     const settle = (error: AttemptError | null): void => {
       if (settled) return;
       settled = true;
-      resolve({ responseStatus, error });
+      let response: ReceivedResponse | null = null;
+      if (headersReceived !== null) {
+        const body = utf8Prefix(Buffer.concat(kept), ATTEMPT_RESPONSE_BODY_KEPT_BYTES);
+        response = { headers: headersReceived, body: body.text, bodyTruncated: body.truncated };
+      }
+      resolve({ responseStatus, error, response });
     };
     const fail = (error: unknown): void => settle(signal.aborted ? "timeout" : networkErrorCode(error));
 
@@ -218,9 +276,16 @@ function exchange(
     const req = (secure ? https : http).request(options, (res) => {
       if (readyAt !== null) timings.firstByteMs = elapsedSince(readyAt);
       responseStatus = res.statusCode ?? null;
+      headersReceived = responseHeaders(res);
       const outcome = responseStatus === null ? "connection_error" : statusError(responseStatus);
       let received = 0;
       res.on("data", (chunk: Buffer) => {
+        // One byte past what is kept tells a longer body from one of exactly that size.
+        if (keptBytes <= ATTEMPT_RESPONSE_BODY_KEPT_BYTES) {
+          const part = chunk.subarray(0, ATTEMPT_RESPONSE_BODY_KEPT_BYTES + 1 - keptBytes);
+          kept.push(part);
+          keptBytes += part.length;
+        }
         received += chunk.length;
         if (received > RESPONSE_BODY_CAP_BYTES) {
           settle(outcome);
@@ -262,12 +327,20 @@ export async function postWebhook(request: WebhookRequest): Promise<AttemptResul
   }
   const started = performance.now();
   const timings: AttemptTimings = { dnsMs: null, connectMs: null, tlsMs: null, firstByteMs: null };
-  const result = (responseStatus: number | null, error: AttemptError | null, errorDetail: string | null = null): AttemptResult => ({
+  let sent: SentRequest | undefined;
+  const result = (
+    responseStatus: number | null,
+    error: AttemptError | null,
+    errorDetail: string | null = null,
+    response: ReceivedResponse | null = null,
+  ): AttemptResult => ({
     responseStatus,
     error,
     durationMs: elapsedSince(started),
     timings,
     errorDetail,
+    ...(sent ? { request: sent } : {}),
+    ...(response ? { response } : {}),
   });
 
   let checked: CheckedWebhookUrl;
@@ -282,6 +355,7 @@ export async function postWebhook(request: WebhookRequest): Promise<AttemptResul
   }
   const target = new URL(checked.url);
   const headers = buildHeaders(request, target);
+  sent = sentRequest(checked.url, headers, request.body);
 
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), request.timeoutMs);
@@ -302,7 +376,7 @@ export async function postWebhook(request: WebhookRequest): Promise<AttemptResul
       return result(null, code, code === "ssrf_blocked" && error instanceof DeliveryFailure ? error.detail : null);
     }
     const outcome = await exchange(checked, target, pinned, request, headers, deadline.signal, timings);
-    return result(outcome.responseStatus, outcome.error);
+    return result(outcome.responseStatus, outcome.error, null, outcome.response);
   } finally {
     clearTimeout(timer);
     aborted.dispose();

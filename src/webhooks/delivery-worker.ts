@@ -6,9 +6,15 @@
 // relayed the event, whose job waits as its guarantee and is moved or removed once the outcome is recorded.
 import type { Clock } from "../domain/clock.ts";
 import type { EventDocument, EventRepository } from "../store/event-repository.ts";
-import type { AttemptOutcome, WebhookDeliveryDocument, WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
+import type {
+  AttemptOutcome,
+  DeliveryAttemptRecord,
+  HeaderPairs,
+  WebhookDeliveryDocument,
+  WebhookDeliveryRepository,
+} from "../store/webhook-delivery-repository.ts";
 import type { WebhookEndpointDocument, WebhookEndpointRepository } from "../store/webhook-endpoint-repository.ts";
-import type { AttemptResult } from "./delivery-client.ts";
+import type { AttemptResult, ReceivedResponse, SentRequest } from "./delivery-client.ts";
 import { decideAfterAttempt, type AttemptVerdict } from "./delivery-policy.ts";
 import { settleDeliveriesOfDisabledEndpoint } from "./endpoint-disabling.ts";
 import { sendSignedEvent, type SendSettings } from "./signed-request.ts";
@@ -51,6 +57,8 @@ interface AttemptRecord {
   responseStatus: number | null;
   error: string | null;
   durationMs: number;
+  request?: SentRequest;
+  response?: ReceivedResponse;
 }
 
 /** What follows an attempt for its job: run again at this time, or end (null). */
@@ -160,7 +168,7 @@ export class DeliveryWorker {
     const written: AttemptOutcome = {
       status: verdict.delivery.status,
       next_attempt_at: next,
-      last_attempt: { attempted_at: attemptedAt, response_status: result.responseStatus, error: result.error, duration_ms: result.durationMs },
+      last_attempt: attemptRecord(attemptedAt, result),
     };
     let recorded = true;
     if (verdict.delivery.status === "succeeded") await this.deps.successes.record(delivery._id, delivery.attempt_count, written, now);
@@ -176,4 +184,21 @@ export class DeliveryWorker {
     const current = await deliveries.findById(delivery._id);
     return current?.status === "pending" ? clock() : null;
   }
+}
+
+function headerPairs(headers: Record<string, string>): HeaderPairs {
+  return Object.entries(headers).map(([name, value]) => ({ name, value }));
+}
+
+/** An attempt as the delivery's history keeps it: its outcome, the request as sent and the answer. */
+function attemptRecord(attemptedAt: Date, result: AttemptRecord): DeliveryAttemptRecord {
+  const { request, response } = result;
+  return {
+    attempted_at: attemptedAt,
+    response_status: result.responseStatus,
+    error: result.error,
+    duration_ms: result.durationMs,
+    request: request ? { url: request.url, headers: headerPairs(request.headers), body: request.body, body_truncated: request.bodyTruncated } : null,
+    response: response ? { headers: headerPairs(response.headers), body: response.body, body_truncated: response.bodyTruncated } : null,
+  };
 }

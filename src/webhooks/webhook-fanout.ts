@@ -149,6 +149,7 @@ function deliveryRecord(
 ): WebhookDeliveryDocument {
   const queued = claim instanceof Date || claim === "unclaimed";
   const leaseUntil = claim instanceof Date ? claim : null;
+  const lastAttempt = queued ? null : { attempted_at: now, response_status: null, error: claim, duration_ms: 0 };
   return {
     _id: newDeliveryId(),
     project_id: event.project_id,
@@ -159,7 +160,8 @@ function deliveryRecord(
     status: queued ? "pending" : "failed",
     attempt_count: leaseUntil ? 1 : 0,
     next_attempt_at: queued ? now : null,
-    last_attempt: queued ? null : { attempted_at: now, response_status: null, error: claim, duration_ms: 0 },
+    last_attempt: lastAttempt,
+    attempts: lastAttempt ? [lastAttempt] : [],
     lease_until: leaseUntil,
     created_at: now,
     updated_at: now,

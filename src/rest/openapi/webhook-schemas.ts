@@ -11,6 +11,7 @@ import {
   MAX_RECOVERY_DAYS,
 } from "../../domain/webhook-endpoint-rules.ts";
 import { MAX_WEBHOOK_URL_LENGTH } from "../../domain/webhook-url.ts";
+import { ATTEMPT_REQUEST_BODY_KEPT_BYTES, ATTEMPT_RESPONSE_BODY_KEPT_BYTES, DELIVERY_ATTEMPTS_KEPT } from "../../domain/limits.ts";
 import { EVENT_ID_PATTERN } from "./event-schemas.ts";
 import { closedObject, DATE_TIME, listOf, nullable, oneOfPattern, ref, type JsonSchema } from "./json-schema.ts";
 
@@ -28,6 +29,8 @@ const ATTEMPT_ERRORS = [
   "queue_full",
 ];
 const HTTP_STATUS_ERROR = "http_[1-5][0-9]{2}";
+
+const headerMap: JsonSchema = { type: "object", additionalProperties: { type: "string" } };
 
 const url: JsonSchema = {
   type: "string",
@@ -135,7 +138,26 @@ export const webhookSchemas: Record<string, JsonSchema> = {
       ["endpoint_disabled"],
     ),
     duration_ms: { type: "integer", minimum: 0 },
+    request: nullable(ref("WebhookAttemptRequest")),
+    response: nullable(ref("WebhookAttemptResponse")),
   }),
+  WebhookAttemptRequest: closedObject(
+    {
+      url: { type: "string", format: "uri" },
+      headers: { ...headerMap, description: "The headers sent, the signature included (derived from the secret, never the secret itself)." },
+      body: { type: "string", description: `The body exactly as signed, up to its first ${ATTEMPT_REQUEST_BODY_KEPT_BYTES / 1024} KiB.` },
+      body_truncated: { type: "boolean" },
+    },
+    { description: "The request of an attempt, as sent; null when none was made." },
+  ),
+  WebhookAttemptResponse: closedObject(
+    {
+      headers: { ...headerMap, description: 'Names in lower case; repeated headers joined with ", "; a `set-cookie` value is not kept.' },
+      body: { type: "string", description: `The first ${ATTEMPT_RESPONSE_BODY_KEPT_BYTES / 1024} KiB of the body, as UTF-8 text.` },
+      body_truncated: { type: "boolean", description: `The body was longer than ${ATTEMPT_RESPONSE_BODY_KEPT_BYTES / 1024} KiB.` },
+    },
+    { description: "The receiver's answer to an attempt; null when it did not answer." },
+  ),
   WebhookDelivery: closedObject({
     id: { type: "string" },
     object: { const: "webhook_delivery" },
@@ -146,6 +168,12 @@ export const webhookSchemas: Record<string, JsonSchema> = {
     attempt_count: { type: "integer", minimum: 0 },
     next_attempt_at: nullable({ ...DATE_TIME, description: "null once settled." }),
     last_attempt: nullable(ref("WebhookDeliveryAttempt")),
+    attempts: {
+      type: "array",
+      items: ref("WebhookDeliveryAttempt"),
+      maxItems: DELIVERY_ATTEMPTS_KEPT,
+      description: `The latest attempts, oldest first (at most ${DELIVERY_ATTEMPTS_KEPT}, across replays), each with its request and response.`,
+    },
     created_at: DATE_TIME,
     updated_at: DATE_TIME,
   }),

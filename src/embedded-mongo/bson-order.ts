@@ -114,7 +114,7 @@ function binaryBytes(v: unknown): Uint8Array {
 
 function compareBytes(a: Uint8Array, b: Uint8Array): number {
   const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i] - b[i];
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
   return a.length - b.length;
 }
 
@@ -181,9 +181,11 @@ function compareObjects(a: Record<string, unknown>, b: Record<string, unknown>, 
   const kb = Object.keys(b).filter((k) => b[k] !== undefined);
   const n = Math.min(ka.length, kb.length);
   for (let i = 0; i < n; i++) {
-    const va = a[ka[i]];
-    const vb = b[kb[i]];
-    const c = typeRank(va) - typeRank(vb) || cmp(ka[i], kb[i]) || compareValues(va, vb, strings);
+    const keyA = ka[i]!;
+    const keyB = kb[i]!;
+    const va = a[keyA];
+    const vb = b[keyB];
+    const c = typeRank(va) - typeRank(vb) || cmp(keyA, keyB) || compareValues(va, vb, strings);
     if (c) return c;
   }
   return ka.length - kb.length;
@@ -229,8 +231,9 @@ export function valuesAtPath(doc: unknown, path: string): unknown[] {
 
 /** valuesAtPath with the path already split (index key generation runs this per write). */
 export function valuesAtParts(doc: unknown, parts: string[]): unknown[] {
-  if (parts.length === 1) {
-    const v = doc !== null && typeof doc === "object" && !Array.isArray(doc) ? (doc as Record<string, unknown>)[parts[0]] : undefined;
+  const [only] = parts;
+  if (parts.length === 1 && only !== undefined) {
+    const v = doc !== null && typeof doc === "object" && !Array.isArray(doc) ? (doc as Record<string, unknown>)[only] : undefined;
     if (v !== undefined || !Array.isArray(doc)) return v === undefined ? [] : [v];
   }
   const out: unknown[] = [];
@@ -239,13 +242,14 @@ export function valuesAtParts(doc: unknown, parts: string[]): unknown[] {
 }
 
 function collect(value: unknown, parts: string[], i: number, out: unknown[]): void {
-  if (i === parts.length) {
+  const part = parts[i];
+  if (part === undefined) {
+    // past the last part: the value at the path
     out.push(value);
     return;
   }
   if (value === null || typeof value !== "object") return;
   if (Array.isArray(value)) {
-    const part = parts[i];
     if (/^\d+$/.test(part)) {
       if (Number(part) < value.length) collect(value[Number(part)], parts, i + 1, out);
       return;
@@ -253,7 +257,7 @@ function collect(value: unknown, parts: string[], i: number, out: unknown[]): vo
     for (const el of value) if (el !== null && typeof el === "object" && !Array.isArray(el)) collect(el, parts, i, out);
     return;
   }
-  const next = (value as Record<string, unknown>)[parts[i]];
+  const next = (value as Record<string, unknown>)[part];
   if (next === undefined) return;
   collect(next, parts, i + 1, out);
 }
@@ -309,7 +313,7 @@ export function sortDocuments<T>(docs: T[], spec: SortSpec, strings?: StringComp
   decorated.sort((x, y) => {
     for (let k = 0; k < spec.length; k++) {
       const c = compareValues(x.keys[k], y.keys[k], strings);
-      if (c) return c * spec[k][1];
+      if (c) return c * spec[k]![1];
     }
     return x.i - y.i;
   });

@@ -107,7 +107,7 @@ interface Batch {
 class ChangeStreamCursor {
   lastUsed = Date.now();
   /** Wakes a getMore that is waiting for events (set only while one waits). */
-  wake?: (reason: "events" | "killed") => void;
+  wake?: ((reason: "events" | "killed") => void) | undefined;
   /** Compiled filters when the user's stages are all $match (the common case); else the stages run per event. */
   private readonly matchOnly: Query[] | undefined;
 
@@ -187,7 +187,8 @@ class ChangeStreamCursor {
       let post: Document | null;
       if (this.fullDocument === "updateLookup") {
         const coll = state.store.get(entry.db, entry.coll);
-        const rid = coll?.idIndex.lookup(coll.idIndex.keysFor({ _id: entry.post._id })[0])[0];
+        const [key] = coll?.idIndex.keysFor({ _id: entry.post._id }) ?? [];
+        const rid = key && coll?.idIndex.lookup(key)[0];
         post = rid === undefined ? null : (coll!.docs.get(rid) ?? null);
       } else {
         post = entry.images ? entry.post : null;
@@ -251,7 +252,7 @@ export class ChangeStreamCursors {
   openStream(cmd: Document, ctx: StreamContext): Document {
     const state = ctx.server;
     const pipeline = cmd.pipeline as Document[];
-    const spec = pipeline[0].$changeStream;
+    const spec = pipeline[0]?.$changeStream;
     if (!spec || typeof spec !== "object" || Array.isArray(spec)) {
       throw commandError(ErrorCodes.TypeMismatch, "the $changeStream stage must be specified as an object");
     }
@@ -269,7 +270,8 @@ export class ChangeStreamCursors {
     }
     const stages = pipeline.slice(1);
     for (const stage of stages) {
-      const name = Object.keys(stage)[0];
+      const [name] = Object.keys(stage);
+      if (name === undefined) throw commandError(40323, "A pipeline stage specification object must contain exactly one field.");
       if (!STAGE_NAMES.has(name)) throw commandError(ErrorCodes.Location40324, `Unrecognized pipeline stage name: '${name}'`);
       if (name === "$changeStream")
         throw commandError(40602, "$changeStream is only valid as the first stage in a pipeline", { codeName: "Location40602" });
@@ -447,7 +449,8 @@ function startPosition(spec: Document, state: StreamServer): StreamPosition {
     kind: TokenKind.HighWaterMark,
     ts: oplog.bySeq(seq - 1)?.ts ?? oplog.historyStart,
   });
-  if (given.length === 0) return { seq: oplog.lastSeq, kind: TokenKind.HighWaterMark, ts: oplog.lastTimestamp };
+  const [field] = given;
+  if (field === undefined) return { seq: oplog.lastSeq, kind: TokenKind.HighWaterMark, ts: oplog.lastTimestamp };
   if (spec.startAtOperationTime !== undefined) {
     const ts = spec.startAtOperationTime;
     if (!(ts instanceof Timestamp))
@@ -455,7 +458,6 @@ function startPosition(spec: Document, state: StreamServer): StreamPosition {
     if (compareTimestamps(ts, oplog.historyStart) < 0) throw historyLost();
     return before(oplog.seqAtOrAfter(ts));
   }
-  const field = given[0];
   const { ts, kind } = decodeToken(spec[field], `$changeStream.${field}`);
   if (field === "resumeAfter" && kind === TokenKind.Invalidate) {
     throw namedError(

@@ -31,7 +31,12 @@ for (const [flag, value] of [
 
 let server;
 try {
-  server = await startEmbeddedMongo({ port, host, replSet, dbPath });
+  server = await startEmbeddedMongo({
+    port,
+    host,
+    ...(replSet === undefined ? {} : { replSet }),
+    ...(dbPath === undefined ? {} : { dbPath }),
+  });
 } catch (err) {
   console.error(`cannot start: ${(err as Error).message}`);
   process.exit(1);

@@ -85,13 +85,13 @@ function strengthField(spec: Document): number | undefined {
 }
 
 /** The BCP 47 tag Intl understands for an ICU locale id (`en_US`, `de@collation=phonebook`), or undefined. */
-function bcp47(locale: string): { tag: string; keyword?: string } | undefined {
+function bcp47(locale: string): { tag: string; keyword: string | undefined } | undefined {
   const [base, keywords, ...rest] = locale.split("@");
   if (rest.length || !base) return undefined;
   let keyword: string | undefined;
   if (keywords !== undefined) {
-    const m = /^collation=(\w+)$/.exec(keywords);
-    keyword = m ? COLLATION_KEYWORDS[m[1]] : undefined;
+    const name = /^collation=(\w+)$/.exec(keywords)?.[1];
+    keyword = name === undefined ? undefined : COLLATION_KEYWORDS[name];
     if (!keyword) return undefined;
   }
   let tag = base.replace(/_/g, "-");
@@ -106,7 +106,7 @@ function bcp47(locale: string): { tag: string; keyword?: string } | undefined {
   return { tag, keyword };
 }
 
-function validateLocale(locale: string, raw: Document): { tag: string; keyword?: string } {
+function validateLocale(locale: string, raw: Document): { tag: string; keyword: string | undefined } {
   if (locale.includes("\0")) {
     throw commandError(ErrorCodes.BadValue, `Field 'locale' cannot contain null byte. Collation spec: ${formatValue(raw)}`);
   }

@@ -21,7 +21,7 @@ export class CollectionIndex {
   private readonly fieldParts: string[][];
   readonly unique: boolean;
   readonly sparse: boolean;
-  readonly partialFilterExpression?: Document;
+  readonly partialFilterExpression: Document | undefined;
   /** Changed in place by collMod, as are `hidden` and the spec fields they mirror. */
   expireAfterSeconds?: number;
   /** A hidden index is maintained but never chosen by the planner (mongod's `hidden: true`). */
@@ -40,7 +40,7 @@ export class CollectionIndex {
   private unhashable = 0;
   private readonly partialQuery?: Query;
   /** The index's collation (spec.collation): its keys are ordered and compared under it. Undefined: binary. */
-  readonly collation?: Collation;
+  readonly collation: Collation | undefined;
   /**
    * The top-level fields a document's keys depend on (the key paths and the partial filter's), or null when that
    * cannot be told. Stored documents are never changed in place, so a write that leaves each of these fields the
@@ -71,7 +71,7 @@ export class CollectionIndex {
     this.entries = new OrderedSet<IndexEntry>((a, b) => {
       for (let i = 0; i < dirs.length; i++) {
         const c = compareValues(a.key[i], b.key[i], strings);
-        if (c) return c * dirs[i];
+        if (c) return c * dirs[i]!;
       }
       return a.rid - b.rid;
     });
@@ -88,8 +88,8 @@ export class CollectionIndex {
     let arrayFields: string[] = [];
     let present = false;
     for (let f = 0; f < this.fields.length; f++) {
-      const path = this.fields[f][0];
-      const found = valuesAtParts(doc, this.fieldParts[f]);
+      const [path] = this.fields[f]!;
+      const found = valuesAtParts(doc, this.fieldParts[f]!); // one parts list per field
       if (found.length) present = true;
       const values: unknown[] = [];
       let sawArray = found.length > 1;
@@ -227,7 +227,7 @@ export class CollectionIndex {
     const strings = this.collation?.compare;
     for (let i = 0; i < key.length; i++) {
       const c = compareValues(entryKey[i], key[i], strings);
-      if (c) return c * this.fields[i][1];
+      if (c) return c * this.fields[i]![1]; // a key never has more fields than the index
     }
     return 0;
   }
@@ -313,8 +313,8 @@ function dedupePairwise(values: unknown[], collation?: Collation): unknown[] {
 export function sameKeys(a: unknown[][], b: unknown[][]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) {
-    const x = a[i];
-    const y = b[i];
+    const x = a[i]!;
+    const y = b[i]!;
     for (let j = 0; j < x.length; j++) if (compareValues(x[j], y[j]) !== 0 || typeof x[j] !== typeof y[j]) return false;
   }
   return true;

@@ -54,8 +54,9 @@ export function serveConnection(socket: net.Socket, state: ServerState, connecti
     while (!socket.destroyed && !busy) {
       if (expected === 0) {
         if (pendingBytes < 4) return;
-        if (pending[0].length < 4) pending = [Buffer.concat(pending, pendingBytes)];
-        expected = pending[0].readInt32LE(0);
+        // pendingBytes > 0: there is a first chunk
+        if (pending[0]!.length < 4) pending = [Buffer.concat(pending, pendingBytes)];
+        expected = pending[0]!.readInt32LE(0);
         // Refuse oversized frames before buffering them.
         if (expected < HEADER_SIZE || expected > MAX_MESSAGE_SIZE) {
           pending = [];
@@ -64,7 +65,7 @@ export function serveConnection(socket: net.Socket, state: ServerState, connecti
         }
       }
       if (pendingBytes < expected) return; // wait for the rest of the frame
-      const buf = pending.length === 1 ? pending[0] : Buffer.concat(pending, pendingBytes);
+      const buf = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
       const frame = buf.subarray(0, expected);
       const rest = buf.subarray(expected);
       pending = rest.length ? [rest] : [];

@@ -13,7 +13,7 @@ interface OpenCursor {
   docs: Document[];
   position: number;
   lastUsed: number;
-  project?: (doc: Document) => Document;
+  project?: ((doc: Document) => Document) | undefined;
 }
 
 export interface Batch {
@@ -103,7 +103,8 @@ function takeBatch(docs: Document[], from: number, count: number, project?: (doc
   const out: Document[] = [];
   let bytes = 0;
   for (let i = from; i < docs.length && out.length < count; i++) {
-    const doc = project ? project(docs[i]) : docs[i];
+    const source = docs[i]!;
+    const doc = project ? project(source) : source;
     const size = calculateObjectSize(doc);
     // A batch always carries at least one document, as with mongod.
     if (out.length > 0 && bytes + size > MAX_BATCH_BYTES) break;

@@ -52,7 +52,7 @@ interface Identity {
 }
 
 interface LockFile {
-  owner?: Identity;
+  owner: Identity | undefined;
   text: string;
   dev: bigint;
   ino: bigint;
@@ -74,7 +74,8 @@ function selfIdentity(): Identity {
   if (self) return self;
   self = { pid: process.pid };
   if (hasProc) {
-    self.start = procStat("self")?.start;
+    const start = procStat("self")?.start;
+    if (start !== undefined) self.start = start;
     try {
       self.boot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
     } catch {

@@ -127,10 +127,10 @@ export class StoreLoader {
   ) {}
 
   /** Oplog entries of the newest replayed records, oldest first. */
-  replayedEntries(): { entries: OplogEntry[]; droppedBefore?: Timestamp } {
+  replayedEntries(): { entries: OplogEntry[]; droppedBefore: Timestamp | undefined } {
     const kept = this.replayedRecords.slice(-this.keepReplayed);
     const dropped = this.replayedRecords.length - kept.length;
-    return { entries: kept.map(entryOf), droppedBefore: dropped > 0 ? (this.replayedRecords[dropped - 1].t as Timestamp) : this.droppedTs };
+    return { entries: kept.map(entryOf), droppedBefore: dropped > 0 ? (this.replayedRecords[dropped - 1]!.t as Timestamp) : this.droppedTs };
   }
 
   private droppedTs?: Timestamp;
@@ -142,7 +142,7 @@ export class StoreLoader {
     if (seq <= this.lastSeq) return;
     this.replayedRecords.push(r);
     if (this.replayedRecords.length >= 2 * this.keepReplayed) {
-      this.droppedTs = this.replayedRecords[this.keepReplayed - 1].t as Timestamp;
+      this.droppedTs = this.replayedRecords[this.keepReplayed - 1]!.t as Timestamp;
       this.replayedRecords.splice(0, this.keepReplayed);
     }
     this.lastSeq = seq;
@@ -257,6 +257,7 @@ function ridOf(coll: Collection, id: unknown): number | undefined {
 }
 
 function ridsOf(coll: Collection, id: unknown): number[] {
-  const key = coll.idIndex.keysFor({ _id: id })[0];
-  return coll.idIndex.lookup(key);
+  // The _id index is neither sparse nor partial: a document always has its one key.
+  const [key] = coll.idIndex.keysFor({ _id: id });
+  return key === undefined ? [] : coll.idIndex.lookup(key);
 }

@@ -288,7 +288,8 @@ function isInteger(v: unknown): boolean {
 }
 
 function supportsWriteConcern(cmd: Document): boolean {
-  const name = Object.keys(cmd)[0];
+  const [name] = Object.keys(cmd);
+  if (name === undefined) return false;
   if (name === "aggregate" && Array.isArray(cmd.pipeline)) {
     const last = cmd.pipeline[cmd.pipeline.length - 1] as Document | undefined;
     return last !== undefined && ("$out" in last || "$merge" in last);

@@ -16,7 +16,7 @@ interface EntryBase {
 interface DocumentEntryBase extends EntryBase {
   coll: string;
   /** The collection's UUID (absent in entries journaled before UUIDs were recorded). */
-  uuid?: Binary;
+  uuid?: Binary | undefined;
   /** A write to a time-series collection: mongod's change streams never show these (they go to its buckets). */
   timeseries?: boolean;
 }
@@ -34,7 +34,7 @@ export interface UpdateEntry extends DocumentEntryBase {
   pre?: Document;
   post: Document;
   /** Set when `pre` is absent: the updateDescription computed when the write was journaled. */
-  description?: UpdateDescription;
+  description?: UpdateDescription | undefined;
   /** A replacement-style update (a "replace" event) rather than an operator or pipeline update. */
   replacement: boolean;
   images: boolean;
@@ -59,7 +59,7 @@ export type NamespaceCommand =
    * The collection's options and index specs after a collMod; `change`: what the command asked (a modify
    * event's operationDescription), `before`: the collection's options before it.
    */
-  | { cmd: "collMod"; coll: string; options: Document; indexes: Document[]; uuid?: Binary; change?: Document; before?: Document }
+  | { cmd: "collMod"; coll: string; options: Document; indexes: Document[]; uuid?: Binary; change?: Document; before?: Document | undefined }
   /** renameCollection of db.coll to toDb.to; `dropTarget`: the UUID of the target collection it replaced. */
   | { cmd: "rename"; coll: string; toDb: string; to: string; uuid?: Binary; dropTarget?: Binary };
 
@@ -162,7 +162,7 @@ export class Oplog implements WriteListener {
     const dropped = entries.length - kept.length;
     this.entries = kept;
     this.head = 0;
-    this.historyStart = dropped > 0 ? entries[dropped - 1].ts : historyStart;
+    this.historyStart = dropped > 0 ? entries[dropped - 1]!.ts : historyStart;
   }
 
   /** Timestamps: seconds since the epoch plus an increment within the second, never going backwards. */
@@ -186,8 +186,9 @@ export class Oplog implements WriteListener {
     return entry;
   }
 
+  /** Drops the oldest retained entry (called only when more than maxEntries are retained). */
   private trim(): void {
-    const dropped = this.entries[this.head];
+    const dropped = this.entries[this.head]!;
     this.head++;
     // The next resumable point is right after the dropped entry.
     this.historyStart = dropped.ts;
@@ -233,10 +234,10 @@ export class Oplog implements WriteListener {
     let hi = this.entries.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (compareTimestamps(this.entries[mid].ts, ts) < 0) lo = mid + 1;
+      if (compareTimestamps(this.entries[mid]!.ts, ts) < 0) lo = mid + 1;
       else hi = mid;
     }
-    return lo < this.entries.length ? this.entries[lo].seq : this.lastSeq + 1;
+    return this.entries[lo]?.seq ?? this.lastSeq + 1;
   }
 
   // WriteListener: the write path of the Store reports here.
@@ -257,8 +258,8 @@ export class Oplog implements WriteListener {
   }
 }
 
-function documentEntryBase(coll: WrittenCollection): { db: string; coll: string; uuid?: Binary; timeseries?: boolean } {
-  const base: { db: string; coll: string; uuid?: Binary; timeseries?: boolean } = { db: coll.db, coll: coll.name, uuid: coll.uuid };
+function documentEntryBase(coll: WrittenCollection): Pick<DocumentEntryBase, "db" | "coll" | "uuid" | "timeseries"> {
+  const base: Pick<DocumentEntryBase, "db" | "coll" | "uuid" | "timeseries"> = { db: coll.db, coll: coll.name, uuid: coll.uuid };
   if (coll.options.timeseries) base.timeseries = true;
   return base;
 }

@@ -9,6 +9,7 @@ export interface Position {
 }
 
 export class OrderedSet<T> {
+  /** Never an empty chunk: one emptied by a delete is removed. */
   private chunks: T[][] = [];
   private count = 0;
 
@@ -31,17 +32,17 @@ export class OrderedSet<T> {
     // Find the first chunk whose last entry is not before the target.
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      const c = chunks[mid];
-      if (before(c[c.length - 1])) lo = mid + 1;
+      const c = chunks[mid]!;
+      if (before(c[c.length - 1]!)) lo = mid + 1;
       else hi = mid;
     }
     if (lo === chunks.length) return { chunk: lo, offset: 0 };
-    const c = chunks[lo];
+    const c = chunks[lo]!;
     let a = 0;
     let b = c.length;
     while (a < b) {
       const mid = (a + b) >>> 1;
-      if (before(c[mid])) a = mid + 1;
+      if (before(c[mid]!)) a = mid + 1;
       else b = mid;
     }
     return { chunk: lo, offset: a };
@@ -55,8 +56,12 @@ export class OrderedSet<T> {
       return;
     }
     let pos = this.seek((e) => cmp(e, item) < 0);
-    if (pos.chunk === this.chunks.length) pos = { chunk: pos.chunk - 1, offset: this.chunks[pos.chunk - 1].length };
-    const chunk = this.chunks[pos.chunk];
+    let chunk = this.chunks[pos.chunk];
+    if (!chunk) {
+      // Past the end: appended to the last chunk (there is one, checked above).
+      chunk = this.chunks[pos.chunk - 1]!;
+      pos = { chunk: pos.chunk - 1, offset: chunk.length };
+    }
     chunk.splice(pos.offset, 0, item);
     this.count++;
     if (chunk.length > MAX_CHUNK) {
@@ -70,7 +75,7 @@ export class OrderedSet<T> {
     const cmp = this.compare;
     const pos = this.seek((e) => cmp(e, item) < 0);
     const chunk = this.chunks[pos.chunk];
-    if (!chunk || pos.offset >= chunk.length || cmp(chunk[pos.offset], item) !== 0) return false;
+    if (!chunk || pos.offset >= chunk.length || cmp(chunk[pos.offset]!, item) !== 0) return false;
     chunk.splice(pos.offset, 1);
     this.count--;
     if (chunk.length === 0) this.chunks.splice(pos.chunk, 1);
@@ -86,8 +91,8 @@ export class OrderedSet<T> {
     const chunks = this.chunks;
     let offset = pos.offset;
     for (let c = pos.chunk; c < chunks.length; c++, offset = 0) {
-      const chunk = chunks[c];
-      for (let i = offset; i < chunk.length; i++) if (!visit(chunk[i])) return;
+      const chunk = chunks[c]!;
+      for (let i = offset; i < chunk.length; i++) if (!visit(chunk[i]!)) return;
     }
   }
 
@@ -98,13 +103,13 @@ export class OrderedSet<T> {
     let i = pos.offset - 1;
     if (c >= chunks.length) {
       c = chunks.length - 1;
-      i = c >= 0 ? chunks[c].length - 1 : -1;
+      i = c >= 0 ? chunks[c]!.length - 1 : -1;
     }
     while (c >= 0) {
-      const chunk = chunks[c];
-      for (; i >= 0; i--) if (!visit(chunk[i])) return;
+      const chunk = chunks[c]!;
+      for (; i >= 0; i--) if (!visit(chunk[i]!)) return;
       c--;
-      if (c >= 0) i = chunks[c].length - 1;
+      if (c >= 0) i = chunks[c]!.length - 1;
     }
   }
 

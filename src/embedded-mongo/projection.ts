@@ -32,6 +32,7 @@ function applySlice(node: unknown, parts: string[], arg: unknown): void {
     return;
   }
   const [head, ...rest] = parts;
+  if (head === undefined) return;
   const value = (node as Document)[head];
   if (rest.length === 0) {
     if (Array.isArray(value)) (node as Document)[head] = sliceArray(value, arg);
@@ -43,8 +44,8 @@ function applySlice(node: unknown, parts: string[], arg: unknown): void {
 function copyPath(node: unknown, parts: string[]): unknown {
   if (node === null || typeof node !== "object") return node;
   if (Array.isArray(node)) return node.map((el) => copyPath(el, parts));
-  if (parts.length === 0) return node;
   const [head, ...rest] = parts;
+  if (head === undefined) return node;
   if (!(head in (node as Document))) return node;
   return { ...(node as Document), [head]: copyPath((node as Document)[head], rest) };
 }

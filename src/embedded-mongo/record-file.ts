@@ -37,7 +37,7 @@ export function readRecords(path: string): ReadResult {
     const end = offset + RECORD_HEADER + length;
     if (end > buf.length) break;
     if (crc32(buf.subarray(offset + 8, end)) !== buf.readUInt32LE(offset + 4)) break;
-    records.push({ type: buf[offset + 8], payload: buf.subarray(offset + RECORD_HEADER, end) });
+    records.push({ type: buf.readUInt8(offset + 8), payload: buf.subarray(offset + RECORD_HEADER, end) });
     offset = end;
   }
   return { records, validBytes: offset, totalBytes: buf.length };

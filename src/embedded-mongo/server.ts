@@ -74,7 +74,10 @@ export async function startEmbeddedMongo(options: EmbeddedMongoOptions = {}): Pr
   let storage: DurableStorage | undefined;
   if (options.dbPath !== undefined) {
     ({ store, storage } = await DurableStorage.open(
-      { dbPath: options.dbPath, snapshotAfterJournalBytes: options.snapshotAfterJournalBytes },
+      {
+        dbPath: options.dbPath,
+        ...(options.snapshotAfterJournalBytes === undefined ? {} : { snapshotAfterJournalBytes: options.snapshotAfterJournalBytes }),
+      },
       oplog,
       sessions,
     ));

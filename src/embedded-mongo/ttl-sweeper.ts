@@ -10,11 +10,12 @@ export function sweepExpired(store: Store, now = Date.now()): number {
     // A time-series collection's expireAfterSeconds applies to its timeField.
     for (const rid of expiredTimeseriesRecords(coll, now)) if (coll.remove(rid)) removed++;
     for (const index of coll.indexes) {
-      if (index.expireAfterSeconds === undefined) continue;
+      const [keyField] = index.fields;
+      if (index.expireAfterSeconds === undefined || keyField === undefined) continue;
       const cutoff = new Date(now - index.expireAfterSeconds * 1000);
       // Only dates expire (an array expires on its earliest date): scan the date bracket of the index up to cutoff.
       const expired = new Set<number>();
-      const ascending = index.fields[0][1] === 1;
+      const ascending = keyField[1] === 1;
       const before = (key: unknown[]) => index.compareKeys(key, [ascending ? new TypeBound(TypeRank.Date, -1) : cutoff]) < 0;
       if (ascending) {
         index.entries.forwardFrom(

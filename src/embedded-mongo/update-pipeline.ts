@@ -14,7 +14,8 @@ export function validatePipelineUpdate(pipeline: Document[]): void {
     if (stage === null || typeof stage !== "object" || Array.isArray(stage)) {
       throw commandError(ErrorCodes.TypeMismatch, "Each element of the 'pipeline' array must be an object");
     }
-    const name = Object.keys(stage)[0];
+    const [name] = Object.keys(stage);
+    if (name === undefined) throw commandError(40323, "A pipeline stage specification object must contain exactly one field.");
     if (!UPDATE_STAGES.has(name)) throw commandError(ErrorCodes.InvalidOptions, `${name} is not allowed to be used within an update`);
   }
 }

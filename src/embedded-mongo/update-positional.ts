@@ -26,13 +26,13 @@ function parseArrayFilters(arrayFilters: Document[] | undefined, collation?: Col
   const byId = new Map<string, (el: unknown) => boolean>();
   for (const filter of arrayFilters ?? []) {
     const ids = new Set(Object.keys(filter).map((k) => k.split(".")[0]));
-    if (ids.size !== 1) {
+    const [id] = ids;
+    if (ids.size !== 1 || id === undefined) {
       throw commandError(
         ErrorCodes.FailedToParse,
         `Error parsing array filter :: caused by :: Expected a single top-level field name, found '${[...ids][0]}' and '${[...ids][1]}'`,
       );
     }
-    const [id] = ids;
     if (!/^[a-z][a-zA-Z0-9]*$/.test(id)) {
       throw commandError(
         ErrorCodes.BadValue,
@@ -69,8 +69,8 @@ function matchedIndex(
 }
 
 function replaceAt(doc: Document, path: string[], value: unknown): Document {
-  if (path.length === 0) return value as Document;
   const [head, ...rest] = path;
+  if (head === undefined) return value as Document;
   const copy: Document = Array.isArray(doc) ? ([...doc] as unknown as Document) : { ...doc };
   copy[head] = replaceAt((doc[head] ?? {}) as Document, rest, value);
   return copy;
@@ -137,8 +137,7 @@ function expand(
 ): string[] {
   const parts = path.split(".");
   let prefixes: string[][] = [[]];
-  for (let i = 0; i < parts.length; i++) {
-    const part = parts[i];
+  for (const part of parts) {
     if (!isPositional(part)) {
       prefixes = prefixes.map((p) => [...p, part]);
       continue;

@@ -29,12 +29,12 @@ export function applyPull(doc: Document, pulls: Document, collation?: Collation)
   let removed = false;
   for (const [path, cond] of Object.entries(pulls)) {
     const parts = path.split(".");
+    const field = parts.pop()!; // split gives at least one part
     let parent: unknown = doc;
-    for (const p of parts.slice(0, -1)) {
+    for (const p of parts) {
       parent = parent !== null && typeof parent === "object" ? (parent as Document)[p] : undefined;
     }
     if (parent === null || typeof parent !== "object") continue;
-    const field = parts[parts.length - 1];
     const array = (parent as Document)[field];
     if (array === undefined) continue;
     if (!Array.isArray(array)) throw commandError(ErrorCodes.BadValue, "Cannot apply $pull to a non-array value");

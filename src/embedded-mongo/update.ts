@@ -33,8 +33,8 @@ export type UpdateSpec = Document | Document[];
 
 export function isOperatorUpdate(update: UpdateSpec): boolean {
   if (Array.isArray(update)) return false;
-  const keys = Object.keys(update);
-  return keys.length > 0 && keys[0].startsWith("$");
+  const [first] = Object.keys(update);
+  return first?.startsWith("$") === true;
 }
 
 export function validateUpdate(update: UpdateSpec): void {
@@ -73,23 +73,24 @@ export function validateUpdate(update: UpdateSpec): void {
   // Two operators may not touch the same path or a path and its parent (mongod's ConflictingUpdateOperators).
   const sorted = [...paths].sort();
   for (let i = 1; i < sorted.length; i++) {
-    const [a, b] = [sorted[i - 1], sorted[i]];
+    const [a, b] = [sorted[i - 1]!, sorted[i]!];
     if (a === b || b.startsWith(a + ".")) {
       throw commandError(ErrorCodes.ConflictingUpdateOperators, `Updating the path '${b}' would create a conflict at '${a}'`);
     }
   }
 }
 
+// Each option may be given as undefined (the command did not set it): the same as leaving it out.
 export interface ApplyOptions {
-  arrayFilters?: Document[];
+  arrayFilters?: Document[] | undefined;
   /** The query, needed for the positional `$` operator. */
-  query?: Document;
+  query?: Document | undefined;
   /** The command's `let` constants ($$name in pipeline updates). */
-  variables?: Document;
+  variables?: Document | undefined;
   /** True while building an upserted document: $setOnInsert applies. */
-  inserting?: boolean;
+  inserting?: boolean | undefined;
   /** The statement's collation (none: binary): positional `$`, arrayFilters, $pull and pipeline comparisons. */
-  collation?: Collation;
+  collation?: Collation | undefined;
 }
 
 /**
@@ -145,7 +146,7 @@ export function applyUpdate(doc: Document, update: UpdateSpec, options: ApplyOpt
     }
   }
   const { $pull, ...withoutPull } = modifier;
-  const docs = [copy];
+  const docs: [Document] = [copy];
   let modified = false;
   try {
     if (Object.keys(withoutPull).length) modified = updateOne(docs, {}, withoutPull, { cloneMode: "copy" }).modifiedCount > 0;
@@ -190,11 +191,12 @@ export function upsertSeed(query: Document): Document {
         !(v as { _bsontype?: string })._bsontype
       ) {
         const keys = Object.keys(v);
-        if (keys.length && keys[0].startsWith("$")) {
+        const [first] = keys;
+        if (first?.startsWith("$")) {
           // {$eq: x} and a one-element {$in: [x]} are equalities (mongod seeds from both).
-          const only = keys.length === 1 ? (v as Document)[keys[0]] : undefined;
-          if (keys[0] === "$eq" && keys.length === 1) value = only;
-          else if (keys[0] === "$in" && Array.isArray(only) && only.length === 1) value = only[0];
+          const only = keys.length === 1 ? (v as Document)[first] : undefined;
+          if (first === "$eq" && keys.length === 1) value = only;
+          else if (first === "$in" && Array.isArray(only) && only.length === 1) value = only[0];
           else continue;
         }
       }
@@ -208,13 +210,14 @@ export function upsertSeed(query: Document): Document {
 
 function setPath(doc: Document, path: string, value: unknown): void {
   const parts = path.split(".");
+  const last = parts.pop()!; // split gives at least one part
   let cur: Document = doc;
-  for (let i = 0; i < parts.length - 1; i++) {
-    const next = cur[parts[i]];
-    if (next === null || typeof next !== "object") cur[parts[i]] = {};
-    cur = cur[parts[i]] as Document;
+  for (const part of parts) {
+    const next = cur[part];
+    if (next === null || typeof next !== "object") cur[part] = {};
+    cur = cur[part] as Document;
   }
-  cur[parts[parts.length - 1]] = value;
+  cur[last] = value;
 }
 
 /** Builds the document an upsert inserts; _id comes first, generated when neither query nor update sets it. */

@@ -97,8 +97,10 @@ export function validateDocument(
 
 /** mongod's description of why `doc` fails `filter` (its doc_validation_error details). */
 function explain(filter: Document, doc: Document): Document {
-  const clauses = Object.entries(filter).map(([k, v]) => ({ [k]: v }) as Document);
-  if (clauses.length === 1) return clauseDetails(clauses[0], doc);
+  const entries = Object.entries(filter);
+  const [only] = entries;
+  if (entries.length === 1 && only) return clauseDetails(only, doc);
+  const clauses = entries.map(([k, v]) => ({ [k]: v }) as Document);
   return { operatorName: "$and", clausesNotSatisfied: failing(clauses, doc) };
 }
 
@@ -110,8 +112,9 @@ function failing(clauses: Document[], doc: Document): Document[] {
   return out;
 }
 
-function clauseDetails(clause: Document, doc: Document): Document {
-  const [key, value] = Object.entries(clause)[0];
+/** Details of one field or operator of a validator, `{[key]: value}`. */
+function clauseDetails([key, value]: [key: string, value: unknown], doc: Document): Document {
+  const clause = { [key]: value };
   if (key === "$and" || key === "$or") {
     const subs = value as Document[];
     if (key === "$and") return { operatorName: "$and", clausesNotSatisfied: failing(subs, doc) };
@@ -123,10 +126,11 @@ function clauseDetails(clause: Document, doc: Document): Document {
   }
   if (key === "$expr") return { operatorName: "$expr", specifiedAs: clause, reason: "expression did not match", expressionResult: false };
   if (key.startsWith("$")) return { operatorName: key, specifiedAs: clause, reason: "expression did not match" };
-  const operators = isObject(value) && Object.keys(value).length > 0 && Object.keys(value)[0].startsWith("$") ? Object.entries(value) : undefined;
+  const operators = isObject(value) && Object.keys(value)[0]?.startsWith("$") ? Object.entries(value) : undefined;
   if (!operators) return fieldDetails(key, "$eq", value, { [key]: value }, doc);
   const failed = operators.filter(([op, arg]) => !createQuery({ [key]: { [op]: arg } }).test(doc));
-  if (operators.length === 1) return fieldDetails(key, operators[0][0], operators[0][1], clause, doc);
+  const [onlyOperator] = operators;
+  if (operators.length === 1 && onlyOperator) return fieldDetails(key, onlyOperator[0], onlyOperator[1], clause, doc);
   return {
     operatorName: "$and",
     clausesNotSatisfied: operators

@@ -111,6 +111,8 @@ describe("embedded-mongo: change streams (replica set)", function () {
       .command({ aggregate: "filtered", pipeline: [{ $changeStream: {} }, { $group: { _id: null } }], cursor: {} })
       .catch((e) => e);
     expect(group.code).to.equal(20);
+    const emptyStage = await rs.db.command({ aggregate: "filtered", pipeline: [{ $changeStream: {} }, {}], cursor: {} }).catch((e) => e);
+    expect(emptyStage.code).to.equal(40323);
     const noId = await rs.db.command({ aggregate: "filtered", pipeline: [{ $changeStream: {} }, { $project: { _id: 0 } }], cursor: {} });
     await coll.insertOne({ x: 1 });
     const fatal = await rs.db.command({ getMore: noId.cursor.id, collection: "filtered", maxTimeMS: 500 }).catch((e) => e);

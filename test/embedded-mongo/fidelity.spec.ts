@@ -127,6 +127,9 @@ describe("embedded-mongo: fidelity to mongod", () => {
       expect(changed.code).to.equal(66);
       const stage = await failure(c.updateOne({ _id: 1 } as Document, [{ $group: { _id: null } }]));
       expect(stage.code).to.equal(72);
+      // The driver refuses a stage without an operator before sending it: the raw command reaches the server.
+      const empty = await t.db.command({ update: "pipe_id", updates: [{ q: { _id: 1 }, u: [{}] }] });
+      expect(empty.writeErrors[0].code).to.equal(40323);
     });
   });
 

@@ -178,7 +178,8 @@ export const indexCommands: Record<string, CommandHandler> = {
     else if (Array.isArray(target)) names = target.map(String);
     else if (target && typeof target === "object") {
       const matches = coll.indexes.filter((i) => sameKey(i.spec, { key: target }));
-      if (matches.length === 0) {
+      const [match] = matches;
+      if (match === undefined) {
         throw commandError(ErrorCodes.IndexNotFound, `can't find index with key: ${formatValue(target)}`);
       }
       if (matches.length > 1)
@@ -186,7 +187,7 @@ export const indexCommands: Record<string, CommandHandler> = {
           ErrorCodes.IndexNotFound,
           `${matches.length} indexes found for key: ${formatValue(target)}, identify by name instead. Conflicting indexes: ${matches.map((m) => formatValue(m.spec)).join(", ")}`,
         );
-      names = [matches[0].name];
+      names = [match.name];
     } else throw commandError(ErrorCodes.TypeMismatch, "BSON field 'dropIndexes.index' is missing or has the wrong type");
     for (const indexName of names) {
       if (indexName === "_id_") throw commandError(ErrorCodes.InvalidOptions, "cannot drop _id index");

@@ -42,6 +42,8 @@ export interface MethodEntry<O extends DescMessage> {
   liveSetting?: LiveFeatureSetting;
   /** Members of the REST body (a `*` body) that fill a request field of another name: JSON member -> field name. */
   renamedMembers?: Readonly<Record<string, string>>;
+  /** Fields of the request (a `*` body) that the REST body does not take: they are for RPC clients only. */
+  rpcOnlyFields?: readonly string[];
 }
 
 /** Every method of the service, each with its entry: a missing one is a type error. */
@@ -79,10 +81,19 @@ export function describeService<Methods extends GenServiceMethods>(
         throw new Error(`${descriptor.typeName}.${method.name}: body member ${member} names no field ${field} of a * body`);
       }
     }
+    for (const field of entry.rpcOnlyFields ?? []) {
+      if (route.body !== "*" || !method.input.fields.some((f) => f.name === field)) {
+        throw new Error(`${descriptor.typeName}.${method.name}: RPC-only ${field} names no field of a * body`);
+      }
+    }
     return {
       service: descriptor,
       method,
-      route: entry.renamedMembers ? { ...route, renamedMembers: entry.renamedMembers } : route,
+      route: {
+        ...route,
+        ...(entry.renamedMembers ? { renamedMembers: entry.renamedMembers } : {}),
+        ...(entry.rpcOnlyFields ? { rpcOnlyFields: entry.rpcOnlyFields } : {}),
+      },
       status: entry.status,
       present: entry.present as (response: unknown, path: string) => unknown,
       operation: entry.operation,

@@ -19,6 +19,11 @@ export interface RestRoute {
    * name is taken by a member is not read from the body (a deprecated field whose replacement took its name).
    */
   renamedMembers?: Readonly<Record<string, string>>;
+  /**
+   * Fields of a `*` body that REST does not take (no member fills them): the exact money fields, since REST gives
+   * money as JSON numbers of dollars, which fill the dollars fields.
+   */
+  rpcOnlyFields?: readonly string[];
   service: DescService;
   method: DescMethod;
 }

@@ -112,6 +112,7 @@ export const transactionsApi = describeService(TransactionsService, {
       requestBody: { schema: "CreateWithdrawalRequest", required: true, example: REQUEST_EXAMPLES.withdrawal },
       errors: ["user_suspended", "kyc_required", "wallet_not_ready", "insufficient_funds"],
     },
+    rpcOnlyFields: ["amount_cents"],
   },
   cancelTransaction: {
     status: 200,
@@ -139,6 +140,7 @@ export const sandboxTransactionsApi = describeService(SandboxTransactionsService
       requestBody: { schema: "CreateSandboxDepositRequest", required: true, example: REQUEST_EXAMPLES.sandboxDeposit },
       errors: ["user_suspended", "kyc_required", "wallet_not_ready"],
     },
+    rpcOnlyFields: ["amount_cents", "fee_cents", "fiat_amount_minor"],
   },
   completeSandboxTransaction: {
     status: 200,

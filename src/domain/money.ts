@@ -35,15 +35,57 @@ export function newTransactionId(): string {
  * Dollars as sent (a JSON number) to cents: at most 2 decimals, else 422 naming `param`. `min` is the smallest
  * accepted value in cents (1 for amounts, 0 for fees).
  */
-export function centsOf(param: string, value: number, options: { min: number; max?: number } = { min: 1 }): number {
-  const max = options.max ?? MAX_AMOUNT_CENTS;
+export function centsOf(param: string, value: number, options: CentsRange = { min: 1 }): number {
   if (!Number.isFinite(value)) throw validationError(param, `${param} must be a number.`);
   const decimal = decimalOfNumber(value);
   if (decimalPlaces(decimal) > 2) throw validationError(param, `${param} must have at most 2 decimals.`);
-  const cents = Number(roundHalfAwayFromZero(decimal, 2, 20) ?? Number.POSITIVE_INFINITY);
+  return centsInRange(param, Number(roundHalfAwayFromZero(decimal, 2, 20) ?? Number.POSITIVE_INFINITY), options);
+}
+
+/** The bounds of an amount in cents: `min` is 1 for amounts, 0 for fees; `max` defaults to MAX_AMOUNT_CENTS. */
+export interface CentsRange {
+  min: number;
+  max?: number;
+}
+
+/** A cents value within its bounds, else 422 naming `param` (its limit written in the unit of the field). */
+function centsInRange(param: string, cents: number, options: CentsRange): number {
+  const max = options.max ?? MAX_AMOUNT_CENTS;
   if (cents < options.min) throw validationError(param, options.min > 0 ? `${param} must be greater than 0.` : `${param} must not be negative.`);
-  if (cents > max) throw validationError(param, `${param} must be at most ${dollars(max)}.`);
+  if (cents > max) {
+    const limit = param.endsWith("_cents") ? `${max} (${dollars(max)} dollars)` : `${dollars(max)}`;
+    throw validationError(param, `${param} must be at most ${limit}.`);
+  }
   return cents;
+}
+
+/** The two fields of one amount in a request message: the exact one (int64 cents) and the deprecated dollars. */
+export interface AmountFields {
+  cents: string;
+  usd: string;
+}
+
+export const AMOUNT_FIELDS: AmountFields = { cents: "amount_cents", usd: "amount_usd" };
+export const FEE_FIELDS: AmountFields = { cents: "fee_cents", usd: "fee_usd" };
+export const WITHDRAWAL_FEE_FIELDS: AmountFields = { cents: "withdrawal_fee_cents", usd: "withdrawal_fee_usd" };
+
+/** An amount in cents and the request field it came in, which every refusal about it names. */
+export interface GivenCents {
+  cents: number;
+  param: string;
+}
+
+/**
+ * An amount a request gives exactly (`exact`, int64 cents) or in its deprecated dollars field (`usd`, a binary float
+ * read on its shortest decimal form, at most 2 decimals). Both given: 422 on the exact field, since they could
+ * disagree. Neither: the dollars field's refusal, as the REST API (whose member it is) has always answered.
+ */
+export function givenCents(fields: AmountFields, exact: bigint | undefined, usd: number | undefined, options: CentsRange = { min: 1 }): GivenCents {
+  if (exact === undefined) return { cents: centsOf(fields.usd, usd ?? 0, options), param: fields.usd };
+  if (usd !== undefined) throw validationError(fields.cents, `Give ${fields.cents} or ${fields.usd}, not both.`);
+  // Beyond Number's exact integers a value is out of range anyway: it stays an infinity of its sign.
+  const cents = exact > BigInt(Number.MAX_SAFE_INTEGER) ? Number.POSITIVE_INFINITY : exact < 0n ? Number.NEGATIVE_INFINITY : Number(exact);
+  return { cents: centsInRange(fields.cents, cents, options), param: fields.cents };
 }
 
 /** Cents as the API's number of dollars (2 decimals at most). */
@@ -92,6 +134,12 @@ export function fiatMinorOf(param: string, value: number, exponent: number): num
   return Number(minor);
 }
 
+/** A fiat amount given exactly in its currency's minor unit: 0 to 10^15, else 422 naming `param`. */
+export function exactFiatMinorOf(param: string, minor: bigint): number {
+  if (minor < 0n || minor > MAX_FIAT_MINOR) throw validationError(param, `${param} must be 0 to ${MAX_FIAT_MINOR} (minor units).`);
+  return Number(minor);
+}
+
 /** Cents of USD at parity in a currency's minor unit, rounded half away from zero on decimal digits. */
 export function parityMinorOf(cents: number, exponent: number): number {
   return Number(roundHalfAwayFromZero(decimalOfNumber(cents), exponent - 2, 20) ?? Number.NaN);
@@ -112,10 +160,10 @@ export function failureCodeOf(code: string): string {
   return code;
 }
 
-/** Amount and fee of a deposit: the fee may be 0 and must be below the amount. */
-export function feeCentsOf(value: number | undefined, amountCents: number): number {
-  if (value === undefined) return 0;
-  const fee = centsOf("fee_usd", value, { min: 0 });
-  if (fee >= amountCents) throw validationError("fee_usd", "fee_usd must be below amount_usd.");
-  return fee;
+/** The fee of a deposit, given exactly or in deprecated dollars: default 0, and below the amount. */
+export function feeCentsOf(exact: bigint | undefined, usd: number | undefined, amount: GivenCents): number {
+  if (exact === undefined && usd === undefined) return 0;
+  const fee = givenCents(FEE_FIELDS, exact, usd, { min: 0 });
+  if (fee.cents >= amount.cents) throw validationError(fee.param, `${fee.param} must be below ${amount.param}.`);
+  return fee.cents;
 }

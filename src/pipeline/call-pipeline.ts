@@ -25,6 +25,7 @@ import {
   REPLAYED_HEADER,
   REQUEST_ID_HEADER,
 } from "./response-headers.ts";
+import { identityForm } from "./request-identity.ts";
 
 /** Where a call came in. */
 export type Door = "rest" | "connect" | "grpc" | "dashboard" | "admin";
@@ -343,11 +344,13 @@ export class CallPipeline {
 
   /**
    * What identifies a request under its key: the method and its decoded message (path parameters included, fields
-   * in their canonical binary form, unknown fields left out), so the same request through any door is the same.
+   * in their canonical binary form, unknown fields left out, money in its exact fields), so the same request through
+   * any door is the same.
    */
   private fingerprint(method: DescMethod, decoded: DecodedRequest): string {
     if ("refusal" in decoded) return IdempotencyGuard.fingerprint(method.parent.typeName, method.name, "undecodable", decoded.raw);
-    return IdempotencyGuard.fingerprint(method.parent.typeName, method.name, toBinary(method.input, decoded.message, { writeUnknownFields: false }));
+    const identity = identityForm(method.input, decoded.message);
+    return IdempotencyGuard.fingerprint(method.parent.typeName, method.name, toBinary(method.input, identity, { writeUnknownFields: false }));
   }
 
   /** The stored answer again, with its original request id and `Idempotent-Replayed: true`, in the door's form. */

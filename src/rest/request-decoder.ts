@@ -103,6 +103,11 @@ function memberField(message: DescMessage, key: string, renamed: Readonly<Record
   return fieldNamed(message, key);
 }
 
+/** The fields of a `*` body no member fills: the path parameters and the fields only RPC clients give. */
+function restSkipped(route: RestRoute): readonly string[] {
+  return route.rpcOnlyFields ? [...route.pathParams, ...route.rpcOnlyFields] : route.pathParams;
+}
+
 /**
  * The members a route's body takes (what its OpenAPI request schema must list): the fields of the body message
  * under their member names, without path parameters and the update mask.
@@ -113,7 +118,7 @@ export function bodyMembers(route: RestRoute): string[] {
   const renamed = route.renamedMembers ?? {};
   const byField = new Map(Object.entries(renamed).map(([member, field]) => [field, member]));
   return message.fields
-    .filter((f) => !route.pathParams.includes(f.name) && f.message?.typeName !== "google.protobuf.FieldMask")
+    .filter((f) => !restSkipped(route).includes(f.name) && f.message?.typeName !== "google.protobuf.FieldMask")
     .flatMap((f) => {
       const member = byField.get(f.name);
       if (member !== undefined) return [member];
@@ -262,7 +267,7 @@ export function decodeRestRequest(route: RestRoute, input: RestInput, nullMeans:
   const stray = Object.keys(input.query).find((name) => input.query[name] !== undefined);
   if (stray !== undefined) throw validationError(stray, `Unknown parameter: ${stray}.`);
   if (route.body === "*") {
-    Object.assign(init, decodeObject(schema, input.body ?? {}, "", nullMeans, route.pathParams, true, false, route.renamedMembers).init);
+    Object.assign(init, decodeObject(schema, input.body ?? {}, "", nullMeans, restSkipped(route), true, false, route.renamedMembers).init);
   } else {
     // A PATCH body: the keys sent become the update mask (AIP-134), so null can clear a field.
     const bodyField = fieldNamed(schema, route.body)!;

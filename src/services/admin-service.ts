@@ -46,12 +46,12 @@ import { reservationOf } from "../access/creation-reservation.ts";
 import type { Clock } from "../domain/clock.ts";
 import { USER_ID_PATTERN } from "../domain/ids.ts";
 import { depositFingerprint } from "../domain/deposit-fingerprint.ts";
-import { centsOf, failureCodeOf, feeCentsOf } from "../domain/money.ts";
+import { failureCodeOf, givenCents, WITHDRAWAL_FEE_FIELDS } from "../domain/money.ts";
 import { derivedTransactionId, moveMarkOf } from "../domain/reserved-ids.ts";
 import { codePointLength } from "../domain/text.ts";
 import type { Ledger } from "../ledger/ledger.ts";
 import { transactionMessage } from "../messages/transaction-messages.ts";
-import { depositFiat, newTransaction } from "./transactions-service.ts";
+import { depositMoney, newTransaction } from "./transactions-service.ts";
 import { describeError, svcError, validationError } from "../domain/errors.ts";
 import { checkPublishedObject } from "../domain/event-objects.ts";
 import type { EventType } from "../domain/event-types.ts";
@@ -124,14 +124,14 @@ export class AdminServiceImpl implements ServiceImpl<typeof AdminService> {
   }
 
   async createProject(request: CreateProjectRequest) {
-    const fee = request.withdrawalFeeUsd !== undefined ? centsOf("withdrawal_fee_usd", request.withdrawalFeeUsd, { min: 0 }) : undefined;
+    const fee = withdrawalFeeOf(request);
     let project = await this.deps.tenancy.createProject(request);
     if (fee !== undefined) project = (await this.deps.projects.setWithdrawalFee(project._id, fee)) ?? project;
     return create(CreateProjectResponseSchema, { project: projectMessage(project) });
   }
 
   async updateProject(request: UpdateProjectRequest) {
-    const fee = request.withdrawalFeeUsd !== undefined ? centsOf("withdrawal_fee_usd", request.withdrawalFeeUsd, { min: 0 }) : undefined;
+    const fee = withdrawalFeeOf(request);
     let project = await this.deps.tenancy.updateProject(request);
     if (fee !== undefined) project = (await this.deps.projects.setWithdrawalFee(project._id, fee)) ?? project;
     this.deps.settings.projectChanged();
@@ -145,9 +145,7 @@ export class AdminServiceImpl implements ServiceImpl<typeof AdminService> {
    * requests for different users only one can open it.
    */
   async recordDeposit(request: RecordDepositRequest) {
-    const amount = centsOf("amount_usd", request.amountUsd);
-    const fee = feeCentsOf(request.feeUsd, amount);
-    const fiat = depositFiat(amount, request.fiatCurrency, request.fiatAmount);
+    const money = depositMoney(request);
     if (request.reference.length === 0 || codePointLength(request.reference) > 255) {
       throw validationError("reference", "reference must be 1 to 255 characters.");
     }
@@ -160,9 +158,7 @@ export class AdminServiceImpl implements ServiceImpl<typeof AdminService> {
         id: derivedTransactionId(`${scope.projectId}|${scope.livemode}|${request.reference}`, "reference"),
         user_id: request.userId,
         type: "deposit",
-        amount_cents: amount,
-        fee_cents: fee,
-        ...fiat,
+        ...money,
         description: null,
         simulated: false,
         reference: request.reference,
@@ -275,4 +271,10 @@ export class AdminServiceImpl implements ServiceImpl<typeof AdminService> {
     if (!(await this.deps.projects.findById(projectId))) throw svcError("project_not_found");
     return { projectId, livemode };
   }
+}
+
+/** A project's withdrawal fee as a creation or update gives it (exact or in deprecated dollars), or undefined. */
+function withdrawalFeeOf(request: CreateProjectRequest | UpdateProjectRequest): number | undefined {
+  if (request.withdrawalFeeCents === undefined && request.withdrawalFeeUsd === undefined) return undefined;
+  return givenCents(WITHDRAWAL_FEE_FIELDS, request.withdrawalFeeCents, request.withdrawalFeeUsd, { min: 0 }).cents;
 }

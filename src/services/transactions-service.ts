@@ -28,14 +28,17 @@ import type { Clock } from "../domain/clock.ts";
 import { svcError, validationError } from "../domain/errors.ts";
 import { USER_ID_PATTERN } from "../domain/ids.ts";
 import {
-  centsOf,
+  AMOUNT_FIELDS,
   DEFAULT_COMPLETE_AFTER_SECONDS,
   DEFAULT_FAILURE_CODE,
+  dollars,
   DESCRIPTION_MAX_LENGTH,
+  exactFiatMinorOf,
   failureCodeOf,
   feeCentsOf,
   fiatCurrencyOf,
   fiatMinorOf,
+  givenCents,
   MAX_COMPLETE_AFTER_SECONDS,
   newTransactionId,
   parityMinorOf,
@@ -94,14 +97,37 @@ export function newTransaction(
   };
 }
 
-/** The fiat side of a deposit: an ISO 4217 currency (default USD) and an amount rounded to its minor unit. */
-export function depositFiat(amountCents: number, currency: string | undefined, amount: number | undefined) {
-  const fiat = fiatCurrencyOf(currency);
-  if (amount === undefined) {
+/** The money fields of a deposit request (a sandbox deposit or a provider's), exact or deprecated. */
+export interface DepositMoneyRequest {
+  amountCents?: bigint | undefined;
+  amountUsd: number;
+  feeCents?: bigint | undefined;
+  feeUsd?: number | undefined;
+  fiatCurrency?: string | undefined;
+  fiatAmountMinor?: bigint | undefined;
+  fiatAmount?: number | undefined;
+}
+
+/**
+ * Amount, fee and fiat side of a deposit: cents, and an ISO 4217 currency (default USD) with an amount in its minor
+ * unit, given exactly or rounded from the deprecated number. Not given: the amount, when the currency is USD.
+ */
+export function depositMoney(request: DepositMoneyRequest) {
+  // proto3 gives the deprecated amount no presence: 0 is "not given" (and no valid amount anyway).
+  const amount = givenCents(AMOUNT_FIELDS, request.amountCents, request.amountUsd || undefined);
+  const fee = feeCentsOf(request.feeCents, request.feeUsd, amount);
+  const fiat = fiatCurrencyOf(request.fiatCurrency);
+  let minor: number;
+  if (request.fiatAmountMinor !== undefined) {
+    if (request.fiatAmount !== undefined) throw validationError("fiat_amount_minor", "Give fiat_amount_minor or fiat_amount, not both.");
+    minor = exactFiatMinorOf("fiat_amount_minor", request.fiatAmountMinor);
+  } else if (request.fiatAmount !== undefined) {
+    minor = fiatMinorOf("fiat_amount", request.fiatAmount, fiat.exponent);
+  } else {
     if (fiat.currency !== "USD") throw validationError("fiat_amount", "fiat_amount is required when fiat_currency is not USD.");
-    return { fiat_currency: fiat.currency, fiat_exponent: fiat.exponent, fiat_amount_minor: amountCents };
+    minor = amount.cents;
   }
-  return { fiat_currency: fiat.currency, fiat_exponent: fiat.exponent, fiat_amount_minor: fiatMinorOf("fiat_amount", amount, fiat.exponent) };
+  return { amount_cents: amount.cents, fee_cents: fee, fiat_currency: fiat.currency, fiat_exponent: fiat.exponent, fiat_amount_minor: minor };
 }
 
 function checkUserId(userId: string): void {
@@ -142,13 +168,16 @@ export class TransactionsServiceImpl implements ServiceImpl<typeof TransactionsS
 
   async createWithdrawal(request: CreateWithdrawalRequest, context: HandlerContext) {
     const scope = tenantOf(context);
-    const amount = centsOf("amount_usd", request.amountUsd);
+    const amount = givenCents(AMOUNT_FIELDS, request.amountCents, request.amountUsd || undefined);
     const fiat = fiatCurrencyOf(request.fiatCurrency);
     if (request.description !== undefined && codePointLength(request.description) > DESCRIPTION_MAX_LENGTH) {
       throw validationError("description", `description must be at most ${DESCRIPTION_MAX_LENGTH} characters.`);
     }
     const fee = (await this.deps.settings.project(scope.projectId))?.withdrawal_fee_cents ?? 0;
-    if (fee >= amount) throw validationError("amount_usd", `amount_usd must be more than the withdrawal fee (${fee / 100}).`);
+    if (fee >= amount.cents) {
+      const shown = amount.param === AMOUNT_FIELDS.cents ? `${fee} cents` : `${dollars(fee)}`;
+      throw validationError(amount.param, `${amount.param} must be more than the withdrawal fee (${shown}).`);
+    }
     checkUserId(request.userId);
     const now = this.deps.clock();
     const reservation = reservationOf(context);
@@ -158,12 +187,12 @@ export class TransactionsServiceImpl implements ServiceImpl<typeof TransactionsS
         id: reservation ? derivedTransactionId(reservation.seed, "withdrawal") : newTransactionId(),
         user_id: request.userId,
         type: "withdrawal",
-        amount_cents: amount,
+        amount_cents: amount.cents,
         fee_cents: fee,
         fiat_currency: fiat.currency,
         fiat_exponent: fiat.exponent,
         // Svc holds no exchange rates: the fiat amount is the USD amount at parity, in the currency's minor unit.
-        fiat_amount_minor: parityMinorOf(amount, fiat.exponent),
+        fiat_amount_minor: parityMinorOf(amount.cents, fiat.exponent),
         description: request.description ?? null,
         simulated: !scope.livemode,
         reference: null,
@@ -195,9 +224,7 @@ export class SandboxTransactionsServiceImpl implements ServiceImpl<typeof Sandbo
 
   async createSandboxDeposit(request: CreateSandboxDepositRequest, context: HandlerContext) {
     const scope = sandboxScope(context);
-    const amount = centsOf("amount_usd", request.amountUsd);
-    const fee = feeCentsOf(request.feeUsd, amount);
-    const fiat = depositFiat(amount, request.fiatCurrency, request.fiatAmount);
+    const money = depositMoney(request);
     const delay = request.completeAfterSeconds ?? DEFAULT_COMPLETE_AFTER_SECONDS;
     if (!Number.isInteger(delay) || delay < 0 || delay > MAX_COMPLETE_AFTER_SECONDS) {
       throw validationError("complete_after_seconds", `complete_after_seconds must be an integer from 0 to ${MAX_COMPLETE_AFTER_SECONDS}.`);
@@ -211,9 +238,7 @@ export class SandboxTransactionsServiceImpl implements ServiceImpl<typeof Sandbo
         id: reservation ? derivedTransactionId(reservation.seed, "deposit") : newTransactionId(),
         user_id: request.userId,
         type: "deposit" satisfies TransactionType,
-        amount_cents: amount,
-        fee_cents: fee,
-        ...fiat,
+        ...money,
         description: null,
         simulated: true,
         reference: null,

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/v1/transactions.proto.
  */
 export const file_svc_v1_transactions: GenFile = /*@__PURE__*/
-  fileDesc("ChlzdmMvdjEvdHJhbnNhY3Rpb25zLnByb3RvEgZzdmMudjEi2gMKC1RyYW5zYWN0aW9uEgoKAmlkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSEQoJd2FsbGV0X2lkGAMgASgJEgwKBHR5cGUYBCABKAkSEQoJZGlyZWN0aW9uGAUgASgJEhQKDGFtb3VudF9jZW50cxgGIAEoAxIRCglmZWVfY2VudHMYByABKAMSDgoGc3RhdHVzGAggASgJEhkKDGZhaWx1cmVfY29kZRgJIAEoCUgAiAEBEhwKD2ZhaWx1cmVfbWVzc2FnZRgKIAEoCUgBiAEBEhUKDWZpYXRfY3VycmVuY3kYCyABKAkSGQoRZmlhdF9hbW91bnRfbWlub3IYDCABKAMSFQoNZmlhdF9leHBvbmVudBgNIAEoBRIQCghsaXZlbW9kZRgOIAEoCBIYCgtkZXNjcmlwdGlvbhgPIAEoCUgCiAEBEi4KCmNyZWF0ZWRfYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg8KDV9mYWlsdXJlX2NvZGVCEgoQX2ZhaWx1cmVfbWVzc2FnZUIOCgxfZGVzY3JpcHRpb24iXQoNV2FsbGV0QmFsYW5jZRIXCg9hdmFpbGFibGVfY2VudHMYASABKAMSGAoQcGVuZGluZ19pbl9jZW50cxgCIAEoAxIZChFwZW5kaW5nX291dF9jZW50cxgDIAEoAyKOAgobTGlzdFVzZXJUcmFuc2FjdGlvbnNSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkSEgoFbGltaXQYAiABKAVIAIgBARIbCg5zdGFydGluZ19hZnRlchgDIAEoCUgBiAEBEhEKBHR5cGUYBCABKAlIAogBARITCgZzdGF0dXMYBSABKAlIA4gBARIaCg1lbmRpbmdfYmVmb3JlGAYgASgJSASIAQESJgoHY3JlYXRlZBgHIAEoCzIVLnN2Yy52MS5DcmVhdGVkRmlsdGVyQggKBl9saW1pdEIRCg9fc3RhcnRpbmdfYWZ0ZXJCBwoFX3R5cGVCCQoHX3N0YXR1c0IQCg5fZW5kaW5nX2JlZm9yZSJTChxMaXN0VXNlclRyYW5zYWN0aW9uc1Jlc3BvbnNlEiEKBGRhdGEYASADKAsyEy5zdmMudjEuVHJhbnNhY3Rpb24SEAoIaGFzX21vcmUYAiABKAgiIwoVR2V0VHJhbnNhY3Rpb25SZXF1ZXN0EgoKAmlkGAEgASgJIkIKFkdldFRyYW5zYWN0aW9uUmVzcG9uc2USKAoLdHJhbnNhY3Rpb24YASABKAsyEy5zdmMudjEuVHJhbnNhY3Rpb24ilgEKF0NyZWF0ZVdpdGhkcmF3YWxSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkSEgoKYW1vdW50X3VzZBgCIAEoARIaCg1maWF0X2N1cnJlbmN5GAMgASgJSACIAQESGAoLZGVzY3JpcHRpb24YBCABKAlIAYgBAUIQCg5fZmlhdF9jdXJyZW5jeUIOCgxfZGVzY3JpcHRpb24iRAoYQ3JlYXRlV2l0aGRyYXdhbFJlc3BvbnNlEigKC3RyYW5zYWN0aW9uGAEgASgLMhMuc3ZjLnYxLlRyYW5zYWN0aW9uIiYKGENhbmNlbFRyYW5zYWN0aW9uUmVxdWVzdBIKCgJpZBgBIAEoCSJFChlDYW5jZWxUcmFuc2FjdGlvblJlc3BvbnNlEigKC3RyYW5zYWN0aW9uGAEgASgLMhMuc3ZjLnYxLlRyYW5zYWN0aW9uIvwBChtDcmVhdGVTYW5kYm94RGVwb3NpdFJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCRISCgphbW91bnRfdXNkGAIgASgBEhQKB2ZlZV91c2QYAyABKAFIAIgBARIaCg1maWF0X2N1cnJlbmN5GAQgASgJSAGIAQESGAoLZmlhdF9hbW91bnQYBSABKAFIAogBARIjChZjb21wbGV0ZV9hZnRlcl9zZWNvbmRzGAYgASgFSAOIAQFCCgoIX2ZlZV91c2RCEAoOX2ZpYXRfY3VycmVuY3lCDgoMX2ZpYXRfYW1vdW50QhkKF19jb21wbGV0ZV9hZnRlcl9zZWNvbmRzIkgKHENyZWF0ZVNhbmRib3hEZXBvc2l0UmVzcG9uc2USKAoLdHJhbnNhY3Rpb24YASABKAsyEy5zdmMudjEuVHJhbnNhY3Rpb24iLwohQ29tcGxldGVTYW5kYm94VHJhbnNhY3Rpb25SZXF1ZXN0EgoKAmlkGAEgASgJIk4KIkNvbXBsZXRlU2FuZGJveFRyYW5zYWN0aW9uUmVzcG9uc2USKAoLdHJhbnNhY3Rpb24YASABKAsyEy5zdmMudjEuVHJhbnNhY3Rpb24iVwodRmFpbFNhbmRib3hUcmFuc2FjdGlvblJlcXVlc3QSCgoCaWQYASABKAkSGQoMZmFpbHVyZV9jb2RlGAIgASgJSACIAQFCDwoNX2ZhaWx1cmVfY29kZSJKCh5GYWlsU2FuZGJveFRyYW5zYWN0aW9uUmVzcG9uc2USKAoLdHJhbnNhY3Rpb24YASABKAsyEy5zdmMudjEuVHJhbnNhY3Rpb24ymwQKE1RyYW5zYWN0aW9uc1NlcnZpY2USiwEKFExpc3RVc2VyVHJhbnNhY3Rpb25zEiMuc3ZjLnYxLkxpc3RVc2VyVHJhbnNhY3Rpb25zUmVxdWVzdBokLnN2Yy52MS5MaXN0VXNlclRyYW5zYWN0aW9uc1Jlc3BvbnNlIiiC0+STAiISIC92MS91c2Vycy97dXNlcl9pZH0vdHJhbnNhY3Rpb25zEm4KDkdldFRyYW5zYWN0aW9uEh0uc3ZjLnYxLkdldFRyYW5zYWN0aW9uUmVxdWVzdBoeLnN2Yy52MS5HZXRUcmFuc2FjdGlvblJlc3BvbnNlIh2C0+STAhcSFS92MS90cmFuc2FjdGlvbnMve2lkfRKBAQoQQ3JlYXRlV2l0aGRyYXdhbBIfLnN2Yy52MS5DcmVhdGVXaXRoZHJhd2FsUmVxdWVzdBogLnN2Yy52MS5DcmVhdGVXaXRoZHJhd2FsUmVzcG9uc2UiKoLT5JMCJDoBKiIfL3YxL3VzZXJzL3t1c2VyX2lkfS93aXRoZHJhd2FscxKBAQoRQ2FuY2VsVHJhbnNhY3Rpb24SIC5zdmMudjEuQ2FuY2VsVHJhbnNhY3Rpb25SZXF1ZXN0GiEuc3ZjLnYxLkNhbmNlbFRyYW5zYWN0aW9uUmVzcG9uc2UiJ4LT5JMCIToBKiIcL3YxL3RyYW5zYWN0aW9ucy97aWR9L2NhbmNlbDLzAwoaU2FuZGJveFRyYW5zYWN0aW9uc1NlcnZpY2USkgEKFENyZWF0ZVNhbmRib3hEZXBvc2l0EiMuc3ZjLnYxLkNyZWF0ZVNhbmRib3hEZXBvc2l0UmVxdWVzdBokLnN2Yy52MS5DcmVhdGVTYW5kYm94RGVwb3NpdFJlc3BvbnNlIi+C0+STAik6ASoiJC92MS9zYW5kYm94L3VzZXJzL3t1c2VyX2lkfS9kZXBvc2l0cxKmAQoaQ29tcGxldGVTYW5kYm94VHJhbnNhY3Rpb24SKS5zdmMudjEuQ29tcGxldGVTYW5kYm94VHJhbnNhY3Rpb25SZXF1ZXN0Giouc3ZjLnYxLkNvbXBsZXRlU2FuZGJveFRyYW5zYWN0aW9uUmVzcG9uc2UiMYLT5JMCKzoBKiImL3YxL3NhbmRib3gvdHJhbnNhY3Rpb25zL3tpZH0vY29tcGxldGUSlgEKFkZhaWxTYW5kYm94VHJhbnNhY3Rpb24SJS5zdmMudjEuRmFpbFNhbmRib3hUcmFuc2FjdGlvblJlcXVlc3QaJi5zdmMudjEuRmFpbFNhbmRib3hUcmFuc2FjdGlvblJlc3BvbnNlIi2C0+STAic6ASoiIi92MS9zYW5kYm94L3RyYW5zYWN0aW9ucy97aWR9L2ZhaWxiBnByb3RvMw", [file_google_api_annotations, file_google_protobuf_timestamp, file_svc_v1_lists]);
+  fileDesc("ChlzdmMvdjEvdHJhbnNhY3Rpb25zLnByb3RvEgZzdmMudjEi2gMKC1RyYW5zYWN0aW9uEgoKAmlkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSEQoJd2FsbGV0X2lkGAMgASgJEgwKBHR5cGUYBCABKAkSEQoJZGlyZWN0aW9uGAUgASgJEhQKDGFtb3VudF9jZW50cxgGIAEoAxIRCglmZWVfY2VudHMYByABKAMSDgoGc3RhdHVzGAggASgJEhkKDGZhaWx1cmVfY29kZRgJIAEoCUgAiAEBEhwKD2ZhaWx1cmVfbWVzc2FnZRgKIAEoCUgBiAEBEhUKDWZpYXRfY3VycmVuY3kYCyABKAkSGQoRZmlhdF9hbW91bnRfbWlub3IYDCABKAMSFQoNZmlhdF9leHBvbmVudBgNIAEoBRIQCghsaXZlbW9kZRgOIAEoCBIYCgtkZXNjcmlwdGlvbhgPIAEoCUgCiAEBEi4KCmNyZWF0ZWRfYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg8KDV9mYWlsdXJlX2NvZGVCEgoQX2ZhaWx1cmVfbWVzc2FnZUIOCgxfZGVzY3JpcHRpb24iXQoNV2FsbGV0QmFsYW5jZRIXCg9hdmFpbGFibGVfY2VudHMYASABKAMSGAoQcGVuZGluZ19pbl9jZW50cxgCIAEoAxIZChFwZW5kaW5nX291dF9jZW50cxgDIAEoAyKOAgobTGlzdFVzZXJUcmFuc2FjdGlvbnNSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkSEgoFbGltaXQYAiABKAVIAIgBARIbCg5zdGFydGluZ19hZnRlchgDIAEoCUgBiAEBEhEKBHR5cGUYBCABKAlIAogBARITCgZzdGF0dXMYBSABKAlIA4gBARIaCg1lbmRpbmdfYmVmb3JlGAYgASgJSASIAQESJgoHY3JlYXRlZBgHIAEoCzIVLnN2Yy52MS5DcmVhdGVkRmlsdGVyQggKBl9saW1pdEIRCg9fc3RhcnRpbmdfYWZ0ZXJCBwoFX3R5cGVCCQoHX3N0YXR1c0IQCg5fZW5kaW5nX2JlZm9yZSJTChxMaXN0VXNlclRyYW5zYWN0aW9uc1Jlc3BvbnNlEiEKBGRhdGEYASADKAsyEy5zdmMudjEuVHJhbnNhY3Rpb24SEAoIaGFzX21vcmUYAiABKAgiIwoVR2V0VHJhbnNhY3Rpb25SZXF1ZXN0EgoKAmlkGAEgASgJIkIKFkdldFRyYW5zYWN0aW9uUmVzcG9uc2USKAoLdHJhbnNhY3Rpb24YASABKAsyEy5zdmMudjEuVHJhbnNhY3Rpb24ixgEKF0NyZWF0ZVdpdGhkcmF3YWxSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAkSFgoKYW1vdW50X3VzZBgCIAEoAUICGAESGgoNZmlhdF9jdXJyZW5jeRgDIAEoCUgAiAEBEhgKC2Rlc2NyaXB0aW9uGAQgASgJSAGIAQESGQoMYW1vdW50X2NlbnRzGAUgASgDSAKIAQFCEAoOX2ZpYXRfY3VycmVuY3lCDgoMX2Rlc2NyaXB0aW9uQg8KDV9hbW91bnRfY2VudHMiRAoYQ3JlYXRlV2l0aGRyYXdhbFJlc3BvbnNlEigKC3RyYW5zYWN0aW9uGAEgASgLMhMuc3ZjLnYxLlRyYW5zYWN0aW9uIiYKGENhbmNlbFRyYW5zYWN0aW9uUmVxdWVzdBIKCgJpZBgBIAEoCSJFChlDYW5jZWxUcmFuc2FjdGlvblJlc3BvbnNlEigKC3RyYW5zYWN0aW9uGAEgASgLMhMuc3ZjLnYxLlRyYW5zYWN0aW9uIpADChtDcmVhdGVTYW5kYm94RGVwb3NpdFJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoCRIWCgphbW91bnRfdXNkGAIgASgBQgIYARIYCgdmZWVfdXNkGAMgASgBQgIYAUgAiAEBEhoKDWZpYXRfY3VycmVuY3kYBCABKAlIAYgBARIcCgtmaWF0X2Ftb3VudBgFIAEoAUICGAFIAogBARIjChZjb21wbGV0ZV9hZnRlcl9zZWNvbmRzGAYgASgFSAOIAQESGQoMYW1vdW50X2NlbnRzGAcgASgDSASIAQESFgoJZmVlX2NlbnRzGAggASgDSAWIAQESHgoRZmlhdF9hbW91bnRfbWlub3IYCSABKANIBogBAUIKCghfZmVlX3VzZEIQCg5fZmlhdF9jdXJyZW5jeUIOCgxfZmlhdF9hbW91bnRCGQoXX2NvbXBsZXRlX2FmdGVyX3NlY29uZHNCDwoNX2Ftb3VudF9jZW50c0IMCgpfZmVlX2NlbnRzQhQKEl9maWF0X2Ftb3VudF9taW5vciJIChxDcmVhdGVTYW5kYm94RGVwb3NpdFJlc3BvbnNlEigKC3RyYW5zYWN0aW9uGAEgASgLMhMuc3ZjLnYxLlRyYW5zYWN0aW9uIi8KIUNvbXBsZXRlU2FuZGJveFRyYW5zYWN0aW9uUmVxdWVzdBIKCgJpZBgBIAEoCSJOCiJDb21wbGV0ZVNhbmRib3hUcmFuc2FjdGlvblJlc3BvbnNlEigKC3RyYW5zYWN0aW9uGAEgASgLMhMuc3ZjLnYxLlRyYW5zYWN0aW9uIlcKHUZhaWxTYW5kYm94VHJhbnNhY3Rpb25SZXF1ZXN0EgoKAmlkGAEgASgJEhkKDGZhaWx1cmVfY29kZRgCIAEoCUgAiAEBQg8KDV9mYWlsdXJlX2NvZGUiSgoeRmFpbFNhbmRib3hUcmFuc2FjdGlvblJlc3BvbnNlEigKC3RyYW5zYWN0aW9uGAEgASgLMhMuc3ZjLnYxLlRyYW5zYWN0aW9uMpsEChNUcmFuc2FjdGlvbnNTZXJ2aWNlEosBChRMaXN0VXNlclRyYW5zYWN0aW9ucxIjLnN2Yy52MS5MaXN0VXNlclRyYW5zYWN0aW9uc1JlcXVlc3QaJC5zdmMudjEuTGlzdFVzZXJUcmFuc2FjdGlvbnNSZXNwb25zZSIogtPkkwIiEiAvdjEvdXNlcnMve3VzZXJfaWR9L3RyYW5zYWN0aW9ucxJuCg5HZXRUcmFuc2FjdGlvbhIdLnN2Yy52MS5HZXRUcmFuc2FjdGlvblJlcXVlc3QaHi5zdmMudjEuR2V0VHJhbnNhY3Rpb25SZXNwb25zZSIdgtPkkwIXEhUvdjEvdHJhbnNhY3Rpb25zL3tpZH0SgQEKEENyZWF0ZVdpdGhkcmF3YWwSHy5zdmMudjEuQ3JlYXRlV2l0aGRyYXdhbFJlcXVlc3QaIC5zdmMudjEuQ3JlYXRlV2l0aGRyYXdhbFJlc3BvbnNlIiqC0+STAiQ6ASoiHy92MS91c2Vycy97dXNlcl9pZH0vd2l0aGRyYXdhbHMSgQEKEUNhbmNlbFRyYW5zYWN0aW9uEiAuc3ZjLnYxLkNhbmNlbFRyYW5zYWN0aW9uUmVxdWVzdBohLnN2Yy52MS5DYW5jZWxUcmFuc2FjdGlvblJlc3BvbnNlIieC0+STAiE6ASoiHC92MS90cmFuc2FjdGlvbnMve2lkfS9jYW5jZWwy8wMKGlNhbmRib3hUcmFuc2FjdGlvbnNTZXJ2aWNlEpIBChRDcmVhdGVTYW5kYm94RGVwb3NpdBIjLnN2Yy52MS5DcmVhdGVTYW5kYm94RGVwb3NpdFJlcXVlc3QaJC5zdmMudjEuQ3JlYXRlU2FuZGJveERlcG9zaXRSZXNwb25zZSIvgtPkkwIpOgEqIiQvdjEvc2FuZGJveC91c2Vycy97dXNlcl9pZH0vZGVwb3NpdHMSpgEKGkNvbXBsZXRlU2FuZGJveFRyYW5zYWN0aW9uEikuc3ZjLnYxLkNvbXBsZXRlU2FuZGJveFRyYW5zYWN0aW9uUmVxdWVzdBoqLnN2Yy52MS5Db21wbGV0ZVNhbmRib3hUcmFuc2FjdGlvblJlc3BvbnNlIjGC0+STAis6ASoiJi92MS9zYW5kYm94L3RyYW5zYWN0aW9ucy97aWR9L2NvbXBsZXRlEpYBChZGYWlsU2FuZGJveFRyYW5zYWN0aW9uEiUuc3ZjLnYxLkZhaWxTYW5kYm94VHJhbnNhY3Rpb25SZXF1ZXN0GiYuc3ZjLnYxLkZhaWxTYW5kYm94VHJhbnNhY3Rpb25SZXNwb25zZSItgtPkkwInOgEqIiIvdjEvc2FuZGJveC90cmFuc2FjdGlvbnMve2lkfS9mYWlsYgZwcm90bzM", [file_google_api_annotations, file_google_protobuf_timestamp, file_svc_v1_lists]);
 
 /**
  * A deposit or a withdrawal of a user's wallet.
@@ -285,9 +285,11 @@ export type CreateWithdrawalRequest = Message<"svc.v1.CreateWithdrawalRequest"> 
   userId: string;
 
   /**
-   * Dollars, at most 2 decimals, more than 0 and at most 1,000,000.00.
+   * Deprecated: a binary float; use amount_cents. Dollars, at most 2 decimals, more than 0 and at most
+   * 1,000,000.00 (the REST API's `amount_usd`).
    *
-   * @generated from field: double amount_usd = 2;
+   * @generated from field: double amount_usd = 2 [deprecated = true];
+   * @deprecated
    */
   amountUsd: number;
 
@@ -304,6 +306,13 @@ export type CreateWithdrawalRequest = Message<"svc.v1.CreateWithdrawalRequest"> 
    * @generated from field: optional string description = 4;
    */
   description?: string | undefined;
+
+  /**
+   * Cents, more than 0 and at most 100000000 (1,000,000.00 dollars). Required unless amount_usd is given.
+   *
+   * @generated from field: optional int64 amount_cents = 5;
+   */
+  amountCents?: bigint | undefined;
 };
 
 /**
@@ -374,16 +383,20 @@ export type CreateSandboxDepositRequest = Message<"svc.v1.CreateSandboxDepositRe
   userId: string;
 
   /**
-   * Dollars, at most 2 decimals, more than 0 and at most 1,000,000.00.
+   * Deprecated: a binary float; use amount_cents. Dollars, at most 2 decimals, more than 0 and at most
+   * 1,000,000.00 (the REST API's `amount_usd`).
    *
-   * @generated from field: double amount_usd = 2;
+   * @generated from field: double amount_usd = 2 [deprecated = true];
+   * @deprecated
    */
   amountUsd: number;
 
   /**
-   * Dollars, at most 2 decimals, 0 (default) or more and below amount_usd.
+   * Deprecated: a binary float; use fee_cents. Dollars, at most 2 decimals, 0 (default) or more and below the
+   * amount (the REST API's `fee_usd`).
    *
-   * @generated from field: optional double fee_usd = 3;
+   * @generated from field: optional double fee_usd = 3 [deprecated = true];
+   * @deprecated
    */
   feeUsd?: number | undefined;
 
@@ -395,9 +408,11 @@ export type CreateSandboxDepositRequest = Message<"svc.v1.CreateSandboxDepositRe
   fiatCurrency?: string | undefined;
 
   /**
-   * In fiat_currency, rounded to its minor unit; default amount_usd when the currency is USD.
+   * Deprecated: a binary float; use fiat_amount_minor. In fiat_currency, rounded to its minor unit (the REST
+   * API's `fiat_amount`).
    *
-   * @generated from field: optional double fiat_amount = 5;
+   * @generated from field: optional double fiat_amount = 5 [deprecated = true];
+   * @deprecated
    */
   fiatAmount?: number | undefined;
 
@@ -407,6 +422,28 @@ export type CreateSandboxDepositRequest = Message<"svc.v1.CreateSandboxDepositRe
    * @generated from field: optional int32 complete_after_seconds = 6;
    */
   completeAfterSeconds?: number | undefined;
+
+  /**
+   * Cents, more than 0 and at most 100000000 (1,000,000.00 dollars). Required unless amount_usd is given.
+   *
+   * @generated from field: optional int64 amount_cents = 7;
+   */
+  amountCents?: bigint | undefined;
+
+  /**
+   * Cents, 0 (default) or more and below the amount.
+   *
+   * @generated from field: optional int64 fee_cents = 8;
+   */
+  feeCents?: bigint | undefined;
+
+  /**
+   * In fiat_currency's minor unit (cents for USD, yen for JPY, fils for BHD), 0 to 10^15; required unless the
+   * currency is USD (default: the amount) or fiat_amount is given.
+   *
+   * @generated from field: optional int64 fiat_amount_minor = 9;
+   */
+  fiatAmountMinor?: bigint | undefined;
 };
 
 /**
@@ -509,8 +546,10 @@ export const FailSandboxTransactionResponseSchema: GenMessage<FailSandboxTransac
   messageDesc(file_svc_v1_transactions, 15);
 
 /**
- * Money of a user's wallet: the transactions (deposits and withdrawals) and withdrawals. Amounts are integer
- * cents (`*_cents`); the REST API shows them as numbers of dollars with at most 2 decimals.
+ * Money of a user's wallet: the transactions (deposits and withdrawals) and withdrawals. Every amount on this wire
+ * is an integer: cents (`*_cents`, int64) or a currency's minor unit (`fiat_amount_minor`), never a binary float;
+ * the REST API shows and takes them as JSON numbers of dollars with at most 2 decimals. The `double` fields of the
+ * requests are deprecated: still accepted, but a request gives either the exact field or its deprecated one.
  *
  * @generated from service svc.v1.TransactionsService
  */

@@ -22,6 +22,7 @@ import { registerOperatorConsole } from "./operator-console.ts";
 import { registerDeliveryConsole } from "./delivery-console.ts";
 import { registerMoneyConsole } from "./money-console.ts";
 import { registerProjectConsole } from "./project-console.ts";
+import { registerRequestLogs } from "./request-logs-console.ts";
 import { registerSmsOutbox } from "./sms-outbox.ts";
 import type { ConsoleContext, ConsoleKind, ConsoleRouter, DashboardOptions } from "./console-router.ts";
 
@@ -419,5 +420,6 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
   registerMoneyConsole(router);
   registerDeliveryConsole(router);
   registerSmsOutbox(router);
+  registerRequestLogs(router);
   registerOperatorConsole(router);
 }

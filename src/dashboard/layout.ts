@@ -24,6 +24,7 @@ const PROJECT_NAV = [
   ["users", "/dashboard/users", "Users"],
   ["events", "/dashboard/events", "Events"],
   ["webhooks", "/dashboard/webhooks", "Webhooks"],
+  ["logs", "/dashboard/logs", "Logs"],
   ["sandbox", "/dashboard/sandbox", "Sandbox tools"],
   ["sms", "/dashboard/sms", "SMS outbox"],
 ] as const;

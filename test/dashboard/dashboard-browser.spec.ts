@@ -206,6 +206,23 @@ describe("dashboard in a browser", function () {
     await checkAccessibility();
   });
 
+  it("finds a refused API call on the Logs page by its request id and by filters, and opens its log", async () => {
+    const refused = await service.request("GET", "/v1/users/999999999");
+    const requestId = refused.headers.get("x-request-id")!;
+    await go("/dashboard/logs");
+    await checkAccessibility();
+    await page.fill("#f-request-id", requestId);
+    await click("form[aria-label='Find a request by its id'] button");
+    expect(await page.textContent("pre.json")).to.include('"error_code": "user_not_found"');
+    await checkAccessibility();
+    await page.selectOption("#f-status", "4xx");
+    await page.selectOption("#f-source", "rest");
+    await click("form[aria-label='Filter requests'] button");
+    await click(`a[href='/dashboard/logs/${requestId}']`);
+    expect(await page.textContent("h1")).to.include(requestId);
+    await checkAccessibility();
+  });
+
   it("drives a KYC session to approved and simulates a deposit from the dashboard: both on the user's page and as events", async () => {
     const id = await createUser();
     await go(`/dashboard/users/${id}`);

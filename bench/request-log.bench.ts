@@ -1,0 +1,167 @@
+// The cost of the request log on the rest-read and users-create loads: the same load against two Svc processes'
+// worth of app in one process, one recording every call and one not (AppOptions.recordRequests), over one
+// embedded database, taken in turn within each round (the order swapped every round). Goal: at most 5% fewer
+// requests per second with recording. Writes bench/results/request-log.md.
+import { randomUUID } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
+import { pino } from "pino";
+import { createApp, type App } from "../src/app.ts";
+import { bootstrapDefaultProject } from "../src/bootstrap.ts";
+import { loadConfig } from "../src/config.ts";
+import { startEmbeddedMongo } from "../src/embedded-mongo/index.ts";
+import { createLogger } from "../src/observability/logger.ts";
+import { connectDatabase } from "../src/store/database.ts";
+import { formatLoad, LOAD_TABLE_HEADER, runLoad, type LoadResult } from "./http-load.ts";
+import { machineDescription } from "./machine.ts";
+
+const CONCURRENCY = 32;
+const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
+const WARM_UP_MS = 2000;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const GOAL = 0.05;
+
+const loadBefore = loadavg()[0]!;
+const mongo = await startEmbeddedMongo({ host: "127.0.0.1", inWorkerThread: true });
+const uri = `${mongo.uri.replace(/\/?$/, "")}/bench_request_log`;
+const database = await connectDatabase(uri);
+// A quota no run reaches: the benchmark measures the checks, not refusals.
+const config = loadConfig({ MONGODB_URI: uri, PORT: "0", GRPC_PORT: "0", SVC_RATE_LIMIT: "1000000000" });
+// Request logs at the shipped level (info), written to /dev/null, as in the rest-read and users-create benches.
+const logger = createLogger({ level: "info", destination: pino.destination({ dest: "/dev/null", sync: false }) });
+
+type Variant = "recording" | "not recording";
+const VARIANTS: Variant[] = ["recording", "not recording"];
+const apps = new Map<Variant, { app: App; port: number }>();
+for (const variant of VARIANTS) {
+  const app = await createApp({
+    config,
+    database,
+    adminToken: "bench",
+    logger,
+    onError: (error, context) => console.error(context, error),
+    recordRequests: variant === "recording",
+  });
+  const { httpPort } = await app.listen({ http: 0, grpc: 0 });
+  apps.set(variant, { app, port: httpPort });
+}
+// One Default project and key for both: the same database serves them.
+const boot = await bootstrapDefaultProject({ tenancy: apps.get("recording")!.app.tenancy, ...apps.get("recording")!.app.repositories }, {});
+const authorization = `Bearer ${boot.sandboxKey}`;
+const json = { "content-type": "application/json" };
+const created = await fetch(`http://127.0.0.1:${apps.get("recording")!.port}/v1/users`, {
+  method: "POST",
+  headers: { authorization, ...json },
+  body: JSON.stringify({ phone: "+14155550100", email: "bench@example.com", first_name: "Bench" }),
+});
+if (created.status !== 201) throw new Error(`creating the user answered ${created.status}: ${await created.text()}`);
+const userId = ((await created.json()) as { id: string }).id;
+
+let phone = 0;
+const nextPhone = () => `+1${String(3_000_000_000 + phone++)}`;
+
+type Load = "rest-read" | "users-create";
+const LOADS: Load[] = ["rest-read", "users-create"];
+const LABELS: Record<Load, string> = { "rest-read": "GET /v1/users/{id}", "users-create": "POST /v1/users with an Idempotency-Key" };
+
+function load(kind: Load, variant: Variant, durationMs: number): Promise<LoadResult> {
+  const base = `http://127.0.0.1:${apps.get(variant)!.port}`;
+  if (kind === "rest-read") {
+    return runLoad({
+      url: `${base}/v1/users/${userId}`,
+      method: "GET",
+      headers: () => ({ authorization }),
+      concurrency: CONCURRENCY,
+      durationMs,
+      okStatuses: [200],
+    });
+  }
+  return runLoad({
+    url: `${base}/v1/users`,
+    method: "POST",
+    headers: () => ({ ...json, authorization, "idempotency-key": randomUUID() }),
+    body: () => JSON.stringify({ phone: nextPhone() }),
+    concurrency: CONCURRENCY,
+    durationMs,
+    okStatuses: [201],
+  });
+}
+
+for (const kind of LOADS) for (const variant of VARIANTS) await load(kind, variant, WARM_UP_MS); // JIT, pools, indexes
+
+const rows: string[] = [];
+const costs: Record<Load, number[]> = { "rest-read": [], "users-create": [] };
+// CPU of the whole process (service, database thread, load generator) per request: on a machine shared with
+// other work, throughput follows the CPU the process is given, while CPU per request follows its own work.
+const cpuCosts: Record<Load, number[]> = { "rest-read": [], "users-create": [] };
+const cpuRows: string[] = [];
+for (let round = 1; round <= ROUNDS; round++) {
+  for (const kind of LOADS) {
+    const order = round % 2 === 1 ? VARIANTS : [...VARIANTS].reverse();
+    const results = {} as Record<Variant, LoadResult>;
+    const cpuPerRequest = {} as Record<Variant, number>;
+    for (const variant of order) {
+      const cpuBefore = process.cpuUsage();
+      const result = await load(kind, variant, DURATION_MS);
+      const cpu = process.cpuUsage(cpuBefore);
+      if (result.errors > 0) throw new Error(`${kind}, ${variant}: ${result.errors} failed requests`);
+      results[variant] = result;
+      cpuPerRequest[variant] = (cpu.user + cpu.system) / 1000 / result.requests;
+      rows.push(formatLoad(`${LABELS[kind]}, ${variant}, round ${round}`, result));
+      cpuRows.push(`| ${LABELS[kind]}, ${variant}, round ${round} | ${cpuPerRequest[variant].toFixed(3)} |`);
+      console.error(rows.at(-1), cpuRows.at(-1));
+    }
+    // Cost per request is the inverse of throughput at the same concurrency.
+    costs[kind].push(results["not recording"].perSecond / results.recording.perSecond - 1);
+    cpuCosts[kind].push(cpuPerRequest.recording / cpuPerRequest["not recording"] - 1);
+  }
+}
+
+const written = await database.db.collection("request_logs").countDocuments();
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+const signed = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}%`;
+const summaryRow = (measure: string, values: number[]) => {
+  const m = median(values);
+  return `| ${measure} | ${signed(m)} | ${values.map(signed).join(", ")} | at most +${GOAL * 100}% | ${m <= GOAL ? "met" : "**not met**"} |`;
+};
+const summary = LOADS.flatMap((kind) => [
+  summaryRow(`${LABELS[kind]}: req/s without ÷ req/s with − 1`, costs[kind]),
+  summaryRow(`${LABELS[kind]}: CPU per request with ÷ without − 1`, cpuCosts[kind]),
+]);
+
+const report = `# The request log's cost on the rest-read and users-create loads
+
+Machine: ${machineDescription()}. One-minute load average ${loadBefore.toFixed(1)} when the run started and
+${loadavg()[0]!.toFixed(1)} when it ended: other processes share this machine, so rounds differ; the two variants
+of one load are measured seconds apart within a round, and the median of the rounds is reported.
+
+One process: the embedded MongoDB server (worker thread), two Svc apps over that one database (one recording
+every call in the request log, one not: \`recordRequests: false\`), and the load generator; ${CONCURRENCY} requests
+in flight over keep-alive connections, ${DURATION_MS / 1000} s per run after a ${WARM_UP_MS / 1000} s warm-up of each, ${ROUNDS} rounds, the
+order of the two variants swapped every round. Produced by \`npm run bench -- request-log\` (bench/request-log.bench.ts).
+
+- rest-read: \`GET /v1/users/{id}\` with a sandbox key, as bench/rest-read.bench.ts loads it.
+- users-create: \`POST /v1/users\` with a fresh Idempotency-Key and phone number, as bench/users-create.bench.ts.
+- Recording: one entry per call handed to the batching writer (500 per insert, or after 200 ms); ${written}
+  entries were written in all.
+
+${LOAD_TABLE_HEADER}
+${rows.join("\n")}
+
+| run | process CPU ms per request |
+|---|---|
+${cpuRows.join("\n")}
+
+| cost of recording | median of the rounds | each round | goal | |
+|---|---|---|---|---|
+${summary.join("\n")}
+`;
+writeFileSync(new URL("./results/request-log.md", import.meta.url), report);
+console.log(report);
+for (const { app } of apps.values()) await app.close();
+await database.close();
+await mongo.stop();

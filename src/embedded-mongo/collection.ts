@@ -14,10 +14,10 @@ export class Collection {
   readonly indexes: CollectionIndex[] = [];
   readonly options: Document;
   /** Told about every applied write; unset while a durable store is being loaded (replay is not a new write). */
-  listener?: WriteListener;
+  listener: WriteListener | undefined;
   private nextRid = 1;
   /** The default collation (`create` with `collation`, kept whole in options.collation); undefined: binary. */
-  readonly collation?: Collation;
+  readonly collation: Collation | undefined;
   /** The collection's UUID (listCollections' info.uuid, change events' collectionUUID); kept across a rename. */
   readonly uuid: Binary;
 
@@ -52,7 +52,10 @@ export class Collection {
   }
 
   get idIndex(): CollectionIndex {
-    return this.indexes[0];
+    // The constructor adds it first and dropIndex keeps it; only a snapshot read's scan-only copy has none.
+    const index = this.indexes[0];
+    if (!index) throw new Error(`${this.ns} has no _id index`);
+    return index;
   }
 
   index(name: string): CollectionIndex | undefined {
@@ -65,10 +68,11 @@ export class Collection {
     const rid = this.nextRid++;
     const keys = this.indexes.map((index) => index.keysFor(doc));
     this.indexes.forEach((index, i) => {
-      const conflict = index.findConflict(keys[i], rid) ?? preparedUniqueConflict(index, keys[i], rid);
+      const indexKeys = keys[i]!; // one list per index, mapped above
+      const conflict = index.findConflict(indexKeys, rid) ?? preparedUniqueConflict(index, indexKeys, rid);
       if (conflict) throw index.duplicateKeyError(this.ns, conflict);
     });
-    this.indexes.forEach((index, i) => index.add(keys[i], rid));
+    this.indexes.forEach((index, i) => index.add(keys[i]!, rid));
     this.docs.set(rid, doc);
     this.listener?.inserted(this, doc);
     return rid;
@@ -129,8 +133,9 @@ export class Collection {
 
   dropIndex(name: string): void {
     const i = this.indexes.findIndex((x) => x.name === name);
-    if (i <= 0) return;
-    const [index] = this.indexes.splice(i, 1);
+    const index = this.indexes[i];
+    if (i <= 0 || !index) return;
+    this.indexes.splice(i, 1);
     this.listener?.command(this.db, { cmd: "dropIndex", coll: this.name, name, spec: index.spec, uuid: this.uuid });
   }
 }

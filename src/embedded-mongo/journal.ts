@@ -46,7 +46,7 @@ export class Journal {
   private readonly retired: { fd: number; lastRecordNo: number }[] = [];
   /** Told the highest oplog seq that is on disk after each flush. */
   onDurable?: (seq: number) => void;
-  private idle?: () => void;
+  private idle?: (() => void) | undefined;
 
   constructor(
     private readonly dir: string,
@@ -104,7 +104,7 @@ export class Journal {
       while (this.pending.length > 0) {
         const batch = this.pending;
         this.pending = [];
-        let fd = batch[0].fd;
+        let fd = batch[0]!.fd;
         let chunk: Buffer[] = [];
         for (const p of batch) {
           if (p.fd !== fd) {
@@ -115,7 +115,7 @@ export class Journal {
           chunk.push(p.buf);
         }
         await this.writeAndSync(fd, chunk);
-        const last = batch[batch.length - 1];
+        const last = batch[batch.length - 1]!;
         this.durable = last.recordNo;
         const seq = batch.reduce((max, p) => Math.max(max, p.seq), 0);
         this.closeRetired();
@@ -144,7 +144,7 @@ export class Journal {
   }
 
   private closeRetired(): void {
-    while (this.retired.length > 0 && this.retired[0].lastRecordNo <= this.durable) closeSync(this.retired.shift()!.fd);
+    while (this.retired.length > 0 && this.retired[0]!.lastRecordNo <= this.durable) closeSync(this.retired.shift()!.fd);
   }
 
   private release(): void {

@@ -30,7 +30,7 @@ function numeric(v: unknown): number | undefined {
 }
 
 const $mod = (selector: string, value: unknown) => {
-  const [divisor, remainder] = Array.isArray(value) ? value.map(Number) : [NaN, NaN];
+  const [divisor = NaN, remainder = NaN] = Array.isArray(value) ? value.map(Number) : [];
   return (doc: unknown) =>
     candidates(doc, selector).some((c) => {
       const n = numeric(c);
@@ -85,6 +85,20 @@ type ExprOp = (obj: unknown, expr: unknown, options: unknown) => unknown;
 type AccOp = (coll: unknown[], expr: unknown, options: unknown) => unknown;
 type StageOp = (coll: { transform: (f: (items: unknown[]) => unknown) => unknown }, expr: Document, options: unknown) => unknown;
 
+/** Expression operators that cannot compare strings under a collation here: refused when strings meet. */
+const STRING_REFUSING_EXPRESSIONS = [
+  "$in",
+  "$indexOfArray",
+  "$setUnion",
+  "$setIntersection",
+  "$setDifference",
+  "$setEquals",
+  "$setIsSubset",
+  "$sortArray",
+] as const;
+/** The expression operators wrapped for a collation. */
+type CollatedExpressionName = "$eq" | "$ne" | "$gt" | "$gte" | "$lt" | "$lte" | "$cmp" | (typeof STRING_REFUSING_EXPRESSIONS)[number];
+
 function notCollated(name: string): never {
   throw commandError(ErrorCodes.BadValue, `${name} with a non-simple collation is not supported by the embedded server`);
 }
@@ -115,7 +129,8 @@ function collatedContext(collation: Collation): Context {
   const cached = collatedContexts.get(collation.id);
   if (cached) return cached;
   const strings = collation.compare;
-  const query = queryOperators as unknown as Record<string, QueryOp>;
+  // mingo's operators, typed by the signature they are called with here (only the ones wrapped below).
+  const query = queryOperators as unknown as Record<"$eq" | "$ne" | "$in", QueryOp>;
   const eqTest = (selector: string, value: unknown) => (doc: unknown) =>
     candidates(doc, selector).some((c) => compareValues(c, value, strings) === 0);
   const $eq: QueryOp = (selector, value, options) => (containsString(value) ? eqTest(selector, value) : query.$eq(selector, value, options));
@@ -137,21 +152,21 @@ function collatedContext(collation: Collation): Context {
     const test = $in(selector, value, options);
     return (doc) => !test(doc);
   };
-  const expression = expressionOperators as unknown as Record<string, ExprOp>;
+  const expression = expressionOperators as unknown as Record<CollatedExpressionName, ExprOp>;
   const compareExpr =
-    (name: string, accept: (c: number) => boolean): ExprOp =>
+    (name: CollatedExpressionName, accept: (c: number) => boolean): ExprOp =>
     (obj, expr, options) => {
       const args = evalExpr(obj, expr, options as never) as unknown[];
       if (!Array.isArray(args) || args.length !== 2 || !args.some(containsString)) return expression[name](obj, expr, options);
       return accept(compareValues(args[0], args[1], strings));
     };
   const refuseStringsExpr =
-    (name: string): ExprOp =>
+    (name: CollatedExpressionName): ExprOp =>
     (obj, expr, options) => {
       if (containsString(evalExpr(obj, expr, options as never))) notCollated(name);
       return expression[name](obj, expr, options);
     };
-  const accumulator = accumulatorOperators as unknown as Record<string, AccOp>;
+  const accumulator = accumulatorOperators as unknown as Record<"$push" | "$max" | "$min", AccOp>;
   const extreme =
     (sign: 1 | -1): AccOp =>
     (coll, expr, options) => {
@@ -166,7 +181,7 @@ function collatedContext(collation: Collation): Context {
     }
     return out;
   };
-  const pipeline = pipelineOperators as unknown as Record<string, StageOp>;
+  const pipeline = pipelineOperators as unknown as Record<"$group" | "$sort", StageOp>;
   const $group: StageOp = (coll, expr, options) => {
     if (!("_id" in expr)) return pipeline.$group(coll, expr, options);
     const representatives = new Representatives(strings);
@@ -206,12 +221,7 @@ function collatedContext(collation: Collation): Context {
         return Math.sign(compareValues(args[0], args[1], strings));
       },
       $__collationKey,
-      ...Object.fromEntries(
-        ["$in", "$indexOfArray", "$setUnion", "$setIntersection", "$setDifference", "$setEquals", "$setIsSubset", "$sortArray"].map((n) => [
-          n,
-          refuseStringsExpr(n),
-        ]),
-      ),
+      ...Object.fromEntries(STRING_REFUSING_EXPRESSIONS.map((n) => [n, refuseStringsExpr(n)])),
     } as unknown as typeof expressionOperators,
     pipeline: {
       ...pipelineOperators,
@@ -253,7 +263,7 @@ function contextFor(collation: Collation | undefined): Context {
 export function createQuery(filter: Document, variables?: Document, collation?: Collation): Query {
   let query: Query;
   try {
-    query = new Query(filter, { context: contextFor(collation), variables });
+    query = new Query(filter, { context: contextFor(collation), ...(variables === undefined ? {} : { variables }) });
   } catch (err) {
     throw mongodError(err);
   }
@@ -284,7 +294,9 @@ export function runAggregation(
   collation?: Collation,
 ): Document[] {
   try {
-    return new Aggregator(pipeline, { context: contextFor(collation), collectionResolver, variables }).run(docs) as Document[];
+    return new Aggregator(pipeline, { context: contextFor(collation), collectionResolver, ...(variables === undefined ? {} : { variables }) }).run(
+      docs,
+    ) as Document[];
   } catch (err) {
     const unknownAccumulator = /^accumulator '(\$\w+)' is not registered/.exec((err as Error)?.message ?? "");
     if (unknownAccumulator && pipeline.some((s) => "$group" in s && JSON.stringify(s).includes(`"${unknownAccumulator[1]}"`))) {

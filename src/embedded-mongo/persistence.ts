@@ -37,7 +37,7 @@ function journalNumbers(dir: string): number[] {
 }
 
 export class DurableStorage {
-  private snapshotRunning?: Promise<void>;
+  private snapshotRunning: Promise<void> | undefined;
   private snapshotScheduled = false;
   private closed = false;
   private nextJournal: number;
@@ -65,10 +65,9 @@ export class DurableStorage {
       const numbers = journalNumbers(dir);
       let currentBytes = 0;
       const files = numbers.map((n) => path.join(dir, journalName(n)));
-      numbers.forEach((_n, i) => {
-        const file = files[i];
+      files.forEach((file, i) => {
         const { records, validBytes, totalBytes } = readRecords(file);
-        const last = i === numbers.length - 1;
+        const last = i === files.length - 1;
         if (validBytes < totalBytes) {
           // Only the file written last can end in a torn record (a crash during its last flush; never
           // acknowledged), so it is cut off. That is the newest file, or one just retired by a rotation whose
@@ -88,7 +87,7 @@ export class DurableStorage {
       // Change streams resume across the restart from anything journaled since the snapshot (that the oplog holds).
       const { entries, droppedBefore } = loader.replayedEntries();
       oplog.seed(entries, droppedBefore ?? loader.snapshotTs ?? new Timestamp({ t: 0, i: 0 }));
-      const current = numbers.length ? numbers[numbers.length - 1] : 1;
+      const current = numbers.at(-1) ?? 1;
       const journal = new Journal(dir, path.join(dir, journalName(current)), currentBytes);
       const storage = new DurableStorage(dir, lock, journal, current, store, oplog, sessions, options.snapshotAfterJournalBytes ?? 64 * 1024 * 1024);
       storage.attach();
@@ -157,13 +156,14 @@ function loadSnapshot(dir: string, loader: StoreLoader, sessions: Sessions): voi
   if (!existsSync(file)) return;
   const { records } = readRecords(file);
   // A snapshot only replaces the previous one once complete (rename after fsync): it must end with its end record.
-  if (records.length === 0 || records[0].type !== RecordType.SnapshotHeader || records[records.length - 1].type !== RecordType.SnapshotEnd) {
+  const [first, ...body] = records;
+  const end = body.pop();
+  if (first?.type !== RecordType.SnapshotHeader || end?.type !== RecordType.SnapshotEnd) {
     throw new Error(`snapshot ${file} is incomplete or damaged`);
   }
-  const header = decode(records[0].payload);
+  const header = decode(first.payload);
   let coll: Collection | undefined;
-  for (let i = 1; i < records.length - 1; i++) {
-    const r = records[i];
+  for (const r of body) {
     if (r.type === RecordType.Document) loader.put(coll!, decode(r.payload));
     else if (r.type === RecordType.Collection) {
       const c = decode(r.payload);

@@ -29,7 +29,7 @@ interface TxnRecord {
 export interface StatementOutcome {
   n: number;
   nModified?: number;
-  upserted?: Document[];
+  upserted?: Document[] | undefined;
 }
 
 /** What the onPrimaryTransactionalWrite fail point does to a statement: close the connection after it, fail it. */

@@ -7,7 +7,7 @@ import type { WriteListener } from "./oplog.ts";
 
 export class Store {
   readonly databases = new Map<string, Map<string, Collection>>();
-  private writeListener?: WriteListener;
+  private writeListener: WriteListener | undefined;
 
   /** Every later write (and every existing collection's) is reported to `listener`. */
   set listener(listener: WriteListener | undefined) {

@@ -20,7 +20,8 @@ function pushedValues(arg: unknown): unknown[] | undefined {
   return keys.length === 1 && keys[0] === "$each" && Array.isArray(arg.$each) ? arg.$each : undefined;
 }
 
-type Op = [op: string, path: string[], arg: unknown];
+/** `parents`: the path's fields above `field`, the one the operator changes; `dotted`: the whole path. */
+type Op = [op: string, parents: string[], field: string, dotted: string, arg: unknown];
 
 /** Returns the updated document and whether it changed, or undefined when this path cannot apply the update. */
 export function applyFastUpdate(doc: Document, update: Document, inserting: boolean): { doc: Document; modified: boolean } | undefined {
@@ -34,14 +35,16 @@ export function applyFastUpdate(doc: Document, update: Document, inserting: bool
       const arg = fields[path];
       if (op === "$currentDate" && arg !== true && !(isPlainObject(arg) && arg.$type === "date")) return undefined;
       if (op === "$push" && pushedValues(arg) === undefined) return undefined;
-      ops.push([op, path.split("."), arg]);
+      const parents = path.split(".");
+      const field = parents.pop()!; // split gives at least one part
+      ops.push([op, parents, field, path, arg]);
     }
   }
   // Every object on a modified path must be a plain object (or missing), else mingo handles array traversal.
-  for (const [, path] of ops) {
+  for (const [, parents] of ops) {
     let cur: unknown = doc;
-    for (let i = 0; i < path.length - 1; i++) {
-      cur = (cur as Document)[path[i]];
+    for (const part of parents) {
+      cur = (cur as Document)[part];
       if (cur === undefined) break;
       if (!isPlainObject(cur)) return undefined;
     }
@@ -50,12 +53,12 @@ export function applyFastUpdate(doc: Document, update: Document, inserting: bool
   const copied = new Set<Document>([root]);
   let modified = false;
   const now = new Date();
-  for (const [op, path, arg] of ops) {
+  for (const [op, parents, field, dotted, arg] of ops) {
     // Walk down, copying each object on the path once (copy-on-write).
     let parent = root;
     let missingParent = false;
-    for (let i = 0; i < path.length - 1; i++) {
-      const next = parent[path[i]];
+    for (const part of parents) {
+      const next = parent[part];
       if (next === undefined) {
         if (op === "$unset") {
           missingParent = true;
@@ -63,23 +66,21 @@ export function applyFastUpdate(doc: Document, update: Document, inserting: bool
         }
         const created: Document = {};
         copied.add(created);
-        parent[path[i]] = created;
+        parent[part] = created;
         parent = created;
       } else {
         let child = next as Document;
         if (!copied.has(child)) {
           child = { ...child };
           copied.add(child);
-          parent[path[i]] = child;
+          parent[part] = child;
         }
         parent = child;
       }
     }
     if (missingParent) continue;
-    const field = path[path.length - 1];
     const has = Object.hasOwn(parent, field);
     const current = parent[field];
-    const dotted = path.join(".");
     let next: unknown;
     switch (op) {
       case "$set":

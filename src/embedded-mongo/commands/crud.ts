@@ -51,7 +51,7 @@ function runStatements(list: Document[], ordered: boolean, tally: () => Statemen
     const upsertedBefore = before.upserted?.length ?? 0;
     try {
       log?.beforeRun();
-      run(list[i], i);
+      run(list[i]!, i);
       const after = tally();
       log?.record(i, {
         n: after.n - before.n,

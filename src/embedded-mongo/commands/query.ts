@@ -33,7 +33,7 @@ function snapshotRead(handler: CommandHandler): CommandHandler {
   };
 }
 
-function cursorOptions(cmd: Document): { batchSize?: number } {
+function cursorOptions(cmd: Document): { batchSize: number | undefined } {
   const cursor = optionalDocument(cmd, "cursor");
   const batchSize = cursor ? optionalNumber(cursor, "batchSize") : undefined;
   if (batchSize !== undefined && batchSize < 0)
@@ -91,11 +91,12 @@ function runPipeline(ctx: CommandContext, name: string | undefined, pipeline: Do
     return [];
   }
   if (name === undefined) {
-    if (Object.keys(pipeline[0] ?? {})[0] === "$listLocalSessions") {
-      const sessions = ctx.server.sessions.local.list(pipeline[0].$listLocalSessions);
+    const [first = {}] = pipeline;
+    if (Object.keys(first)[0] === "$listLocalSessions") {
+      const sessions = ctx.server.sessions.local.list(first.$listLocalSessions);
       return runAggregation(sessions, pipeline.slice(1), (from) => [...(ctx.server.store.get(ctx.db, from)?.docs.values() ?? [])], variables);
     }
-    if (Object.keys(pipeline[0] ?? {})[0] !== "$documents") {
+    if (Object.keys(first)[0] !== "$documents") {
       throw commandError(ErrorCodes.InvalidNamespace, "{aggregate: 1} is not valid for '$match'; a collection is required.");
     }
     return runAggregation([{}], pipeline, (from) => [...(ctx.server.store.get(ctx.db, from)?.docs.values() ?? [])], variables, collation);
@@ -110,13 +111,13 @@ function runPipeline(ctx: CommandContext, name: string | undefined, pipeline: Do
   const find: FindOptions = {};
   let filter: Document = {};
   let i = 0;
-  if (pipeline[i]?.$match) filter = pipeline[i++].$match as Document;
-  if (pipeline[i]?.$sort) find.sort = parseSort(pipeline[i++].$sort);
+  if (pipeline[i]?.$match) filter = pipeline[i++]!.$match as Document;
+  if (pipeline[i]?.$sort) find.sort = parseSort(pipeline[i++]!.$sort);
   if (pipeline[i]?.$skip !== undefined && pipeline[i + 1]?.$limit !== undefined) {
-    find.skip = Number(pipeline[i++].$skip);
-    find.limit = Number(pipeline[i++].$limit);
+    find.skip = Number(pipeline[i++]!.$skip);
+    find.limit = Number(pipeline[i++]!.$limit);
   } else if (pipeline[i]?.$limit !== undefined) {
-    find.limit = Number(pipeline[i++].$limit);
+    find.limit = Number(pipeline[i++]!.$limit);
   }
   find.variables = variables;
   find.collation = collation;
@@ -126,12 +127,12 @@ function runPipeline(ctx: CommandContext, name: string | undefined, pipeline: Do
   let segment: Document[] = [];
   const flush = () => {
     if (!segment.length) return;
-    const mutates = segment.some((s) => MUTATING_STAGES.has(Object.keys(s)[0]));
+    const mutates = segment.some((s) => Object.keys(s).some((op) => MUTATING_STAGES.has(op)));
     docs = runAggregation(mutates ? docs.map(cloneDocument) : docs, segment, collectionResolver, variables, collation);
     segment = [];
   };
   for (; i < pipeline.length; i++) {
-    const stage = pipeline[i];
+    const stage = pipeline[i]!;
     if (stage.$sort) {
       // mingo's sort does not know BSON type order (ObjectId, Long...); ours does.
       flush();

@@ -32,6 +32,8 @@ import { adminTokenMatches } from "./access/admin-token.ts";
 import { ApiKeyAuthenticator } from "./access/api-key-authenticator.ts";
 import type { EventFanout } from "./events/event-fanout.ts";
 import { EventRelay } from "./events/event-relay.ts";
+import { LiveEvents } from "./events/live-events.ts";
+import { StreamSlots } from "./access/stream-slots.ts";
 import { EventsServiceImpl } from "./services/events-service.ts";
 import { RequestLogsServiceImpl } from "./services/request-logs-service.ts";
 import { RequestLogRepository } from "./store/request-log-repository.ts";
@@ -135,6 +137,8 @@ export interface App {
   tenancy: TenancyAdmin;
   relaySweeper: RelaySweeper;
   jobs: JobQueue;
+  /** The live events of this process's open event streams. */
+  liveEvents: LiveEvents;
   custodian: WalletCustodian;
   smsSender: SmsSender;
   kycProvider: KycProvider;
@@ -298,6 +302,11 @@ export async function createApp(options: AppOptions): Promise<App> {
     dispatch: (id) => webhooks.dispatch(id),
     recovery: webhooks.recovery,
   });
+  // One change stream per process, opened with the first event stream, fanned out to all of them.
+  const liveEvents = new LiveEvents(repositories.events, {
+    changeStreams: replicaSet,
+    onError: (error) => onError(error, "live events"),
+  });
   const money = { ledger, transactions: repositories.transactions, wallets: repositories.walletLedger, settings, clock };
   const services: RegisteredService[] = [
     {
@@ -312,7 +321,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     },
     { service: KycSessionsService, visibility: "public", implementation: new KycSessionsServiceImpl(kyc) },
     { service: SandboxService, visibility: "public", implementation: new SandboxServiceImpl(kyc) },
-    { service: EventsService, visibility: "public", implementation: new EventsServiceImpl(repositories.events) },
+    { service: EventsService, visibility: "public", implementation: new EventsServiceImpl({ events: repositories.events, live: liveEvents, clock }) },
     { service: RequestLogsService, visibility: "public", implementation: new RequestLogsServiceImpl(repositories.requestLogs) },
     { service: TransactionsService, visibility: "public", implementation: new TransactionsServiceImpl(money) },
     { service: SandboxTransactionsService, visibility: "public", implementation: new SandboxTransactionsServiceImpl(money) },
@@ -346,6 +355,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     checkAccess: accessCheck,
     ...(options.recordRequests === false ? {} : { requestLog: requestLogWriter }),
     clock,
+    streamSlots: new StreamSlots(config.maxStreamsPerKey),
   });
   const publicInterceptors = [observed, pipelineInterceptor(pipeline, "api-key")];
   const adminInterceptors = [observed, adminInterceptor(options.adminToken), pipelineInterceptor(pipeline, "admin")];
@@ -418,6 +428,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     tenancy,
     relaySweeper,
     jobs,
+    liveEvents,
     custodian,
     smsSender,
     kycProvider,
@@ -445,6 +456,8 @@ export async function createApp(options: AppOptions): Promise<App> {
       const drainEnd = performance.now() + timings.shutdownGraceMs;
       // Probes and load balancers watching grpc.health.v1 hear NOT_SERVING before the servers stop accepting.
       health.drain();
+      // Open event streams end now, cleanly: their clients reconnect (elsewhere) and resume with the last id seen.
+      await liveEvents.drain();
       await Promise.all([http.close(), grpc.close(timings.shutdownGraceMs)]);
       // Taking jobs stops at once; the delivery runs in flight are cut at the end of the grace period and save
       // their retry times before the job queue's stop answers.

@@ -4,6 +4,7 @@ import { type Stats, statSync } from "node:fs";
 import { isIP } from "node:net";
 import path from "node:path";
 import { apiKeyLivemode } from "./domain/api-keys.ts";
+import { DEFAULT_MAX_STREAMS_PER_KEY } from "./domain/limits.ts";
 
 export type Role = "all" | "api" | "worker";
 
@@ -35,6 +36,8 @@ export interface Config {
   logLevel: LogLevel;
   /** Requests per API key (or client address) per 60 s window. */
   rateLimit: number;
+  /** Streams (StreamEvents) one API key may hold open at once on one process. */
+  maxStreamsPerKey: number;
   /** Delays after failed delivery attempts 1..6, in ms. */
   webhookRetrySchedule: number[];
   webhookTimeoutMs: number;
@@ -196,6 +199,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     liveKey: bootstrapKey(env, "SVC_LIVE_KEY", true),
     logLevel: oneOf(env, "LOG_LEVEL", LOG_LEVELS, "info"),
     rateLimit: integer(env, "SVC_RATE_LIMIT", 6000, 1, 1_000_000_000),
+    maxStreamsPerKey: integer(env, "SVC_MAX_STREAMS_PER_KEY", DEFAULT_MAX_STREAMS_PER_KEY, 1, 100_000),
     webhookRetrySchedule: durations(env, "SVC_WEBHOOK_RETRY_SCHEDULE", "1m,5m,30m,2h,6h,24h", { min: 6, max: 6 }),
     webhookTimeoutMs: integer(env, "SVC_WEBHOOK_TIMEOUT_MS", 10_000, 1, 600_000),
     webhookConcurrency: integer(env, "SVC_WEBHOOK_CONCURRENCY", 256, 1, 10_000),

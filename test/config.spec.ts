@@ -36,6 +36,7 @@ describe("config", () => {
       liveKey: undefined,
       logLevel: "info",
       rateLimit: 6000,
+      maxStreamsPerKey: 20,
       webhookRetrySchedule: [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 86_400_000],
       webhookTimeoutMs: 10_000,
       webhookConcurrency: 256,
@@ -93,6 +94,7 @@ describe("config", () => {
       SVC_IDEMPOTENCY_LOCK_MS: "5000",
       SVC_DASHBOARD_SECURE_COOKIE: "always",
       SVC_DASHBOARD_SIGN_IN_LIMIT: "3",
+      SVC_MAX_STREAMS_PER_KEY: "7",
     });
     expect(config).to.deep.equal({
       role: "worker",
@@ -109,6 +111,7 @@ describe("config", () => {
       liveKey: LIVE_KEY,
       logLevel: "warn",
       rateLimit: 100,
+      maxStreamsPerKey: 7,
       webhookRetrySchedule: [1000, 2000, 3000, 240_000, 18_000_000, 600],
       webhookTimeoutMs: 5000,
       webhookConcurrency: 32,

@@ -46,9 +46,12 @@ export interface MethodEntry<O extends DescMessage> {
   rpcOnlyFields?: readonly string[];
 }
 
-/** Every method of the service, each with its entry: a missing one is a type error. */
+/**
+ * Every unary method of the service, each with its entry: a missing one is a type error. Streaming methods have
+ * no REST route and no entry: they are served over gRPC, Connect and gRPC-Web only.
+ */
 export type ServiceEntries<Methods extends GenServiceMethods> = {
-  [K in keyof Methods]: MethodEntry<Methods[K]["output"]>;
+  [K in keyof Methods as Methods[K]["methodKind"] extends "unary" ? K : never]: MethodEntry<Methods[K]["output"]>;
 };
 
 export interface DescribedMethod {
@@ -70,37 +73,39 @@ export function describeService<Methods extends GenServiceMethods>(
   entries: ServiceEntries<Methods>,
 ): DescribedMethod[] {
   const descriptor = service as unknown as DescService;
-  return descriptor.methods.map((method) => {
-    const entry = (entries as Record<string, MethodEntry<DescMessage> | undefined>)[method.localName];
-    const route = restRouteOf(descriptor, method);
-    // Types catch a missing entry; these catch a proto whose annotation the entries do not match.
-    if (!entry) throw new Error(`${descriptor.typeName}.${method.name} has no API entry`);
-    if (!route) throw new Error(`${descriptor.typeName}.${method.name} has no google.api.http route`);
-    for (const [member, field] of Object.entries(entry.renamedMembers ?? {})) {
-      if (route.body !== "*" || !method.input.fields.some((f) => f.name === field)) {
-        throw new Error(`${descriptor.typeName}.${method.name}: body member ${member} names no field ${field} of a * body`);
+  return descriptor.methods
+    .filter((method) => method.methodKind === "unary")
+    .map((method) => {
+      const entry = (entries as Record<string, MethodEntry<DescMessage> | undefined>)[method.localName];
+      const route = restRouteOf(descriptor, method);
+      // Types catch a missing entry; these catch a proto whose annotation the entries do not match.
+      if (!entry) throw new Error(`${descriptor.typeName}.${method.name} has no API entry`);
+      if (!route) throw new Error(`${descriptor.typeName}.${method.name} has no google.api.http route`);
+      for (const [member, field] of Object.entries(entry.renamedMembers ?? {})) {
+        if (route.body !== "*" || !method.input.fields.some((f) => f.name === field)) {
+          throw new Error(`${descriptor.typeName}.${method.name}: body member ${member} names no field ${field} of a * body`);
+        }
       }
-    }
-    for (const field of entry.rpcOnlyFields ?? []) {
-      if (route.body !== "*" || !method.input.fields.some((f) => f.name === field)) {
-        throw new Error(`${descriptor.typeName}.${method.name}: RPC-only ${field} names no field of a * body`);
+      for (const field of entry.rpcOnlyFields ?? []) {
+        if (route.body !== "*" || !method.input.fields.some((f) => f.name === field)) {
+          throw new Error(`${descriptor.typeName}.${method.name}: RPC-only ${field} names no field of a * body`);
+        }
       }
-    }
-    return {
-      service: descriptor,
-      method,
-      route: {
-        ...route,
-        ...(entry.renamedMembers ? { renamedMembers: entry.renamedMembers } : {}),
-        ...(entry.rpcOnlyFields ? { rpcOnlyFields: entry.rpcOnlyFields } : {}),
-      },
-      status: entry.status,
-      present: entry.present as (response: unknown, path: string) => unknown,
-      operation: entry.operation,
-      nullMeaning: route.body === "*" ? "absent" : (entry.patchNull ?? "invalid"),
-      takesIdempotencyKey: route.httpMethod !== "GET",
-      sandboxOnly: entry.sandboxOnly === true,
-      liveSetting: entry.liveSetting ?? null,
-    };
-  });
+      return {
+        service: descriptor,
+        method,
+        route: {
+          ...route,
+          ...(entry.renamedMembers ? { renamedMembers: entry.renamedMembers } : {}),
+          ...(entry.rpcOnlyFields ? { rpcOnlyFields: entry.rpcOnlyFields } : {}),
+        },
+        status: entry.status,
+        present: entry.present as (response: unknown, path: string) => unknown,
+        operation: entry.operation,
+        nullMeaning: route.body === "*" ? "absent" : (entry.patchNull ?? "invalid"),
+        takesIdempotencyKey: route.httpMethod !== "GET",
+        sandboxOnly: entry.sandboxOnly === true,
+        liveSetting: entry.liveSetting ?? null,
+      };
+    });
 }

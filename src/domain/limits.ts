@@ -25,3 +25,6 @@ export const ATTEMPT_RESPONSE_BODY_KEPT_BYTES = 4 * 1024;
 
 /** What a delivery attempt keeps of its own request body (the Event as signed). */
 export const ATTEMPT_REQUEST_BODY_KEPT_BYTES = 64 * 1024;
+
+/** Event streams one API key may hold open at once on one process, unless configured (SVC_MAX_STREAMS_PER_KEY). */
+export const DEFAULT_MAX_STREAMS_PER_KEY = 20;

@@ -12,25 +12,25 @@ export const DEFAULT_EVENT_TYPES: readonly string[] = ["*"];
 /** How far back a recovery may start: events, and so what their deliveries would send, are kept this long. */
 export const MAX_RECOVERY_DAYS = 30;
 
-/** 1 to 10 distinct subscribable types, or exactly ["*"]. */
-export function checkEventTypes(types: readonly string[]): string[] {
-  if (types.length === 0) throw validationError("event_types", 'event_types must list at least one event type, or be ["*"].');
+/** 1 to 10 distinct subscribable types, or exactly ["*"]; `param` names the field in refusals. */
+export function checkEventTypes(types: readonly string[], param = "event_types"): string[] {
+  if (types.length === 0) throw validationError(param, `${param} must list at least one event type, or be ["*"].`);
   if (types.includes("*")) {
-    if (types.length > 1) throw validationError("event_types", '"*" subscribes to every type and must be the only entry.');
+    if (types.length > 1) throw validationError(param, '"*" subscribes to every type and must be the only entry.');
     return ["*"];
   }
   if (types.length > MAX_EVENT_TYPES) {
-    throw validationError("event_types", `event_types may list at most ${MAX_EVENT_TYPES} event types.`);
+    throw validationError(param, `${param} may list at most ${MAX_EVENT_TYPES} event types.`);
   }
   for (const type of types) {
     if (!SUBSCRIBABLE_EVENT_TYPES.includes(type as never)) {
       throw validationError(
-        "event_types",
+        param,
         `${JSON.stringify(type)} is not an event type one can subscribe to; use one of ${SUBSCRIBABLE_EVENT_TYPES.join(", ")}, or "*".`,
       );
     }
   }
-  if (new Set(types).size !== types.length) throw validationError("event_types", "event_types must not list a type twice.");
+  if (new Set(types).size !== types.length) throw validationError(param, `${param} must not list a type twice.`);
   return [...types];
 }
 

@@ -26,6 +26,27 @@ export function signatureHeader(secrets: readonly string[], timestamp: number, r
   return [`t=${timestamp}`, ...signatures].join(",");
 }
 
+/** The User-Agent of every delivery. */
+export const WEBHOOK_USER_AGENT = "Svc-Webhooks/1.0";
+
+/** The headers of a signed delivery (docs/contract.md, Delivery request), for the worker and `svc listen` alike. */
+export function deliveryHeaders(delivery: {
+  secrets: readonly string[];
+  timestamp: number;
+  body: string;
+  eventId: string;
+  eventType: string;
+  attempt: number;
+}): Record<string, string> {
+  return {
+    "Svc-Signature": signatureHeader(delivery.secrets, delivery.timestamp, delivery.body),
+    "Svc-Event-Id": delivery.eventId,
+    "Svc-Event-Type": delivery.eventType,
+    "Svc-Delivery-Attempt": String(delivery.attempt),
+    "User-Agent": WEBHOOK_USER_AGENT,
+  };
+}
+
 /** `whsec_` + 32 base62 characters; randomInt draws without modulo bias (about 190 bits of entropy). */
 export function generateWebhookSecret(): string {
   let random = "";

@@ -10,11 +10,13 @@ import { creationReservationKey } from "../access/creation-reservation.ts";
 import { IdempotencyGuard } from "../access/idempotency-guard.ts";
 import { principalKey, type Principal } from "../access/principal.ts";
 import type { RequestGate } from "../access/request-gate.ts";
+import { StreamSlots } from "../access/stream-slots.ts";
 import type { MethodAccessCheck } from "../api/method-access.ts";
 import type { ServiceRegistry } from "../api/service-registry.ts";
 import { describeError, svcError, type DescribedError, type ErrorCode } from "../domain/errors.ts";
 import { systemClock, type Clock } from "../domain/clock.ts";
 import type { RequestLogSource } from "../domain/request-logs.ts";
+import { DEFAULT_MAX_STREAMS_PER_KEY } from "../domain/limits.ts";
 import type { StoredResponse } from "../store/idempotency-repository.ts";
 import { requestLogEntry, type RequestLogSink, type CallRoute } from "./request-log-entry.ts";
 import {
@@ -90,6 +92,13 @@ export interface CallHandler<R> {
   replayed(response: Message): R;
 }
 
+/** What a door supplies for a server-streaming method: its decoding, and how it opens the method's stream. */
+export interface StreamHandler<T> {
+  decode(): DecodedRequest;
+  /** Starts the method with the call's context; its messages are read as the stream goes. */
+  open(request: Message): Promise<AsyncIterable<T>>;
+}
+
 /** How an answer is kept under its key: the response message, or the refusal the method answered. */
 interface StoredAnswer {
   /** base64 of the response message in the binary format. */
@@ -124,6 +133,8 @@ export interface CallPipelineOptions {
   /** Where each call of a project's key is recorded; none: calls are not recorded. */
   requestLog?: RequestLogSink;
   clock?: Clock;
+  /** The streams each key may hold open at once; by default the contract's default number. */
+  streamSlots?: StreamSlots;
 }
 
 /** Who presents a call refused before the pipeline (no route, body too large): logged if its key names a project. */
@@ -155,6 +166,7 @@ export class CallPipeline {
   private readonly checkAccess: MethodAccessCheck;
   private readonly requestLog: RequestLogSink | null;
   private readonly clock: Clock;
+  private readonly streamSlots: StreamSlots;
 
   constructor(options: CallPipelineOptions) {
     this.gate = options.gate;
@@ -164,6 +176,7 @@ export class CallPipeline {
     this.checkAccess = options.checkAccess ?? (async () => {});
     this.requestLog = options.requestLog ?? null;
     this.clock = options.clock ?? systemClock;
+    this.streamSlots = options.streamSlots ?? new StreamSlots(DEFAULT_MAX_STREAMS_PER_KEY);
   }
 
   newCall(fields: Omit<Call, "headers" | "started">): Call {
@@ -206,6 +219,60 @@ export class CallPipeline {
         createdAt: this.clock(),
       }),
     );
+  }
+
+  /**
+   * Opens a server-streaming call: admitted as every call is (key, version, the open counted against the rate
+   * limit, access), then holding one of the key's stream slots until the stream ends. A stream changes nothing, so
+   * no Idempotency-Key is claimed. A refusal at the open is thrown as a CallFailure; one while the stream runs
+   * (its cursor unknown, the database gone) ends it as the same CallFailure, an unexpected one as internal_error.
+   * The request log records the open and its outcome, when it is known, not the stream's length.
+   */
+  async openStream<T>(call: Call, handler: StreamHandler<T>): Promise<AsyncIterable<T>> {
+    let release = () => {};
+    let messages: AsyncIterable<T>;
+    try {
+      const { principal } = await this.admit(call);
+      call.values.set(principalKey, principal);
+      if (principal) release = this.streamSlots.take(principal.apiKeyId);
+      const decoded = handler.decode();
+      if ("refusal" in decoded) throw decoded.refusal;
+      messages = await handler.open(decoded.message);
+    } catch (error) {
+      release();
+      const failure = this.failure(call, error);
+      this.record(call, failure);
+      throw failure;
+    }
+    this.record(call, null);
+    return this.streamed(call, messages, release);
+  }
+
+  /** The method's messages, the slot given back when they end, fail or the reader stops (even before the first). */
+  private streamed<T>(call: Call, messages: AsyncIterable<T>, release: () => void): AsyncIterable<T> {
+    const failure = (error: unknown) => this.failure(call, error);
+    return {
+      [Symbol.asyncIterator]() {
+        const inner = messages[Symbol.asyncIterator]();
+        return {
+          async next() {
+            try {
+              const result = await inner.next();
+              if (result.done) release();
+              return result;
+            } catch (error) {
+              release();
+              throw failure(error);
+            }
+          },
+          async return(value?: unknown) {
+            release();
+            await inner.return?.();
+            return { done: true, value } as IteratorReturnResult<T>;
+          },
+        };
+      },
+    };
   }
 
   /**

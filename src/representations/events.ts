@@ -21,3 +21,18 @@ export function eventJson(event: Event): EventJson {
     data: event.data ?? {},
   };
 }
+
+/** The raw body of a webhook delivery of `event`: the Event object plus `created` (repeating `created_at`) and `project_id`. */
+export function webhookBodyOf(event: Event, projectId: string): string {
+  const json = eventJson(event);
+  return JSON.stringify({
+    id: json.id,
+    object: json.object,
+    type: json.type,
+    created_at: json.created_at,
+    created: json.created_at,
+    project_id: projectId,
+    livemode: json.livemode,
+    data: json.data,
+  });
+}

@@ -2,10 +2,17 @@
 // request to the call pipeline (the same steps as REST and the dashboard), answering a replayed response message
 // in the protocol the call came in.
 import type { Message } from "@bufbuild/protobuf";
-import { createHandlerContext, type Interceptor, type UnaryRequest, type UnaryResponse } from "@connectrpc/connect";
+import {
+  createHandlerContext,
+  type Interceptor,
+  type StreamRequest,
+  type StreamResponse,
+  type UnaryRequest,
+  type UnaryResponse,
+} from "@connectrpc/connect";
 import { takesIdempotencyKey } from "../api/idempotent-methods.ts";
 import { svcError } from "../domain/errors.ts";
-import { CallFailure, type CallPipeline } from "../pipeline/call-pipeline.ts";
+import { type Call, CallFailure, type CallPipeline } from "../pipeline/call-pipeline.ts";
 import { checkMessageText } from "./message-text.ts";
 import { clientAddressKey, requestIdKey } from "./request-id.ts";
 
@@ -33,7 +40,7 @@ function withHeaders(headers: Headers, values: Record<string, string>): void {
 }
 
 /** A context sharing the request's values (those the pipeline fills), for a replay to be refreshed in. */
-function handlerContextOf(request: UnaryRequest) {
+function handlerContextOf(request: UnaryRequest | StreamRequest) {
   return createHandlerContext({
     service: request.service,
     method: request.method,
@@ -49,9 +56,8 @@ function handlerContextOf(request: UnaryRequest) {
 export type RpcCaller = "api-key" | "admin";
 
 export function pipelineInterceptor(pipeline: CallPipeline, caller: RpcCaller): Interceptor {
-  return (next) => async (request) => {
-    if (request.stream) throw svcError("route_not_found", "Streaming methods are not served.");
-    const call = pipeline.newCall({
+  const callOf = (request: UnaryRequest | StreamRequest) =>
+    pipeline.newCall({
       requestId: request.contextValues.get(requestIdKey),
       door: (request.header.get("content-type") ?? "").startsWith("application/grpc") ? "grpc" : caller === "admin" ? "admin" : "connect",
       method: request.method,
@@ -63,6 +69,13 @@ export function pipelineInterceptor(pipeline: CallPipeline, caller: RpcCaller): 
       values: request.contextValues,
       context: () => handlerContextOf(request),
     });
+  return (next) => async (request) => {
+    if (request.stream) {
+      if (request.method.methodKind !== "server_streaming")
+        throw svcError("route_not_found", "Client and bidirectional streaming methods are not served.");
+      return serverStream(pipeline, callOf(request), request, next as (request: StreamRequest) => Promise<StreamResponse>);
+    }
+    const call = callOf(request);
     try {
       const response = await pipeline.run<UnaryResponse>(call, {
         decode: () => ({ message: request.message }),
@@ -77,9 +90,59 @@ export function pipelineInterceptor(pipeline: CallPipeline, caller: RpcCaller): 
       withHeaders(response.header, call.headers);
       return response;
     } catch (error) {
-      if (!(error instanceof CallFailure)) throw error;
-      withHeaders(error.error.metadata, error.headers);
-      throw error.error;
+      throw asRpcError(error);
     }
   };
+}
+
+/** A refusal as the RPC answers it: the service's error, the answer's headers in its metadata (gRPC: trailers). */
+function asRpcError(error: unknown): unknown {
+  if (!(error instanceof CallFailure)) return error;
+  withHeaders(error.error.metadata, error.headers);
+  return error.error;
+}
+
+/**
+ * A server-streaming call: its one request message is read first (a client streams exactly one), then the
+ * pipeline admits the call and opens the method's stream, whose messages flow as the method yields them.
+ */
+async function serverStream(
+  pipeline: CallPipeline,
+  call: Call,
+  request: StreamRequest,
+  next: (request: StreamRequest) => Promise<StreamResponse>,
+): Promise<StreamResponse> {
+  try {
+    const received = await onlyMessage(request.message);
+    let response: StreamResponse | undefined;
+    const messages = await pipeline.openStream(call, {
+      decode: () => ({ message: received }),
+      open: async (message) => {
+        checkMessageText(request.method.input, message);
+        response = await next({ ...request, message: singleMessage(message) });
+        return response.message;
+      },
+    });
+    withHeaders(response!.header, call.headers);
+    return { ...response!, message: rpcErrors(messages) };
+  } catch (error) {
+    throw asRpcError(error);
+  }
+}
+
+async function onlyMessage(messages: AsyncIterable<Message>): Promise<Message> {
+  for await (const message of messages) return message;
+  throw svcError("validation_error", "The request message is missing.");
+}
+
+async function* singleMessage(message: Message): AsyncIterable<Message> {
+  yield message;
+}
+
+async function* rpcErrors<T>(messages: AsyncIterable<T>): AsyncIterable<T> {
+  try {
+    yield* messages;
+  } catch (error) {
+    throw asRpcError(error);
+  }
 }

@@ -3,6 +3,7 @@
 // (streaming methods, JSON messages, Connect or gRPC-Web over HTTP/2) goes to Connect's Node handler. A path
 // no service has answers UNIMPLEMENTED. Every request gets its request id on arrival, so refusals made before
 // the interceptors (unknown method, undecodable message, body too large) carry it and are logged too.
+import { setMaxListeners } from "node:events";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { createServiceImplSpec } from "@connectrpc/connect";
@@ -46,6 +47,8 @@ type StreamListener = (stream: http2.ServerHttp2Stream, headers: http2.IncomingH
 
 export function createGrpcServer(services: readonly RpcService[], options: GrpcServerOptions): GrpcServer {
   const shutdown = new AbortController();
+  // Every open call listens on it, and event streams stay open: no listener count is a leak here.
+  setMaxListeners(0, shutdown.signal);
   const unary = new Map<string, UnaryRoute>();
   const served = new Set<string>();
   for (const { service, implementation, interceptors } of services) {

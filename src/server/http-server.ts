@@ -1,5 +1,6 @@
 // The HTTP/1.1 server on PORT: the REST gateway under /v1, Connect and gRPC-Web for every service,
 // /healthz, and the error envelope for anything that matches no route.
+import { setMaxListeners } from "node:events";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { DescribedMethod } from "../api/method-description.ts";
@@ -169,6 +170,8 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
     // Calls still running when the grace period ends are aborted. The timer is ours and unref'd: connect-fastify's
     // own (its shutdownTimeoutMs option) is not, and kept a closed server's process alive for the whole period.
     const shutdown = new AbortController();
+    // Every open call listens on it, and event streams stay open: no listener count is a leak here.
+    setMaxListeners(0, shutdown.signal);
     scope.addHook("preClose", (done) => {
       setTimeout(() => shutdown.abort(), options.shutdownTimeoutMs).unref();
       done();

@@ -1,4 +1,4 @@
-// svc.v1.EventsService: the event log of the caller's project and environment, newest first.
+// svc.v1.EventsService: the event log of the caller's project and environment, newest first, and its live stream.
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
@@ -7,6 +7,7 @@ import {
   ListEventsResponseSchema,
   type GetEventRequest,
   type ListEventsRequest,
+  type StreamEventsRequest,
 } from "../../gen/svc/v1/events_pb.ts";
 import { svcError, validationError } from "../domain/errors.ts";
 import { EVENT_TYPES, isEventType } from "../domain/event-types.ts";
@@ -14,9 +15,14 @@ import type { EventRepository } from "../store/event-repository.ts";
 import { eventMessage } from "../messages/event-messages.ts";
 import { listParameters, listWindow } from "./pagination.ts";
 import { tenantOf } from "../access/principal.ts";
+import { eventStream, type EventStreamDeps } from "./event-stream.ts";
 
 export class EventsServiceImpl implements ServiceImpl<typeof EventsService> {
-  constructor(private readonly events: EventRepository) {}
+  private readonly events: EventRepository;
+
+  constructor(private readonly deps: EventStreamDeps) {
+    this.events = deps.events;
+  }
 
   async listEvents(request: ListEventsRequest, context: HandlerContext) {
     const scope = tenantOf(context);
@@ -33,5 +39,9 @@ export class EventsServiceImpl implements ServiceImpl<typeof EventsService> {
     const event = await this.events.find(tenantOf(context), request.id);
     if (!event) throw svcError("event_not_found");
     return create(GetEventResponseSchema, { event: eventMessage(event) });
+  }
+
+  streamEvents(request: StreamEventsRequest, context: HandlerContext) {
+    return eventStream(this.deps, tenantOf(context), request, context.signal);
   }
 }

@@ -1,6 +1,6 @@
 // The event log: every event of a project and environment, kept 30 days, with the fan-out state that lets a
 // relay that died half way be finished by another.
-import type { Collection, Db, Filter } from "mongodb";
+import type { ChangeStream, ChangeStreamInsertDocument, Collection, Db, Filter } from "mongodb";
 import { isDuplicateKeyError } from "./database.ts";
 import { duplicateIndexes, type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
@@ -40,7 +40,7 @@ export class EventRepository {
   async insertOnce(event: EventDocument): Promise<boolean> {
     try {
       await this.collection.insertOne(event);
-      this.inserted?.([event]);
+      this.notifyInserted([event]);
       return true;
     } catch (error) {
       if (isDuplicateKeyError(error)) return false;
@@ -53,20 +53,52 @@ export class EventRepository {
     if (events.length === 0) return;
     try {
       await this.collection.insertMany(events, { ordered: false });
-      this.inserted?.(events);
+      this.notifyInserted(events);
     } catch (error) {
       const duplicates = duplicateIndexes(error);
       if (!duplicates) throw error;
-      this.inserted?.(events.filter((_, i) => !duplicates.has(i)));
+      this.notifyInserted(events.filter((_, i) => !duplicates.has(i)));
     }
   }
 
-  /** Hears of every event written for the first time (metrics count them by type). */
+  /**
+   * Hears of every event this process writes for the first time (metrics count them by type; without a replica
+   * set, live event streams hear of them here).
+   */
   onInserted(listener: (events: readonly EventDocument[]) => void): void {
-    this.inserted = listener;
+    this.insertListeners.push(listener);
   }
 
-  private inserted: ((events: readonly EventDocument[]) => void) | null = null;
+  private readonly insertListeners: ((events: readonly EventDocument[]) => void)[] = [];
+
+  private notifyInserted(events: readonly EventDocument[]): void {
+    if (events.length === 0) return;
+    for (const listener of this.insertListeners) listener(events);
+  }
+
+  /** Every event logged from now on, by any process (a replica set's change stream). */
+  watchInserts(): ChangeStream<EventDocument, ChangeStreamInsertDocument<EventDocument>> {
+    return this.collection.watch<EventDocument, ChangeStreamInsertDocument<EventDocument>>([{ $match: { operationType: "insert" } }]);
+  }
+
+  /**
+   * Oldest first, the events logged after `after` in the log's order (creation time, then id), of the given types
+   * (all when null): the history a resumed event stream sends before its live events.
+   */
+  listAfter(
+    scope: TenantScope,
+    after: Pick<EventDocument, "_id" | "created_at">,
+    types: readonly string[] | null,
+    limit: number,
+  ): Promise<EventDocument[]> {
+    const filter: Filter<EventDocument> = {
+      project_id: scope.projectId,
+      livemode: scope.livemode,
+      $or: [{ created_at: { $gt: after.created_at } }, { created_at: after.created_at, _id: { $gt: after._id } }],
+    };
+    if (types !== null) filter.type = { $in: [...types] };
+    return this.collection.find(filter).sort({ created_at: 1, _id: 1 }).limit(limit).toArray();
+  }
 
   find(scope: TenantScope, id: string): Promise<EventDocument | null> {
     return this.collection.findOne({ _id: id, project_id: scope.projectId, livemode: scope.livemode });

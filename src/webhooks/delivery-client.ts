@@ -6,6 +6,7 @@ import type { LookupFunction } from "node:net";
 import { describeError } from "../domain/errors.ts";
 import { ATTEMPT_REQUEST_BODY_KEPT_BYTES, ATTEMPT_RESPONSE_BODY_KEPT_BYTES } from "../domain/limits.ts";
 import { checkWebhookUrl, type CheckedWebhookUrl } from "../domain/webhook-url.ts";
+import { WEBHOOK_USER_AGENT } from "../domain/webhook-signature.ts";
 import { DeliveryFailure, vetHost, type DeliveryFailureCode, type LookupAll, type VettedAddress } from "./address-vetting.ts";
 
 /** The `error` of an attempt: the values of docs/contract.md, Attempt errors, an attempt itself can produce. */
@@ -72,7 +73,7 @@ export interface WebhookRequest {
   signal?: AbortSignal;
 }
 
-export const DEFAULT_USER_AGENT = "Svc-Webhooks/1.0";
+export const DEFAULT_USER_AGENT = WEBHOOK_USER_AGENT;
 
 /** Reading a little of a large answer lets small answers finish cleanly without buffering large ones. */
 const RESPONSE_BODY_CAP_BYTES = 64 * 1024;

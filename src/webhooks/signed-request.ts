@@ -2,13 +2,13 @@
 // the endpoint (the new one first during a rotation grace period), and the Svc-* headers.
 import type { Clock } from "../domain/clock.ts";
 import { activeSecrets } from "../domain/webhook-secrets.ts";
-import { signatureHeader } from "../domain/webhook-signature.ts";
-import { eventJson } from "../representations/events.ts";
+import { deliveryHeaders } from "../domain/webhook-signature.ts";
+import { webhookBodyOf } from "../representations/events.ts";
 import { eventMessage } from "../messages/event-messages.ts";
 import type { EventDocument } from "../store/event-repository.ts";
 import type { WebhookEndpointDocument } from "../store/webhook-endpoint-repository.ts";
 import type { LookupAll } from "./address-vetting.ts";
-import { DEFAULT_USER_AGENT, postWebhook, type AttemptResult } from "./delivery-client.ts";
+import { postWebhook, type AttemptResult } from "./delivery-client.ts";
 
 export interface SendSettings {
   timeoutMs: number;
@@ -28,24 +28,10 @@ const bodies = new WeakMap<EventDocument, string>();
 export function webhookBody(event: EventDocument): string {
   let body = bodies.get(event);
   if (body === undefined) {
-    body = renderBody(event);
+    body = webhookBodyOf(eventMessage(event), event.project_id);
     bodies.set(event, body);
   }
   return body;
-}
-
-function renderBody(event: EventDocument): string {
-  const json = eventJson(eventMessage(event));
-  return JSON.stringify({
-    id: json.id,
-    object: json.object,
-    type: json.type,
-    created_at: json.created_at,
-    created: json.created_at,
-    project_id: event.project_id,
-    livemode: json.livemode,
-    data: json.data,
-  });
 }
 
 /** Signs and posts `event` to `endpoint` as attempt number `attempt`. Network outcomes are returned, not thrown. */
@@ -60,13 +46,14 @@ export function sendSignedEvent(
   return postWebhook({
     url: endpoint.url,
     body,
-    headers: {
-      "Svc-Signature": signatureHeader(activeSecrets(endpoint, now), Math.floor(now.getTime() / 1000), body),
-      "Svc-Event-Id": event._id,
-      "Svc-Event-Type": event.type,
-      "Svc-Delivery-Attempt": String(attempt),
-      "User-Agent": DEFAULT_USER_AGENT,
-    },
+    headers: deliveryHeaders({
+      secrets: activeSecrets(endpoint, now),
+      timestamp: Math.floor(now.getTime() / 1000),
+      body,
+      eventId: event._id,
+      eventType: event.type,
+      attempt,
+    }),
     timeoutMs: settings.timeoutMs,
     livemode: endpoint.livemode,
     ...(settings.lookup ? { lookup: settings.lookup } : {}),

@@ -15,7 +15,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file svc/v1/events.proto.
  */
 export const file_svc_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChNzdmMvdjEvZXZlbnRzLnByb3RvEgZzdmMudjEiigEKBUV2ZW50EgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIbGl2ZW1vZGUYBCABKAgSJQoEZGF0YRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3Qi0wEKEUxpc3RFdmVudHNSZXF1ZXN0EhIKBWxpbWl0GAEgASgFSACIAQESGwoOc3RhcnRpbmdfYWZ0ZXIYAiABKAlIAYgBARIRCgR0eXBlGAMgASgJSAKIAQESGgoNZW5kaW5nX2JlZm9yZRgEIAEoCUgDiAEBEiYKB2NyZWF0ZWQYBSABKAsyFS5zdmMudjEuQ3JlYXRlZEZpbHRlckIICgZfbGltaXRCEQoPX3N0YXJ0aW5nX2FmdGVyQgcKBV90eXBlQhAKDl9lbmRpbmdfYmVmb3JlIkMKEkxpc3RFdmVudHNSZXNwb25zZRIbCgRkYXRhGAEgAygLMg0uc3ZjLnYxLkV2ZW50EhAKCGhhc19tb3JlGAIgASgIIh0KD0dldEV2ZW50UmVxdWVzdBIKCgJpZBgBIAEoCSIwChBHZXRFdmVudFJlc3BvbnNlEhwKBWV2ZW50GAEgASgLMg0uc3ZjLnYxLkV2ZW50MsABCg1FdmVudHNTZXJ2aWNlElcKCkxpc3RFdmVudHMSGS5zdmMudjEuTGlzdEV2ZW50c1JlcXVlc3QaGi5zdmMudjEuTGlzdEV2ZW50c1Jlc3BvbnNlIhKC0+STAgwSCi92MS9ldmVudHMSVgoIR2V0RXZlbnQSFy5zdmMudjEuR2V0RXZlbnRSZXF1ZXN0Ghguc3ZjLnYxLkdldEV2ZW50UmVzcG9uc2UiF4LT5JMCERIPL3YxL2V2ZW50cy97aWR9YgZwcm90bzM", [file_google_api_annotations, file_google_protobuf_struct, file_google_protobuf_timestamp, file_svc_v1_lists]);
+  fileDesc("ChNzdmMvdjEvZXZlbnRzLnByb3RvEgZzdmMudjEiigEKBUV2ZW50EgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIbGl2ZW1vZGUYBCABKAgSJQoEZGF0YRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3Qi0wEKEUxpc3RFdmVudHNSZXF1ZXN0EhIKBWxpbWl0GAEgASgFSACIAQESGwoOc3RhcnRpbmdfYWZ0ZXIYAiABKAlIAYgBARIRCgR0eXBlGAMgASgJSAKIAQESGgoNZW5kaW5nX2JlZm9yZRgEIAEoCUgDiAEBEiYKB2NyZWF0ZWQYBSABKAsyFS5zdmMudjEuQ3JlYXRlZEZpbHRlckIICgZfbGltaXRCEQoPX3N0YXJ0aW5nX2FmdGVyQgcKBV90eXBlQhAKDl9lbmRpbmdfYmVmb3JlIkMKEkxpc3RFdmVudHNSZXNwb25zZRIbCgRkYXRhGAEgAygLMg0uc3ZjLnYxLkV2ZW50EhAKCGhhc19tb3JlGAIgASgIIh0KD0dldEV2ZW50UmVxdWVzdBIKCgJpZBgBIAEoCSIwChBHZXRFdmVudFJlc3BvbnNlEhwKBWV2ZW50GAEgASgLMg0uc3ZjLnYxLkV2ZW50IlQKE1N0cmVhbUV2ZW50c1JlcXVlc3QSDQoFdHlwZXMYASADKAkSGwoOc3RhcnRpbmdfYWZ0ZXIYAiABKAlIAIgBAUIRCg9fc3RhcnRpbmdfYWZ0ZXIiSAoUU3RyZWFtRXZlbnRzUmVzcG9uc2USHAoFZXZlbnQYASABKAsyDS5zdmMudjEuRXZlbnQSEgoKcHJvamVjdF9pZBgCIAEoCTKNAgoNRXZlbnRzU2VydmljZRJXCgpMaXN0RXZlbnRzEhkuc3ZjLnYxLkxpc3RFdmVudHNSZXF1ZXN0Ghouc3ZjLnYxLkxpc3RFdmVudHNSZXNwb25zZSISgtPkkwIMEgovdjEvZXZlbnRzElYKCEdldEV2ZW50Ehcuc3ZjLnYxLkdldEV2ZW50UmVxdWVzdBoYLnN2Yy52MS5HZXRFdmVudFJlc3BvbnNlIheC0+STAhESDy92MS9ldmVudHMve2lkfRJLCgxTdHJlYW1FdmVudHMSGy5zdmMudjEuU3RyZWFtRXZlbnRzUmVxdWVzdBocLnN2Yy52MS5TdHJlYW1FdmVudHNSZXNwb25zZTABYgZwcm90bzM", [file_google_api_annotations, file_google_protobuf_struct, file_google_protobuf_timestamp, file_svc_v1_lists]);
 
 /**
  * Something that happened in a project.
@@ -165,6 +165,58 @@ export const GetEventResponseSchema: GenMessage<GetEventResponse> = /*@__PURE__*
   messageDesc(file_svc_v1_events, 4);
 
 /**
+ * @generated from message svc.v1.StreamEventsRequest
+ */
+export type StreamEventsRequest = Message<"svc.v1.StreamEventsRequest"> & {
+  /**
+   * Only events of these types, as an endpoint's `event_types`: 1 to 10 types, or `*`; empty means every type.
+   *
+   * @generated from field: repeated string types = 1;
+   */
+  types: string[];
+
+  /**
+   * An event id: the stream starts with every event logged after it, then goes on live. Without it, live only.
+   *
+   * @generated from field: optional string starting_after = 2;
+   */
+  startingAfter?: string | undefined;
+};
+
+/**
+ * Describes the message svc.v1.StreamEventsRequest.
+ * Use `create(StreamEventsRequestSchema)` to create a new message.
+ */
+export const StreamEventsRequestSchema: GenMessage<StreamEventsRequest> = /*@__PURE__*/
+  messageDesc(file_svc_v1_events, 5);
+
+/**
+ * @generated from message svc.v1.StreamEventsResponse
+ */
+export type StreamEventsResponse = Message<"svc.v1.StreamEventsResponse"> & {
+  /**
+   * The same Event as ListEvents and GetEvent answer.
+   *
+   * @generated from field: svc.v1.Event event = 1;
+   */
+  event?: Event | undefined;
+
+  /**
+   * The event's project, which a webhook body carries beside the Event (a client forwarding it as a delivery).
+   *
+   * @generated from field: string project_id = 2;
+   */
+  projectId: string;
+};
+
+/**
+ * Describes the message svc.v1.StreamEventsResponse.
+ * Use `create(StreamEventsResponseSchema)` to create a new message.
+ */
+export const StreamEventsResponseSchema: GenMessage<StreamEventsResponse> = /*@__PURE__*/
+  messageDesc(file_svc_v1_events, 6);
+
+/**
  * The event log of the key's project and environment: the events also sent to webhook endpoints.
  *
  * @generated from service svc.v1.EventsService
@@ -189,6 +241,17 @@ export const EventsService: GenService<{
     methodKind: "unary";
     input: typeof GetEventRequestSchema;
     output: typeof GetEventResponseSchema;
+  },
+  /**
+   * Streams the events as they are logged: those after `starting_after` first, in the log's order, then live
+   * ones, each once. Streaming only (gRPC, Connect, gRPC-Web): it has no REST route.
+   *
+   * @generated from rpc svc.v1.EventsService.StreamEvents
+   */
+  streamEvents: {
+    methodKind: "server_streaming";
+    input: typeof StreamEventsRequestSchema;
+    output: typeof StreamEventsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_svc_v1_events, 0);

@@ -1,0 +1,74 @@
+// The one event stream of a caller's project and environment: the events logged after a cursor first, oldest
+// first in the log's order (creation time, then id), then live ones as they are logged, each once. The live
+// subscription is taken before the history is read, so nothing logged in between is missed; an event both read
+// from history and heard live is sent once.
+import { create } from "@bufbuild/protobuf";
+import { type StreamEventsRequest, type StreamEventsResponse, StreamEventsResponseSchema } from "../../gen/svc/v1/events_pb.ts";
+import type { Clock } from "../domain/clock.ts";
+import { svcError } from "../domain/errors.ts";
+import type { TenantScope } from "../domain/tenant-scope.ts";
+import { checkEventTypes } from "../domain/webhook-endpoint-rules.ts";
+import type { LiveEvents } from "../events/live-events.ts";
+import { eventMessage } from "../messages/event-messages.ts";
+import type { EventDocument, EventRepository } from "../store/event-repository.ts";
+
+/** Events read from the log per query while catching up. */
+const HISTORY_PAGE = 100;
+/**
+ * History events created this recently may also be heard live (logged after the subscription began, or heard late):
+ * their ids are remembered so they are sent once. Older ones were logged before the subscription began.
+ */
+const OVERLAP_MS = 60_000;
+
+export interface EventStreamDeps {
+  events: EventRepository;
+  live: LiveEvents;
+  clock: Clock;
+}
+
+function streamed(event: EventDocument): StreamEventsResponse {
+  return create(StreamEventsResponseSchema, { event: eventMessage(event), projectId: event.project_id });
+}
+
+/** The types a stream asks for: null for every type (none listed, or `*`), else the checked list. */
+function typesOf(request: StreamEventsRequest): string[] | null {
+  if (request.types.length === 0) return null;
+  const types = checkEventTypes(request.types, "types");
+  return types.includes("*") ? null : types;
+}
+
+export async function* eventStream(
+  deps: EventStreamDeps,
+  scope: TenantScope,
+  request: StreamEventsRequest,
+  signal: AbortSignal,
+): AsyncGenerator<StreamEventsResponse> {
+  const types = typesOf(request);
+  let position: EventDocument | null = null;
+  if (request.startingAfter !== undefined) {
+    position = await deps.events.find(scope, request.startingAfter);
+    if (!position) throw svcError("invalid_cursor");
+  }
+  const subscribedAt = deps.clock().getTime();
+  const live = await deps.live.subscribe(scope, types);
+  const close = () => live.close();
+  signal.addEventListener("abort", close, { once: true });
+  try {
+    const sentRecently = new Set<string>();
+    while (position !== null) {
+      const page: EventDocument[] = await deps.events.listAfter(scope, position, types, HISTORY_PAGE);
+      for (const event of page) {
+        if (event.created_at.getTime() >= subscribedAt - OVERLAP_MS) sentRecently.add(event._id);
+        yield streamed(event);
+      }
+      position = page.length === HISTORY_PAGE ? page[page.length - 1]! : null;
+    }
+    for await (const event of live) {
+      if (sentRecently.delete(event._id)) continue;
+      yield streamed(event);
+    }
+  } finally {
+    signal.removeEventListener("abort", close);
+    live.close();
+  }
+}

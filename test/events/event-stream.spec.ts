@@ -1,0 +1,267 @@
+// svc.v1.EventsService.StreamEvents: live events within 100 ms of being logged, resuming after a cursor with
+// nothing lost or repeated, tenant isolation, the pipeline's refusals, the per-key stream limit, the three RPC
+// protocols, one change stream for every stream of a process, and streams ended cleanly by the drain.
+import { Code, createClient, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import { expect } from "chai";
+import { EventsService, type StreamEventsResponse } from "../../gen/svc/v1/events_pb.ts";
+import { rpcErrorOf } from "../support/errors.ts";
+import { uniquePhone } from "../support/phones.ts";
+import { createKey, createOtherProject } from "../support/tenancy.ts";
+import { startTestService, type TestService } from "../support/test-service.ts";
+
+function withKey(key: string | null): Interceptor {
+  return (next) => (request) => {
+    if (key !== null) request.header.set("authorization", `Bearer ${key}`);
+    return next(request);
+  };
+}
+
+type Protocol = "connect" | "grpc" | "grpc-web";
+
+function transportOf(svc: TestService, key: string | null, protocol: Protocol = "connect"): Transport {
+  const interceptors = [withKey(key)];
+  if (protocol === "grpc") return createGrpcTransport({ baseUrl: `http://${svc.grpcAddress}`, interceptors });
+  if (protocol === "grpc-web") return createGrpcWebTransport({ baseUrl: svc.baseUrl, httpVersion: "1.1", interceptors });
+  return createConnectTransport({ baseUrl: svc.baseUrl, httpVersion: "1.1", interceptors });
+}
+
+/** An open stream: what it received (with the time each arrived), and how it ended. */
+class OpenStream {
+  readonly received: { id: string; type: string; objectId: string | undefined; at: number }[] = [];
+  readonly ended: Promise<unknown>;
+  private readonly abort = new AbortController();
+  private waiters: (() => void)[] = [];
+
+  constructor(client: Client<typeof EventsService>, request: { types?: string[]; startingAfter?: string } = {}) {
+    this.ended = (async () => {
+      try {
+        for await (const message of client.streamEvents(request, { signal: this.abort.signal }) as AsyncIterable<StreamEventsResponse>) {
+          const object = message.event!.data?.object as { id?: string } | undefined;
+          this.received.push({ id: message.event!.id, type: message.event!.type, objectId: object?.id, at: performance.now() });
+          for (const wake of this.waiters.splice(0)) wake();
+        }
+        return null;
+      } catch (error) {
+        return error;
+      } finally {
+        for (const wake of this.waiters.splice(0)) wake();
+      }
+    })();
+  }
+
+  get ids(): string[] {
+    return this.received.map((r) => r.id);
+  }
+
+  /** Waits until `count` events arrived (or `timeoutMs` passed). */
+  async waitFor(count: number, timeoutMs = 5000): Promise<void> {
+    const deadline = performance.now() + timeoutMs;
+    while (this.received.length < count && performance.now() < deadline) {
+      await Promise.race([new Promise<void>((resolve) => this.waiters.push(resolve)), new Promise((r) => setTimeout(r, 50))]);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.abort.abort();
+    await this.ended;
+  }
+}
+
+/** A user created over REST (its id), when its answer arrived, and the id of its `user.created` event. */
+async function createUser(svc: TestService, key = svc.sandboxKey): Promise<{ userId: string; eventId: string; answeredAt: number }> {
+  const response = await svc.request("POST", "/v1/users", { key, body: { phone: uniquePhone() } });
+  const answeredAt = performance.now();
+  expect(response.status, response.text).to.equal(201);
+  const events = await svc.request("GET", "/v1/events?type=user.created&limit=100", { key });
+  const event = (events.body.data as { id: string; data: { object: { id: string } } }[]).find((e) => e.data.object.id === response.body.id);
+  return { userId: response.body.id, eventId: event!.id, answeredAt };
+}
+
+/** Opens a stream and waits until its live subscription is in place (the service holds one more subscription). */
+async function openLive(svc: TestService, client: Client<typeof EventsService>, request = {}): Promise<OpenStream> {
+  const before = svc.app.liveEvents.size;
+  const stream = new OpenStream(client, request);
+  const deadline = performance.now() + 5000;
+  while (svc.app.liveEvents.size <= before && performance.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  return stream;
+}
+
+describe("StreamEvents", () => {
+  let svc: TestService;
+  let events: Client<typeof EventsService>;
+
+  before(async () => {
+    svc = await startTestService();
+    events = createClient(EventsService, transportOf(svc, svc.sandboxKey));
+  });
+  after(async () => {
+    await svc?.stop();
+  });
+
+  it("delivers events created over REST within 100 ms of their answer", async () => {
+    const stream = await openLive(svc, events);
+    const created: { eventId: string; answeredAt: number }[] = [];
+    for (let i = 0; i < 10; i++) created.push(await createUser(svc));
+    await stream.waitFor(10);
+    await stream.close();
+    expect(stream.ids).to.deep.equal(created.map((c) => c.eventId));
+    // The event is logged before the answer is sent, so this bounds the time from log to stream from above.
+    const delays = created.map((c, i) => stream.received[i]!.at - c.answeredAt).sort((a, b) => a - b);
+    expect(delays[Math.floor(delays.length / 2)], `delays ${delays.map(Math.round).join(", ")} ms`).to.be.below(100);
+  });
+
+  it("resumed after an event, sends exactly the events logged while it was away, in order, then live ones", async function () {
+    // 52 users one after another: seconds on a loaded machine.
+    this.timeout(90_000);
+    const first = await openLive(svc, events);
+    await createUser(svc);
+    await first.waitFor(1);
+    await first.close();
+    const lastSeen = first.ids.at(-1)!;
+
+    const missed: string[] = [];
+    for (let i = 0; i < 50; i++) missed.push((await createUser(svc)).eventId);
+
+    const resumed = await openLive(svc, events, { startingAfter: lastSeen });
+    await resumed.waitFor(50);
+    const live = await createUser(svc);
+    await resumed.waitFor(51);
+    await new Promise((r) => setTimeout(r, 200));
+    await resumed.close();
+    expect(resumed.ids).to.deep.equal([...missed, live.eventId]);
+  });
+
+  it("switches from history to live without a gap or a repeat while events keep coming", async () => {
+    const start = (await createUser(svc)).eventId;
+    const writes: Promise<{ userId: string }>[] = [];
+    for (let i = 0; i < 30; i++) writes.push(createUser(svc));
+    const resumed = new OpenStream(events, { startingAfter: start });
+    const users = (await Promise.all(writes)).map((w) => w.userId);
+    await resumed.waitFor(30);
+    await new Promise((r) => setTimeout(r, 200));
+    await resumed.close();
+    const streamed = resumed.received.map((r) => r.objectId);
+    expect(streamed).to.have.members(users);
+    expect(new Set(resumed.ids).size).to.equal(30);
+  });
+
+  it("filters by type as an endpoint's event_types does", async () => {
+    const users = await openLive(svc, events, { types: ["user.created"] });
+    const kyc = await openLive(svc, events, { types: ["kyc.approved"] });
+    const everything = await openLive(svc, events, { types: ["*"] });
+    const { eventId } = await createUser(svc);
+    await users.waitFor(1);
+    await everything.waitFor(1);
+    await new Promise((r) => setTimeout(r, 200));
+    await Promise.all([users.close(), kyc.close(), everything.close()]);
+    expect(users.ids).to.deep.equal([eventId]);
+    expect(everything.ids).to.deep.equal([eventId]);
+    expect(kyc.ids).to.deep.equal([]);
+  });
+
+  it("never sends another project's or environment's events", async () => {
+    const other = await createOtherProject(svc);
+    const otherSandbox = await openLive(svc, createClient(EventsService, transportOf(svc, other.sandboxKey)));
+    const ownLive = await openLive(svc, createClient(EventsService, transportOf(svc, svc.liveKey)));
+    const own = await openLive(svc, events);
+    const { eventId } = await createUser(svc);
+    const otherEvent = await createUser(svc, other.sandboxKey);
+    await own.waitFor(1);
+    await otherSandbox.waitFor(1);
+    await new Promise((r) => setTimeout(r, 200));
+    await Promise.all([otherSandbox.close(), ownLive.close(), own.close()]);
+    expect(own.ids).to.deep.equal([eventId]);
+    expect(otherSandbox.ids).to.deep.equal([otherEvent.eventId]);
+    expect(ownLive.ids).to.deep.equal([]);
+    // Another project's event is no cursor of this one.
+    const refused = await rpcErrorOf(consume(events, { startingAfter: otherEvent.eventId }));
+    expect(refused).to.deep.equal({ code: Code.InvalidArgument, reason: "invalid_cursor", param: undefined });
+  });
+
+  it("refuses as every call is refused: the key, an unknown cursor, a wrong type", async () => {
+    expect(await rpcErrorOf(consume(createClient(EventsService, transportOf(svc, null)), {}))).to.deep.equal({
+      code: Code.Unauthenticated,
+      reason: "missing_api_key",
+      param: undefined,
+    });
+    expect(await rpcErrorOf(consume(createClient(EventsService, transportOf(svc, "svc_test_unknown")), {}))).to.include({
+      code: Code.Unauthenticated,
+      reason: "invalid_api_key",
+    });
+    expect(await rpcErrorOf(consume(events, { startingAfter: "evt_00000000-0000-4000-8000-000000000000" }))).to.include({
+      code: Code.InvalidArgument,
+      reason: "invalid_cursor",
+    });
+    expect(await rpcErrorOf(consume(events, { types: ["user.deleted"] }))).to.deep.equal({
+      code: Code.InvalidArgument,
+      reason: "validation_error",
+      param: "types",
+    });
+  });
+
+  it("serves Connect, gRPC-Web and gRPC alike", async () => {
+    const streams = await Promise.all(
+      (["connect", "grpc-web", "grpc"] as const).map((protocol) =>
+        openLive(svc, createClient(EventsService, transportOf(svc, svc.sandboxKey, protocol))),
+      ),
+    );
+    const { eventId } = await createUser(svc);
+    await Promise.all(streams.map((s) => s.waitFor(1)));
+    await Promise.all(streams.map((s) => s.close()));
+    for (const stream of streams) expect(stream.ids).to.deep.equal([eventId]);
+  });
+
+  it("holds one change stream for all the streams of the process", async () => {
+    const opened = svc.app.liveEvents.feedsOpened;
+    const streams: OpenStream[] = [];
+    for (let i = 0; i < 15; i++) streams.push(await openLive(svc, events));
+    const { eventId } = await createUser(svc);
+    await Promise.all(streams.map((s) => s.waitFor(1)));
+    await Promise.all(streams.map((s) => s.close()));
+    for (const stream of streams) expect(stream.ids).to.deep.equal([eventId]);
+    expect(svc.app.liveEvents.feedsOpened).to.equal(opened);
+  });
+});
+
+describe("StreamEvents limits and the drain", () => {
+  let svc: TestService;
+  let stopped = false;
+
+  before(async () => {
+    svc = await startTestService({ env: { SVC_MAX_STREAMS_PER_KEY: "2" } });
+  });
+  after(async () => {
+    if (!stopped) await svc?.stop();
+  });
+
+  it("refuses a key's stream beyond its limit with 429 rate_limit_exceeded, and admits one again once another ends", async () => {
+    const client = createClient(EventsService, transportOf(svc, svc.sandboxKey));
+    const open = [await openLive(svc, client), await openLive(svc, client)];
+    expect(await rpcErrorOf(consume(client, {}))).to.include({ code: Code.ResourceExhausted, reason: "rate_limit_exceeded" });
+    // Another key of the project has its own streams.
+    const other = await createKey(svc, svc.projectId);
+    const third = await openLive(svc, createClient(EventsService, transportOf(svc, other.secret)));
+    await open[0]!.close();
+    const again = await openLive(svc, client);
+    await Promise.all([open[1]!.close(), third.close(), again.close()]);
+  });
+
+  it("ends every open stream cleanly when the service drains", async () => {
+    const client = createClient(EventsService, transportOf(svc, svc.sandboxKey));
+    const grpc = createClient(EventsService, transportOf(svc, svc.sandboxKey, "grpc"));
+    const streams = [await openLive(svc, client), await openLive(svc, grpc)];
+    const started = performance.now();
+    stopped = true;
+    await svc.stop();
+    const outcomes = await Promise.all(streams.map((s) => s.ended));
+    expect(outcomes).to.deep.equal([null, null]);
+    // Well before the grace period's end (10 s), when running calls are cut.
+    expect(performance.now() - started).to.be.below(5000);
+  });
+});
+
+/** Reads a stream until it ends or fails (a refusal is thrown at the first read). */
+async function consume(client: Client<typeof EventsService>, request: { types?: string[]; startingAfter?: string }): Promise<void> {
+  for await (const _ of client.streamEvents(request)) break;
+}

@@ -1,7 +1,8 @@
 // One Idempotency-Key space for every door: the same key with the same request over REST, Connect JSON, Connect
 // binary and gRPC makes one object and answers its id each time (the first answer replayed with its request id);
 // the same key with another request is 422 idempotency_key_reuse on REST and InvalidArgument with that reason on
-// every RPC protocol. Five creations: a user, a withdrawal, a sandbox deposit, a KYC session, a webhook endpoint.
+// every RPC protocol. Five creations: a user, a withdrawal, a sandbox deposit, a KYC session, a webhook endpoint
+// (the money ones in REST dollars and in RPC cents: one request).
 import type { DescService } from "@bufbuild/protobuf";
 import { Code, createClient, type Client, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
@@ -94,14 +95,14 @@ describe("one Idempotency-Key space for REST, Connect JSON, Connect binary and g
         rest: { path: `/v1/users/${payer}/withdrawals`, body: { amount_usd: 7 } },
         rpc: rpcCall(
           TransactionsService,
-          (c, o) => c.createWithdrawal({ userId: payer, amountUsd: 7 }, o),
+          (c, o) => c.createWithdrawal({ userId: payer, amountCents: 700n }, o),
           (r) => r.transaction.id,
         ),
         changed: {
           body: { amount_usd: 8 },
           rpc: rpcCall(
             TransactionsService,
-            (c, o) => c.createWithdrawal({ userId: payer, amountUsd: 8 }, o),
+            (c, o) => c.createWithdrawal({ userId: payer, amountCents: 800n }, o),
             (r) => r.transaction.id,
           ),
         },
@@ -112,14 +113,14 @@ describe("one Idempotency-Key space for REST, Connect JSON, Connect binary and g
         rest: { path: `/v1/sandbox/users/${depositor}/deposits`, body: { amount_usd: 5 } },
         rpc: rpcCall(
           SandboxTransactionsService,
-          (c, o) => c.createSandboxDeposit({ userId: depositor, amountUsd: 5 }, o),
+          (c, o) => c.createSandboxDeposit({ userId: depositor, amountCents: 500n }, o),
           (r) => r.transaction.id,
         ),
         changed: {
           body: { amount_usd: 6 },
           rpc: rpcCall(
             SandboxTransactionsService,
-            (c, o) => c.createSandboxDeposit({ userId: depositor, amountUsd: 6 }, o),
+            (c, o) => c.createSandboxDeposit({ userId: depositor, amountCents: 600n }, o),
             (r) => r.transaction.id,
           ),
         },

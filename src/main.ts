@@ -7,7 +7,6 @@ import { bootstrapDefaultProject } from "./bootstrap.ts";
 import { type DevCredentials, devCredentialsPath, readDevCredentials, writeDevCredentials } from "./dev-credentials.ts";
 import { hashApiKey } from "./domain/api-keys.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
-import { startEmbeddedMongo } from "./embedded-mongo/index.ts";
 import { createLogger } from "./observability/logger.ts";
 import { connectDatabase } from "./store/database.ts";
 
@@ -145,9 +144,13 @@ class StartupError extends Error {}
 
 const EMBEDDED_REPLICA_SET = "rs0";
 
-/** The embedded server, durable in `config.dataDir` (its `mongo/` subdirectory) and a one-member replica set. */
+/**
+ * The embedded server, durable in `config.dataDir` (its `mongo/` subdirectory) and a one-member replica set. Loaded
+ * only here, so a service given MONGODB_URI never loads a module of the embedded database.
+ */
 async function startEmbedded(config: Config) {
   const dbPath = path.join(config.dataDir, "mongo");
+  const { startEmbeddedMongo } = await import("./embedded-mongo/index.ts");
   try {
     return await startEmbeddedMongo({ host: "127.0.0.1", inWorkerThread: true, replSet: EMBEDDED_REPLICA_SET, dbPath });
   } catch (error) {

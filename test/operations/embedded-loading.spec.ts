@@ -1,0 +1,42 @@
+// The embedded database is loaded only when it is started: `src/main.ts` given MONGODB_URI loads no module of
+// src/embedded-mongo, and without it (the embedded default) it does.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { expect } from "chai";
+import { freshDatabaseUri } from "../support/database.ts";
+import { startProcess } from "../support/processes.ts";
+
+describe("loading the embedded database", function () {
+  this.timeout(60_000);
+  let traceDir = "";
+
+  beforeEach(() => {
+    traceDir = mkdtempSync(path.join(tmpdir(), "svc-module-trace-"));
+  });
+  afterEach(() => rmSync(traceDir, { recursive: true, force: true }));
+
+  /** Starts src/main.ts with `env`, stops it once it listens, and answers the repository files it loaded. */
+  async function modulesLoadedByStart(env: Record<string, string | undefined>): Promise<string[]> {
+    const traceFile = path.join(traceDir, "modules.txt");
+    const { running } = await startProcess(process.execPath, ["--import", "tsx", "--import", "./test/support/module-trace.mjs", "src/main.ts"], {
+      env: { PORT: "0", GRPC_PORT: "0", LOG_LEVEL: "warn", SVC_MODULE_TRACE: traceFile, ...env },
+      ready: /Svc is listening/,
+      timeoutMs: 40_000,
+    });
+    await running.kill("SIGTERM");
+    const root = new URL("../..", import.meta.url).href;
+    return [...new Set(readFileSync(traceFile, "utf8").split("\n"))].filter((url) => url.startsWith(root)).map((url) => url.slice(root.length));
+  }
+
+  it("loads no module of src/embedded-mongo when MONGODB_URI is set", async () => {
+    const loaded = await modulesLoadedByStart({ MONGODB_URI: await freshDatabaseUri("svc_embedded_loading") });
+    expect(loaded, "the service itself was traced").to.include.members(["src/main.ts", "src/app.ts"]);
+    expect(loaded.filter((file) => file.startsWith("src/embedded-mongo/"))).to.deep.equal([]);
+  });
+
+  it("loads src/embedded-mongo when it starts the embedded database", async () => {
+    const loaded = await modulesLoadedByStart({ MONGODB_URI: undefined });
+    expect(loaded).to.include("src/embedded-mongo/index.ts");
+  });
+});

@@ -69,8 +69,8 @@ pre.attempt-body { white-space: pre-wrap; word-break: break-all; max-height: 20r
 
 export const DASHBOARD_JS = String.raw`
 // The dashboard's only script (served from /dashboard/assets, so CSP "default-src 'self'" allows it). Every page
-// works without it; it adds a copy button for shown-once secrets, a confirmation before destructive actions, and
-// one post per form while it is in flight.
+// works without it; it adds a copy button for shown-once secrets, a confirmation before destructive actions,
+// one post per form while it is in flight, and filters that swap the list in without a full reload.
 "use strict";
 document.addEventListener("click", (event) => {
   const button = event.target instanceof Element ? event.target.closest("[data-copy]") : null;
@@ -104,6 +104,63 @@ document.addEventListener("submit", (event) => {
       button.setAttribute("aria-busy", "true");
     }
   }, 0);
+});
+// Filters without a full reload: a filter form (form[data-filter], method GET) or a link to the same page inside
+// the list ([data-results]: status filters, "Older") fetches the page it names and swaps the list in; the address
+// follows with history.pushState and Back fetches the list of the address it returns to. Without the script, the
+// same form and links load the page. Anything unexpected (an error page, a sign-in redirect) loads it in full.
+async function showResults(url, push) {
+  const region = document.querySelector("[data-results]");
+  if (!region) {
+    window.location.assign(url);
+    return;
+  }
+  region.setAttribute("aria-busy", "true");
+  try {
+    const response = await fetch(url, { headers: { accept: "text/html" }, credentials: "same-origin" });
+    const fetched = new DOMParser().parseFromString(await response.text(), "text/html");
+    const next = fetched.querySelector("[data-results]");
+    if (!response.ok || response.redirected || !next) {
+      window.location.assign(url);
+      return;
+    }
+    if (push) history.pushState({ results: true }, "", url);
+    // The form shows the filters of the list shown (after Back, those of the earlier address).
+    for (const form of document.querySelectorAll("form[data-filter]")) {
+      const same = fetched.querySelector("form[data-filter][action='" + form.getAttribute("action") + "']");
+      if (!same) continue;
+      for (const field of form.elements) {
+        const twin = field.name ? same.elements.namedItem(field.name) : null;
+        if (twin && "value" in twin) field.value = twin.value;
+      }
+    }
+    document.title = fetched.title;
+    const focused = region.contains(document.activeElement);
+    region.replaceWith(next);
+    if (focused) next.focus();
+  } catch {
+    window.location.assign(url);
+  }
+}
+document.addEventListener("submit", (event) => {
+  const form = event.target;
+  if (!(form instanceof HTMLFormElement) || !form.hasAttribute("data-filter") || form.method.toLowerCase() !== "get") return;
+  event.preventDefault();
+  const url = new URL(form.action);
+  url.search = new URLSearchParams(new FormData(form)).toString();
+  void showResults(url.href, true);
+});
+document.addEventListener("click", (event) => {
+  if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  const link = event.target instanceof Element ? event.target.closest("[data-results] a[href]") : null;
+  if (!link) return;
+  const url = new URL(link.href);
+  if (url.origin !== window.location.origin || url.pathname !== window.location.pathname) return;
+  event.preventDefault();
+  void showResults(url.href, true);
+});
+window.addEventListener("popstate", () => {
+  if (document.querySelector("[data-results]")) void showResults(window.location.href, false);
 });
 // A page shown again from the back-forward cache gets its forms back.
 window.addEventListener("pageshow", (event) => {

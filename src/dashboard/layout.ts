@@ -129,6 +129,14 @@ export function jsonBlock(label: string, value: unknown): Html {
   return html`<pre class="json" tabindex="0" aria-label="${label}">${JSON.stringify(value, null, 2)}</pre>`;
 }
 
+/**
+ * The part of a list page its filters change (the list, its pager, status links): the script swaps it for the
+ * same part of the filtered page instead of loading the whole page.
+ */
+export function filteredResults(content: Html): Html {
+  return html`<div id="results" data-results tabindex="-1">${content}</div>`;
+}
+
 /** A link to the next page of a newest-first list, keeping the filters. */
 export function nextPageLink(base: string, query: Record<string, string | undefined>, lastId: string | undefined, hasMore: boolean): Html {
   if (!hasMore || !lastId) return html``;

@@ -21,7 +21,7 @@ import { formDecimal, usd } from "./form-fields.ts";
 import { html, type Html } from "./html.ts";
 import { deliveryPath } from "./delivery-console.ts";
 import { transactionPath, withdrawalForm } from "./money-console.ts";
-import { actionButton, jsonBlock, nextPageLink, page, postForm, secretOnce, statusTag, table, time } from "./layout.ts";
+import { actionButton, filteredResults, jsonBlock, nextPageLink, page, postForm, secretOnce, statusTag, table, time } from "./layout.ts";
 
 const PAGE_SIZE = 25;
 
@@ -147,14 +147,14 @@ export function registerProjectConsole(router: ConsoleRouter): void {
     return page(
       ctx.shell("Users", "users"),
       html`<h1>Users</h1>
-      <form method="get" action="/dashboard/users" class="row" aria-label="Filter users">
+      <form method="get" action="/dashboard/users" class="row" aria-label="Filter users" data-filter>
         <div class="field"><label for="f-phone">Phone (E.164)</label><input type="text" id="f-phone" name="phone" value="${q.phone ?? ""}"></div>
         <div class="field"><label for="f-kyc">KYC status</label><select id="f-kyc" name="kyc_status">${option("kyc_status", "", "Any")}${["none", "pending", "approved", "rejected"].map((s) => option("kyc_status", s, s))}</select></div>
         <div class="field"><label for="f-verified">Verified</label><select id="f-verified" name="verified">${option("verified", "", "Any")}${option("verified", "true", "yes")}${option("verified", "false", "no")}</select></div>
         <div class="field"><label for="f-suspended">Suspended</label><select id="f-suspended" name="suspended">${option("suspended", "", "Any")}${option("suspended", "true", "yes")}${option("suspended", "false", "no")}</select></div>
         <button type="submit">Filter</button>
       </form>
-      ${table(
+      ${filteredResults(html`${table(
         "Users, newest first",
         ["User", "Phone", "KYC", "Verified", "Suspended", "Created"],
         rows.map(
@@ -163,7 +163,7 @@ export function registerProjectConsole(router: ConsoleRouter): void {
         ),
         "No user matches.",
       )}
-      ${nextPageLink("/dashboard/users", { phone: q.phone, kyc_status: q.kyc_status, verified: q.verified, suspended: q.suspended }, rows.at(-1)?.id, hasMore)}`,
+      ${nextPageLink("/dashboard/users", { phone: q.phone, kyc_status: q.kyc_status, verified: q.verified, suspended: q.suspended }, rows.at(-1)?.id, hasMore)}`)}`,
     );
   });
 
@@ -427,13 +427,13 @@ export function registerProjectConsole(router: ConsoleRouter): void {
     return page(
       ctx.shell("Events", "events"),
       html`<h1>Events</h1>
-      <form method="get" action="/dashboard/events" class="row" aria-label="Filter events">
+      <form method="get" action="/dashboard/events" class="row" aria-label="Filter events" data-filter>
         <div class="field"><label for="f-type">Event type</label><select id="f-type" name="type"><option value="">Every type</option>${EVENT_TYPES.map(
           (type) => html`<option value="${type}"${type === q.type ? html` selected` : ""}>${type}</option>`,
         )}</select></div>
         <button type="submit">Filter</button>
       </form>
-      ${table(
+      ${filteredResults(html`${table(
         "Events, newest first",
         ["Event", "Type", "Created"],
         answer.data.map(
@@ -442,7 +442,7 @@ export function registerProjectConsole(router: ConsoleRouter): void {
         ),
         "No event matches.",
       )}
-      ${nextPageLink("/dashboard/events", { type: q.type }, answer.data.at(-1)?.id, answer.hasMore)}`,
+      ${nextPageLink("/dashboard/events", { type: q.type }, answer.data.at(-1)?.id, answer.hasMore)}`)}`,
     );
   });
 
@@ -583,14 +583,14 @@ export function registerProjectConsole(router: ConsoleRouter): void {
           { label: "Recover failed deliveries" },
         )}</section>
       <h2>Deliveries</h2>
-      <p class="row" aria-label="Delivery status filter">Status: ${filter("", "all")} ${filter("pending", "pending")} ${filter("succeeded", "succeeded")} ${filter("failed", "failed")}</p>
+      ${filteredResults(html`<p class="row" aria-label="Delivery status filter">Status: ${filter("", "all")} ${filter("pending", "pending")} ${filter("succeeded", "succeeded")} ${filter("failed", "failed")}</p>
       ${table(
         "Deliveries, newest first",
         ["Event", "Type", "Status", "Attempts", "Last attempt", "Next attempt", ""],
         deliveries.data.map((d) => deliveryRow(ctx, base, d)),
         "No delivery.",
       )}
-      ${nextPageLink(base, { status }, deliveries.data.at(-1)?.id, deliveries.hasMore)}`,
+      ${nextPageLink(base, { status }, deliveries.data.at(-1)?.id, deliveries.hasMore)}`)}`,
     );
   }
 

@@ -2,75 +2,48 @@
 // sign-ins, the webhook pages against a real local receiver, the operator's keys, and axe-core on every page
 // (0 serious or critical violations). Writes the README's screenshots to docs/screenshots/ only with
 // SVC_WRITE_SCREENSHOTS=1, so a normal run leaves the tree clean.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 import type { BrowserContext, Page } from "playwright-core";
 import { startTestService, TEST_ADMIN_TOKEN, type TestService } from "../support/test-service.ts";
 import { approvedUser } from "../money/support.ts";
 import { uniquePhone } from "../support/phones.ts";
 import { WebhookReceiver } from "../webhooks/support/receiver.ts";
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const SCREENSHOTS = fileURLToPath(new URL("../../docs/screenshots/", import.meta.url));
-const WRITE_SCREENSHOTS = process.env.SVC_WRITE_SCREENSHOTS === "1";
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+import { type Chromium, clickAndWait, launchChromium, screenshot as writeScreenshot, seriousViolations } from "./browser.ts";
 
 describe("dashboard in a browser", function () {
   this.timeout(60_000);
   let service: TestService;
   let receiver: WebhookReceiver;
+  let chromium: Chromium | null = null;
   let browser: BrowserContext;
   let page: Page;
-  let profileDir: string;
   const requestedUrls: string[] = [];
   const checkedPages: string[] = [];
 
   before(async function () {
-    if (!existsSync(CHROMIUM)) {
-      this.skip(); // chromium is not installed here: .ci/run installs Debian's package, so CI always runs these
-    }
-    const { chromium } = await import("playwright-core");
-    profileDir = mkdtempSync(path.join(tmpdir(), "svc-dashboard-chromium-"));
-    // A fresh profile directory (playwright passes it as --user-data-dir).
-    browser = await chromium.launchPersistentContext(profileDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
-      viewport: { width: 1280, height: 900 },
-    });
+    chromium = await launchChromium();
+    if (!chromium) this.skip(); // chromium is not installed here: .ci/run installs Debian's package, so CI always runs these
+    ({ context: browser, page } = chromium);
     service = await startTestService();
     receiver = await WebhookReceiver.start();
-    page = browser.pages()[0] ?? (await browser.newPage());
     page.on("request", (request) => requestedUrls.push(request.url()));
-    page.on("dialog", (dialog) => void dialog.accept());
   });
 
   after(async () => {
-    await browser?.close();
+    await chromium?.close();
     await receiver?.close();
     await service?.stop();
-    if (profileDir) rmSync(profileDir, { recursive: true, force: true });
   });
 
   /** axe-core in the page: no serious or critical violation. */
   async function checkAccessibility(): Promise<void> {
-    await page.evaluate(AXE_SOURCE);
-    // Run in the page (a string: the test program has no DOM types).
-    const violations = (await page.evaluate(`axe.run(document, { resultTypes: ["violations"] }).then((result) =>
-      result.violations
-        .filter((v) => v.impact === "serious" || v.impact === "critical")
-        .map((v) => v.id + ": " + v.help + " (" + v.nodes.map((n) => n.target.join(" ")).join(", ") + ")"))`)) as string[];
-    expect(violations, page.url()).to.deep.equal([]);
+    expect(await seriousViolations(page), page.url()).to.deep.equal([]);
     checkedPages.push(new URL(page.url()).pathname);
   }
 
   /** The README's screenshots: written only when SVC_WRITE_SCREENSHOTS=1. */
   async function screenshot(name: string): Promise<void> {
-    if (WRITE_SCREENSHOTS) await page.screenshot({ path: path.join(mkdirp(SCREENSHOTS), name), fullPage: false });
+    await writeScreenshot(page, name);
   }
 
   async function go(pathname: string): Promise<void> {
@@ -85,7 +58,7 @@ describe("dashboard in a browser", function () {
   }
 
   async function click(selector: string): Promise<void> {
-    await Promise.all([page.waitForNavigation(), page.click(selector)]);
+    await clickAndWait(page, selector);
   }
 
   async function createUser(): Promise<string> {
@@ -352,8 +325,3 @@ describe("dashboard in a browser", function () {
     expect(checkedPages.length).to.be.greaterThan(12);
   });
 });
-
-function mkdirp(dir: string): string {
-  mkdirSync(dir, { recursive: true });
-  return dir;
-}

@@ -25,15 +25,16 @@ interface FieldBounds {
   sides: number;
 }
 
+// Each option may be given as undefined (the command did not set it): the same as leaving it out.
 export interface FindOptions {
-  sort?: SortSpec;
-  skip?: number;
-  limit?: number;
+  sort?: SortSpec | undefined;
+  skip?: number | undefined;
+  limit?: number | undefined;
   hint?: unknown;
   /** The command's `let` constants, for `$$name` inside `$expr`. */
-  variables?: Document;
+  variables?: Document | undefined;
   /** The collation strings compare under (the command's, else the collection's default); undefined: binary. */
-  collation?: Collation;
+  collation?: Collation | undefined;
 }
 
 export type Match = [rid: number, doc: Document];
@@ -42,7 +43,7 @@ export type Match = [rid: number, doc: Document];
 export interface ExecutionStats {
   plan: string;
   /** The index used, if any, and the scan direction (for explain). */
-  index?: CollectionIndex;
+  index?: CollectionIndex | undefined;
   direction?: 1 | -1;
   /** For an `$or` answered branch by branch: each branch's index, direction and whether it gave the sort order. */
   branches?: { index: CollectionIndex; direction: 1 | -1; sorted: boolean }[];
@@ -64,8 +65,8 @@ const MAX_RANGES = 20_000;
 function isOperatorObject(v: unknown): v is Document {
   if (v === null || typeof v !== "object" || Array.isArray(v) || v instanceof Date || v instanceof RegExp) return false;
   if ((v as { _bsontype?: string })._bsontype) return false;
-  const keys = Object.keys(v);
-  return keys.length > 0 && keys[0].startsWith("$");
+  const [first] = Object.keys(v);
+  return first?.startsWith("$") === true;
 }
 
 function isPointValue(v: unknown): boolean {
@@ -146,10 +147,7 @@ function conjunctMatcher(partial: Document, field: string, cond: unknown): Query
 }
 
 function docWith(path: string, value: unknown): Document {
-  const parts = path.split(".");
-  let doc: unknown = value;
-  for (let i = parts.length - 1; i >= 0; i--) doc = { [parts[i]]: doc };
-  return doc as Document;
+  return path.split(".").reduceRight<unknown>((inner, part) => ({ [part]: inner }), value) as Document;
 }
 
 /**
@@ -245,8 +243,8 @@ function planFor(index: CollectionIndex, bounds: Map<string, FieldBounds>, filte
     // The sort must follow the index fields after the equality prefix, all in the same or all in reverse order.
     const rest = index.fields.slice(eqCount);
     if (sort.length <= rest.length) {
-      const sign = sort[0][1] * rest[0][1];
-      if (sort.every(([p, d], i) => rest[i][0] === p && d * rest[i][1] === sign)) sortDirection = sign as 1 | -1;
+      const sign = sort[0]![1] * rest[0]![1];
+      if (sort.every(([p, d], i) => rest[i]![0] === p && d * rest[i]![1] === sign)) sortDirection = sign as 1 | -1;
     }
   }
   if (used === 0 && sortDirection === 0) return undefined;
@@ -380,7 +378,7 @@ function answeredByIndex(filter: Document, plan: Plan): boolean {
 function scanPlan(coll: Collection, plan: Plan, stats: ExecutionStats | undefined, visit: (rid: number, doc: Document) => boolean): void {
   // A unique index pinned on every field by single points: one hash probe, no range scan.
   const exactUnique = plan.index.unique && !plan.rangeUsed && plan.ranges.length === 1 && plan.pointFields.length === plan.index.fields.length;
-  const owner = exactUnique ? plan.index.hashLookup(plan.ranges[0].lo) : undefined;
+  const owner = exactUnique ? plan.index.hashLookup(plan.ranges[0]!.lo) : undefined;
   if (owner !== undefined) {
     if (stats) stats.keysExamined += owner === null ? 0 : 1;
     const doc = owner === null ? undefined : coll.docs.get(owner);

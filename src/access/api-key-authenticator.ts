@@ -1,8 +1,7 @@
 // Turns an Authorization header into a Principal, or a 401/403 error (docs/contract.md, Tenancy and API keys).
-import type { ConnectError } from "@connectrpc/connect";
 import { hashApiKey, readBearerCredential } from "../domain/api-keys.ts";
 import type { Clock } from "../domain/clock.ts";
-import { svcError } from "../domain/errors.ts";
+import { type SvcError, svcError } from "../domain/errors.ts";
 import type { ApiKeyRepository } from "../store/api-key-repository.ts";
 import type { OrganizationRepository } from "../store/organization-repository.ts";
 import type { Principal } from "./principal.ts";
@@ -10,7 +9,7 @@ import { TtlCache } from "../lib/ttl-cache.ts";
 
 interface LookupOutcome {
   principal: Principal | null;
-  error: ConnectError | null;
+  error: SvcError | null;
   /** Unknown keys are not kept, so random guesses cannot grow the cache. */
   cacheable: boolean;
 }

@@ -4,9 +4,8 @@
 // client address (`addr:<ip>`); requests refused before a key was accepted (bad or missing key, no route, body too
 // large, unreadable HTTP) count against a separate quota of the address (`unauth:<ip>`), so failed keys cannot use
 // up the document's quota, nor the document theirs.
-import type { ConnectError } from "@connectrpc/connect";
 import { isKnownApiVersion } from "../domain/api-version.ts";
-import { svcError } from "../domain/errors.ts";
+import { type SvcError, svcError } from "../domain/errors.ts";
 import type { ApiKeyAuthenticator } from "./api-key-authenticator.ts";
 import type { Principal } from "./principal.ts";
 import type { RateLimiter, RateLimitStatus } from "./rate-limiter.ts";
@@ -27,7 +26,7 @@ export interface Admission {
   principal: Principal | null;
   rateLimit: RateLimitStatus;
   /** Why the call is refused, if it is. */
-  error: ConnectError | null;
+  error: SvcError | null;
 }
 
 /** The quota of a request without an accepted key: a route served anonymously, or a refusal. */
@@ -42,7 +41,7 @@ export class RequestGate {
 
   async admit(input: GateInput): Promise<Admission> {
     let principal: Principal | null = null;
-    let error: ConnectError | null = null;
+    let error: SvcError | null = null;
     try {
       const { caller } = input;
       principal =
@@ -50,7 +49,7 @@ export class RequestGate {
           ? await this.authenticator.authenticate(caller.authorization)
           : await this.authenticator.authenticateHash(caller.keyHash, caller.livemode);
     } catch (caught) {
-      error = caught as ConnectError;
+      error = caught as SvcError;
     }
     return this.checkVersionAndQuota(principal, error, input, principal ? null : "unauth");
   }
@@ -67,7 +66,7 @@ export class RequestGate {
 
   private async checkVersionAndQuota(
     principal: Principal | null,
-    refusal: ConnectError | null,
+    refusal: SvcError | null,
     input: Omit<GateInput, "caller">,
     anonymousQuota: AnonymousQuota | null,
   ): Promise<Admission> {

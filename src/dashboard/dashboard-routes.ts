@@ -14,6 +14,7 @@ import { takesIdempotencyKey } from "../api/idempotent-methods.ts";
 import { apiKeyLivemode, hashApiKey } from "../domain/api-keys.ts";
 import { describeError } from "../domain/errors.ts";
 import { CallFailure, type Caller } from "../pipeline/call-pipeline.ts";
+import { connectErrorOf } from "../pipeline/connect-errors.ts";
 import type { DashboardSessionDocument } from "../store/dashboard-session-repository.ts";
 import { DASHBOARD_CSS, DASHBOARD_ICON, DASHBOARD_JS } from "./assets.ts";
 import { html } from "./html.ts";
@@ -364,7 +365,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
           await setTimeout(IN_PROGRESS_POLL_MS);
           continue;
         }
-        options.recordCall({ requestId: request.id, method, code: error.error.code, durationMs: performance.now() - started });
+        options.recordCall({ requestId: request.id, method, code: connectErrorOf(error.error).code, durationMs: performance.now() - started });
         throw error.error;
       }
     }

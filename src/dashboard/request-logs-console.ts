@@ -2,8 +2,8 @@
 // filtered by status class, route and source, a request id looked up directly, each row opening its log. Plain
 // GET forms and links: it works without JavaScript. Its reads are RequestLogsService calls like the API's.
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError } from "@connectrpc/connect";
 import { RequestLogsService, type RequestLog } from "../../gen/svc/v1/request_logs_pb.ts";
+import { describeError } from "../domain/errors.ts";
 import { REQUEST_LOG_SOURCES } from "../domain/request-logs.ts";
 import { requestLogJson } from "../representations/request-logs.ts";
 import { seg, type ConsoleContext, type ConsoleRouter } from "./console-router.ts";
@@ -42,7 +42,7 @@ async function findLog(ctx: ConsoleContext, id: string): Promise<RequestLog | nu
   try {
     return (await ctx.call(RequestLogsService.method.getRequestLog, { id })).requestLog ?? null;
   } catch (error) {
-    if (error instanceof ConnectError && error.code === Code.NotFound) return null;
+    if (describeError(error).code === "request_log_not_found") return null;
     throw error;
   }
 }

@@ -13,7 +13,7 @@ import type { RequestGate } from "../access/request-gate.ts";
 import { StreamSlots } from "../access/stream-slots.ts";
 import type { MethodAccessCheck } from "../api/method-access.ts";
 import type { ServiceRegistry } from "../api/service-registry.ts";
-import { describeError, svcError, type DescribedError, type ErrorCode } from "../domain/errors.ts";
+import { describeError, SvcError, svcError, type DescribedError, type ErrorCode } from "../domain/errors.ts";
 import { systemClock, type Clock } from "../domain/clock.ts";
 import type { RequestLogSource } from "../domain/request-logs.ts";
 import { DEFAULT_MAX_STREAMS_PER_KEY } from "../domain/limits.ts";
@@ -109,7 +109,8 @@ interface StoredAnswer {
 /** A refused call: the service's error, what it means, and every header of its answer (its request id included). */
 export class CallFailure extends Error {
   constructor(
-    readonly error: ConnectError,
+    /** A catalogue error, or one of Connect's own (a deadline, a cancellation) that the RPC doors answer as it is. */
+    readonly error: SvcError | ConnectError,
     readonly described: DescribedError,
     readonly headers: Record<string, string>,
   ) {
@@ -341,9 +342,10 @@ export class CallPipeline {
    */
   private failure(call: Pick<Call, "requestId" | "headers">, error: unknown): CallFailure {
     if (error instanceof CallFailure) return error;
-    const failure = error instanceof ConnectError ? error : svcError("internal_error");
+    const failure = error instanceof SvcError || error instanceof ConnectError ? error : svcError("internal_error");
     const described = describeError(failure);
-    if (failure !== error || (described.code === "internal_error" && (failure.code === Code.Internal || failure.code === Code.Unknown))) {
+    const connectOwn = failure instanceof ConnectError && failure.code !== Code.Internal && failure.code !== Code.Unknown;
+    if (failure !== error || (described.code === "internal_error" && !connectOwn)) {
       this.onInternalError(error, call.requestId);
     }
     const headers = call.headers;

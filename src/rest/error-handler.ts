@@ -1,13 +1,12 @@
 // Every error answer of the HTTP server, Fastify's own included, in the error envelope with its headers.
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { ConnectError } from "@connectrpc/connect";
-import { svcError } from "../domain/errors.ts";
+import { SvcError, svcError } from "../domain/errors.ts";
 import { CallFailure, type CallPipeline, type RefusedCallShape } from "../pipeline/call-pipeline.ts";
 import { errorEnvelope } from "../pipeline/error-envelope.ts";
 import { MAX_BODY_BYTES } from "../domain/limits.ts";
 
 /** Fastify raises its own errors while reading a request; each maps to a catalogue code. */
-function fastifyErrorAsServiceError(error: FastifyError, request: FastifyRequest): ConnectError | null {
+function fastifyErrorAsServiceError(error: FastifyError, request: FastifyRequest): SvcError | null {
   if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE" || error.statusCode === 413) {
     return svcError("payload_too_large", `The request body exceeds the maximum of ${MAX_BODY_BYTES / 1024} KiB.`);
   }
@@ -49,7 +48,7 @@ export function errorRenderer(pipeline: CallPipeline) {
         : await pipeline.refuseAnonymous(
             request.id,
             request.ip,
-            error instanceof ConnectError ? error : (fastifyErrorAsServiceError(error as FastifyError, request) ?? error),
+            error instanceof SvcError ? error : (fastifyErrorAsServiceError(error as FastifyError, request) ?? error),
             refusedRestCall(request, reply),
           );
     await reply.code(failure.described.definition.status).headers(failure.headers).send(errorEnvelope(failure.described, failure.requestId));

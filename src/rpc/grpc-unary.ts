@@ -13,6 +13,7 @@ import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grp
 import { MAX_BODY_BYTES } from "../domain/limits.ts";
 import { svcError } from "../domain/errors.ts";
 import { REQUEST_ID_HEADER } from "../pipeline/response-headers.ts";
+import { connectErrorOf } from "../pipeline/connect-errors.ts";
 import { encodeGrpcMessage } from "./grpc-message.ts";
 
 export interface UnaryRoute {
@@ -121,8 +122,9 @@ function readBody(stream: ServerHttp2Stream, declaredLength: number): Promise<Bu
   });
 }
 
-function tooLarge(): ConnectError {
-  return svcError("payload_too_large", `The request body exceeds the maximum of ${MAX_BODY_BYTES / 1024} KiB.`);
+/** The refusal of a body over the limit, while reading it. */
+export function tooLarge(): ConnectError {
+  return connectErrorOf(svcError("payload_too_large", `The request body exceeds the maximum of ${MAX_BODY_BYTES / 1024} KiB.`));
 }
 
 function contextOf(
@@ -190,7 +192,7 @@ export async function serveUnary(
       timeout.timeoutMs === undefined ? options.shutdownSignal : AbortSignal.any([options.shutdownSignal, AbortSignal.timeout(timeout.timeoutMs)]);
     context = contextOf(spec.method, spec.method.parent, path, requestHeadersOf(headers), values, timeout.timeoutMs, signal);
   } catch (error) {
-    const failure = ConnectError.from(error);
+    const failure = connectErrorOf(error);
     options.onEarlyFailure({ requestId, procedure: path.slice(1), served: true, code: failure.code, durationMs: performance.now() - started });
     respondTrailersOnly(stream, failure, undefined, requestId);
     return;

@@ -17,6 +17,7 @@ import { fromJsonString, ScalarType, type DescMessage } from "@bufbuild/protobuf
 import { StructSchema } from "@bufbuild/protobuf/wkt";
 import { isDecimalLiteral, isIntegral, parseDecimalLiteral, roundHalfAwayFromZero } from "../domain/decimal.ts";
 import { validationError } from "../domain/errors.ts";
+import { connectErrorOf } from "../pipeline/connect-errors.ts";
 
 export interface JsonTextDecoder {
   decode(data: Uint8Array): string;
@@ -50,7 +51,12 @@ export function numberCheckingTextDecoder(schema: DescMessage): JsonTextDecoder 
       } catch {
         return text;
       }
-      if (!checkMessage(schema, json, "", 0)) return text;
+      try {
+        if (!checkMessage(schema, json, "", 0)) return text;
+      } catch (error) {
+        // Thrown inside Connect's codec, before any interceptor: it must already be in Connect's form.
+        throw connectErrorOf(error);
+      }
       // An integer was written otherwise than as plain digits: protobuf-es gets them. JSON.parse has dropped
       // duplicate keys, which protobuf-es refuses; a text that has any keeps its own form for that refusal.
       return hasDuplicateKeys(text) ? text : JSON.stringify(json);

@@ -1,10 +1,11 @@
 // The outermost interceptor of every Connect, gRPC-Web and gRPC call: it puts the call's request id on the
 // response (headers, and for gRPC the trailers too; an error's metadata), then counts and logs the call with it.
 // Calls refused before any interceptor runs are recorded by the server with `earlyFailureRecorder`.
-import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { Code, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "../observability/logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { REQUEST_ID_HEADER } from "../pipeline/response-headers.ts";
+import { connectErrorOf } from "../pipeline/connect-errors.ts";
 import { requestIdKey } from "./request-id.ts";
 
 function protocolOf(contentType: string | null): string {
@@ -37,7 +38,7 @@ export function observabilityInterceptor(metrics: Metrics, logger: Logger): Inte
       record("ok");
       return response;
     } catch (error) {
-      const connectError = ConnectError.from(error);
+      const connectError = connectErrorOf(error);
       if (!connectError.metadata.has(REQUEST_ID_HEADER)) connectError.metadata.set(REQUEST_ID_HEADER, requestId);
       record(codeName(connectError.code));
       throw connectError;

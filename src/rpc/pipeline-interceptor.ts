@@ -13,6 +13,7 @@ import {
 import { takesIdempotencyKey } from "../api/idempotent-methods.ts";
 import { svcError } from "../domain/errors.ts";
 import { type Call, CallFailure, type CallPipeline } from "../pipeline/call-pipeline.ts";
+import { connectErrorOf } from "../pipeline/connect-errors.ts";
 import { checkMessageText } from "./message-text.ts";
 import { clientAddressKey, requestIdKey } from "./request-id.ts";
 
@@ -95,11 +96,15 @@ export function pipelineInterceptor(pipeline: CallPipeline, caller: RpcCaller): 
   };
 }
 
-/** A refusal as the RPC answers it: the service's error, the answer's headers in its metadata (gRPC: trailers). */
+/**
+ * A refusal as the RPC answers it: the service's error in Connect's form, the answer's headers in its metadata
+ * (gRPC: trailers). An error a stream throws while its messages flow is past every interceptor, so it is converted here too.
+ */
 function asRpcError(error: unknown): unknown {
-  if (!(error instanceof CallFailure)) return error;
-  withHeaders(error.error.metadata, error.headers);
-  return error.error;
+  if (!(error instanceof CallFailure)) return connectErrorOf(error);
+  const refusal = connectErrorOf(error.error);
+  withHeaders(refusal.metadata, error.headers);
+  return refusal;
 }
 
 /**

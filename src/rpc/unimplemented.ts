@@ -3,6 +3,8 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import type { SvcError } from "../domain/errors.ts";
+import { connectErrorOf } from "../pipeline/connect-errors.ts";
 import { encodeGrpcMessage } from "./grpc-message.ts";
 
 /** The path of an RPC: `/package.Service/Method`. REST paths (`/v1/...`) have no dot in their first segment. */
@@ -23,7 +25,8 @@ export interface RpcAnswer {
 }
 
 /** The answer to `error` for a request of this content type, without a message: gRPC and gRPC-Web answer it trailers-only. */
-export function errorAnswer(contentType: string | undefined, error: ConnectError, headers: Record<string, string>): RpcAnswer {
+export function errorAnswer(contentType: string | undefined, failure: SvcError | ConnectError, headers: Record<string, string>): RpcAnswer {
+  const error = connectErrorOf(failure);
   const type = contentType?.toLowerCase() ?? "";
   if (type.startsWith("application/grpc")) {
     const status = setTrailerStatus(new Headers(headers), error);

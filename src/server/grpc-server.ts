@@ -11,6 +11,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { newRequestId } from "../domain/ids.ts";
 import type { CallPipeline } from "../pipeline/call-pipeline.ts";
 import { REQUEST_ID_HEADER } from "../pipeline/response-headers.ts";
+import { connectErrorOf } from "../pipeline/connect-errors.ts";
 import { connectRoutes, type RpcService } from "../rpc/connect-routes.ts";
 import { respecGrpcMessage } from "../rpc/grpc-message.ts";
 import { asksForCompression, isBinaryGrpc, serveUnary, type EarlyFailure, type UnaryRoute } from "../rpc/grpc-unary.ts";
@@ -141,7 +142,7 @@ export function createGrpcServer(services: readonly RpcService[], options: GrpcS
       requestId,
       procedure: path.slice(1),
       served: false,
-      code: failure.error.code,
+      code: connectErrorOf(failure.error).code,
       durationMs: performance.now() - started,
       protocol: protocolOf(contentType),
     });

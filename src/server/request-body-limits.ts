@@ -3,13 +3,9 @@
 // receive timeout of its headers.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import http2 from "node:http2";
-import { svcError } from "../domain/errors.ts";
 import { MAX_BODY_BYTES } from "../domain/limits.ts";
 import { REQUEST_ID_HEADER } from "../pipeline/response-headers.ts";
-
-function tooLarge() {
-  return svcError("payload_too_large", `The request body exceeds the maximum of ${MAX_BODY_BYTES / 1024} KiB.`);
-}
+import { tooLarge } from "../rpc/grpc-unary.ts";
 
 /**
  * Connect reads a request body by iterating the Node request. Iteration is replaced, on this request only, by

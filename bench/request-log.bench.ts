@@ -11,7 +11,10 @@ import { bootstrapDefaultProject } from "../src/bootstrap.ts";
 import { loadConfig } from "../src/config.ts";
 import { startEmbeddedMongo } from "../src/embedded-mongo/index.ts";
 import { createLogger } from "../src/observability/logger.ts";
+import { requestLogEntry } from "../src/pipeline/request-log-entry.ts";
 import { connectDatabase } from "../src/store/database.ts";
+import { RequestLogRepository } from "../src/store/request-log-repository.ts";
+import { DEFAULT_REQUEST_LOG_WRITER, RequestLogWriter } from "../src/store/request-log-writer.ts";
 import { formatLoad, LOAD_TABLE_HEADER, runLoad, type LoadResult } from "./http-load.ts";
 import { machineDescription } from "./machine.ts";
 
@@ -26,7 +29,9 @@ const mongo = await startEmbeddedMongo({ host: "127.0.0.1", inWorkerThread: true
 const uri = `${mongo.uri.replace(/\/?$/, "")}/bench_request_log`;
 const database = await connectDatabase(uri);
 // A quota no run reaches: the benchmark measures the checks, not refusals.
-const config = loadConfig({ MONGODB_URI: uri, PORT: "0", GRPC_PORT: "0", SVC_RATE_LIMIT: "1000000000" });
+// API processes (SVC_ROLE=api): no job workers or sweeps, whose timers would weigh on CPU per request when the
+// shared machine leaves the run few requests per second.
+const config = loadConfig({ MONGODB_URI: uri, PORT: "0", GRPC_PORT: "0", SVC_RATE_LIMIT: "1000000000", SVC_ROLE: "api" });
 // Request logs at the shipped level (info), written to /dev/null, as in the rest-read and users-create benches.
 const logger = createLogger({ level: "info", destination: pino.destination({ dest: "/dev/null", sync: false }) });
 
@@ -90,6 +95,8 @@ function load(kind: Load, variant: Variant, durationMs: number): Promise<LoadRes
 for (const kind of LOADS) for (const variant of VARIANTS) await load(kind, variant, WARM_UP_MS); // JIT, pools, indexes
 
 const rows: string[] = [];
+const cpuByRun: { kind: Load; variant: Variant; ms: number }[] = [];
+const cpuRowsOf = (kind: Load, variant: Variant) => cpuByRun.filter((r) => r.kind === kind && r.variant === variant).map((r) => r.ms);
 const costs: Record<Load, number[]> = { "rest-read": [], "users-create": [] };
 // CPU of the whole process (service, database thread, load generator) per request: on a machine shared with
 // other work, throughput follows the CPU the process is given, while CPU per request follows its own work.
@@ -107,6 +114,7 @@ for (let round = 1; round <= ROUNDS; round++) {
       if (result.errors > 0) throw new Error(`${kind}, ${variant}: ${result.errors} failed requests`);
       results[variant] = result;
       cpuPerRequest[variant] = (cpu.user + cpu.system) / 1000 / result.requests;
+      cpuByRun.push({ kind, variant, ms: cpuPerRequest[variant] });
       rows.push(formatLoad(`${LABELS[kind]}, ${variant}, round ${round}`, result));
       cpuRows.push(`| ${LABELS[kind]}, ${variant}, round ${round} | ${cpuPerRequest[variant].toFixed(3)} |`);
       console.error(rows.at(-1), cpuRows.at(-1));
@@ -118,6 +126,36 @@ for (let round = 1; round <= ROUNDS; round++) {
 }
 
 const written = await database.db.collection("request_logs").countDocuments();
+
+// The recording path alone, outside any request: entries as the pipeline builds them, handed to a writer like the
+// app's and written to the same database. Its CPU per entry against the CPU per request of the runs without
+// recording is the share recording adds, measured without the noise of two loads run seconds apart.
+const ALONE = 20_000;
+const aloneWriter = new RequestLogWriter(new RequestLogRepository(database.db), { ...DEFAULT_REQUEST_LOG_WRITER, onError: (e) => console.error(e) });
+const principal = { apiKeyId: "key_bench", projectId: "bench-alone", organizationId: "o", livemode: false, rateLimit: 1 };
+const aloneCpuBefore = process.cpuUsage();
+for (let i = 0; i < ALONE; i++) {
+  aloneWriter.record(
+    requestLogEntry({
+      logId: `req_alone${i}`,
+      source: "rest",
+      method: null,
+      route: { verb: "GET", path: `/v1/users/${userId}`, template: "/v1/users/{id}", successStatus: 200 },
+      principal,
+      idempotencyKey: null,
+      replayed: false,
+      refusal: null,
+      durationMs: 3,
+      createdAt: new Date(),
+    }),
+  );
+  // As calls arrive: a few entries per event-loop turn, the writer's timer and batches running between them.
+  if (i % 32 === 31) await new Promise((resolve) => setImmediate(resolve));
+}
+await aloneWriter.flush();
+const aloneCpu = process.cpuUsage(aloneCpuBefore);
+const cpuPerEntry = (aloneCpu.user + aloneCpu.system) / 1000 / ALONE;
+const cpuWithout = (kind: Load) => median(cpuRowsOf(kind, "not recording"));
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
@@ -131,6 +169,7 @@ const summaryRow = (measure: string, values: number[]) => {
 const summary = LOADS.flatMap((kind) => [
   summaryRow(`${LABELS[kind]}: req/s without ÷ req/s with − 1`, costs[kind]),
   summaryRow(`${LABELS[kind]}: CPU per request with ÷ without − 1`, cpuCosts[kind]),
+  summaryRow(`${LABELS[kind]}: CPU of recording one call alone ÷ CPU per request without`, [cpuPerEntry / cpuWithout(kind)]),
 ]);
 
 const report = `# The request log's cost on the rest-read and users-create loads
@@ -139,7 +178,7 @@ Machine: ${machineDescription()}. One-minute load average ${loadBefore.toFixed(1
 ${loadavg()[0]!.toFixed(1)} when it ended: other processes share this machine, so rounds differ; the two variants
 of one load are measured seconds apart within a round, and the median of the rounds is reported.
 
-One process: the embedded MongoDB server (worker thread), two Svc apps over that one database (one recording
+One process: the embedded MongoDB server (worker thread), two Svc API apps (\`SVC_ROLE=api\`: no job workers) over that one database (one recording
 every call in the request log, one not: \`recordRequests: false\`), and the load generator; ${CONCURRENCY} requests
 in flight over keep-alive connections, ${DURATION_MS / 1000} s per run after a ${WARM_UP_MS / 1000} s warm-up of each, ${ROUNDS} rounds, the
 order of the two variants swapped every round. Produced by \`npm run bench -- request-log\` (bench/request-log.bench.ts).
@@ -155,6 +194,7 @@ ${rows.join("\n")}
 | run | process CPU ms per request |
 |---|---|
 ${cpuRows.join("\n")}
+| recording alone: ${ALONE} entries built, batched and written, per entry | ${cpuPerEntry.toFixed(3)} |
 
 | cost of recording | median of the rounds | each round | goal | |
 |---|---|---|---|---|

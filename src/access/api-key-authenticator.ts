@@ -10,6 +10,8 @@ import { TtlCache } from "../lib/ttl-cache.ts";
 interface LookupOutcome {
   principal: Principal | null;
   error: SvcError | null;
+  /** The key's holder when the key is known but refused (revoked, organization suspended, live not enabled). */
+  refusedOwner: Principal | null;
   /** Unknown keys are not kept, so random guesses cannot grow the cache. */
   cacheable: boolean;
 }
@@ -62,14 +64,30 @@ export class ApiKeyAuthenticator {
    */
   async authenticateHash(secretHash: string, livemode: boolean): Promise<Principal> {
     const now = this.options.clock().getTime();
+    const outcome = await this.outcomeOf(secretHash, livemode, now);
+    if (outcome.error) throw outcome.error;
+    this.recordUse(outcome.principal!.apiKeyId, now);
+    return outcome.principal!;
+  }
+
+  /**
+   * Whose key an Authorization header holds, whether or not it is accepted (a revoked key, a suspended
+   * organization): the request log files a refused call under its project. Null for a key no project has.
+   */
+  async holderOf(authorization: string): Promise<Principal | null> {
+    const credential = readBearerCredential(authorization);
+    if (credential.kind !== "key") return null;
+    const outcome = await this.outcomeOf(hashApiKey(credential.secret), credential.livemode, this.options.clock().getTime());
+    return outcome.principal ?? outcome.refusedOwner;
+  }
+
+  private async outcomeOf(secretHash: string, livemode: boolean, now: number): Promise<LookupOutcome> {
     let outcome = this.cache.get(secretHash, now);
     if (!outcome) {
       outcome = await this.lookup(secretHash, livemode);
       if (outcome.cacheable) this.cache.set(secretHash, outcome, now);
     }
-    if (outcome.error) throw outcome.error;
-    this.recordUse(outcome.principal!.apiKeyId, now);
-    return outcome.principal!;
+    return outcome;
   }
 
   /** Notes the key's use in the background, once per LAST_USED_RESOLUTION_MS: never awaited by the request. */
@@ -90,22 +108,26 @@ export class ApiKeyAuthenticator {
 
   private async lookup(secretHash: string, livemode: boolean): Promise<LookupOutcome> {
     const key = await this.apiKeys.findBySecretHash(secretHash);
-    if (!key || key.livemode !== livemode) return { principal: null, error: svcError("invalid_api_key"), cacheable: false };
-    if (key.revoked_at) return { principal: null, error: svcError("api_key_revoked"), cacheable: true };
-    const organization = await this.organizations.findById(key.organization_id);
-    if (!organization) return { principal: null, error: svcError("invalid_api_key"), cacheable: false };
-    if (organization.suspended) return { principal: null, error: svcError("organization_suspended"), cacheable: true };
-    if (key.livemode && !organization.live_enabled) return { principal: null, error: svcError("live_not_enabled"), cacheable: true };
-    return {
-      principal: {
-        apiKeyId: key._id,
-        projectId: key.project_id,
-        organizationId: key.organization_id,
-        livemode: key.livemode,
-        rateLimit: key.rate_limit ?? this.options.defaultRateLimit,
-      },
-      error: null,
-      cacheable: true,
+    const unknown = { principal: null, error: svcError("invalid_api_key"), refusedOwner: null, cacheable: false };
+    if (!key || key.livemode !== livemode) return unknown;
+    const holder: Principal = {
+      apiKeyId: key._id,
+      projectId: key.project_id,
+      organizationId: key.organization_id,
+      livemode: key.livemode,
+      rateLimit: key.rate_limit ?? this.options.defaultRateLimit,
     };
+    const refused = (code: "api_key_revoked" | "organization_suspended" | "live_not_enabled") => ({
+      principal: null,
+      error: svcError(code),
+      refusedOwner: holder,
+      cacheable: true,
+    });
+    if (key.revoked_at) return refused("api_key_revoked");
+    const organization = await this.organizations.findById(key.organization_id);
+    if (!organization) return unknown;
+    if (organization.suspended) return refused("organization_suspended");
+    if (key.livemode && !organization.live_enabled) return refused("live_not_enabled");
+    return { principal: holder, error: null, refusedOwner: null, cacheable: true };
   }
 }

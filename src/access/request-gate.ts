@@ -54,9 +54,12 @@ export class RequestGate {
     return this.checkVersionAndQuota(principal, error, input, principal ? null : "unauth");
   }
 
-  /** The principal of an Authorization header, without counting a request (a refusal already counted). */
-  identify(authorization: string): Promise<Principal> {
-    return this.authenticator.authenticate(authorization);
+  /**
+   * Whose key an Authorization header holds, accepted or refused (revoked, organization suspended), without
+   * counting a request: the request log files a refused call under it. Null for a key no project has.
+   */
+  holderOf(authorization: string): Promise<Principal | null> {
+    return this.authenticator.holderOf(authorization);
   }
 
   /** The same checks for a route that needs no key (the OpenAPI document): version, then the address's quota. */

@@ -147,6 +147,9 @@ export interface RefusedCallShape {
   durationMs: number;
 }
 
+/** Refusals of a key some project holds: the call is in that project's log. */
+const HELD_KEY_REFUSALS = new Set<ErrorCode>(["api_key_revoked", "organization_suspended", "live_not_enabled"]);
+
 /** The request log's source of each door; the operator's calls (admin) are in no project's log. */
 const SOURCE_OF_DOOR: Record<Door, RequestLogSource | null> = {
   rest: "rest",
@@ -204,9 +207,11 @@ export class CallPipeline {
    */
   private record(call: Call, failure: CallFailure | null): void {
     const source = SOURCE_OF_DOOR[call.door];
-    const principal = call.values.get(principalKey);
-    if (!this.requestLog || !source || !principal || call.caller.kind === "admin") return;
-    this.requestLog.record(
+    const sink = this.requestLog;
+    if (!sink || !source || call.caller.kind === "admin") return;
+    const durationMs = performance.now() - call.started;
+    const createdAt = this.clock();
+    const entry = (principal: Principal) =>
       requestLogEntry({
         logId: call.requestId,
         source,
@@ -216,10 +221,19 @@ export class CallPipeline {
         idempotencyKey: call.takesIdempotencyKey ? call.idempotencyKey : null,
         replayed: call.headers[REPLAYED_HEADER] === "true",
         refusal: failure ? { status: failure.described.definition.status, code: failure.described.code } : null,
-        durationMs: performance.now() - call.started,
-        createdAt: this.clock(),
-      }),
-    );
+        durationMs,
+        createdAt,
+      });
+    const principal = call.values.get(principalKey);
+    if (principal) {
+      sink.record(entry(principal));
+    } else if (failure && HELD_KEY_REFUSALS.has(failure.described.code) && call.caller.kind === "bearer" && call.caller.authorization) {
+      // A known key refused (revoked, its organization suspended): its holder is looked up after the answer.
+      this.gate.holderOf(call.caller.authorization).then(
+        (holder) => holder && sink.record(entry(holder)),
+        () => {},
+      );
+    }
   }
 
   /**
@@ -300,8 +314,9 @@ export class CallPipeline {
     const sink = this.requestLog;
     if (!sink || !shape.authorization) return;
     const createdAt = this.clock();
-    this.gate.identify(shape.authorization).then(
+    this.gate.holderOf(shape.authorization).then(
       (principal) =>
+        principal &&
         sink.record(
           requestLogEntry({
             logId: requestId,

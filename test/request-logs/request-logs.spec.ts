@@ -9,7 +9,7 @@ import { DashboardClient } from "../dashboard/support.ts";
 import { capturedLogLines } from "../support/log-capture.ts";
 import { eventually } from "../support/eventually.ts";
 import { uniquePhone } from "../support/phones.ts";
-import { createOtherProject } from "../support/tenancy.ts";
+import { createKey, createOtherProject } from "../support/tenancy.ts";
 import { startTestService, type RestResponse, type TestService } from "../support/test-service.ts";
 
 const UNKNOWN_USER = "999999999";
@@ -136,6 +136,22 @@ describe("request logs", function () {
         status: 404,
         error_code: "route_not_found",
       });
+    });
+
+    it("a revoked key's call is in its project's log; a key no project has is in none", async () => {
+      const revoked = await createKey(svc, svc.projectId);
+      await svc.admin.revokeApiKey({ id: revoked.id });
+      const refused = await svc.request("GET", "/v1/events", { key: revoked.secret });
+      expect(refused.status).to.equal(401);
+      const log = await logOf(refused.headers.get("x-request-id")!);
+      expect(log.body).to.deep.include({ status: 401, error_code: "api_key_revoked", api_key_id: revoked.id, route: "/v1/events" });
+
+      const unknown = await svc.request("GET", "/v1/events", { key: `svc_test_${"x".repeat(30)}` });
+      expect(unknown.status).to.equal(401);
+      // Written by now if it were recorded at all: a later call's log is already there.
+      const later = await svc.request("GET", `/v1/users/${UNKNOWN_USER}`);
+      await logOf(later.headers.get("x-request-id")!);
+      expect((await svc.request("GET", `/v1/request-logs/${unknown.headers.get("x-request-id")}`)).status).to.equal(404);
     });
 
     it("a rate-limited call is in its key's log", async () => {

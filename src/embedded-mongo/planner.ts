@@ -186,6 +186,8 @@ interface Plan {
   selectivity: number;
   /** Preference among candidate plans: exact unique lookups, then longer equality prefixes, ranges, sort. */
   score: number;
+  /** Every field of a unique index is answered by equality points: at most one document per point. */
+  lookup?: boolean;
 }
 
 function planFor(index: CollectionIndex, bounds: Map<string, FieldBounds>, filter: Document, sort: SortSpec): Plan | undefined {
@@ -249,9 +251,11 @@ function planFor(index: CollectionIndex, bounds: Map<string, FieldBounds>, filte
   }
   if (used === 0 && sortDirection === 0) return undefined;
   if (index.sparse && used === 0) return undefined; // a sparse index does not hold every document
-  const exactUnique = index.unique && eqCount === index.fields.length && !multiPoint;
-  const score = (exactUnique ? 1000 : 0) + eqCount * 10 + (rangeUsed ? 5 : 0) + (sortDirection ? 3 : 0) - index.fields.length * 0.01;
-  return { index, ranges, sortDirection, score, pointFields, rangeUsed, selectivity: eqCount * 10 + (rangeUsed ? 5 : 0) };
+  const lookup = index.unique && eqCount === index.fields.length;
+  const exactUnique = lookup && !multiPoint;
+  // A lookup of a few keys of a unique index ({_id: {$in: [...]}}) reads at most that many documents.
+  const score = (exactUnique ? 1000 : lookup ? 500 : 0) + eqCount * 10 + (rangeUsed ? 5 : 0) + (sortDirection ? 3 : 0) - index.fields.length * 0.01;
+  return { index, ranges, sortDirection, score, pointFields, rangeUsed, selectivity: eqCount * 10 + (rangeUsed ? 5 : 0), lookup };
 }
 
 /**
@@ -414,6 +418,8 @@ const MAX_OR_BRANCHES = 64;
 function chooseOrPlan(coll: Collection, filter: Document, sort: SortSpec, single: Plan | undefined, collation?: Collation): Plan[] | undefined {
   const clauses = filter.$or;
   if (!Array.isArray(clauses) || clauses.length === 0 || clauses.length > MAX_OR_BRANCHES) return undefined;
+  // Keys of a unique index beside the $or already name the few documents it can match.
+  if (single?.lookup) return undefined;
   const { $or: _, ...outer } = filter;
   const branches: Plan[] = [];
   for (const clause of clauses) {

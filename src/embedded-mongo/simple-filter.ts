@@ -26,7 +26,7 @@ function candidatesAt(doc: unknown, parts: string[]): unknown[] {
 
 type Test = (doc: Document) => boolean;
 
-/** A value compared as itself: a string, a finite number, a boolean or a valid date. */
+/** A value compared as itself: a string, a finite number, a boolean, a valid date or an ObjectId. */
 function isPlainValue(v: unknown): boolean {
   switch (typeof v) {
     case "string":
@@ -35,7 +35,7 @@ function isPlainValue(v: unknown): boolean {
     case "number":
       return Number.isFinite(v);
     default:
-      return v instanceof Date && !Number.isNaN(v.getTime());
+      return (v instanceof Date && !Number.isNaN(v.getTime())) || (v as { _bsontype?: unknown } | null)?._bsontype === "ObjectId";
   }
 }
 

@@ -1,10 +1,12 @@
 // Durable jobs in MongoDB through Agenda: what must happen later survives a crash, and any worker process
 // may run it. In the process that schedules a job, an in-memory channel wakes the worker at once instead of
 // waiting for the next poll.
-import { Agenda, exponential, InMemoryNotificationChannel, type Job } from "agenda";
-import { MongoBackend, MongoChangeStreamNotificationChannel } from "@agendajs/mongo-backend";
+import { Agenda, exponential, type Job } from "agenda";
 import type { AnyBulkWriteOperation, Db, Document } from "mongodb";
 import { hostname } from "node:os";
+import { BatchedJobRepository } from "./batched-job-repository.ts";
+import { TurnBatch } from "./turn-batch.ts";
+import { WakeableChangeStreamChannel, WakeableInMemoryChannel } from "./wake-channels.ts";
 
 export interface JobQueueOptions {
   /** How often workers look for due jobs scheduled by other processes (and after a crash). */
@@ -57,6 +59,8 @@ const RETRY_FAILED_RUNS = exponential({ delay: 1000, factor: 2, maxDelay: 300_00
 
 export class JobQueue {
   private readonly agenda: Agenda;
+  private readonly repository: BatchedJobRepository;
+  private readonly defaultConcurrency: number;
   private running = false;
   /** Hears of job failures and of a stop that could not unlock its jobs (onFailure). */
   private failureHandler: ((error: Error, jobName: string) => void) | undefined;
@@ -68,20 +72,26 @@ export class JobQueue {
     private readonly db: Db,
     options: JobQueueOptions,
   ) {
+    // Finished one-time jobs are removed by the save that ends their run (the repository), not by a second command.
+    this.defaultConcurrency = options.defaultConcurrency ?? options.maxConcurrency;
+    this.repository = new BatchedJobRepository(db, "jobs", this.defaultConcurrency, true);
+    const repository = this.repository;
+    // Inserts only (no full document of updates): a job's own runs, locks and reschedules are found by the
+    // process running it, and looking every update up would cost a read and a lock attempt per job run.
+    const channel = options.changeStreams
+      ? new WakeableChangeStreamChannel({ db, collection: "jobs", fullDocument: false })
+      : new WakeableInMemoryChannel();
+    repository.onRoom = (jobName) => void channel.wake(jobName);
     this.agenda = new Agenda({
-      backend: new MongoBackend({ mongo: db, collection: "jobs" }),
+      backend: { name: "MongoDB", repository, ownsConnection: false, connect: () => repository.connect(), disconnect: async () => {} },
       processEvery: options.pollIntervalMs,
       defaultLockLifetime: options.lockLifetimeMs,
       maxConcurrency: options.maxConcurrency,
-      defaultConcurrency: options.defaultConcurrency ?? options.maxConcurrency,
-      removeOnComplete: true,
+      defaultConcurrency: this.defaultConcurrency,
+      removeOnComplete: false,
       // Which process locks a job (lastModifiedBy): host and process id.
       name: `${hostname()}:${process.pid}`,
-      // Inserts only (no full document of updates): a job's own runs, locks and reschedules are found by the
-      // process running it, and looking every update up would cost a read and a lock attempt per job run.
-      notificationChannel: options.changeStreams
-        ? new MongoChangeStreamNotificationChannel({ db, collection: "jobs", fullDocument: false })
-        : new InMemoryNotificationChannel(),
+      notificationChannel: channel,
     });
     this.agenda.on("start", () => {
       this.inFlight += 1;
@@ -151,6 +161,8 @@ export class JobQueue {
   }
 
   define<T>(name: string, handler: JobHandler<T>, options: JobDefinitionOptions = {}): void {
+    // As many locked at once as may run at once: the rest of a backlog stays free for other workers.
+    this.repository.limitLocks(name, options.concurrency ?? this.defaultConcurrency);
     this.agenda.define<T>(
       name,
       async (job: Job<T>) => {
@@ -218,35 +230,23 @@ export class JobQueue {
     const operation: AnyBulkWriteOperation<Document> = {
       insertOne: { document: { name, data, type: "normal", priority: 0, nextRunAt: at, lockedAt: null, lastModifiedBy: null } },
     };
-    return this.uniqueIndexes[name].then(
-      () =>
-        new Promise<void>((resolve, reject) => {
-          if (this.pendingInserts.push({ operation, resolve, reject }) === 1) setImmediate(() => void this.flushInserts());
-        }),
-    );
+    return this.uniqueIndexes[name].then(() => this.inserts.add(operation));
   }
 
   private readonly uniqueIndexes: Record<string, Promise<void>> = {};
-  private pendingInserts: { operation: AnyBulkWriteOperation<Document>; resolve: () => void; reject: (error: unknown) => void }[] = [];
+  private readonly inserts = new TurnBatch<AnyBulkWriteOperation<Document>>((operations) => this.insertAll(operations));
 
   /** Writes the inserts of one event-loop turn in one command; a duplicate key is a job that exists already. */
-  private async flushInserts(): Promise<void> {
-    const batch = this.pendingInserts;
-    this.pendingInserts = [];
+  private async insertAll(operations: AnyBulkWriteOperation<Document>[]): Promise<(undefined | Error)[]> {
     try {
-      await this.db.collection("jobs").bulkWrite(
-        batch.map((p) => p.operation),
-        { ordered: false },
-      );
-      for (const p of batch) p.resolve();
+      await this.db.collection("jobs").bulkWrite(operations, { ordered: false });
+      return operations.map(() => undefined);
     } catch (error) {
       const writeErrors = (error as { writeErrors?: { index: number; code: number }[] | { index: number; code: number } }).writeErrors;
-      if (writeErrors === undefined) {
-        for (const p of batch) p.reject(error);
-        return;
-      }
+      if (writeErrors === undefined) throw error;
       const failed = new Set((Array.isArray(writeErrors) ? writeErrors : [writeErrors]).filter((e) => e.code !== 11000).map((e) => e.index));
-      batch.forEach((p, i) => (failed.has(i) ? p.reject(error) : p.resolve()));
+      const failure = error instanceof Error ? error : new Error(String(error));
+      return operations.map((_, i) => (failed.has(i) ? failure : undefined));
     }
   }
 
@@ -276,6 +276,7 @@ export class JobQueue {
     await this.agenda.ready;
     await this.ensureIndexes();
     await this.agenda.cancel({ names: RETIRED_JOBS });
+    this.repository.reopen();
     await this.agenda.start();
     this.running = true;
   }
@@ -287,6 +288,7 @@ export class JobQueue {
   async stop(): Promise<void> {
     if (this.running) {
       try {
+        await this.repository.close();
         await this.agenda.stop();
       } catch (error) {
         // The database is gone (a failure the process may be stopping for): the jobs this process locked stay

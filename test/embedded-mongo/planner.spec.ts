@@ -250,6 +250,16 @@ describe("embedded-mongo: query planner, $or branch by branch", () => {
     expect(first.stats.docsExamined).to.equal(51);
   });
 
+  it("reads only the named documents when keys of a unique index stand beside the $or (a batch lock's update)", () => {
+    const c = jobs(true);
+    const filter = { ...due(now, new Date(now.getTime() - 60_000)), _id: { $in: [2999, 3000, 3001, 5999, 7000] } };
+    const { docs, stats } = run(c, filter, { sort });
+    expect(docs).to.deep.equal(bruteForce(c, filter, { sort }));
+    expect(docs.map((d) => d._id)).to.deep.equal([3000, 3001]);
+    expect(stats.plan).to.equal("IXSCAN _id_");
+    expect(stats.docsExamined).to.equal(5);
+  });
+
   it("keeps the single index when a branch could not use more of the filter than the predicates beside the $or", () => {
     const c = jobs(false);
     const filter = due(now, new Date(now.getTime() - 60_000));

@@ -1,7 +1,7 @@
 // The direct test of plain comparison filters must answer exactly what the query matcher answers: checked on a
 // corpus of documents (missing fields, arrays, arrays of documents, mixed types) against generated filters.
 import { expect } from "chai";
-import type { Document } from "bson";
+import { type Document, ObjectId } from "bson";
 import { createQuery } from "../../src/embedded-mongo/matcher.ts";
 import { compileSimpleFilter } from "../../src/embedded-mongo/simple-filter.ts";
 
@@ -17,9 +17,27 @@ const DOCUMENTS: Document[] = [
   { a: null, c: { d: [2, 4] } },
   { a: 3, c: [{ d: [5] }, 7] },
   { c: { d: "2" } },
+  { a: new ObjectId("64b000000000000000000001"), b: [new ObjectId("64b000000000000000000002"), "x"] },
 ];
 
-const VALUES: unknown[] = [1, 1.5, 2, 3, 5, "1", "x", "y", "z", true, false, new Date(1000), new Date(5000)];
+// ObjectIds as separate instances from the documents' own, as a command's values are.
+const VALUES: unknown[] = [
+  1,
+  1.5,
+  2,
+  3,
+  5,
+  "1",
+  "x",
+  "y",
+  "z",
+  true,
+  false,
+  new Date(1000),
+  new Date(5000),
+  new ObjectId("64b000000000000000000001"),
+  new ObjectId("64b000000000000000000002"),
+];
 const PATHS = ["a", "b", "c.d", "c.e", "missing"];
 const OPERATORS = ["$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin"];
 

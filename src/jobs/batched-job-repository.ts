@@ -1,0 +1,265 @@
+// Agenda's MongoDB repository, with the commands of many job runs written together. Agenda asks for one due
+// job at a time and saves each run's state by itself: one round trip per lock attempt (and a failed attempt
+// at the end of every fill it starts, one fill per change-stream notification), one per state save and one per
+// removal. Here the lock attempts of one job name share a batch (one find of the due jobs, one update that locks
+// them, one find of those it won), the state saves of one event-loop turn are one bulk write, and a finished
+// one-time job is removed by the save that ends its run instead of being saved and then removed. What Agenda
+// decides (which job is due, its lock and lock lifetime, its retries and next run) is unchanged.
+//
+// Agenda, without a lock limit, locks every due job it finds into its local queue, so one process would take a whole
+// backlog at once (none left to other workers, and jobs waiting locally past their lock lifetime); with one, it
+// looks again only at its next poll. Here a job name is locked up to its lock limit (what may run of it at once):
+// past it a fill finds nothing, and once its runs have freed half of it Agenda is woken to lock more (`onRoom`).
+import { MongoJobRepository } from "@agendajs/mongo-backend";
+import { type JobParameters, type JobRepositoryOptions, toJobId } from "agenda";
+import { type Collection, type Db, type Document, ObjectId } from "mongodb";
+import { TurnBatch } from "./turn-batch.ts";
+
+/** Agenda's order of due jobs: earliest first, then highest priority. */
+const DUE_ORDER = { nextRunAt: 1, priority: -1 } as const;
+
+/** The lock batches of one job name. */
+class NameLocks {
+  constructor(readonly limit: number) {}
+  /** Jobs this process locked and has not handed to Agenda yet, in due order. */
+  buffer: JobParameters[] = [];
+  /** Jobs handed to Agenda whose run has not ended. */
+  held = 0;
+  /** A fill found the limit reached: Agenda is woken once there is room. */
+  starved = false;
+  /** Batches started and finished so far. */
+  started = 0;
+  finished = 0;
+  running: Promise<void> | null = null;
+}
+
+interface StateSave {
+  id: ObjectId;
+  name: string;
+  set: Document;
+}
+
+let lastLockTime = 0;
+
+/**
+ * The time a batch locks its jobs with, never the same twice in this process: with the process's name
+ * (`lastModifiedBy`), it tells the jobs this batch won from those locked by anyone else at the same moment.
+ */
+function uniqueLockTime(at = Date.now()): Date {
+  lastLockTime = Math.max(at, lastLockTime + 1);
+  return new Date(lastLockTime);
+}
+
+export class BatchedJobRepository extends MongoJobRepository {
+  private readonly jobs: Collection<Document>;
+  private readonly locks = new Map<string, NameLocks>();
+  private open = true;
+  private readonly stateSaves = new TurnBatch<StateSave>((saves) => this.writeStates(saves));
+  private readonly removals = new TurnBatch<StateSave>((done) => this.removeFinished(done));
+
+  /** Told when a job name that reached its lock limit has room again (JobQueue wakes Agenda). */
+  onRoom: (jobName: string) => void = () => {};
+  private readonly lockLimits = new Map<string, number>();
+
+  constructor(
+    db: Db,
+    collection: string,
+    /** The lock limit of a job name without its own (`limitLocks`). */
+    private readonly defaultLockLimit: number,
+    /** One-time jobs are removed when their run succeeds (Agenda's removeOnComplete, done by the end-of-run save). */
+    private readonly removeOnComplete: boolean,
+  ) {
+    super({ mongo: db, db: { collection } });
+    this.jobs = db.collection(collection);
+  }
+
+  /** Jobs of `jobName` this process holds locked at most (those running and those about to). */
+  limitLocks(jobName: string, limit: number): void {
+    this.lockLimits.set(jobName, Math.max(1, limit));
+  }
+
+  private locksOf(jobName: string): NameLocks {
+    let locks = this.locks.get(jobName);
+    if (!locks) this.locks.set(jobName, (locks = new NameLocks(this.lockLimits.get(jobName) ?? this.defaultLockLimit)));
+    return locks;
+  }
+
+  /** A run of `jobName` ended (or its job was unlocked): room for another. */
+  private release(jobName: string): void {
+    const locks = this.locksOf(jobName);
+    locks.held = Math.max(0, locks.held - 1);
+    if (locks.starved && locks.held <= locks.limit / 2) {
+      locks.starved = false;
+      this.onRoom(jobName);
+    }
+  }
+
+  override async unlockJob(job: JobParameters): Promise<void> {
+    await super.unlockJob(job);
+    this.release(job.name);
+  }
+
+  /** Lets lock batches run (again), after `close`. */
+  reopen(): void {
+    this.open = true;
+  }
+
+  /**
+   * Stops locking: the batches under way end, and every job locked but not handed to Agenda is unlocked for other
+   * processes. Called before Agenda stops, so that what Agenda was handed is among the jobs it unlocks.
+   */
+  async close(): Promise<void> {
+    this.open = false;
+    await Promise.all([...this.locks.values()].map((l) => l.running));
+    const ids = [...this.locks.values()].flatMap((l) => l.buffer.splice(0).map((job) => job._id!));
+    // What Agenda holds, it unlocks or finishes itself; counted afresh when locking starts again.
+    this.locks.clear();
+    await this.unlockJobs(ids);
+  }
+
+  /**
+   * The next due job of `jobName`, locked for this process. Concurrent callers share one batch; a caller is
+   * answered by a batch started after it asked (so a job saved before the call is seen), or from what an earlier
+   * batch locked and nobody took yet.
+   */
+  override async getNextJobToRun(
+    jobName: string,
+    nextScanAt: Date,
+    lockDeadline: Date,
+    now: Date | undefined,
+    options: JobRepositoryOptions | undefined,
+  ): Promise<JobParameters | undefined> {
+    const locks = this.locksOf(jobName);
+    const needed = locks.started + 1;
+    for (;;) {
+      if (!this.open) return undefined;
+      if (locks.held >= locks.limit) {
+        locks.starved = true;
+        return undefined;
+      }
+      const job = locks.buffer.shift();
+      if (job) {
+        locks.held += 1;
+        return job;
+      }
+      if (locks.running) {
+        await locks.running;
+        continue;
+      }
+      if (locks.finished >= needed) return undefined;
+      const lastModifiedBy = options?.lastModifiedBy ?? null;
+      locks.started += 1;
+      locks.running = this.lockBatch(jobName, nextScanAt, lockDeadline, lastModifiedBy, now, locks.limit - locks.held)
+        .then(
+          async (jobs) => {
+            if (this.open) locks.buffer.push(...jobs);
+            else await this.unlockJobs(jobs.map((j) => j._id!));
+          },
+          () => undefined,
+        )
+        .finally(() => {
+          locks.finished += 1;
+          locks.running = null;
+        });
+      // A batch that failed (the database is gone) answers its callers with nothing, as a failed lock attempt would.
+    }
+  }
+
+  /** Locks up to `count` due jobs of `name`: those another process locked meanwhile are left to it. */
+  private async lockBatch(
+    name: string,
+    nextScanAt: Date,
+    lockDeadline: Date,
+    lastModifiedBy: string | null,
+    now: Date | undefined,
+    count: number,
+  ): Promise<JobParameters[]> {
+    // Agenda's due-job query: a free job due by the next scan, or one whose lock has expired.
+    const due = {
+      name,
+      disabled: { $ne: true },
+      $or: [{ lockedAt: { $eq: null }, nextRunAt: { $lte: nextScanAt } }, { lockedAt: { $lte: lockDeadline } }],
+    };
+    for (;;) {
+      const candidates = await this.jobs.find(due, { sort: DUE_ORDER, limit: count, projection: { _id: 1 } }).toArray();
+      if (candidates.length === 0) return [];
+      const ids = candidates.map((c) => c._id);
+      const lockedAt = uniqueLockTime(now?.getTime());
+      const { modifiedCount } = await this.jobs.updateMany({ ...due, _id: { $in: ids } }, { $set: { lockedAt, lastModifiedBy } });
+      // Every candidate taken by another process meanwhile: the next ones may be free (a single lock attempt of
+      // Agenda's would have found them).
+      if (modifiedCount === 0) continue;
+      const won = await this.jobs.find({ _id: { $in: ids }, lockedAt, lastModifiedBy }, { sort: DUE_ORDER }).toArray();
+      return won.map(toJobParameters);
+    }
+  }
+
+  /**
+   * Saves the state Agenda gives a job at the start and end of its run, batched with the other saves of this turn.
+   * The save that ends a successful run of a one-time job (no next run, not failed) removes it instead.
+   */
+  override async saveJobState(job: JobParameters, options: JobRepositoryOptions | undefined): Promise<void> {
+    if (!job._id) throw new Error("Cannot save job state without job ID");
+    const id = new ObjectId(String(job._id));
+    // The save that ends a run unlocks the job (lockedAt unset); the one that starts it keeps the lock.
+    if (!job.lockedAt) this.release(job.name);
+    if (this.removeOnComplete && finishedForGood(job)) return this.removals.add({ id, name: job.name, set: {} });
+    // The fields and the refusal of MongoJobRepository.saveJobState.
+    const set = {
+      lockedAt: job.lockedAt ? new Date(job.lockedAt) : null,
+      nextRunAt: job.nextRunAt ? new Date(job.nextRunAt) : null,
+      lastRunAt: job.lastRunAt ? new Date(job.lastRunAt) : null,
+      progress: job.progress ?? null,
+      failReason: job.failReason ?? null,
+      failCount: job.failCount ?? null,
+      failedAt: job.failedAt ? new Date(job.failedAt) : null,
+      lastFinishedAt: job.lastFinishedAt ? new Date(job.lastFinishedAt) : null,
+      lastModifiedBy: options?.lastModifiedBy ?? null,
+    };
+    return this.stateSaves.add({ id, name: job.name, set });
+  }
+
+  private async writeStates(saves: StateSave[]): Promise<(undefined | Error)[]> {
+    const result = await this.jobs.bulkWrite(
+      saves.map(({ id, name, set }) => ({ updateOne: { filter: { _id: id, name }, update: { $set: set } } })),
+      { ordered: false },
+    );
+    if (result.matchedCount === saves.length) return saves.map(() => undefined);
+    // Some job was gone (removed during its run): those saves fail, as Agenda's own would.
+    const present = await this.jobs.find({ _id: { $in: saves.map((s) => s.id) } }, { projection: { _id: 1, name: 1 } }).toArray();
+    const found = new Set(present.map((p) => `${String(p._id)}\0${p.name}`));
+    return saves.map(({ id, name }) =>
+      found.has(`${String(id)}\0${name}`)
+        ? undefined
+        : new Error(`job ${String(id)} (name: ${name}) cannot be updated in the database, maybe it does not exist anymore?`),
+    );
+  }
+
+  /** Removes finished jobs. One already gone (removed during its run) ends the same way, so every removal succeeds. */
+  private async removeFinished(done: StateSave[]): Promise<undefined[]> {
+    await this.jobs.bulkWrite(
+      done.map(({ id, name }) => ({ deleteOne: { filter: { _id: id, name } } })),
+      { ordered: false },
+    );
+    return done.map(() => undefined);
+  }
+}
+
+/**
+ * Whether the save that ends a run leaves a one-time job with nothing more to do: unlocked, no next run, and
+ * finished without failing (a failure sets failedAt and lastFinishedAt to the same moment). Agenda removes such a
+ * job right after saving it when removeOnComplete is set.
+ */
+function finishedForGood(job: JobParameters): boolean {
+  if (job.lockedAt || job.nextRunAt || !job.lastFinishedAt) return false;
+  return !job.failedAt || new Date(job.failedAt).getTime() !== new Date(job.lastFinishedAt).getTime();
+}
+
+/** A job document as Agenda's repository answers it: its id as a string, absent fields undefined, not null. */
+function toJobParameters(doc: Document): JobParameters {
+  const job: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(doc)) job[key] = value ?? undefined;
+  job._id = toJobId((doc._id as ObjectId).toHexString());
+  job.nextRunAt = doc.nextRunAt ?? null;
+  return job as unknown as JobParameters;
+}

@@ -1,0 +1,30 @@
+/**
+ * Requests made in the same event-loop turn are written together by one call of `write`, which answers each
+ * request in order: a value, or an Error that fails that request alone. A failure of the whole write fails them all.
+ */
+export class TurnBatch<T, R = void> {
+  private pending: { item: T; resolve: (result: R) => void; reject: (error: unknown) => void }[] = [];
+
+  constructor(private readonly write: (items: T[]) => Promise<(R | Error)[]>) {}
+
+  add(item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      if (this.pending.push({ item, resolve, reject }) === 1) setImmediate(() => void this.flush());
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.pending;
+    this.pending = [];
+    try {
+      const results = await this.write(batch.map((p) => p.item));
+      batch.forEach((p, i) => {
+        const result = results[i] as R | Error;
+        if (result instanceof Error) p.reject(result);
+        else p.resolve(result);
+      });
+    } catch (error) {
+      for (const p of batch) p.reject(error);
+    }
+  }
+}

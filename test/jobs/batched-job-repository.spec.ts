@@ -1,0 +1,148 @@
+// JobQueue's repository for Agenda writes the commands of many job runs together: a burst of due jobs is locked
+// a batch at a time (never more than may run at once), their state saves share bulk writes, and a finished one-time
+// job is removed by the save that ends its run. What Agenda guarantees stays: every job runs once, two queues never
+// run the same job, a failed run keeps its job for the retry, and nothing stays locked when a queue stops.
+import { expect } from "chai";
+import { type CommandStartedEvent, MongoClient } from "mongodb";
+import { JobQueue } from "../../src/jobs/job-queue.ts";
+import { freshDatabaseUri } from "../support/database.ts";
+import { eventually } from "../support/eventually.ts";
+
+describe("JobQueue's batched repository", () => {
+  let client: MongoClient;
+  const commands: CommandStartedEvent[] = [];
+  const queues: JobQueue[] = [];
+
+  before(async () => {
+    client = new MongoClient(await freshDatabaseUri("job_batches"), { monitorCommands: true });
+    await client.connect();
+    client.on("commandStarted", (event) => commands.push(event));
+  });
+  afterEach(async () => {
+    await Promise.all(queues.splice(0).map((q) => q.stop()));
+  });
+  after(() => client.close());
+
+  function queue(maxConcurrency: number): JobQueue {
+    const q = new JobQueue(client.db(), { pollIntervalMs: 100, lockLifetimeMs: 10_000, maxConcurrency, changeStreams: true });
+    queues.push(q);
+    return q;
+  }
+
+  const jobs = () => client.db().collection("jobs");
+  const countOf = (name: string) => jobs().countDocuments({ name });
+  /** The commands that lock, save and remove jobs, sent since `from` (not the test's counts or the change stream). */
+  const jobCommands = (from: number) =>
+    commands.slice(from).filter((c) => ["find", "update", "delete", "findAndModify"].includes(c.commandName) && c.command[c.commandName] === "jobs");
+
+  it("runs a burst of 400 due jobs once each, and removes them, with fewer commands than jobs", async () => {
+    const q = queue(20);
+    const runs = new Map<number, number>();
+    q.define<{ n: number }>("test-burst", async ({ n }) => {
+      runs.set(n, (runs.get(n) ?? 0) + 1);
+    });
+    await q.start();
+    const from = commands.length;
+    await Promise.all(Array.from({ length: 400 }, (_, n) => q.insertUnique("test-burst", { n }, new Date(), "n")));
+    await eventually(
+      () => countOf("test-burst"),
+      (left) => left === 0,
+      20_000,
+    );
+    expect(runs.size).to.equal(400);
+    expect([...runs.values()].every((count) => count === 1)).to.equal(true);
+    const sent = jobCommands(from);
+    // Agenda alone sends a lock, two state saves and a removal per job, and a failed lock per notification.
+    expect(sent.length, sent.map((c) => c.commandName).join(",")).to.be.below(400);
+    expect(sent.filter((c) => c.commandName === "findAndModify")).to.have.length(0);
+  });
+
+  it("never runs a job twice when two queues share 300 due jobs", async () => {
+    const [a, b] = [queue(10), queue(10)];
+    const runs = new Map<number, string[]>();
+    for (const [label, q] of [
+      ["a", a],
+      ["b", b],
+    ] as const) {
+      q.define<{ n: number }>("test-shared", async ({ n }) => {
+        runs.set(n, [...(runs.get(n) ?? []), label]);
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      });
+    }
+    await Promise.all([a.start(), b.start()]);
+    await jobs().insertMany(
+      Array.from({ length: 300 }, (_, n) => ({
+        name: "test-shared",
+        data: { n },
+        type: "normal",
+        priority: 0,
+        nextRunAt: new Date(),
+        lockedAt: null,
+      })),
+    );
+    await eventually(
+      () => countOf("test-shared"),
+      (left) => left === 0,
+      20_000,
+    );
+    expect(runs.size).to.equal(300);
+    expect([...runs.values()].filter((labels) => labels.length !== 1)).to.deep.equal([]);
+    const byA = [...runs.values()].filter((labels) => labels[0] === "a").length;
+    expect(byA, "both queues took jobs").to.be.within(1, 299);
+  });
+
+  it("keeps a job whose run failed, due again with its failure recorded, and removes it when a run succeeds", async () => {
+    const q = queue(4);
+    let attempts = 0;
+    q.define<{ n: number }>("test-fails-once", async () => {
+      attempts += 1;
+      if (attempts === 1) throw new Error("the endpoint is down");
+    });
+    await q.start();
+    await q.insertUnique("test-fails-once", { n: 1 }, new Date(), "n");
+    const failed = await eventually(
+      () => jobs().findOne({ name: "test-fails-once" }),
+      (job) => job !== null && job.failCount === 1 && job.lockedAt === null,
+      5000,
+    );
+    expect(failed!.failReason).to.equal("the endpoint is down");
+    expect(failed!.nextRunAt.getTime()).to.be.greaterThan(failed!.failedAt.getTime());
+    await eventually(
+      () => countOf("test-fails-once"),
+      (left) => left === 0,
+      8000,
+    );
+    expect(attempts).to.equal(2);
+  });
+
+  it("holds locked only as many jobs as it may run at once, and leaves none locked when it stops", async () => {
+    const q = queue(2);
+    let release: () => void = () => {};
+    const blocked = new Promise<void>((resolve) => (release = resolve));
+    let runs = 0;
+    q.define<{ n: number }>("test-held", () => {
+      runs += 1;
+      return blocked;
+    });
+    try {
+      await q.start();
+      await Promise.all(Array.from({ length: 30 }, (_, n) => q.insertUnique("test-held", { n }, new Date(), "n")));
+      await eventually(
+        async () => runs,
+        (count) => count === 2,
+        5000,
+      );
+      // The other 28 stay free for other workers while the two runs take their time.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await jobs().countDocuments({ name: "test-held", lockedAt: { $ne: null } })).to.equal(2);
+      const stopped = q.stop();
+      release();
+      await stopped;
+    } finally {
+      release();
+    }
+    queues.splice(queues.indexOf(q), 1);
+    expect(await jobs().countDocuments({ name: "test-held", lockedAt: { $ne: null } })).to.equal(0);
+    expect(await countOf("test-held")).to.equal(30 - runs);
+  });
+});

@@ -9,17 +9,13 @@ import type { Clock } from "../src/domain/clock.ts";
 import { newEventId } from "../src/domain/ids.ts";
 import { newUuid } from "../src/domain/random.ts";
 import { generateWebhookSecret, signatureHeader } from "../src/domain/webhook-signature.ts";
-import { startEmbeddedMongo } from "../src/embedded-mongo/index.ts";
-import { JobQueue } from "../src/jobs/job-queue.ts";
 import { EventRelay } from "../src/events/event-relay.ts";
-import { connectDatabase } from "../src/store/database.ts";
-import { EventRepository, type EventDocument } from "../src/store/event-repository.ts";
-import { UserRepository } from "../src/store/user-repository.ts";
-import { WebhookDeliveryRepository } from "../src/store/webhook-delivery-repository.ts";
-import { WebhookEndpointRepository } from "../src/store/webhook-endpoint-repository.ts";
+import type { EventDocument } from "../src/store/event-repository.ts";
 import { postWebhook } from "../src/webhooks/delivery-client.ts";
 import { DEFAULT_MAX_PENDING_PER_ENDPOINT } from "../src/webhooks/delivery-policy.ts";
 import { DELIVERY_JOB, WebhookDelivery } from "../src/webhooks/webhook-delivery.ts";
+import { addBenchEndpoint } from "./bench-endpoint.ts";
+import { startDeliveryPipeline, WEBHOOK_CONCURRENCY } from "./delivery-pipeline.ts";
 import { machineDescription } from "./machine.ts";
 
 const THROUGHPUT_MS = Number(process.env.BENCH_DURATION_MS ?? 8000);
@@ -47,28 +43,13 @@ async function takeReceipts(): Promise<[string, number][]> {
 
 // The service's delivery pipeline, wired as src/app.ts wires it (its job queue included), over the embedded
 // database in a worker thread.
-const mongo = await startEmbeddedMongo({ host: "127.0.0.1", inWorkerThread: true });
-const database = await connectDatabase(`${mongo.uri.replace(/\/?$/, "")}/bench_webhooks`);
-const { db } = database;
-const events = new EventRepository(db);
-const endpoints = new WebhookEndpointRepository(db);
-const deliveries = new WebhookDeliveryRepository(db);
-const users = new UserRepository(db);
-await Promise.all([events.ensureIndexes(), endpoints.ensureIndexes(), deliveries.ensureIndexes(), users.ensureIndexes()]);
+const { mongo, database, db, events, endpoints, deliveries, users, jobs } = await startDeliveryPipeline("bench_webhooks");
 const clock: Clock = () => new Date();
-// As src/app.ts: the embedded server in a worker thread is a one-member replica set, so change streams wake Agenda.
-const jobs = new JobQueue(db, {
-  pollIntervalMs: 1000,
-  lockLifetimeMs: 60_000,
-  maxConcurrency: 50 + 256,
-  defaultConcurrency: 50,
-  changeStreams: true,
-});
 const deliveryOptions = {
   send: { timeoutMs: 10_000, clock },
   retryScheduleMs: [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 86_400_000],
   maxPendingPerEndpoint: DEFAULT_MAX_PENDING_PER_ENDPOINT,
-  concurrency: 256,
+  concurrency: WEBHOOK_CONCURRENCY,
   deliversInProcess: true,
 };
 const onError = (error: unknown) => console.error("webhook delivery", error);
@@ -78,26 +59,8 @@ await jobs.start();
 const relay = new EventRelay(events, users, webhooks.fanout, clock);
 const projectId = newUuid();
 
-async function addEndpoint(path: string): Promise<string> {
-  const now = clock();
-  const id = newUuid();
-  await endpoints.insert({
-    _id: id,
-    project_id: projectId,
-    livemode: false,
-    url: `${receiverUrl}${path}`,
-    description: "",
-    event_types: ["*"],
-    enabled: true,
-    disabled_reason: null,
-    secret: generateWebhookSecret(),
-    previous_secret: null,
-    previous_secret_expires_at: null,
-    consecutive_failures: 0,
-    created_at: now,
-    updated_at: now,
-  });
-  return id;
+function addEndpoint(path: string): Promise<string> {
+  return addBenchEndpoint(endpoints, projectId, `${receiverUrl}${path}`);
 }
 const createdAt = new Map<string, number>();
 async function publish(): Promise<void> {

@@ -74,26 +74,25 @@ ${CONNECTION_HELP}`,
     const secret = listenSigningSecret(connection.apiKey);
     const forward = { url, secret, skipVerify: values["skip-verify"] === true };
 
-    // The newest event now: the stream starts after it, and this first call says at once whether the key is good.
-    let lastSeen: string | undefined;
-    try {
-      lastSeen = (await events.listEvents({ limit: 1 })).data[0]?.id;
-    } catch (error) {
-      throw new CliError(describeFailure(error, connection));
-    }
-    say(`Ready! Your webhook signing secret is ${secret} (^C to quit)`);
-
     const seen = new SeenIds();
     const stop = new AbortController();
     process.once("SIGINT", () => stop.abort());
     process.once("SIGTERM", () => stop.abort());
+    let lastSeen: string | undefined;
+    let ready = false;
     let failures = 0;
     while (!stop.signal.aborted) {
       try {
         const stream = events.streamEvents({ types, ...(lastSeen !== undefined ? { startingAfter: lastSeen } : {}) }, { signal: stop.signal });
         for await (const message of stream as AsyncIterable<StreamEventsResponse>) {
-          if (failures > 0) say(`${timestamp()}   Reconnected.`);
-          failures = 0;
+          if (message.caughtUp) {
+            // Subscribed: from here on no event escapes the stream.
+            if (!ready) say(`Ready! Your webhook signing secret is ${secret} (^C to quit)`);
+            else if (failures > 0) say(`${timestamp()}   Reconnected.`);
+            ready = true;
+            failures = 0;
+            continue;
+          }
           const event = message.event!;
           lastSeen = event.id;
           if (!seen.add(event.id)) continue;
@@ -108,7 +107,8 @@ ${CONNECTION_HELP}`,
         failures = Math.max(failures, 1);
       } catch (error) {
         if (stop.signal.aborted) break;
-        if (!isTransient(error)) throw new CliError(describeFailure(error, connection));
+        // Before the first subscription, any failure (no service there, a refused key) is the answer.
+        if (!ready || !isTransient(error)) throw new CliError(describeFailure(error, connection));
         if (failures === 0) say(`${timestamp()}   Connection lost (${describeFailure(error, connection)}); reconnecting...`);
         failures += 1;
       }

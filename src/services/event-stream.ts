@@ -1,5 +1,6 @@
 // The one event stream of a caller's project and environment: the events logged after a cursor first, oldest
-// first in the log's order (creation time, then id), then live ones as they are logged, each once. The live
+// first in the log's order (creation time, then id), then a `caught_up` message, then live ones as they are
+// logged, each once. The live
 // subscription is taken before the history is read, so nothing logged in between is missed; an event both read
 // from history and heard live is sent once.
 import { create } from "@bufbuild/protobuf";
@@ -63,6 +64,7 @@ export async function* eventStream(
       }
       position = page.length === HISTORY_PAGE ? page[page.length - 1]! : null;
     }
+    yield create(StreamEventsResponseSchema, { caughtUp: true });
     for await (const event of live) {
       if (sentRecently.delete(event._id)) continue;
       yield streamed(event);

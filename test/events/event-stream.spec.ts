@@ -30,13 +30,23 @@ function transportOf(svc: TestService, key: string | null, protocol: Protocol = 
 class OpenStream {
   readonly received: { id: string; type: string; objectId: string | undefined; at: number }[] = [];
   readonly ended: Promise<unknown>;
+  /** Settles when the stream says it is caught up (live from then on). */
+  readonly caughtUp: Promise<void>;
+  private markCaughtUp: () => void = () => {};
   private readonly abort = new AbortController();
   private waiters: (() => void)[] = [];
 
   constructor(client: Client<typeof EventsService>, request: { types?: string[]; startingAfter?: string } = {}) {
+    this.caughtUp = new Promise((resolve) => (this.markCaughtUp = resolve));
     this.ended = (async () => {
       try {
         for await (const message of client.streamEvents(request, { signal: this.abort.signal }) as AsyncIterable<StreamEventsResponse>) {
+          if (message.caughtUp) {
+            expect(message.event).to.equal(undefined);
+            this.caughtUpAfter = this.received.length;
+            this.markCaughtUp();
+            continue;
+          }
           const object = message.event!.data?.object as { id?: string } | undefined;
           this.received.push({ id: message.event!.id, type: message.event!.type, objectId: object?.id, at: performance.now() });
           for (const wake of this.waiters.splice(0)) wake();
@@ -49,6 +59,9 @@ class OpenStream {
       }
     })();
   }
+
+  /** How many events came before the caught-up message. */
+  caughtUpAfter: number | null = null;
 
   get ids(): string[] {
     return this.received.map((r) => r.id);
@@ -78,12 +91,10 @@ async function createUser(svc: TestService, key = svc.sandboxKey): Promise<{ use
   return { userId: response.body.id, eventId: event!.id, answeredAt };
 }
 
-/** Opens a stream and waits until its live subscription is in place (the service holds one more subscription). */
-async function openLive(svc: TestService, client: Client<typeof EventsService>, request = {}): Promise<OpenStream> {
-  const before = svc.app.liveEvents.size;
+/** Opens a stream and waits until it is caught up (its live subscription in place). */
+async function openLive(client: Client<typeof EventsService>, request = {}): Promise<OpenStream> {
   const stream = new OpenStream(client, request);
-  const deadline = performance.now() + 5000;
-  while (svc.app.liveEvents.size <= before && performance.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  await Promise.race([stream.caughtUp, stream.ended.then((error) => expect.fail(`the stream ended: ${String(error)}`))]);
   return stream;
 }
 
@@ -100,7 +111,7 @@ describe("StreamEvents", () => {
   });
 
   it("delivers events created over REST within 100 ms of their answer", async () => {
-    const stream = await openLive(svc, events);
+    const stream = await openLive(events);
     const created: { eventId: string; answeredAt: number }[] = [];
     for (let i = 0; i < 10; i++) created.push(await createUser(svc));
     await stream.waitFor(10);
@@ -114,7 +125,7 @@ describe("StreamEvents", () => {
   it("resumed after an event, sends exactly the events logged while it was away, in order, then live ones", async function () {
     // 52 users one after another: seconds on a loaded machine.
     this.timeout(90_000);
-    const first = await openLive(svc, events);
+    const first = await openLive(events);
     await createUser(svc);
     await first.waitFor(1);
     await first.close();
@@ -123,13 +134,15 @@ describe("StreamEvents", () => {
     const missed: string[] = [];
     for (let i = 0; i < 50; i++) missed.push((await createUser(svc)).eventId);
 
-    const resumed = await openLive(svc, events, { startingAfter: lastSeen });
+    const resumed = await openLive(events, { startingAfter: lastSeen });
     await resumed.waitFor(50);
     const live = await createUser(svc);
     await resumed.waitFor(51);
     await new Promise((r) => setTimeout(r, 200));
     await resumed.close();
     expect(resumed.ids).to.deep.equal([...missed, live.eventId]);
+    // The 50 from the log, then the caught-up message, then the live one.
+    expect(resumed.caughtUpAfter).to.equal(50);
   });
 
   it("switches from history to live without a gap or a repeat while events keep coming", async () => {
@@ -147,9 +160,9 @@ describe("StreamEvents", () => {
   });
 
   it("filters by type as an endpoint's event_types does", async () => {
-    const users = await openLive(svc, events, { types: ["user.created"] });
-    const kyc = await openLive(svc, events, { types: ["kyc.approved"] });
-    const everything = await openLive(svc, events, { types: ["*"] });
+    const users = await openLive(events, { types: ["user.created"] });
+    const kyc = await openLive(events, { types: ["kyc.approved"] });
+    const everything = await openLive(events, { types: ["*"] });
     const { eventId } = await createUser(svc);
     await users.waitFor(1);
     await everything.waitFor(1);
@@ -162,9 +175,9 @@ describe("StreamEvents", () => {
 
   it("never sends another project's or environment's events", async () => {
     const other = await createOtherProject(svc);
-    const otherSandbox = await openLive(svc, createClient(EventsService, transportOf(svc, other.sandboxKey)));
-    const ownLive = await openLive(svc, createClient(EventsService, transportOf(svc, svc.liveKey)));
-    const own = await openLive(svc, events);
+    const otherSandbox = await openLive(createClient(EventsService, transportOf(svc, other.sandboxKey)));
+    const ownLive = await openLive(createClient(EventsService, transportOf(svc, svc.liveKey)));
+    const own = await openLive(events);
     const { eventId } = await createUser(svc);
     const otherEvent = await createUser(svc, other.sandboxKey);
     await own.waitFor(1);
@@ -202,9 +215,7 @@ describe("StreamEvents", () => {
 
   it("serves Connect, gRPC-Web and gRPC alike", async () => {
     const streams = await Promise.all(
-      (["connect", "grpc-web", "grpc"] as const).map((protocol) =>
-        openLive(svc, createClient(EventsService, transportOf(svc, svc.sandboxKey, protocol))),
-      ),
+      (["connect", "grpc-web", "grpc"] as const).map((protocol) => openLive(createClient(EventsService, transportOf(svc, svc.sandboxKey, protocol)))),
     );
     const { eventId } = await createUser(svc);
     await Promise.all(streams.map((s) => s.waitFor(1)));
@@ -215,7 +226,7 @@ describe("StreamEvents", () => {
   it("holds one change stream for all the streams of the process", async () => {
     const opened = svc.app.liveEvents.feedsOpened;
     const streams: OpenStream[] = [];
-    for (let i = 0; i < 15; i++) streams.push(await openLive(svc, events));
+    for (let i = 0; i < 15; i++) streams.push(await openLive(events));
     const { eventId } = await createUser(svc);
     await Promise.all(streams.map((s) => s.waitFor(1)));
     await Promise.all(streams.map((s) => s.close()));
@@ -237,20 +248,20 @@ describe("StreamEvents limits and the drain", () => {
 
   it("refuses a key's stream beyond its limit with 429 rate_limit_exceeded, and admits one again once another ends", async () => {
     const client = createClient(EventsService, transportOf(svc, svc.sandboxKey));
-    const open = [await openLive(svc, client), await openLive(svc, client)];
+    const open = [await openLive(client), await openLive(client)];
     expect(await rpcErrorOf(consume(client, {}))).to.include({ code: Code.ResourceExhausted, reason: "rate_limit_exceeded" });
     // Another key of the project has its own streams.
     const other = await createKey(svc, svc.projectId);
-    const third = await openLive(svc, createClient(EventsService, transportOf(svc, other.secret)));
+    const third = await openLive(createClient(EventsService, transportOf(svc, other.secret)));
     await open[0]!.close();
-    const again = await openLive(svc, client);
+    const again = await openLive(client);
     await Promise.all([open[1]!.close(), third.close(), again.close()]);
   });
 
   it("ends every open stream cleanly when the service drains", async () => {
     const client = createClient(EventsService, transportOf(svc, svc.sandboxKey));
     const grpc = createClient(EventsService, transportOf(svc, svc.sandboxKey, "grpc"));
-    const streams = [await openLive(svc, client), await openLive(svc, grpc)];
+    const streams = [await openLive(client), await openLive(grpc)];
     const started = performance.now();
     stopped = true;
     await svc.stop();

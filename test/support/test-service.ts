@@ -26,6 +26,8 @@ export interface TestServiceOptions {
   webhookMaxPendingPerEndpoint?: number;
   /** Another SMS provider than the simulated one. */
   smsSender?: AppOptions["smsSender"];
+  /** The HTTP port to listen on (a service started again where its clients expect it); default a free one. */
+  httpPort?: number;
 }
 
 export interface RestResponse<T = any> {
@@ -87,7 +89,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   });
   const boot = await bootstrapDefaultProject({ tenancy: app.tenancy, ...app.repositories }, {});
   for (const secret of [boot.sandboxKey, boot.liveKey, TEST_ADMIN_TOKEN]) rememberSensitive(secret);
-  const { httpPort, grpcPort } = await app.listen({ http: 0, grpc: 0 });
+  const { httpPort, grpcPort } = await app.listen({ http: options.httpPort ?? 0, grpc: 0 });
   const baseUrl = `http://127.0.0.1:${httpPort}`;
   const withAdminToken: Interceptor = (next) => async (req) => {
     req.header.set("authorization", `Bearer ${TEST_ADMIN_TOKEN}`);

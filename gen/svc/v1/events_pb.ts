@@ -15,7 +15,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file svc/v1/events.proto.
  */
 export const file_svc_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChNzdmMvdjEvZXZlbnRzLnByb3RvEgZzdmMudjEiigEKBUV2ZW50EgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIbGl2ZW1vZGUYBCABKAgSJQoEZGF0YRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3Qi0wEKEUxpc3RFdmVudHNSZXF1ZXN0EhIKBWxpbWl0GAEgASgFSACIAQESGwoOc3RhcnRpbmdfYWZ0ZXIYAiABKAlIAYgBARIRCgR0eXBlGAMgASgJSAKIAQESGgoNZW5kaW5nX2JlZm9yZRgEIAEoCUgDiAEBEiYKB2NyZWF0ZWQYBSABKAsyFS5zdmMudjEuQ3JlYXRlZEZpbHRlckIICgZfbGltaXRCEQoPX3N0YXJ0aW5nX2FmdGVyQgcKBV90eXBlQhAKDl9lbmRpbmdfYmVmb3JlIkMKEkxpc3RFdmVudHNSZXNwb25zZRIbCgRkYXRhGAEgAygLMg0uc3ZjLnYxLkV2ZW50EhAKCGhhc19tb3JlGAIgASgIIh0KD0dldEV2ZW50UmVxdWVzdBIKCgJpZBgBIAEoCSIwChBHZXRFdmVudFJlc3BvbnNlEhwKBWV2ZW50GAEgASgLMg0uc3ZjLnYxLkV2ZW50IlQKE1N0cmVhbUV2ZW50c1JlcXVlc3QSDQoFdHlwZXMYASADKAkSGwoOc3RhcnRpbmdfYWZ0ZXIYAiABKAlIAIgBAUIRCg9fc3RhcnRpbmdfYWZ0ZXIiSAoUU3RyZWFtRXZlbnRzUmVzcG9uc2USHAoFZXZlbnQYASABKAsyDS5zdmMudjEuRXZlbnQSEgoKcHJvamVjdF9pZBgCIAEoCTKNAgoNRXZlbnRzU2VydmljZRJXCgpMaXN0RXZlbnRzEhkuc3ZjLnYxLkxpc3RFdmVudHNSZXF1ZXN0Ghouc3ZjLnYxLkxpc3RFdmVudHNSZXNwb25zZSISgtPkkwIMEgovdjEvZXZlbnRzElYKCEdldEV2ZW50Ehcuc3ZjLnYxLkdldEV2ZW50UmVxdWVzdBoYLnN2Yy52MS5HZXRFdmVudFJlc3BvbnNlIheC0+STAhESDy92MS9ldmVudHMve2lkfRJLCgxTdHJlYW1FdmVudHMSGy5zdmMudjEuU3RyZWFtRXZlbnRzUmVxdWVzdBocLnN2Yy52MS5TdHJlYW1FdmVudHNSZXNwb25zZTABYgZwcm90bzM", [file_google_api_annotations, file_google_protobuf_struct, file_google_protobuf_timestamp, file_svc_v1_lists]);
+  fileDesc("ChNzdmMvdjEvZXZlbnRzLnByb3RvEgZzdmMudjEiigEKBUV2ZW50EgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIbGl2ZW1vZGUYBCABKAgSJQoEZGF0YRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3Qi0wEKEUxpc3RFdmVudHNSZXF1ZXN0EhIKBWxpbWl0GAEgASgFSACIAQESGwoOc3RhcnRpbmdfYWZ0ZXIYAiABKAlIAYgBARIRCgR0eXBlGAMgASgJSAKIAQESGgoNZW5kaW5nX2JlZm9yZRgEIAEoCUgDiAEBEiYKB2NyZWF0ZWQYBSABKAsyFS5zdmMudjEuQ3JlYXRlZEZpbHRlckIICgZfbGltaXRCEQoPX3N0YXJ0aW5nX2FmdGVyQgcKBV90eXBlQhAKDl9lbmRpbmdfYmVmb3JlIkMKEkxpc3RFdmVudHNSZXNwb25zZRIbCgRkYXRhGAEgAygLMg0uc3ZjLnYxLkV2ZW50EhAKCGhhc19tb3JlGAIgASgIIh0KD0dldEV2ZW50UmVxdWVzdBIKCgJpZBgBIAEoCSIwChBHZXRFdmVudFJlc3BvbnNlEhwKBWV2ZW50GAEgASgLMg0uc3ZjLnYxLkV2ZW50IlQKE1N0cmVhbUV2ZW50c1JlcXVlc3QSDQoFdHlwZXMYASADKAkSGwoOc3RhcnRpbmdfYWZ0ZXIYAiABKAlIAIgBAUIRCg9fc3RhcnRpbmdfYWZ0ZXIiWwoUU3RyZWFtRXZlbnRzUmVzcG9uc2USHAoFZXZlbnQYASABKAsyDS5zdmMudjEuRXZlbnQSEgoKcHJvamVjdF9pZBgCIAEoCRIRCgljYXVnaHRfdXAYAyABKAgyjQIKDUV2ZW50c1NlcnZpY2USVwoKTGlzdEV2ZW50cxIZLnN2Yy52MS5MaXN0RXZlbnRzUmVxdWVzdBoaLnN2Yy52MS5MaXN0RXZlbnRzUmVzcG9uc2UiEoLT5JMCDBIKL3YxL2V2ZW50cxJWCghHZXRFdmVudBIXLnN2Yy52MS5HZXRFdmVudFJlcXVlc3QaGC5zdmMudjEuR2V0RXZlbnRSZXNwb25zZSIXgtPkkwIREg8vdjEvZXZlbnRzL3tpZH0SSwoMU3RyZWFtRXZlbnRzEhsuc3ZjLnYxLlN0cmVhbUV2ZW50c1JlcXVlc3QaHC5zdmMudjEuU3RyZWFtRXZlbnRzUmVzcG9uc2UwAWIGcHJvdG8z", [file_google_api_annotations, file_google_protobuf_struct, file_google_protobuf_timestamp, file_svc_v1_lists]);
 
 /**
  * Something that happened in a project.
@@ -207,6 +207,14 @@ export type StreamEventsResponse = Message<"svc.v1.StreamEventsResponse"> & {
    * @generated from field: string project_id = 2;
    */
   projectId: string;
+
+  /**
+   * Set on one message of every stream, which has no event: every event logged before it (after `starting_after`)
+   * has been sent, and what follows is live. A client is subscribed from then on.
+   *
+   * @generated from field: bool caught_up = 3;
+   */
+  caughtUp: boolean;
 };
 
 /**
@@ -243,8 +251,8 @@ export const EventsService: GenService<{
     output: typeof GetEventResponseSchema;
   },
   /**
-   * Streams the events as they are logged: those after `starting_after` first, in the log's order, then live
-   * ones, each once. Streaming only (gRPC, Connect, gRPC-Web): it has no REST route.
+   * Streams the events as they are logged: those after `starting_after` first, in the log's order, then a
+   * `caught_up` message, then live ones, each once. Streaming only (gRPC, Connect, gRPC-Web): no REST route.
    *
    * @generated from rpc svc.v1.EventsService.StreamEvents
    */

@@ -64,3 +64,20 @@ export async function screenshot(page: Page, name: string, options: { fullPage?:
 export async function clickAndWait(page: Page, selector: string): Promise<void> {
   await Promise.all([page.waitForNavigation(), page.click(selector)]);
 }
+
+/** Signs in on the sign-in page with a secret API key or the admin token. */
+export async function signInWith(page: Page, baseUrl: string, credential: string): Promise<void> {
+  await page.goto(`${baseUrl}/dashboard/sign-in`);
+  await page.fill("#credential", credential);
+  await clickAndWait(page, "button[type=submit]");
+}
+
+/** Reloads the page until `selector` shows (work the service finishes in the background). */
+export async function reloadUntil(page: Page, selector: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await page.locator(selector).count()) === 0) {
+    if (Date.now() > deadline) throw new Error(`${selector} did not appear on ${page.url()}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    await page.reload();
+  }
+}

@@ -10,7 +10,7 @@ import { eventually } from "../support/eventually.ts";
 import { uniquePhone } from "../support/phones.ts";
 import { startTestService, TEST_ADMIN_TOKEN, type TestService } from "../support/test-service.ts";
 import { WebhookReceiver } from "../webhooks/support/receiver.ts";
-import { type Chromium, clickAndWait, launchChromium, seriousViolations } from "./browser.ts";
+import { type Chromium, clickAndWait, launchChromium, seriousViolations, signInWith } from "./browser.ts";
 
 describe("console accessibility: every page type passes axe-core", function () {
   this.timeout(180_000);
@@ -43,10 +43,8 @@ describe("console accessibility: every page type passes axe-core", function () {
     visited.push(kind);
   }
 
-  async function signIn(credential: string): Promise<void> {
-    await page.goto(`${service.baseUrl}/dashboard/sign-in`);
-    await page.fill("#credential", credential);
-    await clickAndWait(page, "button[type=submit]");
+  function signIn(credential: string): Promise<void> {
+    return signInWith(page, service.baseUrl, credential);
   }
 
   it("walks the sandbox project console", async () => {

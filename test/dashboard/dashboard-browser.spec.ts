@@ -8,7 +8,14 @@ import { startTestService, TEST_ADMIN_TOKEN, type TestService } from "../support
 import { approvedUser } from "../money/support.ts";
 import { uniquePhone } from "../support/phones.ts";
 import { WebhookReceiver } from "../webhooks/support/receiver.ts";
-import { type Chromium, clickAndWait, launchChromium, screenshot as writeScreenshot, seriousViolations } from "./browser.ts";
+import {
+  type Chromium,
+  clickAndWait,
+  launchChromium,
+  reloadUntil as reloadPageUntil,
+  screenshot as writeScreenshot,
+  seriousViolations,
+} from "./browser.ts";
 
 describe("dashboard in a browser", function () {
   this.timeout(60_000);
@@ -70,14 +77,9 @@ describe("dashboard in a browser", function () {
     return created.body.id;
   }
 
-  /** Reloads the endpoint page until `selector` shows. */
-  async function reloadUntil(selector: string, timeoutMs = 10_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while ((await page.locator(selector).count()) === 0) {
-      if (Date.now() > deadline) throw new Error(`${selector} did not appear on ${page.url()}`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      await page.reload();
-    }
+  /** Reloads the page until `selector` shows. */
+  function reloadUntil(selector: string): Promise<void> {
+    return reloadPageUntil(page, selector);
   }
 
   let endpointPath = "";

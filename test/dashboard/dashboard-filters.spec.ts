@@ -5,7 +5,7 @@ import { expect } from "chai";
 import type { Page } from "playwright-core";
 import { uniquePhone } from "../support/phones.ts";
 import { startTestService, type TestService } from "../support/test-service.ts";
-import { type Chromium, clickAndWait, launchChromium } from "./browser.ts";
+import { type Chromium, clickAndWait, launchChromium, signInWith } from "./browser.ts";
 
 async function createUser(service: TestService): Promise<{ id: string; phone: string }> {
   const created = await service.request("POST", "/v1/users", { body: { phone: uniquePhone() } });
@@ -14,9 +14,7 @@ async function createUser(service: TestService): Promise<{ id: string; phone: st
 }
 
 async function signIn(page: Page, service: TestService): Promise<void> {
-  await page.goto(`${service.baseUrl}/dashboard/sign-in`);
-  await page.fill("#credential", service.sandboxKey);
-  await clickAndWait(page, "button[type=submit]");
+  await signInWith(page, service.baseUrl, service.sandboxKey);
   expect(new URL(page.url()).pathname).to.equal("/dashboard");
 }
 

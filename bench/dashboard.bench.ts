@@ -1,5 +1,5 @@
 // Server time of every dashboard page at the 95th percentile, with 10,000 users and 100,000 events in the
-// project (seeded through the repositories), signed in as a browser would be. Goal (issue 15): under 100 ms per
+// project (seeded through the repositories), signed in as a browser would be. Goal: under 100 ms per
 // page. Writes bench/results/dashboard.md.
 import { execSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -163,7 +163,7 @@ const report = `# Dashboard page times
 Every dashboard page with ${USERS.toLocaleString("en-US")} users and ${EVENTS.toLocaleString("en-US")} events in the sandbox of the project
 (seeded through the repositories in ${seedSeconds.toFixed(0)} s), one request at a time, ${SAMPLES} samples per page after 5 of warm-up,
 timed by the client over loopback from the request to the last byte (so the server time plus a fraction of a millisecond).
-Goal (issue 15): p95 under ${GOAL_MS} ms on every page. **Worst p95: ${worst.toFixed(1)} ms (${worst < GOAL_MS ? "met" : "NOT met"}).**
+Goal: p95 under ${GOAL_MS} ms on every page. **Worst p95: ${worst.toFixed(1)} ms (${worst < GOAL_MS ? "met" : "NOT met"}).**
 
 Machine: ${machineDescription()}; ${revision()}. Embedded database in a worker thread (as the other benchmarks);
 request logs at info to /dev/null. Run: \`npm run bench -- dashboard\`.

@@ -3,7 +3,7 @@
 // child process (bench/read-service.ts: embedded database on a worker thread, as `npm start` runs it), and
 // h2load (Debian's nghttp2-client, a C program) loads it, over HTTP/2 with a pre-encoded request for gRPC and
 // over HTTP/1.1 for REST, 32 requests in flight each. Three rounds, the targets in turn; beside throughput,
-// the service process's CPU time per request (utime + stime of /proc/<pid>/stat). Goal (issue 13): gRPC
+// the service process's CPU time per request (utime + stime of /proc/<pid>/stat). Goal: gRPC
 // throughput at least REST's. Writes bench/results/grpc-vs-rest.md.
 import { execFileSync, execSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";

@@ -1,6 +1,6 @@
 // An authenticated read, GET /v1/users/{id}, over REST and over gRPC (HTTP/2), each beside a bare Fastify route
 // doing the same database read (findOne by _id on the users collection, no key, no checks), in one run.
-// Goals (issue 3): REST reaches at least 50% of the bare route's throughput, and costs at most 25% more than
+// Goals: REST reaches at least 50% of the bare route's throughput, and costs at most 25% more than
 // the same call over gRPC. Writes bench/results/rest-read.md.
 import { execSync } from "node:child_process";
 import { writeFileSync } from "node:fs";

@@ -2,7 +2,7 @@
 // route doing one insertOne into the same database, measured in the same run; then the settlement throughput of
 // simulated deposits (the ledger's job completing them). Every part runs in its own process: the embedded
 // database (src/embedded-mongo/cli.ts), the service (bench/withdrawals-service.ts, with the bare route beside it),
-// and the load generator (bench/withdrawals-load.ts). Goal (issue 11): creation at least 40% of the bare route.
+// and the load generator (bench/withdrawals-load.ts). Goal: creation at least 40% of the bare route.
 // Writes bench/results/withdrawals.md.
 import { execSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -290,7 +290,7 @@ Method (\`npm run bench withdrawals\`, bench/withdrawals.bench.ts), each part in
 - Each withdrawal: sandbox key, a fresh Idempotency-Key, \`{"amount_usd": 1}\`, the ${USERS.toLocaleString("en-US")} users in turn (each
   approved and funded with 1,000,000.00 beforehand).
 - Two deployments, each against the bare route in the same process: **api role**, creation alone (each
-  withdrawal's steps are left as a job for a worker, and none runs: what the issue's goal names); **all role**,
+  withdrawal's steps are left as a job for a worker, and none runs: what the goal names); **all role**,
   the single-process default, where the sandbox simulator moves each withdrawal to \`processing\` after 1 s and
   settles it at 2 s in the same process while the load runs, so that work is part of the figure.
 - CPU µs/request: the CPU time (all threads) of the service process and of the database process during the

@@ -9,7 +9,7 @@ import { DEFAULT_MAX_STREAMS_PER_KEY } from "./domain/limits.ts";
 export type Role = "all" | "api" | "worker";
 
 /** pino's levels, plus `silent` (no logs). */
-export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
+const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export interface Config {

@@ -7,9 +7,9 @@ import type { IdempotencyRepository, StoredResponse } from "../store/idempotency
 import type { CreationReservation } from "./creation-reservation.ts";
 
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
-export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
+const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 /** A running request whose process died frees its key after this, by default. */
-export const DEFAULT_RUNNING_LOCK_MS = 30_000;
+const DEFAULT_RUNNING_LOCK_MS = 30_000;
 
 export interface IdempotencyClaim {
   recordId: string;

@@ -15,7 +15,7 @@ export interface Principal {
 export const principalKey = createContextKey<Principal | null>(null, { description: "authenticated API key" });
 
 /** The caller of a public method; the transports authenticate before any method runs. */
-export function principalOf(context: HandlerContext): Principal {
+function principalOf(context: HandlerContext): Principal {
   const principal = context.values.get(principalKey);
   if (!principal) throw svcError("missing_api_key");
   return principal;

@@ -6,7 +6,7 @@
 import type { Clock } from "../domain/clock.ts";
 import type { RateLimitRepository } from "../store/rate-limit-repository.ts";
 
-export const RATE_LIMIT_WINDOW_MS = 60_000;
+const RATE_LIMIT_WINDOW_MS = 60_000;
 const MAX_CHUNK = 50;
 const CHUNK_DIVISOR = 64;
 

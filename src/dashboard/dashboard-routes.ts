@@ -42,7 +42,7 @@ const IN_PROGRESS_POLL_MS = 50;
  * `default-src 'self'` and nothing inline: no inline script or style can run, even if escaping failed
  * somewhere; no page may frame the dashboard; forms post only to it.
  */
-export const CONTENT_SECURITY_POLICY =
+const CONTENT_SECURITY_POLICY =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 function newToken(): string {

@@ -5,7 +5,7 @@ import { randomBase62 } from "./random.ts";
 import { checkText, codePointLength } from "./text.ts";
 
 /** The longest name of an API key, in characters. */
-export const MAX_API_KEY_NAME_LENGTH = 100;
+const MAX_API_KEY_NAME_LENGTH = 100;
 
 /** An API key's name as given: 1 to 100 characters, one line of text; else 422 on `name`. */
 export function apiKeyNameOf(name: string): string {
@@ -18,8 +18,8 @@ export function apiKeyNameOf(name: string): string {
 
 const KEY_PATTERN = /^svc_(test|live)_[A-Za-z0-9]{24,}$/;
 
-export const SANDBOX_KEY_PREFIX = "svc_test_";
-export const LIVE_KEY_PREFIX = "svc_live_";
+const SANDBOX_KEY_PREFIX = "svc_test_";
+const LIVE_KEY_PREFIX = "svc_live_";
 
 export function generateApiKey(livemode: boolean): string {
   return (livemode ? LIVE_KEY_PREFIX : SANDBOX_KEY_PREFIX) + randomBase62(32);

@@ -38,7 +38,7 @@ export interface StoredKycSession {
 export const FINISHED_KYC_SESSIONS_KEPT = 10;
 
 /** A session no move can change again. */
-export function isFinished(session: Pick<StoredKycSession, "status">): boolean {
+function isFinished(session: Pick<StoredKycSession, "status">): boolean {
   return session.status !== "requires_input" && session.status !== "processing";
 }
 

@@ -7,9 +7,9 @@ import { svcError } from "./errors.ts";
 export const VERIFICATION_CODE_PATTERN = /^\d{6}$/;
 export const VERIFICATION_CODE_VALIDITY_MS = 10 * 60 * 1000;
 export const VERIFICATION_MAX_ATTEMPTS = 5;
-export const VERIFICATION_RESEND_DELAY_MS = 30 * 1000;
+const VERIFICATION_RESEND_DELAY_MS = 30 * 1000;
 export const VERIFICATION_SENDS_PER_HOUR = 5;
-export const VERIFICATION_SEND_WINDOW_MS = 60 * 60 * 1000;
+const VERIFICATION_SEND_WINDOW_MS = 60 * 60 * 1000;
 export const VERIFICATION_CHANNELS = ["sms"] as const;
 /** Sandbox: no SMS is sent and this is always the code. */
 export const SANDBOX_VERIFICATION_CODE = "000000";

@@ -38,7 +38,7 @@ export interface PublishSignupFlowRequest {
   allowedCountries: string[];
 }
 
-export const MIN_AGE_LIMIT = 150;
+const MIN_AGE_LIMIT = 150;
 
 function modulesAll(setting: ModuleSetting): Record<ProfileFieldName, ModuleSetting> {
   return Object.fromEntries(PROFILE_FIELD_NAMES.map((name) => [name, { ...setting }])) as Record<ProfileFieldName, ModuleSetting>;

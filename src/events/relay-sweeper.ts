@@ -4,7 +4,7 @@ import type { JobQueue } from "../jobs/job-queue.ts";
 import type { EventRelay } from "./event-relay.ts";
 
 /** The recurring job of the relay's sweep. */
-export const RELAY_SWEEP_JOB = "relay-sweep";
+const RELAY_SWEEP_JOB = "relay-sweep";
 
 export interface RelaySweeperOptions {
   intervalMs: number;

@@ -12,9 +12,9 @@ export interface KycProvider {
   openSession(request: KycSessionRequest, signal: AbortSignal): Promise<{ url: string }>;
 }
 
-export class KycProviderUnavailableError extends Error {}
+class KycProviderUnavailableError extends Error {}
 
-export const SIMULATED_KYC_BASE_URL = "https://kyc.simulated.invalid/sessions/";
+const SIMULATED_KYC_BASE_URL = "https://kyc.simulated.invalid/sessions/";
 
 export class SimulatedKycProvider implements KycProvider {
   /** Sessions opened, oldest first. */

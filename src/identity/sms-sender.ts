@@ -12,7 +12,7 @@ export interface SmsSender {
   send(message: SmsMessage, signal: AbortSignal): Promise<void>;
 }
 
-export class SmsUnavailableError extends Error {}
+class SmsUnavailableError extends Error {}
 
 /** A message the simulated provider sent, and when. */
 export interface SentSms extends SmsMessage {
@@ -20,7 +20,7 @@ export interface SentSms extends SmsMessage {
 }
 
 /** The simulated provider keeps the latest messages only, so a long-running development process does not grow. */
-export const SIMULATED_OUTBOX_SIZE = 1000;
+const SIMULATED_OUTBOX_SIZE = 1000;
 
 export class SimulatedSmsSender implements SmsSender {
   /** The latest messages sent, oldest first. Held in memory only: never logged. */

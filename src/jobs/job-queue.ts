@@ -35,14 +35,6 @@ export interface JobDefinitionOptions {
 // biome-ignore lint/suspicious/noConfusingVoidType: handlers that never reschedule are plain `async (data) => {}`.
 export type JobHandler<T> = (data: T) => Promise<Date | undefined | void>;
 
-/**
- * Jobs an earlier version scheduled that no process runs any more, so their leftovers are only removed.
- * `webhook-delivery` held delivery retries in an earlier shape (deliveries now run as `webhook-attempt` jobs, one
- * per delivery); `ledger-step` held the ledger's simulator and payout steps in an earlier shape (they
- * now run as `transaction-step` jobs, one per transaction).
- */
-const RETIRED_JOBS = ["webhook-delivery", "ledger-step"];
-
 /** One job of a batch written by `scheduleMany`: its data and when it runs. */
 export interface ScheduledJob<T> {
   data: T;
@@ -275,7 +267,6 @@ export class JobQueue {
   async start(): Promise<void> {
     await this.agenda.ready;
     await this.ensureIndexes();
-    await this.agenda.cancel({ names: RETIRED_JOBS });
     this.repository.reopen();
     await this.agenda.start();
     this.running = true;
@@ -302,8 +293,7 @@ export class JobQueue {
 
   /**
    * Now minus the scheduled time of the oldest job that is due and not running (0 when none is): how far
-   * the workers are behind. Only jobs of names this process defines count (not retired ones an older process
-   * may still add during an upgrade), or of the names given.
+   * the workers are behind. Only jobs of names this process defines count, or of the names given.
    */
   async lagSeconds(now: Date, names: readonly string[] = Object.keys(this.agenda.definitions)): Promise<number> {
     const oldest = await this.db

@@ -37,7 +37,7 @@ const WALLET_ID_ENTRIES = 100_000;
 /** The job of a transaction's steps: one per transaction, unique by its id. */
 export const TRANSACTION_STEP_JOB = "transaction-step";
 /** The recurring job of the ledger's sweep. */
-export const LEDGER_SWEEP_JOB = "ledger-sweep";
+const LEDGER_SWEEP_JOB = "ledger-sweep";
 /** A step that failed unexpectedly (the database, a bug) is looked at again after this. */
 const STEP_ERROR_RETRY_MS = 5000;
 /**

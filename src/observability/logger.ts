@@ -21,7 +21,7 @@ const REDACTED_FIELDS = [
   "api_key",
 ];
 
-export const REDACT_PATHS = ["req.headers.authorization", "req.headers.cookie", ...REDACTED_FIELDS, ...REDACTED_FIELDS.map((field) => `*.${field}`)];
+const REDACT_PATHS = ["req.headers.authorization", "req.headers.cookie", ...REDACTED_FIELDS, ...REDACTED_FIELDS.map((field) => `*.${field}`)];
 
 /** `value` with its strings scrubbed, to depth 4; a copy only where something changed (most log fields do not). */
 function scrubDeep(value: unknown, depth = 0): unknown {

@@ -6,9 +6,9 @@ import type { DescribedError } from "../domain/errors.ts";
 export const REQUEST_ID_HEADER = "X-Request-Id";
 export const API_VERSION_HEADER = "X-API-Version";
 export const RATE_LIMIT_LIMIT_HEADER = "X-RateLimit-Limit";
-export const RATE_LIMIT_RESET_HEADER = "X-RateLimit-Reset";
+const RATE_LIMIT_RESET_HEADER = "X-RateLimit-Reset";
 export const REPLAYED_HEADER = "Idempotent-Replayed";
-export const RETRY_AFTER_HEADER = "Retry-After";
+const RETRY_AFTER_HEADER = "Retry-After";
 
 export function identityHeaders(requestId: string): Record<string, string> {
   return { [REQUEST_ID_HEADER]: requestId, [API_VERSION_HEADER]: LATEST_API_VERSION };

@@ -24,7 +24,7 @@ export interface TransactionJson {
 }
 
 /** Cents (Int64) as a number of dollars. */
-export function usd(cents: bigint): number {
+function centsAsDollars(cents: bigint): number {
   return Number(cents) / 100;
 }
 
@@ -36,8 +36,8 @@ export function transactionJson(t: Transaction): TransactionJson {
     wallet_id: t.walletId,
     type: t.type,
     direction: t.direction,
-    amount_usd: usd(t.amountCents),
-    fee_usd: usd(t.feeCents),
+    amount_usd: centsAsDollars(t.amountCents),
+    fee_usd: centsAsDollars(t.feeCents),
     status: t.status,
     failure_code: orNull(t.failureCode),
     failure_message: orNull(t.failureMessage),
@@ -52,8 +52,8 @@ export function transactionJson(t: Transaction): TransactionJson {
 
 export function walletBalanceJson(balance: WalletBalance | undefined): { available_usd: number; pending_in_usd: number; pending_out_usd: number } {
   return {
-    available_usd: usd(balance?.availableCents ?? 0n),
-    pending_in_usd: usd(balance?.pendingInCents ?? 0n),
-    pending_out_usd: usd(balance?.pendingOutCents ?? 0n),
+    available_usd: centsAsDollars(balance?.availableCents ?? 0n),
+    pending_in_usd: centsAsDollars(balance?.pendingInCents ?? 0n),
+    pending_out_usd: centsAsDollars(balance?.pendingOutCents ?? 0n),
   };
 }

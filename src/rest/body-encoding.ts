@@ -4,7 +4,7 @@ import { isUtf8 } from "node:buffer";
 import { svcError } from "../domain/errors.ts";
 
 /** Whether a Content-Type value names JSON: `application/json`, any parameters (RFC 8259 defines none). */
-export function isJsonMediaType(contentType: string | undefined): boolean {
+function isJsonMediaType(contentType: string | undefined): boolean {
   if (contentType === undefined) return false;
   return contentType.split(";", 1)[0]!.trim().toLowerCase() === "application/json";
 }

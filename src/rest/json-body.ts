@@ -3,7 +3,7 @@ import { svcError } from "../domain/errors.ts";
 import { MAX_JSON_DEPTH } from "../domain/limits.ts";
 
 /** Whether objects and arrays nest deeper than `max` levels; walked with an explicit stack, never recursion. */
-export function nestsDeeperThan(value: unknown, max: number): boolean {
+function nestsDeeperThan(value: unknown, max: number): boolean {
   const stack: [unknown, number][] = [[value, 1]];
   while (stack.length > 0) {
     const [item, depth] = stack.pop()!;

@@ -153,7 +153,7 @@ function contextOf(
 }
 
 /** Answers an error without a body: the status in the headers (a trailers-only response). */
-export function respondTrailersOnly(stream: ServerHttp2Stream, error: ConnectError, extra: Headers | undefined, requestId: string): void {
+function respondTrailersOnly(stream: ServerHttp2Stream, error: ConnectError, extra: Headers | undefined, requestId: string): void {
   if (stream.destroyed || stream.headersSent) return;
   const headers: Record<string, string | string[]> = { ":status": 200, "content-type": "application/grpc" } as never;
   const status = setTrailerStatus(extra ?? new Headers(), error);

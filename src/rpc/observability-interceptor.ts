@@ -8,7 +8,8 @@ import { REQUEST_ID_HEADER } from "../pipeline/response-headers.ts";
 import { connectErrorOf } from "../pipeline/connect-errors.ts";
 import { requestIdKey } from "./request-id.ts";
 
-function protocolOf(contentType: string | null): string {
+/** The RPC protocol of a call, by its content type, as metrics and logs name it. */
+export function rpcProtocolOf(contentType: string | null | undefined): string {
   if (contentType?.startsWith("application/grpc-web")) return "grpc-web";
   if (contentType?.startsWith("application/grpc")) return "grpc";
   return "connect";
@@ -24,7 +25,7 @@ export function observabilityInterceptor(metrics: Metrics, logger: Logger): Inte
     const started = performance.now();
     const requestId = request.contextValues.get(requestIdKey);
     const procedure = `${request.service.typeName}/${request.method.name}`;
-    const protocol = protocolOf(request.header.get("content-type"));
+    const protocol = rpcProtocolOf(request.header.get("content-type"));
     const record = (code: string) => {
       metrics.rpcCalls.inc({ procedure, code, protocol });
       logger.info({ request_id: requestId, procedure, protocol, code, duration_ms: Math.round(performance.now() - started) }, "rpc call");

@@ -9,7 +9,7 @@ import type { IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 
 /** How much of a refused body is read and discarded after the answer before the connection is closed anyway. */
-export const DRAIN_MAX_BYTES = 8 * 1024 * 1024;
+const DRAIN_MAX_BYTES = 8 * 1024 * 1024;
 
 const receiving = Symbol("request being received");
 const deadline = Symbol("when its body must have arrived");

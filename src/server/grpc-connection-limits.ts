@@ -28,7 +28,7 @@ export interface ConnectionLimits {
   onRefused: (report: { address: string; refused: number }) => void;
 }
 
-export const REFUSAL_REPORT_MS = 60_000;
+const REFUSAL_REPORT_MS = 60_000;
 
 /** After the GOAWAY, how long a session may take to flush it (a peer that does not read) before it is destroyed. */
 const GOAWAY_FLUSH_MS = 1000;

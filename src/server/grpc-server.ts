@@ -15,6 +15,7 @@ import { connectErrorOf } from "../pipeline/connect-errors.ts";
 import { connectRoutes, type RpcService } from "../rpc/connect-routes.ts";
 import { respecGrpcMessage } from "../rpc/grpc-message.ts";
 import { asksForCompression, isBinaryGrpc, serveUnary, type EarlyFailure, type UnaryRoute } from "../rpc/grpc-unary.ts";
+import { rpcProtocolOf } from "../rpc/observability-interceptor.ts";
 import { callContextValues } from "../rpc/request-id.ts";
 import { errorAnswer, unimplementedError } from "../rpc/unimplemented.ts";
 import type { Logger } from "../observability/logger.ts";
@@ -78,7 +79,7 @@ export function createGrpcServer(services: readonly RpcService[], options: GrpcS
     const requestId = requestIds.get(request)!;
     limitRequestBody(request, response, requestId);
     limitReceiveTime(request, options.receiveTimeoutMs);
-    const protocol = protocolOf(request.headers["content-type"]);
+    const protocol = rpcProtocolOf(request.headers["content-type"]);
     // Connect writes grpc-message with encodeURIComponent; grpc-js would show "%3A" for ":". The trailers also
     // name the request id when the call failed before the interceptors could put it there.
     const addTrailers = response.addTrailers.bind(response);
@@ -144,7 +145,7 @@ export function createGrpcServer(services: readonly RpcService[], options: GrpcS
       served: false,
       code: connectErrorOf(failure.error).code,
       durationMs: performance.now() - started,
-      protocol: protocolOf(contentType),
+      protocol: rpcProtocolOf(contentType),
     });
     if (stream.destroyed) return;
     stream.respond({ ":status": answer.status, ...answer.headers }, { endStream: answer.body === undefined });
@@ -175,12 +176,6 @@ export function createGrpcServer(services: readonly RpcService[], options: GrpcS
         }, graceMs).unref();
       }),
   };
-}
-
-function protocolOf(contentType: string | undefined): string {
-  if (contentType?.startsWith("application/grpc-web")) return "grpc-web";
-  if (contentType?.startsWith("application/grpc")) return "grpc";
-  return "connect";
 }
 
 /** A stream whose request body has not ended this long after its headers is cancelled. */

@@ -34,7 +34,7 @@ import type { OutboxEvent } from "../store/outbox.ts";
 import type { UserDocument, UserRepository } from "../store/user-repository.ts";
 import type { TenantSettings } from "./tenant-settings.ts";
 
-export const EXPIRE_KYC_SESSION_JOB = "expire-kyc-session";
+const EXPIRE_KYC_SESSION_JOB = "expire-kyc-session";
 /** How long a client is told to wait after 503 kyc_session_unavailable. */
 const PROVIDER_RETRY_AFTER_S = 30;
 
@@ -59,7 +59,7 @@ export interface KycLifecycleDependencies {
 }
 
 /** The filter that holds while the user's sessions are as they were read. */
-function unchanged(user: UserDocument) {
+function sessionsAsRead(user: UserDocument) {
   return { kyc_rev: user.kyc_rev ?? { $exists: false } };
 }
 
@@ -122,7 +122,7 @@ export class KycLifecycle {
         scope,
         user._id,
         { $set: { kyc_sessions: next, kyc_status: "pending", updated_at: now }, $inc: { kyc_rev: 1 } },
-        unchanged(user),
+        sessionsAsRead(user),
       );
       return updated ? { user: updated, session } : CHANGED;
     });
@@ -202,7 +202,7 @@ export class KycLifecycle {
           $inc: { kyc_rev: 1 },
           ...(event ? { $push: { outbox: event } } : {}),
         },
-        unchanged(user),
+        sessionsAsRead(user),
       );
       if (updated) {
         if (event) await this.deps.relay.relayUserOutbox({ ...updated, outbox: [event] }).catch(this.deps.onBackgroundError);
@@ -231,7 +231,7 @@ export class KycLifecycle {
         scope,
         current._id,
         { $set: { kyc_sessions: next, kyc_status: kycStatus, updated_at: now }, $inc: { kyc_rev: 1 } },
-        unchanged(current),
+        sessionsAsRead(current),
       );
       return updated ?? CHANGED;
     });

@@ -54,7 +54,7 @@ function unavailable(): Error {
 }
 
 /** The filter that holds while the verification is as it was read. */
-function unchanged(current: StoredVerification | null) {
+function verificationAsRead(current: StoredVerification | null) {
   return current ? { "phone_verification.rev": current.rev } : { phone_verification: { $exists: false } };
 }
 
@@ -85,7 +85,7 @@ export class PhoneVerificationServiceImpl implements ServiceImpl<typeof PhoneVer
         scope,
         user._id,
         { $set: { phone_verification: next, verification_sends: sends } },
-        unchanged(current),
+        verificationAsRead(current),
       );
       if (!updated) return CHANGED;
       if (scope.livemode) await this.sendCode(updated, next, user);

@@ -5,7 +5,7 @@ import { isDuplicateKeyError } from "./database.ts";
 import { duplicateIndexes, type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 
-export const EVENT_RETENTION_SECONDS = 30 * 24 * 60 * 60;
+const EVENT_RETENTION_SECONDS = 30 * 24 * 60 * 60;
 
 export interface EventDocument {
   _id: string;

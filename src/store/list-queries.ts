@@ -55,7 +55,7 @@ export async function newestFirstPage<T extends Document & Position>(
 }
 
 /** The MongoDB condition on `created_at` of a range; null when it has no bound. */
-export function createdFilter(range: CreatedRange): Document | null {
+function createdFilter(range: CreatedRange): Document | null {
   const condition: Document = {};
   for (const bound of ["gt", "gte", "lt", "lte"] as const) {
     const value = range[bound];

@@ -52,12 +52,12 @@ interface DepositReferenceDocument {
 
 export type TransactionDocument = Omit<TransactionRecord, "id"> & { _id: string };
 
-export function toDocument(record: TransactionRecord): TransactionDocument {
+function toDocument(record: TransactionRecord): TransactionDocument {
   const { id, ...rest } = record;
   return { _id: id, ...rest };
 }
 
-export function toRecord(doc: TransactionDocument): TransactionRecord {
+function toRecord(doc: TransactionDocument): TransactionRecord {
   const { _id, ...rest } = doc;
   return { id: _id, ...rest };
 }

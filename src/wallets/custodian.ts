@@ -26,7 +26,7 @@ export interface WalletCustodian {
   payOut?(request: PayoutRequest, signal: AbortSignal): Promise<void>;
 }
 
-export class CustodianUnavailableError extends Error {}
+class CustodianUnavailableError extends Error {}
 
 /**
  * The default custodian: it answers at once with a wallet, unless told to fail (tests and demos use this to

@@ -71,7 +71,7 @@ function firstRefused(addresses: readonly string[], loopbackAllowed: boolean): {
   return null;
 }
 
-function familyOf(address: string): 4 | 6 {
+function ipFamilyOf(address: string): 4 | 6 {
   return isIP(address) === 6 ? 6 : 4;
 }
 
@@ -105,7 +105,7 @@ export async function vetHost(checked: CheckedWebhookUrl, options: VettingOption
     );
   }
   const address = addresses[0]!;
-  return { address, family: familyOf(address) };
+  return { address, family: ipFamilyOf(address) };
 }
 
 /**

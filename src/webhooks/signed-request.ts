@@ -25,7 +25,7 @@ export interface SendSettings {
 const bodies = new WeakMap<EventDocument, string>();
 
 /** The raw webhook body: the Event object plus `created` (repeating `created_at`) and `project_id`. */
-export function webhookBody(event: EventDocument): string {
+function webhookBody(event: EventDocument): string {
   let body = bodies.get(event);
   if (body === undefined) {
     body = webhookBodyOf(eventMessage(event), event.project_id);

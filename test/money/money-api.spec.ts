@@ -1,5 +1,5 @@
 // Money over REST: the wallet balance, sandbox deposits, withdrawals and their states, cancel, the simulator's
-// complete and fail, the check order of DESIGN's money movements, lists and their filters, and the events.
+// complete and fail, the check order of money movements, lists and their filters, and the events.
 import { expect } from "chai";
 import { eventually } from "../support/eventually.ts";
 import { uniquePhone } from "../support/phones.ts";

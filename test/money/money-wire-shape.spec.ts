@@ -203,7 +203,7 @@ describe("money: one shape on every wire", function () {
       param: "amount_cents",
     });
 
-    // REST is the spec's: dollars only; the exact fields are no members of its bodies.
+    // REST is the contract's: dollars only; the exact fields are no members of its bodies.
     const rest = await svc.request("POST", `/v1/sandbox/users/${user}/deposits`, { body: { amount_cents: 500 } });
     expectError(rest, 422, "invalid_request_error", "validation_error", "amount_cents");
     expect(rest.body.error.message).to.equal("Unknown parameter: amount_cents.");

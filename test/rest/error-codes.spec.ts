@@ -1,4 +1,4 @@
-// Every error code of the service foundation (issue 3), each over REST and, where the code can arise there,
+// Every error code of the catalogue, each over REST and, where the code can arise there,
 // over gRPC with a stock grpc-js client: status or gRPC code, type, code, param, and the request id.
 import { expect } from "chai";
 import { expectError } from "../support/errors.ts";

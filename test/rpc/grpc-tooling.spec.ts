@@ -86,7 +86,7 @@ describe("gRPC tooling", () => {
       expect(error?.details).to.equal(`unknown service ${name}`);
     });
 
-    it("carries a validation message as REST words it (the issue's E.164 message)", async () => {
+    it("carries a validation message as REST words it (the E.164 message)", async () => {
       const rest = await svc.request("POST", "/v1/users", { body: { phone: "12345" } });
       const failure = await client.fails("UsersService", "CreateUser", { phone: "12345" }, bearer(svc.sandboxKey), {
         code: grpc.status.INVALID_ARGUMENT,

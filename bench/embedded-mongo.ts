@@ -495,9 +495,7 @@ async function main(): Promise<void> {
   if (args.durableOnly) {
     // Replaces (or appends) the durable section of the existing report, keeping the other figures.
     const durable = await durableSection(args);
-    const previous = existsSync(args.out)
-      ? readFileSync(args.out, "utf8")
-      : "# Embedded MongoDB server benchmark\n\n## Machine\n\n" + machine() + "\n";
+    const previous = existsSync(args.out) ? readFileSync(args.out, "utf8") : `# Embedded MongoDB server benchmark\n\n## Machine\n\n${machine()}\n`;
     const at = previous.indexOf(DURABLE_HEADING);
     const kept = (at >= 0 ? previous.slice(0, at) : previous).trimEnd();
     const report = `${kept}\n\n${durable.join("\n")}\nDurable figures measured ${new Date().toISOString()} on:\n\n${machine()}\n`;

@@ -89,7 +89,7 @@ function sendPage(reply: FastifyReply, status: number, markup: string): FastifyR
   return reply.code(status).type("text/html; charset=utf-8").send(markup);
 }
 
-function errorPage(status: number, title: string, text: string, shell: Partial<Shell> = {}): string {
+function errorPage(title: string, text: string, shell: Partial<Shell> = {}): string {
   return page({ ...shell, title }, html`<h1>${title}</h1><p>${text}</p><p><a href="/dashboard">Back to the dashboard</a></p>`);
 }
 
@@ -130,9 +130,9 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     const text =
       status === 415 ? "Forms are sent as application/x-www-form-urlencoded." : status === 413 ? "The form is too large." : "Something went wrong.";
-    return sendPage(reply, status, errorPage(status, status === 500 ? "Error" : "Request refused", text));
+    return sendPage(reply, status, errorPage(status === 500 ? "Error" : "Request refused", text));
   });
-  app.setNotFoundHandler(async (_request, reply) => sendPage(reply, 404, errorPage(404, "Page not found", "No dashboard page has this address.")));
+  app.setNotFoundHandler(async (_request, reply) => sendPage(reply, 404, errorPage("Page not found", "No dashboard page has this address.")));
 
   app.get("/assets/dashboard.css", async (_request, reply) =>
     reply.header("cache-control", "no-cache").type("text/css; charset=utf-8").send(DASHBOARD_CSS),
@@ -221,7 +221,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
     const form = request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
     if (current) {
       if (!sameToken(form.get("_csrf"), current.session.csrf_token))
-        return sendPage(reply, 403, errorPage(403, "Request refused", "This form has no valid CSRF token."));
+        return sendPage(reply, 403, errorPage("Request refused", "This form has no valid CSRF token."));
       await sessions.delete(current.id);
     }
     reply.header("set-cookie", cookie(SESSION_COOKIE, "", "/dashboard", overTls(request, options.secureCookie), 0));
@@ -238,7 +238,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
         const next = returnPath(request.url.split("?")[0]);
         return { done: reply.redirect(next ? `/dashboard/sign-in?next=${encodeURIComponent(next)}` : "/dashboard/sign-in", 303) };
       }
-      return { done: sendPage(reply, 401, errorPage(401, "Signed out", "Your session has ended. Sign in again.")) };
+      return { done: sendPage(reply, 401, errorPage("Signed out", "Your session has ended. Sign in again.")) };
     }
     const { id, session } = current;
     if (session.kind !== kind) return { done: reply.redirect(homeOf(session.kind), 303) };
@@ -385,7 +385,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
           return sendPage(
             reply,
             described.definition.status,
-            errorPage(described.definition.status, "Not available", `${described.message} (${described.code})`, prepared.ctx.shell("Error")),
+            errorPage("Not available", `${described.message} (${described.code})`, prepared.ctx.shell("Error")),
           );
         }
       });
@@ -399,7 +399,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
           return sendPage(
             reply,
             403,
-            errorPage(403, "Request refused", "This form has no valid CSRF token. Reload the page and try again.", ctx.shell("Refused")),
+            errorPage("Request refused", "This form has no valid CSRF token. Reload the page and try again.", ctx.shell("Refused")),
           );
         }
         try {

@@ -29,7 +29,7 @@ for (const [flag, value] of [
   }
 }
 
-let server;
+let server: Awaited<ReturnType<typeof startEmbeddedMongo>>;
 try {
   server = await startEmbeddedMongo({
     port,

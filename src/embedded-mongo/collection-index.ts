@@ -260,22 +260,22 @@ function hashKey(key: unknown[]): string | undefined {
 function hashValue(v: unknown): string | undefined {
   switch (typeof v) {
     case "string":
-      return "s" + v;
+      return `s${v}`;
     case "number":
       if (Number.isNaN(v)) return "nNaN";
-      if (Number.isSafeInteger(v) || !Number.isInteger(v)) return "n" + (Object.is(v, -0) ? 0 : v);
-      return "n" + BigInt(v).toString();
+      if (Number.isSafeInteger(v) || !Number.isInteger(v)) return `n${Object.is(v, -0) ? 0 : v}`;
+      return `n${BigInt(v).toString()}`;
     case "boolean":
       return v ? "b1" : "b0";
     case "object": {
       if (v === null) return "z";
-      if (v instanceof Date) return "d" + v.getTime();
+      if (v instanceof Date) return `d${v.getTime()}`;
       const t = (v as { _bsontype?: string })._bsontype;
-      if (t === "ObjectId") return "o" + (v as { toHexString(): string }).toHexString();
+      if (t === "ObjectId") return `o${(v as { toHexString(): string }).toHexString()}`;
       if (t === "Long") {
         const big = (v as { toBigInt(): bigint }).toBigInt();
         const n = Number(big);
-        return "n" + (Number.isSafeInteger(n) ? String(n) : big.toString());
+        return `n${Number.isSafeInteger(n) ? String(n) : big.toString()}`;
       }
       return undefined;
     }

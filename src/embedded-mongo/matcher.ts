@@ -50,7 +50,7 @@ const $all = (selector: string, value: unknown, options?: { context?: Context })
     const q = new Query({ $and: clauses }, { context });
     return (doc: unknown) => q.test(doc as Document);
   }
-  const key = selector + "\0" + JSON.stringify(value);
+  const key = `${selector}\0${JSON.stringify(value)}`;
   let query = allMatchers.get(key);
   if (!query) {
     query = new Query({ $and: clauses }, { context: QUERY_CONTEXT });

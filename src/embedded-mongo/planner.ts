@@ -72,7 +72,7 @@ function isOperatorObject(v: unknown): v is Document {
 function isPointValue(v: unknown): boolean {
   if (Array.isArray(v) || v instanceof RegExp) return false;
   if (v && typeof v === "object" && (v as { _bsontype?: string })._bsontype === "BSONRegExp") return false;
-  return v === undefined ? false : true;
+  return v !== undefined;
 }
 
 /** Top-level conjuncts of a filter: its own fields plus those of nested $and clauses. */
@@ -106,7 +106,10 @@ function boundsOf(filter: Document, strings?: StringCompare): Map<string, FieldB
             b.lo = v;
             b.loInc = op === "$gte";
           }
-          if (b.hi === MAX_BOUND) (b.hi = new TypeBound(typeRank(v), 1)), (b.hiInc = true);
+          if (b.hi === MAX_BOUND) {
+            b.hi = new TypeBound(typeRank(v), 1);
+            b.hiInc = true;
+          }
           used = true;
           b.sides |= 1;
         } else if ((op === "$lt" || op === "$lte") && RANGE_RANKS.has(typeRank(v))) {
@@ -114,7 +117,10 @@ function boundsOf(filter: Document, strings?: StringCompare): Map<string, FieldB
             b.hi = v;
             b.hiInc = op === "$lte";
           }
-          if (b.lo === MIN_BOUND) (b.lo = new TypeBound(typeRank(v), -1)), (b.loInc = true);
+          if (b.lo === MIN_BOUND) {
+            b.lo = new TypeBound(typeRank(v), -1);
+            b.loInc = true;
+          }
           used = true;
           b.sides |= 2;
         }

@@ -12,7 +12,7 @@ const LOGICAL = new Set(["$and", "$or", "$nor", "$expr", "$where", "$text", "$co
 function elementTest(cond: unknown, collation: Collation | undefined): (el: unknown) => boolean {
   if (isPlainObject(cond)) {
     const first = Object.keys(cond)[0];
-    if (first !== undefined && first.startsWith("$") && !LOGICAL.has(first)) {
+    if (first?.startsWith("$") && !LOGICAL.has(first)) {
       const query = createQuery({ v: cond }, undefined, collation);
       return (el) => query.test({ v: el });
     }

@@ -74,7 +74,7 @@ export function validateUpdate(update: UpdateSpec): void {
   const sorted = [...paths].sort();
   for (let i = 1; i < sorted.length; i++) {
     const [a, b] = [sorted[i - 1]!, sorted[i]!];
-    if (a === b || b.startsWith(a + ".")) {
+    if (a === b || b.startsWith(`${a}.`)) {
       throw commandError(ErrorCodes.ConflictingUpdateOperators, `Updating the path '${b}' would create a conflict at '${a}'`);
     }
   }

@@ -98,12 +98,9 @@ function parseMsg(frame: Buffer, requestId: number): MsgRequest {
 }
 
 function parseQuery(frame: Buffer, requestId: number): QueryRequest {
-  let offset = HEADER_SIZE + 4; // skip flags
-  let fullCollectionName: string;
-  [fullCollectionName, offset] = readCString(frame, offset, frame.length);
-  offset += 8; // numberToSkip, numberToReturn
-  let command: Document;
-  [command, offset] = readDocument(frame, offset, frame.length);
+  // After the flags: the collection name, numberToSkip and numberToReturn, then the command.
+  const [fullCollectionName, afterName] = readCString(frame, HEADER_SIZE + 4, frame.length);
+  let [command] = readDocument(frame, afterName + 8, frame.length);
   // Legacy drivers wrap the command as { $query: {...}, $readPreference: ... }.
   if (command.$query && typeof command.$query === "object") command = command.$query as Document;
   return { kind: "query", requestId, fullCollectionName, command };

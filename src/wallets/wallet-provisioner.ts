@@ -42,7 +42,7 @@ export class WalletProvisioner {
 
   private async retry(job: ProvisionWalletJob): Promise<void> {
     const user = await this.users.findById(job.userId);
-    if (!user || user.wallet_status !== "pending") return;
+    if (user?.wallet_status !== "pending") return;
     const wallet = await this.attempt(user);
     if (wallet && (await this.users.addReadyWallet(user._id, wallet, wallet.created_at))) return;
     if (job.retry < this.options.retryDelaysMs.length) {

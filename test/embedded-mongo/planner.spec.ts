@@ -50,7 +50,10 @@ describe("embedded-mongo: ordered set", () => {
     const back: number[] = [];
     set.backwardFrom(
       set.seek((e) => e < 2500),
-      (e) => (back.push(e), true),
+      (e) => {
+        back.push(e);
+        return true;
+      },
     );
     expect(back).to.deep.equal(reference.filter((v) => v < 2500).reverse());
   });

@@ -310,7 +310,10 @@ export class TestContext {
       switch (kind) {
         case "client": {
           const uriOptions = { ...(spec.uriOptions ?? {}) } as Document;
-          if (uriOptions.appname) (uriOptions.appName = uriOptions.appname), delete uriOptions.appname;
+          if (uriOptions.appname) {
+            uriOptions.appName = uriOptions.appname;
+            delete uriOptions.appname;
+          }
           // A short minimum heartbeat interval: after a state-change error the driver rechecks the server before
           // retrying, by default no sooner than 500 ms, which would dominate the suite's time.
           // __skipPingOnConnect (as the driver's own runner): connect() would otherwise check a connection out and in,

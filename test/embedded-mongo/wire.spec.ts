@@ -29,7 +29,7 @@ function opQuery(ns: string, command: Document): Buffer {
   const flags = Buffer.alloc(4);
   const nums = Buffer.alloc(8);
   nums.writeInt32LE(-1, 4);
-  return frame(OP_QUERY, Buffer.concat([flags, Buffer.from(ns + "\0"), nums, Buffer.from(serialize(command))]));
+  return frame(OP_QUERY, Buffer.concat([flags, Buffer.from(`${ns}\0`), nums, Buffer.from(serialize(command))]));
 }
 
 /** A raw wire connection that collects replies and notices when the server closes it. */

@@ -37,7 +37,7 @@ function cursorOptions(cmd: Document): { batchSize: number | undefined } {
   const cursor = optionalDocument(cmd, "cursor");
   const batchSize = cursor ? optionalNumber(cursor, "batchSize") : undefined;
   if (batchSize !== undefined && batchSize < 0)
-    throw commandError(ErrorCodes.BadValue, "BatchSize value must be non-negative, but received: " + batchSize);
+    throw commandError(ErrorCodes.BadValue, `BatchSize value must be non-negative, but received: ${batchSize}`);
   return { batchSize };
 }
 
@@ -156,10 +156,10 @@ export const queryCommands: Record<string, CommandHandler> = {
       singleBatch = true;
     }
     const skip = optionalNumber(cmd, "skip");
-    if (skip !== undefined && skip < 0) throw commandError(ErrorCodes.BadValue, "Skip value must be non-negative, but received: " + skip);
+    if (skip !== undefined && skip < 0) throw commandError(ErrorCodes.BadValue, `Skip value must be non-negative, but received: ${skip}`);
     const batchSize = optionalNumber(cmd, "batchSize");
     if (batchSize !== undefined && batchSize < 0)
-      throw commandError(ErrorCodes.BadValue, "BatchSize value must be non-negative, but received: " + batchSize);
+      throw commandError(ErrorCodes.BadValue, `BatchSize value must be non-negative, but received: ${batchSize}`);
     const filter = optionalDocument(cmd, "filter") ?? {};
     const sort = optionalDocument(cmd, "sort");
     const projection = optionalDocument(cmd, "projection");

@@ -58,6 +58,13 @@ export class ServiceRegistry {
     return refresh ? refresh(response as never, context) : response;
   }
 
+  /** A server-streaming method run in process (the dashboard's live views): the messages it yields. */
+  openStream(method: DescMethod, request: Message, context: HandlerContext): AsyncIterable<Message> {
+    const fn = this.methods.get(method);
+    if (!fn || method.methodKind !== "server_streaming") throw new Error(`${method.parent.typeName}.${method.name} is no registered stream`);
+    return fn(request, context) as unknown as AsyncIterable<Message>;
+  }
+
   async invoke(method: DescMethod, request: Message, context: HandlerContext): Promise<Message> {
     const fn = this.methods.get(method);
     if (!fn) throw new Error(`${method.parent.typeName}.${method.name} is not registered`);

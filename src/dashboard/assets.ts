@@ -173,6 +173,41 @@ window.addEventListener("pageshow", (event) => {
     }
   }
 });
+// Live events (/dashboard/live-events): each event of the server-sent stream becomes the table's top row. The
+// browser reconnects by itself, sending the last event id it received, and the server resumes after it.
+(() => {
+  const region = document.querySelector("[data-live-events]");
+  if (!region || !window.EventSource) return;
+  const rows = region.querySelector("tbody");
+  const status = document.getElementById("live-status");
+  const say = (text) => { if (status) status.textContent = text; };
+  say("Connecting...");
+  const source = new EventSource(region.getAttribute("data-live-events"));
+  source.addEventListener("ready", () => say("Live: new events appear at the top as they happen."));
+  source.addEventListener("event", (message) => {
+    const event = JSON.parse(message.data);
+    const row = document.createElement("tr");
+    const link = document.createElement("a");
+    link.href = "/dashboard/events/" + encodeURIComponent(event.id);
+    const code = document.createElement("code");
+    code.textContent = event.id;
+    link.append(code);
+    const when = document.createElement("time");
+    when.dateTime = event.created_at;
+    when.textContent = event.created_at.replace("T", " ").replace(/.d+Z$/, "Z");
+    const cells = [link, document.createTextNode(event.type), when].map((content) => {
+      const cell = document.createElement("td");
+      cell.append(content);
+      return cell;
+    });
+    row.append(...cells);
+    rows.prepend(row);
+    while (rows.children.length > 200) rows.lastElementChild.remove();
+  });
+  source.addEventListener("error", () => {
+    say(source.readyState === EventSource.CLOSED ? "Disconnected: reload the page to follow events again." : "Reconnecting...");
+  });
+})();
 `;
 
 /** The dashboard's icon: an "S" on the accent colour (SVG, so one small file serves every size). */

@@ -1,6 +1,6 @@
 // The contract between the dashboard's shell (dashboard-routes.ts: sessions, CSRF, sign-in) and its two consoles:
 // a console registers pages and actions; each handler gets a context whose principal was checked on this request.
-import type { DescMessage, DescMethod, DescMethodUnary, MessageInitShape, MessageShape } from "@bufbuild/protobuf";
+import type { DescMessage, DescMethod, DescMethodServerStreaming, DescMethodUnary, MessageInitShape, MessageShape } from "@bufbuild/protobuf";
 import type { Code } from "@connectrpc/connect";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ApiKeyAuthenticator } from "../access/api-key-authenticator.ts";
@@ -60,7 +60,20 @@ export interface ConsoleContext {
     method: DescMethodUnary<I, O>,
     init: MessageInitShape<I>,
   ): Promise<MessageShape<O>>;
+  /** Opens a server-streaming method in process through the pipeline, with this session's principal, until `signal`. */
+  stream<I extends DescMessage, O extends DescMessage>(
+    method: DescMethodServerStreaming<I, O>,
+    init: MessageInitShape<I>,
+    signal: AbortSignal,
+  ): Promise<AsyncIterable<MessageShape<O>>>;
   shell(title: string, section?: string): Shell;
+}
+
+/** One server-sent event: its `id` (what a reconnecting browser sends back as Last-Event-ID), name and data. */
+export interface ServerSentEvent {
+  id?: string;
+  event: string;
+  data: string;
 }
 
 /** What an action answers: a redirect to a page (with a notice), or a page of its own (a secret shown once). */
@@ -70,6 +83,15 @@ export interface ConsoleRouter {
   page(kind: ConsoleKind, path: string, handler: (ctx: ConsoleContext) => Promise<string>): void;
   /** `back`: where a refused action returns, its error shown there. */
   action(kind: ConsoleKind, path: string, back: (ctx: ConsoleContext) => string, handler: (ctx: ConsoleContext) => Promise<ActionOutcome>): void;
+  /**
+   * A server-sent-events route: `open` answers the events to send (given the browser's Last-Event-ID and a signal
+   * that ends when the browser goes away); the response ends with them. A refusal at the open is its HTTP status.
+   */
+  eventStream(
+    kind: ConsoleKind,
+    path: string,
+    open: (ctx: ConsoleContext, lastEventId: string | undefined, signal: AbortSignal) => Promise<AsyncIterable<ServerSentEvent>>,
+  ): void;
   options: DashboardOptions;
 }
 

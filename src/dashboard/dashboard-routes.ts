@@ -25,7 +25,9 @@ import { registerMoneyConsole } from "./money-console.ts";
 import { registerProjectConsole } from "./project-console.ts";
 import { registerRequestLogs } from "./request-logs-console.ts";
 import { registerSmsOutbox } from "./sms-outbox.ts";
-import type { ConsoleContext, ConsoleKind, ConsoleRouter, DashboardOptions } from "./console-router.ts";
+import type { ConsoleContext, ConsoleKind, ConsoleRouter, DashboardOptions, ServerSentEvent } from "./console-router.ts";
+import { registerLiveEvents } from "./live-events-console.ts";
+import { sendServerSentEvents } from "./server-sent-events.ts";
 
 /** A session ends after this long without a page or action. */
 export const IDLE_LIFETIME_MS = 12 * 60 * 60 * 1000;
@@ -283,6 +285,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
       scope,
       call: (method, init) => call(method, init, caller) as never,
       callAs: (as, method, init) => call(method, init, session.kind === "operator" ? { kind: "admin", actingAs: as } : caller) as never,
+      stream: (method, init, signal) => streamThroughPipeline(request, method, init, caller, signal) as never,
       shell: (title, section) => ({
         title,
         console: scope
@@ -371,6 +374,45 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
     }
   }
 
+  /** A console's stream of a server-streaming method: opened through the same pipeline (key, rate limit, stream slots). */
+  async function streamThroughPipeline(request: FastifyRequest, method: DescMethod, init: object, caller: Caller, signal: AbortSignal) {
+    const started = performance.now();
+    const context = createHandlerContext({
+      service: method.parent,
+      method,
+      protocolName: "dashboard",
+      requestMethod: request.method,
+      url: request.url,
+      requestHeader: [],
+      contextValues: createContextValues(),
+      requestSignal: signal,
+    });
+    const call = options.pipeline.newCall({
+      requestId: request.id,
+      door: "dashboard",
+      method,
+      caller,
+      version: undefined,
+      clientAddress: request.ip,
+      idempotencyKey: undefined,
+      takesIdempotencyKey: false,
+      values: context.values,
+      context: () => context,
+    });
+    try {
+      const messages = await options.pipeline.openStream(call, {
+        decode: () => ({ message: create(method.input, init as never) }),
+        open: async (message) => options.registry.openStream(method, message, context),
+      });
+      options.recordCall({ requestId: request.id, method, code: null, durationMs: performance.now() - started });
+      return messages;
+    } catch (error) {
+      if (!(error instanceof CallFailure)) throw error;
+      options.recordCall({ requestId: request.id, method, code: connectErrorOf(error.error).code, durationMs: performance.now() - started });
+      throw error.error;
+    }
+  }
+
   const router: ConsoleRouter = {
     options,
     page(kind, path, handler) {
@@ -416,8 +458,30 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
         }
       });
     },
+    eventStream(kind, path, open) {
+      app.get(path, async (request, reply) => {
+        const prepared = await prepare(kind, request, reply);
+        if ("done" in prepared) return prepared.done;
+        const gone = new AbortController();
+        request.raw.once("close", () => gone.abort());
+        reply.raw.once("close", () => gone.abort());
+        const lastEventId = request.headers["last-event-id"];
+        let events: AsyncIterable<ServerSentEvent>;
+        try {
+          events = await open(prepared.ctx, typeof lastEventId === "string" ? lastEventId : undefined, gone.signal);
+        } catch (error) {
+          // An EventSource gives up on an error status (it retries only a dropped connection).
+          const described = describeError(error);
+          if (described.code === "internal_error") request.log.error({ err: error }, "dashboard stream failed");
+          return reply.code(described.definition.status).type("text/plain; charset=utf-8").send(`${described.message} (${described.code})`);
+        }
+        await sendServerSentEvents(reply, events, gone.signal);
+        return reply;
+      });
+    },
   };
   registerProjectConsole(router);
+  registerLiveEvents(router);
   registerMoneyConsole(router);
   registerDeliveryConsole(router);
   registerSmsOutbox(router);

@@ -23,6 +23,7 @@ const PROJECT_NAV = [
   ["overview", "/dashboard", "Overview"],
   ["users", "/dashboard/users", "Users"],
   ["events", "/dashboard/events", "Events"],
+  ["live", "/dashboard/live-events", "Live events"],
   ["webhooks", "/dashboard/webhooks", "Webhooks"],
   ["logs", "/dashboard/logs", "Logs"],
   ["sandbox", "/dashboard/sandbox", "Sandbox tools"],

@@ -239,20 +239,23 @@ export class CallPipeline {
   /**
    * Opens a server-streaming call: admitted as every call is (key, version, the open counted against the rate
    * limit, access), then holding one of the key's stream slots until the stream ends. A stream changes nothing, so
-   * no Idempotency-Key is claimed. A refusal at the open is thrown as a CallFailure; one while the stream runs
-   * (its cursor unknown, the database gone) ends it as the same CallFailure, an unexpected one as internal_error.
-   * The request log records the open and its outcome, when it is known, not the stream's length.
+   * no Idempotency-Key is claimed. The open ends with the stream's first message (StreamEvents sends one at once):
+   * a refusal until then (the key, an unknown cursor) is thrown as a CallFailure and logged as the call's answer;
+   * one while the stream runs (the database gone) ends it as the same CallFailure, an unexpected one as
+   * internal_error. The request log records the open and its outcome, not the stream's length.
    */
   async openStream<T>(call: Call, handler: StreamHandler<T>): Promise<AsyncIterable<T>> {
     let release = () => {};
-    let messages: AsyncIterable<T>;
+    let messages: AsyncIterator<T>;
+    let first: IteratorResult<T>;
     try {
       const { principal } = await this.admit(call);
       call.values.set(principalKey, principal);
       if (principal) release = this.streamSlots.take(principal.apiKeyId);
       const decoded = handler.decode();
       if ("refusal" in decoded) throw decoded.refusal;
-      messages = await handler.open(decoded.message);
+      messages = (await handler.open(decoded.message))[Symbol.asyncIterator]();
+      first = await messages.next();
     } catch (error) {
       release();
       const failure = this.failure(call, error);
@@ -260,19 +263,25 @@ export class CallPipeline {
       throw failure;
     }
     this.record(call, null);
-    return this.streamed(call, messages, release);
+    if (first.done) release();
+    return this.streamed(call, first, messages, release);
   }
 
-  /** The method's messages, the slot given back when they end, fail or the reader stops (even before the first). */
-  private streamed<T>(call: Call, messages: AsyncIterable<T>, release: () => void): AsyncIterable<T> {
+  /** The method's messages from the first, the slot given back when they end, fail or the reader stops. */
+  private streamed<T>(call: Call, first: IteratorResult<T>, messages: AsyncIterator<T>, release: () => void): AsyncIterable<T> {
     const failure = (error: unknown) => this.failure(call, error);
+    let pending: IteratorResult<T> | null = first;
     return {
       [Symbol.asyncIterator]() {
-        const inner = messages[Symbol.asyncIterator]();
         return {
           async next() {
+            if (pending !== null) {
+              const result = pending;
+              pending = null;
+              return result;
+            }
             try {
-              const result = await inner.next();
+              const result = await messages.next();
               if (result.done) release();
               return result;
             } catch (error) {
@@ -282,7 +291,7 @@ export class CallPipeline {
           },
           async return(value?: unknown) {
             release();
-            await inner.return?.();
+            await messages.return?.();
             return { done: true, value } as IteratorReturnResult<T>;
           },
         };

@@ -1,6 +1,6 @@
 // axe-core in Chromium over every kind of console page, each filled with real data: no serious or critical
 // finding. The sandbox project console (overview, users, a user, a transaction, a KYC session, events, an event,
-// endpoints, an endpoint with its deliveries, a delivery, logs, a log, sandbox tools), the live one (overview, SMS
+// endpoints, an endpoint with its deliveries, a delivery, logs, a log, live events, sandbox tools), the live one (overview, SMS
 // outbox with a message), the operator console (organizations, an organization, a project with its API keys and
 // settings), the sign-in page and a not-found page.
 import { expect } from "chai";
@@ -85,6 +85,7 @@ describe("console accessibility: every page type passes axe-core", function () {
     await check("delivery", `/dashboard/webhooks/${endpoint.body.id}/deliveries/${delivery.id}`);
     await check("logs", "/dashboard/logs");
     await check("log", `/dashboard/logs/${logs.body.data[0].id}`);
+    await check("live events", "/dashboard/live-events");
     await check("sandbox tools", "/dashboard/sandbox");
     await check("not found", "/dashboard/users/no-such-user", 404);
   });

@@ -70,6 +70,11 @@ export interface AttemptOutcome {
   status: DeliveryStatus;
   next_attempt_at: Date | null;
   last_attempt: DeliveryAttemptRecord;
+  /**
+   * The history with this attempt appended (`withAttempt`): written whole, since only the holder of the claim
+   * writes the outcome, and a plain $set stays on the embedded server's fast update path.
+   */
+  attempts: DeliveryAttemptRecord[];
 }
 
 export class WebhookDeliveryRepository {
@@ -172,7 +177,7 @@ export class WebhookDeliveryRepository {
       outcomes.map(({ id, attempt, outcome, now }) => ({
         updateOne: {
           filter: { _id: id, status: "pending", attempt_count: attempt },
-          update: { $set: { ...outcome, lease_until: null, updated_at: now }, $push: historyOf(outcome.last_attempt) },
+          update: { $set: { ...outcome, lease_until: null, updated_at: now } },
         },
       })),
       { ordered: false },
@@ -183,7 +188,7 @@ export class WebhookDeliveryRepository {
   async recordAttempt(id: string, attempt: number, outcome: AttemptOutcome, now: Date): Promise<boolean> {
     const result = await this.collection.updateOne(
       { _id: id, status: "pending", attempt_count: attempt },
-      { $set: { ...outcome, lease_until: null, updated_at: now }, $push: historyOf(outcome.last_attempt) },
+      { $set: { ...outcome, lease_until: null, updated_at: now } },
     );
     return result.modifiedCount === 1;
   }
@@ -256,7 +261,13 @@ export class WebhookDeliveryRepository {
   }
 }
 
-/** Appends an attempt to the history, keeping the latest DELIVERY_ATTEMPTS_KEPT. */
+/** A delivery's history with `attempt` appended, keeping the latest DELIVERY_ATTEMPTS_KEPT. */
+export function withAttempt(delivery: WebhookDeliveryDocument, attempt: DeliveryAttemptRecord): DeliveryAttemptRecord[] {
+  const history = delivery.attempts ?? (delivery.last_attempt !== null ? [delivery.last_attempt] : []);
+  return [...history, attempt].slice(-DELIVERY_ATTEMPTS_KEPT);
+}
+
+/** Appends an attempt to the history where the record is not at hand (settlements of many), keeping the latest DELIVERY_ATTEMPTS_KEPT. */
 function historyOf(attempt: DeliveryAttemptRecord) {
   return { attempts: { $each: [attempt], $slice: -DELIVERY_ATTEMPTS_KEPT } };
 }

@@ -6,12 +6,13 @@
 // relayed the event, whose job waits as its guarantee and is moved or removed once the outcome is recorded.
 import type { Clock } from "../domain/clock.ts";
 import type { EventDocument, EventRepository } from "../store/event-repository.ts";
-import type {
-  AttemptOutcome,
-  DeliveryAttemptRecord,
-  HeaderPairs,
-  WebhookDeliveryDocument,
-  WebhookDeliveryRepository,
+import {
+  type AttemptOutcome,
+  type DeliveryAttemptRecord,
+  type HeaderPairs,
+  type WebhookDeliveryDocument,
+  type WebhookDeliveryRepository,
+  withAttempt,
 } from "../store/webhook-delivery-repository.ts";
 import type { WebhookEndpointDocument, WebhookEndpointRepository } from "../store/webhook-endpoint-repository.ts";
 import type { AttemptResult, ReceivedResponse, SentRequest } from "./delivery-client.ts";
@@ -165,10 +166,12 @@ export class DeliveryWorker {
     const { deliveries, endpoints, clock } = this.deps;
     const now = clock();
     const next = verdict.delivery.status === "pending" ? verdict.delivery.nextAttemptAt : null;
+    const attempt = attemptRecord(attemptedAt, result);
     const written: AttemptOutcome = {
       status: verdict.delivery.status,
       next_attempt_at: next,
-      last_attempt: attemptRecord(attemptedAt, result),
+      last_attempt: attempt,
+      attempts: withAttempt(delivery, attempt),
     };
     let recorded = true;
     if (verdict.delivery.status === "succeeded") await this.deps.successes.record(delivery._id, delivery.attempt_count, written, now);

@@ -1,5 +1,5 @@
 // Direct application of the common field operators ($set, $unset, $inc, $mul, $min, $max, $currentDate, and $push
-// of values or of a plain $each) on
+// of values or of a plain $each, with or without an integer $slice) on
 // plain-object paths. mingo's updater rebuilds its whole operator context on every call, which costs ~100 µs;
 // this path copies only the objects along the modified paths (stored documents are never mutated).
 // Anything it does not cover (arrays on the path, positional operators, array operators) returns undefined
@@ -12,12 +12,18 @@ import { formatValue } from "./format.ts";
 
 const FAST_OPERATORS = new Set(["$set", "$unset", "$inc", "$mul", "$min", "$max", "$currentDate", "$setOnInsert", "$push"]);
 
-/** The values a $push appends: its argument, or the list of a plain `{$each: [...]}`; undefined for other modifiers. */
-function pushedValues(arg: unknown): unknown[] | undefined {
-  if (!isPlainObject(arg)) return [arg];
+/**
+ * What a $push appends (its argument, or the list of `{$each: [...]}`) and the integer $slice it keeps, if any;
+ * undefined for other modifiers ($sort, $position), left to mingo.
+ */
+function pushSpec(arg: unknown): { values: unknown[]; slice?: number } | undefined {
+  if (!isPlainObject(arg)) return { values: [arg] };
   const keys = Object.keys(arg);
-  if (!keys.some((k) => k.startsWith("$"))) return [arg];
-  return keys.length === 1 && keys[0] === "$each" && Array.isArray(arg.$each) ? arg.$each : undefined;
+  if (!keys.some((k) => k.startsWith("$"))) return { values: [arg] };
+  if (!Array.isArray(arg.$each)) return undefined;
+  if (keys.length === 1) return { values: arg.$each };
+  if (keys.length === 2 && Object.hasOwn(arg, "$slice") && Number.isInteger(arg.$slice)) return { values: arg.$each, slice: arg.$slice as number };
+  return undefined;
 }
 
 /** `parents`: the path's fields above `field`, the one the operator changes; `dotted`: the whole path. */
@@ -34,7 +40,7 @@ export function applyFastUpdate(doc: Document, update: Document, inserting: bool
       if (path.includes("$") || path === "" || path.split(".").some((p) => p === "" || /^\d+$/.test(p))) return undefined;
       const arg = fields[path];
       if (op === "$currentDate" && arg !== true && !(isPlainObject(arg) && arg.$type === "date")) return undefined;
-      if (op === "$push" && pushedValues(arg) === undefined) return undefined;
+      if (op === "$push" && pushSpec(arg) === undefined) return undefined;
       const parents = path.split(".");
       const field = parents.pop()!; // split gives at least one part
       ops.push([op, parents, field, path, arg]);
@@ -123,15 +129,17 @@ export function applyFastUpdate(doc: Document, update: Document, inserting: bool
         next = now;
         break;
       case "$push": {
-        const values = pushedValues(arg)!;
+        const { values, slice } = pushSpec(arg)!;
         if (has && !Array.isArray(current)) {
           throw commandError(
             ErrorCodes.BadValue,
             `The field '${field}' must be an array but is of type ${bsonTypeName(current)} in document {_id: ${formatValue(doc._id)}}`,
           );
         }
-        if (has && values.length === 0) continue;
-        next = has ? [...(current as unknown[]), ...values] : [...values];
+        if (has && values.length === 0 && slice === undefined) continue;
+        const pushed = has ? [...(current as unknown[]), ...values] : [...values];
+        // $slice keeps the first n elements, or the last -n.
+        next = slice === undefined ? pushed : slice >= 0 ? pushed.slice(0, slice) : pushed.slice(Math.max(0, pushed.length + slice));
         break;
       }
     }

@@ -28,6 +28,12 @@ describe("embedded-mongo: $push", () => {
     expect((await c.findOne({}))!.a).to.deep.equal([3, 9]);
     await update("modifiers", { $push: { a: { $each: [0], $position: 0 } } });
     expect((await c.findOne({}))!.a).to.deep.equal([0, 3, 9]);
+    // $slice alone with $each: the first n, the last -n, none; on a missing field too; an empty $each still slices.
+    await update("modifiers", { $push: { a: { $each: [7, 8], $slice: 3 }, b: { $slice: -2, $each: [1, 2, 3] }, c: { $each: [1], $slice: 0 } } });
+    expect(await c.findOne({})).to.deep.equal({ _id: 1, a: [0, 3, 9], b: [2, 3], c: [] });
+    expect(await update("modifiers", { $push: { a: { $each: [], $slice: -1 } } })).to.include({ n: 1, nModified: 1 });
+    expect(await update("modifiers", { $push: { a: { $each: [], $slice: 5 } } })).to.include({ n: 1, nModified: 0 });
+    expect((await c.findOne({}))!.a).to.deep.equal([9]);
   });
 
   it("refuses a push onto a field that is not an array with BadValue, changing nothing", async () => {

@@ -35,6 +35,7 @@ import { EventRelay } from "./events/event-relay.ts";
 import { LiveEvents } from "./events/live-events.ts";
 import { StreamSlots } from "./access/stream-slots.ts";
 import { EventsServiceImpl } from "./services/events-service.ts";
+import { LiveRequestLogs } from "./services/live-request-logs.ts";
 import { RequestLogsServiceImpl } from "./services/request-logs-service.ts";
 import { RequestLogRepository } from "./store/request-log-repository.ts";
 import { DEFAULT_REQUEST_LOG_WRITER, RequestLogWriter } from "./store/request-log-writer.ts";
@@ -139,6 +140,8 @@ export interface App {
   jobs: JobQueue;
   /** The live events of this process's open event streams. */
   liveEvents: LiveEvents;
+  /** The live request log entries of this process's open tails. */
+  liveRequestLogs: LiveRequestLogs;
   custodian: WalletCustodian;
   smsSender: SmsSender;
   kycProvider: KycProvider;
@@ -307,6 +310,11 @@ export async function createApp(options: AppOptions): Promise<App> {
     changeStreams: replicaSet,
     onError: (error) => onError(error, "live events"),
   });
+  // The same for the request log's tails.
+  const liveRequestLogs = new LiveRequestLogs(repositories.requestLogs, {
+    changeStreams: replicaSet,
+    onError: (error) => onError(error, "live request logs"),
+  });
   const money = { ledger, transactions: repositories.transactions, wallets: repositories.walletLedger, settings, clock };
   const services: RegisteredService[] = [
     {
@@ -322,7 +330,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     { service: KycSessionsService, visibility: "public", implementation: new KycSessionsServiceImpl(kyc) },
     { service: SandboxService, visibility: "public", implementation: new SandboxServiceImpl(kyc) },
     { service: EventsService, visibility: "public", implementation: new EventsServiceImpl({ events: repositories.events, live: liveEvents, clock }) },
-    { service: RequestLogsService, visibility: "public", implementation: new RequestLogsServiceImpl(repositories.requestLogs) },
+    { service: RequestLogsService, visibility: "public", implementation: new RequestLogsServiceImpl(repositories.requestLogs, liveRequestLogs) },
     { service: TransactionsService, visibility: "public", implementation: new TransactionsServiceImpl(money) },
     { service: SandboxTransactionsService, visibility: "public", implementation: new SandboxTransactionsServiceImpl(money) },
     {
@@ -429,6 +437,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     relaySweeper,
     jobs,
     liveEvents,
+    liveRequestLogs,
     custodian,
     smsSender,
     kycProvider,
@@ -457,7 +466,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       // Probes and load balancers watching grpc.health.v1 hear NOT_SERVING before the servers stop accepting.
       health.drain();
       // Open event streams end now, cleanly: their clients reconnect (elsewhere) and resume with the last id seen.
-      await liveEvents.drain();
+      await Promise.all([liveEvents.drain(), liveRequestLogs.drain()]);
       await Promise.all([http.close(), grpc.close(timings.shutdownGraceMs)]);
       // Taking jobs stops at once; the delivery runs in flight are cut at the end of the grace period and save
       // their retry times before the job queue's stop answers.

@@ -4,12 +4,11 @@
 import { parseArgs } from "node:util";
 import { EventsService, type StreamEventsResponse } from "../../gen/svc/v1/events_pb.ts";
 import { type CliCommand, say, timestamp } from "./command.ts";
-import { CliError, CONNECTION_HELP, CONNECTION_OPTIONS, connectionOf, describeFailure, isTransient, parsedUrl } from "./connection.ts";
+import { CliError, CONNECTION_HELP, CONNECTION_OPTIONS, connectionOf, parsedUrl } from "./connection.ts";
+import { followStream } from "./follow-stream.ts";
 import { forwardEvent } from "./forward.ts";
 import { listenSigningSecret } from "./listen-secret.ts";
 
-/** Waits between reconnections: from the first to the longest. */
-const RECONNECT_DELAYS_MS = [250, 500, 1000, 2000, 5000];
 /** Event ids remembered to forward each once (a resume repeats none, but a receiver must never see one twice). */
 const REMEMBERED_IDS = 10_000;
 
@@ -75,46 +74,24 @@ ${CONNECTION_HELP}`,
     const forward = { url, secret, skipVerify: values["skip-verify"] === true };
 
     const seen = new SeenIds();
-    const stop = new AbortController();
-    process.once("SIGINT", () => stop.abort());
-    process.once("SIGTERM", () => stop.abort());
     let lastSeen: string | undefined;
-    let ready = false;
-    let failures = 0;
-    while (!stop.signal.aborted) {
-      try {
-        const stream = events.streamEvents({ types, ...(lastSeen !== undefined ? { startingAfter: lastSeen } : {}) }, { signal: stop.signal });
-        for await (const message of stream as AsyncIterable<StreamEventsResponse>) {
-          if (message.caughtUp) {
-            // Subscribed: from here on no event escapes the stream.
-            if (!ready) say(`Ready! Your webhook signing secret is ${secret} (^C to quit)`);
-            else if (failures > 0) say(`${timestamp()}   Reconnected.`);
-            ready = true;
-            failures = 0;
-            continue;
-          }
-          const event = message.event!;
-          lastSeen = event.id;
-          if (!seen.add(event.id)) continue;
-          say(`${timestamp()}   --> ${event.type} [${event.id}]`);
-          const outcome = await forwardEvent(message, forward);
-          const answer = "status" in outcome ? String(outcome.status) : `ERR ${outcome.error}`;
-          say(`${timestamp()}  <-- [${answer}] POST ${url.href} [${event.id}]`);
-        }
-        if (stop.signal.aborted) break;
-        // The service ended the stream (it is stopping): resume, elsewhere or once it is back.
-        if (failures === 0) say(`${timestamp()}   The service ended the stream; reconnecting...`);
-        failures = Math.max(failures, 1);
-      } catch (error) {
-        if (stop.signal.aborted) break;
-        // Before the first subscription, any failure (no service there, a refused key) is the answer.
-        if (!ready || !isTransient(error)) throw new CliError(describeFailure(error, connection));
-        if (failures === 0) say(`${timestamp()}   Connection lost (${describeFailure(error, connection)}); reconnecting...`);
-        failures += 1;
-      }
-      const delay = RECONNECT_DELAYS_MS[Math.min(failures - 1, RECONNECT_DELAYS_MS.length - 1)]!;
-      await new Promise((resolve) => setTimeout(resolve, delay));
-    }
+    await followStream(connection, {
+      open: (signal) =>
+        events.streamEvents(
+          { types, ...(lastSeen !== undefined ? { startingAfter: lastSeen } : {}) },
+          { signal },
+        ) as AsyncIterable<StreamEventsResponse>,
+      ready: () => say(`Ready! Your webhook signing secret is ${secret} (^C to quit)`),
+      message: async (message) => {
+        const event = message.event!;
+        lastSeen = event.id;
+        if (!seen.add(event.id)) return;
+        say(`${timestamp()}   --> ${event.type} [${event.id}]`);
+        const outcome = await forwardEvent(message, forward);
+        const answer = "status" in outcome ? String(outcome.status) : `ERR ${outcome.error}`;
+        say(`${timestamp()}  <-- [${answer}] POST ${url.href} [${event.id}]`);
+      },
+    });
     return 0;
   },
 };

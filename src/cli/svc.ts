@@ -4,9 +4,10 @@ import { type CliCommand, say } from "./command.ts";
 import { CliError, CONNECTION_HELP } from "./connection.ts";
 import { eventsCommand } from "./events.ts";
 import { listenCommand } from "./listen.ts";
+import { logsCommand } from "./logs.ts";
 import { triggerCommand } from "./trigger.ts";
 
-const COMMANDS: readonly CliCommand[] = [listenCommand, triggerCommand, eventsCommand];
+const COMMANDS: readonly CliCommand[] = [listenCommand, triggerCommand, eventsCommand, logsCommand];
 
 function usage(): string {
   return `Usage: svc <command> [options]   (svc <command> --help for its own)

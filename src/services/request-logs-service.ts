@@ -7,16 +7,20 @@ import {
   type GetRequestLogRequest,
   type ListRequestLogsRequest,
   type RequestLogsService,
+  type TailRequestLogsRequest,
+  type TailRequestLogsResponse,
+  TailRequestLogsResponseSchema,
 } from "../../gen/svc/v1/request_logs_pb.ts";
 import { tenantOf } from "../access/principal.ts";
 import { isErrorCode, svcError, validationError } from "../domain/errors.ts";
 import { isRequestLogMethod, isRequestLogSource, REQUEST_LOG_METHODS, REQUEST_LOG_SOURCES, statusFilter } from "../domain/request-logs.ts";
 import { requestLogMessage } from "../messages/request-log-messages.ts";
 import type { RequestLogFilters, RequestLogRepository } from "../store/request-log-repository.ts";
+import type { LiveRequestLogs } from "./live-request-logs.ts";
 import { listParameters, listWindow } from "./pagination.ts";
 
-/** The filters of a list request, each checked (422 naming it) in the order of the request's fields. */
-export function requestLogFilters(request: ListRequestLogsRequest): RequestLogFilters {
+/** The filters of a list or tail request, each checked (422 naming it) in the order of the request's fields. */
+export function requestLogFilters(request: ListRequestLogsRequest | TailRequestLogsRequest): RequestLogFilters {
   const filters: RequestLogFilters = {};
   if (request.status !== undefined) filters.status = statusFilter(request.status);
   if (request.errorCode !== undefined) {
@@ -40,7 +44,10 @@ export function requestLogFilters(request: ListRequestLogsRequest): RequestLogFi
 }
 
 export class RequestLogsServiceImpl implements ServiceImpl<typeof RequestLogsService> {
-  constructor(private readonly logs: RequestLogRepository) {}
+  constructor(
+    private readonly logs: RequestLogRepository,
+    private readonly live: LiveRequestLogs,
+  ) {}
 
   async listRequestLogs(request: ListRequestLogsRequest, context: HandlerContext) {
     const scope = tenantOf(context);
@@ -55,5 +62,24 @@ export class RequestLogsServiceImpl implements ServiceImpl<typeof RequestLogsSer
     const log = await this.logs.find(tenantOf(context), request.id);
     if (!log) throw svcError("request_log_not_found");
     return create(GetRequestLogResponseSchema, { requestLog: requestLogMessage(log) });
+  }
+
+  /**
+   * The entries written from the stream's open on (no history: ListRequestLogs has it), as the writer's batches
+   * land, a fraction of a second after their calls, after one `caught_up` message that says the tail is
+   * subscribed. Filters are checked before the stream opens.
+   */
+  async *tailRequestLogs(request: TailRequestLogsRequest, context: HandlerContext): AsyncGenerator<TailRequestLogsResponse> {
+    const filters = requestLogFilters(request);
+    const subscription = await this.live.subscribe(tenantOf(context), filters);
+    const close = () => subscription.close();
+    context.signal.addEventListener("abort", close, { once: true });
+    try {
+      yield create(TailRequestLogsResponseSchema, { caughtUp: true });
+      for await (const log of subscription) yield create(TailRequestLogsResponseSchema, { requestLog: requestLogMessage(log) });
+    } finally {
+      context.signal.removeEventListener("abort", close);
+      subscription.close();
+    }
   }
 }

@@ -1,6 +1,6 @@
 // The request log: one document per call of a project and environment, kept 30 days (a TTL index), with the
 // indexes of the list's filters. Written in batches by RequestLogWriter, never on a call's path.
-import type { Collection, Db, Filter } from "mongodb";
+import type { ChangeStream, ChangeStreamInsertDocument, Collection, Db, Filter } from "mongodb";
 import { REQUEST_LOG_RETENTION_SECONDS, type RequestLogSource, type StatusRange } from "../domain/request-logs.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import { duplicateIndexes, type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
@@ -70,9 +70,24 @@ export class RequestLogRepository {
     if (logs.length === 0) return;
     try {
       await this.collection.insertMany(logs, { ordered: false });
+      this.inserted?.(logs);
     } catch (error) {
-      if (!duplicateIndexes(error)) throw error;
+      const duplicates = duplicateIndexes(error);
+      if (!duplicates) throw error;
+      this.inserted?.(logs.filter((_, i) => !duplicates.has(i)));
     }
+  }
+
+  /** Hears of every entry this process writes (the tail's feed without change streams). */
+  onInserted(listener: (logs: readonly RequestLogDocument[]) => void): void {
+    this.inserted = listener;
+  }
+
+  private inserted: ((logs: readonly RequestLogDocument[]) => void) | null = null;
+
+  /** Every entry inserted by any process, as it is written (replica sets): the feed of TailRequestLogs. */
+  watchInserts(): ChangeStream<RequestLogDocument, ChangeStreamInsertDocument<RequestLogDocument>> {
+    return this.collection.watch<RequestLogDocument, ChangeStreamInsertDocument<RequestLogDocument>>([{ $match: { operationType: "insert" } }]);
   }
 
   find(scope: TenantScope, id: string): Promise<RequestLogDocument | null> {
@@ -83,6 +98,16 @@ export class RequestLogRepository {
   list(scope: TenantScope, window: ListWindow<RequestLogDocument>, filters: RequestLogFilters): Promise<Page<RequestLogDocument>> {
     return newestFirstPage(this.collection, requestLogFilter(scope, filters), window);
   }
+}
+
+/** Whether one entry passes `filters` (the tail's test of each live entry, as `requestLogFilter` is the query's). */
+export function matchesRequestLogFilters(log: RequestLogDocument, filters: RequestLogFilters): boolean {
+  if (filters.status && (log.status < filters.status.gte || log.status >= filters.status.lt)) return false;
+  for (const field of ["error_code", "method", "route", "source", "idempotency_key"] as const) {
+    const value = filters[field];
+    if (value !== undefined && log[field] !== value) return false;
+  }
+  return true;
 }
 
 /** The MongoDB filter of a tenant's logs matching `filters`. */

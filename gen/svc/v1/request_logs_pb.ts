@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/v1/request_logs.proto.
  */
 export const file_svc_v1_request_logs: GenFile = /*@__PURE__*/
-  fileDesc("ChlzdmMvdjEvcmVxdWVzdF9sb2dzLnByb3RvEgZzdmMudjEi6gIKClJlcXVlc3RMb2cSCgoCaWQYASABKAkSDgoGbWV0aG9kGAIgASgJEgwKBHBhdGgYAyABKAkSEgoFcm91dGUYBCABKAlIAIgBARIOCgZzdGF0dXMYBSABKAUSFwoKZXJyb3JfY29kZRgGIAEoCUgBiAEBEhwKD2lkZW1wb3RlbmN5X2tleRgHIAEoCUgCiAEBEhsKE2lkZW1wb3RlbnRfcmVwbGF5ZWQYCCABKAgSFwoKYXBpX2tleV9pZBgJIAEoCUgDiAEBEg4KBnNvdXJjZRgKIAEoCRITCgtkdXJhdGlvbl9tcxgLIAEoBRIQCghsaXZlbW9kZRgMIAEoCBIuCgpjcmVhdGVkX2F0GA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIICgZfcm91dGVCDQoLX2Vycm9yX2NvZGVCEgoQX2lkZW1wb3RlbmN5X2tleUINCgtfYXBpX2tleV9pZCKUAwoWTGlzdFJlcXVlc3RMb2dzUmVxdWVzdBISCgVsaW1pdBgBIAEoBUgAiAEBEhsKDnN0YXJ0aW5nX2FmdGVyGAIgASgJSAGIAQESGgoNZW5kaW5nX2JlZm9yZRgDIAEoCUgCiAEBEiYKB2NyZWF0ZWQYBCABKAsyFS5zdmMudjEuQ3JlYXRlZEZpbHRlchITCgZzdGF0dXMYBSABKAlIA4gBARIXCgplcnJvcl9jb2RlGAYgASgJSASIAQESEwoGbWV0aG9kGAcgASgJSAWIAQESEgoFcm91dGUYCCABKAlIBogBARITCgZzb3VyY2UYCSABKAlIB4gBARIcCg9pZGVtcG90ZW5jeV9rZXkYCiABKAlICIgBAUIICgZfbGltaXRCEQoPX3N0YXJ0aW5nX2FmdGVyQhAKDl9lbmRpbmdfYmVmb3JlQgkKB19zdGF0dXNCDQoLX2Vycm9yX2NvZGVCCQoHX21ldGhvZEIICgZfcm91dGVCCQoHX3NvdXJjZUISChBfaWRlbXBvdGVuY3lfa2V5Ik0KF0xpc3RSZXF1ZXN0TG9nc1Jlc3BvbnNlEiAKBGRhdGEYASADKAsyEi5zdmMudjEuUmVxdWVzdExvZxIQCghoYXNfbW9yZRgCIAEoCCIiChRHZXRSZXF1ZXN0TG9nUmVxdWVzdBIKCgJpZBgBIAEoCSJAChVHZXRSZXF1ZXN0TG9nUmVzcG9uc2USJwoLcmVxdWVzdF9sb2cYASABKAsyEi5zdmMudjEuUmVxdWVzdExvZzLvAQoSUmVxdWVzdExvZ3NTZXJ2aWNlEmwKD0xpc3RSZXF1ZXN0TG9ncxIeLnN2Yy52MS5MaXN0UmVxdWVzdExvZ3NSZXF1ZXN0Gh8uc3ZjLnYxLkxpc3RSZXF1ZXN0TG9nc1Jlc3BvbnNlIhiC0+STAhISEC92MS9yZXF1ZXN0LWxvZ3MSawoNR2V0UmVxdWVzdExvZxIcLnN2Yy52MS5HZXRSZXF1ZXN0TG9nUmVxdWVzdBodLnN2Yy52MS5HZXRSZXF1ZXN0TG9nUmVzcG9uc2UiHYLT5JMCFxIVL3YxL3JlcXVlc3QtbG9ncy97aWR9YgZwcm90bzM", [file_google_api_annotations, file_google_protobuf_timestamp, file_svc_v1_lists]);
+  fileDesc("ChlzdmMvdjEvcmVxdWVzdF9sb2dzLnByb3RvEgZzdmMudjEi6gIKClJlcXVlc3RMb2cSCgoCaWQYASABKAkSDgoGbWV0aG9kGAIgASgJEgwKBHBhdGgYAyABKAkSEgoFcm91dGUYBCABKAlIAIgBARIOCgZzdGF0dXMYBSABKAUSFwoKZXJyb3JfY29kZRgGIAEoCUgBiAEBEhwKD2lkZW1wb3RlbmN5X2tleRgHIAEoCUgCiAEBEhsKE2lkZW1wb3RlbnRfcmVwbGF5ZWQYCCABKAgSFwoKYXBpX2tleV9pZBgJIAEoCUgDiAEBEg4KBnNvdXJjZRgKIAEoCRITCgtkdXJhdGlvbl9tcxgLIAEoBRIQCghsaXZlbW9kZRgMIAEoCBIuCgpjcmVhdGVkX2F0GA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIICgZfcm91dGVCDQoLX2Vycm9yX2NvZGVCEgoQX2lkZW1wb3RlbmN5X2tleUINCgtfYXBpX2tleV9pZCKUAwoWTGlzdFJlcXVlc3RMb2dzUmVxdWVzdBISCgVsaW1pdBgBIAEoBUgAiAEBEhsKDnN0YXJ0aW5nX2FmdGVyGAIgASgJSAGIAQESGgoNZW5kaW5nX2JlZm9yZRgDIAEoCUgCiAEBEiYKB2NyZWF0ZWQYBCABKAsyFS5zdmMudjEuQ3JlYXRlZEZpbHRlchITCgZzdGF0dXMYBSABKAlIA4gBARIXCgplcnJvcl9jb2RlGAYgASgJSASIAQESEwoGbWV0aG9kGAcgASgJSAWIAQESEgoFcm91dGUYCCABKAlIBogBARITCgZzb3VyY2UYCSABKAlIB4gBARIcCg9pZGVtcG90ZW5jeV9rZXkYCiABKAlICIgBAUIICgZfbGltaXRCEQoPX3N0YXJ0aW5nX2FmdGVyQhAKDl9lbmRpbmdfYmVmb3JlQgkKB19zdGF0dXNCDQoLX2Vycm9yX2NvZGVCCQoHX21ldGhvZEIICgZfcm91dGVCCQoHX3NvdXJjZUISChBfaWRlbXBvdGVuY3lfa2V5Ik0KF0xpc3RSZXF1ZXN0TG9nc1Jlc3BvbnNlEiAKBGRhdGEYASADKAsyEi5zdmMudjEuUmVxdWVzdExvZxIQCghoYXNfbW9yZRgCIAEoCCIiChRHZXRSZXF1ZXN0TG9nUmVxdWVzdBIKCgJpZBgBIAEoCSJAChVHZXRSZXF1ZXN0TG9nUmVzcG9uc2USJwoLcmVxdWVzdF9sb2cYASABKAsyEi5zdmMudjEuUmVxdWVzdExvZyLwAQoWVGFpbFJlcXVlc3RMb2dzUmVxdWVzdBITCgZzdGF0dXMYASABKAlIAIgBARIXCgplcnJvcl9jb2RlGAIgASgJSAGIAQESEwoGbWV0aG9kGAMgASgJSAKIAQESEgoFcm91dGUYBCABKAlIA4gBARITCgZzb3VyY2UYBSABKAlIBIgBARIcCg9pZGVtcG90ZW5jeV9rZXkYBiABKAlIBYgBAUIJCgdfc3RhdHVzQg0KC19lcnJvcl9jb2RlQgkKB19tZXRob2RCCAoGX3JvdXRlQgkKB19zb3VyY2VCEgoQX2lkZW1wb3RlbmN5X2tleSJVChdUYWlsUmVxdWVzdExvZ3NSZXNwb25zZRInCgtyZXF1ZXN0X2xvZxgBIAEoCzISLnN2Yy52MS5SZXF1ZXN0TG9nEhEKCWNhdWdodF91cBgCIAEoCDLFAgoSUmVxdWVzdExvZ3NTZXJ2aWNlEmwKD0xpc3RSZXF1ZXN0TG9ncxIeLnN2Yy52MS5MaXN0UmVxdWVzdExvZ3NSZXF1ZXN0Gh8uc3ZjLnYxLkxpc3RSZXF1ZXN0TG9nc1Jlc3BvbnNlIhiC0+STAhISEC92MS9yZXF1ZXN0LWxvZ3MSawoNR2V0UmVxdWVzdExvZxIcLnN2Yy52MS5HZXRSZXF1ZXN0TG9nUmVxdWVzdBodLnN2Yy52MS5HZXRSZXF1ZXN0TG9nUmVzcG9uc2UiHYLT5JMCFxIVL3YxL3JlcXVlc3QtbG9ncy97aWR9ElQKD1RhaWxSZXF1ZXN0TG9ncxIeLnN2Yy52MS5UYWlsUmVxdWVzdExvZ3NSZXF1ZXN0Gh8uc3ZjLnYxLlRhaWxSZXF1ZXN0TG9nc1Jlc3BvbnNlMAFiBnByb3RvMw", [file_google_api_annotations, file_google_protobuf_timestamp, file_svc_v1_lists]);
 
 /**
  * One call as it was answered.
@@ -254,6 +254,85 @@ export const GetRequestLogResponseSchema: GenMessage<GetRequestLogResponse> = /*
   messageDesc(file_svc_v1_request_logs, 4);
 
 /**
+ * @generated from message svc.v1.TailRequestLogsRequest
+ */
+export type TailRequestLogsRequest = Message<"svc.v1.TailRequestLogsRequest"> & {
+  /**
+   * Only calls answered with this HTTP status (`404`) or class of statuses (`2xx`, `4xx`, `5xx`).
+   *
+   * @generated from field: optional string status = 1;
+   */
+  status?: string | undefined;
+
+  /**
+   * Only calls refused with this error code.
+   *
+   * @generated from field: optional string error_code = 2;
+   */
+  errorCode?: string | undefined;
+
+  /**
+   * Only calls of this method (`GET`, `POST`, `PATCH`, `DELETE` or `RPC`).
+   *
+   * @generated from field: optional string method = 3;
+   */
+  method?: string | undefined;
+
+  /**
+   * Only calls of this route template.
+   *
+   * @generated from field: optional string route = 4;
+   */
+  route?: string | undefined;
+
+  /**
+   * Only calls through this door: `rest`, `connect`, `grpc` or `dashboard`.
+   *
+   * @generated from field: optional string source = 5;
+   */
+  source?: string | undefined;
+
+  /**
+   * Only calls with this Idempotency-Key.
+   *
+   * @generated from field: optional string idempotency_key = 6;
+   */
+  idempotencyKey?: string | undefined;
+};
+
+/**
+ * Describes the message svc.v1.TailRequestLogsRequest.
+ * Use `create(TailRequestLogsRequestSchema)` to create a new message.
+ */
+export const TailRequestLogsRequestSchema: GenMessage<TailRequestLogsRequest> = /*@__PURE__*/
+  messageDesc(file_svc_v1_request_logs, 5);
+
+/**
+ * @generated from message svc.v1.TailRequestLogsResponse
+ */
+export type TailRequestLogsResponse = Message<"svc.v1.TailRequestLogsResponse"> & {
+  /**
+   * @generated from field: svc.v1.RequestLog request_log = 1;
+   */
+  requestLog?: RequestLog | undefined;
+
+  /**
+   * Set on the first message of every tail, which has no request log: the tail is subscribed, and every entry
+   * written from then on follows (as StreamEvents' `caught_up`).
+   *
+   * @generated from field: bool caught_up = 2;
+   */
+  caughtUp: boolean;
+};
+
+/**
+ * Describes the message svc.v1.TailRequestLogsResponse.
+ * Use `create(TailRequestLogsResponseSchema)` to create a new message.
+ */
+export const TailRequestLogsResponseSchema: GenMessage<TailRequestLogsResponse> = /*@__PURE__*/
+  messageDesc(file_svc_v1_request_logs, 6);
+
+/**
  * The request log of the key's project and environment: one entry per call through any door (REST, Connect,
  * gRPC, the dashboard), kept 30 days. Never a body, a header value or a key.
  *
@@ -279,6 +358,17 @@ export const RequestLogsService: GenService<{
     methodKind: "unary";
     input: typeof GetRequestLogRequestSchema;
     output: typeof GetRequestLogResponseSchema;
+  },
+  /**
+   * Streams the request logs of the caller's project and environment as they are written, with the filters of
+   * ListRequestLogs. Streaming only (gRPC, Connect, gRPC-Web): it has no REST route.
+   *
+   * @generated from rpc svc.v1.RequestLogsService.TailRequestLogs
+   */
+  tailRequestLogs: {
+    methodKind: "server_streaming";
+    input: typeof TailRequestLogsRequestSchema;
+    output: typeof TailRequestLogsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_svc_v1_request_logs, 0);

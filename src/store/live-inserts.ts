@@ -1,0 +1,199 @@
+// Documents of a collection as they are inserted, for the open streams of this process (the event log's events,
+// the request log's entries). On a replica set ONE change stream on the collection, opened with the first
+// subscription, hears every process's inserts and fans each out to the subscriptions of its project and
+// environment; without one, the documents this process inserts are heard as it writes them (those of other
+// processes then reach a stream only through its history, on resume).
+import type { ChangeStream, ChangeStreamInsertDocument, Document } from "mongodb";
+import type { TenantScope } from "../domain/tenant-scope.ts";
+
+/** A document of one project and environment. */
+export interface TenantDocument {
+  _id: string;
+  project_id: string;
+  livemode: boolean;
+}
+
+/** The collection a feed follows: its insert change stream, and its own inserts as this process writes them. */
+export interface InsertSource<T extends Document> {
+  watchInserts(): ChangeStream<T, ChangeStreamInsertDocument<T>>;
+  onInserted(listener: (inserted: readonly T[]) => void): void;
+}
+
+/** The live documents of one stream, in the order they were written; it ends on `close`, on the drain or on overflow. */
+export interface LiveSubscription<T> extends AsyncIterable<T> {
+  close(): void;
+}
+
+export interface LiveInsertsOptions {
+  /** Whether the database is a replica set (change streams exist). */
+  changeStreams: boolean;
+  /**
+   * Documents one subscription may hold unread; past it the subscription ends, and its client resumes from the log
+   * with the last id it saw, rather than this process holding an unbounded queue for a reader that does not read.
+   */
+  maxBuffered?: number;
+  /** Hears of a change stream that failed for good (each subscription then ends; clients resume). */
+  onError: (error: unknown) => void;
+}
+
+const DEFAULT_MAX_BUFFERED = 10_000;
+
+class Subscription<T> implements LiveSubscription<T> {
+  private readonly queue: T[] = [];
+  private wake: (() => void) | null = null;
+  private ended = false;
+
+  constructor(
+    private readonly accepts: ((document: T) => boolean) | null,
+    private readonly maxBuffered: number,
+    private readonly onClose: (subscription: Subscription<T>) => void,
+  ) {}
+
+  push(event: T): void {
+    if (this.ended || (this.accepts !== null && !this.accepts(event))) return;
+    if (this.queue.length >= this.maxBuffered) {
+      this.close();
+      return;
+    }
+    this.queue.push(event);
+    this.wakeReader();
+  }
+
+  close(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.onClose(this);
+    this.wakeReader();
+  }
+
+  private wakeReader(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<T> {
+    try {
+      for (;;) {
+        const event = this.queue.shift();
+        if (event !== undefined) {
+          yield event;
+          continue;
+        }
+        if (this.ended) return;
+        await new Promise<void>((resolve) => (this.wake = resolve));
+      }
+    } finally {
+      this.close();
+    }
+  }
+}
+
+function tenantKey(projectId: string, livemode: boolean): string {
+  return `${projectId}|${livemode ? "live" : "test"}`;
+}
+
+/** The feed of one collection; `F` is what a subscription filters by (event types), made a test by `matcher`. */
+export class LiveInserts<T extends TenantDocument, F> {
+  private readonly byTenant = new Map<string, Set<Subscription<T>>>();
+  private readonly maxBuffered: number;
+  private feed: Promise<ChangeStream<T, ChangeStreamInsertDocument<T>>> | null = null;
+  private draining = false;
+  /** Change streams opened so far: one per process, again only after one failed. */
+  feedsOpened = 0;
+
+  constructor(
+    private readonly source: InsertSource<T>,
+    private readonly matcher: (filter: F) => (document: T) => boolean,
+    private readonly options: LiveInsertsOptions,
+  ) {
+    this.maxBuffered = options.maxBuffered ?? DEFAULT_MAX_BUFFERED;
+    if (!options.changeStreams) source.onInserted((inserted) => this.dispatch(inserted));
+  }
+
+  /** Open subscriptions, all tenants together. */
+  get size(): number {
+    let count = 0;
+    for (const set of this.byTenant.values()) count += set.size;
+    return count;
+  }
+
+  /**
+   * A subscription to the documents of `scope` (those `filter` accepts, or all when null) written from the moment
+   * it answers on: the change stream is established by then, so a history read after it leaves no gap.
+   */
+  async subscribe(scope: TenantScope, filter: F | null): Promise<LiveSubscription<T>> {
+    if (this.options.changeStreams) await this.ensureFeed();
+    const key = tenantKey(scope.projectId, scope.livemode);
+    const subscription = new Subscription<T>(filter === null ? null : this.matcher(filter), this.maxBuffered, (closed) => {
+      const set = this.byTenant.get(key);
+      set?.delete(closed);
+      if (set?.size === 0) this.byTenant.delete(key);
+    });
+    if (this.draining) {
+      subscription.close();
+      return subscription;
+    }
+    let set = this.byTenant.get(key);
+    if (!set) this.byTenant.set(key, (set = new Set()));
+    set.add(subscription);
+    return subscription;
+  }
+
+  /** The process is stopping: every subscription ends (its stream ends cleanly, its client resumes elsewhere). */
+  async drain(): Promise<void> {
+    this.draining = true;
+    this.endAll();
+    const feed = this.feed;
+    this.feed = null;
+    if (feed) await (await feed.catch(() => null))?.close();
+  }
+
+  private endAll(): void {
+    for (const set of [...this.byTenant.values()]) for (const subscription of [...set]) subscription.close();
+  }
+
+  private dispatch(events: readonly T[]): void {
+    for (const event of events) {
+      const set = this.byTenant.get(tenantKey(event.project_id, event.livemode));
+      if (set) for (const subscription of set) subscription.push(event);
+    }
+  }
+
+  private ensureFeed(): Promise<ChangeStream<T, ChangeStreamInsertDocument<T>>> {
+    this.feed ??= this.openFeed();
+    return this.feed;
+  }
+
+  private async openFeed(): Promise<ChangeStream<T, ChangeStreamInsertDocument<T>>> {
+    const stream = this.source.watchInserts();
+    this.feedsOpened += 1;
+    try {
+      // The first read opens the cursor on the server: from then on no logged event escapes it.
+      const first = await stream.tryNext();
+      if (first) this.dispatch([first.fullDocument]);
+    } catch (error) {
+      this.feed = null;
+      await stream.close().catch(() => {});
+      throw error;
+    }
+    void this.follow(stream);
+    return stream;
+  }
+
+  private async follow(stream: ChangeStream<T, ChangeStreamInsertDocument<T>>): Promise<void> {
+    try {
+      // The driver resumes by itself after a failover or a dropped connection; what ends this loop is the close.
+      for await (const change of stream) {
+        if (change.operationType === "insert") this.dispatch([change.fullDocument]);
+      }
+    } catch (error) {
+      if (!stream.closed) this.options.onError(error);
+    }
+    // A feed that ended without the drain: its subscriptions end, their clients resume from the log, and the
+    // next subscription opens a new feed.
+    if (this.feed !== null && (await this.feed.catch(() => null)) === stream) this.feed = null;
+    await stream.close().catch(() => {});
+    this.endAll();
+  }
+}

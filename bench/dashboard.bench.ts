@@ -12,7 +12,7 @@ import { startEmbeddedMongo } from "../src/embedded-mongo/index.ts";
 import { createLogger } from "../src/observability/logger.ts";
 import type { EventDocument } from "../src/store/event-repository.ts";
 import { connectDatabase } from "../src/store/database.ts";
-import type { UserDocument } from "../src/store/user-repository.ts";
+import type { UserDocument } from "../src/store/user-document.ts";
 import { machineDescription } from "./machine.ts";
 
 const USERS = Number(process.env.BENCH_USERS ?? 10_000);

@@ -75,7 +75,7 @@ import { SandboxTransactionsService, TransactionsService } from "../gen/svc/v1/t
 import { Ledger } from "./ledger/ledger.ts";
 import { SandboxTransactionsServiceImpl, TransactionsServiceImpl } from "./services/transactions-service.ts";
 import { TransactionRepository } from "./store/transaction-repository.ts";
-import { WalletLedgerRepository } from "./store/wallet-ledger.ts";
+import type { WalletLedgerRepository } from "./store/wallet-ledger.ts";
 import type { LookupAll } from "./webhooks/address-vetting.ts";
 import { DEFAULT_MAX_PENDING_PER_ENDPOINT } from "./webhooks/delivery-policy.ts";
 import { DELIVERY_JOB, WebhookDelivery } from "./webhooks/webhook-delivery.ts";
@@ -170,20 +170,21 @@ export interface Repositories {
 
 function createRepositories(database: Database): Repositories {
   const { db } = database;
+  const users = new UserRepository(db);
   return {
     organizations: new OrganizationRepository(db),
     projects: new ProjectRepository(db),
     apiKeys: new ApiKeyRepository(db),
     rateLimits: new RateLimitRepository(db),
     idempotency: new IdempotencyRepository(db),
-    users: new UserRepository(db),
+    users,
     kycSessionArchive: new KycSessionArchive(db),
     events: new EventRepository(db),
     signupFlows: new SignupFlowRepository(db),
     webhookEndpoints: new WebhookEndpointRepository(db),
     webhookDeliveries: new WebhookDeliveryRepository(db),
     transactions: new TransactionRepository(db),
-    walletLedger: new WalletLedgerRepository(db),
+    walletLedger: users.ledger,
     requestLogs: new RequestLogRepository(db),
   };
 }

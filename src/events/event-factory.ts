@@ -10,7 +10,7 @@ import { kycJson } from "../representations/identity.ts";
 import type { EventDocument } from "../store/event-repository.ts";
 import type { OutboxEvent } from "../store/outbox.ts";
 import type { TransactionRecord } from "../store/transaction-repository.ts";
-import type { UserDocument } from "../store/user-repository.ts";
+import type { UserDocument } from "../store/user-document.ts";
 
 export type UserEventType = Extract<EventType, `user.${string}`>;
 export type MoneyEventType = Extract<EventType, `transaction.${string}` | `withdrawal.${string}`>;

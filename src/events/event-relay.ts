@@ -2,7 +2,8 @@
 // at the same moment share one batch of database writes; a sweeper finishes whatever a crash interrupted.
 import type { Clock } from "../domain/clock.ts";
 import type { EventDocument, EventRepository } from "../store/event-repository.ts";
-import type { UserDocument, UserRepository } from "../store/user-repository.ts";
+import type { UserDocument } from "../store/user-document.ts";
+import type { UserRepository } from "../store/user-repository.ts";
 import { loggedFromOutbox } from "./event-factory.ts";
 import type { EventFanout } from "./event-fanout.ts";
 

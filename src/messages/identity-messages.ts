@@ -10,7 +10,7 @@ import {
 } from "../../gen/svc/v1/identity_pb.ts";
 import type { StoredKycSession } from "../domain/kyc.ts";
 import { effectiveStatus, nextSendAt, sendsRemaining, type StoredVerification } from "../domain/phone-verification.ts";
-import type { UserDocument } from "../store/user-repository.ts";
+import type { UserDocument } from "../store/user-document.ts";
 
 /** The verification as a client sees it at `now` (derived statuses, sends left in the rolling hour). */
 export function phoneVerificationMessage(user: UserDocument, v: StoredVerification, now: Date): PhoneVerification {

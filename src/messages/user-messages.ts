@@ -15,7 +15,7 @@ import {
 } from "../../gen/svc/v1/users_pb.ts";
 import { PROFILE_FIELD_NAMES, type SignupFlow } from "../domain/signup-flow.ts";
 import { userJson, type UserJson } from "../representations/users.ts";
-import type { UserDocument } from "../store/user-repository.ts";
+import type { UserDocument } from "../store/user-document.ts";
 import { EMPTY_LEDGER, ledgerOf } from "../store/wallet-ledger.ts";
 import { walletBalanceMessage } from "./transaction-messages.ts";
 

@@ -31,7 +31,8 @@ import type { KycProvider } from "../identity/kyc-provider.ts";
 import type { JobQueue } from "../jobs/job-queue.ts";
 import type { KycSessionArchive } from "../store/kyc-session-archive.ts";
 import type { OutboxEvent } from "../store/outbox.ts";
-import type { UserDocument, UserRepository } from "../store/user-repository.ts";
+import type { UserDocument } from "../store/user-document.ts";
+import type { UserRepository } from "../store/user-repository.ts";
 import type { TenantSettings } from "./tenant-settings.ts";
 
 const EXPIRE_KYC_SESSION_JOB = "expire-kyc-session";

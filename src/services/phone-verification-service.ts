@@ -38,7 +38,8 @@ import type { TenantScope } from "../domain/tenant-scope.ts";
 import { CHANGED, compareAndSet } from "../lib/compare-and-set.ts";
 import { verificationMessage, type SmsSender } from "../identity/sms-sender.ts";
 import { phoneVerificationMessage } from "../messages/identity-messages.ts";
-import type { UserDocument, UserRepository } from "../store/user-repository.ts";
+import type { UserDocument } from "../store/user-document.ts";
+import type { UserRepository } from "../store/user-repository.ts";
 
 export interface PhoneVerificationDependencies {
   users: UserRepository;

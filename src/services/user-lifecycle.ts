@@ -5,7 +5,8 @@ import { USER_ID_PATTERN } from "../domain/ids.ts";
 import { CHANGED, compareAndSet } from "../lib/compare-and-set.ts";
 import type { MoveMark } from "../domain/reserved-ids.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
-import { SUSPENSION_STAMPS_KEPT, type UserDocument, type UserRepository } from "../store/user-repository.ts";
+import { SUSPENSION_STAMPS_KEPT, type UserDocument } from "../store/user-document.ts";
+import type { UserRepository } from "../store/user-repository.ts";
 import type { EventRelay } from "../events/event-relay.ts";
 import { userEvent } from "../events/event-factory.ts";
 

@@ -25,7 +25,8 @@ import { validateNewUser, validateProfileUpdate, tagnameKey, type ProfileInput, 
 import { PROFILE_FIELD_NAMES, isProfileFieldName, type ProfileFieldName } from "../domain/signup-flow.ts";
 import { CHANGED, compareAndSet } from "../lib/compare-and-set.ts";
 import { UniqueConflict } from "../store/unique-conflict.ts";
-import type { StoredProfile, UserDocument, UserRepository } from "../store/user-repository.ts";
+import type { StoredProfile, UserDocument } from "../store/user-document.ts";
+import type { UserRepository } from "../store/user-repository.ts";
 import type { WalletProvisioner } from "../wallets/wallet-provisioner.ts";
 import type { EventRelay } from "../events/event-relay.ts";
 import { listParameters, listWindow, pageInMemory } from "./pagination.ts";

@@ -10,7 +10,7 @@ import { newestFirstPage, type Page } from "./list-queries.ts";
 import type { OrganizationDocument } from "./organization-repository.ts";
 import type { ProjectDocument } from "./project-repository.ts";
 import type { TransactionDocument } from "./transaction-repository.ts";
-import type { UserDocument } from "./user-repository.ts";
+import type { UserDocument } from "./user-document.ts";
 import type { WebhookDeliveryDocument } from "./webhook-delivery-repository.ts";
 import type { WebhookEndpointDocument } from "./webhook-endpoint-repository.ts";
 

@@ -1,69 +1,13 @@
 // Users of a project and environment. A user document also holds its wallets and an outbox of events not yet
 // relayed to the event log, so a user and its events are written in one single-document write.
 import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
-import type { StoredKycSession } from "../domain/kyc.ts";
-import type { StoredVerification } from "../domain/phone-verification.ts";
-import type { ProfileFieldValues } from "../domain/profile-rules.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import type { OutboxEvent } from "./outbox.ts";
+import type { KycStatus, UserDocument, WalletRecord, WalletStatus } from "./user-document.ts";
 import { type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 import { asUniqueConflict } from "./unique-conflict.ts";
+import { WalletLedgerRepository } from "./wallet-ledger.ts";
 import { batchedInsert, throwDocumentError } from "./write-batcher.ts";
-
-export type KycStatus = "none" | "pending" | "approved" | "rejected";
-export type WalletStatus = "none" | "pending" | "ready" | "failed";
-
-export interface WalletRecord {
-  id: string;
-  status: "ready";
-  simulated: boolean;
-  created_at: Date;
-}
-
-/** Stored profile: fields never set are absent. */
-export type StoredProfile = Partial<ProfileFieldValues> & { updated_at: Date };
-
-export interface UserDocument {
-  _id: string;
-  project_id: string;
-  livemode: boolean;
-  phone: string;
-  external_id: string | null;
-  verified: boolean;
-  kyc_status: KycStatus;
-  suspended: boolean;
-  wallet_status: WalletStatus;
-  wallets: WalletRecord[];
-  created_at: Date;
-  last_login_at: Date | null;
-  profile: StoredProfile | null;
-  /** Lowercased tagname, unique per project and environment. */
-  tagname_key: string | null;
-  outbox: OutboxEvent[];
-  updated_at: Date;
-  /**
-   * The latest phone verification, in the user document so that approving it and setting `verified` are one
-   * write, and attempts are counted by conditional updates of one document. Absent until the first start.
-   */
-  phone_verification?: StoredVerification | null;
-  /** Times of the verification sends of the last hour (older ones are dropped at the next send). */
-  verification_sends?: Date[];
-  /**
-   * Every KYC session of the user, oldest first: a session's move, the user's `kyc_status` and its `kyc.*`
-   * event are one write of this document.
-   */
-  kyc_sessions?: StoredKycSession[];
-  /** Incremented by every write of `kyc_sessions`: each is made only if none happened since it was read. */
-  kyc_rev?: number;
-  /**
-   * The stamps (moveStamp) of the Idempotency-Keys whose calls changed `suspended` lately (the newest
-   * SUSPENSION_STAMPS_KEPT), each written with its change; absent until a call with a key changes it.
-   */
-  suspension_moved_by?: string[];
-}
-
-/** How many stamps of suspension changes a user keeps: enough for the changes a key's lifetime sees. */
-export const SUSPENSION_STAMPS_KEPT = 10;
 
 /** Exact-match filters of the user list. */
 export interface UserListFilters {
@@ -79,13 +23,17 @@ export interface UserListFilters {
 /** The unique values of a user, by the document field their index covers. */
 const UNIQUE_FIELDS = { phone: "phone", external_id: "external_id", tagname_key: "tagname", _id: "id" } as const;
 
+/** The users collection's one repository: every write of a user document goes through it or its `ledger`. */
 export class UserRepository {
   private readonly collection: Collection<UserDocument>;
+  /** The wallet ledger's writes (balances and transactions in flight), on this collection. */
+  readonly ledger: WalletLedgerRepository;
   // Creations arriving together share one insert command.
   private readonly batchInsert: ReturnType<typeof batchedInsert<UserDocument>>;
 
   constructor(db: Db) {
     this.collection = db.collection<UserDocument>("users");
+    this.ledger = new WalletLedgerRepository(this.collection);
     this.batchInsert = batchedInsert(this.collection, { explainDuplicates: true });
   }
 
@@ -113,6 +61,8 @@ export class UserRepository {
       { key: { "kyc_sessions.id": 1 }, name: "kyc_session_id", partialFilterExpression: { "kyc_sessions.0": { $exists: true } } },
       // The relay sweeper looks for users whose outbox still holds events.
       { key: { "outbox.created_at": 1 }, name: "outbox_pending", partialFilterExpression: { "outbox.0": { $exists: true } } },
+      // The ledger sweeper looks for transactions left in flight by a process that stopped.
+      { key: { "ledger.inflight_ids": 1 }, name: "ledger_inflight", sparse: true },
     ]);
   }
 

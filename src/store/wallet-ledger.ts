@@ -1,12 +1,12 @@
 // The balance of a user's wallet and the transactions in flight on it, kept in the user document (`ledger`),
 // so that every change of a balance is one conditional single-document write that also records the
 // transaction's new state and its events (the user's outbox). See docs/contract.md, Money, for the invariant.
-import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
+import type { Collection, Filter, UpdateFilter } from "mongodb";
 import { batchedConditionalUpdate, batchedUpdate, throwDocumentError } from "./write-batcher.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import type { OutboxEvent } from "./outbox.ts";
 import type { TransactionRecord } from "./transaction-repository.ts";
-import type { UserDocument } from "./user-repository.ts";
+import type { UserDocument } from "./user-document.ts";
 
 /** As stored: the in-flight transactions by id (one field each, so each is updated on its own path). */
 interface StoredLedger {
@@ -123,15 +123,11 @@ export class WalletLedgerRepository {
   private readonly batchedCompact: ReturnType<typeof batchedUpdate<UserWithLedger>>;
   private readonly batchedOpen: ReturnType<typeof batchedConditionalUpdate<UserWithLedger>>;
 
-  constructor(db: Db) {
-    this.users = db.collection<UserWithLedger>("users");
+  /** Made by UserRepository, the users collection's one repository, on its collection (see `ledger` there). */
+  constructor(users: Collection<UserDocument>) {
+    this.users = users as Collection<UserWithLedger>;
     this.batchedCompact = batchedUpdate(this.users);
     this.batchedOpen = batchedConditionalUpdate(this.users);
-  }
-
-  async ensureIndexes(): Promise<void> {
-    // The ledger sweeper looks for transactions left in flight by a process that stopped.
-    await this.users.createIndex({ "ledger.inflight_ids": 1 }, { name: "ledger_inflight", sparse: true });
   }
 
   find(scope: TenantScope, userId: string): Promise<UserWithLedger | null> {

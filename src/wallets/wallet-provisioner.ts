@@ -2,7 +2,8 @@
 // durable job retries after 10 s, 1 m, 5 m, 30 m and 2 h before the wallet is marked failed.
 import type { Clock } from "../domain/clock.ts";
 import type { JobQueue } from "../jobs/job-queue.ts";
-import type { UserDocument, UserRepository, WalletRecord } from "../store/user-repository.ts";
+import type { UserDocument, WalletRecord } from "../store/user-document.ts";
+import type { UserRepository } from "../store/user-repository.ts";
 import type { WalletCustodian } from "./custodian.ts";
 
 export const PROVISION_WALLET_JOB = "provision-wallet";

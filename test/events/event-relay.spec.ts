@@ -10,7 +10,8 @@ import { newEventId, newUserId } from "../../src/domain/ids.ts";
 import type { Database } from "../../src/store/database.ts";
 import { EventRepository, type EventDocument } from "../../src/store/event-repository.ts";
 import type { OutboxEvent } from "../../src/store/outbox.ts";
-import { UserRepository, type UserDocument } from "../../src/store/user-repository.ts";
+import type { UserDocument } from "../../src/store/user-document.ts";
+import { UserRepository } from "../../src/store/user-repository.ts";
 import { freshDatabase } from "../support/database.ts";
 import { uniquePhone } from "../support/phones.ts";
 

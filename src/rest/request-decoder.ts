@@ -6,10 +6,8 @@ import { FieldMaskSchema, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { validationError } from "../domain/errors.ts";
 import { parseDateTime } from "../domain/date-time.ts";
 import { checkText } from "../domain/text.ts";
+import type { NullMeaning } from "../api/method-description.ts";
 import type { RestRoute } from "../api/rest-route-table.ts";
-
-/** What `null` means for a body field: the same as leaving it out, clear it (PATCH), or a type error. */
-export type NullMeaning = "absent" | "clear" | "invalid";
 
 export interface RestInput {
   params: Record<string, string>;

@@ -1,12 +1,11 @@
 // A user as stored: one document holds the user, its profile, its phone verification, its KYC sessions, its
 // wallets and its outbox of events, so that each change and its event are one single-document write. Written
 // only by UserRepository (store/user-repository.ts), the collection's one repository.
-import type { StoredKycSession } from "../domain/kyc.ts";
+import type { KycStatus, StoredKycSession } from "../domain/kyc.ts";
 import type { StoredVerification } from "../domain/phone-verification.ts";
 import type { ProfileFieldValues } from "../domain/profile-rules.ts";
 import type { OutboxEvent } from "./outbox.ts";
 
-export type KycStatus = "none" | "pending" | "approved" | "rejected";
 export type WalletStatus = "none" | "pending" | "ready" | "failed";
 
 export interface WalletRecord {

@@ -3,7 +3,8 @@
 import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import type { OutboxEvent } from "./outbox.ts";
-import type { KycStatus, UserDocument, WalletRecord, WalletStatus } from "./user-document.ts";
+import type { KycStatus } from "../domain/kyc.ts";
+import type { UserDocument, WalletRecord, WalletStatus } from "./user-document.ts";
 import { type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 import { asUniqueConflict } from "./unique-conflict.ts";
 import { WalletLedgerRepository } from "./wallet-ledger.ts";

@@ -5,7 +5,8 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { AdminService } from "../../gen/svc/admin/v1/admin_pb.ts";
 import { PUBLIC_API } from "../../src/api/public-api.ts";
 import type { RestRoute } from "../../src/api/rest-route-table.ts";
-import { decodeRestRequest, type NullMeaning, type RestInput } from "../../src/rest/request-decoder.ts";
+import type { NullMeaning } from "../../src/api/method-description.ts";
+import { decodeRestRequest, type RestInput } from "../../src/rest/request-decoder.ts";
 import { expectValidationError } from "../support/errors.ts";
 
 function described(localName: string) {

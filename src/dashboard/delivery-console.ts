@@ -28,13 +28,17 @@ function bodyBlock(label: string, body: string, truncated: boolean, keptNote: st
     ${truncated ? html`<p class="muted">${keptNote}</p>` : ""}`;
 }
 
+const SETTLED_UNTRIED: ReadonlySet<string> = new Set(["queue_full", "endpoint_disabled"]);
+
 /** One attempt: what was sent, and what came back. `n`: its place in the history shown. */
 function attemptSection(attempt: WebhookDeliveryAttempt, n: number): Html {
   const { request, response } = attempt;
   const number = request?.headers["Svc-Delivery-Attempt"];
   const id = `attempt-${n}`;
+  // queue_full and endpoint_disabled settle a delivery without trying it; other failures without a request tried.
+  const title = number ? `Attempt ${number}` : SETTLED_UNTRIED.has(attempt.error ?? "") ? "Settled without an attempt" : "Attempt, no request sent";
   return html`<section class="card attempt" aria-labelledby="${id}-title">
-    <h2 id="${id}-title">${number ? `Attempt ${number}` : "Recorded without an attempt"} · ${time(date(attempt.attemptedAt))}</h2>
+    <h2 id="${id}-title">${title} · ${time(date(attempt.attemptedAt))}</h2>
     <p>${statusTag(attempt.error ? "failed" : "succeeded")} · response <span class="response-status">${attempt.responseStatus ?? "none"}</span>${
       attempt.error ? html` · <code>${attempt.error}</code>` : ""
     } · <span class="duration">${attempt.durationMs} ms</span></p>

@@ -33,8 +33,9 @@ describe("project console: a delivery's attempts", function () {
   });
 
   /** A new endpoint at `path`, a new user, and that user's `user.created` delivery once its first attempt is recorded. */
-  async function attemptedDelivery(path: string): Promise<{ endpoint: any; eventId: string; delivery: any }> {
+  async function attemptedDelivery(path: string, options: { disabled?: boolean } = {}): Promise<{ endpoint: any; eventId: string; delivery: any }> {
     const endpoint = await createEndpoint(service, { url: receiver.url(path), event_types: ["user.created"] });
+    if (options.disabled) await service.request("PATCH", `/v1/webhook-endpoints/${endpoint.id}`, { body: { enabled: false } });
     const user = await createUser(service);
     const eventId = await userCreatedEventId(service, user.id);
     const list = await eventually(
@@ -71,6 +72,15 @@ describe("project console: a delivery's attempts", function () {
     expect(first).to.include("Only the first 4 KiB are kept.");
     expect(first).to.not.include("TAIL").and.not.include("<b>declined</b>");
     expect(page.text).to.not.include(endpoint.secret);
+  });
+
+  it("shows a delivery settled without an attempt (its endpoint disabled) as such, with no request or answer", async () => {
+    const { endpoint, delivery } = await attemptedDelivery("/disabled", { disabled: true });
+    expect(delivery.last_attempt.error).to.equal("endpoint_disabled");
+    const page = await client.get(`/dashboard/webhooks/${endpoint.id}/deliveries/${delivery.id}`);
+    expect(page.status).to.equal(200);
+    expect(page.text).to.include("Settled without an attempt").and.include("<code>endpoint_disabled</code>");
+    expect(page.text).to.include("No request was sent.").and.include("The receiver did not answer.");
   });
 
   it("answers 404 for another project's delivery", async () => {

@@ -31,7 +31,8 @@ const PUBLIC_ROUTES = [
   TransactionsService,
   SandboxTransactionsService,
   WebhookEndpointsService,
-].flatMap((service) => service.methods.map((method) => restRouteOf(service, method)!));
+  // Streaming methods (StreamEvents, TailRequestLogs) have no REST route.
+].flatMap((service) => service.methods.flatMap((method) => restRouteOf(service, method) ?? []));
 
 describe("GET /v1/openapi.json", () => {
   let svc: TestService;

@@ -8,7 +8,7 @@ import { REQUEST_LOG_SOURCES } from "../domain/request-logs.ts";
 import { requestLogJson } from "../representations/request-logs.ts";
 import { seg, type ConsoleContext, type ConsoleRouter } from "./console-router.ts";
 import { html, type Html } from "./html.ts";
-import { jsonBlock, nextPageLink, page, table, time } from "./layout.ts";
+import { filteredResults, jsonBlock, nextPageLink, page, table, time } from "./layout.ts";
 
 const PAGE_SIZE = 25;
 const STATUS_CLASSES = ["2xx", "4xx", "5xx"] as const;
@@ -54,7 +54,7 @@ function filterForm(q: Record<string, string | undefined>): Html {
       <div class="field"><label for="f-request-id">Request id</label><input id="f-request-id" name="request_id" value="${q.request_id ?? ""}" placeholder="req_…" spellcheck="false"></div>
       <button type="submit">Find</button>
     </form>
-    <form method="get" action="/dashboard/logs" class="row" aria-label="Filter requests">
+    <form method="get" action="/dashboard/logs" class="row" aria-label="Filter requests" data-filter>
       <div class="field"><label for="f-status">Status</label><select id="f-status" name="status">${option("", "Any status", q.status)}${STATUS_CLASSES.map((s) => option(s, s, q.status))}</select></div>
       <div class="field"><label for="f-route">Route</label><input id="f-route" name="route" value="${q.route ?? ""}" placeholder="/v1/users/{id}" spellcheck="false"></div>
       <div class="field"><label for="f-source">Source</label><select id="f-source" name="source">${option("", "Every source", q.source)}${REQUEST_LOG_SOURCES.map((s) => option(s, s, q.source))}</select></div>
@@ -87,7 +87,7 @@ export function registerRequestLogs(router: ConsoleRouter): void {
       html`<h1>Logs</h1>
       <p class="muted">Every call of this project and environment through the API, Connect, gRPC and this dashboard, kept 30 days.</p>
       ${filterForm(q)}
-      ${table(
+      ${filteredResults(html`${table(
         "Requests, newest first",
         ["Request", "Status", "Method and path", "Source", "Duration", "Time"],
         answer.data.map(
@@ -98,7 +98,7 @@ export function registerRequestLogs(router: ConsoleRouter): void {
         ),
         "No request matches.",
       )}
-      ${nextPageLink("/dashboard/logs", filters, answer.data.at(-1)?.id, answer.hasMore)}`,
+      ${nextPageLink("/dashboard/logs", filters, answer.data.at(-1)?.id, answer.hasMore)}`)}`,
     );
   });
 

@@ -103,7 +103,7 @@ describe("console filters", function () {
       expect(await sameDocument()).to.equal(true);
     });
 
-    it("filters events by type and an endpoint's deliveries by status in place", async () => {
+    it("filters events by type, an endpoint's deliveries by status and the request log by source in place", async () => {
       await page.goto(`${service.baseUrl}/dashboard/events`);
       expect(await page.locator("#results tbody tr").count()).to.be.at.least(2);
       await markDocument();
@@ -119,6 +119,18 @@ describe("console filters", function () {
       await page.click("#results a[href$='?status=failed']");
       await page.waitForURL((url) => url.searchParams.get("status") === "failed");
       await page.waitForSelector("#results a[href$='?status=failed'][aria-current='true']");
+      expect(await sameDocument()).to.equal(true);
+
+      // The request log: the calls made through the REST door only.
+      await page.goto(`${service.baseUrl}/dashboard/logs`);
+      await markDocument();
+      await page.selectOption("#f-source", "rest");
+      await page.click("form[data-filter] button[type=submit]");
+      await page.waitForURL((url) => url.searchParams.get("source") === "rest");
+      await until(async () => {
+        const sources = await page.locator("#results tr.request-log td:nth-child(4)").allTextContents();
+        return sources.length > 0 && sources.every((source) => source === "rest");
+      });
       expect(await sameDocument()).to.equal(true);
       expect(cspViolations).to.deep.equal([]);
     });

@@ -27,8 +27,19 @@ export interface EventStreamDeps {
   clock: Clock;
 }
 
+/**
+ * Messages by logged document: the live feed hands the same document to every stream of its project, which then
+ * share one message (its `data` converted once, not once per stream).
+ */
+const messages = new WeakMap<EventDocument, StreamEventsResponse>();
+
 function streamed(event: EventDocument): StreamEventsResponse {
-  return create(StreamEventsResponseSchema, { event: eventMessage(event), projectId: event.project_id });
+  let message = messages.get(event);
+  if (message === undefined) {
+    message = create(StreamEventsResponseSchema, { event: eventMessage(event), projectId: event.project_id });
+    messages.set(event, message);
+  }
+  return message;
 }
 
 /** The types a stream asks for: null for every type (none listed, or `*`), else the checked list. */

@@ -4,7 +4,7 @@
 import { expect } from "chai";
 import { newEventId } from "../../src/domain/ids.ts";
 import { newUuid } from "../../src/domain/random.ts";
-import { LiveEvents, type LiveSubscription } from "../../src/events/live-events.ts";
+import { LiveEvents } from "../../src/events/live-events.ts";
 import type { Database } from "../../src/store/database.ts";
 import { type EventDocument, EventRepository } from "../../src/store/event-repository.ts";
 import { freshDatabase } from "../support/database.ts";
@@ -13,7 +13,7 @@ function eventOf(projectId: string, type = "user.created", livemode = false): Ev
   return { _id: newEventId(), project_id: projectId, livemode, type, created_at: new Date(), data: {}, fanned_out: true };
 }
 
-async function collect(subscription: LiveSubscription): Promise<string[]> {
+async function collect(subscription: AsyncIterable<EventDocument>): Promise<string[]> {
   const ids: string[] = [];
   for await (const event of subscription) ids.push(event._id);
   return ids;

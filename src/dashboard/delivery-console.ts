@@ -1,20 +1,16 @@
 // The project console's delivery page: one delivery of an event to an endpoint, with every attempt its history
 // keeps, each showing the request as sent (URL, headers, the body exactly as signed) and the receiver's answer
 // (status, headers, the first 4 KiB of its body, duration). Read through `GetWebhookDelivery`, as the API answers.
-import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { WebhookEndpointsService, type WebhookDeliveryAttempt } from "../../gen/svc/v1/webhook_endpoints_pb.ts";
 import { ATTEMPT_REQUEST_BODY_KEPT_BYTES, ATTEMPT_RESPONSE_BODY_KEPT_BYTES, DELIVERY_ATTEMPTS_KEPT } from "../domain/limits.ts";
 import { seg, type ConsoleRouter } from "./console-router.ts";
 import { html, type Html } from "./html.ts";
 import { actionButton, page, statusTag, time } from "./layout.ts";
+import { dateOf } from "./project-console-common.ts";
 
 /** Where a delivery's page is. */
 export function deliveryPath(endpointId: string, deliveryId: string): string {
   return `/dashboard/webhooks/${seg(endpointId)}/deliveries/${seg(deliveryId)}`;
-}
-
-function date(value: Timestamp | undefined): Date | null {
-  return value ? timestampDate(value) : null;
 }
 
 function headerList(label: string, headers: Record<string, string>): Html {
@@ -38,7 +34,7 @@ function attemptSection(attempt: WebhookDeliveryAttempt, n: number): Html {
   // queue_full and endpoint_disabled settle a delivery without trying it; other failures without a request tried.
   const title = number ? `Attempt ${number}` : SETTLED_UNTRIED.has(attempt.error ?? "") ? "Settled without an attempt" : "Attempt, no request sent";
   return html`<section class="card attempt" aria-labelledby="${id}-title">
-    <h2 id="${id}-title">${title} · ${time(date(attempt.attemptedAt))}</h2>
+    <h2 id="${id}-title">${title} · ${time(dateOf(attempt.attemptedAt))}</h2>
     <p>${statusTag(attempt.error ? "failed" : "succeeded")} · response <span class="response-status">${attempt.responseStatus ?? "none"}</span>${
       attempt.error ? html` · <code>${attempt.error}</code>` : ""
     } · <span class="duration">${attempt.durationMs} ms</span></p>
@@ -73,8 +69,8 @@ export function registerDeliveryConsole(router: ConsoleRouter): void {
         <dt>Event</dt><dd><a href="/dashboard/events/${seg(d.eventId)}"><code>${d.eventId}</code></a> (${d.eventType})</dd>
         <dt>Status</dt><dd>${statusTag(d.status)}</dd>
         <dt>Attempts</dt><dd>${d.attemptCount} in this cycle</dd>
-        <dt>Next attempt</dt><dd>${time(date(d.nextAttemptAt))}</dd>
-        <dt>Created</dt><dd>${time(date(d.createdAt))}</dd>
+        <dt>Next attempt</dt><dd>${time(dateOf(d.nextAttemptAt))}</dd>
+        <dt>Created</dt><dd>${time(dateOf(d.createdAt))}</dd>
       </dl>
       <div class="actions">${
         d.status === "pending"

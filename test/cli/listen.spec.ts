@@ -23,6 +23,7 @@ describe("svc listen and svc trigger", function () {
   let receiver: WebhookReceiver;
   /** The project's webhook endpoint (for webhook.test), apart from what listen forwards. */
   let endpointReceiver: WebhookReceiver;
+  let endpointId: string;
   let listen: RunningProcess | null = null;
   let secret: string;
   let env: Record<string, string>;
@@ -82,6 +83,7 @@ describe("svc listen and svc trigger", function () {
     // webhook.test is sent to an endpoint of the project.
     const endpoint = await svc.request("POST", "/v1/webhook-endpoints", { body: { url: endpointReceiver.url() } });
     expect(endpoint.status, endpoint.text).to.equal(201);
+    endpointId = endpoint.body.id;
     for (const type of Object.keys(TRIGGERS)) {
       const before = forwarded().length;
       const run = await runProcess("node", [...SVC, "trigger", type], { env, timeoutMs: 60_000 });
@@ -98,6 +100,26 @@ describe("svc listen and svc trigger", function () {
     for (const delivery of forwarded()) {
       expect(verifyWebhookSignature(delivery.rawBody, delivery.headers["svc-signature"], secret), delivery.rawBody).to.equal(true);
     }
+  });
+
+  it("svc events list, get and resend read the log and send an event to an endpoint again", async () => {
+    const newest = (await svc.request("GET", "/v1/events?limit=2")).body.data as { id: string; type: string; created_at: string }[];
+    const list = await runProcess("node", [...SVC, "events", "list", "--limit", "2"], { env, timeoutMs: 60_000 });
+    expect(list.code, list.stderr).to.equal(0);
+    expect(list.stdout.split("\n").slice(0, 2)).to.deep.equal(newest.map((e) => `${e.created_at}  ${e.id}  ${e.type}`));
+    expect(list.stdout).to.include(`(more: svc events list --starting-after ${newest[1]!.id})`);
+    const get = await runProcess("node", [...SVC, "events", "get", newest[0]!.id], { env, timeoutMs: 60_000 });
+    expect(JSON.parse(get.stdout)).to.deep.equal((await svc.request("GET", `/v1/events/${newest[0]!.id}`)).body);
+
+    const userCreated = (await svc.request("GET", "/v1/events?type=user.created&limit=1")).body.data[0].id as string;
+    await endpointReceiver.waitUntil((all) => all.some((r) => r.headers["svc-event-id"] === userCreated), 20_000);
+    const before = endpointReceiver.forEvent(userCreated).length;
+    const resend = await runProcess("node", [...SVC, "events", "resend", userCreated, "--webhook-endpoint", endpointId], { env, timeoutMs: 60_000 });
+    expect(resend.code, resend.stderr).to.equal(0);
+    expect(resend.stdout).to.match(new RegExp(`^Resent ${userCreated} to ${endpointId}: delivery \\S+ is \\w+`));
+    await endpointReceiver.waitUntil(() => endpointReceiver.forEvent(userCreated).length > before, 20_000);
+    const unknown = await runProcess("node", [...SVC, "events", "get", "evt_00000000-0000-4000-8000-000000000000"], { env, timeoutMs: 60_000 });
+    expect([unknown.code, unknown.stderr.trim()]).to.deep.equal([1, "svc: event_not_found: No event with this id."]);
   });
 
   it("resumes after the service restarts: every event of the log forwarded once", async () => {

@@ -13,7 +13,7 @@ import type { RequestGate } from "../access/request-gate.ts";
 import { StreamSlots } from "../access/stream-slots.ts";
 import type { MethodAccessCheck } from "../api/method-access.ts";
 import type { ServiceRegistry } from "../api/service-registry.ts";
-import { describeError, SvcError, svcError, type DescribedError, type ErrorCode } from "../domain/errors.ts";
+import { describeError, ERROR_CATALOGUE, SvcError, svcError, type DescribedError, type ErrorCode } from "../domain/errors.ts";
 import { systemClock, type Clock } from "../domain/clock.ts";
 import type { RequestLogSource } from "../domain/request-logs.ts";
 import { DEFAULT_MAX_STREAMS_PER_KEY } from "../domain/limits.ts";
@@ -145,6 +145,11 @@ export interface RefusedCallShape {
   route?: CallRoute;
   method?: DescMethod;
   durationMs: number;
+  /**
+   * The catalogue code the log files the refusal under when its error has none of its own: an unknown RPC
+   * method answers Unimplemented, which is REST's `route_not_found` (404).
+   */
+  loggedAs?: ErrorCode;
 }
 
 /** Refusals of a key some project holds: the call is in that project's log. */
@@ -335,7 +340,9 @@ export class CallPipeline {
             principal,
             idempotencyKey: null,
             replayed: false,
-            refusal: { status: failure.described.definition.status, code: failure.described.code },
+            refusal: shape.loggedAs
+              ? { status: ERROR_CATALOGUE[shape.loggedAs].status, code: shape.loggedAs }
+              : { status: failure.described.definition.status, code: failure.described.code },
             durationMs: shape.durationMs,
             createdAt,
           }),

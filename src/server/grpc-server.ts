@@ -119,7 +119,7 @@ export function createGrpcServer(services: readonly RpcService[], options: GrpcS
     const path = headers[":path"] ?? "";
     const contentType = headers["content-type"];
     if (!served.has(path)) {
-      void refuseUnknown(stream, path, contentType, requestId);
+      void refuseUnknown(stream, path, contentType, requestId, headers.authorization);
       return;
     }
     const route = unary.get(path);
@@ -134,10 +134,23 @@ export function createGrpcServer(services: readonly RpcService[], options: GrpcS
     compat(stream, headers, flags, rawHeaders);
   });
 
-  async function refuseUnknown(stream: http2.ServerHttp2Stream, path: string, contentType: string | undefined, requestId: string) {
+  async function refuseUnknown(
+    stream: http2.ServerHttp2Stream,
+    path: string,
+    contentType: string | undefined,
+    requestId: string,
+    authorization: string | undefined,
+  ) {
     const started = performance.now();
     const address = stream.session?.socket?.remoteAddress ?? "unknown";
-    const failure = await options.pipeline.refuseAnonymous(requestId, address, unimplementedError(path));
+    // In the request log of the key's project, if it has one, as a path no method has.
+    const failure = await options.pipeline.refuseAnonymous(requestId, address, unimplementedError(path), {
+      authorization,
+      source: "grpc",
+      route: { verb: "RPC", path, template: null, successStatus: 200 },
+      durationMs: performance.now() - started,
+      loggedAs: "route_not_found",
+    });
     const answer = errorAnswer(contentType, failure.error, failure.headers);
     options.onEarlyFailure({
       requestId,

@@ -139,6 +139,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
         source: (request.headers["content-type"] ?? "").startsWith("application/grpc") ? "grpc" : "connect",
         route: { verb: "RPC", path, template: null, successStatus: 200 },
         durationMs: reply.elapsedTime,
+        loggedAs: "route_not_found",
       });
       const answer = errorAnswer(request.headers["content-type"], failure.error, failure.headers);
       return reply

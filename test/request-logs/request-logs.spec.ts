@@ -1,6 +1,7 @@
 // The request log through the API: every door's call (REST, Connect, gRPC, the dashboard) found by the request id
 // its answer carries, refusals included; the list's filters and their refusals; tenant isolation; the 30-day
 // TTL index; and recording that never fails or holds up the call it records.
+import http2 from "node:http2";
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { expect } from "chai";
@@ -152,6 +153,55 @@ describe("request logs", function () {
       const later = await svc.request("GET", `/v1/users/${UNKNOWN_USER}`);
       await logOf(later.headers.get("x-request-id")!);
       expect((await svc.request("GET", `/v1/request-logs/${unknown.headers.get("x-request-id")}`)).status).to.equal(404);
+    });
+
+    it("a method no service has, over Connect and over gRPC, when its key names the project", async () => {
+      const connect = await fetch(`${svc.baseUrl}/svc.v1.NoSuchService/Nothing`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${svc.sandboxKey}`, "content-type": "application/json" },
+        body: "{}",
+      });
+      const connectLog = await logOf(connect.headers.get("x-request-id")!);
+      expect(connectLog.body).to.deep.include({
+        method: "RPC",
+        path: "/svc.v1.NoSuchService/Nothing",
+        route: null,
+        status: 404,
+        error_code: "route_not_found",
+        source: "connect",
+      });
+
+      const session = http2.connect(`http://${svc.grpcAddress}`);
+      try {
+        const requestId = await new Promise<string>((resolve, reject) => {
+          const call = session.request({
+            ":method": "POST",
+            ":path": "/svc.v1.NoSuchService/Nothing",
+            "content-type": "application/grpc",
+            te: "trailers",
+            authorization: `Bearer ${svc.sandboxKey}`,
+          });
+          call.on("response", (headers) => {
+            const id = headers["x-request-id"];
+            if (typeof id === "string") resolve(id);
+          });
+          call.on("trailers", (trailers) => resolve(String(trailers["x-request-id"])));
+          call.on("error", reject);
+          call.end(Buffer.alloc(5));
+          call.resume();
+        });
+        const grpcLog = await logOf(requestId);
+        expect(grpcLog.body).to.deep.include({
+          method: "RPC",
+          path: "/svc.v1.NoSuchService/Nothing",
+          route: null,
+          status: 404,
+          error_code: "route_not_found",
+          source: "grpc",
+        });
+      } finally {
+        session.close();
+      }
     });
 
     it("a rate-limited call is in its key's log", async () => {

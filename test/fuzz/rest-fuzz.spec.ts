@@ -186,7 +186,7 @@ describe("fuzz: generated requests to every REST route", function () {
     const key = () => pick([svc.sandboxKey, svc.sandboxKey, svc.sandboxKey, svc.liveKey, null, "svc_test_short", "Basic abc", ""]);
 
     const routes = [UsersService, EventsService, WebhookEndpointsService].flatMap((service) =>
-      service.methods.map((method) => restRouteOf(service, method)!),
+      service.methods.flatMap((method) => restRouteOf(service, method) ?? []),
     );
     const failures: string[] = [];
     const check = (label: string, response: RestResponse) => {

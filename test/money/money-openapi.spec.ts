@@ -94,13 +94,14 @@ describe("money: OpenAPI examples", () => {
       const example = document.paths["/v1/sandbox/users/{user_id}/deposits"].post.responses["201"].content["application/json"].example;
       const { id: _a, user_id: _b, wallet_id: _c, created_at: _d, updated_at: _e, ...shown } = example;
       expect(deposit.body).to.include(shown);
+      // Failed at once: the simulator completes a pending sandbox deposit on its own a moment later.
+      const failed = await svc.request("POST", `/v1/sandbox/transactions/${deposit.body.id}/fail`, { body: REQUEST_EXAMPLES.sandboxFail });
+      expect(failed.status, failed.text).to.equal(200);
+      expect(failed.body).to.include({ status: "failed", failure_code: "simulated_failure", failure_message: "Failed by the sandbox simulator." });
       await fund(svc, user, 50);
       const withdrawal = await svc.request("POST", `/v1/users/${user}/withdrawals`, { body: REQUEST_EXAMPLES.withdrawal });
       expect(withdrawal.status, withdrawal.text).to.equal(201);
       expect(withdrawal.body).to.include({ status: "pending", amount_usd: 25, description: REQUEST_EXAMPLES.withdrawal.description });
-      const failed = await svc.request("POST", `/v1/sandbox/transactions/${deposit.body.id}/fail`, { body: REQUEST_EXAMPLES.sandboxFail });
-      expect(failed.status, failed.text).to.equal(200);
-      expect(failed.body).to.include({ status: "failed", failure_code: "simulated_failure", failure_message: "Failed by the sandbox simulator." });
     });
   });
 });

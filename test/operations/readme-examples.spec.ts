@@ -12,7 +12,9 @@ const run = promisify(execFile);
 
 function tryingItBlocks(): string[] {
   const readme = readFileSync(`${ROOT}/README.md`, "utf8");
-  const section = readme.slice(readme.indexOf("## Trying it"), readme.indexOf("## Layout"));
+  const start = readme.indexOf("## Trying it");
+  // The section ends at the next heading: later sections hold commands that run until stopped (`svc listen`).
+  const section = readme.slice(start, readme.indexOf("\n## ", start));
   return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
 }
 

@@ -17,7 +17,21 @@ export function testLogger(): Logger {
   return createLogger({ level: "info", destination: sink });
 }
 
-/** Adds lines a child process wrote (services started as separate processes). */
+/**
+ * Adds the log lines among the lines a child process wrote (services started as separate processes): a service logs
+ * one JSON object per line; anything else it or another command prints (a banner, the CLI's pretty-printed JSON,
+ * whose first line is a lone "{") is not a log line.
+ */
 export function captureProcessOutput(lines: readonly string[]): void {
-  capturedLogLines.push(...lines);
+  for (const line of lines) if (isLogLine(line)) capturedLogLines.push(line);
+}
+
+function isLogLine(line: string): boolean {
+  if (!line.startsWith("{")) return false;
+  try {
+    const value: unknown = JSON.parse(line);
+    return typeof value === "object" && value !== null;
+  } catch {
+    return false;
+  }
 }

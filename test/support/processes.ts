@@ -80,7 +80,7 @@ export function startProcess(command: string, args: string[], options: StartOpti
       createInterface({ input: stream }).on("line", (line) => {
         output.push(line);
         // JSON lines are the service's logs; the startup banner (which shows new keys once) is not.
-        if (line.startsWith("{")) captureProcessOutput([line]);
+        captureProcessOutput([line]);
         const match = options.ready.exec(line);
         if (match) {
           clearTimeout(timer);
@@ -132,7 +132,7 @@ export async function runProcess(
   } finally {
     clearTimeout(timer);
   }
-  captureProcessOutput(`${stdout}\n${stderr}`.split("\n").filter((line) => line.startsWith("{")));
+  captureProcessOutput(`${stdout}\n${stderr}`.split("\n"));
   return { code: child.exitCode, signal: child.signalCode, stdout, stderr };
 }
 

@@ -230,6 +230,31 @@ describe("gRPC tooling", () => {
       expect(await listed(`authorization: Bearer ${svc.adminToken}`)).to.include.members([...everyone, "svc.admin.v1.AdminService"]);
     });
 
+    it("buf curl over the Connect protocol shows a refusal's ErrorInfo decoded (reason, domain, param); over gRPC as base64", async () => {
+      const refusal = async (protocol: string) => {
+        const failed = await run(buf, [
+          "curl",
+          "--protocol",
+          protocol,
+          "--http2-prior-knowledge",
+          "-H",
+          `authorization: Bearer ${svc.sandboxKey}`,
+          "-d",
+          '{"phone": "12"}',
+          `http://${svc.grpcAddress}/svc.v1.UsersService/CreateUser`,
+        ]).then(
+          () => expect.fail("buf curl succeeded"),
+          (error: { stderr: string }) => error.stderr,
+        );
+        return JSON.parse(failed).details[0];
+      };
+      const connect = await refusal("connect");
+      expect(connect.type).to.equal("google.rpc.ErrorInfo");
+      expect(connect.debug).to.deep.equal({ reason: "validation_error", domain: "svc", metadata: { param: "phone" } });
+      const grpc = await refusal("grpc");
+      expect(grpc).to.have.keys(["type", "value"]);
+    });
+
     it("buf curl calls EventsService/ListEvents from reflection alone (no --schema)", async () => {
       await client.ok("UsersService", "CreateUser", { phone: uniquePhone() }, bearer(svc.sandboxKey));
       const { stdout } = await run(buf, [

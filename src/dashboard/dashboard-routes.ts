@@ -13,7 +13,7 @@ import type { Principal } from "../access/principal.ts";
 import { takesIdempotencyKey } from "../api/idempotent-methods.ts";
 import { apiKeyLivemode, hashApiKey } from "../domain/api-keys.ts";
 import { describeError } from "../domain/errors.ts";
-import { CallFailure, type Caller } from "../pipeline/call-pipeline.ts";
+import { type Call, CallFailure, type Caller } from "../pipeline/call-pipeline.ts";
 import { connectErrorOf } from "../pipeline/connect-errors.ts";
 import type { DashboardSessionDocument } from "../store/dashboard-session-repository.ts";
 import { DASHBOARD_CSS, DASHBOARD_ICON, DASHBOARD_JS } from "./assets.ts";
@@ -312,6 +312,37 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
     };
   }
 
+  /** The pipeline's call of a console request: the dashboard door, the session's caller, a handler context of its own. */
+  function dashboardCall(
+    request: FastifyRequest,
+    method: DescMethod,
+    caller: Caller,
+    fields: Pick<Call, "requestId" | "idempotencyKey" | "takesIdempotencyKey" | "retriedWhenInProgress">,
+    signal?: AbortSignal,
+  ) {
+    const context = createHandlerContext({
+      service: method.parent,
+      method,
+      protocolName: "dashboard",
+      requestMethod: request.method,
+      url: request.url,
+      requestHeader: [],
+      contextValues: createContextValues(),
+      ...(signal ? { requestSignal: signal } : {}),
+    });
+    const call = options.pipeline.newCall({
+      ...fields,
+      door: "dashboard",
+      method,
+      caller,
+      version: undefined,
+      clientAddress: request.ip,
+      values: context.values,
+      context: () => context,
+    });
+    return { call, context };
+  }
+
   /**
    * A console's call of a service method: the same pipeline as the API's (the session's key admitted and rate
    * limited, the method's access rule, the form's Idempotency-Key claimed and its answer stored or replayed),
@@ -331,26 +362,10 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
     const started = performance.now();
     const deadline = started + IN_PROGRESS_WAIT_MS;
     for (;;) {
-      const context = createHandlerContext({
-        service: method.parent,
-        method,
-        protocolName: "dashboard",
-        requestMethod: request.method,
-        url: request.url,
-        requestHeader: [],
-        contextValues: createContextValues(),
-      });
-      const call = options.pipeline.newCall({
+      const { call, context } = dashboardCall(request, method, caller, {
         requestId: callId,
-        door: "dashboard",
-        method,
-        caller,
-        version: undefined,
-        clientAddress: request.ip,
         idempotencyKey,
         takesIdempotencyKey: takesKey,
-        values: context.values,
-        context: () => context,
         retriedWhenInProgress: performance.now() < deadline,
       });
       try {
@@ -377,28 +392,13 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
   /** A console's stream of a server-streaming method: opened through the same pipeline (key, rate limit, stream slots). */
   async function streamThroughPipeline(request: FastifyRequest, method: DescMethod, init: object, caller: Caller, signal: AbortSignal) {
     const started = performance.now();
-    const context = createHandlerContext({
-      service: method.parent,
-      method,
-      protocolName: "dashboard",
-      requestMethod: request.method,
-      url: request.url,
-      requestHeader: [],
-      contextValues: createContextValues(),
-      requestSignal: signal,
-    });
-    const call = options.pipeline.newCall({
-      requestId: request.id,
-      door: "dashboard",
+    const { call, context } = dashboardCall(
+      request,
       method,
       caller,
-      version: undefined,
-      clientAddress: request.ip,
-      idempotencyKey: undefined,
-      takesIdempotencyKey: false,
-      values: context.values,
-      context: () => context,
-    });
+      { requestId: request.id, idempotencyKey: undefined, takesIdempotencyKey: false },
+      signal,
+    );
     try {
       const messages = await options.pipeline.openStream(call, {
         decode: () => ({ message: create(method.input, init as never) }),

@@ -26,6 +26,7 @@ import { WebhookDelivery } from "../src/webhooks/webhook-delivery.ts";
 import { addBenchEndpoint } from "./bench-endpoint.ts";
 import { startDeliveryPipeline, WEBHOOK_CONCURRENCY } from "./delivery-pipeline.ts";
 import { machineDescription } from "./machine.ts";
+import { startReceiverProcess } from "./receiver-process.ts";
 
 const ROUND_MS = Number(process.env.BENCH_DURATION_MS ?? 8000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -33,19 +34,7 @@ const STREAMS = 100;
 const ENDPOINTS = 10;
 const PUBLISHERS = 64;
 
-const receiverProcess = spawn(process.execPath, ["--import", "tsx", new URL("./webhook-receiver.ts", import.meta.url).pathname], {
-  stdio: ["ignore", "pipe", "inherit"],
-});
-const receiverPort = await new Promise<number>((resolve) => {
-  receiverProcess.stdout!.on("data", (chunk: Buffer) => {
-    const match = /port (\d+)/.exec(chunk.toString());
-    if (match) resolve(Number(match[1]));
-  });
-});
-const receiverUrl = `http://127.0.0.1:${receiverPort}`;
-async function takeReceipts(): Promise<[string, number][]> {
-  return (await fetch(`${receiverUrl}/__receipts`)).json() as Promise<[string, number][]>;
-}
+const { process: receiverProcess, url: receiverUrl, takeReceipts } = await startReceiverProcess();
 
 const { mongo, database, events, endpoints, deliveries, users, jobs } = await startDeliveryPipeline("bench_event_stream");
 const clock: Clock = () => new Date();

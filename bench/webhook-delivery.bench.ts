@@ -2,7 +2,6 @@
 // creation call) are fanned out to endpoints on a local receiver in another process. Measures sustained
 // deliveries/s, the p50/p99 time from event creation to receipt at 200 events/s, a bare loop of signed POSTs to
 // the same receiver (the ceiling without any database), and Agenda's own job throughput on the same database.
-import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import type { Clock } from "../src/domain/clock.ts";
@@ -17,6 +16,7 @@ import { DELIVERY_JOB, WebhookDelivery } from "../src/webhooks/webhook-delivery.
 import { addBenchEndpoint } from "./bench-endpoint.ts";
 import { startDeliveryPipeline, WEBHOOK_CONCURRENCY } from "./delivery-pipeline.ts";
 import { machineDescription } from "./machine.ts";
+import { startReceiverProcess } from "./receiver-process.ts";
 
 const THROUGHPUT_MS = Number(process.env.BENCH_DURATION_MS ?? 8000);
 const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 10_000);
@@ -26,20 +26,7 @@ const LATENCY_RATE = 200;
 const BARE_CONCURRENCY = 64;
 const AGENDA_JOBS = 2000;
 
-// The receiver: its own process, answering 200 at once and recording when each event id arrived.
-const receiverProcess = spawn(process.execPath, ["--import", "tsx", new URL("./webhook-receiver.ts", import.meta.url).pathname], {
-  stdio: ["ignore", "pipe", "inherit"],
-});
-const receiverPort = await new Promise<number>((resolve) => {
-  receiverProcess.stdout!.on("data", (chunk: Buffer) => {
-    const match = /port (\d+)/.exec(chunk.toString());
-    if (match) resolve(Number(match[1]));
-  });
-});
-const receiverUrl = `http://127.0.0.1:${receiverPort}`;
-async function takeReceipts(): Promise<[string, number][]> {
-  return (await fetch(`${receiverUrl}/__receipts`)).json() as Promise<[string, number][]>;
-}
+const { process: receiverProcess, url: receiverUrl, takeReceipts } = await startReceiverProcess();
 
 // The service's delivery pipeline, wired as src/app.ts wires it (its job queue included), over the embedded
 // database in a worker thread.

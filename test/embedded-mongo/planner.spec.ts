@@ -1,11 +1,11 @@
 // Unit tests of the query planner and the ordered index structure (in process, no driver).
 import { expect } from "chai";
 import { Query } from "mingo";
-import { CollectionIndex } from "../../src/embedded-mongo/collection-index.ts";
-import { Collection } from "../../src/embedded-mongo/collection.ts";
-import { OrderedSet } from "../../src/embedded-mongo/ordered-set.ts";
-import { findMatches, type ExecutionStats } from "../../src/embedded-mongo/planner.ts";
-import { parseSort, sortDocuments } from "../../src/embedded-mongo/bson-order.ts";
+import { CollectionIndex } from "../../src/embedded-mongo/storage/collection-index.ts";
+import { Collection } from "../../src/embedded-mongo/storage/collection.ts";
+import { OrderedSet } from "../../src/embedded-mongo/storage/ordered-set.ts";
+import { findMatches, type ExecutionStats } from "../../src/embedded-mongo/storage/planner.ts";
+import { parseSort, sortDocuments } from "../../src/embedded-mongo/query/bson-order.ts";
 import { Long, type Document } from "bson";
 
 function run(coll: Collection, filter: Document, options: { sort?: Document; limit?: number; skip?: number } = {}) {

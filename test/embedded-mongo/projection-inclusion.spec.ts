@@ -3,8 +3,8 @@
 // In the document's order, as mongod writes them (mingo puts _id last).
 import { expect } from "chai";
 import { ObjectId, type Document } from "bson";
-import { createQuery } from "../../src/embedded-mongo/matcher.ts";
-import { compileProjection } from "../../src/embedded-mongo/projection.ts";
+import { createQuery } from "../../src/embedded-mongo/query/matcher.ts";
+import { compileProjection } from "../../src/embedded-mongo/query/projection.ts";
 
 const DOCUMENTS: Document[] = [
   { _id: 1 },

@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { type Binary, Long, MongoClient, UUID, type Document } from "mongodb";
 import { startEmbeddedMongo } from "../../src/embedded-mongo/index.ts";
-import { checkSessionFields } from "../../src/embedded-mongo/sessions.ts";
+import { checkSessionFields } from "../../src/embedded-mongo/replication/sessions.ts";
 import { useReplicaSet } from "./helpers.ts";
 
 describe("embedded-mongo: retryable writes and transactions (replica set)", function () {

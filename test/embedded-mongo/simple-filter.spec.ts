@@ -2,8 +2,8 @@
 // corpus of documents (missing fields, arrays, arrays of documents, mixed types) against generated filters.
 import { expect } from "chai";
 import { type Document, ObjectId } from "bson";
-import { createQuery } from "../../src/embedded-mongo/matcher.ts";
-import { compileSimpleFilter } from "../../src/embedded-mongo/simple-filter.ts";
+import { createQuery } from "../../src/embedded-mongo/query/matcher.ts";
+import { compileSimpleFilter } from "../../src/embedded-mongo/query/simple-filter.ts";
 
 const DOCUMENTS: Document[] = [
   {},

@@ -2,16 +2,16 @@
 // view's definition, answering like mongod. Options this server would not enforce (validators, capped sizes...)
 // are refused, never kept silently.
 import type { Document } from "bson";
-import { compareValues } from "../bson-order.ts";
-import type { CommandHandler } from "../context.ts";
-import { commandError, ErrorCodes } from "../errors.ts";
-import { isView, validateViewOptions } from "../views.ts";
+import { compareValues } from "../query/bson-order.ts";
+import type { CommandHandler } from "./context.ts";
+import { commandError, ErrorCodes } from "../bson/errors.ts";
+import { isView, validateViewOptions } from "../storage/views.ts";
 import { collectionName, GENERIC_COMMAND_FIELDS, ns } from "./common.ts";
-import { CollectionIndex } from "../collection-index.ts";
-import { checkValidationOptions } from "../validation.ts";
+import { CollectionIndex } from "../storage/collection-index.ts";
+import { checkValidationOptions } from "../query/validation.ts";
 
 const VALIDATION_FIELDS = ["validator", "validationLevel", "validationAction"];
-import type { Collection } from "../collection.ts";
+import type { Collection } from "../storage/collection.ts";
 
 const REFUSED = new Set(["expireAfterSeconds", "timeseries", "cappedSize", "cappedMax", "recordIdsReplicated"]);
 

@@ -1,14 +1,14 @@
 // Namespace commands: create, drop, renameCollection, listCollections, dropDatabase.
 import { Long, type Document } from "bson";
-import type { CommandHandler } from "../context.ts";
-import { commandError, ErrorCodes } from "../errors.ts";
-import { validateCollectionName } from "../store.ts";
+import type { CommandHandler } from "./context.ts";
+import { commandError, ErrorCodes } from "../bson/errors.ts";
+import { validateCollectionName } from "../storage/store.ts";
 import { collectionName, GENERIC_COMMAND_FIELDS, ns, optionalDocument } from "./common.ts";
-import { createQuery } from "../matcher.ts";
-import { checkReadConcern } from "../command-options.ts";
-import { parseCollation } from "../collation.ts";
-import { isView, validateViewOptions } from "../views.ts";
-import { normalizeCreateOptions } from "../collection-options.ts";
+import { createQuery } from "../query/matcher.ts";
+import { checkReadConcern } from "./command-options.ts";
+import { parseCollation } from "../query/collation.ts";
+import { isView, validateViewOptions } from "../storage/views.ts";
+import { normalizeCreateOptions } from "../storage/collection-options.ts";
 
 /** "db.coll" of renameCollection's source or target. */
 function splitNamespace(value: unknown, which: "source" | "target"): { db: string; coll: string } {

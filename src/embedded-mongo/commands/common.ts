@@ -1,9 +1,9 @@
 // Helpers shared by command handlers: argument checks, projections, cursor replies.
 import type { Document } from "bson";
-import { commandError, ErrorCodes } from "../errors.ts";
-import type { CommandContext } from "../context.ts";
-import type { Batch } from "../cursors.ts";
-import { compileProjection } from "../projection.ts";
+import { commandError, ErrorCodes } from "../bson/errors.ts";
+import type { CommandContext } from "./context.ts";
+import type { Batch } from "./cursors.ts";
+import { compileProjection } from "../query/projection.ts";
 
 /** The collection name held by the command's first field (e.g. `{ find: "users" }`). */
 export function collectionName(cmd: Document, field: string): string {

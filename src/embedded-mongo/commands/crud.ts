@@ -1,18 +1,18 @@
 // Write commands: insert, update, delete, findAndModify. Each runs synchronously start to finish (atomic).
 import type { Document } from "bson";
-import { parseSort } from "../bson-order.ts";
-import type { CommandHandler } from "../context.ts";
-import { CommandError, commandError, ErrorCodes } from "../errors.ts";
-import { findMatches } from "../planner.ts";
-import { applyUpdate, buildUpsertDocument, isOperatorUpdate, validateUpdate, withIdFirst } from "../update.ts";
-import { checkReadConcern } from "../command-options.ts";
-import { effectiveCollation } from "../collation.ts";
-import { letVariables } from "../matcher.ts";
-import { refuseView } from "../views.ts";
-import { refuseTimeseriesWrite } from "../collection-options.ts";
-import { validateDocument } from "../validation.ts";
+import { parseSort } from "../query/bson-order.ts";
+import type { CommandHandler } from "./context.ts";
+import { CommandError, commandError, ErrorCodes } from "../bson/errors.ts";
+import { findMatches } from "../storage/planner.ts";
+import { applyUpdate, buildUpsertDocument, isOperatorUpdate, validateUpdate, withIdFirst } from "../query/update.ts";
+import { checkReadConcern } from "./command-options.ts";
+import { effectiveCollation } from "../query/collation.ts";
+import { letVariables } from "../query/matcher.ts";
+import { refuseView } from "../storage/views.ts";
+import { refuseTimeseriesWrite } from "../storage/collection-options.ts";
+import { validateDocument } from "../query/validation.ts";
 import { collectionName, ns, optionalDocument, projector } from "./common.ts";
-import { currentStatementLog, type StatementOutcome } from "../sessions.ts";
+import { currentStatementLog, type StatementOutcome } from "../replication/sessions.ts";
 
 function statements(cmd: Document, field: string): Document[] {
   const list = cmd[field];

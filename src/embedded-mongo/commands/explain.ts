@@ -1,12 +1,12 @@
 // explain for find: which index the planner picked and how much it examined, in the shape of mongod's
 // queryPlanner/executionStats (enough for tests to assert that a query uses an index).
 import type { Document } from "bson";
-import { parseSort } from "../bson-order.ts";
-import type { CollectionIndex } from "../collection-index.ts";
-import type { CommandHandler } from "../context.ts";
-import { commandError, ErrorCodes } from "../errors.ts";
-import { findMatches, type ExecutionStats } from "../planner.ts";
-import { effectiveCollation } from "../collation.ts";
+import { parseSort } from "../query/bson-order.ts";
+import type { CollectionIndex } from "../storage/collection-index.ts";
+import type { CommandHandler } from "./context.ts";
+import { commandError, ErrorCodes } from "../bson/errors.ts";
+import { findMatches, type ExecutionStats } from "../storage/planner.ts";
+import { effectiveCollation } from "../query/collation.ts";
 import { collectionName, ns, optionalDocument, optionalNumber } from "./common.ts";
 
 function indexScan(index: CollectionIndex, direction: 1 | -1 | undefined): Document {

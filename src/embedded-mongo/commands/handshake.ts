@@ -1,8 +1,8 @@
 // Connection handshake and server-level commands: hello/isMaster, ping, buildInfo, sessions, listDatabases.
 import { Binary, UUID, type Document } from "bson";
-import type { CommandContext, CommandHandler } from "../context.ts";
-import { commandError, ErrorCodes } from "../errors.ts";
-import { SESSION_TIMEOUT_MINUTES } from "../sessions.ts";
+import type { CommandContext, CommandHandler } from "./context.ts";
+import { commandError, ErrorCodes } from "../bson/errors.ts";
+import { SESSION_TIMEOUT_MINUTES } from "../replication/sessions.ts";
 
 export const SERVER_VERSION = "7.0.0";
 export const MAX_BSON_OBJECT_SIZE = 16 * 1024 * 1024;

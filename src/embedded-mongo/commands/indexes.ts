@@ -1,15 +1,15 @@
 // Index commands: createIndexes, listIndexes, dropIndexes, with mongod's conflict codes (85/86) and messages.
 import { Long, type Document } from "bson";
-import { compareValues } from "../bson-order.ts";
-import { CollectionIndex, defaultIndexName } from "../collection-index.ts";
-import type { Collection } from "../collection.ts";
-import type { CommandHandler } from "../context.ts";
-import { commandError, ErrorCodes } from "../errors.ts";
-import { formatValue } from "../format.ts";
+import { compareValues } from "../query/bson-order.ts";
+import { CollectionIndex, defaultIndexName } from "../storage/collection-index.ts";
+import type { Collection } from "../storage/collection.ts";
+import type { CommandHandler } from "./context.ts";
+import { commandError, ErrorCodes } from "../bson/errors.ts";
+import { formatValue } from "../bson/format.ts";
 import { collectionName, ns } from "./common.ts";
-import { checkReadConcern } from "../command-options.ts";
-import { type Collation, parseCollation } from "../collation.ts";
-import { refuseView } from "../views.ts";
+import { checkReadConcern } from "./command-options.ts";
+import { type Collation, parseCollation } from "../query/collation.ts";
+import { refuseView } from "../storage/views.ts";
 
 const CannotCreateIndex = 67;
 const OPTION_FIELDS = ["unique", "sparse", "partialFilterExpression", "expireAfterSeconds", "hidden"] as const;

@@ -1,20 +1,20 @@
 // Read commands: find, getMore, killCursors, count, distinct, aggregate.
 import type { Document } from "bson";
-import { compareValues, parseSort, sortDocuments, valuesAtPath } from "../bson-order.ts";
-import type { CommandContext, CommandHandler } from "../context.ts";
-import { commandError, ErrorCodes } from "../errors.ts";
-import { checkReadOptions } from "../command-options.ts";
-import { letVariables, runAggregation } from "../matcher.ts";
-import { compileFilter, findDocuments, findMatches, type ExecutionStats, type FindOptions } from "../planner.ts";
-import { cloneDocument } from "../clone.ts";
-import { isView, resolveView } from "../views.ts";
-import { type Collation, parseCollation, sameCollation } from "../collation.ts";
-import { writeMerge, writeOut } from "../aggregate-output.ts";
+import { compareValues, parseSort, sortDocuments, valuesAtPath } from "../query/bson-order.ts";
+import type { CommandContext, CommandHandler } from "./context.ts";
+import { commandError, ErrorCodes } from "../bson/errors.ts";
+import { checkReadOptions } from "./command-options.ts";
+import { letVariables, runAggregation } from "../query/matcher.ts";
+import { compileFilter, findDocuments, findMatches, type ExecutionStats, type FindOptions } from "../storage/planner.ts";
+import { cloneDocument } from "../bson/clone.ts";
+import { isView, resolveView } from "../storage/views.ts";
+import { type Collation, parseCollation, sameCollation } from "../query/collation.ts";
+import { writeMerge, writeOut } from "./aggregate-output.ts";
 import { refuseListSearchIndexesStage } from "./search-indexes.ts";
 import { collectionName, cursorReply, ns, optionalDocument, optionalNumber, projector } from "./common.ts";
 import { Long } from "bson";
-import { atSnapshot, snapshotReadTime } from "../snapshot-reads.ts";
-import { checkListLocalSessionsStage } from "../local-sessions.ts";
+import { atSnapshot, snapshotReadTime } from "./snapshot-reads.ts";
+import { checkListLocalSessionsStage } from "../replication/local-sessions.ts";
 
 /**
  * A read that may run at a snapshot (readConcern level "snapshot"): it then sees the store as of that cluster time,

@@ -2,8 +2,8 @@
 // the $listSearchIndexes stage. mongod 7.0 runs them only with a search index management host (Atlas); without one
 // it parses the command and refuses it, which is what this server answers.
 import type { Document } from "bson";
-import type { CommandHandler } from "../context.ts";
-import { commandError, ErrorCodes } from "../errors.ts";
+import type { CommandHandler } from "./context.ts";
+import { commandError, ErrorCodes } from "../bson/errors.ts";
 import { collectionName } from "./common.ts";
 
 /** mongod's command parser's code for a missing required field (codeName Location40414). */

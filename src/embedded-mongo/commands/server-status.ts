@@ -1,6 +1,6 @@
 // serverStatus: a small but truthful document (no storage engine internals, which this server does not have).
 import type { Document } from "bson";
-import type { CommandHandler } from "../context.ts";
+import type { CommandHandler } from "./context.ts";
 import { SERVER_VERSION } from "./handshake.ts";
 
 const started = Date.now();

@@ -1,0 +1,348 @@
+// mingo queries and pipelines with mongod's comparison semantics: $gt/$gte/$lt/$lte compare within one BSON type bracket using
+// our BSON order (exact int64, ObjectId bytes, dates), `{$gte: null}` matches missing fields, and $mod never
+// matches non-numbers. Everything else is mingo's.
+import type { Document } from "bson";
+import { Context, evalExpr } from "mingo/core";
+import * as accumulatorOperators from "mingo/operators/accumulator";
+import * as expressionOperators from "mingo/operators/expression";
+import * as pipelineOperators from "mingo/operators/pipeline";
+import * as projectionOperators from "mingo/operators/projection";
+import * as queryOperators from "mingo/operators/query";
+import * as windowOperators from "mingo/operators/window";
+import { Aggregator } from "mingo/aggregator";
+import { Query } from "mingo/query";
+import { compareValues, containsString, typeRank } from "./bson-order.ts";
+import type { Collation, StringCompare } from "./collation.ts";
+import { CommandError, commandError, ErrorCodes } from "../bson/errors.ts";
+import { candidates } from "./simple-filter.ts";
+
+function rangeOperator(accept: (c: number) => boolean, strings?: StringCompare) {
+  return (selector: string, value: unknown) => {
+    const rank = typeRank(value);
+    return (doc: unknown) => candidates(doc, selector).some((c) => typeRank(c) === rank && accept(compareValues(c, value, strings)));
+  };
+}
+
+function numeric(v: unknown): number | undefined {
+  if (typeof v === "number") return v;
+  const t = (v as { _bsontype?: string } | null)?._bsontype;
+  return t === "Long" || t === "Int32" || t === "Double" || t === "Decimal128" ? Number(String(v)) : undefined;
+}
+
+const $mod = (selector: string, value: unknown) => {
+  const [divisor = NaN, remainder = NaN] = Array.isArray(value) ? value.map(Number) : [];
+  return (doc: unknown) =>
+    candidates(doc, selector).some((c) => {
+      const n = numeric(c);
+      return n !== undefined && Math.trunc(n) % Math.trunc(divisor) === Math.trunc(remainder);
+    });
+};
+
+// `$all` through mingo misses a scalar field equal to the single value; mongod's $all is the AND of equalities
+// (or of $elemMatch clauses), each with the usual array semantics, and an empty list matches nothing.
+const allMatchers = new Map<string, Query>();
+const $all = (selector: string, value: unknown, options?: { context?: Context }) => {
+  if (!Array.isArray(value)) throw commandError(ErrorCodes.BadValue, "$all needs an array");
+  if (value.length === 0) return () => false;
+  const clauses = value.map((v) => ({ [selector]: v && typeof v === "object" && "$elemMatch" in (v as Document) ? v : { $eq: v } }));
+  const context = options?.context ?? QUERY_CONTEXT;
+  if (context !== QUERY_CONTEXT) {
+    const q = new Query({ $and: clauses }, { context });
+    return (doc: unknown) => q.test(doc as Document);
+  }
+  const key = `${selector}\0${JSON.stringify(value)}`;
+  let query = allMatchers.get(key);
+  if (!query) {
+    query = new Query({ $and: clauses }, { context: QUERY_CONTEXT });
+    if (allMatchers.size < 1000) allMatchers.set(key, query);
+  }
+  const q = query;
+  return (doc: unknown) => q.test(doc as Document);
+};
+
+const QUERY_CONTEXT: Context = Context.init({
+  accumulator: accumulatorOperators,
+  expression: expressionOperators,
+  pipeline: pipelineOperators,
+  projection: projectionOperators,
+  query: {
+    ...queryOperators,
+    $gt: rangeOperator((c) => c > 0),
+    $gte: rangeOperator((c) => c >= 0),
+    $lt: rangeOperator((c) => c < 0),
+    $lte: rangeOperator((c) => c <= 0),
+    $mod,
+    $all,
+  } as typeof queryOperators,
+  window: windowOperators,
+});
+
+// Under a collation (other than the simple one), every operator that compares two strings compares them with the
+// collation; those that do not see a string keep mingo's (and the simple path's) behaviour. Operators and stages
+// whose string comparisons are not collated here refuse to run rather than compare binary.
+type QueryOp = (selector: string, value: unknown, options: unknown) => (doc: unknown) => boolean;
+type ExprOp = (obj: unknown, expr: unknown, options: unknown) => unknown;
+type AccOp = (coll: unknown[], expr: unknown, options: unknown) => unknown;
+type StageOp = (coll: { transform: (f: (items: unknown[]) => unknown) => unknown }, expr: Document, options: unknown) => unknown;
+
+/** Expression operators that cannot compare strings under a collation here: refused when strings meet. */
+const STRING_REFUSING_EXPRESSIONS = [
+  "$in",
+  "$indexOfArray",
+  "$setUnion",
+  "$setIntersection",
+  "$setDifference",
+  "$setEquals",
+  "$setIsSubset",
+  "$sortArray",
+] as const;
+/** The expression operators wrapped for a collation. */
+type CollatedExpressionName = "$eq" | "$ne" | "$gt" | "$gte" | "$lt" | "$lte" | "$cmp" | (typeof STRING_REFUSING_EXPRESSIONS)[number];
+
+function notCollated(name: string): never {
+  throw commandError(ErrorCodes.BadValue, `${name} with a non-simple collation is not supported by the embedded server`);
+}
+
+/** Maps each value to the first value seen that is equal to it under the collation ($group keys). */
+class Representatives {
+  private readonly sorted: unknown[] = [];
+  constructor(private readonly strings: StringCompare) {}
+  of(v: unknown): unknown {
+    if (v === undefined || !containsString(v)) return v;
+    let lo = 0;
+    let hi = this.sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      const c = compareValues(this.sorted[mid], v, this.strings);
+      if (c === 0) return this.sorted[mid];
+      if (c < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    this.sorted.splice(lo, 0, v);
+    return v;
+  }
+}
+
+const collatedContexts = new Map<string, Context>();
+
+function collatedContext(collation: Collation): Context {
+  const cached = collatedContexts.get(collation.id);
+  if (cached) return cached;
+  const strings = collation.compare;
+  // mingo's operators, typed by the signature they are called with here (only the ones wrapped below).
+  const query = queryOperators as unknown as Record<"$eq" | "$ne" | "$in", QueryOp>;
+  const eqTest = (selector: string, value: unknown) => (doc: unknown) =>
+    candidates(doc, selector).some((c) => compareValues(c, value, strings) === 0);
+  const $eq: QueryOp = (selector, value, options) => (containsString(value) ? eqTest(selector, value) : query.$eq(selector, value, options));
+  const $ne: QueryOp = (selector, value, options) => {
+    if (!containsString(value)) return query.$ne(selector, value, options);
+    const eq = eqTest(selector, value);
+    return (doc) => !eq(doc);
+  };
+  const $in: QueryOp = (selector, value, options) => {
+    if (!Array.isArray(value)) return query.$in(selector, value, options);
+    const collated = value.filter((v) => containsString(v) && !(v instanceof RegExp));
+    if (collated.length === 0) return query.$in(selector, value, options);
+    const rest = value.filter((v) => !collated.includes(v));
+    const others = rest.length ? query.$in(selector, rest, options) : () => false;
+    const tests = collated.map((v) => eqTest(selector, v));
+    return (doc) => others(doc) || tests.some((t) => t(doc));
+  };
+  const $nin: QueryOp = (selector, value, options) => {
+    const test = $in(selector, value, options);
+    return (doc) => !test(doc);
+  };
+  const expression = expressionOperators as unknown as Record<CollatedExpressionName, ExprOp>;
+  const compareExpr =
+    (name: CollatedExpressionName, accept: (c: number) => boolean): ExprOp =>
+    (obj, expr, options) => {
+      const args = evalExpr(obj, expr, options as never) as unknown[];
+      if (!Array.isArray(args) || args.length !== 2 || !args.some(containsString)) return expression[name](obj, expr, options);
+      return accept(compareValues(args[0], args[1], strings));
+    };
+  const refuseStringsExpr =
+    (name: CollatedExpressionName): ExprOp =>
+    (obj, expr, options) => {
+      if (containsString(evalExpr(obj, expr, options as never))) notCollated(name);
+      return expression[name](obj, expr, options);
+    };
+  const accumulator = accumulatorOperators as unknown as Record<"$push" | "$max" | "$min", AccOp>;
+  const extreme =
+    (sign: 1 | -1): AccOp =>
+    (coll, expr, options) => {
+      const values = (accumulator.$push(coll, expr, options) as unknown[]).filter((v) => v !== null && v !== undefined);
+      if (!values.some(containsString)) return accumulator[sign > 0 ? "$max" : "$min"](coll, expr, options);
+      return values.reduce((best, v) => (compareValues(v, best, strings) * sign > 0 ? v : best));
+    };
+  const $addToSet: AccOp = (coll, expr, options) => {
+    const out: unknown[] = [];
+    for (const v of accumulator.$push(coll, expr, options) as unknown[]) {
+      if (!out.some((o) => compareValues(o, v, strings) === 0)) out.push(v);
+    }
+    return out;
+  };
+  const pipeline = pipelineOperators as unknown as Record<"$group" | "$sort", StageOp>;
+  const $group: StageOp = (coll, expr, options) => {
+    if (!("_id" in expr)) return pipeline.$group(coll, expr, options);
+    const representatives = new Representatives(strings);
+    return pipeline.$group(coll, { ...expr, _id: { $__collationKey: { expr: expr._id, representatives } } }, options);
+  };
+  const $__collationKey: ExprOp = (obj, spec, options) => {
+    const { expr, representatives } = spec as { expr: unknown; representatives: Representatives };
+    return representatives.of(evalExpr(obj, expr, options as never));
+  };
+  const refuseStage =
+    (name: string): StageOp =>
+    () =>
+      notCollated(name);
+  const refuseAcc =
+    (name: string): AccOp =>
+    () =>
+      notCollated(name);
+  const context = Context.init({
+    accumulator: {
+      ...accumulatorOperators,
+      $max: extreme(1),
+      $min: extreme(-1),
+      $addToSet,
+      ...Object.fromEntries(["$maxN", "$minN", "$top", "$topN", "$bottom", "$bottomN"].map((n) => [n, refuseAcc(n)])),
+    } as unknown as typeof accumulatorOperators,
+    expression: {
+      ...expressionOperators,
+      $eq: compareExpr("$eq", (c) => c === 0),
+      $ne: compareExpr("$ne", (c) => c !== 0),
+      $gt: compareExpr("$gt", (c) => c > 0),
+      $gte: compareExpr("$gte", (c) => c >= 0),
+      $lt: compareExpr("$lt", (c) => c < 0),
+      $lte: compareExpr("$lte", (c) => c <= 0),
+      $cmp: (obj: unknown, expr: unknown, options: unknown) => {
+        const args = evalExpr(obj, expr, options as never) as unknown[];
+        if (!Array.isArray(args) || args.length !== 2 || !args.some(containsString)) return expression.$cmp(obj, expr, options);
+        return Math.sign(compareValues(args[0], args[1], strings));
+      },
+      $__collationKey,
+      ...Object.fromEntries(STRING_REFUSING_EXPRESSIONS.map((n) => [n, refuseStringsExpr(n)])),
+    } as unknown as typeof expressionOperators,
+    pipeline: {
+      ...pipelineOperators,
+      $group,
+      $sortByCount: (coll: Parameters<StageOp>[0], expr: unknown, options: unknown) =>
+        pipeline.$sort($group(coll, { _id: expr, count: { $sum: 1 } }, options) as never, { count: -1 }, options),
+      ...Object.fromEntries(
+        ["$bucket", "$bucketAuto", "$lookup", "$graphLookup", "$setWindowFields", "$densify", "$fill", "$unionWith"].map((n) => [n, refuseStage(n)]),
+      ),
+    } as unknown as typeof pipelineOperators,
+    projection: projectionOperators,
+    query: {
+      ...queryOperators,
+      $eq,
+      $ne,
+      $in,
+      $nin,
+      $gt: rangeOperator((c) => c > 0, strings),
+      $gte: rangeOperator((c) => c >= 0, strings),
+      $lt: rangeOperator((c) => c < 0, strings),
+      $lte: rangeOperator((c) => c <= 0, strings),
+      $mod,
+      $all,
+    } as unknown as typeof queryOperators,
+    window: windowOperators,
+  });
+  if (collatedContexts.size < 100) collatedContexts.set(collation.id, context);
+  return context;
+}
+
+function contextFor(collation: Collation | undefined): Context {
+  return collation ? collatedContext(collation) : QUERY_CONTEXT;
+}
+
+/**
+ * A compiled filter; `variables` are the command's `let` constants, visible as `$$name` inside `$expr`;
+ * `collation` (none: binary) compares strings.
+ */
+export function createQuery(filter: Document, variables?: Document, collation?: Collation): Query {
+  let query: Query;
+  try {
+    query = new Query(filter, { context: contextFor(collation), ...(variables === undefined ? {} : { variables }) });
+  } catch (err) {
+    throw mongodError(err);
+  }
+  // Some errors only surface when a document is tested (e.g. an unknown expression inside $expr).
+  const test = query.test.bind(query);
+  try {
+    // mingo compiles lazily; mongod rejects a bad filter even when no document is examined.
+    test({});
+  } catch (err) {
+    if (/unknown (top level |query )?operator|unregistered|not registered/.test((err as Error)?.message ?? "")) throw mongodError(err);
+  }
+  query.test = (doc) => {
+    try {
+      return test(doc);
+    } catch (err) {
+      throw mongodError(err);
+    }
+  };
+  return query;
+}
+
+/** Runs pipeline stages with the same query semantics ($match inside later stages included). */
+export function runAggregation(
+  docs: Document[],
+  pipeline: Document[],
+  collectionResolver: (name: string) => Document[],
+  variables?: Document,
+  collation?: Collation,
+): Document[] {
+  try {
+    return new Aggregator(pipeline, { context: contextFor(collation), collectionResolver, ...(variables === undefined ? {} : { variables }) }).run(
+      docs,
+    ) as Document[];
+  } catch (err) {
+    const unknownAccumulator = /^accumulator '(\$\w+)' is not registered/.exec((err as Error)?.message ?? "");
+    if (unknownAccumulator && pipeline.some((s) => "$group" in s && JSON.stringify(s).includes(`"${unknownAccumulator[1]}"`))) {
+      throw commandError(15952, `unknown group operator '${unknownAccumulator[1]}'`);
+    }
+    throw mongodError(err);
+  }
+}
+
+/** The values of a command's `let` document: each is an expression, evaluated once (constants, $$NOW...). */
+export function letVariables(spec: unknown): Document | undefined {
+  if (spec === undefined || spec === null) return undefined;
+  if (typeof spec !== "object" || Array.isArray(spec))
+    throw commandError(ErrorCodes.TypeMismatch, "BSON field 'let' is the wrong type, expected type 'object'");
+  const names = Object.keys(spec as Document);
+  for (const name of names) {
+    if (!/^[a-z\u0080-\uffff][\w\u0080-\uffff]*$/.test(name)) {
+      throw commandError(16870, `'${name}' starts with an invalid character for a user variable name`);
+    }
+  }
+  if (names.length === 0) return undefined;
+  const [values] = runAggregation([{}], [{ $replaceWith: spec as Document }], () => []);
+  return values;
+}
+
+/** mingo's parse and evaluation errors as the CommandError mongod answers for the same mistake. */
+export function mongodError(err: unknown): CommandError {
+  if (err instanceof CommandError) return err;
+  const message = (err as Error)?.message ?? String(err);
+  let m: RegExpExecArray | null;
+  if ((m = /^unknown top level operator: (\S+)/.exec(message))) {
+    return commandError(
+      ErrorCodes.BadValue,
+      `unknown top level operator: ${m[1]}. If you have a field name that starts with a '$' symbol, consider using $getField or $setField.`,
+    );
+  }
+  if ((m = /^unknown query operator (\S+)/.exec(message))) return commandError(ErrorCodes.BadValue, `unknown operator: ${m[1]}`);
+  if ((m = /^unregistered pipeline operator (\$\w+)/.exec(message)))
+    return commandError(ErrorCodes.Location40324, `Unrecognized pipeline stage name: '${m[1]}'`);
+  if ((m = /^accumulator '(\$\w+)' is not registered/.exec(message)))
+    return commandError(ErrorCodes.InvalidPipelineOperator, `Unrecognized expression '${m[1]}'`);
+  if ((m = /(?:unregistered|unknown|unsupported) (?:expression )?operator:? '?(\$\w+)/i.exec(message))) {
+    return commandError(ErrorCodes.InvalidPipelineOperator, `Unrecognized expression '${m[1]}'`);
+  }
+  if ((m = /^Use of undefined variable: (\w+)/.exec(message))) return commandError(17276, `Use of undefined variable: ${m[1]}`);
+  if (err instanceof SyntaxError && message.startsWith("Invalid regular expression"))
+    return commandError(51091, `Regular expression is invalid: ${message}`);
+  return commandError(ErrorCodes.BadValue, message);
+}

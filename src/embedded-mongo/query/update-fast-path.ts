@@ -1,0 +1,157 @@
+// Direct application of the common field operators ($set, $unset, $inc, $mul, $min, $max, $currentDate, and $push
+// of values or of a plain $each, with or without an integer $slice) on
+// plain-object paths. mingo's updater rebuilds its whole operator context on every call, which costs ~100 µs;
+// this path copies only the objects along the modified paths (stored documents are never mutated).
+// Anything it does not cover (arrays on the path, positional operators, array operators) returns undefined
+// and the caller falls back to mingo.
+import type { Document } from "bson";
+import { compareValues, isPlainObject } from "./bson-order.ts";
+import { bsonTypeName } from "../bson/bson-type-names.ts";
+import { commandError, ErrorCodes } from "../bson/errors.ts";
+import { formatValue } from "../bson/format.ts";
+
+const FAST_OPERATORS = new Set(["$set", "$unset", "$inc", "$mul", "$min", "$max", "$currentDate", "$setOnInsert", "$push"]);
+
+/**
+ * What a $push appends (its argument, or the list of `{$each: [...]}`) and the integer $slice it keeps, if any;
+ * undefined for other modifiers ($sort, $position), left to mingo.
+ */
+function pushSpec(arg: unknown): { values: unknown[]; slice?: number } | undefined {
+  if (!isPlainObject(arg)) return { values: [arg] };
+  const keys = Object.keys(arg);
+  if (!keys.some((k) => k.startsWith("$"))) return { values: [arg] };
+  if (!Array.isArray(arg.$each)) return undefined;
+  if (keys.length === 1) return { values: arg.$each };
+  if (keys.length === 2 && Object.hasOwn(arg, "$slice") && Number.isInteger(arg.$slice)) return { values: arg.$each, slice: arg.$slice as number };
+  return undefined;
+}
+
+/** `parents`: the path's fields above `field`, the one the operator changes; `dotted`: the whole path. */
+type Op = [op: string, parents: string[], field: string, dotted: string, arg: unknown];
+
+/** Returns the updated document and whether it changed, or undefined when this path cannot apply the update. */
+export function applyFastUpdate(doc: Document, update: Document, inserting: boolean): { doc: Document; modified: boolean } | undefined {
+  const ops: Op[] = [];
+  for (const op of Object.keys(update)) {
+    if (!FAST_OPERATORS.has(op)) return undefined;
+    if (op === "$setOnInsert" && !inserting) continue;
+    const fields = update[op] as Document;
+    for (const path of Object.keys(fields)) {
+      if (path.includes("$") || path === "" || path.split(".").some((p) => p === "" || /^\d+$/.test(p))) return undefined;
+      const arg = fields[path];
+      if (op === "$currentDate" && arg !== true && !(isPlainObject(arg) && arg.$type === "date")) return undefined;
+      if (op === "$push" && pushSpec(arg) === undefined) return undefined;
+      const parents = path.split(".");
+      const field = parents.pop()!; // split gives at least one part
+      ops.push([op, parents, field, path, arg]);
+    }
+  }
+  // Every object on a modified path must be a plain object (or missing), else mingo handles array traversal.
+  for (const [, parents] of ops) {
+    let cur: unknown = doc;
+    for (const part of parents) {
+      cur = (cur as Document)[part];
+      if (cur === undefined) break;
+      if (!isPlainObject(cur)) return undefined;
+    }
+  }
+  const root: Document = { ...doc };
+  const copied = new Set<Document>([root]);
+  let modified = false;
+  const now = new Date();
+  for (const [op, parents, field, dotted, arg] of ops) {
+    // Walk down, copying each object on the path once (copy-on-write).
+    let parent = root;
+    let missingParent = false;
+    for (const part of parents) {
+      const next = parent[part];
+      if (next === undefined) {
+        if (op === "$unset") {
+          missingParent = true;
+          break;
+        }
+        const created: Document = {};
+        copied.add(created);
+        parent[part] = created;
+        parent = created;
+      } else {
+        let child = next as Document;
+        if (!copied.has(child)) {
+          child = { ...child };
+          copied.add(child);
+          parent[part] = child;
+        }
+        parent = child;
+      }
+    }
+    if (missingParent) continue;
+    const has = Object.hasOwn(parent, field);
+    const current = parent[field];
+    let next: unknown;
+    switch (op) {
+      case "$set":
+      case "$setOnInsert":
+        next = arg;
+        break;
+      case "$unset":
+        if (has) {
+          delete parent[field];
+          modified = true;
+        }
+        continue;
+      case "$inc":
+      case "$mul": {
+        if (typeof arg !== "number") {
+          throw commandError(
+            ErrorCodes.TypeMismatch,
+            `Cannot ${op === "$inc" ? "increment" : "multiply"} with non-numeric argument: {${dotted}: ${formatValue(arg)}}`,
+          );
+        }
+        if (!has) next = op === "$inc" ? arg : 0;
+        else if (typeof current === "number") next = op === "$inc" ? current + arg : current * arg;
+        else if (current !== null && typeof current === "object" && (current as { _bsontype?: string })._bsontype)
+          return undefined; // Long/Decimal128: mingo
+        else {
+          throw commandError(
+            ErrorCodes.TypeMismatch,
+            `Cannot apply ${op} to a value of non-numeric type. {_id: ${formatValue(doc._id)}} has the field '${field}' of non-numeric type ${bsonTypeName(current)}`,
+          );
+        }
+        break;
+      }
+      case "$min":
+        next = !has || compareValues(arg, current) < 0 ? arg : current;
+        break;
+      case "$max":
+        next = !has || compareValues(arg, current) > 0 ? arg : current;
+        break;
+      case "$currentDate":
+        next = now;
+        break;
+      case "$push": {
+        const { values, slice } = pushSpec(arg)!;
+        if (has && !Array.isArray(current)) {
+          throw commandError(
+            ErrorCodes.BadValue,
+            `The field '${field}' must be an array but is of type ${bsonTypeName(current)} in document {_id: ${formatValue(doc._id)}}`,
+          );
+        }
+        if (has && values.length === 0 && slice === undefined) continue;
+        const pushed = has ? [...(current as unknown[]), ...values] : [...values];
+        // $slice keeps the first n elements, or the last -n.
+        next = slice === undefined ? pushed : slice >= 0 ? pushed.slice(0, slice) : pushed.slice(Math.max(0, pushed.length + slice));
+        break;
+      }
+    }
+    if (!has || !sameValue(current, next)) {
+      parent[field] = next;
+      modified = true;
+    }
+  }
+  return { doc: modified ? root : doc, modified };
+}
+
+// Embedded documents compare field names in order, so a reordered object counts as a change, as in mongod.
+function sameValue(a: unknown, b: unknown): boolean {
+  return typeof a === typeof b && compareValues(a, b) === 0;
+}

@@ -1,0 +1,34 @@
+// Pipeline-style updates (`u: [ {$set: ...}, ... ]`): the stages mongod allows run over the one document; a
+// result without `_id` keeps the original one (mongod re-adds it), a different `_id` is an immutable-field error.
+import type { Document } from "bson";
+import { compareValues } from "./bson-order.ts";
+import { commandError, ErrorCodes } from "../bson/errors.ts";
+import { runAggregation } from "./matcher.ts";
+import { cloneDocument } from "../bson/clone.ts";
+import type { Collation } from "./collation.ts";
+
+const UPDATE_STAGES = new Set(["$addFields", "$set", "$project", "$unset", "$replaceRoot", "$replaceWith"]);
+
+export function validatePipelineUpdate(pipeline: Document[]): void {
+  for (const stage of pipeline) {
+    if (stage === null || typeof stage !== "object" || Array.isArray(stage)) {
+      throw commandError(ErrorCodes.TypeMismatch, "Each element of the 'pipeline' array must be an object");
+    }
+    const [name] = Object.keys(stage);
+    if (name === undefined) throw commandError(40323, "A pipeline stage specification object must contain exactly one field.");
+    if (!UPDATE_STAGES.has(name)) throw commandError(ErrorCodes.InvalidOptions, `${name} is not allowed to be used within an update`);
+  }
+}
+
+/** The document after the pipeline, `_id` first; throws 66 when the pipeline changed `_id`. */
+export function runPipelineUpdate(doc: Document, pipeline: Document[], variables?: Document, collation?: Collation): Document {
+  validatePipelineUpdate(pipeline);
+  const [result] = runAggregation([cloneDocument(doc)], pipeline, () => [], variables, collation);
+  if (!result || typeof result !== "object") throw commandError(ErrorCodes.BadValue, "The update pipeline did not produce a document");
+  if (doc._id === undefined) return result;
+  if (result._id === undefined) return { _id: doc._id, ...result };
+  if (compareValues(result._id, doc._id) !== 0) {
+    throw commandError(ErrorCodes.ImmutableField, "Performing an update on the path '_id' would modify the immutable field '_id'");
+  }
+  return result;
+}

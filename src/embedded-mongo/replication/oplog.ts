@@ -1,0 +1,238 @@
+// The oplog: one entry per write (insert, update/replace, delete, and namespace commands), each stamped with a
+// strictly increasing cluster Timestamp. Change streams read it; durable mode journals it. The in-memory copy
+// is capped (oldest entries are dropped), like mongod's capped oplog collection.
+import { Timestamp, type Binary, type Document } from "bson";
+import { describeUpdate, type UpdateDescription } from "../query/update-description.ts";
+import type { NamespaceCommand, WriteListener, WrittenCollection } from "../storage/write-listener.ts";
+
+interface EntryBase {
+  /** Position in the oplog, 1, 2, 3... (never reused, survives restarts in durable mode). */
+  seq: number;
+  ts: Timestamp;
+  wall: Date;
+  db: string;
+}
+
+/** What a document write records about its collection besides the namespace. */
+interface DocumentEntryBase extends EntryBase {
+  coll: string;
+  /** The collection's UUID (absent in entries journaled before UUIDs were recorded). */
+  uuid?: Binary | undefined;
+  /** A write to a time-series collection: mongod's change streams never show these (they go to its buckets). */
+  timeseries?: boolean;
+}
+
+export interface InsertEntry extends DocumentEntryBase {
+  op: "i";
+  doc: Document;
+  /** Whether the collection records pre- and post-images (changeStreamPreAndPostImages). */
+  images: boolean;
+}
+
+export interface UpdateEntry extends DocumentEntryBase {
+  op: "u";
+  /** The document before (absent for an entry reloaded from the journal, which keeps only `description`). */
+  pre?: Document;
+  post: Document;
+  /** Set when `pre` is absent: the updateDescription computed when the write was journaled. */
+  description?: UpdateDescription | undefined;
+  /** A replacement-style update (a "replace" event) rather than an operator or pipeline update. */
+  replacement: boolean;
+  images: boolean;
+}
+
+export interface DeleteEntry extends DocumentEntryBase {
+  op: "d";
+  /** The deleted document (only its _id for an entry reloaded from the journal). */
+  pre: Document;
+  images: boolean;
+}
+
+export type CommandEntry = EntryBase & { op: "c" } & NamespaceCommand;
+
+export type OplogEntry = InsertEntry | UpdateEntry | DeleteEntry | CommandEntry;
+
+/** The updateDescription of an update entry, from its before and after documents or as journaled. */
+export function updateDescriptionOf(entry: UpdateEntry): UpdateDescription {
+  return entry.description ?? describeUpdate(entry.pre ?? {}, entry.post);
+}
+
+export function compareTimestamps(a: Timestamp, b: Timestamp): number {
+  const ta = a.high >>> 0;
+  const tb = b.high >>> 0;
+  if (ta !== tb) return ta < tb ? -1 : 1;
+  const ia = a.low >>> 0;
+  const ib = b.low >>> 0;
+  return ia === ib ? 0 : ia < ib ? -1 : 1;
+}
+
+type EntryInput = OplogEntry extends infer E ? (E extends OplogEntry ? Omit<E, "seq" | "ts" | "wall"> : never) : never;
+
+export class Oplog implements WriteListener {
+  private entries: OplogEntry[] = [];
+  /** Index in `entries` of the oldest retained entry (the array is compacted now and then). */
+  private head = 0;
+  private lastT = 0;
+  private lastI = 0;
+  /** Seq of the newest entry (0: none yet). */
+  lastSeq = 0;
+  /** Entries up to this seq may be read by change streams (in durable mode: once they are on disk). */
+  visibleSeq = 0;
+  /** The oldest timestamp a change stream may resume from: older history is gone (trimmed or before a restart). */
+  historyStart: Timestamp;
+  /**
+   * The oldest time a snapshot read can be rebuilt at: the server's start (entries replayed from the journal keep
+   * no before-images) or the newest trimmed entry.
+   */
+  snapshotHistoryStart: Timestamp;
+  /** Called with every new entry (the journal). */
+  onAppend?: (entry: OplogEntry) => void;
+  private readonly visibleListeners = new Set<() => void>();
+  private notifyScheduled = false;
+
+  constructor(
+    readonly maxEntries = 100_000,
+    /** Whether entries become visible as soon as they are applied (false: the journal makes them visible). */
+    private readonly visibleOnAppend = true,
+  ) {
+    this.lastT = Math.floor(Date.now() / 1000);
+    this.historyStart = new Timestamp({ t: this.lastT, i: 0 });
+    this.snapshotHistoryStart = this.historyStart;
+  }
+
+  /** The newest timestamp handed out (the cluster time). */
+  get lastTimestamp(): Timestamp {
+    return new Timestamp({ t: this.lastT, i: this.lastI });
+  }
+
+  /** Timestamp of the newest entry change streams may see (the majority commit point of this one-member set). */
+  get visibleTimestamp(): Timestamp {
+    return this.bySeq(this.visibleSeq)?.ts ?? this.lastTimestamp;
+  }
+
+  /** Continues numbering after a restart from what the journal and snapshot held. */
+  restore(seq: number, ts: Timestamp): void {
+    this.lastSeq = Math.max(this.lastSeq, seq);
+    this.visibleSeq = this.lastSeq;
+    if (compareTimestamps(ts, this.lastTimestamp) > 0) {
+      this.lastT = ts.high >>> 0;
+      this.lastI = ts.low >>> 0;
+    }
+    this.historyStart = this.lastTimestamp;
+    this.snapshotHistoryStart = this.lastTimestamp;
+  }
+
+  /**
+   * Takes back the entries journaled since the last snapshot (start-up of a durable server), so change streams
+   * resume across a restart; history before `historyStart` (the snapshot) is gone.
+   */
+  seed(entries: OplogEntry[], historyStart: Timestamp): void {
+    const kept = entries.slice(-this.maxEntries);
+    const dropped = entries.length - kept.length;
+    this.entries = kept;
+    this.head = 0;
+    this.historyStart = dropped > 0 ? entries[dropped - 1]!.ts : historyStart;
+  }
+
+  /** Timestamps: seconds since the epoch plus an increment within the second, never going backwards. */
+  private nextTimestamp(): Timestamp {
+    const now = Math.floor(Date.now() / 1000);
+    if (now > this.lastT) {
+      this.lastT = now;
+      this.lastI = 1;
+    } else {
+      this.lastI++;
+    }
+    return new Timestamp({ t: this.lastT, i: this.lastI });
+  }
+
+  append(input: EntryInput): OplogEntry {
+    const entry = { ...input, seq: ++this.lastSeq, ts: this.nextTimestamp(), wall: new Date() } as OplogEntry;
+    this.entries.push(entry);
+    if (this.entries.length - this.head > this.maxEntries) this.trim();
+    this.onAppend?.(entry);
+    if (this.visibleOnAppend) this.makeVisible(entry.seq);
+    return entry;
+  }
+
+  /** Drops the oldest retained entry (called only when more than maxEntries are retained). */
+  private trim(): void {
+    const dropped = this.entries[this.head]!;
+    this.head++;
+    // The next resumable point is right after the dropped entry.
+    this.historyStart = dropped.ts;
+    if (compareTimestamps(dropped.ts, this.snapshotHistoryStart) > 0) this.snapshotHistoryStart = dropped.ts;
+    if (this.head > this.maxEntries / 4) {
+      this.entries = this.entries.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  makeVisible(seq: number): void {
+    if (seq <= this.visibleSeq) return;
+    this.visibleSeq = seq;
+    // Waiters run after the current command has finished (commands stay atomic).
+    if (this.notifyScheduled || this.visibleListeners.size === 0) return;
+    this.notifyScheduled = true;
+    queueMicrotask(() => {
+      this.notifyScheduled = false;
+      for (const listener of [...this.visibleListeners]) listener();
+    });
+  }
+
+  onVisible(listener: () => void): () => void {
+    this.visibleListeners.add(listener);
+    return () => this.visibleListeners.delete(listener);
+  }
+
+  /** The retained entry with this seq, undefined when it was trimmed or does not exist yet. */
+  bySeq(seq: number): OplogEntry | undefined {
+    const first = this.entries[this.head];
+    if (!first) return undefined;
+    return this.entries[this.head + (seq - first.seq)];
+  }
+
+  /** Seq of the oldest retained entry (lastSeq + 1 when none is retained). */
+  get firstSeq(): number {
+    return this.entries[this.head]?.seq ?? this.lastSeq + 1;
+  }
+
+  /** Seq of the first retained entry whose timestamp is >= ts (lastSeq + 1 when none). */
+  seqAtOrAfter(ts: Timestamp): number {
+    let lo = this.head;
+    let hi = this.entries.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareTimestamps(this.entries[mid]!.ts, ts) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return this.entries[lo]?.seq ?? this.lastSeq + 1;
+  }
+
+  // WriteListener: the write path of the Store reports here.
+  inserted(coll: WrittenCollection, doc: Document): void {
+    this.append({ op: "i", ...documentEntryBase(coll), doc, images: recordsImages(coll) });
+  }
+
+  updated(coll: WrittenCollection, pre: Document, post: Document, replacement: boolean): void {
+    this.append({ op: "u", ...documentEntryBase(coll), pre, post, replacement, images: recordsImages(coll) });
+  }
+
+  deleted(coll: WrittenCollection, pre: Document): void {
+    this.append({ op: "d", ...documentEntryBase(coll), pre, images: recordsImages(coll) });
+  }
+
+  command(db: string, command: NamespaceCommand): void {
+    this.append({ op: "c", db, ...command } as EntryInput);
+  }
+}
+
+function documentEntryBase(coll: WrittenCollection): Pick<DocumentEntryBase, "db" | "coll" | "uuid" | "timeseries"> {
+  const base: Pick<DocumentEntryBase, "db" | "coll" | "uuid" | "timeseries"> = { db: coll.db, coll: coll.name, uuid: coll.uuid };
+  if (coll.options.timeseries) base.timeseries = true;
+  return base;
+}
+
+function recordsImages(coll: WrittenCollection): boolean {
+  return (coll.options.changeStreamPreAndPostImages as Document | undefined)?.enabled === true;
+}

@@ -1,0 +1,356 @@
+// One secondary (or _id) index: key generation as mongod does it (multikey, sparse, partial) over an ordered set.
+import type { Document } from "bson";
+import { compareValues, valuesAtParts } from "../query/bson-order.ts";
+import { commandError, ErrorCodes } from "../bson/errors.ts";
+import { OrderedSet, type Position } from "./ordered-set.ts";
+import { formatValue } from "../bson/format.ts";
+import type { Query } from "mingo/query";
+import { createQuery } from "../query/matcher.ts";
+import { type Collation, parseCollation } from "../query/collation.ts";
+
+export interface IndexEntry {
+  key: unknown[];
+  rid: number;
+}
+
+export type IndexField = [path: string, direction: 1 | -1];
+
+export class CollectionIndex {
+  readonly name: string;
+  readonly fields: IndexField[];
+  private readonly fieldParts: string[][];
+  readonly unique: boolean;
+  readonly sparse: boolean;
+  readonly partialFilterExpression: Document | undefined;
+  /** Changed in place by collMod, as are `hidden` and the spec fields they mirror. */
+  expireAfterSeconds?: number;
+  /** A hidden index is maintained but never chosen by the planner (mongod's `hidden: true`). */
+  hidden: boolean;
+  /** The spec as listIndexes reports it. */
+  readonly spec: Document;
+  readonly entries: OrderedSet<IndexEntry>;
+  /** Set once any document produced several keys; multikey indexes cannot intersect range bounds or give order. */
+  multikey = false;
+  /**
+   * Unique indexes also keep canonical key string -> record id, so a point lookup or a uniqueness check is one
+   * hash probe instead of a walk down the ordered set (fewer cache misses on large collections).
+   */
+  private readonly hash?: Map<string, number>;
+  /** Entries whose key has a value without a canonical string; while any exist the hash is not trusted. */
+  private unhashable = 0;
+  private readonly partialQuery?: Query;
+  /** The index's collation (spec.collation): its keys are ordered and compared under it. Undefined: binary. */
+  readonly collation: Collation | undefined;
+  /**
+   * The top-level fields a document's keys depend on (the key paths and the partial filter's), or null when that
+   * cannot be told. Stored documents are never changed in place, so a write that leaves each of these fields the
+   * same value (the same object) leaves the keys as they were.
+   */
+  readonly dependsOn: ReadonlySet<string> | null;
+
+  constructor(spec: Document) {
+    this.spec = spec;
+    this.name = String(spec.name);
+    this.fields = Object.entries(spec.key as Document).map(([path, dir]) => [path, Number(dir) < 0 ? -1 : 1] as IndexField);
+    this.fieldParts = this.fields.map(([path]) => path.split("."));
+    this.unique = spec.unique === true || spec.name === "_id_";
+    this.sparse = spec.sparse === true;
+    this.partialFilterExpression = spec.partialFilterExpression as Document | undefined;
+    this.collation = spec.collation === undefined ? undefined : (parseCollation(spec.collation) ?? undefined);
+    const strings = this.collation?.compare;
+    if (this.partialFilterExpression) this.partialQuery = createQuery(this.partialFilterExpression, undefined, this.collation);
+    if (typeof spec.expireAfterSeconds === "number") this.expireAfterSeconds = spec.expireAfterSeconds;
+    this.hidden = spec.hidden === true;
+    this.dependsOn = topLevelFields(
+      this.fields.map(([path]) => path),
+      this.partialFilterExpression,
+    );
+    // Keys equal under a collation have no canonical string: a collated index has no hash.
+    if (this.unique && !this.collation) this.hash = new Map();
+    const dirs = this.fields.map(([, d]) => d);
+    this.entries = new OrderedSet<IndexEntry>((a, b) => {
+      for (let i = 0; i < dirs.length; i++) {
+        const c = compareValues(a.key[i], b.key[i], strings);
+        if (c) return c * dirs[i]!;
+      }
+      return a.rid - b.rid;
+    });
+  }
+
+  get keyPattern(): Document {
+    return this.spec.key as Document;
+  }
+
+  /** Index keys of a document; empty when sparse/partial rules leave it out of the index. */
+  keysFor(doc: Document): unknown[][] {
+    if (this.partialQuery && !this.partialQuery.test(doc)) return [];
+    const perField: unknown[][] = [];
+    let arrayFields: string[] = [];
+    let present = false;
+    for (let f = 0; f < this.fields.length; f++) {
+      const [path] = this.fields[f]!;
+      const found = valuesAtParts(doc, this.fieldParts[f]!); // one parts list per field
+      if (found.length) present = true;
+      const values: unknown[] = [];
+      let sawArray = found.length > 1;
+      for (const v of found) {
+        if (Array.isArray(v)) {
+          sawArray = true;
+          // An empty array is indexed as undefined, which sorts and matches like null.
+          if (v.length === 0) values.push(null);
+          else for (const el of v) values.push(el === undefined ? null : el);
+        } else values.push(v === undefined ? null : v);
+      }
+      if (sawArray) arrayFields.push(path);
+      perField.push(values.length ? dedupe(values, this.collation) : [null]);
+    }
+    if (this.sparse && !present) return [];
+    if (arrayFields.length > 1) {
+      arrayFields = arrayFields.reverse();
+      throw commandError(ErrorCodes.CannotIndexParallelArrays, `cannot index parallel arrays [${arrayFields[0]}] [${arrayFields[1]}]`);
+    }
+    if (perField.every((v) => v.length === 1)) return [perField.map((v) => v[0])];
+    let keys: unknown[][] = [[]];
+    for (const values of perField) keys = keys.flatMap((k) => values.map((v) => [...k, v]));
+    return keys;
+  }
+
+  noteMultikey(keys: unknown[][]): void {
+    if (keys.length > 1) this.multikey = true;
+  }
+
+  /** A key of `keys` already held by another record, if any. */
+  findConflict(keys: unknown[][], rid: number): unknown[] | undefined {
+    if (!this.unique) return undefined;
+    for (const key of keys) {
+      const owner = this.hashLookup(key);
+      if (owner !== undefined) {
+        if (owner !== null && owner !== rid) return key;
+        continue;
+      }
+      const pos = this.seekKey(key);
+      let conflict = false;
+      this.entries.forwardFrom(pos, (e) => {
+        if (this.compareKeys(e.key, key) !== 0) return false;
+        if (e.rid !== rid) conflict = true;
+        return !conflict;
+      });
+      if (conflict) return key;
+    }
+    return undefined;
+  }
+
+  add(keys: unknown[][], rid: number): void {
+    for (const key of keys) {
+      this.entries.insert({ key, rid });
+      if (this.hash) {
+        const h = hashKey(key);
+        if (h === undefined) this.unhashable++;
+        else this.hash.set(h, rid);
+      }
+    }
+    this.noteMultikey(keys);
+  }
+
+  /**
+   * Moves record `rid` from `oldKeys` to `newKeys`, touching only the keys that differ: a write adding one element
+   * to a long indexed array changes one entry, not all of them. Keys without a canonical string are all moved.
+   */
+  replaceKeys(oldKeys: unknown[][], newKeys: unknown[][], rid: number): void {
+    const oldByHash = new Map<string, unknown[]>();
+    for (const key of oldKeys) {
+      const h = hashKey(key);
+      if (h === undefined) {
+        this.moveAll(oldKeys, newKeys, rid);
+        return;
+      }
+      oldByHash.set(h, key);
+    }
+    const added: unknown[][] = [];
+    for (const key of newKeys) {
+      const h = hashKey(key);
+      if (h === undefined) {
+        this.moveAll(oldKeys, newKeys, rid);
+        return;
+      }
+      if (!oldByHash.delete(h)) added.push(key);
+    }
+    this.remove([...oldByHash.values()], rid);
+    this.add(added, rid);
+    this.noteMultikey(newKeys);
+  }
+
+  private moveAll(oldKeys: unknown[][], newKeys: unknown[][], rid: number): void {
+    this.remove(oldKeys, rid);
+    this.add(newKeys, rid);
+  }
+
+  remove(keys: unknown[][], rid: number): void {
+    for (const key of keys) {
+      if (!this.entries.delete({ key, rid }) || !this.hash) continue;
+      const h = hashKey(key);
+      if (h === undefined) this.unhashable--;
+      else if (this.hash.get(h) === rid) this.hash.delete(h);
+    }
+  }
+
+  /**
+   * For a unique index: the record holding exactly `key` (null: none), or undefined when the hash cannot answer
+   * (not unique, a value without canonical string, or unhashable entries present).
+   */
+  hashLookup(key: unknown[]): number | null | undefined {
+    if (!this.hash || this.unhashable > 0 || key.length !== this.fields.length) return undefined;
+    const h = hashKey(key);
+    if (h === undefined) return undefined;
+    return this.hash.get(h) ?? null;
+  }
+
+  /** Record ids whose key equals `key` exactly (all fields). */
+  lookup(key: unknown[]): number[] {
+    const owner = this.hashLookup(key);
+    if (owner !== undefined) return owner === null ? [] : [owner];
+    const rids: number[] = [];
+    this.entries.forwardFrom(this.seekKey(key), (e) => {
+      if (this.compareKeys(e.key, key) !== 0) return false;
+      rids.push(e.rid);
+      return true;
+    });
+    return rids;
+  }
+
+  seekKey(key: unknown[]): Position {
+    return this.entries.seek((e) => this.compareKeys(e.key, key) < 0);
+  }
+
+  /** Compares the first key.length fields in index order (direction applied). */
+  compareKeys(entryKey: unknown[], key: unknown[]): number {
+    const strings = this.collation?.compare;
+    for (let i = 0; i < key.length; i++) {
+      const c = compareValues(entryKey[i], key[i], strings);
+      if (c) return c * this.fields[i]![1]; // a key never has more fields than the index
+    }
+    return 0;
+  }
+
+  duplicateKeyError(ns: string, key: unknown[]): Error {
+    const keyValue: Document = {};
+    this.fields.forEach(([path], i) => (keyValue[path] = key[i]));
+    const shown = this.fields.map(([path], i) => `${path}: ${formatValue(key[i])}`).join(", ");
+    return commandError(ErrorCodes.DuplicateKey, `E11000 duplicate key error collection: ${ns} index: ${this.name} dup key: { ${shown} }`, {
+      keyPattern: this.keyPattern,
+      keyValue,
+    });
+  }
+}
+
+/**
+ * Canonical string of an index key: equal under BSON comparison <=> equal strings, for the value types that
+ * dominate lookups (numbers of any width, strings, ObjectId, dates, booleans, null). Undefined for the rest.
+ */
+function hashKey(key: unknown[]): string | undefined {
+  let out = "";
+  for (const v of key) {
+    const part = hashValue(v);
+    if (part === undefined) return undefined;
+    out += key.length === 1 ? part : `${part.length}:${part}`;
+  }
+  return out;
+}
+
+function hashValue(v: unknown): string | undefined {
+  switch (typeof v) {
+    case "string":
+      return `s${v}`;
+    case "number":
+      if (Number.isNaN(v)) return "nNaN";
+      if (Number.isSafeInteger(v) || !Number.isInteger(v)) return `n${Object.is(v, -0) ? 0 : v}`;
+      return `n${BigInt(v).toString()}`;
+    case "boolean":
+      return v ? "b1" : "b0";
+    case "object": {
+      if (v === null) return "z";
+      if (v instanceof Date) return `d${v.getTime()}`;
+      const t = (v as { _bsontype?: string })._bsontype;
+      if (t === "ObjectId") return `o${(v as { toHexString(): string }).toHexString()}`;
+      if (t === "Long") {
+        const big = (v as { toBigInt(): bigint }).toBigInt();
+        const n = Number(big);
+        return `n${Number.isSafeInteger(n) ? String(n) : big.toString()}`;
+      }
+      return undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** `values` without repeats (equal as index keys compare). Linear by canonical string when every value has one. */
+function dedupe(values: unknown[], collation?: Collation): unknown[] {
+  if (values.length < 2) return values;
+  if (!collation) {
+    const seen = new Set<string>();
+    const unique: unknown[] = [];
+    for (const v of values) {
+      const h = hashValue(v);
+      if (h === undefined) return dedupePairwise(values, collation);
+      if (!seen.has(h)) {
+        seen.add(h);
+        unique.push(v);
+      }
+    }
+    return unique;
+  }
+  return dedupePairwise(values, collation);
+}
+
+/** Quadratic, for values without a canonical string (and collated strings, equal without being the same). */
+function dedupePairwise(values: unknown[], collation?: Collation): unknown[] {
+  const out: unknown[] = [];
+  for (const v of values) if (!out.some((o) => compareValues(o, v, collation?.compare) === 0)) out.push(v);
+  return out;
+}
+
+export function sameKeys(a: unknown[][], b: unknown[][]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    for (let j = 0; j < x.length; j++) if (compareValues(x[j], y[j]) !== 0 || typeof x[j] !== typeof y[j]) return false;
+  }
+  return true;
+}
+
+/** Default index name, as mongod derives it from the key pattern: `a_1_b_-1`. */
+export function defaultIndexName(key: Document): string {
+  return Object.entries(key)
+    .map(([k, v]) => `${k}_${v}`)
+    .join("_");
+}
+
+/** The first components of `paths` and of the field paths in `filter`; null for a wildcard or an operator it cannot read. */
+function topLevelFields(paths: string[], filter: Document | undefined): Set<string> | null {
+  const fields = new Set<string>();
+  for (const path of paths) {
+    if (path.includes("$**") || path.startsWith("$")) return null;
+    fields.add(path.split(".")[0]!);
+  }
+  const visit = (clause: Document): boolean => {
+    for (const [key, value] of Object.entries(clause)) {
+      if (!key.startsWith("$")) {
+        fields.add(key.split(".")[0]!);
+        continue;
+      }
+      // $and/$or/$nor hold clauses of fields; anything else ($expr, $where...) may read any field.
+      if (!["$and", "$or", "$nor"].includes(key) || !Array.isArray(value)) return false;
+      for (const sub of value) if (sub === null || typeof sub !== "object" || !visit(sub as Document)) return false;
+    }
+    return true;
+  };
+  return filter === undefined || visit(filter) ? fields : null;
+}
+
+/** Whether `after` holds the very same value as `before` in each of `fields`. */
+export function sameFields(fields: ReadonlySet<string>, before: Document, after: Document): boolean {
+  for (const field of fields) if (before[field] !== after[field]) return false;
+  return true;
+}

@@ -1,6 +1,6 @@
 // The REST surface of svc.v1.EventsService.
 import { EventsService } from "../../gen/svc/v1/events_pb.ts";
-import { eventJson } from "../representations/events.ts";
+import { eventJson, eventListSchema, eventSchema } from "../representations/events.ts";
 import { jsonList } from "../representations/json-values.ts";
 import { describeService } from "./method-description.ts";
 
@@ -14,7 +14,7 @@ export const eventsApi = describeService(EventsService, {
       summary: "List events",
       description: "The events of the key's project and environment of the last 30 days, newest first; `type` filters by event type.",
       tag: TAG,
-      success: { schema: "EventList", description: "Events, newest first." },
+      success: { schema: eventListSchema, description: "Events, newest first." },
     },
   },
   getEvent: {
@@ -24,7 +24,7 @@ export const eventsApi = describeService(EventsService, {
       summary: "Retrieve an event",
       description: "An event of the last 30 days, as its webhook deliveries carry it (without `created` and `project_id`).",
       tag: TAG,
-      success: { schema: "Event", description: "The event." },
+      success: { schema: eventSchema, description: "The event." },
     },
   },
 });

@@ -1,9 +1,22 @@
 // The REST surface of phone verification, KYC sessions and the sandbox drivers of KYC sessions.
 import { KycSessionsService, PhoneVerificationService, SandboxService } from "../../gen/svc/v1/identity_pb.ts";
 import { jsonList } from "../representations/json-values.ts";
-import { kycSessionJson, phoneVerificationJson } from "../representations/identity.ts";
+import {
+  createKycSessionRequestSchema,
+  KYC_SESSION_EXAMPLES,
+  kycSessionJson,
+  kycSessionListSchema,
+  kycSessionSchema,
+  rejectKycSessionRequestSchema,
+} from "../representations/kyc-sessions.ts";
+import {
+  APPROVED_PHONE_VERIFICATION_EXAMPLE,
+  checkPhoneVerificationRequestSchema,
+  phoneVerificationJson,
+  phoneVerificationSchema,
+  startPhoneVerificationRequestSchema,
+} from "../representations/phone-verifications.ts";
 import { describeService } from "./method-description.ts";
-import { STATE_EXAMPLES } from "./openapi-examples.ts";
 
 const VERIFICATION = "Phone verification";
 const KYC = "KYC sessions";
@@ -21,8 +34,8 @@ export const phoneVerificationApi = describeService(PhoneVerificationService, {
         "after `expired` or `max_attempts_reached` it issues a new code with 5 attempts. At most one send per 30 seconds and 5 per rolling hour (429 with the exact Retry-After). " +
         "Sandbox: no SMS, the code is always `000000`, and a phone ending in `0503` answers 503 verification_unavailable.",
       tag: VERIFICATION,
-      success: { schema: "PhoneVerification", description: "The verification, `pending`." },
-      requestBody: { schema: "StartPhoneVerificationRequest", required: false },
+      success: { schema: phoneVerificationSchema, description: "The verification, `pending`." },
+      requestBody: { schema: startPhoneVerificationRequestSchema, required: false },
       errors: ["already_verified", "verification_unavailable"],
     },
   },
@@ -34,8 +47,8 @@ export const phoneVerificationApi = describeService(PhoneVerificationService, {
       summary: "Check a verification code",
       description: "The right code approves the verification and sets the user's `verified`; a wrong one uses one of the code's 5 attempts.",
       tag: VERIFICATION,
-      success: { schema: "PhoneVerification", description: "The verification, `approved`.", example: STATE_EXAMPLES.phoneVerificationApproved },
-      requestBody: { schema: "CheckPhoneVerificationRequest", required: true },
+      success: { schema: phoneVerificationSchema, description: "The verification, `approved`.", example: APPROVED_PHONE_VERIFICATION_EXAMPLE },
+      requestBody: { schema: checkPhoneVerificationRequestSchema, required: true },
       errors: ["already_verified", "no_pending_verification", "verification_expired", "verification_attempts_exceeded", "invalid_verification_code"],
     },
   },
@@ -47,7 +60,7 @@ export const phoneVerificationApi = describeService(PhoneVerificationService, {
       summary: "Retrieve the latest phone verification",
       description: "The user's latest verification with its attempts and sends remaining and when the next send is allowed; never the code.",
       tag: VERIFICATION,
-      success: { schema: "PhoneVerification", description: "The latest verification, whatever its status." },
+      success: { schema: phoneVerificationSchema, description: "The latest verification, whatever its status." },
       errors: ["no_pending_verification"],
     },
   },
@@ -62,8 +75,8 @@ export const kycSessionsApi = describeService(KycSessionsService, {
       description:
         "The user's `kyc_status` becomes `pending`; a session of the user still `requires_input` is canceled. The session expires after 24 hours if not submitted.",
       tag: KYC,
-      success: { schema: "KycSession", description: "The session, `requires_input`, with the `url` of its verification page." },
-      requestBody: { schema: "CreateKycSessionRequest", required: false },
+      success: { schema: kycSessionSchema, description: "The session, `requires_input`, with the `url` of its verification page." },
+      requestBody: { schema: createKycSessionRequestSchema, required: false },
       errors: ["feature_unavailable", "user_suspended", "invalid_state", "kyc_session_unavailable"],
     },
   },
@@ -74,7 +87,7 @@ export const kycSessionsApi = describeService(KycSessionsService, {
       summary: "Retrieve a KYC session",
       description: "The session with its status, its verification page's `url` and, once rejected, `last_error`.",
       tag: KYC,
-      success: { schema: "KycSession", description: "The session." },
+      success: { schema: kycSessionSchema, description: "The session." },
     },
   },
   listUserKycSessions: {
@@ -84,7 +97,7 @@ export const kycSessionsApi = describeService(KycSessionsService, {
       summary: "List a user's KYC sessions",
       description: "Newest first, whatever their status.",
       tag: KYC,
-      success: { schema: "KycSessionList", description: "Sessions, newest first." },
+      success: { schema: kycSessionListSchema, description: "Sessions, newest first." },
     },
   },
   cancelKycSession: {
@@ -94,7 +107,7 @@ export const kycSessionsApi = describeService(KycSessionsService, {
       summary: "Cancel a KYC session",
       description: "Only from `requires_input`; the user's `kyc_status` goes back to what it was before the session.",
       tag: KYC,
-      success: { schema: "KycSession", description: "The session, `canceled`.", example: STATE_EXAMPLES.kycSessionCanceled },
+      success: { schema: kycSessionSchema, description: "The session, `canceled`.", example: KYC_SESSION_EXAMPLES.canceled },
       errors: ["invalid_state"],
     },
   },
@@ -109,7 +122,7 @@ export const sandboxApi = describeService(SandboxService, {
       summary: "Sandbox: submit a KYC session",
       description: "As if the end user completed the verification page: `requires_input` -> `processing`.",
       tag: SANDBOX,
-      success: { schema: "KycSession", description: "The session, `processing`.", example: STATE_EXAMPLES.kycSessionProcessing },
+      success: { schema: kycSessionSchema, description: "The session, `processing`.", example: KYC_SESSION_EXAMPLES.processing },
       errors: ["invalid_state"],
     },
   },
@@ -121,7 +134,7 @@ export const sandboxApi = describeService(SandboxService, {
       summary: "Sandbox: approve a KYC session",
       description: "From `requires_input` or `processing`: the user's `kyc_status` becomes `approved` and `kyc.approved` is emitted.",
       tag: SANDBOX,
-      success: { schema: "KycSession", description: "The session, `approved`.", example: STATE_EXAMPLES.kycSessionApproved },
+      success: { schema: kycSessionSchema, description: "The session, `approved`.", example: KYC_SESSION_EXAMPLES.approved },
       errors: ["invalid_state"],
     },
   },
@@ -134,8 +147,8 @@ export const sandboxApi = describeService(SandboxService, {
       description:
         "From `requires_input` or `processing`: the user's `kyc_status` becomes `rejected` and `kyc.rejected` is emitted; `reason` goes to `last_error`.",
       tag: SANDBOX,
-      success: { schema: "KycSession", description: "The session, `rejected`.", example: STATE_EXAMPLES.kycSessionRejected },
-      requestBody: { schema: "RejectKycSessionRequest", required: false },
+      success: { schema: kycSessionSchema, description: "The session, `rejected`.", example: KYC_SESSION_EXAMPLES.rejected },
+      requestBody: { schema: rejectKycSessionRequestSchema, required: false },
       errors: ["invalid_state"],
     },
   },

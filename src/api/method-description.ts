@@ -5,6 +5,7 @@
 import type { DescMessage, DescMethod, DescService, MessageShape } from "@bufbuild/protobuf";
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
 import type { ErrorCode } from "../domain/errors.ts";
+import type { TSchema } from "../representations/json-schema.ts";
 import { restRouteOf, type RestRoute } from "./rest-route-table.ts";
 
 /** What `null` means for a body field: the same as leaving it out, clear it (PATCH), or a type error. */
@@ -19,12 +20,12 @@ export interface OperationDoc {
   description?: string;
   tag: string;
   /**
-   * The success response's schema (a component name) and description; the status is the method's. `example`: an
-   * answer of this operation, shown beside the schema (it must validate against it).
+   * The success response's schema (its definition in representations/) and description; the status is the
+   * method's. `example`: an answer of this operation, shown beside the schema (it must validate against it).
    */
-  success: { schema: string; description: string; example?: unknown };
+  success: { schema: TSchema; description: string; example?: unknown };
   /** Schema of the JSON body; methods without one refuse any field (422 validation_error). `example`: a body it takes. */
-  requestBody?: { schema: string; required: boolean; example?: unknown };
+  requestBody?: { schema: TSchema; required: boolean; example?: unknown };
   /** Codes of the method's own rules and conflicts; codes every route of its kind answers are added from the route. */
   errors?: ErrorCode[];
 }

@@ -1,7 +1,7 @@
 // The REST surface of svc.v1.RequestLogsService.
 import { RequestLogsService } from "../../gen/svc/v1/request_logs_pb.ts";
 import { jsonList } from "../representations/json-values.ts";
-import { requestLogJson } from "../representations/request-logs.ts";
+import { requestLogJson, requestLogListSchema, requestLogSchema } from "../representations/request-logs.ts";
 import { describeService } from "./method-description.ts";
 
 const TAG = "Request logs";
@@ -16,7 +16,7 @@ export const requestLogsApi = describeService(RequestLogsService, {
         "The calls of the key's project and environment of the last 30 days through every door (REST, Connect, gRPC, the dashboard), " +
         "newest first, filtered by `status` (`404` or `4xx`), `error_code`, `method`, `route`, `source`, `idempotency_key` and `created`.",
       tag: TAG,
-      success: { schema: "RequestLogList", description: "Request logs, newest first." },
+      success: { schema: requestLogListSchema, description: "Request logs, newest first." },
     },
   },
   getRequestLog: {
@@ -26,7 +26,7 @@ export const requestLogsApi = describeService(RequestLogsService, {
       summary: "Retrieve a request log",
       description: "The log of one call, by its request id: the `X-Request-Id` of its answer (also of a refusal).",
       tag: TAG,
-      success: { schema: "RequestLog", description: "The request log." },
+      success: { schema: requestLogSchema, description: "The request log." },
     },
   },
 });

@@ -2,68 +2,23 @@
 import { SandboxTransactionsService, TransactionsService } from "../../gen/svc/v1/transactions_pb.ts";
 import { MAX_COMPLETE_AFTER_SECONDS } from "../domain/money.ts";
 import { jsonList } from "../representations/json-values.ts";
-import { transactionJson, type TransactionJson } from "../representations/transactions.ts";
+import {
+  createSandboxDepositRequestSchema,
+  createWithdrawalRequestSchema,
+  failSandboxTransactionRequestSchema,
+  REQUEST_EXAMPLES,
+} from "../representations/transaction-requests.ts";
+import {
+  SETTLED_TRANSACTIONS_EXAMPLE,
+  TRANSACTION_EXAMPLES,
+  transactionJson,
+  transactionListSchema,
+  transactionSchema,
+} from "../representations/transactions.ts";
 import { describeService } from "./method-description.ts";
 
 const TAG = "Transactions";
 const SANDBOX_TAG = "Sandbox";
-
-/** A sandbox user's transaction as the API answers it: the OpenAPI examples of the money schemas and operations. */
-function exampleTransaction(fields: Partial<TransactionJson> & Pick<TransactionJson, "id" | "type" | "status">): TransactionJson {
-  const deposit = fields.type === "deposit";
-  return {
-    object: "transaction",
-    user_id: "482915736",
-    wallet_id: "wal_7Qm2Xk9PzR4tLw8NcVb3Hs6D",
-    direction: deposit ? "in" : "out",
-    amount_usd: deposit ? 100.5 : 25,
-    fee_usd: 0.5,
-    failure_code: null,
-    failure_message: null,
-    fiat_currency: deposit ? "EUR" : "USD",
-    fiat_amount: deposit ? 92.35 : 25,
-    description: deposit ? null : "Payout to bank account",
-    livemode: false,
-    created_at: deposit ? "2026-11-20T10:00:00.000Z" : "2026-11-20T10:05:00.000Z",
-    updated_at: deposit ? "2026-11-20T10:00:00.000Z" : "2026-11-20T10:05:00.000Z",
-    ...fields,
-  };
-}
-
-const DEPOSIT_ID = "txn_4eC39HqLyjWDarjtT1zdp7dc";
-const WITHDRAWAL_ID = "txn_9Lm2Vb7XcQ1wRt5YpK8sN3dF";
-export const TRANSACTION_EXAMPLES = {
-  depositPending: exampleTransaction({ id: DEPOSIT_ID, type: "deposit", status: "pending" }),
-  depositCompleted: exampleTransaction({ id: DEPOSIT_ID, type: "deposit", status: "completed", updated_at: "2026-11-20T10:00:02.000Z" }),
-  depositFailed: exampleTransaction({
-    id: DEPOSIT_ID,
-    type: "deposit",
-    status: "failed",
-    failure_code: "simulated_failure",
-    failure_message: "Failed by the sandbox simulator.",
-    updated_at: "2026-11-20T10:00:01.000Z",
-  }),
-  withdrawalPending: exampleTransaction({ id: WITHDRAWAL_ID, type: "withdrawal", status: "pending" }),
-  withdrawalCompleted: exampleTransaction({ id: WITHDRAWAL_ID, type: "withdrawal", status: "completed", updated_at: "2026-11-20T10:05:02.000Z" }),
-  withdrawalFailed: exampleTransaction({
-    id: "txn_2Hs8Kd4Qw7Zx1Cv5Bn9Mr3Tj",
-    type: "withdrawal",
-    status: "failed",
-    amount_usd: 13.13,
-    fiat_amount: 13.13,
-    description: null,
-    failure_code: "destination_rejected",
-    failure_message: "The destination rejected the payout.",
-    updated_at: "2026-11-20T10:05:02.000Z",
-  }),
-  withdrawalCanceled: exampleTransaction({ id: WITHDRAWAL_ID, type: "withdrawal", status: "canceled", updated_at: "2026-11-20T10:05:00.400Z" }),
-};
-
-export const REQUEST_EXAMPLES = {
-  withdrawal: { amount_usd: 25, description: "Payout to bank account" },
-  sandboxDeposit: { amount_usd: 100.5, fee_usd: 0.5, fiat_currency: "EUR", fiat_amount: 92.345, complete_after_seconds: 2 },
-  sandboxFail: { failure_code: "simulated_failure" },
-};
 
 /** The checks of a money movement after validation, in order. */
 const MOVEMENT_CHECKS =
@@ -78,14 +33,9 @@ export const transactionsApi = describeService(TransactionsService, {
       description: "Newest first; filters `type` (deposit, withdrawal) and `status`.",
       tag: TAG,
       success: {
-        schema: "TransactionList",
+        schema: transactionListSchema,
         description: "The user's transactions, newest first.",
-        example: {
-          object: "list",
-          url: "/v1/users/482915736/transactions",
-          data: [TRANSACTION_EXAMPLES.withdrawalCompleted, TRANSACTION_EXAMPLES.depositCompleted],
-          has_more: false,
-        },
+        example: SETTLED_TRANSACTIONS_EXAMPLE,
       },
     },
   },
@@ -96,7 +46,7 @@ export const transactionsApi = describeService(TransactionsService, {
       summary: "Retrieve a transaction",
       description: "A deposit or withdrawal of one of the key's users, in its current state; `failure_code` and `failure_message` once `failed`.",
       tag: TAG,
-      success: { schema: "Transaction", description: "The transaction.", example: TRANSACTION_EXAMPLES.depositCompleted },
+      success: { schema: transactionSchema, description: "The transaction.", example: TRANSACTION_EXAMPLES.depositCompleted },
     },
   },
   createWithdrawal: {
@@ -108,8 +58,8 @@ export const transactionsApi = describeService(TransactionsService, {
         `Holds amount_usd plus the project's withdrawal fee (fee_usd) in pending_out at once; \`pending\`, then \`processing\`, then \`completed\` (emits transaction.completed and withdrawal.completed) or \`failed\` (withdrawal.failed, the hold is released). ${MOVEMENT_CHECKS}, insufficient_funds (available_usd below amount_usd + fee_usd). ` +
         "In sandbox a withdrawal is processing after 1 s and settled after 2 s; an amount_usd of exactly 13.13 fails with failure_code destination_rejected.",
       tag: TAG,
-      success: { schema: "Transaction", description: "The withdrawal, `pending`.", example: TRANSACTION_EXAMPLES.withdrawalPending },
-      requestBody: { schema: "CreateWithdrawalRequest", required: true, example: REQUEST_EXAMPLES.withdrawal },
+      success: { schema: transactionSchema, description: "The withdrawal, `pending`.", example: TRANSACTION_EXAMPLES.withdrawalPending },
+      requestBody: { schema: createWithdrawalRequestSchema, required: true, example: REQUEST_EXAMPLES.withdrawal },
       errors: ["user_suspended", "kyc_required", "wallet_not_ready", "insufficient_funds"],
     },
     rpcOnlyFields: ["amount_cents"],
@@ -121,7 +71,7 @@ export const transactionsApi = describeService(TransactionsService, {
       summary: "Cancel a pending withdrawal",
       description: "Only while the withdrawal is `pending` (else 409 invalid_state); its hold goes back to available_usd.",
       tag: TAG,
-      success: { schema: "Transaction", description: "The withdrawal, `canceled`.", example: TRANSACTION_EXAMPLES.withdrawalCanceled },
+      success: { schema: transactionSchema, description: "The withdrawal, `canceled`.", example: TRANSACTION_EXAMPLES.withdrawalCanceled },
       errors: ["invalid_state"],
     },
   },
@@ -136,8 +86,8 @@ export const sandboxTransactionsApi = describeService(SandboxTransactionsService
       summary: "Simulate a deposit",
       description: `Sandbox keys only. Credits amount_usd - fee_usd to pending_in_usd and emits transaction.received; a job completes it after complete_after_seconds (0 to ${MAX_COMPLETE_AFTER_SECONDS}, default 2): available_usd, transaction.completed. ${MOVEMENT_CHECKS}.`,
       tag: SANDBOX_TAG,
-      success: { schema: "Transaction", description: "The deposit, `pending`.", example: TRANSACTION_EXAMPLES.depositPending },
-      requestBody: { schema: "CreateSandboxDepositRequest", required: true, example: REQUEST_EXAMPLES.sandboxDeposit },
+      success: { schema: transactionSchema, description: "The deposit, `pending`.", example: TRANSACTION_EXAMPLES.depositPending },
+      requestBody: { schema: createSandboxDepositRequestSchema, required: true, example: REQUEST_EXAMPLES.sandboxDeposit },
       errors: ["user_suspended", "kyc_required", "wallet_not_ready"],
     },
     rpcOnlyFields: ["amount_cents", "fee_cents", "fiat_amount_minor"],
@@ -150,7 +100,7 @@ export const sandboxTransactionsApi = describeService(SandboxTransactionsService
       summary: "Complete a sandbox transaction now",
       description: "Sandbox keys only. From `pending` or `processing` (else 409 invalid_state); emits the completion events.",
       tag: SANDBOX_TAG,
-      success: { schema: "Transaction", description: "The transaction, `completed`.", example: TRANSACTION_EXAMPLES.depositCompleted },
+      success: { schema: transactionSchema, description: "The transaction, `completed`.", example: TRANSACTION_EXAMPLES.depositCompleted },
       errors: ["invalid_state"],
     },
   },
@@ -163,8 +113,8 @@ export const sandboxTransactionsApi = describeService(SandboxTransactionsService
       description:
         "Sandbox keys only. From `pending` or `processing` (else 409 invalid_state); a withdrawal's hold is released and withdrawal.failed emitted.",
       tag: SANDBOX_TAG,
-      success: { schema: "Transaction", description: "The transaction, `failed`.", example: TRANSACTION_EXAMPLES.depositFailed },
-      requestBody: { schema: "FailSandboxTransactionRequest", required: false, example: REQUEST_EXAMPLES.sandboxFail },
+      success: { schema: transactionSchema, description: "The transaction, `failed`.", example: TRANSACTION_EXAMPLES.depositFailed },
+      requestBody: { schema: failSandboxTransactionRequestSchema, required: false, example: REQUEST_EXAMPLES.sandboxFail },
       errors: ["invalid_state"],
     },
   },

@@ -1,7 +1,10 @@
 // The REST surface of svc.v1.UsersService.
 import { UsersService } from "../../gen/svc/v1/users_pb.ts";
 import { jsonList } from "../representations/json-values.ts";
-import { signupConfigJson, userJson, userWithProfileJson, walletJson } from "../representations/users.ts";
+import { signupConfigJson, signupConfigSchema } from "../representations/signup-config.ts";
+import { createUserRequestSchema, updateUserRequestSchema } from "../representations/user-requests.ts";
+import { userJson, userListSchema, userSchema, userWithProfileJson, userWithProfileSchema } from "../representations/users.ts";
+import { walletJson, walletListSchema } from "../representations/wallets.ts";
 import { describeService } from "./method-description.ts";
 
 const TAG = "Users";
@@ -15,8 +18,8 @@ export const usersApi = describeService(UsersService, {
       description:
         "In sandbox the user is verified and gets a simulated wallet; in live `verified` is false until the phone is verified. Emits `user.created`.",
       tag: TAG,
-      success: { schema: "User", description: "The user, without profile." },
-      requestBody: { schema: "CreateUserRequest", required: true },
+      success: { schema: userSchema, description: "The user, without profile." },
+      requestBody: { schema: createUserRequestSchema, required: true },
       errors: ["user_already_exists", "tagname_already_taken"],
     },
   },
@@ -27,7 +30,7 @@ export const usersApi = describeService(UsersService, {
       summary: "List users",
       description: "Newest first. Every filter given must match exactly (`tagname` ignoring case). Items carry no `profile`.",
       tag: TAG,
-      success: { schema: "UserList", description: "Users, newest first." },
+      success: { schema: userListSchema, description: "Users, newest first." },
     },
   },
   getUser: {
@@ -37,7 +40,7 @@ export const usersApi = describeService(UsersService, {
       summary: "Retrieve a user with its profile",
       description: "The one read that answers the user's personal data (`profile`); lists and events never carry it.",
       tag: TAG,
-      success: { schema: "UserWithProfile", description: "The user with `profile`." },
+      success: { schema: userWithProfileSchema, description: "The user with `profile`." },
     },
   },
   updateUser: {
@@ -51,8 +54,8 @@ export const usersApi = describeService(UsersService, {
         "Only the profile fields sent are validated and changed; null clears one, except a required module of the published signup flow. " +
         "`phone` and `external_id` cannot be changed.",
       tag: TAG,
-      success: { schema: "UserWithProfile", description: "The user with `profile`." },
-      requestBody: { schema: "UpdateUserRequest", required: false },
+      success: { schema: userWithProfileSchema, description: "The user with `profile`." },
+      requestBody: { schema: updateUserRequestSchema, required: false },
       errors: ["tagname_already_taken", "user_already_exists"],
     },
   },
@@ -63,7 +66,7 @@ export const usersApi = describeService(UsersService, {
       summary: "List a user's wallets",
       description: "None while the user's `wallet_status` is not `ready`, one afterwards, with its balance.",
       tag: TAG,
-      success: { schema: "WalletList", description: "The user's wallets." },
+      success: { schema: walletListSchema, description: "The user's wallets." },
     },
   },
   getSignupConfig: {
@@ -74,7 +77,7 @@ export const usersApi = describeService(UsersService, {
       description:
         "Which profile fields creation takes and requires, the minimum age and the allowed countries; until it is published every field is optional.",
       tag: TAG,
-      success: { schema: "SignupConfig", description: "The signup flow of the key's project and environment." },
+      success: { schema: signupConfigSchema, description: "The signup flow of the key's project and environment." },
     },
   },
 });

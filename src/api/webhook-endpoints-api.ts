@@ -4,14 +4,31 @@ import { MAX_WEBHOOK_ENDPOINTS } from "../domain/limits.ts";
 import { jsonList } from "../representations/json-values.ts";
 import { MAX_RECOVERY_DAYS } from "../domain/webhook-endpoint-rules.ts";
 import {
-  deletedWebhookEndpointJson,
+  recoverWebhookDeliveriesRequestSchema,
+  WEBHOOK_DELIVERY_EXAMPLES,
   webhookDeliveryJson,
-  webhookEndpointJson,
+  webhookDeliveryListSchema,
+  webhookDeliverySchema,
   webhookRecoveryJson,
+  webhookRecoverySchema,
   webhookTestJson,
-} from "../representations/webhooks.ts";
+  webhookTestSchema,
+} from "../representations/webhook-deliveries.ts";
+import {
+  createdWebhookEndpointSchema,
+  createWebhookEndpointRequestSchema,
+  deletedWebhookEndpointJson,
+  deletedWebhookEndpointSchema,
+  rotateWebhookEndpointSecretRequestSchema,
+  UPDATED_WEBHOOK_ENDPOINT_EXAMPLE,
+  updateWebhookEndpointRequestSchema,
+  webhookEndpointJson,
+  webhookEndpointListSchema,
+  webhookEndpointSchema,
+  webhookEndpointWithSecretJson,
+  webhookEndpointWithSecretSchema,
+} from "../representations/webhook-endpoints.ts";
 import { describeService } from "./method-description.ts";
-import { STATE_EXAMPLES } from "./openapi-examples.ts";
 
 const ENDPOINTS = "Webhook endpoints";
 const DELIVERIES = "Webhook deliveries";
@@ -19,13 +36,13 @@ const DELIVERIES = "Webhook deliveries";
 export const webhookEndpointsApi = describeService(WebhookEndpointsService, {
   createWebhookEndpoint: {
     status: 201,
-    present: (r) => webhookEndpointJson(r.webhookEndpoint!),
+    present: (r) => webhookEndpointWithSecretJson(r.webhookEndpoint!),
     operation: {
       summary: "Create a webhook endpoint",
       description: `At most ${MAX_WEBHOOK_ENDPOINTS} endpoints per project and environment; the URL is unique among them.`,
       tag: ENDPOINTS,
-      success: { schema: "CreatedWebhookEndpoint", description: "The endpoint with its signing secret, shown this once." },
-      requestBody: { schema: "CreateWebhookEndpointRequest", required: true },
+      success: { schema: createdWebhookEndpointSchema, description: "The endpoint with its signing secret, shown this once." },
+      requestBody: { schema: createWebhookEndpointRequestSchema, required: true },
       errors: ["invalid_webhook_url", "webhook_endpoint_exists", "webhook_endpoint_limit"],
     },
     // The body's `event_types` fills the list with presence, so `[]` reaches the method as a list sent empty
@@ -40,7 +57,7 @@ export const webhookEndpointsApi = describeService(WebhookEndpointsService, {
       summary: "List webhook endpoints",
       description: "Every endpoint of the key's project and environment, newest first, disabled ones included; secrets are never listed.",
       tag: ENDPOINTS,
-      success: { schema: "WebhookEndpointList", description: "Endpoints, newest first." },
+      success: { schema: webhookEndpointListSchema, description: "Endpoints, newest first." },
     },
   },
   getWebhookEndpoint: {
@@ -50,7 +67,7 @@ export const webhookEndpointsApi = describeService(WebhookEndpointsService, {
       summary: "Retrieve a webhook endpoint",
       description: "The endpoint's configuration and state; of its secret only the last 4 characters.",
       tag: ENDPOINTS,
-      success: { schema: "WebhookEndpoint", description: "The endpoint, with `secret_last4`." },
+      success: { schema: webhookEndpointSchema, description: "The endpoint, with `secret_last4`." },
     },
   },
   updateWebhookEndpoint: {
@@ -64,8 +81,8 @@ export const webhookEndpointsApi = describeService(WebhookEndpointsService, {
         "Changes only the fields sent. `enabled: false` disables the endpoint and settles its pending deliveries as failed (`endpoint_disabled`); " +
         "`enabled: true` re-enables it and resets its consecutive failures.",
       tag: ENDPOINTS,
-      success: { schema: "WebhookEndpoint", description: "The endpoint.", example: STATE_EXAMPLES.webhookEndpointUpdated },
-      requestBody: { schema: "UpdateWebhookEndpointRequest", required: false },
+      success: { schema: webhookEndpointSchema, description: "The endpoint.", example: UPDATED_WEBHOOK_ENDPOINT_EXAMPLE },
+      requestBody: { schema: updateWebhookEndpointRequestSchema, required: false },
       errors: ["invalid_webhook_url", "webhook_endpoint_exists"],
     },
   },
@@ -76,18 +93,18 @@ export const webhookEndpointsApi = describeService(WebhookEndpointsService, {
       summary: "Delete a webhook endpoint",
       description: "Also removes its delivery history and pending deliveries. Irreversible.",
       tag: ENDPOINTS,
-      success: { schema: "DeletedWebhookEndpoint", description: "The deleted endpoint's id." },
+      success: { schema: deletedWebhookEndpointSchema, description: "The deleted endpoint's id." },
     },
   },
   rotateWebhookEndpointSecret: {
     status: 200,
-    present: (r) => webhookEndpointJson(r.webhookEndpoint!),
+    present: (r) => webhookEndpointWithSecretJson(r.webhookEndpoint!),
     operation: {
       summary: "Rotate the signing secret",
       description: "During the grace period both secrets sign every delivery, the new one first.",
       tag: ENDPOINTS,
-      success: { schema: "WebhookEndpointWithSecret", description: "The endpoint with its new secret, shown this once." },
-      requestBody: { schema: "RotateWebhookEndpointSecretRequest", required: false },
+      success: { schema: webhookEndpointWithSecretSchema, description: "The endpoint with its new secret, shown this once." },
+      requestBody: { schema: rotateWebhookEndpointSecretRequestSchema, required: false },
     },
   },
   testWebhookEndpoint: {
@@ -97,7 +114,7 @@ export const webhookEndpointsApi = describeService(WebhookEndpointsService, {
       summary: "Send a test event",
       description: "Sends one signed `webhook.test` event now, never retried, also to a disabled endpoint; not counted toward automatic disabling.",
       tag: ENDPOINTS,
-      success: { schema: "WebhookTest", description: "The outcome of the attempt." },
+      success: { schema: webhookTestSchema, description: "The outcome of the attempt." },
     },
   },
   listWebhookDeliveries: {
@@ -107,7 +124,7 @@ export const webhookEndpointsApi = describeService(WebhookEndpointsService, {
       summary: "List an endpoint's deliveries",
       description: "Newest first; `status` filters by pending, succeeded or failed. Each delivery shows its last attempt.",
       tag: DELIVERIES,
-      success: { schema: "WebhookDeliveryList", description: "Deliveries, newest first." },
+      success: { schema: webhookDeliveryListSchema, description: "Deliveries, newest first." },
     },
   },
   getWebhookDelivery: {
@@ -117,7 +134,7 @@ export const webhookEndpointsApi = describeService(WebhookEndpointsService, {
       summary: "Retrieve a delivery",
       description: "One delivery of an event to this endpoint: its status, attempt count, next attempt and last attempt.",
       tag: DELIVERIES,
-      success: { schema: "WebhookDelivery", description: "The delivery." },
+      success: { schema: webhookDeliverySchema, description: "The delivery." },
     },
   },
   replayWebhookDelivery: {
@@ -127,7 +144,7 @@ export const webhookEndpointsApi = describeService(WebhookEndpointsService, {
       summary: "Replay a settled delivery",
       description: "Starts a fresh cycle of up to 7 attempts with the same event id; the endpoint must be enabled.",
       tag: DELIVERIES,
-      success: { schema: "WebhookDelivery", description: "The delivery, now pending.", example: STATE_EXAMPLES.webhookDeliveryReplayed },
+      success: { schema: webhookDeliverySchema, description: "The delivery, now pending.", example: WEBHOOK_DELIVERY_EXAMPLES.replayed },
       errors: ["delivery_in_progress", "endpoint_disabled"],
     },
   },
@@ -140,7 +157,7 @@ export const webhookEndpointsApi = describeService(WebhookEndpointsService, {
         "Runs the pending delivery's next attempt at once instead of at its scheduled time; the attempts it is allowed stay as they were. " +
         "A settled delivery is invalid_state (replay it instead); an attempt in flight is delivery_in_progress; the endpoint must be enabled.",
       tag: DELIVERIES,
-      success: { schema: "WebhookDelivery", description: "The delivery, its next attempt due now.", example: STATE_EXAMPLES.webhookDeliveryRetried },
+      success: { schema: webhookDeliverySchema, description: "The delivery, its next attempt due now.", example: WEBHOOK_DELIVERY_EXAMPLES.retried },
       errors: ["delivery_in_progress", "endpoint_disabled", "invalid_state"],
     },
   },
@@ -154,8 +171,8 @@ export const webhookEndpointsApi = describeService(WebhookEndpointsService, {
         "oldest first and paced: their first attempts fall due one after another at the service's recovery rate per endpoint. " +
         "The endpoint must be enabled.",
       tag: DELIVERIES,
-      success: { schema: "WebhookRecovery", description: "What the recovery queued." },
-      requestBody: { schema: "RecoverWebhookDeliveriesRequest", required: true },
+      success: { schema: webhookRecoverySchema, description: "What the recovery queued." },
+      requestBody: { schema: recoverWebhookDeliveriesRequestSchema, required: true },
       errors: ["endpoint_disabled"],
     },
   },

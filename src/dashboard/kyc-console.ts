@@ -1,7 +1,7 @@
 // The project console's KYC sessions: starting one (from a user's page or the sandbox tools) and the page a
 // sandbox session's `url` opens, the simulated verification page, with what the end user and the provider would do.
 import { KycSessionsService, SandboxService, type KycSession } from "../../gen/svc/v1/identity_pb.ts";
-import { kycSessionJson } from "../representations/identity.ts";
+import { kycSessionJson } from "../representations/kyc-sessions.ts";
 import { seg, type ConsoleContext, type ConsoleRouter } from "./console-router.ts";
 import { html } from "./html.ts";
 import { actionButton, jsonBlock, page, postForm, statusTag, time } from "./layout.ts";

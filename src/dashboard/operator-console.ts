@@ -5,7 +5,7 @@ import { AdminService } from "../../gen/svc/admin/v1/admin_pb.ts";
 import { UsersService } from "../../gen/svc/v1/users_pb.ts";
 import { svcError } from "../domain/errors.ts";
 import { PROFILE_FIELD_NAMES } from "../domain/signup-flow.ts";
-import { signupConfigJson } from "../representations/users.ts";
+import { signupConfigJson } from "../representations/signup-config.ts";
 import { seg, type ConsoleContext, type ConsoleRouter } from "./console-router.ts";
 import { formDecimal, formText } from "./form-fields.ts";
 import { html } from "./html.ts";

@@ -4,9 +4,9 @@ import { PhoneVerificationService, KycSessionsService } from "../../gen/svc/v1/i
 import { TransactionsService } from "../../gen/svc/v1/transactions_pb.ts";
 import { UsersService } from "../../gen/svc/v1/users_pb.ts";
 import { describeError } from "../domain/errors.ts";
-import { phoneVerificationJson } from "../representations/identity.ts";
-import { transactionJson, walletBalanceJson } from "../representations/transactions.ts";
-import { walletJson } from "../representations/users.ts";
+import { phoneVerificationJson } from "../representations/phone-verifications.ts";
+import { transactionJson } from "../representations/transactions.ts";
+import { walletBalanceJson, walletJson } from "../representations/wallets.ts";
 import { seg, type ConsoleContext } from "./console-router.ts";
 import { usd } from "./form-fields.ts";
 import { html, type Html } from "./html.ts";

@@ -3,7 +3,7 @@
 import { AdminService } from "../../gen/svc/admin/v1/admin_pb.ts";
 import { UsersService } from "../../gen/svc/v1/users_pb.ts";
 import { svcError } from "../domain/errors.ts";
-import { walletBalanceJson } from "../representations/transactions.ts";
+import { walletBalanceJson } from "../representations/wallets.ts";
 import { profileJson, userJson } from "../representations/users.ts";
 import { seg, type ConsoleRouter } from "./console-router.ts";
 import { usd } from "./form-fields.ts";

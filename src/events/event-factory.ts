@@ -6,7 +6,7 @@ import { newEventId } from "../domain/ids.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import { transactionEventObject } from "../messages/transaction-messages.ts";
 import { userEventObject } from "../messages/user-messages.ts";
-import { kycJson } from "../representations/identity.ts";
+import { kycJson } from "../representations/kyc-sessions.ts";
 import type { EventDocument } from "../store/event-repository.ts";
 import type { OutboxEvent } from "../store/outbox.ts";
 import type { TransactionRecord } from "../store/transaction-repository.ts";

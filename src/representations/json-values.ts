@@ -11,6 +11,11 @@ export function requiredIsoTime(timestamp: Timestamp | undefined): string {
   return timestampDate(timestamp).toISOString();
 }
 
+/** Cents (Int64) as a number of dollars. */
+export function centsAsDollars(cents: bigint): number {
+  return Number(cents) / 100;
+}
+
 export function orNull<T>(value: T | undefined): T | null {
   return value === undefined ? null : value;
 }

@@ -1,23 +1,53 @@
-// The RequestLog object (docs/contract.md, Request log): every field present, the unset ones null.
+// The RequestLog object (docs/contract.md, Request log): every field present, the unset ones null. Its fields are
+// also the stored entry's (store/request-log-repository.ts), which adds the tenant and keeps the time as a date.
 import type { RequestLog } from "../../gen/svc/v1/request_logs_pb.ts";
+import { ERROR_CATALOGUE } from "../domain/errors.ts";
+import { REQUEST_LOG_ID_PATTERN, REQUEST_LOG_METHODS, REQUEST_LOG_SOURCES } from "../domain/request-logs.ts";
+import { CREATED_AT } from "./example-values.ts";
+import { closedObject, constant, dateTime, exampleList, listOf, named, nullable, type Static, stringEnum, Type } from "./json-schema.ts";
 import { orNull, requiredIsoTime } from "./json-values.ts";
 
-export interface RequestLogJson {
-  id: string;
-  object: "request_log";
-  method: string;
-  path: string;
-  route: string | null;
-  status: number;
-  error_code: string | null;
-  idempotency_key: string | null;
-  idempotent_replayed: boolean;
-  api_key_id: string | null;
-  source: string;
-  duration_ms: number;
-  livemode: boolean;
-  created_at: string;
-}
+export const requestLogSchema = closedObject(
+  {
+    id: Type.String({ pattern: REQUEST_LOG_ID_PATTERN.source, description: "The request id: the `X-Request-Id` of the answer." }),
+    object: constant("request_log"),
+    method: stringEnum(REQUEST_LOG_METHODS, { description: "The HTTP verb of a REST call; `RPC` for the other doors." }),
+    path: Type.String({ description: "The REST path without its query, or `/package.Service/Method`." }),
+    route: nullable(Type.String({ description: "The route template (`/v1/users/{id}`) or `/package.Service/Method`; null when no route matched." })),
+    status: Type.Integer({ minimum: 100, maximum: 599, description: "The HTTP status; for RPC doors, that of the same answer over REST." }),
+    error_code: nullable(stringEnum(Object.keys(ERROR_CATALOGUE))),
+    idempotency_key: nullable(Type.String()),
+    idempotent_replayed: Type.Boolean(),
+    api_key_id: nullable(Type.String()),
+    source: stringEnum(REQUEST_LOG_SOURCES),
+    duration_ms: Type.Integer({ minimum: 0 }),
+    livemode: Type.Boolean(),
+    created_at: dateTime(),
+  },
+  { description: "One call of the key's project and environment, kept 30 days: never a body, a header value or a key." },
+);
+export type RequestLogJson = Static<typeof requestLogSchema>;
+
+const REQUEST_LOG_EXAMPLE: RequestLogJson = {
+  id: "req_3kT9vLm2QxW7pRz4NcB8sYd1",
+  object: "request_log",
+  method: "GET",
+  path: "/v1/users/999999999",
+  route: "/v1/users/{id}",
+  status: 404,
+  error_code: "user_not_found",
+  idempotency_key: null,
+  idempotent_replayed: false,
+  api_key_id: "key_5Rt8Wq2Zx7Cv4Bn1Mk9Lp3Hd",
+  source: "rest",
+  duration_ms: 3,
+  livemode: false,
+  created_at: CREATED_AT,
+};
+named("RequestLog", requestLogSchema, [REQUEST_LOG_EXAMPLE]);
+
+export const requestLogListSchema = listOf(requestLogSchema, "Request logs of the key's project and environment.");
+named("RequestLogList", requestLogListSchema, [exampleList("/v1/request-logs", [REQUEST_LOG_EXAMPLE])]);
 
 export function requestLogJson(log: RequestLog): RequestLogJson {
   return {

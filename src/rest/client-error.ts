@@ -5,7 +5,7 @@ import type { Socket } from "node:net";
 import { svcError } from "../domain/errors.ts";
 import { newRequestId } from "../domain/ids.ts";
 import type { CallFailure, CallPipeline } from "../pipeline/call-pipeline.ts";
-import { errorEnvelope } from "../pipeline/error-envelope.ts";
+import { errorEnvelope } from "../representations/error-envelope.ts";
 
 function errorFor(code: string | undefined) {
   if (code === "HPE_HEADER_OVERFLOW") return svcError("request_header_fields_too_large");

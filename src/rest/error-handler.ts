@@ -2,7 +2,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { SvcError, svcError } from "../domain/errors.ts";
 import { CallFailure, type CallPipeline, type RefusedCallShape } from "../pipeline/call-pipeline.ts";
-import { errorEnvelope } from "../pipeline/error-envelope.ts";
+import { errorEnvelope } from "../representations/error-envelope.ts";
 import { MAX_BODY_BYTES } from "../domain/limits.ts";
 
 /** Fastify raises its own errors while reading a request; each maps to a catalogue code. */

@@ -3,25 +3,20 @@
 import type { ChangeStream, ChangeStreamInsertDocument, Collection, Db, Filter } from "mongodb";
 import { REQUEST_LOG_RETENTION_SECONDS, type RequestLogSource, type StatusRange } from "../domain/request-logs.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
+import type { RequestLogJson } from "../representations/request-logs.ts";
 import { duplicateIndexes, type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 
-export interface RequestLogDocument {
+/**
+ * A stored entry: the RequestLog object of the API (its one definition) under the call's request id, with the
+ * tenant it belongs to, and its time as a date (the retention index reads it).
+ */
+export type RequestLogDocument = Omit<RequestLogJson, "id" | "object" | "source" | "created_at"> & {
   /** The call's request id. */
   _id: string;
   project_id: string;
-  livemode: boolean;
-  method: string;
-  path: string;
-  route: string | null;
-  status: number;
-  error_code: string | null;
-  idempotency_key: string | null;
-  idempotent_replayed: boolean;
-  api_key_id: string | null;
   source: RequestLogSource;
-  duration_ms: number;
   created_at: Date;
-}
+};
 
 /** The list's filters, each optional, all applied together. */
 export interface RequestLogFilters {

@@ -5,7 +5,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { expect } from "chai";
 import { PUBLIC_API } from "../../src/api/public-api.ts";
-import { REQUEST_EXAMPLES } from "../../src/api/transactions-api.ts";
+import { REQUEST_EXAMPLES } from "../../src/representations/transaction-requests.ts";
 import { buildOpenApiDocument } from "../../src/rest/openapi/document.ts";
 import { startTestService, type TestService } from "../support/test-service.ts";
 import { approvedUser, fund } from "./support.ts";

@@ -1,29 +1,22 @@
 // The OpenAPI document as validators, generators and documentation tools read it: every operation described,
 // an example on every object schema and operation, each example valid against its own schema, and no one-item
 // oneOf/anyOf/allOf wrappers (Redocly and generators read them as needless unions).
-import { Ajv2020 } from "ajv/dist/2020.js";
-import addFormats from "ajv-formats";
 import { expect } from "chai";
 import { PUBLIC_API } from "../../src/api/public-api.ts";
 import { centsOf } from "../../src/domain/money.ts";
 import { EMAIL_PATTERN } from "../../src/domain/profile-rules.ts";
 import { buildOpenApiDocument } from "../../src/rest/openapi/document.ts";
-import { EMAIL_SCHEMA_PATTERN } from "../../src/rest/openapi/user-schemas.ts";
+import { EMAIL_SCHEMA_PATTERN } from "../../src/representations/users.ts";
+import { documentSchemas } from "../support/document-schemas.ts";
 
 type Json = { [key: string]: any };
 
 const document: Json = buildOpenApiDocument(PUBLIC_API);
-const DOCUMENT_ID = "urn:svc:openapi-document";
-const ajv = new Ajv2020({ strict: false, allErrors: true });
-addFormats.default(ajv);
-ajv.addSchema({ ...document, $id: DOCUMENT_ID });
-
-const escapeSegment = (segment: string) => segment.replace(/~/g, "~0").replace(/\//g, "~1");
-const pointer = (...segments: string[]) => `${DOCUMENT_ID}#/${segments.map((s) => encodeURIComponent(escapeSegment(s))).join("/")}`;
+const { ajv, pointer, validator } = documentSchemas(document, "urn:svc:openapi-document");
 
 /** Why `value` is not valid against the schema at `schemaPointer`; empty when it is. */
 function errorsOf(schemaPointer: string, value: unknown): string {
-  const validate = ajv.compile({ $ref: schemaPointer });
+  const validate = validator(schemaPointer);
   return validate(value) ? "" : ajv.errorsText(validate.errors);
 }
 

@@ -4,10 +4,9 @@ import { LATEST_API_VERSION } from "../../domain/api-version.ts";
 import type { ErrorCode } from "../../domain/errors.ts";
 import { IdempotencyGuard } from "../../access/idempotency-guard.ts";
 import type { DescribedMethod } from "../../api/method-description.ts";
-import { SCHEMA_EXAMPLES } from "../../api/openapi-examples.ts";
 import type { RestRoute } from "../../api/rest-route-table.ts";
-import { errorResponse, errorResponses, errorSchemas } from "./error-responses.ts";
-import { eventSchemas } from "./event-schemas.ts";
+import { closedObject, type JsonSchema, named, type TSchema } from "../../representations/json-schema.ts";
+import { errorResponse, errorResponses } from "./error-responses.ts";
 import {
   headerComponents,
   headersOf,
@@ -17,12 +16,8 @@ import {
   queryParameter,
   VERSION_PARAMETER,
 } from "./headers-and-parameters.ts";
-import { ref, type JsonSchema } from "./json-schema.ts";
-import { identitySchemas } from "./identity-schemas.ts";
-import { requestLogSchemas } from "./request-log-schemas.ts";
-import { userSchemas } from "./user-schemas.ts";
+import { SchemaComponents } from "./schema-components.ts";
 import { webhookDeliveryRequest } from "./webhook-delivery-request.ts";
-import { webhookSchemas } from "./webhook-schemas.ts";
 
 export const OPENAPI_PATH = "/v1/openapi.json";
 
@@ -72,27 +67,15 @@ const MUTATING_ROUTE_ERRORS: ErrorCode[] = [
 const OPENAPI_ROUTE_ERRORS: ErrorCode[] = ["unsupported_version", "rate_limit_exceeded", "request_header_fields_too_large", "internal_error"];
 
 /** A JSON media type; `example` (an operation's own, src/api/method-description.ts) beside its schema when given. */
-const jsonContent = (schema: JsonSchema, example?: unknown) => ({ "application/json": { schema, ...(example !== undefined ? { example } : {}) } });
+const jsonContent = (schema: object, example?: unknown) => ({ "application/json": { schema, ...(example !== undefined ? { example } : {}) } });
 
-/** Every named schema, each with its examples: its own, or the one api/openapi-examples.ts gives it. */
-const COMPONENT_SCHEMAS: Record<string, JsonSchema> = Object.fromEntries(
-  Object.entries<JsonSchema>({
-    EmptyBody: { type: "object", properties: {}, additionalProperties: false, description: "No field: send `{}` or no body." },
-    ...userSchemas,
-    ...identitySchemas,
-    ...eventSchemas,
-    ...requestLogSchemas,
-    ...webhookSchemas,
-    ...errorSchemas,
-  }).map(([name, schema]) => [
-    name,
-    schema.examples === undefined && name in SCHEMA_EXAMPLES ? { ...schema, examples: [SCHEMA_EXAMPLES[name]] } : schema,
-  ]),
-);
+/** The body of a route whose request message has no field of its own: `{}` or none, anything else is 422. */
+const emptyBodySchema = closedObject({}, { description: "No field: send `{}` or no body." });
+named("EmptyBody", emptyBodySchema, [{}]);
 
 /** The example of an operation's body or answer: its own, else its schema's first. */
-function exampleOf(schemaName: string, own: unknown): unknown {
-  return own ?? (COMPONENT_SCHEMAS[schemaName]?.examples as unknown[] | undefined)?.[0];
+function exampleOf(schema: TSchema, own: unknown): unknown {
+  return own ?? (schema.examples as unknown[] | undefined)?.[0];
 }
 
 function requestFieldNames(route: RestRoute): string[] {
@@ -128,18 +111,18 @@ function operationOf(described: DescribedMethod): JsonSchema {
       ? {
           requestBody: {
             required: doc.requestBody.required,
-            content: jsonContent(ref(doc.requestBody.schema), exampleOf(doc.requestBody.schema, doc.requestBody.example)),
+            content: jsonContent(doc.requestBody.schema, exampleOf(doc.requestBody.schema, doc.requestBody.example)),
           },
         }
       : route.body !== ""
         ? // The route reads a JSON body whose message has no field of its own: `{}` or none, anything else is 422.
-          { requestBody: { required: false, content: jsonContent(ref("EmptyBody"), {}) } }
+          { requestBody: { required: false, content: jsonContent(emptyBodySchema, {}) } }
         : {}),
     responses: {
       [String(status)]: {
         description: doc.success.description,
         headers: headersOf(status, replayable(status)),
-        content: jsonContent(ref(doc.success.schema), exampleOf(doc.success.schema, doc.success.example)),
+        content: jsonContent(doc.success.schema, exampleOf(doc.success.schema, doc.success.example)),
       },
       ...errorResponses(codes, replayable),
     },
@@ -223,7 +206,9 @@ export function buildOpenApiDocument(methods: readonly DescribedMethod[]): OpenA
   for (const described of methods) {
     (paths[described.route.pathTemplate] ??= {})[described.route.httpMethod.toLowerCase()] = operationOf(described);
   }
-  return {
+  // The schemas of the document are those its operations, webhooks and responses meet, each named once.
+  const components = new SchemaComponents();
+  const document = components.write({
     openapi: "3.1.0",
     info: {
       title: "Svc API",
@@ -271,11 +256,13 @@ export function buildOpenApiDocument(methods: readonly DescribedMethod[]): OpenA
             "A secret API key, `svc_test_…` (sandbox) or `svc_live_…` (live); the key decides the project and environment read and written.",
         },
       },
-      schemas: COMPONENT_SCHEMAS,
       parameters: parameterComponents,
       headers: headerComponents,
       // No path describes an unmatched method and path, so its one answer is documented here.
       responses: { RouteNotFound: errorResponse(404, ["route_not_found"], false) },
     },
-  };
+  }) as OpenApiDocument;
+  // By name: the order they are met in says nothing to a reader.
+  document.components.schemas = Object.fromEntries(Object.entries(components.schemas).sort(([a], [b]) => (a < b ? -1 : 1)));
+  return document;
 }

@@ -2,7 +2,6 @@
 // Path parameters take their schema from the collection they follow (`/users/{id}` is a user id), query
 // parameters from the request message's field names, so both follow the route table.
 import { API_VERSIONS } from "../../domain/api-version.ts";
-import { ROUTE_QUERY_PARAMETERS, TRANSACTION_PATH_IDENTIFIER, transactionParameterComponents } from "./transaction-schemas.ts";
 import { EVENT_TYPES } from "../../domain/event-types.ts";
 import type { ErrorCode } from "../../domain/errors.ts";
 import { USER_ID_PATTERN } from "../../domain/ids.ts";
@@ -10,9 +9,11 @@ import { KYC_SESSION_ID_PATTERN } from "../../domain/kyc.ts";
 import { IDEMPOTENCY_KEY_PATTERN } from "../../access/idempotency-guard.ts";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../../domain/limits.ts";
 import { API_VERSION_HEADER, RATE_LIMIT_LIMIT_HEADER, REPLAYED_HEADER, REQUEST_ID_HEADER } from "../../pipeline/response-headers.ts";
-import { EVENT_ID_PATTERN } from "./event-schemas.ts";
-import { REQUEST_LOG_PATH_IDENTIFIER, REQUEST_LOG_QUERY_PARAMETERS, requestLogParameterComponents } from "./request-log-schemas.ts";
-import type { JsonSchema } from "./json-schema.ts";
+import { EVENT_ID_PATTERN } from "../../representations/events.ts";
+import type { JsonSchema } from "../../representations/json-schema.ts";
+import { KYC_STATUSES } from "../../representations/users.ts";
+import { REQUEST_LOG_PATH_IDENTIFIER, REQUEST_LOG_QUERY_PARAMETERS, requestLogParameterComponents } from "./request-log-parameters.ts";
+import { ROUTE_QUERY_PARAMETERS, TRANSACTION_PATH_IDENTIFIER, transactionParameterComponents } from "./transaction-parameters.ts";
 
 const componentRef = (kind: "headers" | "parameters", name: string): JsonSchema => ({ $ref: `#/components/${kind}/${name}` });
 
@@ -161,7 +162,7 @@ export const parameterComponents: Record<string, JsonSchema> = {
     in: "query",
     required: false,
     description: "Only users with this kyc_status.",
-    schema: { type: "string", enum: ["none", "pending", "approved", "rejected"] },
+    schema: { type: "string", enum: KYC_STATUSES },
   },
   VerifiedFilter: {
     name: "verified",

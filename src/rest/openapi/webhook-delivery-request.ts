@@ -1,6 +1,7 @@
 // The OpenAPI `webhooks` entry: the signed POST the service makes to every endpoint (docs/contract.md,
 // "Delivery request" and "Signing and verification"), so receivers can be generated from the same document.
-import type { JsonSchema } from "./json-schema.ts";
+import { webhookEventSchema } from "../../representations/events.ts";
+import type { JsonSchema } from "../../representations/json-schema.ts";
 
 const header = (name: string, description: string, schema: JsonSchema): JsonSchema => ({ name, in: "header", required: true, description, schema });
 
@@ -23,7 +24,7 @@ export const webhookDeliveryRequest: JsonSchema = {
       header("Svc-Delivery-Attempt", "The attempt number.", { type: "integer", minimum: 1, maximum: 7 }),
       header("User-Agent", "`Svc-Webhooks/1.0`.", { type: "string" }),
     ],
-    requestBody: { required: true, content: { "application/json": { schema: { $ref: "#/components/schemas/WebhookEvent" } } } },
+    requestBody: { required: true, content: { "application/json": { schema: webhookEventSchema } } },
     responses: {
       "2XX": { description: "Any 2xx answer acknowledges the event; the body is ignored." },
       default: {

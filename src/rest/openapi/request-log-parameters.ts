@@ -1,7 +1,7 @@
-// Schemas and parameters of the request log (docs/contract.md, Request logs).
+// Parameters of the request log's routes (docs/contract.md, Request logs): its id in a path, its list's filters.
 import { ERROR_CATALOGUE } from "../../domain/errors.ts";
 import { REQUEST_LOG_ID_PATTERN, REQUEST_LOG_METHODS, REQUEST_LOG_SOURCES } from "../../domain/request-logs.ts";
-import { closedObject, DATE_TIME, listOf, nullable, type JsonSchema } from "./json-schema.ts";
+import type { JsonSchema } from "../../representations/json-schema.ts";
 
 export const REQUEST_LOG_PATH_IDENTIFIER = {
   schema: {
@@ -11,32 +11,6 @@ export const REQUEST_LOG_PATH_IDENTIFIER = {
   },
   notFound: "request_log_not_found",
 } as const;
-
-export const requestLogSchemas: Record<string, JsonSchema> = {
-  RequestLog: closedObject(
-    {
-      id: { type: "string", pattern: REQUEST_LOG_ID_PATTERN.source, description: "The request id: the `X-Request-Id` of the answer." },
-      object: { const: "request_log" },
-      method: { type: "string", enum: [...REQUEST_LOG_METHODS], description: "The HTTP verb of a REST call; `RPC` for the other doors." },
-      path: { type: "string", description: "The REST path without its query, or `/package.Service/Method`." },
-      route: nullable({
-        type: "string",
-        description: "The route template (`/v1/users/{id}`) or `/package.Service/Method`; null when no route matched.",
-      }),
-      status: { type: "integer", minimum: 100, maximum: 599, description: "The HTTP status; for RPC doors, that of the same answer over REST." },
-      error_code: nullable({ type: "string", enum: Object.keys(ERROR_CATALOGUE) }),
-      idempotency_key: nullable({ type: "string" }),
-      idempotent_replayed: { type: "boolean" },
-      api_key_id: nullable({ type: "string" }),
-      source: { type: "string", enum: [...REQUEST_LOG_SOURCES] },
-      duration_ms: { type: "integer", minimum: 0 },
-      livemode: { type: "boolean" },
-      created_at: DATE_TIME,
-    },
-    { description: "One call of the key's project and environment, kept 30 days: never a body, a header value or a key." },
-  ),
-  RequestLogList: listOf("RequestLog", "Request logs of the key's project and environment."),
-};
 
 const filter = (name: string, description: string, schema: JsonSchema, example?: string): JsonSchema => ({
   name,

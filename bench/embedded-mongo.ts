@@ -1,7 +1,8 @@
 // Benchmark (not a test): ops/s of the embedded server through the official driver at 10k and 1M documents, and
 // durable mode (dbPath): acknowledged inserts/s against in memory, and start-up time with 1M documents.
 // Writes bench/results/embedded-mongo.md. Run: npm run bench:mongo [-- --sizes 10000,1000000 --seconds 3]
-// `--durable-only` measures only durable mode and replaces that section of an existing results file.
+// `--durable-only` measures only durable mode and replaces that section of an existing results file;
+// `--transactions-only` likewise for the transactions section.
 import { cpus, totalmem } from "node:os";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,7 +11,7 @@ import net from "node:net";
 import { Worker } from "node:worker_threads";
 import path from "node:path";
 import { serialize, type Document } from "bson";
-import { MongoClient, ObjectId, type Collection } from "mongodb";
+import { MongoClient, ObjectId, type ClientSession, type Collection } from "mongodb";
 import { startEmbeddedMongo } from "../src/embedded-mongo/index.ts";
 
 interface Args {
@@ -18,6 +19,8 @@ interface Args {
   worker: boolean;
   /** Only the durable-mode section (merged into an existing results file). */
   durableOnly: boolean;
+  /** Only the transactions section (merged into an existing results file). */
+  transactionsOnly: boolean;
   /** Documents loaded for the durable start-up measurement. */
   startupDocs: number;
   /** Driver client threads of the "driver threads" mode. */
@@ -39,6 +42,7 @@ function parseArgs(): Args {
   return {
     worker: argv.includes("--worker"),
     durableOnly: argv.includes("--durable-only"),
+    transactionsOnly: argv.includes("--transactions-only"),
     startupDocs: Number(get("--startup-docs") ?? 1_000_000),
     clientThreads: Number(get("--client-threads") ?? 2),
     repeat: Number(get("--repeat") ?? 3),
@@ -488,20 +492,85 @@ async function durableSection(args: Args): Promise<string[]> {
   return lines;
 }
 
+const TRANSACTIONS_HEADING = "## Transactions";
+
+/**
+ * A transaction of 2 writes (an update by _id and an insert, committed with `session.withTransaction`) against the
+ * same 2 writes without one, on a replica-set server (worker thread) holding `size` documents; the cost ratio is
+ * taken within one run, since the shared machine's load moves the absolute figures.
+ */
+async function transactionSection(args: Args): Promise<string[]> {
+  const size = args.sizes[0] ?? 10_000;
+  const lines: string[] = [
+    TRANSACTIONS_HEADING,
+    "",
+    `Pairs of writes per second through the official driver on a collection of ${size.toLocaleString("en-US")} documents (unique email`,
+    "index; server in a worker thread, replica set): an `updateOne` by `_id` and an `insertOne`, alone or as one",
+    `transaction (\`session.withTransaction\`: the two statements and \`commitTransaction\`). Best of ${args.repeat} runs of ${args.seconds} s.`,
+    "",
+    "| concurrent clients | 2 writes | a transaction of the 2 writes | cost of the transaction / the writes alone |",
+    "|---:|---:|---:|---:|",
+  ];
+  const server = await startEmbeddedMongo({ replSet: "rs0", inWorkerThread: true });
+  const client = new MongoClient(server.uri, { maxPoolSize: 64 });
+  try {
+    const coll = client.db("bench").collection<BenchDoc>("txn");
+    await coll.createIndex({ email: 1 }, { unique: true });
+    const ids = await populate(coll, size);
+    let n = size;
+    const twoWrites = async (session?: ClientSession) => {
+      const id = ids[Math.floor(Math.random() * ids.length)]!;
+      const options = session ? { session } : {};
+      await coll.updateOne({ _id: id }, { $inc: { counter: 1 } }, options);
+      await coll.insertOne(makeDoc(n++), options);
+    };
+    for (const concurrency of [1, 16]) {
+      const sessions = Array.from({ length: concurrency }, () => client.startSession());
+      const best = async (op: (i: number) => Promise<unknown>) => {
+        let top: Measured | undefined;
+        for (let round = 0; round < args.repeat; round++) {
+          const m = await measureDriver(args.seconds, concurrency, op);
+          foreignLoad.push(m.foreign);
+          if (!top || m.value > top.value) top = m;
+        }
+        return top!.value;
+      };
+      const plain = await best(() => twoWrites());
+      const inTransaction = await best((i) => {
+        const session = sessions[i % concurrency]!;
+        return session.withTransaction(() => twoWrites(session));
+      });
+      for (const session of sessions) await session.endSession();
+      console.error(`[transactions] ${concurrency} concurrent: 2 writes ${Math.round(plain)}/s, in a transaction ${Math.round(inTransaction)}/s`);
+      lines.push(
+        `| ${concurrency} | ${Math.round(plain).toLocaleString("en-US")} | ${Math.round(inTransaction).toLocaleString("en-US")} | ${(plain / inTransaction).toFixed(2)}x |`,
+      );
+    }
+  } finally {
+    await client.close();
+    await server.stop();
+  }
+  lines.push("");
+  return lines;
+}
+
 const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 
 async function main(): Promise<void> {
   const args = parseArgs();
-  if (args.durableOnly) {
-    // Replaces (or appends) the durable section of the existing report, keeping the other figures.
-    const durable = await durableSection(args);
+  if (args.transactionsOnly || args.durableOnly) {
+    // One section measured again, replacing (or appended to) that section of the existing report.
+    const [heading, what, section] = args.durableOnly
+      ? [DURABLE_HEADING, "Durable", await durableSection(args)]
+      : [TRANSACTIONS_HEADING, "Transaction", await transactionSection(args)];
     const previous = existsSync(args.out) ? readFileSync(args.out, "utf8") : `# Embedded MongoDB server benchmark\n\n## Machine\n\n${machine()}\n`;
-    const at = previous.indexOf(DURABLE_HEADING);
-    const kept = (at >= 0 ? previous.slice(0, at) : previous).trimEnd();
-    const report = `${kept}\n\n${durable.join("\n")}\nDurable figures measured ${new Date().toISOString()} on:\n\n${machine()}\n`;
+    const at = previous.indexOf(heading);
+    const next = at >= 0 ? previous.indexOf("\n## ", at + 1) : -1;
+    const kept = at < 0 ? previous : `${previous.slice(0, at).trimEnd()}\n\n${next >= 0 ? previous.slice(next + 1) : ""}`;
+    const report = `${kept.trimEnd()}\n\n${section.join("\n")}\n${what} figures measured ${new Date().toISOString()} on:\n\n${machine()}\n`;
     mkdirSync(path.dirname(args.out), { recursive: true });
     writeFileSync(args.out, report);
-    console.log(durable.join("\n"));
+    console.log(section.join("\n"));
     return;
   }
   const results = new Map<string, number>();
@@ -552,6 +621,7 @@ async function main(): Promise<void> {
     "",
     ...sections,
     ...(await durableSection(args)),
+    ...(await transactionSection(args)),
   ].join("\n");
   mkdirSync(path.dirname(args.out), { recursive: true });
   writeFileSync(args.out, report);

@@ -1,28 +1,15 @@
 import { expect } from "chai";
-import { spawn, type ChildProcess } from "node:child_process";
 import { appendFileSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createInterface } from "node:readline";
 import { MongoClient } from "mongodb";
+import { startCli } from "./cli-process.ts";
 import { startEmbeddedMongo } from "../../src/embedded-mongo/index.ts";
 
 function journals(dir: string): string[] {
   return readdirSync(dir)
     .filter((f) => f.startsWith("journal."))
     .sort();
-}
-
-/** Starts the CLI on `dbPath`; resolves with the child and the URI it prints. */
-async function startCli(dbPath: string, extra: string[] = []): Promise<{ child: ChildProcess; uri: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/embedded-mongo/cli.ts", "--port", "0", "--dbpath", dbPath, ...extra], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const uri = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once("line", resolve);
-    child.once("exit", (code) => reject(new Error(`CLI exited early with ${code}`)));
-  });
-  return { child, uri };
 }
 
 describe("embedded-mongo: durable mode (dbPath)", function () {

@@ -386,7 +386,11 @@ export class TestContext {
   }
 
   /** Runs one operation, checking its expectResult / expectError. */
-  async runOperation(op: Document): Promise<void> {
+  /**
+   * `passErrors` (the operations of a withTransaction callback): an error, once checked against what the operation
+   * expects, is thrown on as it came, so the driver's withTransaction sees it (its labels decide a retry).
+   */
+  async runOperation(op: Document, passErrors = false): Promise<void> {
     let result: unknown;
     let error: unknown;
     try {
@@ -395,12 +399,16 @@ export class TestContext {
       if (err instanceof SkipTest) throw err;
       error = err;
     }
-    if (op.ignoreResultAndError) return;
+    const passOn = () => {
+      if (passErrors && error !== undefined) throw error;
+    };
+    if (op.ignoreResultAndError) return passOn();
     if (op.expectError) {
       if (error === undefined) throw new Error(`${op.name}: expected an error, got result ${show(result)}`);
       this.checkError(op.expectError as Document, error);
-      return;
+      return passOn();
     }
+    passOn();
     if (error !== undefined) throw new Error(`${op.name}: unexpected error: ${(error as Error).message}`);
     if (op.expectResult !== undefined) {
       try {
@@ -540,10 +548,20 @@ export class TestContext {
         case "getSnapshotTime":
           return (target as unknown as { snapshotTime?: unknown }).snapshotTime;
         case "startTransaction":
+          return target.startTransaction(plain(args.options ?? args));
         case "commitTransaction":
+          return target.commitTransaction();
         case "abortTransaction":
+          return target.abortTransaction();
         case "withTransaction":
-          throw new SkipTest("transactions are not supported by the embedded server");
+          // The callback's operations run as the test's own; an error none of them expects reaches the driver as
+          // it came (its labels decide whether withTransaction retries).
+          return target.withTransaction(
+            async () => {
+              for (const callbackOp of args.callback as Document[]) await this.runOperation(callbackOp, true);
+            },
+            plain(omit(args, "callback")),
+          );
         default:
           throw new SkipTest(`session operation ${name}`);
       }
@@ -635,6 +653,21 @@ export class TestContext {
       }
       case "createEntities":
         return this.createEntities(args.entities);
+      case "assertSessionTransactionState": {
+        const session = this.entities.get(args.session) as ClientSession & { transaction: { state: string } };
+        // The driver's state names: STARTING_TRANSACTION, TRANSACTION_IN_PROGRESS... against the format's starting,
+        // in_progress...
+        const state = TRANSACTION_STATES[session.transaction.state] ?? session.transaction.state;
+        if (state !== args.state) throw new Error(`session transaction state ${state}, expected ${args.state}`);
+        return undefined;
+      }
+      case "assertSessionPinned":
+      case "assertSessionUnpinned": {
+        const session = this.entities.get(args.session) as ClientSession & { transaction: { isPinned: boolean } };
+        if (session.transaction.isPinned !== (name === "assertSessionPinned"))
+          throw new Error(`session is ${session.transaction.isPinned ? "" : "not "}pinned`);
+        return undefined;
+      }
       case "assertCollectionExists":
       case "assertCollectionNotExists": {
         const names = (await this.setup.db(args.databaseName).listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name);
@@ -786,6 +819,8 @@ export async function runTest(file: SpecFile, test: Document, server: ServerInfo
   let timer: NodeJS.Timeout | undefined;
   try {
     const body = async () => {
+      // As the unified format asks: transactions an earlier test left open (a failed abort) end before this one.
+      await setup.db("admin").command({ killAllSessions: [] });
       await ctx.createEntities((file.json.createEntities as Document[]) ?? []);
       await ctx.initialData(file.json.initialData as Document[] | undefined);
       for (const op of (test.operations as Document[]) ?? []) await ctx.runOperation(op);
@@ -808,3 +843,12 @@ export async function runTest(file: SpecFile, test: Document, server: ServerInfo
 }
 
 const TEST_DEADLINE_MS = 1500;
+
+const TRANSACTION_STATES: Record<string, string> = {
+  NO_TRANSACTION: "none",
+  STARTING_TRANSACTION: "starting",
+  TRANSACTION_IN_PROGRESS: "in_progress",
+  TRANSACTION_COMMITTED: "committed",
+  TRANSACTION_COMMITTED_EMPTY: "committed",
+  TRANSACTION_ABORTED: "aborted",
+};

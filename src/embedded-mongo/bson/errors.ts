@@ -37,6 +37,11 @@ export const ErrorCodes = {
   SnapshotUnavailable: 246,
   SnapshotTooOld: 239,
   Location17276: 17276,
+  WriteConflict: 112,
+  TransactionTooOld: 225,
+  NoSuchTransaction: 251,
+  TransactionCommitted: 256,
+  OperationNotSupportedInTransaction: 263,
 } as const;
 
 // Names of further codes mongod answers (from its error_codes table) that reach clients through fail points or
@@ -62,6 +67,7 @@ const OTHER_CODE_NAMES: Record<number, string> = {
   100: "UnsatisfiableWriteConcern",
   112: "WriteConflict",
   121: "DocumentValidationFailure",
+  125: "CommandFailed",
   133: "FailedToSatisfyReadPreference",
   136: "CappedPositionLost",
   150: "StaleEpoch",
@@ -103,17 +109,28 @@ export function codeName(code: number): string {
 /** The codes mongod labels RetryableWriteError when they fail a retryable write (RetriableError category + shutdown). */
 const RETRYABLE_WRITE_CODES = new Set([6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436]);
 
+/** Codes after which a whole transaction may be retried (mongod's isTransientTransactionError): write conflicts,
+ * lock timeouts, a prepared transaction in the way, snapshot errors. */
+const TRANSIENT_TRANSACTION_CODES = new Set([112, 24, 267, 239, 246]);
+
 /**
  * Error labels mongod attaches by itself: RetryableWriteError for a retryable code answered to a retryable write
- * (a command with txnNumber outside a transaction) or to commitTransaction/abortTransaction.
+ * (a command with txnNumber outside a transaction) or to commitTransaction/abortTransaction; TransientTransactionError
+ * for an error of a transaction's statement that leaves nothing behind (a commit's NoSuchTransaction only without a
+ * write concern error, other statements' retryable codes too).
  */
 export function serverErrorLabels(cmd: Document, code: number | undefined, writeConcernCode?: number): string[] {
   const name = Object.keys(cmd)[0];
   const retryableWrite = cmd.txnNumber !== undefined && cmd.autocommit === undefined;
   const commitOrAbort = name === "commitTransaction" || name === "abortTransaction";
-  if (!retryableWrite && !commitOrAbort) return [];
   const retryable = (c: number | undefined) => c !== undefined && RETRYABLE_WRITE_CODES.has(c);
-  return retryable(code) || retryable(writeConcernCode) ? ["RetryableWriteError"] : [];
+  const labels: string[] = [];
+  if ((retryableWrite || commitOrAbort) && (retryable(code) || retryable(writeConcernCode))) labels.push("RetryableWriteError");
+  if (cmd.autocommit !== undefined && code !== undefined) {
+    const transient = commitOrAbort ? code === 251 && writeConcernCode === undefined : code === 251 || retryable(code);
+    if (transient || TRANSIENT_TRANSACTION_CODES.has(code)) labels.push("TransientTransactionError");
+  }
+  return labels;
 }
 
 export class CommandError extends Error {

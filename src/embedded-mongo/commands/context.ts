@@ -6,6 +6,7 @@ import type { Oplog } from "../replication/oplog.ts";
 import type { ReplicaSetMember } from "../replication/replica-set.ts";
 import type { Sessions } from "../replication/sessions.ts";
 import type { Store } from "../storage/store.ts";
+import type { Transactions } from "../replication/transactions.ts";
 
 export interface ServerState {
   store: Store;
@@ -16,6 +17,8 @@ export interface ServerState {
   replSet?: ReplicaSetMember;
   /** Retryable-write records per logical session (replica set only). */
   sessions: Sessions;
+  /** Multi-document transactions of the sessions (replica set only). */
+  transactions: Transactions;
   changeStreams: ChangeStreamCursors;
 }
 

@@ -18,6 +18,8 @@ import { checkSessionFields, withRetryableWrites } from "../replication/sessions
 import { withCollModRecorded } from "./metadata-changes.ts";
 import { withCollStats } from "./collection-stats.ts";
 import { checkSnapshotSupport } from "./snapshot-reads.ts";
+import { transactionCommands } from "./transactions.ts";
+import { isTransactionStatement } from "../replication/transaction-rules.ts";
 
 // Change streams, retryable writes (replica set) and collMod's oplog entry wrap the handlers they extend.
 const COMMANDS = withCollModRecorded(
@@ -36,6 +38,7 @@ const COMMANDS = withCollModRecorded(
             ...collectionModifyCommands,
             ...serverStatusCommands,
             ...searchIndexCommands,
+            ...transactionCommands,
           }),
         ),
       ),
@@ -54,11 +57,13 @@ function executeCommand(cmd: Document, ctx: CommandContext): Document {
     const name = Object.keys(cmd)[0];
     if (name === undefined) throw commandError(ErrorCodes.FailedToParse, "Empty command object");
     checkSessionFields(cmd, name, ctx);
-    checkSnapshotSupport(cmd, name);
     // mongod's logical session cache learns of a session from any command carrying it.
     if (cmd.lsid !== undefined) ctx.server.sessions.local.touch(cmd.lsid);
     const handler = COMMANDS.get(name);
     if (!handler) throw commandError(ErrorCodes.CommandNotFound, `no such command: '${name}'`);
+    // A transaction's statement (a standalone refused it above): the transaction decides what it reads and writes.
+    if (isTransactionStatement(cmd)) return ctx.server.transactions.run(cmd, name, ctx, handler);
+    checkSnapshotSupport(cmd, name);
     return handler(cmd, ctx);
   } catch (err) {
     if (err instanceof CommandError) return err.toReply();

@@ -70,7 +70,20 @@ export const handshakeCommands: Record<string, CommandHandler> = {
   },
   // mongod drops ended sessions from its cache at its next refresh (within 5 minutes); here at once.
   endSessions: (cmd, ctx) => {
-    for (const lsid of sessionIds(cmd, "endSessions")) ctx.server.sessions.local.end(lsid);
+    const lsids = sessionIds(cmd, "endSessions");
+    for (const lsid of lsids) ctx.server.sessions.local.end(lsid);
+    ctx.server.transactions.abortSessions(lsids, "its session was ended");
+    return { ok: 1 };
+  },
+  // What test runners send between tests: every (or each listed) session's open transaction is aborted.
+  killSessions: (cmd, ctx) => {
+    ctx.server.transactions.abortSessions(sessionIds(cmd, "killSessions"), "its session was killed");
+    return { ok: 1 };
+  },
+  killAllSessions: (cmd, ctx) => {
+    if (!Array.isArray(cmd.killAllSessions))
+      throw commandError(ErrorCodes.TypeMismatch, "BSON field 'killAllSessions' is the wrong type, expected type 'array'");
+    ctx.server.transactions.abortSessions(undefined, "its session was killed");
     return { ok: 1 };
   },
   listDatabases: (cmd, ctx) => {

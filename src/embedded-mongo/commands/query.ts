@@ -13,7 +13,8 @@ import { writeMerge, writeOut } from "./aggregate-output.ts";
 import { refuseListSearchIndexesStage } from "./search-indexes.ts";
 import { collectionName, cursorReply, ns, optionalDocument, optionalNumber, projector } from "./common.ts";
 import { Long } from "bson";
-import { atSnapshot, snapshotReadTime } from "./snapshot-reads.ts";
+import { atSnapshot } from "./snapshot-reads.ts";
+import { snapshotReadTime } from "../replication/snapshot-history.ts";
 import { checkListLocalSessionsStage } from "../replication/local-sessions.ts";
 
 /**
@@ -23,7 +24,7 @@ import { checkListLocalSessionsStage } from "../replication/local-sessions.ts";
  */
 function snapshotRead(handler: CommandHandler): CommandHandler {
   return (cmd, ctx) => {
-    const ts = snapshotReadTime(cmd, ctx);
+    const ts = snapshotReadTime(cmd, ctx.server);
     if (!ts) return handler(cmd, ctx);
     const reply = handler(cmd, atSnapshot(ctx, ts));
     if (reply.ok !== 1) return reply;

@@ -1,33 +1,16 @@
 // Snapshot reads (`readConcern: {level: "snapshot"}`, optionally `atClusterTime`) on the replica set: find,
-// aggregate and distinct see every collection as it was at one cluster time.
-//
-// No extra history is kept for this: the oplog already holds, for each write, the document before it (updates
-// and deletes keep a reference to the stored object, which is never mutated: writes swap in new objects). A read
-// at time T takes the collection as it is now and, for every document written after T, puts back the version
-// it had at T (the image before the first write after T; absent if that write inserted it). A collection no
-// write touched since T is read as it is, at no cost. History reaches back to the oldest retained oplog entry,
-// at most `SNAPSHOT_HISTORY_WINDOW_SECONDS` (mongod's minSnapshotHistoryWindowInSeconds), and not before the
-// server started (entries replayed from the journal do not keep before-images).
-import { EJSON, Timestamp, type Document } from "bson";
-import { Collection } from "../storage/collection.ts";
+// aggregate and distinct see every collection as it was at one cluster time (rebuilt from the oplog, see
+// replication/snapshot-history.ts).
+import type { Document, Timestamp } from "bson";
+import type { Collection } from "../storage/collection.ts";
 import type { CommandContext } from "./context.ts";
 import { commandError, ErrorCodes } from "../bson/errors.ts";
-import { compareTimestamps, type Oplog } from "../replication/oplog.ts";
+import type { Oplog } from "../replication/oplog.ts";
+import { collectionAt } from "../replication/snapshot-history.ts";
 import { Store } from "../storage/store.ts";
-
-/** mongod's default minSnapshotHistoryWindowInSeconds. */
-export const SNAPSHOT_HISTORY_WINDOW_SECONDS = 300;
 
 /** Commands that read at a snapshot (getMore and killCursors act on a cursor opened by one). */
 const SNAPSHOT_COMMANDS = new Set(["find", "aggregate", "distinct", "getMore", "killCursors"]);
-
-function timestampText(ts: Timestamp): string {
-  return `Timestamp(${ts.high >>> 0}, ${ts.low >>> 0})`;
-}
-
-function isTimestamp(v: unknown): v is Timestamp {
-  return (v as { _bsontype?: string } | null)?._bsontype === "Timestamp";
-}
 
 /**
  * Refuses `readConcern: {level: "snapshot"}` on a command that cannot read at a snapshot, as mongod does (72
@@ -43,40 +26,6 @@ export function checkSnapshotSupport(cmd: Document, name: string): void {
   }
   if (!SNAPSHOT_COMMANDS.has(name))
     throw commandError(ErrorCodes.InvalidOptions, `Command ${name} does not support { readConcern: { level: "snapshot" } }`);
-}
-
-/**
- * The cluster time a snapshot read runs at (undefined when the command does not ask for one): its
- * `atClusterTime`, else the newest write's. A time after the cluster time answers 72, one older than the kept
- * history 239 SnapshotTooOld, as mongod does.
- */
-export function snapshotReadTime(cmd: Document, ctx: CommandContext): Timestamp | undefined {
-  const readConcern = cmd.readConcern as Document | undefined;
-  if (readConcern?.level !== "snapshot") return undefined;
-  if (!ctx.server.replSet) throw commandError(ErrorCodes.NotAReplicaSet, "node needs to be a replica set member to use read concern");
-  const oplog = ctx.server.oplog;
-  const at = readConcern.atClusterTime;
-  if (at === undefined) return oplog.lastTimestamp;
-  if (!isTimestamp(at)) throw commandError(ErrorCodes.TypeMismatch, "BSON field 'atClusterTime' is the wrong type, expected type 'timestamp'");
-  if (at.high >>> 0 === 0 && at.low >>> 0 === 0) throw commandError(ErrorCodes.InvalidOptions, "atClusterTime cannot be a null timestamp");
-  const now = oplog.lastTimestamp;
-  if (compareTimestamps(at, now) > 0) {
-    throw commandError(
-      ErrorCodes.InvalidOptions,
-      `readConcern atClusterTime value must not be greater than the current clusterTime. Requested clusterTime: ${timestampText(at)}; current clusterTime: ${timestampText(now)}`,
-    );
-  }
-  if (compareTimestamps(at, oldestSnapshotTime(oplog)) < 0) {
-    throw commandError(ErrorCodes.SnapshotTooOld, `Read timestamp ${timestampText(at)} is older than the oldest available timestamp.`);
-  }
-  return at;
-}
-
-/** The oldest time a snapshot read may ask for. */
-export function oldestSnapshotTime(oplog: Oplog): Timestamp {
-  const windowStart = new Timestamp({ t: Math.max(0, Math.floor(Date.now() / 1000) - SNAPSHOT_HISTORY_WINDOW_SECONDS), i: 0 });
-  const start = oplog.snapshotHistoryStart;
-  return compareTimestamps(start, windowStart) > 0 ? start : windowStart;
 }
 
 /** Runs a read handler against the store as it was at `ts` (the context's other state is shared). */
@@ -98,7 +47,7 @@ class SnapshotStore extends Store {
 
   override get(db: string, name: string): Collection | undefined {
     const key = `${db}.${name}`;
-    if (!this.built.has(key)) this.built.set(key, this.collectionAt(db, name));
+    if (!this.built.has(key)) this.built.set(key, collectionAt(this.live, this.oplog, this.ts, db, name));
     return this.built.get(key);
   }
 
@@ -109,72 +58,4 @@ class SnapshotStore extends Store {
   override create(): Collection {
     throw commandError(ErrorCodes.InvalidOptions, "a snapshot read cannot write");
   }
-
-  private collectionAt(db: string, name: string): Collection | undefined {
-    const live = this.live.get(db, name);
-    // The first write of each document after ts decides its version at ts: [document or null (absent)].
-    const before = new Map<string, Document | null>();
-    for (let seq = this.oplog.seqAtOrAfter(this.ts); seq <= this.oplog.lastSeq; seq++) {
-      const entry = this.oplog.bySeq(seq);
-      if (!entry || compareTimestamps(entry.ts, this.ts) <= 0) continue;
-      if (entry.op === "c") {
-        if (catalogChange(entry as CatalogEntry, db, name)) {
-          throw commandError(
-            ErrorCodes.SnapshotUnavailable,
-            `Unable to read from a snapshot due to pending collection catalog changes; please retry the operation. Snapshot timestamp is ${timestampText(this.ts)}. Collection minimum is ${timestampText(entry.ts)}`,
-          );
-        }
-        continue;
-      }
-      if (entry.db !== db || entry.coll !== name) continue;
-      const doc = entry.op === "i" ? entry.doc : entry.pre;
-      if (!doc) continue;
-      const key = documentKey(doc._id);
-      if (before.has(key)) continue;
-      before.set(key, entry.op === "i" ? null : (entry.pre ?? null));
-    }
-    if (before.size === 0 || !live) return live;
-    // A read-only copy without secondary indexes (the planner scans it): what the live indexes hold is newer.
-    const copy = new Collection(db, name, live.options);
-    copy.indexes.length = 0;
-    let rid = 0;
-    for (const doc of live.docs.values()) {
-      const key = documentKey(doc._id);
-      const old = before.get(key);
-      if (old === undefined) copy.docs.set(++rid, doc);
-      else {
-        before.delete(key);
-        if (old !== null) copy.docs.set(++rid, old);
-      }
-    }
-    // Documents deleted since ts.
-    for (const old of before.values()) if (old !== null) copy.docs.set(++rid, old);
-    return copy;
-  }
-}
-
-/** A namespace command as the oplog records it (a rename names its target too). */
-interface CatalogEntry {
-  db: string;
-  cmd: string;
-  coll?: string;
-  toDb?: string;
-  to?: string;
-}
-
-/** Whether the entry created, dropped or renamed db.name (or dropped its database). */
-function catalogChange(entry: CatalogEntry, db: string, name: string): boolean {
-  if (entry.cmd === "rename" && entry.toDb === db && entry.to === name) return true;
-  if (entry.db !== db) return false;
-  return entry.cmd === "dropDatabase" || ((entry.cmd === "create" || entry.cmd === "drop" || entry.cmd === "rename") && entry.coll === name);
-}
-
-/** A string that is equal for equal `_id` values of the common types (numbers of any width compare equal). */
-function documentKey(id: unknown): string {
-  if (typeof id === "string") return `s${id}`;
-  if (typeof id === "number") return `n${Object.is(id, -0) ? 0 : id}`;
-  const type = (id as { _bsontype?: string } | null)?._bsontype;
-  if (type === "ObjectId") return `o${(id as { toHexString(): string }).toHexString()}`;
-  if (type === "Long" || type === "Int32" || type === "Double") return `n${Number(id)}`;
-  return `x${EJSON.stringify({ id }, { relaxed: false })}`;
 }

@@ -1,7 +1,7 @@
 // What the journal and the snapshot store, as BSON payloads of framed records (record-file.ts), and how a
 // store is rebuilt from them. Journal records carry whole documents (an update stores the document after it),
 // so replaying a record twice, or over a snapshot that already holds it, gives the same state.
-import { deserialize, serialize, type Binary, type Document, type Timestamp } from "bson";
+import { deserialize, Long, serialize, type Binary, type Document, type Timestamp } from "bson";
 import { compareValues } from "../query/bson-order.ts";
 import { CollectionIndex } from "../storage/collection-index.ts";
 import type { Collection } from "../storage/collection.ts";
@@ -15,6 +15,8 @@ export const RecordType = {
   Oplog: 1,
   /** Journal and snapshot: a retryable write's stored outcome. */
   Session: 2,
+  /** Journal: a committed transaction, `{ops: [oplog entry, ...]}`: all its writes or, torn, none. */
+  Transaction: 3,
   /** Snapshot: { format, seq, ts } — the journal records up to seq are contained in it. */
   SnapshotHeader: 10,
   /** Snapshot: { db, coll, options, indexes } — the documents that follow belong to it. */
@@ -38,10 +40,22 @@ export function decode(payload: Uint8Array): Document {
 }
 
 export function encodeEntry(entry: OplogEntry): Uint8Array {
-  const head = { s: entry.seq, t: entry.ts, w: entry.wall, op: entry.op, db: entry.db };
+  return encode(entryRecord(entry));
+}
+
+/** A committed transaction's entries as one journal record. */
+export function encodeTransaction(entries: OplogEntry[]): Uint8Array {
+  return encode({ ops: entries.map(entryRecord) });
+}
+
+/** The journal's document for one oplog entry. */
+function entryRecord(entry: OplogEntry): Document {
+  const head: Document = { s: entry.seq, t: entry.ts, w: entry.wall, op: entry.op, db: entry.db };
+  // A transaction's write keeps its session and number, for the change events replayed after a restart.
+  if (entry.lsid) Object.assign(head, { l: entry.lsid, n: entry.txnNumber });
   if (entry.op === "c") {
-    const { seq: _s, ts: _t, wall: _w, op: _o, db: _d, ...command } = entry;
-    return encode({ ...head, ...command });
+    const { seq: _s, ts: _t, wall: _w, op: _o, db: _d, lsid: _l, txnNumber: _n, ...command } = entry;
+    return { ...head, ...command };
   }
   // The collection's UUID, and for a time-series collection a marker (its writes are not change events).
   const coll: Document = { c: entry.coll };
@@ -49,21 +63,21 @@ export function encodeEntry(entry: OplogEntry): Uint8Array {
   if (entry.timeseries) coll.tsc = true;
   switch (entry.op) {
     case "i":
-      return encode({ ...head, ...coll, d: entry.doc });
+      return { ...head, ...coll, d: entry.doc };
     case "u": {
       // The update's description goes along, so change streams can still report it after a restart.
-      if (entry.replacement) return encode({ ...head, ...coll, d: entry.post, r: true });
+      if (entry.replacement) return { ...head, ...coll, d: entry.post, r: true };
       const { disambiguatedPaths, ...ud } = updateDescriptionOf(entry);
-      return encode({
+      return {
         ...head,
         ...coll,
         d: entry.post,
         ud: disambiguatedPaths && Object.keys(disambiguatedPaths).length ? { ...ud, disambiguatedPaths } : ud,
-      });
+      };
     }
     case "d":
       // A time-series collection's _id is not unique: the whole document says which one went.
-      return encode({ ...head, ...coll, id: entry.pre._id, ...(entry.timeseries ? { dd: entry.pre } : {}) });
+      return { ...head, ...coll, id: entry.pre._id, ...(entry.timeseries ? { dd: entry.pre } : {}) };
   }
 }
 
@@ -137,7 +151,15 @@ export class StoreLoader {
 
   /** Applies one journaled oplog entry (skipped when the snapshot already contains it). */
   apply(payload: Uint8Array): void {
-    const r = decode(payload);
+    this.applyRecord(decode(payload));
+  }
+
+  /** Applies the entries of one journaled transaction. */
+  applyTransaction(payload: Uint8Array): void {
+    for (const r of decode(payload).ops as Document[]) this.applyRecord(r);
+  }
+
+  private applyRecord(r: Document): void {
     const seq = Number(r.s);
     if (seq <= this.lastSeq) return;
     this.replayedRecords.push(r);
@@ -228,7 +250,13 @@ export class StoreLoader {
 
 /** The oplog entry a journal record describes (documents before writes are not journaled, images are off). */
 function entryOf(r: Document): OplogEntry {
-  const base = { seq: Number(r.s), ts: r.t as Timestamp, wall: (r.w as Date | undefined) ?? new Date(0), db: r.db as string };
+  const base = {
+    seq: Number(r.s),
+    ts: r.t as Timestamp,
+    wall: (r.w as Date | undefined) ?? new Date(0),
+    db: r.db as string,
+    ...(r.l ? { lsid: r.l as Document, txnNumber: Long.fromValue(r.n as number) } : {}),
+  };
   const coll = { coll: r.c as string, uuid: r.ui as Binary | undefined, ...(r.tsc === true ? { timeseries: true } : {}) };
   switch (r.op) {
     case "i":
@@ -246,7 +274,7 @@ function entryOf(r: Document): OplogEntry {
     case "d":
       return { ...base, op: "d", ...coll, pre: (r.dd as Document | undefined) ?? { _id: r.id }, images: false };
     default: {
-      const { s: _s, t: _t, w: _w, op: _o, db: _d, ...command } = r;
+      const { s: _s, t: _t, w: _w, op: _o, db: _d, l: _l, n: _n, ...command } = r;
       return { ...base, op: "c", ...command } as OplogEntry;
     }
   }

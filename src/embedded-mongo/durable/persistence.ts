@@ -7,7 +7,7 @@
 import { existsSync, ftruncateSync, fsyncSync, closeSync, mkdirSync, openSync, readdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { DbPathLock } from "./dbpath-lock.ts";
-import { decode, decodeSession, encodeEntry, encodeSession, RecordType, StoreLoader } from "./durable-records.ts";
+import { decode, decodeSession, encodeEntry, encodeSession, encodeTransaction, RecordType, StoreLoader } from "./durable-records.ts";
 import { Journal, syncDirectory } from "./journal.ts";
 import type { Oplog } from "../replication/oplog.ts";
 import { readRecords } from "./record-file.ts";
@@ -78,6 +78,7 @@ export class DurableStorage {
         }
         for (const r of records) {
           if (r.type === RecordType.Oplog) loader.apply(r.payload);
+          else if (r.type === RecordType.Transaction) loader.applyTransaction(r.payload);
           else if (r.type === RecordType.Session) sessions.restore(decodeSession(r.payload));
         }
         if (last) currentBytes = validBytes;
@@ -101,17 +102,26 @@ export class DurableStorage {
   private attach(): void {
     this.oplog.onAppend = (entry) => {
       this.journal.append(RecordType.Oplog, encodeEntry(entry), entry.seq);
-      if (this.journal.bytesInFile >= this.snapshotAfterBytes && !this.snapshotScheduled && !this.snapshotRunning) {
-        // Started after the current command, not in the middle of it.
-        this.snapshotScheduled = true;
-        setImmediate(() => {
-          this.snapshotScheduled = false;
-          void this.startSnapshot();
-        });
-      }
+      this.snapshotWhenDue();
+    };
+    // A transaction's writes in one record: a crash in the middle of writing it leaves a torn record, cut off at
+    // start-up, never half a transaction.
+    this.oplog.onAppendTogether = (entries) => {
+      this.journal.append(RecordType.Transaction, encodeTransaction(entries), entries.at(-1)?.seq ?? 0);
+      this.snapshotWhenDue();
     };
     this.sessions.onRecord = (record) => this.journal.append(RecordType.Session, encodeSession(record));
     this.journal.onDurable = (seq) => this.oplog.makeVisible(seq);
+  }
+
+  private snapshotWhenDue(): void {
+    if (this.journal.bytesInFile < this.snapshotAfterBytes || this.snapshotScheduled || this.snapshotRunning) return;
+    // Started after the current command, not in the middle of it.
+    this.snapshotScheduled = true;
+    setImmediate(() => {
+      this.snapshotScheduled = false;
+      void this.startSnapshot();
+    });
   }
 
   /** Resolves once everything journaled so far is on disk (a write's reply waits for this). */

@@ -6,6 +6,7 @@
 import type { Binary, Document } from "bson";
 import { updateDescriptionOf, type CommandEntry, type OplogEntry } from "./oplog.ts";
 import { TokenKind } from "./resume-token.ts";
+import { NO_AUTH_UID } from "./local-sessions.ts";
 
 export interface StreamScope {
   /** Unset: every database but admin, config and local (allChangesForCluster). */
@@ -45,6 +46,18 @@ function event(document: Document): RawEvent {
 
 /** The events `entry` produces for a stream of `scope` (none, one, or an event followed by its invalidate). */
 export function eventsFor(entry: OplogEntry, scope: StreamScope): RawEvent[] {
+  const events = entryEvents(entry, scope);
+  // A transaction's writes: each event names the session and transaction, as mongod's do.
+  if (entry.lsid) {
+    for (const { event } of events) {
+      event.lsid = { id: entry.lsid.id, uid: NO_AUTH_UID };
+      event.txnNumber = entry.txnNumber;
+    }
+  }
+  return events;
+}
+
+function entryEvents(entry: OplogEntry, scope: StreamScope): RawEvent[] {
   switch (entry.op) {
     case "i":
       if (entry.timeseries || !inScope(scope, entry.db, entry.coll)) return [];

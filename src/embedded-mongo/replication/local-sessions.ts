@@ -7,7 +7,7 @@ import { bsonTypeName } from "../bson/bson-type-names.ts";
 import { commandError, ErrorCodes } from "../bson/errors.ts";
 
 /** Without authentication every session belongs to the same (no) user: uid is the SHA-256 of nothing, as mongod's. */
-const NO_AUTH_UID = new Binary(createHash("sha256").digest(), 0);
+export const NO_AUTH_UID = new Binary(createHash("sha256").digest(), 0);
 
 interface LocalSession {
   id: Binary;

@@ -1,7 +1,7 @@
 // The oplog: one entry per write (insert, update/replace, delete, and namespace commands), each stamped with a
 // strictly increasing cluster Timestamp. Change streams read it; durable mode journals it. The in-memory copy
 // is capped (oldest entries are dropped), like mongod's capped oplog collection.
-import { Timestamp, type Binary, type Document } from "bson";
+import { Timestamp, type Binary, type Document, type Long } from "bson";
 import { describeUpdate, type UpdateDescription } from "../query/update-description.ts";
 import type { NamespaceCommand, WriteListener, WrittenCollection } from "../storage/write-listener.ts";
 
@@ -11,6 +11,9 @@ interface EntryBase {
   ts: Timestamp;
   wall: Date;
   db: string;
+  /** A transaction's write: its session (`{id}`) and txnNumber, which its change events carry. */
+  lsid?: Document;
+  txnNumber?: Long;
 }
 
 /** What a document write records about its collection besides the namespace. */
@@ -87,6 +90,10 @@ export class Oplog implements WriteListener {
   snapshotHistoryStart: Timestamp;
   /** Called with every new entry (the journal). */
   onAppend?: (entry: OplogEntry) => void;
+  /** Called instead of onAppend with the entries of one transaction, all at once (the journal writes one record). */
+  onAppendTogether?: (entries: OplogEntry[]) => void;
+  /** While a transaction commits: its writes' entries, held back until they are appended together. */
+  private heldBack: EntryInput[] | undefined;
   private readonly visibleListeners = new Set<() => void>();
   private notifyScheduled = false;
 
@@ -146,12 +153,41 @@ export class Oplog implements WriteListener {
     return new Timestamp({ t: this.lastT, i: this.lastI });
   }
 
-  append(input: EntryInput): OplogEntry {
+  append(input: EntryInput): void {
+    if (this.heldBack) {
+      this.heldBack.push(input);
+      return;
+    }
+    const entry = this.push(input);
+    this.onAppend?.(entry);
+    if (this.visibleOnAppend) this.makeVisible(entry.seq);
+  }
+
+  /**
+   * Runs `apply` (a transaction's commit) with the entries of its writes held back, then appends them one after the
+   * other, each marked with the transaction, and hands them to onAppendTogether as one group. If `apply` throws,
+   * nothing is appended (it has undone its writes).
+   */
+  appendTogether(apply: () => void, transaction: { lsid: Document; txnNumber: Long }): void {
+    const held: EntryInput[] = [];
+    this.heldBack = held;
+    try {
+      apply();
+    } finally {
+      this.heldBack = undefined;
+    }
+    const entries = held.map((input) => this.push({ ...input, ...transaction }));
+    const last = entries.at(-1);
+    if (!last) return;
+    if (this.onAppendTogether) this.onAppendTogether(entries);
+    else for (const entry of entries) this.onAppend?.(entry);
+    if (this.visibleOnAppend) this.makeVisible(last.seq);
+  }
+
+  private push(input: EntryInput): OplogEntry {
     const entry = { ...input, seq: ++this.lastSeq, ts: this.nextTimestamp(), wall: new Date() } as OplogEntry;
     this.entries.push(entry);
     if (this.entries.length - this.head > this.maxEntries) this.trim();
-    this.onAppend?.(entry);
-    if (this.visibleOnAppend) this.makeVisible(entry.seq);
     return entry;
   }
 

@@ -1,7 +1,7 @@
 // Logical sessions and retryable writes. On a replica set a write carrying lsid + txnNumber runs once: a retry of
 // the same (lsid, txnNumber) answers the stored reply without applying anything again; an older txnNumber is
-// refused. Multi-document transactions are refused the way a server without them (mongod 3.6) refuses
-// them; a standalone refuses any transaction field, as mongod's standalone does.
+// refused. Statements of multi-document transactions (`autocommit: false`) are checked and run by transactions.ts;
+// a standalone refuses any transaction field, as mongod's standalone does.
 import { Binary, type Document } from "bson";
 import { commandError, ErrorCodes } from "../bson/errors.ts";
 import { LocalSessionCache } from "./local-sessions.ts";
@@ -105,14 +105,14 @@ export interface SessionRecord {
   reply: Document;
 }
 
-function sessionKey(lsid: unknown): string {
+export function sessionKey(lsid: unknown): string {
   const id = (lsid as { id?: unknown } | null)?.id;
   if (id instanceof Binary) return id.toString("hex");
   if (id instanceof Uint8Array) return Buffer.from(id).toString("hex");
   throw commandError(ErrorCodes.TypeMismatch, "BSON field 'OperationSessionInfo.lsid.id' is the wrong type, expected type 'binData'");
 }
 
-function txnNumberOf(cmd: Document): number {
+export function txnNumberOf(cmd: Document): number {
   const v = cmd.txnNumber;
   const n = typeof v === "number" ? v : v && typeof v === "object" ? Number(String(v)) : NaN;
   if (!Number.isInteger(n))
@@ -121,8 +121,8 @@ function txnNumberOf(cmd: Document): number {
 }
 
 /**
- * Refuses what this server does not run: any transaction field on a standalone, multi-document transactions
- * on the replica set, and txnNumber without a session or on a command that is not a retryable write.
+ * Refuses what this server does not run: any transaction field on a standalone, and txnNumber without a session or
+ * on a command that is not a retryable write (a transaction's statements are checked by transaction-rules.ts).
  */
 export function checkSessionFields(cmd: Document, name: string, ctx: SessionContext): void {
   const transactional = cmd.startTransaction !== undefined || cmd.autocommit !== undefined;
@@ -132,12 +132,7 @@ export function checkSessionFields(cmd: Document, name: string, ctx: SessionCont
     }
     return;
   }
-  if (transactional) {
-    // A replica set without multi-document transactions does not know these generic fields.
-    const field = cmd.autocommit !== undefined ? "autocommit" : "startTransaction";
-    throw commandError(40415, `BSON field '${name}.${field}' is an unknown field.`, { codeName: "Location40415" });
-  }
-  if (cmd.txnNumber === undefined) return;
+  if (transactional || cmd.txnNumber === undefined) return;
   if (cmd.lsid === undefined) throw commandError(ErrorCodes.InvalidOptions, "Transaction number requires a session ID to also be specified");
   if (!RETRYABLE_WRITE_COMMANDS.has(name)) {
     throw commandError(

@@ -121,7 +121,7 @@ function handleFrame(frame: Buffer, state: ServerState, fc: FrameContext): Outco
     if (fc.waitDurable && (wrote || command.txnNumber !== undefined)) {
       return fc.waitDurable().then(
         () => encode(reply),
-        (err: Error) => encode({ ok: 0, errmsg: `journal write failed: ${err.message}`, code: 1, codeName: "InternalError" }),
+        (err: Error) => encode(journalFailure(command, err)),
       );
     }
     return encode(reply);
@@ -142,6 +142,17 @@ function handleFrame(frame: Buffer, state: ServerState, fc: FrameContext): Outco
   }
   if (reply instanceof Promise) return (reply as Promise<Document>).then((late) => finish(late, false));
   return finish(reply, state.oplog.lastSeq !== before);
+}
+
+/**
+ * The reply to a write whose journal write failed. A commit's outcome is then unknown to the client (applied in
+ * memory, maybe not on disk): it gets the UnknownTransactionCommitResult label, as a driver gives a commit it cannot
+ * tell the outcome of.
+ */
+function journalFailure(command: Document, err: Error): Document {
+  const reply: Document = { ok: 0, errmsg: `journal write failed: ${err.message}`, code: 1, codeName: "InternalError" };
+  if (Object.keys(command)[0] === "commitTransaction") reply.errorLabels = ["UnknownTransactionCommitResult"];
+  return reply;
 }
 
 /**

@@ -13,6 +13,7 @@ import { Oplog } from "../replication/oplog.ts";
 import { DurableStorage } from "../durable/persistence.ts";
 import { ReplicaSetMember } from "../replication/replica-set.ts";
 import { Sessions } from "../replication/sessions.ts";
+import { Transactions } from "../replication/transactions.ts";
 import { Store } from "../storage/store.ts";
 import { sweepExpired } from "../storage/ttl-sweeper.ts";
 
@@ -90,6 +91,7 @@ export async function startEmbeddedMongo(options: EmbeddedMongoOptions = {}): Pr
     cursors: new CursorRegistry(cursorTimeoutMs),
     oplog,
     sessions,
+    transactions: new Transactions(),
     changeStreams: new ChangeStreamCursors(cursorTimeoutMs),
   };
   const sockets = new Set<net.Socket>();
@@ -128,6 +130,8 @@ export async function startEmbeddedMongo(options: EmbeddedMongoOptions = {}): Pr
       state.cursors.reap();
       state.changeStreams.reap();
       state.sessions.reap();
+      state.transactions.expire();
+      state.transactions.reap();
     },
     Math.min(60_000, Math.max(50, cursorTimeoutMs / 2)),
   );

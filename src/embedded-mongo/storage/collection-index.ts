@@ -140,6 +140,19 @@ export class CollectionIndex {
     return undefined;
   }
 
+  /**
+   * A copy holding the same entries (a transaction's private collection): the ordered set is copied, not
+   * recomputed. The hash is not copied (that would cost a probe per entry): the copy's stays empty and untrusted
+   * (one more than the unhashable entries, for good), so the copy answers lookups from its ordered set.
+   */
+  clone(): CollectionIndex {
+    const copy = new CollectionIndex(this.spec);
+    copy.entries.copyFrom(this.entries);
+    copy.multikey = this.multikey;
+    copy.unhashable = this.unhashable + 1;
+    return copy;
+  }
+
   add(keys: unknown[][], rid: number): void {
     for (const key of keys) {
       this.entries.insert({ key, rid });

@@ -58,6 +58,29 @@ export class Collection {
     return index;
   }
 
+  /**
+   * A private copy (a transaction's) with this collection's name, options, UUID and index definitions. Without
+   * `docs` it holds the same documents under the same record ids, its indexes copied entry for entry; with `docs`
+   * (the collection as of an earlier time) it holds those, indexed anew.
+   */
+  copy(docs?: Iterable<Document>): Collection {
+    const copy = new Collection(this.db, this.name, this.options, this.uuid);
+    copy.indexes.length = 0;
+    if (docs === undefined) {
+      for (const [rid, doc] of this.docs) copy.docs.set(rid, doc);
+      copy.nextRid = this.nextRid;
+      for (const index of this.indexes) copy.indexes.push(index.clone());
+      return copy;
+    }
+    for (const index of this.indexes) copy.indexes.push(new CollectionIndex(index.spec));
+    for (const doc of docs) {
+      const rid = copy.nextRid++;
+      for (const index of copy.indexes) index.add(index.keysFor(doc), rid);
+      copy.docs.set(rid, doc);
+    }
+    return copy;
+  }
+
   index(name: string): CollectionIndex | undefined {
     return this.indexes.find((i) => i.name === name);
   }

@@ -19,6 +19,12 @@ export class OrderedSet<T> {
     return this.count;
   }
 
+  /** Takes the entries of `other` (same order), copying its chunks instead of inserting one by one. */
+  copyFrom(other: OrderedSet<T>): void {
+    this.chunks = other.chunks.map((chunk) => chunk.slice());
+    this.count = other.count;
+  }
+
   clear(): void {
     this.chunks = [];
     this.count = 0;

@@ -10,6 +10,13 @@
 // backlog at once (none left to other workers, and jobs waiting locally past their lock lifetime); with one, it
 // looks again only at its next poll. Here a job name is locked up to its lock limit (what may run of it at once):
 // past it a fill finds nothing, and once its runs have freed half of it Agenda is woken to lock more (`onRoom`).
+// A run holds its place until the save that ends it is written: Agenda counts it as running until then, and a job
+// handed over while Agenda's count is full waits in Agenda's queue.
+//
+// Agenda drops a job whose lock expired before it could start it, without running or unlocking it: the job then
+// waits locked until its lock lifetime is over. On a loaded database a batch's round trips can age its locks that
+// far, so a locked job is handed to Agenda only with at least half of its lock lifetime left; older ones are
+// unlocked, and the next batch locks them afresh.
 import { MongoJobRepository } from "@agendajs/mongo-backend";
 import { type JobParameters, type JobRepositoryOptions, toJobId } from "agenda";
 import { type Collection, type Db, type Document, ObjectId } from "mongodb";
@@ -131,11 +138,18 @@ export class BatchedJobRepository extends MongoJobRepository {
   ): Promise<JobParameters | undefined> {
     const locks = this.locksOf(jobName);
     const needed = locks.started + 1;
+    // Agenda's lock deadline is now minus the job's lock lifetime.
+    const lockLifetimeMs = Date.now() - lockDeadline.getTime();
     for (;;) {
       if (!this.open) return undefined;
       if (locks.held >= locks.limit) {
         locks.starved = true;
         return undefined;
+      }
+      const stale = takeAgedLocks(locks.buffer, lockLifetimeMs);
+      if (stale.length > 0) {
+        await this.unlockJobs(stale);
+        continue;
       }
       const job = locks.buffer.shift();
       if (job) {
@@ -201,8 +215,13 @@ export class BatchedJobRepository extends MongoJobRepository {
   override async saveJobState(job: JobParameters, options: JobRepositoryOptions | undefined): Promise<void> {
     if (!job._id) throw new Error("Cannot save job state without job ID");
     const id = new ObjectId(String(job._id));
-    // The save that ends a run unlocks the job (lockedAt unset); the one that starts it keeps the lock.
-    if (!job.lockedAt) this.release(job.name);
+    // The save that ends a run unlocks the job (lockedAt unset) and frees its place once written; the one that
+    // starts it keeps the lock.
+    if (!job.lockedAt) return this.saveState(job, id, options).finally(() => this.release(job.name));
+    return this.saveState(job, id, options);
+  }
+
+  private saveState(job: JobParameters, id: ObjectId, options: JobRepositoryOptions | undefined): Promise<void> {
     if (this.removeOnComplete && finishedForGood(job)) return this.removals.add({ id, name: job.name, set: {} });
     // The fields and the refusal of MongoJobRepository.saveJobState.
     const set = {
@@ -243,6 +262,17 @@ export class BatchedJobRepository extends MongoJobRepository {
     );
     return done.map(() => undefined);
   }
+}
+
+/**
+ * Takes from the front of a name's buffer (in lock order: older batches first) the jobs locked so long ago that
+ * less than half of their lock lifetime is left.
+ */
+function takeAgedLocks(buffer: JobParameters[], lockLifetimeMs: number): string[] {
+  const freshAfter = Date.now() - lockLifetimeMs / 2;
+  const aged: string[] = [];
+  while (buffer[0] && new Date(buffer[0].lockedAt ?? 0).getTime() < freshAfter) aged.push(String(buffer.shift()!._id));
+  return aged;
 }
 
 /**

@@ -68,11 +68,8 @@ export class JobQueue {
     this.defaultConcurrency = options.defaultConcurrency ?? options.maxConcurrency;
     this.repository = new BatchedJobRepository(db, "jobs", this.defaultConcurrency, true);
     const repository = this.repository;
-    // Inserts only (no full document of updates): a job's own runs, locks and reschedules are found by the
-    // process running it, and looking every update up would cost a read and a lock attempt per job run.
-    const channel = options.changeStreams
-      ? new WakeableChangeStreamChannel({ db, collection: "jobs", fullDocument: false })
-      : new WakeableInMemoryChannel();
+    // Inserts only (wake-channels.ts says why).
+    const channel = options.changeStreams ? new WakeableChangeStreamChannel({ db, collection: "jobs" }) : new WakeableInMemoryChannel();
     repository.onRoom = (jobName) => void channel.wake(jobName);
     this.agenda = new Agenda({
       backend: { name: "MongoDB", repository, ownsConnection: false, connect: () => repository.connect(), disconnect: async () => {} },

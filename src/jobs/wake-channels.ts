@@ -2,13 +2,30 @@
 // locking a job name at its lock limit, and wakes Agenda to lock more once runs have made room.
 import { MongoChangeStreamNotificationChannel } from "@agendajs/mongo-backend";
 import { InMemoryNotificationChannel, type JobNotification, toJobId } from "agenda";
+import type { ChangeStreamOptions, Db } from "mongodb";
 
 /** A notification that makes Agenda look for due jobs of `jobName` now (it names no particular job). */
 function wakeUp(jobName: string): JobNotification {
   return { jobId: toJobId(""), jobName, nextRunAt: null, priority: 0, timestamp: new Date() };
 }
 
+/**
+ * Hears of inserted jobs only. Agenda's channel asks the database for insert, update and replace events and, without
+ * full documents, drops the updates it receives: the database would build and send an event for every lock and
+ * state save of every run, for nothing. A job's own runs, locks and reschedules are found by the process running it,
+ * and looking every update up would cost a read and a lock attempt per run. The channel is given the jobs
+ * collection through a view whose `watch` asks for inserts alone (the channel only ever calls `collection().watch`).
+ */
 export class WakeableChangeStreamChannel extends MongoChangeStreamNotificationChannel {
+  constructor({ db, collection }: { db: Db; collection: string }) {
+    const watchInserts = {
+      collection: (name: string) => ({
+        watch: (_pipeline: unknown, options: ChangeStreamOptions) => db.collection(name).watch([{ $match: { operationType: "insert" } }], options),
+      }),
+    };
+    super({ db: watchInserts as unknown as Db, collection, fullDocument: false });
+  }
+
   wake(jobName: string): Promise<void> {
     return this.notifyHandlers(wakeUp(jobName));
   }

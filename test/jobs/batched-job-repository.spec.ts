@@ -4,6 +4,7 @@
 // run the same job, a failed run keeps its job for the retry, and nothing stays locked when a queue stops.
 import { expect } from "chai";
 import { type CommandStartedEvent, MongoClient } from "mongodb";
+import { BatchedJobRepository } from "../../src/jobs/batched-job-repository.ts";
 import { JobQueue } from "../../src/jobs/job-queue.ts";
 import { freshDatabaseUri } from "../support/database.ts";
 import { eventually } from "../support/eventually.ts";
@@ -146,5 +147,52 @@ describe("JobQueue's batched repository", () => {
     queues.splice(queues.indexOf(q), 1);
     expect(await jobs().countDocuments({ name: "test-held", lockedAt: { $ne: null } })).to.equal(0);
     expect(await countOf("test-held")).to.equal(30 - runs);
+  });
+
+  /** The repository alone, as Agenda calls it: due jobs of `name` inserted, `limit` of them held at most. */
+  async function repositoryWith(name: string, due: number, limit: number): Promise<BatchedJobRepository> {
+    const repository = new BatchedJobRepository(client.db(), "jobs", limit, true);
+    await repository.connect();
+    repository.limitLocks(name, limit);
+    const at = new Date(Date.now() - 1000);
+    await jobs().insertMany(
+      Array.from({ length: due }, (_, n) => ({ name, data: { n }, type: "normal", priority: 0, nextRunAt: at, lockedAt: null })),
+    );
+    return repository;
+  }
+  const options = { lastModifiedBy: "test:1" };
+
+  it("unlocks and locks afresh the jobs of a batch whose locks have aged past half their lifetime before Agenda takes them", async () => {
+    const repository = await repositoryWith("test-aged", 3, 10);
+    const lockLifetimeMs = 2000;
+    const next = () => repository.getNextJobToRun("test-aged", new Date(), new Date(Date.now() - lockLifetimeMs), undefined, options);
+    const first = await next();
+    const firstLock = new Date(first!.lockedAt!).getTime();
+    // The batch locked all three; two wait in the repository while their locks age.
+    await new Promise((resolve) => setTimeout(resolve, lockLifetimeMs / 2 + 50));
+    const second = await next();
+    expect(second, "a job of the batch is handed over").to.not.equal(undefined);
+    expect(new Date(second!.lockedAt!).getTime(), "locked again, later").to.be.greaterThan(firstLock + lockLifetimeMs / 2);
+    const stored = await jobs().find({ name: "test-aged" }).toArray();
+    // Nothing is left with the aged lock: Agenda would drop such a job unrun and leave it locked.
+    expect(stored.filter((job) => job.lockedAt?.getTime() === firstLock).map((job) => job.data.n)).to.deep.equal([(first!.data as { n: number }).n]);
+  });
+
+  it("frees the place of a run once the save that ends it is written, not before", async () => {
+    const repository = await repositoryWith("test-place", 2, 1);
+    const next = () => repository.getNextJobToRun("test-place", new Date(), new Date(Date.now() - 60_000), undefined, options);
+    const job = await next();
+    expect(await next(), "the limit is reached").to.equal(undefined);
+    let jobsWhenWoken: Promise<number> | undefined;
+    repository.onRoom = () => {
+      jobsWhenWoken ??= countOf("test-place");
+    };
+    const now = new Date();
+    const { lockedAt: _, ...unlocked } = job!;
+    const ended = repository.saveJobState({ ...unlocked, nextRunAt: null, lastRunAt: now, lastFinishedAt: now }, options);
+    expect(jobsWhenWoken, "woken only once the end of the run is written").to.equal(undefined);
+    await ended;
+    expect(await jobsWhenWoken, "the finished job was removed before the wake-up").to.equal(1);
+    expect(await next(), "the other job is handed over").to.not.equal(undefined);
   });
 });

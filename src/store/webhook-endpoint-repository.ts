@@ -118,9 +118,10 @@ export class WebhookEndpointRepository {
     return this.collection.findOneAndUpdate({ _id: id }, { $inc: { consecutive_failures: 1 } }, { returnDocument: "after" });
   }
 
-  /** A success ends the run of failures (written only when there was one). */
-  async recordSuccess(id: string): Promise<void> {
-    await this.collection.updateOne({ _id: id, consecutive_failures: { $ne: 0 } }, { $set: { consecutive_failures: 0 } });
+  /** Successes end the runs of failures of their endpoints (written only where there was one). */
+  async endFailureStreaks(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.collection.updateMany({ _id: { $in: [...ids] }, consecutive_failures: { $ne: 0 } }, { $set: { consecutive_failures: 0 } });
   }
 
   /**

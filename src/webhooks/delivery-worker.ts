@@ -150,7 +150,6 @@ export class DeliveryWorker {
       retryScheduleMs: this.deps.retryScheduleMs,
     });
     const next = await this.apply(delivery, endpoint, claimedAt, result, verdict);
-    if (result.error === null && endpoint.consecutive_failures > 0) await this.deps.endpoints.recordSuccess(endpoint._id);
     if (failure !== null) this.deps.onError(failure);
     return next;
   }
@@ -174,7 +173,7 @@ export class DeliveryWorker {
       attempts: withAttempt(delivery, attempt),
     };
     let recorded = true;
-    if (verdict.delivery.status === "succeeded") await this.deps.successes.record(delivery._id, delivery.attempt_count, written, now);
+    if (verdict.delivery.status === "succeeded") await this.deps.successes.record(delivery._id, delivery.attempt_count, written, now, endpoint._id);
     else recorded = await deliveries.recordAttempt(delivery._id, delivery.attempt_count, written, now);
     // Heard once the outcome is written, so what listeners count agrees with the delivery records.
     this.deps.onAttempt?.(result.error);

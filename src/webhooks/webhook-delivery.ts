@@ -84,7 +84,7 @@ export class WebhookDelivery {
       send: { ...options.send, signal: this.cutShort.signal },
       retryScheduleMs: options.retryScheduleMs,
       leaseMs,
-      successes: new SuccessRecorder(deps.deliveries),
+      successes: new SuccessRecorder(deps.deliveries, deps.endpoints),
     });
     this.jobMoves = new TurnBatch((moves) => deps.jobs.moveMany(DELIVERY_JOB, "deliveryId", moves));
     this.firstAttempts = new DeliveryDispatcher<FirstAttempt>(

@@ -6,6 +6,7 @@ import { expect } from "chai";
 import { UpdateWebhookEndpointRequestSchema } from "../../gen/svc/v1/webhook_endpoints_pb.ts";
 import { WebhookEndpointsServiceImpl } from "../../src/services/webhook-endpoints-service.ts";
 import { CONSECUTIVE_FAILURES_TO_DISABLE } from "../../src/webhooks/delivery-policy.ts";
+import { until } from "../support/eventually.ts";
 import { DeliveryHarness, HTTP_500 } from "./support/in-process.ts";
 
 describe("settling the deliveries of a disabled endpoint", () => {
@@ -68,5 +69,21 @@ describe("settling the deliveries of a disabled endpoint", () => {
     const stored = await h.endpoints.findById(endpoint._id);
     expect(stored).to.include({ enabled: false, disabled_reason: "consecutive_failures" });
     for (const id of [failing, ...ids]) expectSettled(await h.record(id), id === failing ? 1 : 0);
+  });
+
+  it("a success ends the run of failures counted while it was in flight, so alternating outcomes never disable", async () => {
+    const endpoint = await h.addEndpoint();
+    const delivery = await h.recordDelivery(endpoint, await h.logEvent());
+    let open: () => void = () => {};
+    h.sender.gate = new Promise<void>((resolve) => (open = resolve));
+    const process = await h.process();
+    const run = process.runJob(delivery);
+    await until(async () => h.sender.sent.length === 1, 5000);
+    // Other deliveries' failures counted while this attempt (which read the endpoint without failures) is in flight.
+    for (let i = 0; i < CONSECUTIVE_FAILURES_TO_DISABLE - 1; i++) await h.endpoints.recordFailure(endpoint._id);
+    open();
+    await run;
+    expect(await h.record(delivery)).to.include({ status: "succeeded" });
+    expect(await h.endpoints.findById(endpoint._id)).to.include({ enabled: true, consecutive_failures: 0 });
   });
 });

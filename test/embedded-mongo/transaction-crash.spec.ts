@@ -10,6 +10,12 @@ import { RecordType } from "../../src/embedded-mongo/durable/durable-records.ts"
 import { readRecords } from "../../src/embedded-mongo/durable/record-file.ts";
 
 const TRANSACTIONS = 1000;
+
+/** The driver's server session behind a ClientSession: its lsid and its latest txnNumber. */
+interface DriverServerSession {
+  id: Document;
+  txnNumber: number;
+}
 const COLLECTIONS = ["orders", "lines", "audit"];
 
 describe("embedded-mongo: a transaction survives kill -9 whole or not at all", function () {
@@ -102,6 +108,8 @@ describe("embedded-mongo: a transaction survives kill -9 whole or not at all", f
       expect(seen.first?.operationType).to.equal("insert");
       const resumeAfter = seen.first?._id;
       await before.close();
+      const committed = (session as unknown as { serverSession: DriverServerSession }).serverSession;
+      const { id: lsid, txnNumber } = committed;
       await session.endSession();
       await client.close();
       await mongo.stop();
@@ -121,6 +129,12 @@ describe("embedded-mongo: a transaction survives kill -9 whole or not at all", f
         expect(event?.operationType).to.equal("update");
         expect(Number((event as { txnNumber?: unknown } | null)?.txnNumber)).to.equal(1);
         await stream.close();
+        // The commit, retried after the restart (its session and number put on a new session), answers the same.
+        const retry = client.startSession();
+        const retried = (retry as unknown as { serverSession: DriverServerSession }).serverSession;
+        Object.assign(retried, { id: lsid, txnNumber });
+        expect(await client.db("admin").command({ commitTransaction: 1 }, { session: retry })).to.include({ ok: 1 });
+        await retry.endSession();
       } finally {
         await client.close();
         await mongo.stop();

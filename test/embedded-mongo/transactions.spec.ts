@@ -273,6 +273,19 @@ describe("embedded-mongo: multi-document transactions (replica set)", function (
       await commit();
     });
 
+    it("killSessions, killAllSessions and endSessions abort the sessions' open transactions", async () => {
+      const admin = rs.client.db("admin");
+      for (const kill of [{ killSessions: [s.id] }, { killAllSessions: [] }, { endSessions: [s.id] }]) {
+        await start({ insert: "accounts", documents: [{ _id: 3 }] });
+        await admin.command(kill);
+        const gone = await failure(next({ find: "accounts" }));
+        expect(gone.code, JSON.stringify(Object.keys(kill))).to.equal(251);
+        expect(gone.errmsg).to.match(/session was (killed|ended)/);
+      }
+      expect(await accounts().countDocuments()).to.equal(2);
+      expect((await failure(admin.command({ killAllSessions: 1 }))).code).to.equal(14);
+    });
+
     it("commitTransaction's write concern: w beyond the set's one member or an unknown mode answers a writeConcernError", async () => {
       await start({ insert: "accounts", documents: [{ _id: 3 }] });
       // The driver raises a reply's writeConcernError as an error.

@@ -203,6 +203,22 @@ export class Sessions {
     return reply;
   }
 
+  /**
+   * Keeps a committed transaction's reply as the session's outcome (journaled as a retryable write's is), so a
+   * commitTransaction retried after a restart is answered too; transactions share the session's txnNumbers.
+   */
+  recordCommit(lsid: string, txnNumber: number, reply: Document): void {
+    const stored = { ...reply };
+    this.byLsid.set(lsid, { txnNumber, reply: stored, lastUse: Date.now() });
+    this.onRecord?.({ lsid, txnNumber, reply: stored });
+  }
+
+  /** The kept reply of the session's command or transaction `txnNumber`, if it is the session's latest. */
+  storedReply(lsid: string, txnNumber: number): Document | undefined {
+    const known = this.byLsid.get(lsid);
+    return known?.txnNumber === txnNumber ? known.reply : undefined;
+  }
+
   /** Reinstates a journaled outcome at start-up. */
   restore(record: SessionRecord): void {
     const known = this.byLsid.get(record.lsid);

@@ -7,7 +7,7 @@ import type { Document } from "bson";
 import type { Store } from "../storage/store.ts";
 import type { Oplog } from "./oplog.ts";
 import { CommandError, commandError, ErrorCodes, serverErrorLabels } from "../bson/errors.ts";
-import { SESSION_TIMEOUT_MINUTES, sessionKey, txnNumberOf } from "./sessions.ts";
+import { SESSION_TIMEOUT_MINUTES, type Sessions, sessionKey, txnNumberOf } from "./sessions.ts";
 import { snapshotReadTime } from "./snapshot-history.ts";
 import { Transaction, type ClaimTable } from "./transaction.ts";
 import { applyTransaction } from "./transaction-commit.ts";
@@ -33,10 +33,15 @@ export class Transactions {
   /** setParameter transactionLifetimeLimitSeconds. */
   lifetimeLimitSeconds = DEFAULT_TRANSACTION_LIFETIME_SECONDS;
 
+  /** `sessions` keeps each commit's reply, durable mode on disk: a commit retried after a restart is answered. */
+  constructor(private readonly sessions: Sessions) {}
+
   /** Runs one statement of a transaction (a command carrying `autocommit`), commitTransaction and abortTransaction included. */
   run<C extends StatementContext>(cmd: Document, name: string, ctx: C, execute: (statement: Document, ctx: C) => Document): Document {
     try {
       checkTransactionFields(cmd, name);
+      const restored = name === "commitTransaction" ? this.commitBeforeRestart(cmd) : undefined;
+      if (restored) return withWriteConcernError({ ...restored }, cmd);
       const txn = this.transactionFor(cmd, name);
       if (name === "commitTransaction") return this.commit(txn, cmd, ctx);
       if (name === "abortTransaction") return this.abort(txn);
@@ -67,6 +72,14 @@ export class Transactions {
   reap(now = Date.now()): void {
     const cutoff = now - SESSION_TIMEOUT_MINUTES * 60_000;
     for (const [session, txn] of this.bySession) if (txn.state !== "inProgress" && txn.startedAt < cutoff) this.bySession.delete(session);
+  }
+
+  /** The reply of a commit this server no longer holds the transaction of (it restarted since), if it was kept. */
+  private commitBeforeRestart(cmd: Document): Document | undefined {
+    const session = sessionKey(cmd.lsid);
+    const txnNumber = txnNumberOf(cmd);
+    if (this.bySession.get(session)?.txnNumber === txnNumber) return undefined;
+    return this.sessions.storedReply(session, txnNumber);
   }
 
   private transactionFor(cmd: Document, name: string): Transaction {
@@ -149,6 +162,7 @@ export class Transactions {
       throw err;
     }
     txn.commitReply = { ok: 1 };
+    this.sessions.recordCommit(txn.session, txn.txnNumber, txn.commitReply);
     this.end(txn, "committed");
     return withWriteConcernError({ ok: 1 }, cmd);
   }

@@ -91,7 +91,7 @@ export async function startEmbeddedMongo(options: EmbeddedMongoOptions = {}): Pr
     cursors: new CursorRegistry(cursorTimeoutMs),
     oplog,
     sessions,
-    transactions: new Transactions(),
+    transactions: new Transactions(sessions),
     changeStreams: new ChangeStreamCursors(cursorTimeoutMs),
   };
   const sockets = new Set<net.Socket>();

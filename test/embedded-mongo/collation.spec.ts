@@ -1,14 +1,8 @@
 // Collations: string comparisons under ICU rules in queries, sorts, distinct, $group, writes, collection defaults
 // and index selection, plus mongod's answers to invalid collation documents.
 import { expect } from "chai";
-import type { CollationOptions, Document, MongoServerError } from "mongodb";
-import { expectLength, usingRealMongo, useTestDatabase } from "./helpers.ts";
-
-const failure = (p: Promise<unknown>) =>
-  p.then(
-    () => expect.fail("expected an error"),
-    (e: unknown) => e as MongoServerError,
-  );
+import type { CollationOptions, Document } from "mongodb";
+import { expectLength, failure, useTestDatabase, usingRealMongo } from "./helpers.ts";
 
 /** Documents of these tests: numbered ids (and a few string ones), fields of every type. */
 type NumberedDocument = { _id: number | string; [field: string]: any };

@@ -1,12 +1,6 @@
 import { expect } from "chai";
-import type { MongoServerError, Document, CollationOptions } from "mongodb";
-import { expectLength, usingRealMongo, useTestDatabase } from "./helpers.ts";
-
-const failure = (p: Promise<unknown>) =>
-  p.then(
-    () => expect.fail("expected an error"),
-    (e: unknown) => e as MongoServerError,
-  );
+import type { Document, CollationOptions } from "mongodb";
+import { expectLength, failure, useTestDatabase, usingRealMongo } from "./helpers.ts";
 
 // Options and commands that used to be ignored or missing: each is now implemented or answers an error.
 describe("embedded-mongo: views, let, collation, $out/$merge, collMod and other options", () => {

@@ -1,12 +1,6 @@
 import { expect } from "chai";
-import type { MongoServerError, Document } from "mongodb";
-import { useTestDatabase } from "./helpers.ts";
-
-const failure = (p: Promise<unknown>) =>
-  p.then(
-    () => expect.fail("expected an error"),
-    (e: unknown) => e as MongoServerError,
-  );
+import type { Document } from "mongodb";
+import { failure, useTestDatabase } from "./helpers.ts";
 
 // Cases where the embedded server used to answer differently from mongod; each runs through the official driver.
 describe("embedded-mongo: fidelity to mongod", () => {

@@ -12,9 +12,13 @@ export function formatValue(v: unknown): string {
   switch (bsonType) {
     case "ObjectId":
       return `ObjectId('${String((v as { toHexString(): string }).toHexString())}')`;
+    case "Double": {
+      // A double holding an integer prints with its fraction, as mongod prints doubles (5.0).
+      const n = (v as { value: number }).value;
+      return Number.isInteger(n) ? `${n}.0` : String(n);
+    }
     case "Long":
     case "Int32":
-    case "Double":
     case "Decimal128":
       return String(v);
     case "Timestamp": {

@@ -3,6 +3,7 @@ import type { Document } from "bson";
 import { commandError, ErrorCodes } from "../bson/errors.ts";
 import type { CommandContext } from "./context.ts";
 import type { Batch } from "./cursors.ts";
+import type { Collation } from "../query/collation.ts";
 import { compileProjection } from "../query/projection.ts";
 
 /** The collection name held by the command's first field (e.g. `{ find: "users" }`). */
@@ -34,9 +35,12 @@ export function optionalNumber(cmd: Document, field: string): number | undefined
   return n;
 }
 
-/** A reusable projection function (inclusion, exclusion, $slice, $elemMatch...), or undefined for none. */
-export function projector(projection: Document | undefined): ((doc: Document) => Document) | undefined {
-  return compileProjection(projection);
+/**
+ * A reusable projection function (inclusion, exclusion, $slice, $elemMatch, a positional path by the query's
+ * `filter` and `collation`...), or undefined for none.
+ */
+export function projector(projection: Document | undefined, filter: Document, collation?: Collation): ((doc: Document) => Document) | undefined {
+  return compileProjection(projection, filter, collation);
 }
 
 export function cursorReply(ns: string, batch: Batch, field: "firstBatch" | "nextBatch"): Document {

@@ -185,8 +185,6 @@ export const crudCommands: Record<string, CommandHandler> = {
     const update = cmd.update as Document | Document[] | undefined;
     const upsert = cmd.upsert === true;
     const returnNew = cmd.new === true;
-    const project = projector(optionalDocument(cmd, "fields"));
-    const shape = (doc: Document | null) => (doc && project ? project(doc) : doc);
     if (remove && update !== undefined) throw commandError(ErrorCodes.FailedToParse, "Cannot specify both an update and remove=true");
     if (remove && upsert) throw commandError(ErrorCodes.FailedToParse, "Cannot specify both upsert=true and remove=true");
     if (!remove && update === undefined) throw commandError(ErrorCodes.FailedToParse, "Either an update or remove=true must be specified");
@@ -198,6 +196,8 @@ export const crudCommands: Record<string, CommandHandler> = {
     const store = ctx.server.store;
     const coll = store.get(ctx.db, name);
     const collation = effectiveCollation(cmd.collation, coll?.collation);
+    const project = projector(optionalDocument(cmd, "fields"), query, collation);
+    const shape = (doc: Document | null) => (doc && project ? project(doc) : doc);
     refuseView(coll, ns(ctx, name));
     refuseTimeseriesWrite(coll, "findAndModify");
     const [match] = coll ? findMatches(coll, query, { sort, limit: 1, hint: cmd.hint, variables, collation }) : [];

@@ -7,6 +7,7 @@ import { checkReadOptions } from "./command-options.ts";
 import { letVariables, runAggregation } from "../query/matcher.ts";
 import { compileFilter, findDocuments, findMatches, type ExecutionStats, type FindOptions } from "../storage/planner.ts";
 import { cloneDocument } from "../bson/clone.ts";
+import { plainNumbers } from "../bson/numbers.ts";
 import { isView, resolveView } from "../storage/views.ts";
 import { type Collation, parseCollation, sameCollation } from "../query/collation.ts";
 import { writeMerge, writeOut } from "./aggregate-output.ts";
@@ -62,7 +63,14 @@ function readCollation(cmd: Document, ctx: CommandContext, name: string | undefi
  * Runs a pipeline over a collection (a view's pipeline first), or over no collection (`name` undefined: a
  * database-level aggregate, whose first stage must be $documents). `collation` compares strings (none: binary).
  */
-function runPipeline(ctx: CommandContext, name: string | undefined, pipeline: Document[], variables?: Document, collation?: Collation): Document[] {
+function runPipeline(
+  ctx: CommandContext,
+  name: string | undefined,
+  pipeline: Document[],
+  variables?: Document,
+  collation?: Collation,
+  hint?: unknown,
+): Document[] {
   pipeline.forEach((stage, i) => {
     if (stage === null || typeof stage !== "object" || Array.isArray(stage) || Object.keys(stage).length !== 1) {
       throw commandError(40323, "A pipeline stage specification object must contain exactly one field.");
@@ -86,7 +94,7 @@ function runPipeline(ctx: CommandContext, name: string | undefined, pipeline: Do
     // $merge matches existing documents with binary comparisons only.
     if ("$merge" in last && collation)
       throw commandError(ErrorCodes.BadValue, "$merge with a non-simple collation is not supported by the embedded server");
-    const docs = runPipeline(ctx, name, pipeline.slice(0, -1), variables, collation);
+    const docs = runPipeline(ctx, name, pipeline.slice(0, -1), variables, collation, hint);
     if ("$out" in last) writeOut(ctx, last.$out, docs);
     else writeMerge(ctx, last.$merge, docs);
     return [];
@@ -113,15 +121,18 @@ function runPipeline(ctx: CommandContext, name: string | undefined, pipeline: Do
   let filter: Document = {};
   let i = 0;
   if (pipeline[i]?.$match) filter = pipeline[i++]!.$match as Document;
-  if (pipeline[i]?.$sort) find.sort = parseSort(pipeline[i++]!.$sort);
+  // (Only the filter is data: the other stages' numbers are read plain.)
+  if (pipeline[i]?.$sort) find.sort = parseSort(plainNumbers(pipeline[i++]!.$sort));
   if (pipeline[i]?.$skip !== undefined && pipeline[i + 1]?.$limit !== undefined) {
-    find.skip = Number(pipeline[i++]!.$skip);
-    find.limit = Number(pipeline[i++]!.$limit);
+    find.skip = Number(plainNumbers(pipeline[i++]!.$skip));
+    find.limit = Number(plainNumbers(pipeline[i++]!.$limit));
   } else if (pipeline[i]?.$limit !== undefined) {
-    find.limit = Number(pipeline[i++]!.$limit);
+    find.limit = Number(plainNumbers(pipeline[i++]!.$limit));
   }
   find.variables = variables;
   find.collation = collation;
+  // The hint applies to the scan of the leading stages, as mongod applies it to the pipeline's first stage.
+  find.hint = hint;
   let docs = findDocuments(coll, filter, find);
   // $lookup / $graphLookup read collections of the same database.
   const collectionResolver = (from: string) => [...(ctx.server.store.get(ctx.db, from)?.docs.values() ?? [])];
@@ -183,7 +194,7 @@ export const queryCommands: Record<string, CommandHandler> = {
     if (!coll) compileFilter(filter, variables, collation);
     const matches = coll ? findMatches(coll, filter, { sort: parseSort(sort), skip, limit, hint: cmd.hint, variables, collation }, stats) : [];
     let docs = matches.map((m) => m[1]);
-    let project = projector(projection);
+    let project = projector(projection, filter, collation);
     if (cmd.returnKey === true) {
       // The index key of each result under the chosen index ({} without one), as mongod returns it.
       const fields = stats.index?.fields ?? [];
@@ -270,7 +281,7 @@ export const queryCommands: Record<string, CommandHandler> = {
       throw commandError(ErrorCodes.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument");
     }
     const { batchSize } = cursorOptions(cmd);
-    const docs = runPipeline(ctx, name, cmd.pipeline as Document[], letVariables(cmd.let), readCollation(cmd, ctx, name));
+    const docs = runPipeline(ctx, name, cmd.pipeline as Document[], letVariables(cmd.let), readCollation(cmd, ctx, name), cmd.hint);
     const cursorNs = ns(ctx, name ?? "$cmd.aggregate");
     const batch = ctx.server.cursors.openCursor(cursorNs, docs, batchSize, false);
     return cursorReply(cursorNs, batch, "firstBatch");

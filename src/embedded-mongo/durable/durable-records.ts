@@ -1,7 +1,8 @@
 // What the journal and the snapshot store, as BSON payloads of framed records (record-file.ts), and how a
 // store is rebuilt from them. Journal records carry whole documents (an update stores the document after it),
 // so replaying a record twice, or over a snapshot that already holds it, gives the same state.
-import { deserialize, Long, serialize, type Binary, type Document, type Timestamp } from "bson";
+import { Long, serialize, type Binary, type Document, type Timestamp } from "bson";
+import { decodeDocument } from "../bson/numbers.ts";
 import { compareValues } from "../query/bson-order.ts";
 import { CollectionIndex } from "../storage/collection-index.ts";
 import type { Collection } from "../storage/collection.ts";
@@ -27,16 +28,15 @@ export const RecordType = {
   SnapshotEnd: 13,
 } as const;
 
-// Same decoding as the wire: numbers come back as JS numbers, as the server keeps them.
-const DESERIALIZE_OPTIONS = { promoteValues: true, promoteLongs: true, promoteBuffers: false, bsonRegExp: false };
 const SERIALIZE_OPTIONS = { ignoreUndefined: false, checkKeys: false };
 
 export function encode(doc: Document): Uint8Array {
   return serialize(doc, SERIALIZE_OPTIONS);
 }
 
+/** Same decoding as the wire: numbers keep their BSON types, as the server holds them. */
 export function decode(payload: Uint8Array): Document {
-  return deserialize(payload, DESERIALIZE_OPTIONS);
+  return decodeDocument(payload);
 }
 
 export function encodeEntry(entry: OplogEntry): Uint8Array {

@@ -1,7 +1,8 @@
 // mingo queries and pipelines with mongod's comparison semantics: $gt/$gte/$lt/$lte compare within one BSON type bracket using
 // our BSON order (exact int64, ObjectId bytes, dates), `{$gte: null}` matches missing fields, and $mod never
-// matches non-numbers. Everything else is mingo's.
-import type { Document } from "bson";
+// matches non-numbers; numbers of every BSON type are compared by value and told apart by $type
+// (number-operators.ts), and pipelines compute with plain JS numbers. Everything else is mingo's.
+import { EJSON, type Document } from "bson";
 import { Context, evalExpr } from "mingo/core";
 import * as accumulatorOperators from "mingo/operators/accumulator";
 import * as expressionOperators from "mingo/operators/expression";
@@ -15,6 +16,8 @@ import { compareValues, containsString, typeRank } from "./bson-order.ts";
 import type { Collation, StringCompare } from "./collation.ts";
 import { CommandError, commandError, ErrorCodes } from "../bson/errors.ts";
 import { candidates } from "./simple-filter.ts";
+import { plainNumbers } from "../bson/numbers.ts";
+import { numberAwareOperators, type QueryOp } from "./number-operators.ts";
 
 function rangeOperator(accept: (c: number) => boolean, strings?: StringCompare) {
   return (selector: string, value: unknown) => {
@@ -30,7 +33,7 @@ function numeric(v: unknown): number | undefined {
 }
 
 const $mod = (selector: string, value: unknown) => {
-  const [divisor = NaN, remainder = NaN] = Array.isArray(value) ? value.map(Number) : [];
+  const [divisor = NaN, remainder = NaN] = Array.isArray(value) ? plainNumbers(value).map(Number) : [];
   return (doc: unknown) =>
     candidates(doc, selector).some((c) => {
       const n = numeric(c);
@@ -39,26 +42,40 @@ const $mod = (selector: string, value: unknown) => {
 };
 
 // `$all` through mingo misses a scalar field equal to the single value; mongod's $all is the AND of equalities
-// (or of $elemMatch clauses), each with the usual array semantics, and an empty list matches nothing.
+// (of matches for a regex, of $elemMatch clauses), each with the usual array semantics, and an empty list matches
+// nothing.
 const allMatchers = new Map<string, Query>();
 const $all = (selector: string, value: unknown, options?: { context?: Context }) => {
   if (!Array.isArray(value)) throw commandError(ErrorCodes.BadValue, "$all needs an array");
   if (value.length === 0) return () => false;
-  const clauses = value.map((v) => ({ [selector]: v && typeof v === "object" && "$elemMatch" in (v as Document) ? v : { $eq: v } }));
+  // A regex matches a string at the path or among the elements of an array there (never inside nested arrays,
+  // where mingo would look too).
+  const patterns = value.filter((v): v is RegExp => v instanceof RegExp).map((r) => new RegExp(r.source, r.flags.replace(/[gy]/g, "")));
+  const matchesPatterns = (doc: unknown) =>
+    patterns.every((pattern) => candidates(doc, selector).some((c) => typeof c === "string" && pattern.test(c)));
+  const clauses = value
+    .filter((v) => !(v instanceof RegExp))
+    .map((v) => ({ [selector]: v && typeof v === "object" && "$elemMatch" in (v as Document) ? v : { $eq: v } }));
+  if (clauses.length === 0) return matchesPatterns;
   const context = options?.context ?? QUERY_CONTEXT;
   if (context !== QUERY_CONTEXT) {
     const q = new Query({ $and: clauses }, { context });
-    return (doc: unknown) => q.test(doc as Document);
+    return (doc: unknown) => matchesPatterns(doc) && q.test(doc as Document);
   }
-  const key = `${selector}\0${JSON.stringify(value)}`;
+  // Canonical Extended JSON keeps every type apart (JSON.stringify would give an ObjectId the key of its hex
+  // string), so two different lists never share a compiled query.
+  const key = `${selector}\0${EJSON.stringify(clauses, { relaxed: false })}`;
   let query = allMatchers.get(key);
   if (!query) {
     query = new Query({ $and: clauses }, { context: QUERY_CONTEXT });
     if (allMatchers.size < 1000) allMatchers.set(key, query);
   }
   const q = query;
-  return (doc: unknown) => q.test(doc as Document);
+  return (doc: unknown) => matchesPatterns(doc) && q.test(doc as Document);
 };
+
+/** mingo's operators with numbers of every BSON type compared, typed and computed as mongod does. */
+const NUMBER_AWARE = numberAwareOperators(queryOperators as unknown as Parameters<typeof numberAwareOperators>[0]);
 
 const QUERY_CONTEXT: Context = Context.init({
   accumulator: accumulatorOperators,
@@ -67,6 +84,7 @@ const QUERY_CONTEXT: Context = Context.init({
   projection: projectionOperators,
   query: {
     ...queryOperators,
+    ...NUMBER_AWARE,
     $gt: rangeOperator((c) => c > 0),
     $gte: rangeOperator((c) => c >= 0),
     $lt: rangeOperator((c) => c < 0),
@@ -80,7 +98,6 @@ const QUERY_CONTEXT: Context = Context.init({
 // Under a collation (other than the simple one), every operator that compares two strings compares them with the
 // collation; those that do not see a string keep mingo's (and the simple path's) behaviour. Operators and stages
 // whose string comparisons are not collated here refuse to run rather than compare binary.
-type QueryOp = (selector: string, value: unknown, options: unknown) => (doc: unknown) => boolean;
 type ExprOp = (obj: unknown, expr: unknown, options: unknown) => unknown;
 type AccOp = (coll: unknown[], expr: unknown, options: unknown) => unknown;
 type StageOp = (coll: { transform: (f: (items: unknown[]) => unknown) => unknown }, expr: Document, options: unknown) => unknown;
@@ -129,8 +146,8 @@ function collatedContext(collation: Collation): Context {
   const cached = collatedContexts.get(collation.id);
   if (cached) return cached;
   const strings = collation.compare;
-  // mingo's operators, typed by the signature they are called with here (only the ones wrapped below).
-  const query = queryOperators as unknown as Record<"$eq" | "$ne" | "$in", QueryOp>;
+  // The number-aware operators, typed by the signature they are called with here (only the ones wrapped below).
+  const query = NUMBER_AWARE;
   const eqTest = (selector: string, value: unknown) => (doc: unknown) =>
     candidates(doc, selector).some((c) => compareValues(c, value, strings) === 0);
   const $eq: QueryOp = (selector, value, options) => (containsString(value) ? eqTest(selector, value) : query.$eq(selector, value, options));
@@ -235,6 +252,7 @@ function collatedContext(collation: Collation): Context {
     projection: projectionOperators,
     query: {
       ...queryOperators,
+      ...NUMBER_AWARE,
       $eq,
       $ne,
       $in,
@@ -293,10 +311,18 @@ export function runAggregation(
   variables?: Document,
   collation?: Collation,
 ): Document[] {
+  // mingo computes with JS numbers: the stages see plain ones, and a document a stage passes through unchanged
+  // ($match, $sort, $limit...) is answered as stored, its numbers typed.
+  const plain = docs.map(plainNumbers);
+  const stored = new Map<Document, Document>();
+  plain.forEach((doc, i) => doc !== docs[i] && stored.set(doc, docs[i]!));
   try {
-    return new Aggregator(pipeline, { context: contextFor(collation), collectionResolver, ...(variables === undefined ? {} : { variables }) }).run(
-      docs,
-    ) as Document[];
+    const out = new Aggregator(plainNumbers(pipeline), {
+      context: contextFor(collation),
+      collectionResolver: (name: string) => collectionResolver(name).map(plainNumbers),
+      ...(variables === undefined ? {} : { variables: plainNumbers(variables) }),
+    }).run(plain) as Document[];
+    return stored.size ? out.map((doc) => stored.get(doc) ?? doc) : out;
   } catch (err) {
     const unknownAccumulator = /^accumulator '(\$\w+)' is not registered/.exec((err as Error)?.message ?? "");
     if (unknownAccumulator && pipeline.some((s) => "$group" in s && JSON.stringify(s).includes(`"${unknownAccumulator[1]}"`))) {

@@ -3,7 +3,9 @@
 import type { Document } from "bson";
 import { isPlainObject } from "./bson-order.ts";
 import { commandError, ErrorCodes } from "../bson/errors.ts";
+import type { Collation } from "./collation.ts";
 import { createQuery } from "./matcher.ts";
+import { parsePositional, withValueAt } from "./projection-positional.ts";
 
 function isOperator(v: unknown, op: string): v is Document {
   return v !== null && typeof v === "object" && !Array.isArray(v) && Object.keys(v as Document)[0] === op;
@@ -107,9 +109,26 @@ function includeIn(value: unknown, tree: InclusionTree): unknown {
   return out;
 }
 
-/** A reusable projection function, or undefined for none. */
-export function compileProjection(spec: Document | undefined): ((doc: Document) => Document) | undefined {
+/**
+ * A reusable projection function, or undefined for none. `filter` and `collation` are the query's, which a
+ * positional path (`"arr.$"`) projects by.
+ */
+export function compileProjection(
+  spec: Document | undefined,
+  filter: Document = {},
+  collation?: Collation,
+): ((doc: Document) => Document) | undefined {
   if (!spec || Object.keys(spec).length === 0) return undefined;
+  const positional = parsePositional(spec, filter, collation);
+  if (!positional) return compileFieldProjection(spec);
+  // The positional path includes its field, whose value is then narrowed to the matched element.
+  const fields = Object.fromEntries(Object.entries(spec).map(([path, v]) => (path.endsWith(".$") ? [positional.path, 1] : [path, v])));
+  const project = compileFieldProjection(fields)!;
+  const parts = positional.path.split(".");
+  return (doc) => withValueAt(project(doc), parts, positional.pick(doc));
+}
+
+function compileFieldProjection(spec: Document): ((doc: Document) => Document) | undefined {
   // Plain inclusions, the common case, directly (mingo builds a cursor for every document it projects).
   const plainInclusion = inclusionTree(spec);
   if (plainInclusion) {
@@ -123,7 +142,6 @@ export function compileProjection(spec: Document | undefined): ((doc: Document) 
   for (const [path, v] of Object.entries(spec)) {
     if (isOperator(v, "$slice")) slices.push([path, v.$slice]);
     else if (isOperator(v, "$elemMatch")) {
-      if (path.includes(".")) throw commandError(ErrorCodes.BadValue, "Cannot use $elemMatch projection on a nested field.");
       const query = createQuery({ x: { $elemMatch: v.$elemMatch } });
       elemMatches.push([path, (el) => query.test({ x: [el] })]);
     } else plain[path] = v;

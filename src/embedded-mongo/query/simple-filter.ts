@@ -26,7 +26,7 @@ function candidatesAt(doc: unknown, parts: string[]): unknown[] {
 
 type Test = (doc: Document) => boolean;
 
-/** A value compared as itself: a string, a finite number, a boolean, a valid date or an ObjectId. */
+/** A value compared as itself: a string, a finite number of any BSON type, a boolean, a valid date or an ObjectId. */
 function isPlainValue(v: unknown): boolean {
   switch (typeof v) {
     case "string":
@@ -34,8 +34,10 @@ function isPlainValue(v: unknown): boolean {
       return true;
     case "number":
       return Number.isFinite(v);
-    default:
-      return (v instanceof Date && !Number.isNaN(v.getTime())) || (v as { _bsontype?: unknown } | null)?._bsontype === "ObjectId";
+    default: {
+      const type = (v as { _bsontype?: unknown } | null)?._bsontype;
+      return (v instanceof Date && !Number.isNaN(v.getTime())) || type === "ObjectId" || type === "Long" || type === "Double";
+    }
   }
 }
 

@@ -9,6 +9,7 @@ import { compareValues, isPlainObject } from "./bson-order.ts";
 import { bsonTypeName } from "../bson/bson-type-names.ts";
 import { commandError, ErrorCodes } from "../bson/errors.ts";
 import { formatValue } from "../bson/format.ts";
+import { arithmetic, numericType, zeroOf } from "../bson/numbers.ts";
 
 const FAST_OPERATORS = new Set(["$set", "$unset", "$inc", "$mul", "$min", "$max", "$currentDate", "$setOnInsert", "$push"]);
 
@@ -101,20 +102,33 @@ export function applyFastUpdate(doc: Document, update: Document, inserting: bool
         continue;
       case "$inc":
       case "$mul": {
-        if (typeof arg !== "number") {
+        const argType = numericType(arg);
+        if (argType === undefined) {
           throw commandError(
             ErrorCodes.TypeMismatch,
             `Cannot ${op === "$inc" ? "increment" : "multiply"} with non-numeric argument: {${dotted}: ${formatValue(arg)}}`,
           );
         }
-        if (!has) next = op === "$inc" ? arg : 0;
-        else if (typeof current === "number") next = op === "$inc" ? current + arg : current * arg;
-        else if (current !== null && typeof current === "object" && (current as { _bsontype?: string })._bsontype)
-          return undefined; // Long/Decimal128: mingo
-        else {
+        if (!has) {
+          // A missing field gets the argument ($inc) or a zero of its type ($mul), as mongod writes them.
+          next = op === "$inc" ? arg : zeroOf(arg);
+          break;
+        }
+        const currentType = numericType(current);
+        if (currentType === undefined) {
           throw commandError(
             ErrorCodes.TypeMismatch,
             `Cannot apply ${op} to a value of non-numeric type. {_id: ${formatValue(doc._id)}} has the field '${field}' of non-numeric type ${bsonTypeName(current)}`,
+          );
+        }
+        if (argType === "decimal" || currentType === "decimal") return undefined; // Decimal128: mingo
+        next = arithmetic(op === "$inc" ? "add" : "multiply", current, arg);
+        if (next === undefined) {
+          // mongod names $inc in this message for $mul too.
+          const shell = currentType === "long" ? "NumberLong" : "NumberInt";
+          throw commandError(
+            ErrorCodes.BadValue,
+            `Failed to apply $inc operations to current value ((${shell})${String(current)}) for document {_id: ${formatValue(doc._id)}}`,
           );
         }
         break;
@@ -151,7 +165,8 @@ export function applyFastUpdate(doc: Document, update: Document, inserting: bool
   return { doc: modified ? root : doc, modified };
 }
 
-// Embedded documents compare field names in order, so a reordered object counts as a change, as in mongod.
+// Embedded documents compare field names in order, so a reordered object counts as a change, as in mongod; a number
+// of another BSON type is a change too (its stored bytes differ).
 function sameValue(a: unknown, b: unknown): boolean {
-  return typeof a === typeof b && compareValues(a, b) === 0;
+  return typeof a === typeof b && numericType(a) === numericType(b) && compareValues(a, b) === 0;
 }

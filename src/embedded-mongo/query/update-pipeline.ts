@@ -5,6 +5,7 @@ import { compareValues } from "./bson-order.ts";
 import { commandError, ErrorCodes } from "../bson/errors.ts";
 import { runAggregation } from "./matcher.ts";
 import { cloneDocument } from "../bson/clone.ts";
+import { restoreNumbers } from "../bson/numbers.ts";
 import type { Collation } from "./collation.ts";
 
 const UPDATE_STAGES = new Set(["$addFields", "$set", "$project", "$unset", "$replaceRoot", "$replaceWith"]);
@@ -23,8 +24,10 @@ export function validatePipelineUpdate(pipeline: Document[]): void {
 /** The document after the pipeline, `_id` first; throws 66 when the pipeline changed `_id`. */
 export function runPipelineUpdate(doc: Document, pipeline: Document[], variables?: Document, collation?: Collation): Document {
   validatePipelineUpdate(pipeline);
-  const [result] = runAggregation([cloneDocument(doc)], pipeline, () => [], variables, collation);
-  if (!result || typeof result !== "object") throw commandError(ErrorCodes.BadValue, "The update pipeline did not produce a document");
+  const [computed] = runAggregation([cloneDocument(doc)], pipeline, () => [], variables, collation);
+  if (!computed || typeof computed !== "object") throw commandError(ErrorCodes.BadValue, "The update pipeline did not produce a document");
+  // The pipeline computed with plain numbers: the fields it left as they were keep their stored types.
+  const result = restoreNumbers(doc, computed) as Document;
   if (doc._id === undefined) return result;
   if (result._id === undefined) return { _id: doc._id, ...result };
   if (compareValues(result._id, doc._id) !== 0) {

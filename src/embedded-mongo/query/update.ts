@@ -6,6 +6,7 @@ import { compareValues, containsString } from "./bson-order.ts";
 import type { Collation } from "./collation.ts";
 import { commandError, CommandError, ErrorCodes } from "../bson/errors.ts";
 import { cloneDocument } from "../bson/clone.ts";
+import { plainNumbers, restoreNumbers } from "../bson/numbers.ts";
 import { applyFastUpdate } from "./update-fast-path.ts";
 import { runPipelineUpdate } from "./update-pipeline.ts";
 import { applyPull } from "./update-pull.ts";
@@ -146,18 +147,23 @@ export function applyUpdate(doc: Document, update: UpdateSpec, options: ApplyOpt
     }
   }
   const { $pull, ...withoutPull } = modifier;
-  const docs: [Document] = [copy];
+  // mingo computes and compares JS numbers only: it works on plain numbers (the values $set and $push write keep
+  // their types), and the fields it left unchanged get their stored types back below.
+  const docs: [Document] = [plainNumbers(copy)];
+  const operators = Object.fromEntries(
+    Object.entries(withoutPull).map(([op, args]) => [op, op === "$set" || op === "$push" ? args : plainNumbers(args)]),
+  );
   let modified = false;
   try {
-    if (Object.keys(withoutPull).length) modified = updateOne(docs, {}, withoutPull, { cloneMode: "copy" }).modifiedCount > 0;
-    if ($pull !== undefined) modified = applyPull(docs[0], $pull as Document, options.collation) || modified;
+    if (Object.keys(operators).length) modified = updateOne(docs, {}, operators, { cloneMode: "copy" }).modifiedCount > 0;
+    if ($pull !== undefined) modified = applyPull(docs[0], plainNumbers($pull) as Document, options.collation) || modified;
   } catch (err) {
     if (err instanceof CommandError) throw err;
     const message = (err as Error).message;
     if (message.includes("would modify the immutable field")) throw commandError(ErrorCodes.ImmutableField, message.replace(/\.$/, ""));
     throw commandError(ErrorCodes.BadValue, message);
   }
-  const result = docs[0];
+  const result = restoreNumbers(doc, docs[0]) as Document;
   checkIdUnchanged(doc, result);
   return { doc: result, modified: modified && !sameDocument(doc, result) };
 }

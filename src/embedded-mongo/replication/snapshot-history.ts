@@ -7,7 +7,8 @@
 // write touched since T is read as it is, at no cost. History reaches back to the oldest retained oplog entry,
 // at most `SNAPSHOT_HISTORY_WINDOW_SECONDS` (mongod's minSnapshotHistoryWindowInSeconds), and not before the
 // server started (entries replayed from the journal do not keep before-images).
-import { EJSON, Timestamp, type Document } from "bson";
+import { EJSON, type Long, Timestamp, type Document } from "bson";
+import { plainNumbers } from "../bson/numbers.ts";
 import { commandError, ErrorCodes } from "../bson/errors.ts";
 import { Collection } from "../storage/collection.ts";
 import type { Store } from "../storage/store.ts";
@@ -125,7 +126,8 @@ export function documentKey(id: unknown): string {
   if (typeof id === "string") return `s${id}`;
   if (typeof id === "number") return `n${Object.is(id, -0) ? 0 : id}`;
   const type = (id as { _bsontype?: string } | null)?._bsontype;
+  if (type === "Long" && !Number.isSafeInteger((id as Long).toNumber())) return `n${String(id)}`;
   if (type === "ObjectId") return `o${(id as { toHexString(): string }).toHexString()}`;
-  if (type === "Long" || type === "Int32" || type === "Double") return `n${Number(id)}`;
+  if (type === "Long" || type === "Int32" || type === "Double") return documentKey(plainNumbers(id));
   return `x${EJSON.stringify({ id }, { relaxed: false })}`;
 }

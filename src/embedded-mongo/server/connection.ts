@@ -8,6 +8,7 @@ import type net from "node:net";
 import type { Document } from "bson";
 import type { CommandContext, ServerState } from "../commands/context.ts";
 import { runCommand } from "../commands/dispatch.ts";
+import { withPlainOptions } from "../commands/option-numbers.ts";
 import { deferredReply } from "../commands/fail-points.ts";
 import { buildMsgReply, buildOpReply, FLAG_MORE_TO_COME, HEADER_SIZE, MAX_MESSAGE_SIZE, parseFrame, type WireRequest } from "./wire.ts";
 
@@ -100,7 +101,7 @@ function handleFrame(frame: Buffer, state: ServerState, fc: FrameContext): Outco
   } catch {
     return null; // ProtocolError, or a BSON error from a corrupt document: drop this client only
   }
-  const command: Document = request.command;
+  const command: Document = withPlainOptions(request.command);
   const legacy = request.kind === "query";
   const db = request.kind === "query" ? request.fullCollectionName.split(".")[0] || "admin" : typeof command.$db === "string" ? command.$db : "admin";
   const silent = request.kind !== "query" && (request.flags & FLAG_MORE_TO_COME) !== 0;

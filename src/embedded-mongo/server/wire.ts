@@ -1,5 +1,6 @@
 // MongoDB wire protocol framing: parses OP_MSG / OP_QUERY requests and builds OP_MSG / OP_REPLY replies.
-import { deserialize, serialize, type Document } from "bson";
+import { serialize, type Document } from "bson";
+import { decodeDocument } from "../bson/numbers.ts";
 
 export const OP_REPLY = 1;
 export const OP_QUERY = 2004;
@@ -31,9 +32,6 @@ export interface QueryRequest {
 
 export type WireRequest = MsgRequest | QueryRequest;
 
-// Values come back as plain JS numbers (int32, double, and int64 within ±2^53), so mingo compares them natively.
-const DESERIALIZE_OPTIONS = { promoteValues: true, promoteLongs: true, promoteBuffers: false, bsonRegExp: false };
-
 function readCString(buf: Buffer, offset: number, end: number): [string, number] {
   const zero = buf.indexOf(0, offset);
   if (zero < 0 || zero >= end) throw new ProtocolError("unterminated cstring");
@@ -44,7 +42,7 @@ function readDocument(buf: Buffer, offset: number, end: number): [Document, numb
   if (offset + 5 > end) throw new ProtocolError("truncated BSON document");
   const size = buf.readInt32LE(offset);
   if (size < 5 || offset + size > end) throw new ProtocolError("invalid BSON document size");
-  const doc = deserialize(buf.subarray(offset, offset + size), DESERIALIZE_OPTIONS);
+  const doc = decodeDocument(buf.subarray(offset, offset + size));
   return [doc, offset + size];
 }
 

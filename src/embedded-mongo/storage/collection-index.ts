@@ -285,6 +285,7 @@ function hashValue(v: unknown): string | undefined {
       if (v instanceof Date) return `d${v.getTime()}`;
       const t = (v as { _bsontype?: string })._bsontype;
       if (t === "ObjectId") return `o${(v as { toHexString(): string }).toHexString()}`;
+      if (t === "Double") return hashValue((v as { value: number }).value);
       if (t === "Long") {
         const big = (v as { toBigInt(): bigint }).toBigInt();
         const n = Number(big);

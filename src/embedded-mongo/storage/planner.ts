@@ -294,17 +294,23 @@ function collationAllows(plan: Plan, collation: Collation | undefined): boolean 
   );
 }
 
+/** `{$natural: 1}` (or -1) asks for a collection scan, which is what an unhinted plan without an index does. */
+function isNaturalHint(hint: unknown): boolean {
+  return hint !== null && typeof hint === "object" && Object.keys(hint as Document)[0] === "$natural";
+}
+
 function choosePlan(coll: Collection, filter: Document, sort: SortSpec, hint: unknown, limited = false, collation?: Collation): Plan | undefined {
   const bounds = boundsOf(filter, collation?.compare);
-  if (hint !== undefined && hint !== null) {
+  if (hint !== undefined && hint !== null && !isNaturalHint(hint)) {
     const index = typeof hint === "string" ? coll.index(hint) : coll.indexes.find((i) => compareValues(i.keyPattern, hint) === 0);
-    if (index?.hidden) {
+    // mongod refuses a hint naming no index (or a hidden one) rather than planning without it.
+    if (!index || index.hidden) {
       throw commandError(
         ErrorCodes.BadValue,
         "error processing query: planner returned error :: caused by :: hint provided does not correspond to an existing index",
       );
     }
-    if (index && !index.sparse && !index.partialFilterExpression) {
+    if (!index.sparse && !index.partialFilterExpression) {
       const plan = planFor(index, bounds, filter, sort);
       if (plan && collationAllows(plan, collation)) return plan;
       // The whole index, in its order: every document, re-checked by the filter.

@@ -119,6 +119,31 @@ describe("embedded-mongo: change streams (replica set)", function () {
     expect(fatal.code).to.equal(280);
   });
 
+  it("a $match on the operation type keeps updates whole; one on updateDescription sees it", async () => {
+    const coll = rs.db.collection("described");
+    await coll.insertOne({ _id: 1 as never, a: 1, b: 1 });
+    const byType = await rs.db.command({
+      aggregate: "described",
+      pipeline: [{ $changeStream: {} }, { $match: { operationType: { $in: ["update"] } } }],
+      cursor: {},
+    });
+    const byField = await rs.db.command({
+      aggregate: "described",
+      pipeline: [{ $changeStream: {} }, { $match: { $or: [{ "updateDescription.updatedFields.b": { $exists: true } }] } }],
+      cursor: {},
+    });
+    await coll.insertOne({ _id: 2 as never, a: 1 });
+    await coll.updateOne({ _id: 1 as never }, { $set: { a: 2 } });
+    await coll.updateOne({ _id: 1 as never }, { $set: { b: 2 }, $unset: { a: "" } });
+    const [first, second] = await nextEvents(rs.db, byType, 2);
+    expect(Object.keys(first)).to.deep.equal(["_id", "operationType", "clusterTime", "wallTime", "ns", "documentKey", "updateDescription"]);
+    expect(first.updateDescription).to.deep.equal({ updatedFields: { a: 2 }, removedFields: [], truncatedArrays: [] });
+    expect(second.updateDescription).to.deep.equal({ updatedFields: { b: 2 }, removedFields: ["a"], truncatedArrays: [] });
+    const [onlyB] = await nextEvents(rs.db, byField, 1);
+    expect(onlyB.updateDescription).to.deep.equal(second.updateDescription);
+    expect(onlyB._id).to.deep.equal(second._id);
+  });
+
   it("database and cluster level streams see every collection (cluster: every database)", async () => {
     const dbStream = rs.db.watch();
     const clusterStream = rs.client.watch();

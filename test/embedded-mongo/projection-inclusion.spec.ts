@@ -28,6 +28,8 @@ const SPECS: Document[] = [
   { missing: 1 },
   { "c.e": 1, "c.d": 1 },
   { _id: 1, b: 1 },
+  { _id: 1 },
+  { _id: true },
 ];
 
 describe("embedded-mongo: plain inclusion projections applied directly", () => {

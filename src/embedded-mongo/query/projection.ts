@@ -56,8 +56,9 @@ function copyPath(node: unknown, parts: string[]): unknown {
 type InclusionTree = { [field: string]: true | InclusionTree };
 
 /**
- * The tree of a projection that only includes plain paths (`1`/`true`, and `_id: 0` or `1`), or undefined for any
- * other projection (exclusions, operators, expressions, numeric path parts, paths inside one another).
+ * The tree of a projection that only includes plain paths (`1`/`true`, and `_id: 0` or `1`; `{_id: 1}` alone keeps
+ * only the _id), or undefined for any other projection (exclusions, operators, expressions, numeric path parts,
+ * paths inside one another).
  */
 function inclusionTree(spec: Document): { tree: InclusionTree; id: boolean } | undefined {
   const tree: InclusionTree = {};
@@ -66,6 +67,7 @@ function inclusionTree(spec: Document): { tree: InclusionTree; id: boolean } | u
   for (const [path, v] of Object.entries(spec)) {
     if (path === "_id" && (isExclusion(v) || v === 1 || v === true)) {
       id = !isExclusion(v);
+      any ||= id;
       continue;
     }
     if (v !== 1 && v !== true) return undefined;

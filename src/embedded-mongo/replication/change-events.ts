@@ -20,6 +20,12 @@ export interface StreamScope {
 export interface RawEvent {
   kind: TokenKind;
   event: Document;
+  /**
+   * An update event comes without its `updateDescription` (the diff of the document before and after, the costly
+   * part): this adds it after the documentKey. A stream whose filter cannot see it calls this only for the events
+   * the filter keeps.
+   */
+  describe?: () => void;
 }
 
 const INTERNAL_DATABASES = new Set(["admin", "config", "local"]);
@@ -57,6 +63,15 @@ export function eventsFor(entry: OplogEntry, scope: StreamScope): RawEvent[] {
   return events;
 }
 
+/** Sets an update event's updateDescription right after its documentKey, where mongod puts it (before lsid, txnNumber). */
+function placeAfterDocumentKey(event: Document, updateDescription: Document): void {
+  const keys = Object.keys(event);
+  const trailing = keys.slice(keys.indexOf("documentKey") + 1).map((key) => [key, event[key]] as const);
+  for (const [key] of trailing) delete event[key];
+  event.updateDescription = updateDescription;
+  for (const [key, value] of trailing) event[key] = value;
+}
+
 function entryEvents(entry: OplogEntry, scope: StreamScope): RawEvent[] {
   switch (entry.op) {
     case "i":
@@ -74,9 +89,12 @@ function entryEvents(entry: OplogEntry, scope: StreamScope): RawEvent[] {
       const ns = { db: entry.db, coll: entry.coll };
       const documentKey = { _id: entry.post._id };
       if (entry.replacement) return [event({ ...head(entry, "replace", scope, entry.uuid), fullDocument: entry.post, ns, documentKey })];
-      const { disambiguatedPaths, ...description } = updateDescriptionOf(entry);
-      const updateDescription = scope.expanded ? { ...description, disambiguatedPaths: disambiguatedPaths ?? {} } : description;
-      return [event({ ...head(entry, "update", scope, entry.uuid), ns, documentKey, updateDescription })];
+      const update = event({ ...head(entry, "update", scope, entry.uuid), ns, documentKey });
+      update.describe = () => {
+        const { disambiguatedPaths, ...description } = updateDescriptionOf(entry);
+        placeAfterDocumentKey(update.event, scope.expanded ? { ...description, disambiguatedPaths: disambiguatedPaths ?? {} } : description);
+      };
+      return [update];
     }
     case "d":
       if (entry.timeseries || !inScope(scope, entry.db, entry.coll)) return [];

@@ -4,7 +4,7 @@
 // $project, ...) run on each event.
 import { calculateObjectSize, Long, Timestamp, type Document } from "bson";
 import type { Query } from "mingo/query";
-import { eventsFor, type StreamScope } from "./change-events.ts";
+import { eventsFor, type RawEvent, type StreamScope } from "./change-events.ts";
 import { CommandError, commandError, ErrorCodes } from "../bson/errors.ts";
 import { createQuery, runAggregation } from "../query/matcher.ts";
 import { compareTimestamps, type OplogEntry } from "./oplog.ts";
@@ -110,6 +110,8 @@ class ChangeStreamCursor {
   wake?: ((reason: "events" | "killed") => void) | undefined;
   /** Compiled filters when the user's stages are all $match (the common case); else the stages run per event. */
   private readonly matchOnly: Query[] | undefined;
+  /** Whether those filters may read an update's `updateDescription` (else it is built only for kept events). */
+  private readonly filtersReadDescription: boolean;
 
   constructor(
     readonly id: Long,
@@ -121,6 +123,7 @@ class ChangeStreamCursor {
     private readonly stages: Document[],
   ) {
     this.matchOnly = stages.every((s) => "$match" in s) ? stages.map((s) => createQuery(s.$match as Document)) : undefined;
+    this.filtersReadDescription = stages.some((s) => mayRead(s.$match as Document, "updateDescription"));
   }
 
   get token(): Document {
@@ -140,7 +143,7 @@ class ChangeStreamCursor {
         if (seq === this.position.seq && raw.kind <= this.position.kind) continue;
         const previous = this.position;
         this.position = { seq, kind: raw.kind, ts: entry.ts };
-        const out = this.finish(state, entry, raw.event);
+        const out = this.finish(state, entry, raw);
         if (raw.kind === TokenKind.Invalidate) {
           if (out) docs.push(out);
           return { docs, closed: true };
@@ -162,13 +165,20 @@ class ChangeStreamCursor {
   }
 
   /** Adds the resume token and requested images, then runs the user's stages; undefined when filtered out. */
-  private finish(state: StreamServer, entry: OplogEntry, event: Document): Document | undefined {
+  private finish(state: StreamServer, entry: OplogEntry, raw: RawEvent): Document | undefined {
+    const { event } = raw;
     const token = this.token;
     event._id = token;
     this.addImages(state, entry, event);
     let out: Document | undefined;
-    if (this.matchOnly) out = this.matchOnly.every((q) => q.test(event)) ? event : undefined;
-    else out = runAggregation([cloneDocument(event)], this.stages, () => [])[0];
+    if (this.matchOnly && !this.filtersReadDescription) {
+      out = this.matchOnly.every((q) => q.test(event)) ? event : undefined;
+      if (out) raw.describe?.();
+    } else {
+      raw.describe?.();
+      if (this.matchOnly) out = this.matchOnly.every((q) => q.test(event)) ? event : undefined;
+      else out = runAggregation([cloneDocument(event)], this.stages, () => [])[0];
+    }
     if (!out) return undefined;
     const id = out._id as Document | undefined;
     if (!id || typeof id !== "object" || id._data !== token._data || Object.keys(id).length !== 1) {
@@ -214,6 +224,23 @@ class ChangeStreamCursor {
       insertAfter(event, "fullDocument" in event ? "fullDocument" : "wallTime", "fullDocumentBeforeChange", pre);
     }
   }
+}
+
+/**
+ * Whether a $match filter may read `field` of the event: it names the field (or a path inside it), or uses an
+ * operator that can read anything ($expr, $where, $jsonSchema...). Non-$match stages are taken to read everything.
+ */
+function mayRead(filter: Document | undefined, field: string): boolean {
+  if (filter === undefined || filter === null || typeof filter !== "object") return true;
+  for (const [key, value] of Object.entries(filter)) {
+    if (key === "$and" || key === "$or" || key === "$nor") {
+      if (!Array.isArray(value) || value.some((clause) => mayRead(clause as Document, field))) return true;
+    } else if (key === "$comment") {
+    } else if (key.startsWith("$") || key === field || key.startsWith(`${field}.`)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 /** Sets `event[field] = value` right after `after`, keeping mongod's field order. */

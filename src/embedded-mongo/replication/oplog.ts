@@ -207,10 +207,11 @@ export class Oplog implements WriteListener {
   makeVisible(seq: number): void {
     if (seq <= this.visibleSeq) return;
     this.visibleSeq = seq;
-    // Waiters run after the current command has finished (commands stay atomic).
+    // Waiters run once the commands read in this turn of the event loop have all run (commands stay atomic, and a
+    // waiting change stream answers the writes of many connections in one batch instead of one getMore each).
     if (this.notifyScheduled || this.visibleListeners.size === 0) return;
     this.notifyScheduled = true;
-    queueMicrotask(() => {
+    setImmediate(() => {
       this.notifyScheduled = false;
       for (const listener of [...this.visibleListeners]) listener();
     });

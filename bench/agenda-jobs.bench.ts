@@ -8,6 +8,7 @@ import { loadavg } from "node:os";
 import { type CommandStartedEvent, type Db, MongoClient } from "mongodb";
 import { startEmbeddedMongo } from "../src/embedded-mongo/index.ts";
 import { JobQueue } from "../src/jobs/job-queue.ts";
+import { agendaJobDocument } from "./agenda-job-document.ts";
 import { machineDescription } from "./machine.ts";
 
 const JOBS = Number(process.env.BENCH_AGENDA_JOBS ?? 2000);
@@ -65,34 +66,6 @@ async function connect(monitor = false): Promise<MongoClient> {
   return client;
 }
 
-/** The same documents Agenda stores for a job scheduled now (its saveJob fields). */
-function jobDocument(name: string, n: number): Record<string, unknown> {
-  return {
-    name,
-    data: { n },
-    priority: 0,
-    type: "normal",
-    nextRunAt: new Date(),
-    lockedAt: null,
-    lastFinishedAt: null,
-    failedAt: null,
-    failCount: null,
-    failReason: null,
-    repeatTimezone: null,
-    lastRunAt: null,
-    repeatInterval: null,
-    repeatAt: null,
-    disabled: null,
-    progress: null,
-    debounceStartedAt: null,
-    fork: null,
-    startDate: null,
-    endDate: null,
-    skipDays: null,
-    lastModifiedBy: null,
-  };
-}
-
 interface Measure {
   jobsPerSecond: number;
   /** CPU time of the whole process (the application's thread and the database's) per job, in ms. */
@@ -115,7 +88,7 @@ async function bare(db: Db): Promise<Measure> {
     Array.from({ length: CONCURRENCY }, async () => {
       while (next < JOBS) {
         const n = next++;
-        const { insertedId } = await jobs.insertOne(jobDocument("bench-bare", n));
+        const { insertedId } = await jobs.insertOne(agendaJobDocument("bench-bare", n));
         await jobs.findOneAndUpdate({ _id: insertedId, lockedAt: null }, { $set: { lockedAt: new Date() } }, { returnDocument: "after" });
         await jobs.deleteOne({ _id: insertedId });
       }

@@ -2,7 +2,8 @@
 // durable mode (dbPath): acknowledged inserts/s against in memory, and start-up time with 1M documents.
 // Writes bench/results/embedded-mongo.md. Run: npm run bench:mongo [-- --sizes 10000,1000000 --seconds 3]
 // `--durable-only` measures only durable mode and replaces that section of an existing results file;
-// `--transactions-only` likewise for the transactions section.
+// `--transactions-only` likewise for the transactions section, and `--commands` for the server thread's CPU per
+// command (bench/embedded-mongo-commands.ts).
 import { cpus, totalmem } from "node:os";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,9 +11,10 @@ import { createRequire } from "node:module";
 import net from "node:net";
 import { Worker } from "node:worker_threads";
 import path from "node:path";
-import { serialize, type Document } from "bson";
+import type { Document } from "bson";
 import { MongoClient, ObjectId, type ClientSession, type Collection } from "mongodb";
 import { startEmbeddedMongo } from "../src/embedded-mongo/index.ts";
+import { COMMANDS_HEADING, commandCostSection, opMsg } from "./embedded-mongo-commands.ts";
 
 interface Args {
   /** Only the worker-thread mode (and raw wire figures). */
@@ -21,6 +23,10 @@ interface Args {
   durableOnly: boolean;
   /** Only the transactions section (merged into an existing results file). */
   transactionsOnly: boolean;
+  /** Only the per-command cost section (merged into an existing results file). */
+  commandsOnly: boolean;
+  /** Units per command measurement of that section. */
+  commandCount: number;
   /** Documents loaded for the durable start-up measurement. */
   startupDocs: number;
   /** Driver client threads of the "driver threads" mode. */
@@ -43,6 +49,8 @@ function parseArgs(): Args {
     worker: argv.includes("--worker"),
     durableOnly: argv.includes("--durable-only"),
     transactionsOnly: argv.includes("--transactions-only"),
+    commandsOnly: argv.includes("--commands"),
+    commandCount: Number(get("--command-count") ?? 20_000),
     startupDocs: Number(get("--startup-docs") ?? 1_000_000),
     clientThreads: Number(get("--client-threads") ?? 2),
     repeat: Number(get("--repeat") ?? 3),
@@ -170,17 +178,6 @@ const OPERATIONS = [
   "updateOne by _id ($inc)",
   "findOneAndUpdate by email ($inc, after)",
 ] as const;
-
-/** Builds one OP_MSG frame carrying `command`. */
-function opMsg(command: Document, requestId: number): Buffer {
-  const body = serialize(command);
-  const frame = Buffer.alloc(21 + body.length);
-  frame.writeInt32LE(frame.length, 0);
-  frame.writeInt32LE(requestId, 4);
-  frame.writeInt32LE(2013, 12);
-  frame.set(body, 21);
-  return frame;
-}
 
 /**
  * Server capacity without the driver: pre-encoded OP_MSG requests pipelined over raw sockets, `depth` in flight per
@@ -565,11 +562,13 @@ const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.len
 
 async function main(): Promise<void> {
   const args = parseArgs();
-  if (args.transactionsOnly || args.durableOnly) {
+  if (args.transactionsOnly || args.durableOnly || args.commandsOnly) {
     // One section measured again, replacing (or appended to) that section of the existing report.
     const [heading, what, section] = args.durableOnly
       ? [DURABLE_HEADING, "Durable", await durableSection(args)]
-      : [TRANSACTIONS_HEADING, "Transaction", await transactionSection(args)];
+      : args.commandsOnly
+        ? [COMMANDS_HEADING, "Per-command", await commandCostSection(args.commandCount, args.repeat)]
+        : [TRANSACTIONS_HEADING, "Transaction", await transactionSection(args)];
     const previous = existsSync(args.out) ? readFileSync(args.out, "utf8") : `# Embedded MongoDB server benchmark\n\n## Machine\n\n${machine()}\n`;
     const at = previous.indexOf(heading);
     const next = at >= 0 ? previous.indexOf("\n## ", at + 1) : -1;
@@ -627,6 +626,7 @@ async function main(): Promise<void> {
     "figures taken while the machine is shared understate the server.",
     "",
     ...sections,
+    ...(await commandCostSection(args.commandCount, args.repeat)),
     ...(await durableSection(args)),
     ...(await transactionSection(args)),
   ].join("\n");

@@ -4,6 +4,7 @@
 import type { EventType } from "../domain/event-types.ts";
 import { newEventId } from "../domain/ids.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
+import type { TransactionEventType } from "../domain/transaction-transitions.ts";
 import { transactionEventObject } from "../messages/transaction-messages.ts";
 import { userEventObject } from "../messages/user-messages.ts";
 import { kycJson } from "../representations/kyc-sessions.ts";
@@ -13,7 +14,6 @@ import type { TransactionRecord } from "../store/transaction-repository.ts";
 import type { UserDocument } from "../store/user-document.ts";
 
 export type UserEventType = Extract<EventType, `user.${string}`>;
-export type MoneyEventType = Extract<EventType, `transaction.${string}` | `withdrawal.${string}`>;
 
 const TEST_EVENT_MESSAGE = "A test event sent from Svc to check this endpoint.";
 
@@ -39,7 +39,7 @@ export function kycEvent(type: KycEventType, user: Pick<UserDocument, "_id" | "l
  * An event about a transaction, for its wallet owner's outbox: `data.object` is the Transaction at the state the
  * same write gives it, as GET /v1/transactions/{id} shows it then.
  */
-export function transactionEvent(type: MoneyEventType, record: TransactionRecord, createdAt: Date): OutboxEvent {
+export function transactionEvent(type: TransactionEventType, record: TransactionRecord, createdAt: Date): OutboxEvent {
   return { id: newEventId(), type, created_at: createdAt, data: { object: transactionEventObject(record) } };
 }
 

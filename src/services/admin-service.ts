@@ -191,11 +191,10 @@ export class AdminServiceImpl implements ServiceImpl<typeof AdminService> {
     if (request.outcome !== "completed" && request.outcome !== "failed") throw validationError("outcome", "outcome must be completed or failed.");
     const failed =
       request.outcome === "failed"
-        ? { failureCode: failureCodeOf(request.failureCode ?? "failed"), failureMessage: "The provider reported a failure." }
+        ? { failure: { code: failureCodeOf(request.failureCode ?? "failed"), message: "The provider reported a failure." } }
         : {};
-    const record = await this.deps.ledger.move(request.id, request.outcome, {
+    const record = await this.deps.ledger.move(request.id, request.outcome === "completed" ? "complete" : "fail", {
       scope: null,
-      from: ["pending", "processing"],
       ...failed,
       mark: moveMarkOf(reservationOf(context), `transaction:settle:${request.outcome}`),
     });

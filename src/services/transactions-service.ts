@@ -209,10 +209,8 @@ export class TransactionsServiceImpl implements ServiceImpl<typeof TransactionsS
   }
 
   async cancelTransaction(request: CancelTransactionRequest, context: HandlerContext) {
-    const record = await this.deps.ledger.move(request.id, "canceled", {
+    const record = await this.deps.ledger.move(request.id, "cancel", {
       scope: tenantOf(context),
-      from: ["pending"],
-      onlyType: "withdrawal",
       mark: moveMarkOf(reservationOf(context), "transaction:cancel"),
     });
     return create(CancelTransactionResponseSchema, { transaction: transactionMessage(record) });
@@ -254,9 +252,8 @@ export class SandboxTransactionsServiceImpl implements ServiceImpl<typeof Sandbo
   }
 
   async completeSandboxTransaction(request: CompleteSandboxTransactionRequest, context: HandlerContext) {
-    const record = await this.deps.ledger.move(request.id, "completed", {
+    const record = await this.deps.ledger.move(request.id, "complete", {
       scope: sandboxScope(context),
-      from: ["pending", "processing"],
       mark: moveMarkOf(reservationOf(context), "transaction:complete"),
     });
     return create(CompleteSandboxTransactionResponseSchema, { transaction: transactionMessage(record) });
@@ -264,11 +261,9 @@ export class SandboxTransactionsServiceImpl implements ServiceImpl<typeof Sandbo
 
   async failSandboxTransaction(request: FailSandboxTransactionRequest, context: HandlerContext) {
     const code = failureCodeOf(request.failureCode ?? DEFAULT_FAILURE_CODE);
-    const record = await this.deps.ledger.move(request.id, "failed", {
+    const record = await this.deps.ledger.move(request.id, "fail", {
       scope: sandboxScope(context),
-      from: ["pending", "processing"],
-      failureCode: code,
-      failureMessage: "Failed by the sandbox simulator.",
+      failure: { code, message: "Failed by the sandbox simulator." },
       mark: moveMarkOf(reservationOf(context), "transaction:fail"),
     });
     return create(FailSandboxTransactionResponseSchema, { transaction: transactionMessage(record) });

@@ -4,6 +4,7 @@
 import type { Collection, Filter, UpdateFilter } from "mongodb";
 import { batchedConditionalUpdate, batchedUpdate, throwDocumentError } from "./write-batcher.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
+import type { BalanceDelta } from "../domain/transaction-transitions.ts";
 import type { OutboxEvent } from "./outbox.ts";
 import type { TransactionRecord } from "./transaction-repository.ts";
 import type { UserDocument } from "./user-document.ts";
@@ -53,6 +54,11 @@ export function ledgerOf(user: UserDocument): LedgerState {
   return { ...EMPTY_LEDGER, ...rest, inflight: Object.values(inflight ?? {}) };
 }
 
+/** The transaction of this id in flight on `user`'s wallet, if `user` holds it. */
+export function inflightOf(user: UserDocument | null, transactionId: string): TransactionRecord | undefined {
+  return user ? ledgerOf(user).inflight.find((r) => r.id === transactionId) : undefined;
+}
+
 /** What a ledger write answers about the wallet's owner: enough to relay events and fence compactions. */
 export interface LedgerOwner {
   _id: string;
@@ -68,13 +74,6 @@ const OWNER_FIELDS = { project_id: 1, livemode: 1, "ledger.opens": 1 } as const;
 function ownerOf(doc: UserWithLedger | null): LedgerOwner | null {
   if (!doc) return null;
   return { _id: doc._id, project_id: doc.project_id, livemode: doc.livemode, opens: doc.ledger?.opens ?? 0 };
-}
-
-/** What a balance change adds to each field, in cents. */
-export interface BalanceDelta {
-  available?: number;
-  pending_in?: number;
-  pending_out?: number;
 }
 
 function incOf(delta: BalanceDelta): Record<string, number> {

@@ -3,7 +3,7 @@
 // no step is left. A run whose transaction has nothing to do (canceled, settled by a call, not opened) writes
 // nothing.
 import { expect } from "chai";
-import { TRANSACTION_STEP_JOB } from "../../src/ledger/ledger.ts";
+import { TRANSACTION_STEP_JOB } from "../../src/ledger/transaction-step-job.ts";
 import { eventually } from "../support/eventually.ts";
 import { startTestService, type TestService } from "../support/test-service.ts";
 import { approvedUser, balanceOf, eventsOf, fund } from "./support.ts";

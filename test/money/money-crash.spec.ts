@@ -10,7 +10,7 @@ import { freePort, startDatabaseProcess, startServiceProcess, type RunningProces
 import { until } from "../support/eventually.ts";
 import { uniquePhone } from "../support/phones.ts";
 import { FINAL_STATUSES, type TransactionStatus } from "../../src/domain/money.ts";
-import { TRANSACTION_STEP_JOB } from "../../src/ledger/ledger.ts";
+import { TRANSACTION_STEP_JOB } from "../../src/ledger/transaction-step-job.ts";
 
 const KEY = "svc_test_moneycrashmoneycrashmoney01";
 const USERS = 8;

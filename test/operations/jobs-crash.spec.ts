@@ -4,7 +4,7 @@
 import { expect } from "chai";
 import { MongoClient, type Db } from "mongodb";
 import { JobQueue } from "../../src/jobs/job-queue.ts";
-import { TRANSACTION_STEP_JOB } from "../../src/ledger/ledger.ts";
+import { TRANSACTION_STEP_JOB } from "../../src/ledger/transaction-step-job.ts";
 import { PROVISION_WALLET_JOB } from "../../src/wallets/wallet-provisioner.ts";
 import { eventually, until } from "../support/eventually.ts";
 import { uniquePhone } from "../support/phones.ts";
@@ -134,6 +134,12 @@ describe("Agenda jobs across SIGKILL and two workers", function () {
     // Once: the balance and the events.
     const wallets = await call(restarted!.baseUrl, "GET", `/v1/users/${user}/wallets`);
     expect(wallets.body.data[0].balance).to.deep.equal({ available_usd: 102, pending_in_usd: 0, pending_out_usd: 0 });
+    // A step's events are relayed after the write the reads above saw: wait until both have two, then check which.
+    const relayed = async () => {
+      const byTransaction = await moneyEvents(db);
+      return [deposit.body.id, withdrawal.body.id].every((id) => (byTransaction.get(id) ?? []).length >= 2);
+    };
+    await until(relayed, 5000);
     const events = await moneyEvents(db);
     expect(events.get(deposit.body.id)).to.deep.equal(["transaction.completed", "transaction.received"]);
     expect(events.get(withdrawal.body.id)).to.deep.equal(["transaction.completed", "withdrawal.completed"]);

@@ -9,8 +9,8 @@ import { requestLogJson } from "../representations/request-logs.ts";
 import { seg, type ConsoleContext, type ConsoleRouter } from "./console-router.ts";
 import { html, type Html } from "./html.ts";
 import { filteredResults, jsonBlock, nextPageLink, page, table, time } from "./layout.ts";
+import { PAGE_SIZE } from "./project-console-common.ts";
 
-const PAGE_SIZE = 25;
 const STATUS_CLASSES = ["2xx", "4xx", "5xx"] as const;
 
 /** A status as a tag coloured by its class: success, the caller's mistake, the service's failure. */

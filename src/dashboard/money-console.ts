@@ -11,6 +11,7 @@ import { seg, type ConsoleContext, type ConsoleRouter } from "./console-router.t
 import { html, type Html } from "./html.ts";
 import { actionButton, jsonBlock, page, postForm, statusTag, time } from "./layout.ts";
 import { formDecimal, formText, usd } from "./form-fields.ts";
+import { scopeOf } from "./project-console-common.ts";
 
 /** Where a transaction's page is. */
 export function transactionPath(id: string): string {
@@ -68,7 +69,7 @@ export function registerMoneyConsole(router: ConsoleRouter): void {
   const P = "project" as const;
 
   router.page(P, "/transactions/:id", async (ctx) => {
-    const scope = ctx.scope!;
+    const scope = scopeOf(ctx);
     const answer = await ctx.call(TransactionsService.method.getTransaction, { id: ctx.params.id! });
     const transaction = answer.transaction!;
     const json = transactionJson(transaction);

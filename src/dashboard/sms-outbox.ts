@@ -4,6 +4,7 @@
 import { seg, type ConsoleRouter } from "./console-router.ts";
 import { html } from "./html.ts";
 import { page, table, time } from "./layout.ts";
+import { scopeOf } from "./project-console-common.ts";
 
 /** Messages shown at most, newest first. */
 const SHOWN = 50;
@@ -11,7 +12,7 @@ const SHOWN = 50;
 export function registerSmsOutbox(router: ConsoleRouter): void {
   const { queries, smsOutbox } = router.options;
   router.page("project", "/sms", async (ctx) => {
-    const scope = ctx.scope!;
+    const scope = scopeOf(ctx);
     if (!smsOutbox) {
       return page(
         ctx.shell("SMS outbox", "sms"),

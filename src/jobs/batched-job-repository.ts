@@ -20,7 +20,7 @@
 import { MongoJobRepository } from "@agendajs/mongo-backend";
 import { type JobParameters, type JobRepositoryOptions, toJobId } from "agenda";
 import { type Collection, type Db, type Document, ObjectId } from "mongodb";
-import { TurnBatch } from "./turn-batch.ts";
+import { TurnBatch } from "../lib/turn-batch.ts";
 
 /** Agenda's order of due jobs: earliest first, then highest priority. */
 const DUE_ORDER = { nextRunAt: 1, priority: -1 } as const;

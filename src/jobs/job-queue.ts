@@ -5,7 +5,7 @@ import { Agenda, exponential, type Job } from "agenda";
 import type { AnyBulkWriteOperation, Db, Document } from "mongodb";
 import { hostname } from "node:os";
 import { BatchedJobRepository } from "./batched-job-repository.ts";
-import { TurnBatch } from "./turn-batch.ts";
+import { TurnBatch } from "../lib/turn-batch.ts";
 import { WakeableChangeStreamChannel, WakeableInMemoryChannel } from "./wake-channels.ts";
 
 export interface JobQueueOptions {

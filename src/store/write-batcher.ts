@@ -3,6 +3,7 @@
 // Each document's write stays atomic on its own, exactly as with insertOne or updateOne; what is saved is the
 // per-command cost, which dominates small writes.
 import type { AnyBulkWriteOperation, Collection, Document, UpdateOneModel } from "mongodb";
+import { TurnBatch } from "../lib/turn-batch.ts";
 import { bulkWriteErrors } from "./database.ts";
 
 /** A write error of one document of a batch (for example a duplicate key, code 11000). */
@@ -10,12 +11,6 @@ export interface DocumentWriteError {
   code: number;
   keyPattern?: Record<string, unknown>;
   message: string;
-}
-
-interface Pending<T> {
-  item: T;
-  settle: (outcome: BatchOutcome) => void;
-  fail: (error: unknown) => void;
 }
 
 /** Per-index write errors of an unordered batch; rethrows anything that is not a batch of document errors. */
@@ -35,35 +30,19 @@ interface BatchOutcome {
   batchMatched: boolean;
 }
 
-class WriteBatcher<T> {
-  private pending: Pending<T>[] = [];
-
-  /** `writeAll` answers whether every write matched a document (inserts: true). */
-  constructor(private readonly writeAll: (items: T[]) => Promise<boolean>) {}
-
-  write(item: T): Promise<BatchOutcome> {
-    return new Promise((settle, fail) => {
-      if (this.pending.push({ item, settle, fail }) === 1) setImmediate(() => void this.flush());
-    });
-  }
-
-  private async flush(): Promise<void> {
-    const batch = this.pending;
-    this.pending = [];
+/**
+ * Writes of one event-loop turn as one command: `writeAll` answers whether every write matched a document
+ * (inserts: true). A batch's document errors are each its own write's outcome; any other failure fails them all.
+ */
+function writeBatcher<T>(writeAll: (items: T[]) => Promise<boolean>): TurnBatch<T, BatchOutcome> {
+  return new TurnBatch<T, BatchOutcome>(async (items) => {
     try {
-      const batchMatched = await this.writeAll(batch.map((p) => p.item));
-      for (const p of batch) p.settle({ error: null, batchMatched });
+      const batchMatched = await writeAll(items);
+      return items.map(() => ({ error: null, batchMatched }));
     } catch (error) {
-      let outcomes: (DocumentWriteError | null)[];
-      try {
-        outcomes = documentErrors(error, batch.length);
-      } catch (fatal) {
-        for (const p of batch) p.fail(fatal);
-        return;
-      }
-      batch.forEach((p, i) => p.settle({ error: outcomes[i]!, batchMatched: false }));
+      return documentErrors(error, items.length).map((documentError) => ({ error: documentError, batchMatched: false }));
     }
-  }
+  });
 }
 
 /**
@@ -74,12 +53,12 @@ export function batchedInsert<T extends Document>(
   collection: Collection<T>,
   options: { explainDuplicates?: boolean } = {},
 ): (doc: T) => Promise<DocumentWriteError | null> {
-  const batcher = new WriteBatcher<T>(async (docs) => {
+  const batcher = writeBatcher<T>(async (docs) => {
     await collection.insertMany(docs as never[], { ordered: false });
     return true;
   });
   return async (doc) => {
-    const { error } = await batcher.write(doc);
+    const { error } = await batcher.add(doc);
     if (error?.code !== 11000 || !options.explainDuplicates) return error;
     try {
       await collection.insertOne(doc as never);
@@ -96,11 +75,11 @@ export function batchedInsert<T extends Document>(
 export function batchedUpdate<T extends Document>(
   collection: Collection<T>,
 ): (operation: AnyBulkWriteOperation<T>) => Promise<DocumentWriteError | null> {
-  const batcher = new WriteBatcher<AnyBulkWriteOperation<T>>(async (operations) => {
+  const batcher = writeBatcher<AnyBulkWriteOperation<T>>(async (operations) => {
     await collection.bulkWrite(operations, { ordered: false });
     return true;
   });
-  return async (operation) => (await batcher.write(operation)).error;
+  return async (operation) => (await batcher.add(operation)).error;
 }
 
 /**
@@ -111,12 +90,12 @@ export function batchedUpdate<T extends Document>(
 export function batchedConditionalUpdate<T extends Document>(
   collection: Collection<T>,
 ): (operation: { updateOne: UpdateOneModel<T> }) => Promise<"applied" | "unknown"> {
-  const batcher = new WriteBatcher<{ updateOne: UpdateOneModel<T> }>(async (operations) => {
+  const batcher = writeBatcher<{ updateOne: UpdateOneModel<T> }>(async (operations) => {
     const result = await collection.bulkWrite(operations, { ordered: false });
     return result.matchedCount === operations.length;
   });
   return async (operation) => {
-    const { error, batchMatched } = await batcher.write(operation);
+    const { error, batchMatched } = await batcher.add(operation);
     if (error) throwDocumentError(error);
     return batchMatched ? "applied" : "unknown";
   };

@@ -6,6 +6,7 @@
 // made even if this process dies; recording the attempt's outcome moves that job to the retry time or removes it.
 import type { Clock } from "../domain/clock.ts";
 import type { JobQueue, ScheduledJob } from "../jobs/job-queue.ts";
+import { TurnBatch } from "../lib/turn-batch.ts";
 import type { EventRepository } from "../store/event-repository.ts";
 import type { WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
 import type { WebhookEndpointRepository } from "../store/webhook-endpoint-repository.ts";
@@ -86,7 +87,10 @@ export class WebhookDelivery {
       leaseMs,
       successes: new SuccessRecorder(deps.deliveries, deps.endpoints),
     });
-    this.jobMoves = new TurnBatch((moves) => deps.jobs.moveMany(DELIVERY_JOB, "deliveryId", moves));
+    this.jobMoves = new TurnBatch<{ value: string; at: Date | null }>(async (moves) => {
+      await deps.jobs.moveMany(DELIVERY_JOB, "deliveryId", moves);
+      return moves.map(() => undefined);
+    });
     this.firstAttempts = new DeliveryDispatcher<FirstAttempt>(
       async (_id, first) => {
         const next = await this.worker.runFirst(first!.hints);
@@ -188,26 +192,5 @@ export class WebhookDelivery {
       this.running -= 1;
       if (this.running === 0) for (const resolve of this.idle.splice(0)) resolve();
     }
-  }
-}
-
-/** Items added in the same event-loop turn are written together; each caller learns when its batch is written. */
-class TurnBatch<T> {
-  private pending: T[] = [];
-  private written: Promise<void> | null = null;
-
-  constructor(private readonly writeAll: (items: T[]) => Promise<void>) {}
-
-  add(item: T): Promise<void> {
-    this.pending.push(item);
-    this.written ??= new Promise<void>((resolve, reject) =>
-      setImmediate(() => {
-        const batch = this.pending;
-        this.pending = [];
-        this.written = null;
-        this.writeAll(batch).then(resolve, reject);
-      }),
-    );
-    return this.written;
   }
 }

@@ -239,16 +239,12 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
   }
 
   async getWebhookDelivery(request: GetWebhookDeliveryRequest, context: HandlerContext) {
-    const endpoint = await this.findEndpoint(context, request.endpointId);
-    const delivery = await this.deps.deliveries.find(endpoint._id, request.id);
-    if (!delivery) throw svcError("webhook_delivery_not_found");
+    const { delivery } = await this.findDelivery(context, request.endpointId, request.id);
     return create(GetWebhookDeliveryResponseSchema, { webhookDelivery: deliveryMessage(delivery) });
   }
 
   async replayWebhookDelivery(request: ReplayWebhookDeliveryRequest, context: HandlerContext) {
-    const endpoint = await this.findEndpoint(context, request.endpointId);
-    const delivery = await this.deps.deliveries.find(endpoint._id, request.id);
-    if (!delivery) throw svcError("webhook_delivery_not_found");
+    const { endpoint, delivery } = await this.findDelivery(context, request.endpointId, request.id);
     if (!endpoint.enabled) throw svcError("endpoint_disabled");
     // Only a settled delivery starts a new cycle; the conditional update settles races between two replays.
     const replayed = delivery.status === "pending" ? null : await this.deps.deliveries.replay(endpoint._id, delivery._id, this.deps.clock());
@@ -263,9 +259,7 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
    * `delivery_in_progress`; a settled delivery is `invalid_state` (replay starts it again).
    */
   async retryWebhookDelivery(request: RetryWebhookDeliveryRequest, context: HandlerContext) {
-    const endpoint = await this.findEndpoint(context, request.endpointId);
-    const delivery = await this.deps.deliveries.find(endpoint._id, request.id);
-    if (!delivery) throw svcError("webhook_delivery_not_found");
+    const { endpoint, delivery } = await this.findDelivery(context, request.endpointId, request.id);
     if (!endpoint.enabled) throw svcError("endpoint_disabled");
     if (delivery.status !== "pending") {
       throw svcError("invalid_state", `The delivery is ${delivery.status}: only a pending delivery can be retried now; replay a settled one.`);
@@ -299,6 +293,14 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
   /** Unknown, or of another project or environment: the same 404. */
   private async findEndpoint(context: HandlerContext, id: string): Promise<WebhookEndpointDocument> {
     return (await this.deps.endpoints.find(tenantOf(context), id)) ?? this.notFound();
+  }
+
+  /** A delivery of an endpoint the caller may see: 404 for the endpoint first, then for the delivery. */
+  private async findDelivery(context: HandlerContext, endpointId: string, id: string) {
+    const endpoint = await this.findEndpoint(context, endpointId);
+    const delivery = await this.deps.deliveries.find(endpoint._id, id);
+    if (!delivery) throw svcError("webhook_delivery_not_found");
+    return { endpoint, delivery };
   }
 
   private notFound(): never {

@@ -45,7 +45,6 @@ import {
   SANDBOX_WITHDRAWAL_PROCESSING_MS,
   TRANSACTION_STATUSES,
   TRANSACTION_TYPES,
-  type TransactionType,
 } from "../domain/money.ts";
 import { codePointLength } from "../domain/text.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
@@ -130,6 +129,31 @@ export function depositMoney(request: DepositMoneyRequest) {
   return { amount_cents: amount.cents, fee_cents: fee, fiat_currency: fiat.currency, fiat_exponent: fiat.exponent, fiat_amount_minor: minor };
 }
 
+/** The fields of a transaction a call asks for, its id aside. */
+type RequestedTransaction = Omit<Parameters<typeof newTransaction>[1], "id">;
+
+/**
+ * Opens the transaction a call asks for: its id derived from the call's Idempotency-Key when it has one (so a retry
+ * after a crash answers the same transaction), its first step at `firstStepAt`, and its follow-up written with the
+ * call's stored answer.
+ */
+function openRequested(
+  ledger: Ledger,
+  scope: TenantScope,
+  context: HandlerContext,
+  fields: RequestedTransaction,
+  now: Date,
+  firstStepAt: Date,
+): Promise<TransactionRecord> {
+  const reservation = reservationOf(context);
+  const id = reservation ? derivedTransactionId(reservation.seed, fields.type) : newTransactionId();
+  return ledger.open(scope, newTransaction(scope, { id, ...fields }, now), {
+    firstStepAt,
+    mayExist: reservation?.resumed ?? false,
+    finish: (followUp) => finishBeforeAnswer(reservation, followUp),
+  });
+}
+
 function checkUserId(userId: string): void {
   // Unknown, malformed or of another tenant: the same 404, after validation.
   if (!USER_ID_PATTERN.test(userId)) throw svcError("user_not_found");
@@ -180,31 +204,22 @@ export class TransactionsServiceImpl implements ServiceImpl<typeof TransactionsS
     }
     checkUserId(request.userId);
     const now = this.deps.clock();
-    const reservation = reservationOf(context);
-    const record = newTransaction(
-      scope,
-      {
-        id: reservation ? derivedTransactionId(reservation.seed, "withdrawal") : newTransactionId(),
-        user_id: request.userId,
-        type: "withdrawal",
-        amount_cents: amount.cents,
-        fee_cents: fee,
-        fiat_currency: fiat.currency,
-        fiat_exponent: fiat.exponent,
-        // Svc holds no exchange rates: the fiat amount is the USD amount at parity, in the currency's minor unit.
-        fiat_amount_minor: parityMinorOf(amount.cents, fiat.exponent),
-        description: request.description ?? null,
-        simulated: !scope.livemode,
-        reference: null,
-      },
-      now,
-    );
-    const opened = await this.deps.ledger.open(scope, record, {
-      // Sandbox: processing after 1 s, settled at 2 s. Live: handed to the custodian at once.
-      firstStepAt: scope.livemode ? now : new Date(now.getTime() + SANDBOX_WITHDRAWAL_PROCESSING_MS),
-      mayExist: reservation?.resumed ?? false,
-      finish: (followUp) => finishBeforeAnswer(reservation, followUp),
-    });
+    const withdrawal: RequestedTransaction = {
+      user_id: request.userId,
+      type: "withdrawal",
+      amount_cents: amount.cents,
+      fee_cents: fee,
+      fiat_currency: fiat.currency,
+      fiat_exponent: fiat.exponent,
+      // Svc holds no exchange rates: the fiat amount is the USD amount at parity, in the currency's minor unit.
+      fiat_amount_minor: parityMinorOf(amount.cents, fiat.exponent),
+      description: request.description ?? null,
+      simulated: !scope.livemode,
+      reference: null,
+    };
+    // Sandbox: processing after 1 s, settled at 2 s. Live: handed to the custodian at once.
+    const firstStepAt = scope.livemode ? now : new Date(now.getTime() + SANDBOX_WITHDRAWAL_PROCESSING_MS);
+    const opened = await openRequested(this.deps.ledger, scope, context, withdrawal, now, firstStepAt);
     return create(CreateWithdrawalResponseSchema, { transaction: transactionMessage(opened) });
   }
 
@@ -229,25 +244,8 @@ export class SandboxTransactionsServiceImpl implements ServiceImpl<typeof Sandbo
     }
     checkUserId(request.userId);
     const now = this.deps.clock();
-    const reservation = reservationOf(context);
-    const record = newTransaction(
-      scope,
-      {
-        id: reservation ? derivedTransactionId(reservation.seed, "deposit") : newTransactionId(),
-        user_id: request.userId,
-        type: "deposit" satisfies TransactionType,
-        ...money,
-        description: null,
-        simulated: true,
-        reference: null,
-      },
-      now,
-    );
-    const opened = await this.deps.ledger.open(scope, record, {
-      firstStepAt: new Date(now.getTime() + delay * 1000),
-      mayExist: reservation?.resumed ?? false,
-      finish: (followUp) => finishBeforeAnswer(reservation, followUp),
-    });
+    const deposit: RequestedTransaction = { user_id: request.userId, type: "deposit", ...money, description: null, simulated: true, reference: null };
+    const opened = await openRequested(this.deps.ledger, scope, context, deposit, now, new Date(now.getTime() + delay * 1000));
     return create(CreateSandboxDepositResponseSchema, { transaction: transactionMessage(opened) });
   }
 

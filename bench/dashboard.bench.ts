@@ -1,43 +1,21 @@
 // Server time of every dashboard page at the 95th percentile, with 10,000 users and 100,000 events in the
 // project (seeded through the repositories), signed in as a browser would be. Goal: under 100 ms per
 // page. Writes bench/results/dashboard.md.
-import { execSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import { pino } from "pino";
 import { createApp } from "../src/app.ts";
 import { bootstrapDefaultProject } from "../src/bootstrap.ts";
-import { loadConfig } from "../src/config.ts";
-import { startEmbeddedMongo } from "../src/embedded-mongo/index.ts";
-import { createLogger } from "../src/observability/logger.ts";
 import type { EventDocument } from "../src/store/event-repository.ts";
-import { connectDatabase } from "../src/store/database.ts";
 import type { UserDocument } from "../src/store/user-document.ts";
-import { machineDescription } from "./machine.ts";
+import { benchAppOptions, startBenchDatabase } from "./bench-service.ts";
+import { codeRevision, machineDescription } from "./machine.ts";
 
 const USERS = Number(process.env.BENCH_USERS ?? 10_000);
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 100_000);
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 60);
 const GOAL_MS = 100;
 
-function revision(): string {
-  const git = (args: string) =>
-    execSync(`git ${args}`, { cwd: fileURLToPath(new URL("..", import.meta.url)) })
-      .toString()
-      .trim();
-  try {
-    return `commit ${git("rev-parse --short HEAD")}${git("status --porcelain -- src gen") ? ", with uncommitted changes under src/ or gen/" : ""}`;
-  } catch {
-    return "unknown revision";
-  }
-}
-
-const mongo = await startEmbeddedMongo({ host: "127.0.0.1", inWorkerThread: true });
-const uri = `${mongo.uri.replace(/\/?$/, "")}/bench_dashboard`;
-const database = await connectDatabase(uri);
-const config = loadConfig({ MONGODB_URI: uri, PORT: "0", GRPC_PORT: "0", SVC_RATE_LIMIT: "1000000000" });
-const logger = createLogger({ level: "info", destination: pino.destination({ dest: "/dev/null", sync: false }) });
-const app = await createApp({ config, database, adminToken: "bench-admin-token-0123456789", logger, onError: (e, c) => console.error(c, e) });
+const { mongo, uri, database } = await startBenchDatabase("bench_dashboard");
+const app = await createApp(benchAppOptions(uri, database, "bench-admin-token-0123456789"));
 const boot = await bootstrapDefaultProject({ tenancy: app.tenancy, ...app.repositories }, {});
 const { httpPort } = await app.listen({ http: 0, grpc: 0 });
 const base = `http://127.0.0.1:${httpPort}`;
@@ -165,7 +143,7 @@ Every dashboard page with ${USERS.toLocaleString("en-US")} users and ${EVENTS.to
 timed by the client over loopback from the request to the last byte (so the server time plus a fraction of a millisecond).
 Goal: p95 under ${GOAL_MS} ms on every page. **Worst p95: ${worst.toFixed(1)} ms (${worst < GOAL_MS ? "met" : "NOT met"}).**
 
-Machine: ${machineDescription()}; ${revision()}. Embedded database in a worker thread (as the other benchmarks);
+Machine: ${machineDescription()}; ${codeRevision()}. Embedded database in a worker thread (as the other benchmarks);
 request logs at info to /dev/null. Run: \`npm run bench -- dashboard\`.
 
 | page | path | p50 ms | p95 ms | max ms |

@@ -17,14 +17,11 @@ import { principalKey } from "../src/access/principal.ts";
 import type { Clock } from "../src/domain/clock.ts";
 import { newEventId } from "../src/domain/ids.ts";
 import { newUuid } from "../src/domain/random.ts";
-import { EventRelay } from "../src/events/event-relay.ts";
 import { LiveEvents } from "../src/events/live-events.ts";
 import { EventsServiceImpl } from "../src/services/events-service.ts";
 import type { EventDocument } from "../src/store/event-repository.ts";
-import { DEFAULT_MAX_PENDING_PER_ENDPOINT } from "../src/webhooks/delivery-policy.ts";
-import { WebhookDelivery } from "../src/webhooks/webhook-delivery.ts";
 import { addBenchEndpoint } from "./bench-endpoint.ts";
-import { startDeliveryPipeline, WEBHOOK_CONCURRENCY } from "./delivery-pipeline.ts";
+import { startWebhookDelivery } from "./delivery-pipeline.ts";
 import { machineDescription } from "./machine.ts";
 import { startReceiverProcess } from "./receiver-process.ts";
 
@@ -36,22 +33,9 @@ const PUBLISHERS = 64;
 
 const { process: receiverProcess, url: receiverUrl, takeReceipts } = await startReceiverProcess();
 
-const { mongo, database, events, endpoints, deliveries, users, jobs } = await startDeliveryPipeline("bench_event_stream");
 const clock: Clock = () => new Date();
 const onError = (error: unknown) => console.error("bench", error);
-const webhooks = new WebhookDelivery(
-  { deliveries, endpoints, events, jobs, clock, onError },
-  {
-    send: { timeoutMs: 10_000, clock },
-    retryScheduleMs: [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 86_400_000],
-    maxPendingPerEndpoint: DEFAULT_MAX_PENDING_PER_ENDPOINT,
-    concurrency: WEBHOOK_CONCURRENCY,
-    deliversInProcess: true,
-  },
-);
-await webhooks.ensureIndexes();
-await jobs.start();
-const relay = new EventRelay(events, users, webhooks.fanout, clock);
+const { mongo, database, events, endpoints, jobs, webhooks, relay } = await startWebhookDelivery("bench_event_stream", { clock, onError });
 const projectId = newUuid();
 for (let i = 0; i < ENDPOINTS; i++) await addBenchEndpoint(endpoints, projectId, `${receiverUrl}/e${i}`);
 

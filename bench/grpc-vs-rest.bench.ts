@@ -13,22 +13,13 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { GetUserRequestSchema } from "../gen/svc/v1/users_pb.ts";
-import { machineDescription } from "./machine.ts";
+import { codeRevision, machineDescription } from "./machine.ts";
 
 const CONCURRENCY = 32;
 const DURATION_S = Number(process.env.BENCH_DURATION_MS ?? 8000) / 1000;
 const WARM_UP_S = 3;
 const ROUNDS = 3;
 const root = fileURLToPath(new URL("..", import.meta.url));
-
-function revision(): string {
-  const git = (args: string) => execSync(`git ${args}`, { cwd: root }).toString().trim();
-  try {
-    return `commit ${git("rev-parse --short HEAD")}${git("status --porcelain -- src gen") ? ", with uncommitted changes under src/ or gen/" : ""}`;
-  } catch {
-    return "unknown revision";
-  }
-}
 
 /** h2load, installed from Debian's nghttp2-client when missing (the machines run as root). */
 function ensureH2load(): string {
@@ -190,7 +181,7 @@ const met = median(throughputRatios) >= 1;
 
 const report = `# The same read over gRPC and REST, load from another process
 
-Code: ${revision()}.
+Code: ${codeRevision()}.
 
 Machine: ${machineDescription()}; shared with other sessions (2 cores, noisy). One-minute load average
 ${loadBefore.toFixed(1)} when the runs started and ${loadAfter.toFixed(1)} when they ended. Load generator: ${h2loadVersion}.

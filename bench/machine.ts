@@ -1,7 +1,24 @@
-// A line describing the machine a benchmark ran on, for its results file.
+// What a benchmark's results file says it ran on: the machine, and the code measured (the working tree is shared).
+import { execSync } from "node:child_process";
 import { cpus, totalmem } from "node:os";
+import { fileURLToPath } from "node:url";
 
 export function machineDescription(): string {
   const cpu = cpus();
   return `${cpu[0]?.model ?? "unknown CPU"}, ${cpu.length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${new Date().toISOString()}`;
+}
+
+/** The commit measured, and whether `folders` had uncommitted changes then. */
+export function codeRevision(folders: readonly string[] = ["src", "gen"]): string {
+  const git = (args: string) =>
+    execSync(`git ${args}`, { cwd: fileURLToPath(new URL("..", import.meta.url)) })
+      .toString()
+      .trim();
+  const named = folders.map((folder) => `${folder}/`);
+  const listed = named.length > 1 ? `${named.slice(0, -1).join(", ")} or ${named.at(-1)}` : (named[0] ?? "");
+  try {
+    return `commit ${git("rev-parse --short HEAD")}${git(`status --porcelain -- ${folders.join(" ")}`) ? `, with uncommitted changes under ${listed}` : ""}`;
+  } catch {
+    return "unknown revision";
+  }
 }

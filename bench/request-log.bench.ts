@@ -5,17 +5,13 @@
 import { randomUUID } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
-import { pino } from "pino";
 import { createApp, type App } from "../src/app.ts";
 import { bootstrapDefaultProject } from "../src/bootstrap.ts";
-import { loadConfig } from "../src/config.ts";
-import { startEmbeddedMongo } from "../src/embedded-mongo/index.ts";
-import { createLogger } from "../src/observability/logger.ts";
 import { requestLogEntry } from "../src/pipeline/request-log-entry.ts";
-import { connectDatabase } from "../src/store/database.ts";
 import { RequestLogRepository } from "../src/store/request-log-repository.ts";
 import { DEFAULT_REQUEST_LOG_WRITER, RequestLogWriter } from "../src/store/request-log-writer.ts";
 import { formatLoad, LOAD_TABLE_HEADER, runLoad, type LoadResult } from "./http-load.ts";
+import { benchAppOptions, startBenchDatabase } from "./bench-service.ts";
 import { machineDescription } from "./machine.ts";
 
 const CONCURRENCY = 32;
@@ -25,28 +21,16 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const GOAL = 0.05;
 
 const loadBefore = loadavg()[0]!;
-const mongo = await startEmbeddedMongo({ host: "127.0.0.1", inWorkerThread: true });
-const uri = `${mongo.uri.replace(/\/?$/, "")}/bench_request_log`;
-const database = await connectDatabase(uri);
-// A quota no run reaches: the benchmark measures the checks, not refusals.
+const { mongo, uri, database } = await startBenchDatabase("bench_request_log");
 // API processes (SVC_ROLE=api): no job workers or sweeps, whose timers would weigh on CPU per request when the
 // shared machine leaves the run few requests per second.
-const config = loadConfig({ MONGODB_URI: uri, PORT: "0", GRPC_PORT: "0", SVC_RATE_LIMIT: "1000000000", SVC_ROLE: "api" });
-// Request logs at the shipped level (info), written to /dev/null, as in the rest-read and users-create benches.
-const logger = createLogger({ level: "info", destination: pino.destination({ dest: "/dev/null", sync: false }) });
+const appOptions = benchAppOptions(uri, database, "bench", { SVC_ROLE: "api" });
 
 type Variant = "recording" | "not recording";
 const VARIANTS: Variant[] = ["recording", "not recording"];
 const apps = new Map<Variant, { app: App; port: number }>();
 for (const variant of VARIANTS) {
-  const app = await createApp({
-    config,
-    database,
-    adminToken: "bench",
-    logger,
-    onError: (error, context) => console.error(context, error),
-    recordRequests: variant === "recording",
-  });
+  const app = await createApp({ ...appOptions, recordRequests: variant === "recording" });
   const { httpPort } = await app.listen({ http: 0, grpc: 0 });
   apps.set(variant, { app, port: httpPort });
 }

@@ -2,7 +2,6 @@
 // doing the same database read (findOne by _id on the users collection, no key, no checks), in one run.
 // Goals: REST reaches at least 50% of the bare route's throughput, and costs at most 25% more than
 // the same call over gRPC. Writes bench/results/rest-read.md.
-import { execSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
@@ -11,30 +10,14 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import Fastify from "fastify";
-import { pino } from "pino";
 import { UsersService } from "../gen/svc/v1/users_pb.ts";
 import { createApp } from "../src/app.ts";
 import { bootstrapDefaultProject } from "../src/bootstrap.ts";
-import { loadConfig } from "../src/config.ts";
-import { createLogger } from "../src/observability/logger.ts";
-import { startEmbeddedMongo } from "../src/embedded-mongo/index.ts";
-import { connectDatabase } from "../src/store/database.ts";
 import { formatLoad, LOAD_TABLE_HEADER, runClosedLoop, runLoad, type LoadResult } from "./http-load.ts";
-import { machineDescription } from "./machine.ts";
+import { benchAppOptions, startBenchDatabase } from "./bench-service.ts";
+import { codeRevision, machineDescription } from "./machine.ts";
 
 const loadBefore = loadavg()[0]!;
-// The working tree is shared: say which code was measured.
-function revision(): string {
-  const git = (args: string) =>
-    execSync(`git ${args}`, { cwd: fileURLToPath(new URL("..", import.meta.url)) })
-      .toString()
-      .trim();
-  try {
-    return `commit ${git("rev-parse --short HEAD")}${git("status --porcelain -- src gen") ? ", with uncommitted changes under src/ or gen/" : ""}`;
-  } catch {
-    return "unknown revision";
-  }
-}
 const CONCURRENCY = 32;
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
 const WARM_UP_MS = 2000;
@@ -42,16 +25,8 @@ const WARM_UP_MS = 2000;
 // runs of one round, seconds apart, then the median of the rounds is reported.
 const ROUNDS = 3;
 
-// The embedded database runs in a worker thread, as in the other benchmarks, so it does not share the
-// event loop of the service and the load generator.
-const mongo = await startEmbeddedMongo({ host: "127.0.0.1", inWorkerThread: true });
-const uri = `${mongo.uri.replace(/\/?$/, "")}/bench_read`;
-const database = await connectDatabase(uri);
-// A quota no run reaches: the benchmark measures the checks, not refusals.
-const config = loadConfig({ MONGODB_URI: uri, PORT: "0", GRPC_PORT: "0", SVC_RATE_LIMIT: "1000000000" });
-// Request logs at the shipped level (info), written to /dev/null: their cost counts, their lines do not show.
-const logger = createLogger({ level: "info", destination: pino.destination({ dest: "/dev/null", sync: false }) });
-const app = await createApp({ config, database, adminToken: "bench", logger, onError: (error, context) => console.error(context, error) });
+const { mongo, uri, database } = await startBenchDatabase("bench_read");
+const app = await createApp(benchAppOptions(uri, database, "bench"));
 const boot = await bootstrapDefaultProject({ tenancy: app.tenancy, ...app.repositories }, {});
 const { httpPort, grpcPort } = await app.listen({ http: 0, grpc: 0 });
 const authorization = `Bearer ${boot.sandboxKey}`;
@@ -169,7 +144,7 @@ const verdict = (met: boolean) => (met ? "met" : "**not met**");
 
 const report = `# Authenticated read: REST and gRPC beside a bare route
 
-Code: ${revision()}.
+Code: ${codeRevision()}.
 
 Machine: ${machineDescription()}. One-minute load average ${loadBefore.toFixed(1)} when the run started and
 ${loadavg()[0]!.toFixed(1)} when it ended: other processes share this machine, so rounds differ; figures of one

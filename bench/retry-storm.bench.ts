@@ -14,13 +14,10 @@ import { parseDuration } from "../src/config.ts";
 import type { Clock } from "../src/domain/clock.ts";
 import { newEventId } from "../src/domain/ids.ts";
 import { newUuid } from "../src/domain/random.ts";
-import { EventRelay } from "../src/events/event-relay.ts";
 import type { EventDocument } from "../src/store/event-repository.ts";
-import { DEFAULT_MAX_PENDING_PER_ENDPOINT } from "../src/webhooks/delivery-policy.ts";
 import type { AttemptSender } from "../src/webhooks/delivery-worker.ts";
-import { WebhookDelivery } from "../src/webhooks/webhook-delivery.ts";
 import { addBenchEndpoint } from "./bench-endpoint.ts";
-import { startDeliveryPipeline, WEBHOOK_CONCURRENCY } from "./delivery-pipeline.ts";
+import { startWebhookDelivery } from "./delivery-pipeline.ts";
 import { machineDescription } from "./machine.ts";
 
 const ENDPOINTS = 100;
@@ -32,7 +29,6 @@ const SCHEDULE = (process.env.SVC_WEBHOOK_RETRY_SCHEDULE ?? "1s,1s,1s,1s,1s,1s")
 const SEND_MS = 5;
 const PUBLISHERS = 16;
 const TIMEOUT_MS = Number(process.env.BENCH_STORM_TIMEOUT_MS ?? 300_000);
-const { mongo, database, db, events, endpoints, deliveries, users, jobs } = await startDeliveryPipeline("bench_retry_storm");
 const clock: Clock = () => new Date();
 
 /** Every attempt the sender saw: delivery key (endpoint and event), attempt number, when it started. */
@@ -65,28 +61,22 @@ const sender: AttemptSender = async (endpoint, event, attempt) => {
       };
 };
 
+const { mongo, database, db, endpoints, deliveries, jobs, webhooks, relay } = await startWebhookDelivery("bench_retry_storm", {
+  clock,
+  onError: (error) => console.error("webhook delivery", error),
+  retryScheduleMs: SCHEDULE,
+  sender,
+});
+
 /** When each retry was due: the next_attempt_at its failed attempt recorded, by delivery id and attempt number. */
 const dueAt = new Map<string, number>();
 const recordAttempt = deliveries.recordAttempt.bind(deliveries);
+// Looked up at each failed attempt (none has run yet: nothing is published), so the wrapper sees every one.
 deliveries.recordAttempt = async (id, attempt, outcome, now) => {
   const recorded = await recordAttempt(id, attempt, outcome, now);
   if (recorded && outcome.next_attempt_at) dueAt.set(`${id}#${attempt + 1}`, outcome.next_attempt_at.getTime());
   return recorded;
 };
-
-const webhooks = new WebhookDelivery(
-  { deliveries, endpoints, events, jobs, clock, onError: (error) => console.error("webhook delivery", error), sender },
-  {
-    send: { timeoutMs: 10_000, clock },
-    retryScheduleMs: SCHEDULE,
-    maxPendingPerEndpoint: DEFAULT_MAX_PENDING_PER_ENDPOINT,
-    concurrency: WEBHOOK_CONCURRENCY,
-    deliversInProcess: true,
-  },
-);
-await webhooks.ensureIndexes();
-await jobs.start();
-const relay = new EventRelay(events, users, webhooks.fanout, clock);
 const projectId = newUuid();
 for (let i = 0; i < ENDPOINTS; i++) await addBenchEndpoint(endpoints, projectId, `https://receiver-${i}.example.com/hook`);
 

@@ -8,9 +8,8 @@ import { createLogger } from "../src/observability/logger.ts";
 import { createApp } from "../src/app.ts";
 import { bootstrapDefaultProject } from "../src/bootstrap.ts";
 import { loadConfig } from "../src/config.ts";
-import { startEmbeddedMongo } from "../src/embedded-mongo/index.ts";
-import { connectDatabase } from "../src/store/database.ts";
 import { formatLoad, LOAD_TABLE_HEADER, runLoad, type LoadResult } from "./http-load.ts";
+import { startBenchDatabase } from "./bench-service.ts";
 import { machineDescription } from "./machine.ts";
 
 // A route with several round trips shows its capacity only with enough requests in flight: both levels are
@@ -19,9 +18,7 @@ const CONCURRENCY_LEVELS = [32, 128];
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 6000);
 const ROUNDS = 2;
 
-const mongo = await startEmbeddedMongo({ host: "127.0.0.1", inWorkerThread: true });
-const uri = `${mongo.uri.replace(/\/?$/, "")}/bench_users`;
-const database = await connectDatabase(uri);
+const { mongo, uri, database } = await startBenchDatabase("bench_users");
 const config = loadConfig({ MONGODB_URI: uri, PORT: "0", GRPC_PORT: "0", SVC_RATE_LIMIT: "100000000" });
 // Svc logs every request at the shipped level (info), to /dev/null: their cost is part of the figure.
 const logger = createLogger({ level: "info", destination: pino.destination("/dev/null") });

@@ -8,13 +8,11 @@ import type { Clock } from "../src/domain/clock.ts";
 import { newEventId } from "../src/domain/ids.ts";
 import { newUuid } from "../src/domain/random.ts";
 import { generateWebhookSecret, signatureHeader } from "../src/domain/webhook-signature.ts";
-import { EventRelay } from "../src/events/event-relay.ts";
 import type { EventDocument } from "../src/store/event-repository.ts";
 import { postWebhook } from "../src/webhooks/delivery-client.ts";
-import { DEFAULT_MAX_PENDING_PER_ENDPOINT } from "../src/webhooks/delivery-policy.ts";
-import { DELIVERY_JOB, WebhookDelivery } from "../src/webhooks/webhook-delivery.ts";
+import { DELIVERY_JOB } from "../src/webhooks/webhook-delivery.ts";
 import { addBenchEndpoint } from "./bench-endpoint.ts";
-import { startDeliveryPipeline, WEBHOOK_CONCURRENCY } from "./delivery-pipeline.ts";
+import { startWebhookDelivery } from "./delivery-pipeline.ts";
 import { machineDescription } from "./machine.ts";
 import { startReceiverProcess } from "./receiver-process.ts";
 
@@ -30,20 +28,9 @@ const { process: receiverProcess, url: receiverUrl, takeReceipts } = await start
 
 // The service's delivery pipeline, wired as src/app.ts wires it (its job queue included), over the embedded
 // database in a worker thread.
-const { mongo, database, db, events, endpoints, deliveries, users, jobs } = await startDeliveryPipeline("bench_webhooks");
 const clock: Clock = () => new Date();
-const deliveryOptions = {
-  send: { timeoutMs: 10_000, clock },
-  retryScheduleMs: [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 86_400_000],
-  maxPendingPerEndpoint: DEFAULT_MAX_PENDING_PER_ENDPOINT,
-  concurrency: WEBHOOK_CONCURRENCY,
-  deliversInProcess: true,
-};
 const onError = (error: unknown) => console.error("webhook delivery", error);
-const webhooks = new WebhookDelivery({ deliveries, endpoints, events, jobs, clock, onError }, deliveryOptions);
-await webhooks.ensureIndexes();
-await jobs.start();
-const relay = new EventRelay(events, users, webhooks.fanout, clock);
+const { mongo, database, db, endpoints, jobs, webhooks, relay } = await startWebhookDelivery("bench_webhooks", { clock, onError });
 const projectId = newUuid();
 
 function addEndpoint(path: string): Promise<string> {

@@ -5,25 +5,14 @@
 // the bare Fastify route the bench compares withdrawals with (POST /bare: one insertOne of a transaction-sized
 // document). Prints one JSON line ({ pid, httpPort, barePort }), then serves until its standard input closes.
 import Fastify from "fastify";
-import { pino } from "pino";
 import { createApp } from "../src/app.ts";
 import { bootstrapDefaultProject } from "../src/bootstrap.ts";
-import { loadConfig } from "../src/config.ts";
-import { createLogger } from "../src/observability/logger.ts";
 import { connectDatabase } from "../src/store/database.ts";
+import { benchAppOptions } from "./bench-service.ts";
 
 const uri = process.env.BENCH_MONGO_URI!;
 const database = await connectDatabase(uri);
-// A quota no run reaches: the benchmark measures the work, not refusals.
-const config = loadConfig({ MONGODB_URI: uri, PORT: "0", GRPC_PORT: "0", SVC_RATE_LIMIT: "1000000000", SVC_ROLE: process.env.BENCH_ROLE ?? "all" });
-const logger = createLogger({ level: "info", destination: pino.destination({ dest: "/dev/null", sync: false }) });
-const app = await createApp({
-  config,
-  database,
-  adminToken: "bench-admin-token",
-  logger,
-  onError: (error, context) => console.error(context, error),
-});
+const app = await createApp(benchAppOptions(uri, database, "bench-admin-token", { SVC_ROLE: process.env.BENCH_ROLE ?? "all" }));
 await bootstrapDefaultProject({ tenancy: app.tenancy, ...app.repositories }, { sandboxKey: process.env.BENCH_SANDBOX_KEY });
 const { httpPort } = await app.listen({ http: 0, grpc: 0 });
 

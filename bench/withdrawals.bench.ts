@@ -12,7 +12,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { MongoClient } from "mongodb";
 import { formatLoad, type LoadResult } from "./http-load.ts";
-import { machineDescription } from "./machine.ts";
+import { codeRevision, machineDescription } from "./machine.ts";
 
 const CONCURRENCY_LEVELS = [32, 128];
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 6000);
@@ -26,15 +26,6 @@ const SETUP_CONCURRENCY = 32;
 const DEPOSITS = Number(process.env.BENCH_DEPOSITS ?? 3000);
 const KEY = "svc_test_benchwithdrawalsbenchwithdraw1";
 const root = fileURLToPath(new URL("..", import.meta.url));
-
-function revision(): string {
-  const git = (args: string) => execSync(`git ${args}`, { cwd: root }).toString().trim();
-  try {
-    return `commit ${git("rev-parse --short HEAD")}${git("status --porcelain -- src gen bench") ? ", with uncommitted changes under src/, gen/ or bench/" : ""}`;
-  } catch {
-    return "unknown revision";
-  }
-}
 
 /** Spawns a TypeScript entry; answers the process and the first line of its standard output matching `ready`. */
 async function start(
@@ -269,7 +260,7 @@ database.child.kill("SIGTERM");
 const percent = (x: number) => `${(x * 100).toFixed(0)}%`;
 const report = `# Withdrawal creation against a bare insert route; simulated-deposit settlement
 
-Code: ${revision()}.
+Code: ${codeRevision(["src", "gen", "bench"])}.
 
 Machine: ${machineDescription()}; shared with other sessions (busy). ${machineTools()}. Load average (1, 5, 15 min):
 ${loadBefore.map((l) => l.toFixed(2)).join(", ")} when the runs started, ${loadAfter.map((l) => l.toFixed(2)).join(", ")} when they ended.

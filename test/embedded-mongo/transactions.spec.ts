@@ -125,6 +125,20 @@ describe("embedded-mongo: multi-document transactions (replica set)", function (
     ]);
   });
 
+  it("a commit meeting a unique key another commit took meanwhile undoes what it applied and answers WriteConflict", async () => {
+    const keyed = rs.db.collection<{ _id: number; k: number }>("keyed");
+    await keyed.createIndex({ k: 1 }, { unique: true });
+    const s = session();
+    s.startTransaction();
+    await accounts().updateOne({ _id: 1 }, { $set: { balance: 0 } }, { session: s });
+    await keyed.insertOne({ _id: 1, k: 1 }, { session: s });
+    await keyed.insertOne({ _id: 2, k: 1 });
+    const conflict = await failure(s.commitTransaction());
+    expect(conflict.code).to.equal(112);
+    expect(await accounts().findOne({ _id: 1 })).to.deep.equal({ _id: 1, balance: 100 });
+    expect(await keyed.find().toArray()).to.deep.equal([{ _id: 2, k: 1 }]);
+  });
+
   it("a failed statement aborts the transaction: a duplicate key is a command error, the commit then NoSuchTransaction", async () => {
     const s = session();
     s.startTransaction();

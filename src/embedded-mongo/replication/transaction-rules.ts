@@ -22,6 +22,13 @@ const TRANSACTION_COMMANDS = new Set([
   "update",
 ]);
 
+/** The commands of a transaction that only read (its `$out`/`$merge` stages are refused). */
+const READ_COMMANDS = new Set(["aggregate", "distinct", "find", "getMore", "killCursors"]);
+
+export function readsOnly(name: string): boolean {
+  return READ_COMMANDS.has(name);
+}
+
 const TRANSACTION_READ_CONCERNS = new Set(["local", "majority", "snapshot"]);
 
 /** Whether the command is a statement of a multi-document transaction (it carries `autocommit`). */

@@ -13,6 +13,11 @@ import { Store } from "../storage/store.ts";
 export class TransactionStore extends Store {
   /** Namespaces already looked up (a missing collection is remembered as missing). */
   private readonly looked = new Set<string>();
+  /**
+   * Set for each statement. A statement that only reads sees a collection the transaction has not written as of
+   * the read time without a private copy: the live collection itself when nobody wrote it since.
+   */
+  readOnly = false;
 
   constructor(
     private readonly live: Store,
@@ -26,6 +31,7 @@ export class TransactionStore extends Store {
 
   override get(db: string, name: string): Collection | undefined {
     const key = `${db}.${name}`;
+    if (!this.looked.has(key) && this.readOnly) return collectionAt(this.live, this.oplog, this.readTs, db, name);
     if (!this.looked.has(key)) {
       this.looked.add(key);
       const live = this.live.get(db, name);

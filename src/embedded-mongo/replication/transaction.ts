@@ -72,10 +72,11 @@ export class Transaction implements WriteListener {
     return Long.fromNumber(this.txnNumber);
   }
 
-  /** The transaction's private view of `live`, created at its first statement. */
-  storeOver(live: Store, oplog: Oplog): Store {
+  /** The transaction's private view of `live`, created at its first statement; `readOnly`: the statement only reads. */
+  storeOver(live: Store, oplog: Oplog, readOnly: boolean): Store {
     this.readTs ??= oplog.lastTimestamp;
     this.store ??= new TransactionStore(live, oplog, this.readTs, this);
+    this.store.readOnly = readOnly;
     this.live = live;
     return this.store;
   }

@@ -11,7 +11,7 @@ import { SESSION_TIMEOUT_MINUTES, type Sessions, sessionKey, txnNumberOf } from 
 import { snapshotReadTime } from "./snapshot-history.ts";
 import { Transaction, type ClaimTable } from "./transaction.ts";
 import { applyTransaction } from "./transaction-commit.ts";
-import { checkTransactionFields, checkTransactionReadConcern } from "./transaction-rules.ts";
+import { checkTransactionFields, checkTransactionReadConcern, readsOnly } from "./transaction-rules.ts";
 import { commitWriteConcernError } from "./transaction-write-concern.ts";
 
 /** mongod's default transactionLifetimeLimitSeconds. */
@@ -135,7 +135,7 @@ export class Transactions {
     if (first) txn.readTs = snapshotReadTime(cmd, ctx.server) ?? ctx.server.oplog.lastTimestamp;
     const statement: Document = { ...cmd };
     for (const field of TRANSACTION_FIELDS) delete statement[field];
-    const store = txn.storeOver(ctx.server.store, ctx.server.oplog);
+    const store = txn.storeOver(ctx.server.store, ctx.server.oplog, readsOnly(Object.keys(cmd)[0] ?? ""));
     let reply: Document;
     try {
       reply = execute(statement, { ...ctx, server: { ...ctx.server, store } } as C);

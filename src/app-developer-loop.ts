@@ -11,15 +11,17 @@ import { DEFAULT_REQUEST_LOG_WRITER, RequestLogWriter } from "./store/request-lo
 import type { Foundation } from "./app-foundation.ts";
 import { type Worker, worker } from "./app-workers.ts";
 
-export function wireDeveloperLoop({ clock, repositories, replicaSet, onError }: Foundation) {
+export function wireDeveloperLoop({ config, clock, repositories, replicaSet, onError }: Foundation) {
   // One change stream per process, opened with the first event stream, fanned out to all of them.
   const liveEvents = new LiveEvents(repositories.events, {
     changeStreams: replicaSet,
+    maxBuffered: config.maxStreamBacklog,
     onError: (error) => onError(error, "live events"),
   });
   // The same for the request log's tails.
   const liveRequestLogs = new LiveRequestLogs(repositories.requestLogs, {
     changeStreams: replicaSet,
+    maxBuffered: config.maxStreamBacklog,
     onError: (error) => onError(error, "live request logs"),
   });
   // Calls are recorded off their path: a write that fails is logged here and costs the call nothing.

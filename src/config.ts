@@ -4,7 +4,7 @@ import { type Stats, statSync } from "node:fs";
 import { isIP } from "node:net";
 import path from "node:path";
 import { apiKeyLivemode } from "./domain/api-keys.ts";
-import { DEFAULT_MAX_STREAMS_PER_KEY } from "./domain/limits.ts";
+import { DEFAULT_MAX_STREAM_BACKLOG, DEFAULT_MAX_STREAMS_PER_KEY } from "./domain/limits.ts";
 
 export type Role = "all" | "api" | "worker";
 
@@ -38,6 +38,8 @@ export interface Config {
   rateLimit: number;
   /** Streams (StreamEvents) one API key may hold open at once on one process. */
   maxStreamsPerKey: number;
+  /** Messages a stream may hold for a reader that does not keep up before it fails with stream_fell_behind. */
+  maxStreamBacklog: number;
   /** Delays after failed delivery attempts 1..6, in ms. */
   webhookRetrySchedule: number[];
   webhookTimeoutMs: number;
@@ -200,6 +202,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: oneOf(env, "LOG_LEVEL", LOG_LEVELS, "info"),
     rateLimit: integer(env, "SVC_RATE_LIMIT", 6000, 1, 1_000_000_000),
     maxStreamsPerKey: integer(env, "SVC_MAX_STREAMS_PER_KEY", DEFAULT_MAX_STREAMS_PER_KEY, 1, 100_000),
+    maxStreamBacklog: integer(env, "SVC_MAX_STREAM_BACKLOG", DEFAULT_MAX_STREAM_BACKLOG, 1, 1_000_000),
     webhookRetrySchedule: durations(env, "SVC_WEBHOOK_RETRY_SCHEDULE", "1m,5m,30m,2h,6h,24h", { min: 6, max: 6 }),
     webhookTimeoutMs: integer(env, "SVC_WEBHOOK_TIMEOUT_MS", 10_000, 1, 600_000),
     webhookConcurrency: integer(env, "SVC_WEBHOOK_CONCURRENCY", 256, 1, 10_000),

@@ -37,6 +37,7 @@ describe("config", () => {
       logLevel: "info",
       rateLimit: 6000,
       maxStreamsPerKey: 20,
+      maxStreamBacklog: 10_000,
       webhookRetrySchedule: [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 86_400_000],
       webhookTimeoutMs: 10_000,
       webhookConcurrency: 256,
@@ -95,6 +96,7 @@ describe("config", () => {
       SVC_DASHBOARD_SECURE_COOKIE: "always",
       SVC_DASHBOARD_SIGN_IN_LIMIT: "3",
       SVC_MAX_STREAMS_PER_KEY: "7",
+      SVC_MAX_STREAM_BACKLOG: "500",
     });
     expect(config).to.deep.equal({
       role: "worker",
@@ -112,6 +114,7 @@ describe("config", () => {
       logLevel: "warn",
       rateLimit: 100,
       maxStreamsPerKey: 7,
+      maxStreamBacklog: 500,
       webhookRetrySchedule: [1000, 2000, 3000, 240_000, 18_000_000, 600],
       webhookTimeoutMs: 5000,
       webhookConcurrency: 32,

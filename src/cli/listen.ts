@@ -78,7 +78,8 @@ ${CONNECTION_HELP}`,
     await followStream(connection, {
       open: (signal) =>
         events.streamEvents(
-          { types, ...(lastSeen !== undefined ? { startingAfter: lastSeen } : {}) },
+          // What is forwarded is `data_json`'s exact text; the deprecated Struct would only cost both sides.
+          { types, excludeStructData: true, ...(lastSeen !== undefined ? { startingAfter: lastSeen } : {}) },
           { signal },
         ) as AsyncIterable<StreamEventsResponse>,
       ready: () => say(`Ready! Your webhook signing secret is ${secret} (^C to quit)`),

@@ -4,6 +4,7 @@
 // after the last event it received (Last-Event-ID), so no event is missed between the two or shown twice.
 import { EventsService, type StreamEventsResponse } from "../../gen/svc/v1/events_pb.ts";
 import { eventJson } from "../representations/events.ts";
+import { requiredIsoTime } from "../representations/json-values.ts";
 import { seg, type ConsoleRouter, type ServerSentEvent } from "./console-router.ts";
 import { html } from "./html.ts";
 import { page, time } from "./layout.ts";
@@ -24,8 +25,8 @@ async function* serverSentEvents(messages: AsyncIterable<StreamEventsResponse>):
       yield { event: "ready", data: "" };
       continue;
     }
-    const event = eventJson(message.event!);
-    const row: LiveEventRow = { id: event.id, type: event.type, created_at: event.created_at };
+    const event = message.event!;
+    const row: LiveEventRow = { id: event.id, type: event.type, created_at: requiredIsoTime(event.createdAt) };
     yield { id: event.id, event: "event", data: JSON.stringify(row) };
   }
 }
@@ -52,7 +53,12 @@ export function registerLiveEvents(router: ConsoleRouter): void {
 
   router.eventStream("project", "/live-events/stream", async (ctx, lastEventId, signal) => {
     const after = lastEventId ?? ctx.query.after;
-    const messages = await ctx.stream(EventsService.method.streamEvents, after ? { startingAfter: after } : {}, signal);
+    // A row shows no data: the stream leaves the deprecated Struct out.
+    const messages = await ctx.stream(
+      EventsService.method.streamEvents,
+      { excludeStructData: true, ...(after ? { startingAfter: after } : {}) },
+      signal,
+    );
     return serverSentEvents(messages);
   });
 }

@@ -91,6 +91,12 @@ export const ERROR_CATALOGUE = {
     message: "A request with this Idempotency-Key is still running; retry after a short wait.",
   },
   insufficient_funds: invalid(409, "failed_precondition", "The sandbox balance is insufficient."),
+  // Aborted, as work to take up again: the client resumes the stream from the log, losing nothing.
+  stream_fell_behind: invalid(
+    409,
+    "aborted",
+    "The stream's reader fell too far behind; open it again (an event stream with starting_after set to the last event received, to miss none).",
+  ),
   invalid_state: invalid(409, "failed_precondition", "KYC is already approved for this user."),
   kyc_required: invalid(409, "failed_precondition", "KYC must be approved first."),
   no_pending_verification: invalid(409, "failed_precondition", "No verification code is pending; call the verification route first."),

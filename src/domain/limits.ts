@@ -28,3 +28,10 @@ export const ATTEMPT_REQUEST_BODY_KEPT_BYTES = 64 * 1024;
 
 /** Event streams one API key may hold open at once on one process, unless configured (SVC_MAX_STREAMS_PER_KEY). */
 export const DEFAULT_MAX_STREAMS_PER_KEY = 20;
+
+/**
+ * Events (or request logs) a live stream may hold for a reader that does not keep up, unless configured
+ * (SVC_MAX_STREAM_BACKLOG); past it the stream fails with `stream_fell_behind` and its client resumes from the log,
+ * rather than the process holding an unbounded queue.
+ */
+export const DEFAULT_MAX_STREAM_BACKLOG = 10_000;

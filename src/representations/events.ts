@@ -87,6 +87,14 @@ export const webhookEventSchema = eventSchemaWith(
 );
 named("WebhookEvent", webhookEventSchema, [{ ...EVENT_EXAMPLE, created: CREATED_AT, project_id: "5b1e7c2a-9d44-4f3b-8a6e-2c0f1d9e7b35" }]);
 
+/**
+ * The event's data as JSON text: `data_json`, the exact text the service wrote; from the deprecated Struct only for
+ * a message without it (a service of a version before `data_json`).
+ */
+export function eventDataJson(event: Event): string {
+  return event.dataJson !== "" ? event.dataJson : JSON.stringify(event.data ?? {});
+}
+
 export function eventJson(event: Event): EventJson {
   return {
     id: event.id,
@@ -94,26 +102,34 @@ export function eventJson(event: Event): EventJson {
     type: event.type,
     created_at: requiredIsoTime(event.createdAt),
     livemode: event.livemode,
-    data: event.data ?? {},
+    data: JSON.parse(eventDataJson(event)),
+  };
+}
+
+/** A webhook delivery's Event object but its `data`, which comes last. */
+function webhookEventHead(event: Event, projectId: string): Omit<Static<typeof webhookEventSchema>, "data"> {
+  const createdAt = requiredIsoTime(event.createdAt);
+  return {
+    id: event.id,
+    object: "event",
+    type: event.type,
+    created_at: createdAt,
+    created: createdAt,
+    project_id: projectId,
+    livemode: event.livemode,
   };
 }
 
 /** The Event object of a webhook delivery of `event`: plus `created` (repeating `created_at`) and `project_id`. */
 export function webhookEventJson(event: Event, projectId: string): Static<typeof webhookEventSchema> {
-  const json = eventJson(event);
-  return {
-    id: json.id,
-    object: json.object,
-    type: json.type,
-    created_at: json.created_at,
-    created: json.created_at,
-    project_id: projectId,
-    livemode: json.livemode,
-    data: json.data,
-  };
+  return { ...webhookEventHead(event, projectId), data: JSON.parse(eventDataJson(event)) };
 }
 
-/** The raw body of a webhook delivery of `event`. */
+/**
+ * The raw body of a webhook delivery of `event`: its `data` spliced in last as `data_json`'s text, so that what
+ * `svc listen` forwards from a stream is byte for byte what a delivery of the event sends.
+ */
 export function webhookBodyOf(event: Event, projectId: string): string {
-  return JSON.stringify(webhookEventJson(event, projectId));
+  const head = JSON.stringify(webhookEventHead(event, projectId));
+  return `${head.slice(0, -1)},"data":${eventDataJson(event)}}`;
 }

@@ -28,15 +28,17 @@ export interface EventStreamDeps {
 }
 
 /**
- * Messages by logged document: the live feed hands the same document to every stream of its project, which then
- * share one message (its `data` converted once, not once per stream).
+ * Messages by logged document, with and without the deprecated Struct: the live feed hands the same document to
+ * every stream of its project, which then share one message (built once, not once per stream).
  */
-const messages = new WeakMap<EventDocument, StreamEventsResponse>();
+const withStruct = new WeakMap<EventDocument, StreamEventsResponse>();
+const withoutStruct = new WeakMap<EventDocument, StreamEventsResponse>();
 
-function streamed(event: EventDocument): StreamEventsResponse {
+function streamed(event: EventDocument, structData: boolean): StreamEventsResponse {
+  const messages = structData ? withStruct : withoutStruct;
   let message = messages.get(event);
   if (message === undefined) {
-    message = create(StreamEventsResponseSchema, { event: eventMessage(event), projectId: event.project_id });
+    message = create(StreamEventsResponseSchema, { event: eventMessage(event, { structData }), projectId: event.project_id });
     messages.set(event, message);
   }
   return message;
@@ -56,6 +58,7 @@ export async function* eventStream(
   signal: AbortSignal,
 ): AsyncGenerator<StreamEventsResponse> {
   const types = typesOf(request);
+  const structData = !request.excludeStructData;
   let position: EventDocument | null = null;
   if (request.startingAfter !== undefined) {
     position = await deps.events.find(scope, request.startingAfter);
@@ -71,14 +74,14 @@ export async function* eventStream(
       const page: EventDocument[] = await deps.events.listAfter(scope, position, types, HISTORY_PAGE);
       for (const event of page) {
         if (event.created_at.getTime() >= subscribedAt - OVERLAP_MS) sentRecently.add(event._id);
-        yield streamed(event);
+        yield streamed(event, structData);
       }
       position = page.length === HISTORY_PAGE ? page[page.length - 1]! : null;
     }
     yield create(StreamEventsResponseSchema, { caughtUp: true });
     for await (const event of live) {
       if (sentRecently.delete(event._id)) continue;
-      yield streamed(event);
+      yield streamed(event, structData);
     }
   } finally {
     signal.removeEventListener("abort", close);

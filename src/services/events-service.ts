@@ -32,7 +32,7 @@ export class EventsServiceImpl implements ServiceImpl<typeof EventsService> {
     }
     const window = await listWindow(parameters, (id) => this.events.find(scope, id));
     const page = await this.events.list(scope, { ...window, ...(request.type !== undefined ? { type: request.type } : {}) });
-    return create(ListEventsResponseSchema, { data: page.items.map(eventMessage), hasMore: page.hasMore });
+    return create(ListEventsResponseSchema, { data: page.items.map((event) => eventMessage(event)), hasMore: page.hasMore });
   }
 
   async getEvent(request: GetEventRequest, context: HandlerContext) {

@@ -4,6 +4,8 @@
 // environment; without one, the documents this process inserts are heard as it writes them (those of other
 // processes then reach a stream only through its history, on resume).
 import type { ChangeStream, ChangeStreamInsertDocument, Document } from "mongodb";
+import { svcError } from "../domain/errors.ts";
+import { DEFAULT_MAX_STREAM_BACKLOG } from "../domain/limits.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 
 /** A document of one project and environment. */
@@ -19,7 +21,10 @@ export interface InsertSource<T extends Document> {
   onInserted(listener: (inserted: readonly T[]) => void): void;
 }
 
-/** The live documents of one stream, in the order they were written; it ends on `close`, on the drain or on overflow. */
+/**
+ * The live documents of one stream, in the order they were written; it ends on `close` and on the drain, and fails
+ * with `stream_fell_behind` when its reader falls too far behind (the documents it held dropped).
+ */
 export interface LiveSubscription<T> extends AsyncIterable<T> {
   close(): void;
 }
@@ -28,20 +33,31 @@ export interface LiveInsertsOptions {
   /** Whether the database is a replica set (change streams exist). */
   changeStreams: boolean;
   /**
-   * Documents one subscription may hold unread; past it the subscription ends, and its client resumes from the log
-   * with the last id it saw, rather than this process holding an unbounded queue for a reader that does not read.
+   * Documents one subscription may hold unread (DEFAULT_MAX_STREAM_BACKLOG unless set); past it the subscription
+   * drops them and fails, and its client resumes from the log with the last id it saw, rather than this process
+   * holding an unbounded queue for a reader that does not read. A slow reader holds up no other: every subscription
+   * has its own queue.
    */
   maxBuffered?: number;
   /** Hears of a change stream that failed for good (each subscription then ends; clients resume). */
   onError: (error: unknown) => void;
 }
 
-const DEFAULT_MAX_BUFFERED = 10_000;
+const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
+/** Read documents a queue may keep before it drops them while its reader is still behind. */
+const COMPACT_AFTER = 1024;
 
-class Subscription<T> implements LiveSubscription<T> {
-  private readonly queue: T[] = [];
+/**
+ * One subscription's queue, read as its own async iterator: a document already queued is handed over at once,
+ * without the promise chain of an async generator, as every message of every stream passes here.
+ */
+class Subscription<T> implements LiveSubscription<T>, AsyncIterator<T> {
+  private queue: T[] = [];
+  /** The next document to read in `queue`. */
+  private head = 0;
   private wake: (() => void) | null = null;
   private ended = false;
+  private fellBehind = false;
 
   constructor(
     private readonly accepts: ((document: T) => boolean) | null,
@@ -49,13 +65,18 @@ class Subscription<T> implements LiveSubscription<T> {
     private readonly onClose: (subscription: Subscription<T>) => void,
   ) {}
 
-  push(event: T): void {
-    if (this.ended || (this.accepts !== null && !this.accepts(event))) return;
-    if (this.queue.length >= this.maxBuffered) {
+  push(document: T): void {
+    if (this.ended || (this.accepts !== null && !this.accepts(document))) return;
+    if (this.queue.length - this.head >= this.maxBuffered) {
+      // Cut off: what it held is dropped at once (its client reads it again from the log when it resumes), and its
+      // reader's next read fails.
+      this.fellBehind = true;
+      this.queue = [];
+      this.head = 0;
       this.close();
       return;
     }
-    this.queue.push(event);
+    this.queue.push(document);
     this.wakeReader();
   }
 
@@ -72,20 +93,42 @@ class Subscription<T> implements LiveSubscription<T> {
     wake?.();
   }
 
-  async *[Symbol.asyncIterator](): AsyncIterator<T> {
-    try {
-      for (;;) {
-        const event = this.queue.shift();
-        if (event !== undefined) {
-          yield event;
-          continue;
-        }
-        if (this.ended) return;
-        await new Promise<void>((resolve) => (this.wake = resolve));
+  next(): Promise<IteratorResult<T>> {
+    if (this.head < this.queue.length) {
+      const value = this.queue[this.head]!;
+      this.head += 1;
+      // What was read is dropped when the queue is read to its end, or once it is most of the array.
+      if (this.head === this.queue.length) {
+        this.queue = [];
+        this.head = 0;
+      } else if (this.head >= COMPACT_AFTER && this.head * 2 >= this.queue.length) {
+        this.queue = this.queue.slice(this.head);
+        this.head = 0;
       }
-    } finally {
-      this.close();
+      return Promise.resolve({ done: false, value });
     }
+    if (this.ended) {
+      if (!this.fellBehind) return Promise.resolve(DONE);
+      this.fellBehind = false;
+      return Promise.reject(
+        svcError(
+          "stream_fell_behind",
+          `The stream's reader fell ${this.maxBuffered} messages behind; open it again (an event stream with starting_after set to the last event received, to miss none).`,
+        ),
+      );
+    }
+    return new Promise<void>((resolve) => (this.wake = resolve)).then(() => this.next());
+  }
+
+  return(): Promise<IteratorResult<T>> {
+    this.close();
+    this.queue = [];
+    this.head = 0;
+    return Promise.resolve(DONE);
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<T> {
+    return this;
   }
 }
 
@@ -107,7 +150,7 @@ export class LiveInserts<T extends TenantDocument, F> {
     private readonly matcher: (filter: F) => (document: T) => boolean,
     private readonly options: LiveInsertsOptions,
   ) {
-    this.maxBuffered = options.maxBuffered ?? DEFAULT_MAX_BUFFERED;
+    this.maxBuffered = options.maxBuffered ?? DEFAULT_MAX_STREAM_BACKLOG;
     if (!options.changeStreams) source.onInserted((inserted) => this.dispatch(inserted));
   }
 

@@ -10,7 +10,8 @@ import { verifyWebhookSignature } from "../../src/webhooks/verify-signature.ts";
 import { uniquePhone } from "../support/phones.ts";
 import { freePort, type RunningProcess, runProcess, startProcess } from "../support/processes.ts";
 import { startTestService, type TestService } from "../support/test-service.ts";
-import { WebhookReceiver } from "../webhooks/support/receiver.ts";
+import { type ReceivedWebhook, WebhookReceiver } from "../webhooks/support/receiver.ts";
+import { approvedUser } from "../money/support.ts";
 
 const SVC = ["bin/svc.js"];
 const READY = /^Ready! Your webhook signing secret is (whsec_[0-9A-Za-z]{32}) \(\^C to quit\)$/;
@@ -100,6 +101,29 @@ describe("svc listen and svc trigger", function () {
     for (const delivery of forwarded()) {
       expect(verifyWebhookSignature(delivery.rawBody, delivery.headers["svc-signature"], secret), delivery.rawBody).to.equal(true);
     }
+  });
+
+  it("forwards the bytes a delivery of the event sends: a deposit's amounts digit for digit", async () => {
+    const user = await approvedUser(svc);
+    const deposit = await svc.request("POST", `/v1/sandbox/users/${user}/deposits`, {
+      body: { amount_usd: 1234.57, fee_usd: 0.29, fiat_currency: "KWD", fiat_amount: 12345678.901, complete_after_seconds: 3600 },
+    });
+    expect(deposit.status, deposit.text).to.equal(201);
+    const isDeposit = (r: ReceivedWebhook) => r.body?.data?.object?.id === deposit.body.id;
+    await receiver.waitUntil((all) => all.some(isDeposit), 20_000);
+    await endpointReceiver.waitUntil((all) => all.some(isDeposit), 20_000);
+    const sent = receiver.received.find(isDeposit)!.rawBody;
+    expect(sent).to.equal(endpointReceiver.received.find(isDeposit)!.rawBody);
+    for (const digits of ['"amount_usd":1234.57', '"fee_usd":0.29', '"fiat_amount":12345678.901']) expect(sent).to.include(digits);
+    // So is every event both received: the endpoint's deliveries and what listen forwarded.
+    let compared = 0;
+    for (const delivery of endpointReceiver.received) {
+      const same = receiver.forEvent(delivery.headers["svc-event-id"] as string)[0];
+      if (!same) continue;
+      expect(same.rawBody).to.equal(delivery.rawBody);
+      compared += 1;
+    }
+    expect(compared).to.be.at.least(Object.keys(TRIGGERS).length);
   });
 
   it("svc events list, get and resend read the log and send an event to an endpoint again", async () => {

@@ -5,9 +5,9 @@ import { ERROR_CATALOGUE, type ErrorCode, type RpcStatus } from "../../src/domai
 const codes = Object.keys(ERROR_CATALOGUE) as ErrorCode[];
 
 describe("error catalogue", () => {
-  it("maps 409s: already_exists for duplicates, aborted for work in progress, failed_precondition for the rest", () => {
+  it("maps 409s: already_exists for duplicates, aborted for work in progress or to resume, failed_precondition for the rest", () => {
     const duplicates = ["user_already_exists", "tagname_already_taken", "webhook_endpoint_exists"];
-    const inProgress = ["idempotency_in_progress", "delivery_in_progress"];
+    const inProgress = ["idempotency_in_progress", "delivery_in_progress", "stream_fell_behind"];
     const conflicts = codes.filter((code) => ERROR_CATALOGUE[code].status === 409);
     expect(conflicts).to.include.members([...duplicates, ...inProgress, "webhook_endpoint_limit", "endpoint_disabled", "user_suspended"]);
     for (const code of conflicts) {

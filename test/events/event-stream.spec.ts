@@ -5,6 +5,7 @@ import { Code, createClient, type Client, type Interceptor, type Transport } fro
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { expect } from "chai";
 import { EventsService, type StreamEventsResponse } from "../../gen/svc/v1/events_pb.ts";
+import { newEventId } from "../../src/domain/ids.ts";
 import { rpcErrorOf } from "../support/errors.ts";
 import { uniquePhone } from "../support/phones.ts";
 import { createKey, createOtherProject } from "../support/tenancy.ts";
@@ -240,7 +241,7 @@ describe("StreamEvents limits and the drain", () => {
   let stopped = false;
 
   before(async () => {
-    svc = await startTestService({ env: { SVC_MAX_STREAMS_PER_KEY: "2" } });
+    svc = await startTestService({ env: { SVC_MAX_STREAMS_PER_KEY: "2", SVC_MAX_STREAM_BACKLOG: "20" } });
   });
   after(async () => {
     if (!stopped) await svc?.stop();
@@ -256,6 +257,53 @@ describe("StreamEvents limits and the drain", () => {
     await open[0]!.close();
     const again = await openLive(client);
     await Promise.all([open[1]!.close(), third.close(), again.close()]);
+  });
+
+  it("cuts off a stream whose reader falls behind with stream_fell_behind, holding up no other; it resumes losing nothing", async () => {
+    const grpc = createClient(EventsService, transportOf(svc, svc.sandboxKey, "grpc"));
+    const slowAbort = new AbortController();
+    const slow = (grpc.streamEvents({}, { signal: slowAbort.signal }) as AsyncIterable<StreamEventsResponse>)[Symbol.asyncIterator]();
+    expect((await slow.next()).value.caughtUp).to.equal(true);
+    // Events of 8 KB, 10 at a time, each time read by the other stream: a few fill the slow reader's HTTP/2 window,
+    // the rest wait for it at the service, past its bound of 20.
+    const logged = Array.from({ length: 200 }, (_, i) => ({
+      _id: newEventId(),
+      project_id: svc.projectId,
+      livemode: false,
+      type: "user.created",
+      created_at: new Date(Date.now() + i),
+      data: { object: { id: `pad${i}`, pad: "x".repeat(8192) } },
+      fanned_out: true,
+    }));
+    const ids = logged.map((e) => e._id);
+    const read: string[] = [];
+    try {
+      const reader = await openLive(createClient(EventsService, transportOf(svc, svc.sandboxKey)));
+      for (let i = 0; i < logged.length; i += 10) {
+        await svc.app.repositories.events.insertManyOnce(logged.slice(i, i + 10));
+        await reader.waitFor(i + 10);
+      }
+      await reader.close();
+      expect(reader.ids).to.deep.equal(ids);
+
+      // The slow reader now reads: the events that were on their way, then the refusal.
+      const failure = await (async () => {
+        for (;;) {
+          const next = await slow.next();
+          if (next.done) return null;
+          read.push(next.value.event!.id);
+        }
+      })().catch((error: unknown) => error);
+      expect(read.length).to.be.below(ids.length - 20);
+      expect(read).to.deep.equal(ids.slice(0, read.length));
+      expect(await rpcErrorOf(Promise.reject(failure))).to.deep.equal({ code: Code.Aborted, reason: "stream_fell_behind", param: undefined });
+    } finally {
+      slowAbort.abort();
+    }
+    // Resumed after the last event it read: the rest, from the log, each once.
+    const resumed = await openLive(grpc, { startingAfter: read.at(-1)! });
+    await resumed.close();
+    expect([...read, ...resumed.ids]).to.deep.equal(ids);
   });
 
   it("ends every open stream cleanly when the service drains", async () => {

@@ -1,7 +1,8 @@
 // LiveEvents without a change stream (a database that is not a replica set): the events this process logs reach
 // the subscriptions of their project and environment as they are written; a subscription that falls too far behind
-// ends (its client resumes from the log), and the drain ends every subscription.
+// fails (its client resumes from the log) without holding up another, and the drain ends every subscription.
 import { expect } from "chai";
+import { SvcError } from "../../src/domain/errors.ts";
 import { newEventId } from "../../src/domain/ids.ts";
 import { newUuid } from "../../src/domain/random.ts";
 import { LiveEvents } from "../../src/events/live-events.ts";
@@ -49,15 +50,27 @@ describe("LiveEvents without a replica set", () => {
     expect(live.size).to.equal(0);
   });
 
-  it("ends a subscription that falls behind by more than it may hold", async () => {
+  it("cuts off a subscription that falls behind by more than it may hold, holding up no other", async () => {
     const live = new LiveEvents(events, { changeStreams: false, maxBuffered: 3, onError: (error) => expect.fail(String(error)) });
     const project = newUuid();
     const slow = await live.subscribe({ projectId: project, livemode: false }, null);
-    for (let i = 0; i < 5; i++) await events.insertOnce(eventOf(project));
-    expect(live.size).to.equal(0);
-    // What it held is still read, then it ends: its client resumes from the log after the last one.
-    expect(await collect(slow)).to.have.length(3);
+    const reader = await live.subscribe({ projectId: project, livemode: false }, null);
+    const read = collect(reader);
+    const logged = Array.from({ length: 5 }, () => eventOf(project));
+    for (const event of logged) await events.insertOnce(event);
+    expect(live.size).to.equal(1);
+    // What it held is dropped at once (its client reads it again from the log when it resumes); its next read fails.
+    const failure = await collect(slow).then(
+      () => expect.fail("the slow subscription ended without an error"),
+      (error: SvcError) => error,
+    );
+    expect(failure).to.be.instanceOf(SvcError);
+    expect([failure.code, failure.message]).to.deep.equal([
+      "stream_fell_behind",
+      "The stream's reader fell 3 messages behind; open it again (an event stream with starting_after set to the last event received, to miss none).",
+    ]);
     await live.drain();
+    expect(await read).to.deep.equal(logged.map((e) => e._id));
   });
 
   it("ends a subscription taken while draining at once", async () => {

@@ -32,7 +32,8 @@ const TIME = timestampFromDate(new Date("2026-11-20T09:14:03.512Z"));
 function scalarValue(field: DescField & { scalar: ScalarType; longAsString: boolean }): unknown {
   switch (field.scalar) {
     case ScalarType.STRING:
-      return "text";
+      // A field of JSON text (an event's `data_json`) holds JSON.
+      return field.name.endsWith("_json") ? "{}" : "text";
     case ScalarType.BOOL:
       return true;
     case ScalarType.BYTES:

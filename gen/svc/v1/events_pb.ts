@@ -15,7 +15,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file svc/v1/events.proto.
  */
 export const file_svc_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChNzdmMvdjEvZXZlbnRzLnByb3RvEgZzdmMudjEiigEKBUV2ZW50EgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIbGl2ZW1vZGUYBCABKAgSJQoEZGF0YRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3Qi0wEKEUxpc3RFdmVudHNSZXF1ZXN0EhIKBWxpbWl0GAEgASgFSACIAQESGwoOc3RhcnRpbmdfYWZ0ZXIYAiABKAlIAYgBARIRCgR0eXBlGAMgASgJSAKIAQESGgoNZW5kaW5nX2JlZm9yZRgEIAEoCUgDiAEBEiYKB2NyZWF0ZWQYBSABKAsyFS5zdmMudjEuQ3JlYXRlZEZpbHRlckIICgZfbGltaXRCEQoPX3N0YXJ0aW5nX2FmdGVyQgcKBV90eXBlQhAKDl9lbmRpbmdfYmVmb3JlIkMKEkxpc3RFdmVudHNSZXNwb25zZRIbCgRkYXRhGAEgAygLMg0uc3ZjLnYxLkV2ZW50EhAKCGhhc19tb3JlGAIgASgIIh0KD0dldEV2ZW50UmVxdWVzdBIKCgJpZBgBIAEoCSIwChBHZXRFdmVudFJlc3BvbnNlEhwKBWV2ZW50GAEgASgLMg0uc3ZjLnYxLkV2ZW50IlQKE1N0cmVhbUV2ZW50c1JlcXVlc3QSDQoFdHlwZXMYASADKAkSGwoOc3RhcnRpbmdfYWZ0ZXIYAiABKAlIAIgBAUIRCg9fc3RhcnRpbmdfYWZ0ZXIiWwoUU3RyZWFtRXZlbnRzUmVzcG9uc2USHAoFZXZlbnQYASABKAsyDS5zdmMudjEuRXZlbnQSEgoKcHJvamVjdF9pZBgCIAEoCRIRCgljYXVnaHRfdXAYAyABKAgyjQIKDUV2ZW50c1NlcnZpY2USVwoKTGlzdEV2ZW50cxIZLnN2Yy52MS5MaXN0RXZlbnRzUmVxdWVzdBoaLnN2Yy52MS5MaXN0RXZlbnRzUmVzcG9uc2UiEoLT5JMCDBIKL3YxL2V2ZW50cxJWCghHZXRFdmVudBIXLnN2Yy52MS5HZXRFdmVudFJlcXVlc3QaGC5zdmMudjEuR2V0RXZlbnRSZXNwb25zZSIXgtPkkwIREg8vdjEvZXZlbnRzL3tpZH0SSwoMU3RyZWFtRXZlbnRzEhsuc3ZjLnYxLlN0cmVhbUV2ZW50c1JlcXVlc3QaHC5zdmMudjEuU3RyZWFtRXZlbnRzUmVzcG9uc2UwAWIGcHJvdG8z", [file_google_api_annotations, file_google_protobuf_struct, file_google_protobuf_timestamp, file_svc_v1_lists]);
+  fileDesc("ChNzdmMvdjEvZXZlbnRzLnByb3RvEgZzdmMudjEioQEKBUV2ZW50EgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIbGl2ZW1vZGUYBCABKAgSKQoEZGF0YRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCAhgBEhEKCWRhdGFfanNvbhgGIAEoCSLTAQoRTGlzdEV2ZW50c1JlcXVlc3QSEgoFbGltaXQYASABKAVIAIgBARIbCg5zdGFydGluZ19hZnRlchgCIAEoCUgBiAEBEhEKBHR5cGUYAyABKAlIAogBARIaCg1lbmRpbmdfYmVmb3JlGAQgASgJSAOIAQESJgoHY3JlYXRlZBgFIAEoCzIVLnN2Yy52MS5DcmVhdGVkRmlsdGVyQggKBl9saW1pdEIRCg9fc3RhcnRpbmdfYWZ0ZXJCBwoFX3R5cGVCEAoOX2VuZGluZ19iZWZvcmUiQwoSTGlzdEV2ZW50c1Jlc3BvbnNlEhsKBGRhdGEYASADKAsyDS5zdmMudjEuRXZlbnQSEAoIaGFzX21vcmUYAiABKAgiHQoPR2V0RXZlbnRSZXF1ZXN0EgoKAmlkGAEgASgJIjAKEEdldEV2ZW50UmVzcG9uc2USHAoFZXZlbnQYASABKAsyDS5zdmMudjEuRXZlbnQicQoTU3RyZWFtRXZlbnRzUmVxdWVzdBINCgV0eXBlcxgBIAMoCRIbCg5zdGFydGluZ19hZnRlchgCIAEoCUgAiAEBEhsKE2V4Y2x1ZGVfc3RydWN0X2RhdGEYAyABKAhCEQoPX3N0YXJ0aW5nX2FmdGVyIlsKFFN0cmVhbUV2ZW50c1Jlc3BvbnNlEhwKBWV2ZW50GAEgASgLMg0uc3ZjLnYxLkV2ZW50EhIKCnByb2plY3RfaWQYAiABKAkSEQoJY2F1Z2h0X3VwGAMgASgIMo0CCg1FdmVudHNTZXJ2aWNlElcKCkxpc3RFdmVudHMSGS5zdmMudjEuTGlzdEV2ZW50c1JlcXVlc3QaGi5zdmMudjEuTGlzdEV2ZW50c1Jlc3BvbnNlIhKC0+STAgwSCi92MS9ldmVudHMSVgoIR2V0RXZlbnQSFy5zdmMudjEuR2V0RXZlbnRSZXF1ZXN0Ghguc3ZjLnYxLkdldEV2ZW50UmVzcG9uc2UiF4LT5JMCERIPL3YxL2V2ZW50cy97aWR9EksKDFN0cmVhbUV2ZW50cxIbLnN2Yy52MS5TdHJlYW1FdmVudHNSZXF1ZXN0Ghwuc3ZjLnYxLlN0cmVhbUV2ZW50c1Jlc3BvbnNlMAFiBnByb3RvMw", [file_google_api_annotations, file_google_protobuf_struct, file_google_protobuf_timestamp, file_svc_v1_lists]);
 
 /**
  * Something that happened in a project.
@@ -48,11 +48,23 @@ export type Event = Message<"svc.v1.Event"> & {
   livemode: boolean;
 
   /**
-   * `object`: the User, Kyc or Transaction; for `webhook.test`, `message`.
+   * Deprecated: read `data_json`. The same object as a Struct, whose numbers are binary doubles: a transaction's
+   * `amount_usd` is not carried as its decimal digits. Still filled, except on a stream opened with
+   * `exclude_struct_data`.
    *
-   * @generated from field: google.protobuf.Struct data = 5;
+   * @generated from field: google.protobuf.Struct data = 5 [deprecated = true];
+   * @deprecated
    */
   data?: JsonObject | undefined;
+
+  /**
+   * The event's data as the exact JSON text of the object REST answers and a webhook body carries, byte for byte:
+   * `{"object": ...}` (the User, Kyc or Transaction) or, for `webhook.test`, `{"message": ...}`. Amounts keep their
+   * decimal digits (`"amount_usd":0.29`); parse it with a JSON reader that keeps them if your language's does not.
+   *
+   * @generated from field: string data_json = 6;
+   */
+  dataJson: string;
 };
 
 /**
@@ -181,6 +193,14 @@ export type StreamEventsRequest = Message<"svc.v1.StreamEventsRequest"> & {
    * @generated from field: optional string starting_after = 2;
    */
   startingAfter?: string | undefined;
+
+  /**
+   * Leave the deprecated `Event.data` Struct out of every message: a client reading `data_json` saves the service
+   * building and encoding it for its stream, and itself decoding it.
+   *
+   * @generated from field: bool exclude_struct_data = 3;
+   */
+  excludeStructData: boolean;
 };
 
 /**

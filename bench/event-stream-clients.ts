@@ -1,16 +1,43 @@
 // The clients of bench/event-stream.bench.ts, in a process of their own: STREAMS StreamEvents streams over one
-// HTTP/2 connection (gRPC) to the address given, each recording when every event arrived (milliseconds after the
-// event's creation). Prints "ready" once every stream is caught up; on a line "report" on standard input, prints one
-// JSON line ({ counts, delays }) with what arrived since the last report and starts over; on "close", ends.
+// HTTP/2 connection (gRPC) to the address given, each doing what a client of the stream does and no more: decode
+// every message, remember its event, time its arrival (milliseconds after the event's creation). Prints "ready"
+// once every stream is caught up. Commands on standard input, each answered with one JSON line:
+// - "fewest": the number of events the stream that received the fewest has received;
+// - "check <JSON array of event ids>": how many of them every stream received, and the arrival times' p50, p99 and
+//   max over every stream; then forgets what arrived, for the next round;
+// - "close": ends.
+// Answers are small, so asking costs the processes next to nothing while the streams run.
 import { createInterface } from "node:readline";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { createClient } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { EventsService, type StreamEventsResponse } from "../gen/svc/v1/events_pb.ts";
 
-const [baseUrl, count] = [process.argv[2]!, Number(process.argv[3])];
-const client = createClient(EventsService, createGrpcTransport({ baseUrl }));
+// "struct": the streams also carry the deprecated Struct (as a client built before `data_json`); "json": not.
+const [baseUrl, count, data] = [process.argv[2]!, Number(process.argv[3]), process.argv[4]];
+/** HTTP/2's initial window of a stream, which the clients keep. */
+const STREAM_WINDOW_BYTES = 65_535;
+/**
+ * The connection's receive window as large as its streams' together. Node's default for the whole connection is
+ * 64 KiB, one stream's own window: 100 busy streams on one connection would then take turns in 64 KiB per round trip
+ * (a few events each per turn of the service's event loop), which no client multiplexing streams keeps; gRPC's own
+ * clients grow theirs by bandwidth probing. Each stream keeps its 64 KiB window, its backpressure.
+ */
+class WideWindowSessions extends Http2SessionManager {
+  private widened = new WeakSet<object>();
+  override async request(...args: Parameters<Http2SessionManager["request"]>) {
+    const stream = await super.request(...args);
+    const session = stream.session;
+    if (session && !this.widened.has(session)) {
+      this.widened.add(session);
+      session.setLocalWindowSize(count * STREAM_WINDOW_BYTES);
+    }
+    return stream;
+  }
+}
+const client = createClient(EventsService, createGrpcTransport({ baseUrl, sessionManager: new WideWindowSessions(baseUrl) }));
 const abort = new AbortController();
+/** Per stream, each event's arrival, ms after its creation. */
 const arrivals: Map<string, number>[] = [];
 const ready: Promise<void>[] = [];
 for (let i = 0; i < count; i++) {
@@ -20,7 +47,10 @@ for (let i = 0; i < count; i++) {
     new Promise<void>((resolve, reject) => {
       void (async () => {
         try {
-          for await (const message of client.streamEvents({}, { signal: abort.signal }) as AsyncIterable<StreamEventsResponse>) {
+          for await (const message of client.streamEvents(
+            { excludeStructData: data !== "struct" },
+            { signal: abort.signal },
+          ) as AsyncIterable<StreamEventsResponse>) {
             if (message.caughtUp) resolve();
             else received.set(message.event!.id, Date.now() - timestampMs(message.event!.createdAt!));
           }
@@ -31,14 +61,27 @@ for (let i = 0; i < count; i++) {
     }),
   );
 }
+
+function percentile(sorted: Float64Array, p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+function check(ids: string[]) {
+  const complete = ids.filter((id) => arrivals.every((a) => a.has(id))).length;
+  const delays = Float64Array.from(arrivals.flatMap((a) => [...a.values()])).sort();
+  for (const a of arrivals) a.clear();
+  return { complete, p50: percentile(delays, 50), p99: percentile(delays, 99), max: delays.at(-1) ?? Number.NaN };
+}
+
 await Promise.all(ready);
 process.stdout.write("ready\n");
 createInterface({ input: process.stdin }).on("line", (line) => {
-  if (line === "report") {
-    const report = { counts: arrivals.map((a) => [...a.keys()]), delays: arrivals.flatMap((a) => [...a.values()]) };
-    for (const a of arrivals) a.clear();
-    process.stdout.write(`${JSON.stringify(report)}\n`);
-  } else if (line === "close") {
+  const [command, argument] = [line.split(" ", 1)[0], line.slice(line.indexOf(" ") + 1)];
+  if (command === "fewest") {
+    process.stdout.write(`${JSON.stringify(Math.min(...arrivals.map((a) => a.size)))}\n`);
+  } else if (command === "check") {
+    process.stdout.write(`${JSON.stringify(check(JSON.parse(argument) as string[]))}\n`);
+  } else if (command === "close") {
     abort.abort();
     process.exit(0);
   }

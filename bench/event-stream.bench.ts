@@ -5,8 +5,8 @@
 // their own (bench/event-stream-clients.ts), fed by the one change stream of LiveEvents. Measures: every event reaching every stream, log-to-stream time (the event's creation to its
 // arrival at the client), and deliveries/s with streams against the rounds without.
 import { spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { createInterface } from "node:readline";
@@ -22,7 +22,9 @@ import { EventsServiceImpl } from "../src/services/events-service.ts";
 import type { EventDocument } from "../src/store/event-repository.ts";
 import { addBenchEndpoint } from "./bench-endpoint.ts";
 import { startWebhookDelivery } from "./delivery-pipeline.ts";
-import { machineDescription } from "./machine.ts";
+import { codeRevision, machineDescription } from "./machine.ts";
+import { cpuSecondsOf } from "./process-cpu.ts";
+import { writeResults } from "./results-file.ts";
 import { startReceiverProcess } from "./receiver-process.ts";
 
 const ROUND_MS = Number(process.env.BENCH_DURATION_MS ?? 8000);
@@ -56,27 +58,45 @@ await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
 const serverUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
 interface StreamClients {
-  /** Arrivals since the last report: the event ids each stream received, and every delay in ms. */
-  report(): Promise<{ counts: string[][]; delays: number[] }>;
+  /** The clients' process's CPU seconds so far. */
+  cpuSeconds(): number;
+  /** The number of events the stream that received the fewest has received. */
+  fewest(): Promise<number>;
+  /** How many of `ids` every stream received, and the arrivals' times after creation over every stream (ms). */
+  check(ids: string[]): Promise<{ complete: number; p50: number; p99: number; max: number }>;
   close(): Promise<void>;
 }
 
-async function openStreams(count: number): Promise<StreamClients> {
+async function openStreams(count: number, structData: boolean): Promise<StreamClients> {
+  // BENCH_CLIENT_NODE_ARGS: extra node options of the clients' process (--cpu-prof, to see where its time goes).
+  const nodeArgs = process.env.BENCH_CLIENT_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", new URL("./event-stream-clients.ts", import.meta.url).pathname, serverUrl, String(count)],
-    {
-      stdio: ["pipe", "pipe", "inherit"],
-    },
+    [
+      ...nodeArgs,
+      "--import",
+      "tsx",
+      new URL("./event-stream-clients.ts", import.meta.url).pathname,
+      serverUrl,
+      String(count),
+      structData ? "struct" : "json",
+    ],
+    { stdio: ["pipe", "pipe", "inherit"] },
   );
   const lines = createInterface({ input: child.stdout! });
   const next = () => new Promise<string>((resolve) => lines.once("line", resolve));
   if ((await next()) !== "ready") throw new Error("the stream clients did not start");
   return {
-    async report() {
+    cpuSeconds: () => cpuSecondsOf(child.pid!),
+    async fewest() {
       const line = next();
-      child.stdin!.write("report\n");
-      return JSON.parse(await line) as { counts: string[][]; delays: number[] };
+      child.stdin!.write("fewest\n");
+      return JSON.parse(await line) as number;
+    },
+    async check(ids) {
+      const line = next();
+      child.stdin!.write(`check ${JSON.stringify(ids)}\n`);
+      return JSON.parse(await line) as { complete: number; p50: number; p99: number; max: number };
     },
     async close() {
       const exited = new Promise((resolve) => child.once("exit", resolve));
@@ -106,7 +126,11 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 }
 
+/** A round's streams: none, or STREAMS of them reading `data_json` alone or also the deprecated Struct. */
+type StreamKind = "none" | "json" | "struct";
+
 interface RoundResult {
+  kind: StreamKind;
   streams: number;
   load: number;
   events: number;
@@ -120,6 +144,19 @@ interface RoundResult {
   /** The same measured at a raw LiveEvents subscription (before the stream's own work and Connect's). */
   changeStreamP50?: number;
   changeStreamP99?: number;
+  /** CPU milliseconds per event published: this process (all its threads), the stream clients', the receiver's. */
+  serviceCpuMs: number;
+  clientsCpuMs?: number;
+  receiverCpuMs: number;
+  /** The service's event-loop delay while the round published, p50 and p99 in ms. */
+  loopDelayP50: number;
+  loopDelayP99: number;
+}
+
+/** This process's CPU seconds so far (all its threads: the service, the embedded database's worker, GC). */
+function ownCpuSeconds(): number {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1e6;
 }
 
 /** Log-to-subscription for one raw subscription of LiveEvents: the change stream's share of log-to-stream. */
@@ -132,18 +169,23 @@ async function rawSubscription(): Promise<{ delays: number[]; close: () => void 
   return { delays, close: () => subscription.close() };
 }
 
-async function runRound(withStreams: boolean): Promise<RoundResult> {
+async function runRound(kind: StreamKind): Promise<RoundResult> {
   const load = loadavg()[0]!;
+  const withStreams = kind !== "none";
   const raw = withStreams ? await rawSubscription() : null;
   await takeReceipts();
-  const streams = withStreams ? await openStreams(STREAMS) : null;
+  const streams = withStreams ? await openStreams(STREAMS, kind === "struct") : null;
   published.length = 0;
+  const cpuBefore = { service: ownCpuSeconds(), clients: streams?.cpuSeconds() ?? 0, receiver: cpuSecondsOf(receiverProcess.pid!) };
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
   const start = performance.now();
   await Promise.all(
     Array.from({ length: PUBLISHERS }, async () => {
       while (performance.now() - start < ROUND_MS) await publish();
     }),
   );
+  loopDelay.disable();
   const expected = published.length * ENDPOINTS;
   const receipts: number[] = [];
   while (receipts.length < expected && performance.now() - start < ROUND_MS * 8) {
@@ -153,6 +195,11 @@ async function runRound(withStreams: boolean): Promise<RoundResult> {
   receipts.sort((a, b) => a - b);
   const startedAt = performance.timeOrigin + start;
   const result: RoundResult = {
+    kind,
+    serviceCpuMs: 0,
+    receiverCpuMs: 0,
+    loopDelayP50: round(loopDelay.percentile(50) / 1e6),
+    loopDelayP99: round(loopDelay.percentile(99) / 1e6),
     streams: streams ? STREAMS : 0,
     load,
     events: published.length,
@@ -160,39 +207,34 @@ async function runRound(withStreams: boolean): Promise<RoundResult> {
     deliveriesPerSecond: round(receipts.length / ((receipts.at(-1)! - startedAt) / 1000)),
   };
   if (streams) {
-    const counts: Set<string>[] = Array.from({ length: STREAMS }, () => new Set());
-    const delays: number[] = [];
     const deadline = performance.now() + 30_000;
-    do {
-      const report = await streams.report();
-      report.counts.forEach((ids, i) => {
-        for (const id of ids) counts[i]!.add(id);
-      });
-      delays.push(...report.delays);
-      if (counts.every((c) => c.size >= published.length)) break;
-      await sleep(200);
-    } while (performance.now() < deadline);
+    while ((await streams.fewest()) < published.length && performance.now() < deadline) await sleep(200);
+  }
+  // CPU up to the last arrival (deliveries and streams); the polls in between cost next to nothing.
+  result.serviceCpuMs = round((1000 * (ownCpuSeconds() - cpuBefore.service)) / published.length, 2);
+  result.receiverCpuMs = round((1000 * (cpuSecondsOf(receiverProcess.pid!) - cpuBefore.receiver)) / published.length, 2);
+  if (streams) {
+    result.clientsCpuMs = round((1000 * (streams.cpuSeconds() - cpuBefore.clients)) / published.length, 2);
+    Object.assign(result, await streams.check(published));
     await streams.close();
-    result.complete = published.filter((id) => counts.every((c) => c.has(id))).length;
-    delays.sort((a, b) => a - b);
-    result.p50 = percentile(delays, 50);
-    result.p99 = percentile(delays, 99);
-    result.max = delays.at(-1)!;
     const rawDelays = raw!.delays.sort((a, b) => a - b);
     raw!.close();
     result.changeStreamP50 = percentile(rawDelays, 50);
     result.changeStreamP99 = percentile(rawDelays, 99);
   }
-  console.log(withStreams ? "with streams" : "without streams", result);
+  console.log(kind, result);
   return result;
 }
 
+// BENCH_STREAM_KINDS: the kinds of rounds with streams, each after a round without (default: json,struct).
+const kinds = (process.env.BENCH_STREAM_KINDS ?? "json,struct").split(",") as StreamKind[];
 const results: RoundResult[] = [];
 for (let i = 0; i < ROUNDS; i++) {
-  results.push(await runRound(false));
-  results.push(await runRound(true));
+  for (const kind of kinds) {
+    results.push(await runRound("none"));
+    results.push(await runRound(kind));
+  }
 }
-const changeStreams = live.feedsOpened;
 await live.drain();
 server.close();
 await Promise.all([webhooks.stop(), jobs.stop()]);
@@ -200,41 +242,53 @@ await database.close();
 await mongo.stop();
 receiverProcess.kill();
 
-const without = results.filter((r) => r.streams === 0);
-const withStreams = results.filter((r) => r.streams > 0);
+const without = results.filter((r) => r.kind === "none");
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
-const ratio = round((100 * mean(withStreams.map((r) => r.deliveriesPerSecond))) / mean(without.map((r) => r.deliveriesPerSecond)));
 const goal = (ok: boolean) => (ok ? "met" : "**missed**");
-const everyEvent = withStreams.every((r) => r.complete === r.events);
-const worstP99 = Math.max(...withStreams.map((r) => r.p99!));
-const lines = [
+const KIND_NAMES: Record<StreamKind, string> = { none: "none", json: "100, `data_json` only", struct: "100, with the Struct" };
+const goals = kinds.flatMap((kind) => {
+  const rounds = results.filter((r) => r.kind === kind);
+  const ratio = round((100 * mean(rounds.map((r) => r.deliveriesPerSecond))) / mean(without.map((r) => r.deliveriesPerSecond)));
+  const everyEvent = rounds.every((r) => r.complete === r.events);
+  const worstP99 = Math.max(...rounds.map((r) => r.p99!));
+  return [
+    `| ${KIND_NAMES[kind]}: every event reaches every stream | ${everyEvent ? "yes, every round" : "no"} | ${goal(everyEvent)} |`,
+    `| ${KIND_NAMES[kind]}: p99 log-to-stream under 100 ms | worst round ${worstP99} ms | ${goal(worstP99 < 100)} |`,
+    `| ${KIND_NAMES[kind]}: deliveries/s within 10% of the rounds without (means) | ${ratio}% | ${goal(ratio >= 90)} |`,
+  ];
+});
+const cpu = (r: RoundResult) => `${r.serviceCpuMs} / ${r.clientsCpuMs ?? "-"} / ${r.receiverCpuMs}`;
+const report = [
   "# Event streams under the webhook-delivery load",
   "",
-  `Machine: ${machineDescription()}; shared with other sessions' work (the 1-minute load average of each round is in its row).`,
+  `Machine: ${machineDescription()}; shared with other sessions' work (the 1-minute load average of each round is in its row). Code: ${codeRevision()}.`,
   "",
   `One process: the delivery pipeline of bench/webhook-delivery.bench.ts (${PUBLISHERS} publishers through \`EventRelay.publish\`, ${ENDPOINTS} endpoints`,
   "per event on a receiver process, delivery jobs on Agenda, the embedded database in a worker thread), in rounds of",
-  `${ROUND_MS / 1000} s alternating without streams and with ${STREAMS} \`StreamEvents\` streams open on the same process. A stream is the`,
+  `${ROUND_MS / 1000} s, each round with ${STREAMS} \`StreamEvents\` streams open on the same process after one without. A stream is the`,
   "service's implementation served by Connect's Node handler over HTTP/2 (gRPC, binary messages), its 100 clients",
-  "on one connection from a process of their own; the streams are fed by the process's one change stream",
-  `(${changeStreams} opened in the whole run). Log-to-stream: the event's creation (just before it is logged) to its arrival at the`,
-  "client process; log-to-subscription: the same at a raw LiveEvents subscription, the change",
-  "stream's share. `node --import tsx bench/event-stream.bench.ts` (or `npm run bench event-stream`); each run rewrites this file.",
+  "(Connect's gRPC client, decoding each message, counting it and timing it) on one connection from a process of their",
+  "own; the streams read `data_json` alone (`exclude_struct_data`, as `svc listen` and the dashboard) or also the",
+  "deprecated Struct (a client built before `data_json`). They are fed by the process's one change stream",
+  `(${live.feedsOpened} opened in the whole run). Log-to-stream: the event's creation (just before it is logged) to its arrival at the`,
+  "client process; log-to-subscription: the same at a raw LiveEvents subscription, the change stream's share. CPU",
+  "per event: milliseconds of CPU (user + system, all threads) per event published, of the service's process (with",
+  "its embedded database's thread), the stream clients' process and the webhook receiver's, from the round's start",
+  "to the last arrival. Event-loop delay: the service's, while the round published.",
+  "`node --import tsx bench/event-stream.bench.ts` (or `npm run bench event-stream`); each run rewrites this part of",
+  "the file, not the notes below it.",
   "",
-  "| round | streams | load | events | deliveries/s (received of expected) | events at every stream | log-to-stream p50 / p99 / max | of which log-to-subscription p50 / p99 |",
-  "|---|---|---|---|---|---|---|---|",
+  "| round | streams | load | events | deliveries/s (received of expected) | events at every stream | log-to-stream p50 / p99 / max | of which log-to-subscription p50 / p99 | CPU ms per event: service / clients / receiver | event-loop delay p50 / p99 |",
+  "|---|---|---|---|---|---|---|---|---|---|",
   ...results.map(
     (r, i) =>
-      `| ${i + 1} | ${r.streams} | ${r.load.toFixed(1)} | ${r.events} | ${r.deliveriesPerSecond} (${r.delivered} of ${r.events * ENDPOINTS}) | ${r.streams ? `${r.complete} of ${r.events}` : ""} | ${r.streams ? `${r.p50} / ${r.p99} / ${r.max} ms` : ""} | ${r.streams ? `${r.changeStreamP50} / ${r.changeStreamP99} ms` : ""} |`,
+      `| ${i + 1} | ${KIND_NAMES[r.kind]} | ${r.load.toFixed(1)} | ${r.events} | ${r.deliveriesPerSecond} (${r.delivered} of ${r.events * ENDPOINTS}) | ${r.streams ? `${r.complete} of ${r.events}` : ""} | ${r.streams ? `${r.p50} / ${r.p99} / ${r.max} ms` : ""} | ${r.streams ? `${r.changeStreamP50} / ${r.changeStreamP99} ms` : ""} | ${cpu(r)} | ${r.loopDelayP50} / ${r.loopDelayP99} ms |`,
   ),
   "",
   "| goal | figure | |",
   "|---|---|---|",
-  `| every event reaches every stream | ${everyEvent ? "yes, every round" : "no"} | ${goal(everyEvent)} |`,
-  `| p99 log-to-stream under 100 ms | worst round ${worstP99} ms | ${goal(worstP99 < 100)} |`,
-  `| deliveries/s with streams within 10% of without (means of the rounds) | ${ratio}% | ${goal(ratio >= 90)} |`,
-  "",
-];
-writeFileSync(new URL("./results/event-stream.md", import.meta.url), lines.join("\n"));
-console.log(lines.join("\n"));
+  ...goals,
+].join("\n");
+writeResults("event-stream.md", report);
+console.log(report);
 process.exit(0);

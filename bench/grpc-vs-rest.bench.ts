@@ -6,7 +6,7 @@
 // the service process's CPU time per request (utime + stime of /proc/<pid>/stat). Goal: gRPC
 // throughput at least REST's. Writes bench/results/grpc-vs-rest.md.
 import { execFileSync, execSync, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -14,6 +14,8 @@ import { fileURLToPath } from "node:url";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { GetUserRequestSchema } from "../gen/svc/v1/users_pb.ts";
 import { codeRevision, machineDescription } from "./machine.ts";
+import { cpuSecondsOf } from "./process-cpu.ts";
+import { writeResults } from "./results-file.ts";
 
 const CONCURRENCY = 32;
 const DURATION_S = Number(process.env.BENCH_DURATION_MS ?? 8000) / 1000;
@@ -85,13 +87,8 @@ function args(target: Target, seconds: number): string[] {
   ];
 }
 
-const CLOCK_TICKS = Number(execSync("getconf CLK_TCK").toString().trim()) || 100;
 /** The service process's CPU seconds so far (all its threads: the service, the embedded database, GC). */
-function cpuSeconds(): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-}
+const cpuSeconds = () => cpuSecondsOf(pid);
 
 /** OK answers of GetUser over gRPC so far, from the service's own metrics (h2load sees only HTTP 200). */
 async function grpcCalls(): Promise<{ ok: number; failed: number }> {
@@ -212,16 +209,5 @@ ${rows.join("\n")}
 
 Goal: gRPC throughput at least REST's: ${met ? "met" : "**not met**"}.
 `;
-const resultsPath = join(root, "bench/results/grpc-vs-rest.md");
-const previous = (() => {
-  try {
-    return readFileSync(resultsPath, "utf8");
-  } catch {
-    return "";
-  }
-})();
-// Notes written by hand below the marker (the decision and its measurements) are kept across runs.
-const marker = "<!-- notes -->";
-const notes = previous.includes(marker) ? previous.slice(previous.indexOf(marker)) : marker;
-writeFileSync(resultsPath, `${report}\n${notes}\n`.replace(/\n+$/, "\n"));
+writeResults("grpc-vs-rest.md", report);
 console.log(report);

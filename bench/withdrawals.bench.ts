@@ -5,7 +5,7 @@
 // and the load generator (bench/withdrawals-load.ts). Goal: creation at least 40% of the bare route.
 // Writes bench/results/withdrawals.md.
 import { execSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import { MongoClient } from "mongodb";
 import { formatLoad, type LoadResult } from "./http-load.ts";
 import { codeRevision, machineDescription } from "./machine.ts";
+import { cpuSecondsOf } from "./process-cpu.ts";
 
 const CONCURRENCY_LEVELS = [32, 128];
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 6000);
@@ -54,13 +55,6 @@ async function stop(child: ChildProcess): Promise<void> {
   const exited = new Promise((resolve) => child.once("exit", resolve));
   child.stdin!.end();
   await exited;
-}
-
-const CLOCK_TICKS = Number(execSync("getconf CLK_TCK").toString().trim()) || 100;
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
 interface Service {
@@ -163,8 +157,8 @@ async function load(
     offset: offsets[target],
     ...(maxRequests === undefined ? {} : { maxRequests }),
   };
-  const cpuBefore = cpuSeconds(service.pid);
-  const dbCpuBefore = cpuSeconds(database.child.pid!);
+  const cpuBefore = cpuSecondsOf(service.pid);
+  const dbCpuBefore = cpuSecondsOf(database.child.pid!);
   const { child, line } = await start("bench/withdrawals-load.ts", [JSON.stringify(spec)], {}, /^\{/);
   await new Promise((resolve) => child.once("exit", resolve));
   const result = JSON.parse(line) as LoadResult;
@@ -172,8 +166,8 @@ async function load(
   const perRequest = (seconds: number) => (seconds / Math.max(1, result.requests)) * 1e6;
   return {
     ...result,
-    cpuMicros: perRequest(cpuSeconds(service.pid) - cpuBefore),
-    dbCpuMicros: perRequest(cpuSeconds(database.child.pid!) - dbCpuBefore),
+    cpuMicros: perRequest(cpuSecondsOf(service.pid) - cpuBefore),
+    dbCpuMicros: perRequest(cpuSecondsOf(database.child.pid!) - dbCpuBefore),
   };
 }
 
@@ -235,7 +229,7 @@ for (;;) {
   await new Promise((r) => setTimeout(r, 100));
 }
 const settleSeconds = (performance.now() - workerReady) / 1000;
-const workerCpu = cpuSeconds(service.pid);
+const workerCpu = cpuSecondsOf(service.pid);
 await stop(service.child);
 
 // Phase 3, creation alone: an API-role process creates; each withdrawal's steps wait as a job for a worker, and

@@ -2,9 +2,10 @@
 // job at a time and saves each run's state by itself: one round trip per lock attempt (and a failed attempt
 // at the end of every fill it starts, one fill per change-stream notification), one per state save and one per
 // removal. Here the lock attempts of one job name share a batch (one find of the due jobs, one update that locks
-// them, one find of those it won), the state saves of one event-loop turn are one bulk write, and a finished
-// one-time job is removed by the save that ends its run instead of being saved and then removed. What Agenda
-// decides (which job is due, its lock and lock lifetime, its retries and next run) is unchanged.
+// them, one find of those it won), the state saves of one event-loop turn are one bulk write, a finished
+// one-time job is removed by the save that ends its run instead of being saved and then removed, and the save
+// that starts a run is not written (see saveJobState). What Agenda decides (which job is due, its lock and lock
+// lifetime, its retries and next run) is unchanged.
 //
 // Agenda, without a lock limit, locks every due job it finds into its local queue, so one process would take a whole
 // backlog at once (none left to other workers, and jobs waiting locally past their lock lifetime); with one, it
@@ -18,7 +19,7 @@
 // far, so a locked job is handed to Agenda only with at least half of its lock lifetime left; older ones are
 // unlocked, and the next batch locks them afresh.
 import { MongoJobRepository } from "@agendajs/mongo-backend";
-import { type JobParameters, type JobRepositoryOptions, toJobId } from "agenda";
+import { type JobId, type JobParameters, type JobRepositoryOptions, toJobId } from "agenda";
 import { type Collection, type Db, type Document, ObjectId } from "mongodb";
 import { TurnBatch } from "../lib/turn-batch.ts";
 
@@ -64,6 +65,11 @@ export class BatchedJobRepository extends MongoJobRepository {
   private readonly stateSaves = new TurnBatch<StateSave>((saves) => this.writeStates(saves));
   private readonly removals = new TurnBatch<StateSave>((done) => this.removeFinished(done));
 
+  /** The lock time of each job this process locked and whose run has not ended (by id). */
+  private readonly lockTimes = new Map<string, number>();
+  /** The jobs whose run started here and has not ended (by id). */
+  private readonly running = new Set<string>();
+
   /** Told when a job name that reached its lock limit has room again (JobQueue wakes Agenda). */
   onRoom: (jobName: string) => void = () => {};
   private readonly lockLimits = new Map<string, number>();
@@ -102,8 +108,19 @@ export class BatchedJobRepository extends MongoJobRepository {
   }
 
   override async unlockJob(job: JobParameters): Promise<void> {
+    this.lockTimes.delete(String(job._id));
     await super.unlockJob(job);
     this.release(job.name);
+  }
+
+  /**
+   * Unlocks jobs this process holds (Agenda's stop), except those whose run is under way: the save that ends the
+   * run unlocks each, so no other process starts it meanwhile (its stored state is still the one it was locked in).
+   */
+  override async unlockJobs(jobIds: (JobId | string)[]): Promise<void> {
+    const idle = jobIds.filter((id) => !this.running.has(String(id)));
+    for (const id of idle) this.lockTimes.delete(String(id));
+    await super.unlockJobs(idle);
   }
 
   /** Lets lock batches run (again), after `close`. */
@@ -204,20 +221,36 @@ export class BatchedJobRepository extends MongoJobRepository {
       // Agenda's would have found them).
       if (modifiedCount === 0) continue;
       const won = await this.jobs.find({ _id: { $in: ids }, lockedAt, lastModifiedBy }, { sort: DUE_ORDER }).toArray();
+      for (const job of won) this.lockTimes.set((job._id as ObjectId).toHexString(), lockedAt.getTime());
       return won.map(toJobParameters);
     }
   }
 
   /**
-   * Saves the state Agenda gives a job at the start and end of its run, batched with the other saves of this turn.
-   * The save that ends a successful run of a one-time job (no next run, not failed) removes it instead.
+   * Saves the state Agenda gives a job at the end of its run (and at a `touch`), batched with the other saves of
+   * this turn. The save that ends a successful run of a one-time job (no next run, not failed) removes it instead.
+   * The save that starts a run (the lock this process wrote, the run's start time, the next run of a repeating
+   * job) is not written: the lock already stored says all that matters until the run ends (the job is this
+   * process's until its lock lifetime passes, and is then run again wherever its run died; Agenda's stop leaves it
+   * locked, see unlockJobs), and the end's save writes the rest.
    */
   override async saveJobState(job: JobParameters, options: JobRepositoryOptions | undefined): Promise<void> {
     if (!job._id) throw new Error("Cannot save job state without job ID");
     const id = new ObjectId(String(job._id));
-    // The save that ends a run unlocks the job (lockedAt unset) and frees its place once written; the one that
-    // starts it keeps the lock.
-    if (!job.lockedAt) return this.saveState(job, id, options).finally(() => this.release(job.name));
+    const key = id.toHexString();
+    if (job.lockedAt && this.lockTimes.get(key) === new Date(job.lockedAt).getTime()) {
+      this.running.add(key);
+      return;
+    }
+    // The save that ends a run unlocks the job (lockedAt unset) and frees its place once written; a touch moves
+    // the lock on.
+    if (!job.lockedAt) {
+      return this.saveState(job, id, options).finally(() => {
+        this.lockTimes.delete(key);
+        this.running.delete(key);
+        this.release(job.name);
+      });
+    }
     return this.saveState(job, id, options);
   }
 

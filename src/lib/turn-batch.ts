@@ -1,21 +1,28 @@
 /**
  * Requests made in the same event-loop turn are written together by one call of `write`, which answers each
  * request in order: a value, or an Error that fails that request alone. A failure of the whole write fails them all.
+ * With `oneAtATime`, a write waits for the one before it to end, and everything requested meanwhile goes into it:
+ * under load, few large writes instead of many small ones.
  */
 export class TurnBatch<T, R = void> {
   private pending: { item: T; resolve: (result: R) => void; reject: (error: unknown) => void }[] = [];
+  private writing = false;
 
-  constructor(private readonly write: (items: T[]) => Promise<(R | Error)[]>) {}
+  constructor(
+    private readonly write: (items: T[]) => Promise<(R | Error)[]>,
+    private readonly options: { oneAtATime?: boolean } = {},
+  ) {}
 
   add(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
-      if (this.pending.push({ item, resolve, reject }) === 1) setImmediate(() => void this.flush());
+      if (this.pending.push({ item, resolve, reject }) === 1 && !this.writing) setImmediate(() => void this.flush());
     });
   }
 
   private async flush(): Promise<void> {
     const batch = this.pending;
     this.pending = [];
+    this.writing = this.options.oneAtATime === true;
     try {
       const results = await this.write(batch.map((p) => p.item));
       batch.forEach((p, i) => {
@@ -25,6 +32,11 @@ export class TurnBatch<T, R = void> {
       });
     } catch (error) {
       for (const p of batch) p.reject(error);
+    } finally {
+      if (this.writing) {
+        this.writing = false;
+        if (this.pending.length > 0) setImmediate(() => void this.flush());
+      }
     }
   }
 }

@@ -34,7 +34,7 @@ interface BatchOutcome {
  * Writes of one event-loop turn as one command: `writeAll` answers whether every write matched a document
  * (inserts: true). A batch's document errors are each its own write's outcome; any other failure fails them all.
  */
-function writeBatcher<T>(writeAll: (items: T[]) => Promise<boolean>): TurnBatch<T, BatchOutcome> {
+function writeBatcher<T>(writeAll: (items: T[]) => Promise<boolean>, options: { oneAtATime?: boolean } = {}): TurnBatch<T, BatchOutcome> {
   return new TurnBatch<T, BatchOutcome>(async (items) => {
     try {
       const batchMatched = await writeAll(items);
@@ -42,7 +42,7 @@ function writeBatcher<T>(writeAll: (items: T[]) => Promise<boolean>): TurnBatch<
     } catch (error) {
       return documentErrors(error, items.length).map((documentError) => ({ error: documentError, batchMatched: false }));
     }
-  });
+  }, options);
 }
 
 /**
@@ -85,15 +85,16 @@ export function batchedUpdate<T extends Document>(
 /**
  * Conditional updateOne, batched. The update command reports how many of its updates matched, not which: when all
  * of a batch matched (the common case) each resolves "applied"; otherwise "unknown", and the caller reads to tell.
- * A write error of its own is thrown.
+ * A write error of its own is thrown. With `oneAtATime`, one batch is written at a time (see TurnBatch).
  */
 export function batchedConditionalUpdate<T extends Document>(
   collection: Collection<T>,
+  options: { oneAtATime?: boolean } = {},
 ): (operation: { updateOne: UpdateOneModel<T> }) => Promise<"applied" | "unknown"> {
   const batcher = writeBatcher<{ updateOne: UpdateOneModel<T> }>(async (operations) => {
     const result = await collection.bulkWrite(operations, { ordered: false });
     return result.matchedCount === operations.length;
-  });
+  }, options);
   return async (operation) => {
     const { error, batchMatched } = await batcher.add(operation);
     if (error) throwDocumentError(error);

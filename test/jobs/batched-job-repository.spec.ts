@@ -1,7 +1,8 @@
 // JobQueue's repository for Agenda writes the commands of many job runs together: a burst of due jobs is locked
 // a batch at a time (never more than may run at once), their state saves share bulk writes, and a finished one-time
-// job is removed by the save that ends its run. What Agenda guarantees stays: every job runs once, two queues never
-// run the same job, a failed run keeps its job for the retry, and nothing stays locked when a queue stops.
+// job is removed by the save that ends its run; the save that starts a run is not written. What Agenda guarantees
+// stays: every job runs once, two queues never run the same job (also while one stops), a failed run keeps its job
+// for the retry, and nothing stays locked when a queue stops.
 import { expect } from "chai";
 import { type CommandStartedEvent, MongoClient } from "mongodb";
 import { BatchedJobRepository } from "../../src/jobs/batched-job-repository.ts";
@@ -194,5 +195,52 @@ describe("JobQueue's batched repository", () => {
     await ended;
     expect(await jobsWhenWoken, "the finished job was removed before the wake-up").to.equal(1);
     expect(await next(), "the other job is handed over").to.not.equal(undefined);
+  });
+
+  it("writes nothing when a run starts, and keeps a running job locked while its queue stops, so no other queue starts it", async () => {
+    const a = queue(2);
+    let release: () => void = () => {};
+    const blocked = new Promise<void>((resolve) => (release = resolve));
+    const runs: string[] = [];
+    a.define<{ n: number }>("test-stopping", async () => {
+      runs.push("a");
+      await blocked;
+    });
+    try {
+      await a.start();
+      const from = commands.length;
+      await a.insertUnique("test-stopping", { n: 1 }, new Date(), "n");
+      await eventually(
+        async () => runs.length,
+        (count) => count === 1,
+        5000,
+      );
+      const locked = await jobs().findOne({ name: "test-stopping" });
+      const stopped = a.stop();
+      // Another queue looks for due jobs while the first stops with its run under way.
+      const b = queue(2);
+      b.define<{ n: number }>("test-stopping", async () => {
+        runs.push("b");
+      });
+      await b.start();
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const during = await jobs().findOne({ name: "test-stopping" });
+      expect(during!.lockedAt, "still locked by the stopping queue").to.deep.equal(locked!.lockedAt);
+      expect(during!.lastRunAt ?? null, "the start of the run was not saved").to.equal(null);
+      expect(
+        jobCommands(from).filter((c) => c.commandName === "update" && JSON.stringify(c.command.updates).includes("lastRunAt")),
+        "no state save while the run is under way",
+      ).to.deep.equal([]);
+      release();
+      await stopped;
+    } finally {
+      release();
+    }
+    await eventually(
+      () => countOf("test-stopping"),
+      (left) => left === 0,
+      5000,
+    );
+    expect(runs).to.deep.equal(["a"]);
   });
 });

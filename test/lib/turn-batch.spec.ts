@@ -1,7 +1,21 @@
 // Group commit per event-loop turn (src/lib/turn-batch.ts), the one batcher of the repositories, Agenda's commands
-// and the delivery jobs' moves.
+// and the delivery jobs' moves; with oneAtATime, the requests made while a write is under way wait for it and go
+// together into the next, so a stream of requests becomes few writes.
 import { expect } from "chai";
 import { TurnBatch } from "../../src/lib/turn-batch.ts";
+
+/** A write that records its batch and ends when the test says so. */
+function gatedWriter() {
+  const batches: number[][] = [];
+  const gates: (() => void)[] = [];
+  const write = async (items: number[]) => {
+    batches.push(items);
+    await new Promise<void>((resolve) => gates.push(resolve));
+    return items.map((n) => n * 10);
+  };
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+  return { batches, gates, write, turn };
+}
 
 describe("TurnBatch", () => {
   it("writes the items added in one turn with one call, and those of a later turn with another", async () => {
@@ -32,5 +46,35 @@ describe("TurnBatch", () => {
     expect(results.map((r) => (r.status === "rejected" ? r.reason.message : "ok"))).to.deep.equal(["database down", "database down"]);
     fail = false;
     await batch.add(3);
+  });
+
+  it("writes each turn's requests together, a write per turn even while another is under way", async () => {
+    const { batches, gates, write, turn } = gatedWriter();
+    const batch = new TurnBatch<number, number>(write);
+    const first = [batch.add(1), batch.add(2)];
+    await turn();
+    const second = [batch.add(3)];
+    await turn();
+    expect(batches).to.deep.equal([[1, 2], [3]]);
+    for (const open of gates) open();
+    expect(await Promise.all([...first, ...second])).to.deep.equal([10, 20, 30]);
+  });
+
+  it("with oneAtATime, holds the requests made during a write and sends them together once it ends", async () => {
+    const { batches, gates, write, turn } = gatedWriter();
+    const batch = new TurnBatch<number, number>(write, { oneAtATime: true });
+    const first = batch.add(1);
+    await turn();
+    const waiting = [batch.add(2)];
+    await turn();
+    waiting.push(batch.add(3), batch.add(4));
+    await turn();
+    expect(batches, "nothing more while the first write is under way").to.deep.equal([[1]]);
+    gates.shift()!();
+    expect(await first).to.equal(10);
+    await turn();
+    expect(batches).to.deep.equal([[1], [2, 3, 4]]);
+    gates.shift()!();
+    expect(await Promise.all(waiting)).to.deep.equal([20, 30, 40]);
   });
 });

@@ -10,6 +10,8 @@ import type { EventFanout } from "./event-fanout.ts";
 interface PendingRelay {
   userId: string | null;
   event: EventDocument;
+  /** Whether the relay removes it from its user's outbox (false: the caller's next write of the user does). */
+  removes: boolean;
 }
 
 export class EventRelay {
@@ -25,12 +27,21 @@ export class EventRelay {
 
   /** Relays the outbox of a user just written; resolves once its events are logged and fanned out. */
   relayUserOutbox(user: Pick<UserDocument, "_id" | "project_id" | "livemode" | "outbox">): Promise<void> {
-    return this.enqueue(user.outbox.map((event) => ({ userId: user._id, event: loggedFromOutbox(user, event) })));
+    return this.enqueue(user.outbox.map((event) => ({ userId: user._id, event: loggedFromOutbox(user, event), removes: true })));
+  }
+
+  /**
+   * Logs and fans out the outbox of a user just written like `relayUserOutbox`, but leaves the events in the
+   * outbox: the caller removes them, once this has resolved, in a write of the user it makes anyway (the ledger's
+   * compaction of a settled transaction), rather than the user being written once more for them.
+   */
+  logUserOutbox(user: Pick<UserDocument, "_id" | "project_id" | "livemode" | "outbox">): Promise<void> {
+    return this.enqueue(user.outbox.map((event) => ({ userId: user._id, event: loggedFromOutbox(user, event), removes: false })));
   }
 
   /** Logs and fans out an event that has no source document (for example one published by another service). */
   publish(event: EventDocument): Promise<void> {
-    return this.enqueue([{ userId: null, event }]);
+    return this.enqueue([{ userId: null, event, removes: false }]);
   }
 
   /**
@@ -77,8 +88,8 @@ export class EventRelay {
     await this.fanout.fanOut([...fromOutbox, ...unfinished]);
     await this.events.markFannedOut(unfinished.map((e) => e._id));
     const byUser = new Map<string, string[]>();
-    for (const { userId, event } of batch) {
-      if (userId !== null) byUser.set(userId, [...(byUser.get(userId) ?? []), event._id]);
+    for (const { userId, event, removes } of batch) {
+      if (userId !== null && removes) byUser.set(userId, [...(byUser.get(userId) ?? []), event._id]);
     }
     await this.users.removeFromOutboxes(byUser);
   }
@@ -91,10 +102,12 @@ export class EventRelay {
     const before = new Date(this.clock().getTime() - staleAfterMs);
     const users = await this.users.findWithStaleOutbox(before, batchSize);
     const pending: PendingRelay[] = users.flatMap((user) =>
-      user.outbox.filter((event) => event.created_at <= before).map((event) => ({ userId: user._id, event: loggedFromOutbox(user, event) })),
+      user.outbox
+        .filter((event) => event.created_at <= before)
+        .map((event) => ({ userId: user._id, event: loggedFromOutbox(user, event), removes: true })),
     );
     const unfinished = await this.events.findNotFannedOut(before, batchSize);
-    pending.push(...unfinished.map((event) => ({ userId: null, event })));
+    pending.push(...unfinished.map((event) => ({ userId: null, event, removes: false })));
     if (pending.length > 0) await this.relayBatch(pending);
     return pending.length;
   }

@@ -35,19 +35,27 @@ export class LedgerSweep {
     for (;;) {
       const users: UserWithLedger[] = await this.deps.wallets.findWithInflight(afterUser, USERS_PER_READ);
       if (users.length === 0) return seen;
-      for (const user of users) {
-        afterUser = user._id;
+      afterUser = users.at(-1)!._id;
+      // A read's users at a time: one read of the projections' versions, and the projections and compactions of
+      // those users written together (a backlog of thousands of users is a few commands per read, not per user).
+      const owners = users.map((user) => {
         const ledger = ledgerOf(user);
-        const stale = ledger.inflight.filter((r) => r.updated_at <= before);
-        seen += stale.length;
-        const versions = await this.deps.transactions.versions(stale.map((r) => r.id));
-        await this.deps.transactions.projectMany(stale.filter((r) => (versions.get(r.id) ?? 0) < r.version));
-        await this.deps.wallets.compact(
-          user._id,
-          stale.filter((r) => isFinal(r.status)).map((r) => r.id),
-          ledger.opens,
-        );
-      }
+        return { user, opens: ledger.opens, stale: ledger.inflight.filter((r) => r.updated_at <= before) };
+      });
+      const stale = owners.flatMap((owner) => owner.stale);
+      seen += stale.length;
+      if (stale.length === 0) continue;
+      const versions = await this.deps.transactions.versions(stale.map((r) => r.id));
+      await this.deps.transactions.projectMany(stale.filter((r) => (versions.get(r.id) ?? 0) < r.version));
+      await Promise.all(
+        owners.map(({ user, opens, stale: ofUser }) =>
+          this.deps.wallets.compact(
+            user._id,
+            ofUser.filter((r) => isFinal(r.status)).map((r) => r.id),
+            opens,
+          ),
+        ),
+      );
     }
   }
 }

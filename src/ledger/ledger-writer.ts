@@ -1,6 +1,7 @@
 // The ledger's write of a transaction's move, and what follows every ledger write (opening included): the
-// `transactions` projection, the compaction of a settled transaction and the relay of its events. The move's
-// balance change, the new state and its events are one conditional write of the wallet owner's document.
+// `transactions` projection and the relay of its events, then the compaction of a settled transaction, which also
+// removes its events from the outbox. The move's balance change, the new state and its events are one conditional
+// write of the wallet owner's document.
 import type { Clock } from "../domain/clock.ts";
 import { isFinal, movingDelta, statusAfter, transactionEventTypes, type TransactionMove } from "../domain/transaction-transitions.ts";
 import { transactionEvent } from "../events/event-factory.ts";
@@ -49,26 +50,40 @@ export class LedgerWriter {
     };
   }
 
-  /** One conditional write from `current` to `next`; false when `current` is no longer the ledger's state. */
-  async write(current: TransactionRecord, next: TransactionRecord): Promise<boolean> {
+  /**
+   * One conditional write from `current` to `next`, on the wallet of `owner` as read with `current` (its `opens`
+   * fences the compaction); false when `current` is no longer the ledger's state.
+   */
+  async write(owner: LedgerOwner, current: TransactionRecord, next: TransactionRecord): Promise<boolean> {
     const events = transactionEventTypes(current, next).map((type) => transactionEvent(type, next, next.updated_at));
-    const owner = await this.deps.wallets.transition(current.user_id, current, next, movingDelta(current, next.status), events);
-    if (!owner) return false;
+    if (!(await this.deps.wallets.transition(current.user_id, current, next, movingDelta(current, next.status), events))) return false;
     await this.afterWrite(owner, next, events);
     return true;
   }
 
   /**
-   * After a write: the projection, the events' relay and the compaction of a settled transaction. A failure here
-   * loses nothing: the sweepers (ledger and relay) finish it. `opened`: the write opened `record`.
+   * After a write: the projection and the events' relay, together; for a settled transaction then its compaction,
+   * which also removes its events from the outbox (the relay leaves them there for it: one write of the owner for
+   * both). A failure here loses nothing: the sweepers (ledger and relay) finish it. `opened`: the write opened
+   * `record`.
    */
   async afterWrite(owner: LedgerOwner, record: TransactionRecord, events: OutboxEvent[], opened = false): Promise<void> {
-    try {
-      await this.deps.transactions.project(record, opened);
-      if (isFinal(record.status)) await this.deps.wallets.compact(owner._id, [record.id], owner.opens);
-    } catch (error) {
-      this.deps.onBackgroundError(error);
-    }
-    if (events.length > 0) await this.deps.relay.relayUserOutbox({ ...owner, outbox: events }).catch(this.deps.onBackgroundError);
+    const settled = isFinal(record.status);
+    const succeeded = (work: Promise<void>) =>
+      work.then(
+        () => true,
+        (error: unknown) => {
+          this.deps.onBackgroundError(error);
+          return false;
+        },
+      );
+    const withEvents = { ...owner, outbox: events };
+    const [projected, logged] = await Promise.all([
+      succeeded(this.deps.transactions.project(record, opened)),
+      events.length === 0 || succeeded(settled ? this.deps.relay.logUserOutbox(withEvents) : this.deps.relay.relayUserOutbox(withEvents)),
+    ]);
+    if (!settled || !projected) return;
+    const loggedIds = logged ? events.map((event) => event.id) : [];
+    await this.deps.wallets.compact(owner._id, [record.id], owner.opens, loggedIds).catch(this.deps.onBackgroundError);
   }
 }

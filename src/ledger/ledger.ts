@@ -13,7 +13,7 @@ import type { EventRelay } from "../events/event-relay.ts";
 import type { JobQueue } from "../jobs/job-queue.ts";
 import { CHANGED, compareAndSet } from "../lib/compare-and-set.ts";
 import type { TransactionRecord, TransactionRepository } from "../store/transaction-repository.ts";
-import { inflightOf, ledgerOf, type UserWithLedger, type WalletLedgerRepository } from "../store/wallet-ledger.ts";
+import { inflightOf, ledgerOf, ownerOf, type UserWithLedger, type WalletLedgerRepository } from "../store/wallet-ledger.ts";
 import { LedgerSweep } from "./ledger-sweep.ts";
 import { LedgerWriter, type TransactionFailure } from "./ledger-writer.ts";
 import type { PayoutPort } from "./payout-steps.ts";
@@ -113,7 +113,8 @@ export class Ledger {
       }
       checkMoveFrom(current, move, holder !== null);
       const next = this.writer.moved(current, move, options.failure ?? null, mark?.stamp ?? null);
-      return (await this.writer.write(current, next)) ? next : CHANGED;
+      // checkMoveFrom refuses a transaction not in flight (no holder).
+      return (await this.writer.write(ownerOf(holder!), current, next)) ? next : CHANGED;
     });
   }
 

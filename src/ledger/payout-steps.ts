@@ -4,6 +4,7 @@
 import type { Clock } from "../domain/clock.ts";
 import { isFinal } from "../domain/transaction-transitions.ts";
 import type { TransactionRecord } from "../store/transaction-repository.ts";
+import type { LedgerOwner } from "../store/wallet-ledger.ts";
 import type { LedgerWriter } from "./ledger-writer.ts";
 
 /** How long a live withdrawal waits before its hand-off to the custodian is tried again. */
@@ -36,15 +37,16 @@ export class PayoutSteps {
   constructor(private readonly deps: PayoutStepsDependencies) {}
 
   /**
-   * Takes a live withdrawal, as just read, through its hand-off: answers nothing once the custodian took it, the
-   * retry time when it failed, now when the record moved on meanwhile (the next run reads it again).
+   * Takes a live withdrawal, as just read with its `owner`, through its hand-off: answers nothing once the
+   * custodian took it, the retry time when it failed, now when the record moved on meanwhile (the next run reads it
+   * again).
    */
-  async take(record: TransactionRecord): Promise<Date | undefined> {
+  async take(owner: LedgerOwner, record: TransactionRecord): Promise<Date | undefined> {
     const { writer, payouts, clock, onBackgroundError } = this.deps;
     let processing = record;
     if (record.status === "pending") {
       processing = writer.moved(record, "process");
-      if (!(await writer.write(record, processing))) return clock();
+      if (!(await writer.write(owner, record, processing))) return clock();
     }
     const { id, user_id, wallet_id, amount_cents, fiat_currency } = processing;
     try {
@@ -56,7 +58,7 @@ export class PayoutSteps {
       onBackgroundError(error);
       return new Date(clock().getTime() + PAYOUT_RETRY_MS);
     }
-    await writer.write(processing, { ...writer.moved(processing, "hand_off"), handed_off: true });
+    await writer.write(owner, processing, { ...writer.moved(processing, "hand_off"), handed_off: true });
     return undefined;
   }
 }

@@ -10,6 +10,7 @@ import {
 } from "../domain/money.ts";
 import { isFinal } from "../domain/transaction-transitions.ts";
 import type { TransactionRecord } from "../store/transaction-repository.ts";
+import type { LedgerOwner } from "../store/wallet-ledger.ts";
 import type { LedgerWriter } from "./ledger-writer.ts";
 
 /** When a simulated transaction's next step is due; null when none is. `completeAfterMs`: a deposit's delay. */
@@ -24,12 +25,13 @@ export class SimulatorSteps {
   constructor(private readonly deps: { writer: LedgerWriter; clock: Clock }) {}
 
   /**
-   * Takes `record`, as just read, one step on, and answers when its next step is due: none once settled, now
-   * when the record moved on meanwhile (settled, canceled, stepped by another process; the next run reads it again).
+   * Takes `record`, as just read with its `owner`, one step on, and answers when its next step is due: none once
+   * settled, now when the record moved on meanwhile (settled, canceled, stepped by another process; the next run
+   * reads it again).
    */
-  async take(record: TransactionRecord, completeAfterMs: number): Promise<Date | undefined> {
+  async take(owner: LedgerOwner, record: TransactionRecord, completeAfterMs: number): Promise<Date | undefined> {
     const next = this.nextOf(record);
-    return (await this.deps.writer.write(record, next)) ? (simulatorStepDueAt(next, completeAfterMs) ?? undefined) : this.deps.clock();
+    return (await this.deps.writer.write(owner, record, next)) ? (simulatorStepDueAt(next, completeAfterMs) ?? undefined) : this.deps.clock();
   }
 
   private nextOf(record: TransactionRecord): TransactionRecord {

@@ -5,7 +5,7 @@
 import type { Clock } from "../domain/clock.ts";
 import type { JobQueue } from "../jobs/job-queue.ts";
 import type { TransactionRecord, TransactionRepository } from "../store/transaction-repository.ts";
-import { inflightOf, type WalletLedgerRepository } from "../store/wallet-ledger.ts";
+import { inflightOf, ownerOf, type WalletLedgerRepository } from "../store/wallet-ledger.ts";
 import type { LedgerWriter } from "./ledger-writer.ts";
 import { type PayoutPort, PayoutSteps, payoutStepDueAt } from "./payout-steps.ts";
 import { SimulatorSteps, simulatorStepDueAt } from "./simulator-steps.ts";
@@ -77,8 +77,9 @@ export class TransactionSteps {
   private async run(job: TransactionStepJob): Promise<Date | undefined> {
     const now = this.deps.clock();
     try {
-      const record = inflightOf(await this.deps.wallets.findHolder(job.transactionId), job.transactionId);
-      if (!record) {
+      const holder = await this.deps.wallets.findHolder(job.transactionId);
+      const record = inflightOf(holder, job.transactionId);
+      if (!holder || !record) {
         // Settled and compacted, or not opened (yet): the job was written before the opening.
         if (await this.deps.transactions.findById(job.transactionId)) return undefined;
         const since = now.getTime() - new Date(job.openedAt).getTime();
@@ -87,7 +88,8 @@ export class TransactionSteps {
       const due = stepDueAt(record, job.completeAfterMs);
       if (!due) return undefined;
       if (due > now) return due;
-      return await (record.simulated ? this.simulator.take(record, job.completeAfterMs) : this.payout.take(record));
+      const owner = ownerOf(holder);
+      return await (record.simulated ? this.simulator.take(owner, record, job.completeAfterMs) : this.payout.take(owner, record));
     } catch (error) {
       this.deps.onBackgroundError(error);
       return new Date(now.getTime() + STEP_ERROR_RETRY_MS);

@@ -1,7 +1,9 @@
 // The balance of a user's wallet and the transactions in flight on it, kept in the user document (`ledger`),
 // so that every change of a balance is one conditional single-document write that also records the
 // transaction's new state and its events (the user's outbox). See docs/contract.md, Money, for the invariant.
+import { randomUUID } from "node:crypto";
 import type { Collection, Filter, UpdateFilter } from "mongodb";
+import { TurnBatch } from "../lib/turn-batch.ts";
 import { batchedConditionalUpdate, batchedUpdate, throwDocumentError } from "./write-batcher.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import type { BalanceDelta } from "../domain/transaction-transitions.ts";
@@ -20,6 +22,11 @@ interface StoredLedger {
   opens: number;
   compacted_through: number;
   updated_at?: Date;
+  /**
+   * The token of the last move of each in-flight transaction (a move sent with others in one command learns from
+   * it whether its own write applied); removed with the transaction by the compaction.
+   */
+  moves?: Record<string, string>;
 }
 
 export interface LedgerState {
@@ -50,7 +57,7 @@ export const EMPTY_LEDGER: LedgerState = {
 export function ledgerOf(user: UserDocument): LedgerState {
   const stored = (user as UserWithLedger).ledger;
   if (!stored) return EMPTY_LEDGER;
-  const { inflight_ids: _ids, inflight, ...rest } = stored;
+  const { inflight_ids: _ids, moves: _moves, inflight, ...rest } = stored;
   return { ...EMPTY_LEDGER, ...rest, inflight: Object.values(inflight ?? {}) };
 }
 
@@ -64,14 +71,19 @@ export interface LedgerOwner {
   _id: string;
   project_id: string;
   livemode: boolean;
-  /** `ledger.opens` after the write. */
+  /** `ledger.opens` after the write, or as read with the transaction it moves (either fences its compaction). */
   opens: number;
 }
 
 /** The fields of the user document a ledger write reads back (not the whole document: it can be large). */
 const OWNER_FIELDS = { project_id: 1, livemode: 1, "ledger.opens": 1 } as const;
+/** What a move reads of the holder of its transaction besides that transaction: its owner and its outbox. */
+const HOLDER_FIELDS = { ...OWNER_FIELDS, outbox: 1 } as const;
 
-function ownerOf(doc: UserWithLedger | null): LedgerOwner | null {
+/** The owner as `doc` (a whole user document, or its owner fields) shows it. */
+export function ownerOf(doc: UserWithLedger): LedgerOwner;
+export function ownerOf(doc: UserWithLedger | null): LedgerOwner | null;
+export function ownerOf(doc: UserWithLedger | null): LedgerOwner | null {
   if (!doc) return null;
   return { _id: doc._id, project_id: doc.project_id, livemode: doc.livemode, opens: doc.ledger?.opens ?? 0 };
 }
@@ -121,12 +133,20 @@ export class WalletLedgerRepository {
   /** Compactions are small, frequent and need no answer: concurrent ones share one command. */
   private readonly batchedCompact: ReturnType<typeof batchedUpdate<UserWithLedger>>;
   private readonly batchedOpen: ReturnType<typeof batchedConditionalUpdate<UserWithLedger>>;
+  /**
+   * Moves of transactions (the steps of many jobs, settlement calls) share one command, as do the lookups of their
+   * holders: those made while the one before is under way wait for it and go together (the runs of a job batch
+   * start one at a time, so a turn holds few of them).
+   */
+  private readonly batchedMove: ReturnType<typeof batchedConditionalUpdate<UserWithLedger>>;
+  private readonly holders = new TurnBatch<string, UserWithLedger | null>((ids) => this.findHolders(ids), { oneAtATime: true });
 
   /** Made by UserRepository, the users collection's one repository, on its collection (see `ledger` there). */
   constructor(users: Collection<UserDocument>) {
     this.users = users as Collection<UserWithLedger>;
     this.batchedCompact = batchedUpdate(this.users);
     this.batchedOpen = batchedConditionalUpdate(this.users);
+    this.batchedMove = batchedConditionalUpdate(this.users, { oneAtATime: true });
   }
 
   find(scope: TenantScope, userId: string): Promise<UserWithLedger | null> {
@@ -160,9 +180,29 @@ export class WalletLedgerRepository {
     return this.users.findOne({ _id: userId });
   }
 
-  /** The user holding this transaction in flight, if one does. */
+  /**
+   * The user holding this transaction in flight, if one does: its owner fields, outbox, in-flight ids and that
+   * transaction (not its balance, profile or other transactions).
+   */
   findHolder(transactionId: string): Promise<UserWithLedger | null> {
-    return this.users.findOne({ "ledger.inflight_ids": transactionId });
+    return this.holders.add(transactionId);
+  }
+
+  /**
+   * The holders of these transactions, by one query: of each, its owner fields, its outbox and those of its
+   * transactions in flight (not the others, nor its profile).
+   */
+  private async findHolders(transactionIds: string[]): Promise<(UserWithLedger | null)[]> {
+    const ids = [...new Set(transactionIds)];
+    const projection = {
+      ...HOLDER_FIELDS,
+      "ledger.inflight_ids": 1,
+      ...Object.fromEntries(ids.map((id) => [`ledger.inflight.${id}`, 1])),
+    };
+    const filter = ids.length === 1 ? { "ledger.inflight_ids": ids[0]! } : { "ledger.inflight_ids": { $in: ids } };
+    const users = await this.users.find(filter, { projection }).toArray();
+    const holderOf = new Map(users.flatMap((user) => (user.ledger?.inflight_ids ?? []).map((id) => [id, user] as const)));
+    return transactionIds.map((id) => holderOf.get(id) ?? null);
   }
 
   /**
@@ -189,34 +229,32 @@ export class WalletLedgerRepository {
 
   /**
    * Moves an in-flight transaction from the status it had when read (`from`) to `next`, applying `delta` and
-   * recording `events`, in one write; null when its status is no longer `from` (someone else moved it).
+   * recording `events`, in one write, sent with the moves of concurrent callers in one command; false when its
+   * status is no longer `from` (someone else moved it). When some move of the command did not apply, each of its
+   * callers reads whether its own did: the write leaves a token of its own beside the transaction.
    */
-  async transition(
-    userId: string,
-    from: TransactionRecord,
-    next: TransactionRecord,
-    delta: BalanceDelta,
-    events: OutboxEvent[],
-  ): Promise<LedgerOwner | null> {
+  async transition(userId: string, from: TransactionRecord, next: TransactionRecord, delta: BalanceDelta, events: OutboxEvent[]): Promise<boolean> {
+    const token = randomUUID();
     const update = {
-      $set: { [`ledger.inflight.${next.id}`]: next, "ledger.updated_at": next.updated_at },
+      $set: { [`ledger.inflight.${next.id}`]: next, [`ledger.moves.${next.id}`]: token, "ledger.updated_at": next.updated_at },
       ...(Object.keys(incOf(delta)).length > 0 ? { $inc: incOf(delta) } : {}),
       ...(events.length > 0 ? { $push: { outbox: { $each: events } } } : {}),
     } as unknown as UpdateFilter<UserWithLedger>;
-    return ownerOf(
-      await this.users.findOneAndUpdate(
-        { _id: userId, [`ledger.inflight.${from.id}.version`]: from.version, [`ledger.inflight.${from.id}.status`]: from.status },
-        update,
-        { returnDocument: "after", projection: OWNER_FIELDS },
-      ),
-    );
+    const filter = { _id: userId, [`ledger.inflight.${from.id}.version`]: from.version, [`ledger.inflight.${from.id}.status`]: from.status };
+    if ((await this.batchedMove({ updateOne: { filter: filter as Filter<UserWithLedger>, update } })) === "applied") return true;
+    // Only the last move's token is kept. Another's token, or none (compacted), means another mover's write applied
+    // instead; or, after a move to a status that is not final, that another moved it on since, which leaves this
+    // move nothing to do (such a move has no events and no balance change, and its projection is superseded).
+    const after = await this.users.findOne({ _id: userId }, { projection: { [`ledger.moves.${next.id}`]: 1 } });
+    return after?.ledger?.moves?.[next.id] === token;
   }
 
   /**
-   * Removes settled transactions (already projected) from the ledger, raising the fence to `opensSeen`, the
-   * `opens` counter read after they settled (each was opened at or before it).
+   * Removes settled transactions (already projected) from the ledger, raising the fence to `opensSeen`, an
+   * `opens` counter read once they were opened (each was opened at or before it); and, in the same write, the
+   * events `loggedEventIds` (logged and fanned out already) from the outbox.
    */
-  async compact(userId: string, transactionIds: readonly string[], opensSeen: number): Promise<void> {
+  async compact(userId: string, transactionIds: readonly string[], opensSeen: number, loggedEventIds: readonly string[] = []): Promise<void> {
     if (transactionIds.length === 0) return;
     // A settled transaction stays settled until compacted, and is never opened again (the fence): no condition
     // beyond the callers' (each id was settled when read) is needed.
@@ -224,8 +262,16 @@ export class WalletLedgerRepository {
       updateOne: {
         filter: { _id: userId },
         update: {
-          $unset: Object.fromEntries(transactionIds.map((id) => [`ledger.inflight.${id}`, ""])),
-          $pull: { "ledger.inflight_ids": { $in: [...transactionIds] } },
+          $unset: Object.fromEntries(
+            transactionIds.flatMap((id) => [
+              [`ledger.inflight.${id}`, ""],
+              [`ledger.moves.${id}`, ""],
+            ]),
+          ),
+          $pull: {
+            "ledger.inflight_ids": { $in: [...transactionIds] },
+            ...(loggedEventIds.length > 0 ? { outbox: { id: { $in: [...loggedEventIds] } } } : {}),
+          },
           $max: { "ledger.compacted_through": opensSeen },
         } as unknown as UpdateFilter<UserWithLedger>,
       },

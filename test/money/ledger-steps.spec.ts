@@ -69,6 +69,14 @@ describe("ledger steps as Agenda jobs", function () {
     ).to.deep.equal([]);
     expect((await eventsOf(svc, created.body.id)).map((e) => e.type)).to.deep.equal(["transaction.completed", "withdrawal.completed"]);
     expect(await balanceOf(svc, user)).to.deep.equal({ available_usd: 45, pending_in_usd: 0, pending_out_usd: 0 });
+    // The settled transaction leaves the ledger, and its events the outbox, in one write once they are logged.
+    const owner = await eventually(
+      () => svc.database.db.collection("users").findOne({ _id: user as never }),
+      (doc) => doc !== null && !(created.body.id in (doc.ledger?.inflight ?? {})),
+      3000,
+    );
+    expect(owner!.outbox).to.deep.equal([]);
+    expect(owner!.ledger.moves ?? {}).to.deep.equal({});
   });
 
   it("a deposit's job is due at complete_after_seconds; a refused opening leaves no job", async () => {

@@ -5,10 +5,11 @@
 import { execSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
-import { type CommandStartedEvent, type Db, MongoClient } from "mongodb";
+import { type Db, MongoClient } from "mongodb";
 import { startEmbeddedMongo } from "../src/embedded-mongo/index.ts";
 import { JobQueue } from "../src/jobs/job-queue.ts";
 import { agendaJobDocument } from "./agenda-job-document.ts";
+import { commandTable, countCommands } from "./command-shapes.ts";
 import { machineDescription } from "./machine.ts";
 
 const JOBS = Number(process.env.BENCH_AGENDA_JOBS ?? 2000);
@@ -124,13 +125,7 @@ async function agenda(db: Db, client: MongoClient, options: { changeStreams: boo
     if (++ran === JOBS) allRan();
   });
   await queue.start();
-  const commands = new Map<string, number>();
-  const count = (event: CommandStartedEvent) => {
-    if (["hello", "ismaster", "endSessions"].includes(event.commandName)) return;
-    const key = commandShape(event);
-    commands.set(key, (commands.get(key) ?? 0) + 1);
-  };
-  if (options.monitor) client.on("commandStarted", count);
+  const counter = options.monitor ? countCommands(client) : null;
   const cpu = process.cpuUsage();
   const start = performance.now();
   for (let i = 0; i < JOBS; i += SCHEDULERS) {
@@ -147,40 +142,10 @@ async function agenda(db: Db, client: MongoClient, options: { changeStreams: boo
   while ((await db.collection("jobs").countDocuments({ name: "bench-noop" })) > 0) await new Promise((r) => setTimeout(r, 1));
   const jobsPerSecond = JOBS / ((performance.now() - start) / 1000);
   const cpuMsPerJob = cpuMs(cpu) / JOBS;
-  if (options.monitor) client.off("commandStarted", count);
+  const commands = counter?.take();
+  counter?.stop();
   await queue.stop();
-  return { jobsPerSecond, cpuMsPerJob, ...(options.monitor ? { commands } : {}) };
-}
-
-/** A command's name and the shape of what it asks (filter keys, sort, upsert), without values. */
-function commandShape(event: CommandStartedEvent): string {
-  const c = event.command;
-  const shape = (v: unknown): string => {
-    if (v === null || typeof v !== "object" || v instanceof Date || Array.isArray(v) || (v as { _bsontype?: string })._bsontype) return "";
-    return `{${Object.entries(v as Record<string, unknown>)
-      .map(([k, x]) =>
-        k.startsWith("$") || (x && typeof x === "object" && !(x instanceof Date) && !(x as { _bsontype?: string })._bsontype)
-          ? `${k}${Array.isArray(x) ? (x.some((e) => shape(e) !== "") ? `[${x.map(shape).join(",")}]` : "[...]") : shape(x)}`
-          : k,
-      )
-      .join(", ")}}`;
-  };
-  switch (event.commandName) {
-    case "findAndModify":
-      return `findAndModify ${shape(c.query)}${c.sort ? ` sort ${shape(c.sort)}` : ""}${c.upsert ? " upsert" : ""}`;
-    case "update":
-      return `update ${shape(c.updates?.[0]?.q)}${c.updates?.[0]?.upsert ? " upsert" : ""}`;
-    case "delete":
-      return `delete ${shape(c.deletes?.[0]?.q)}`;
-    case "find":
-      return `find ${shape(c.filter)}`;
-    case "getMore":
-      return `getMore ${c.collection}`;
-    case "aggregate":
-      return `aggregate ${c.aggregate}`;
-    default:
-      return `${event.commandName} ${String(c[event.commandName])}`;
-  }
+  return { jobsPerSecond, cpuMsPerJob, ...(commands ? { commands } : {}) };
 }
 
 const client = await connect();
@@ -231,15 +196,6 @@ const cell = (m: Measure, base: Measure) =>
   m === base
     ? `${round(m.jobsPerSecond)} jobs/s; ${round(m.cpuMsPerJob, 2)} ms CPU`
     : `${round(m.jobsPerSecond)} jobs/s (${percent(m.jobsPerSecond / base.jobsPerSecond)}); ${round(m.cpuMsPerJob, 2)} ms CPU`;
-/** The commands of one monitored run, as a titled table. */
-const commandTable = (title: string, commands: Map<string, number>) => [
-  `${title} (${round([...commands.values()].reduce((a, b) => a + b, 0) / JOBS, 2)} commands per job):`,
-  "",
-  "| command (filter shape) | count | per job |",
-  "|---|---|---|",
-  ...[...commands.entries()].sort((a, b) => b[1] - a[1]).map(([shape, n]) => `| \`${shape}\` | ${n} | ${round(n / JOBS, 2)} |`),
-  "",
-];
 const commit = (() => {
   if (process.env.BENCH_COMMIT) return process.env.BENCH_COMMIT;
   try {
@@ -294,8 +250,8 @@ const lines = [
   "",
   `Commands sent during two more runs (change streams; counted with the driver's command monitoring, not timed), for ${JOBS} jobs each.`,
   "",
-  ...commandTable("Unique saves", profile.commands!),
-  ...commandTable("Bulk inserts", bulkProfile.commands!),
+  ...commandTable("Unique saves", profile.commands!, JOBS, "job"),
+  ...commandTable("Bulk inserts", bulkProfile.commands!, JOBS, "job"),
 ];
 // The figures of an earlier run (BENCH_AGENDA_BEFORE: its results file), e.g. of the code before a change, kept beside.
 const beforeFile = process.env.BENCH_AGENDA_BEFORE;

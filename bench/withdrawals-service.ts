@@ -3,16 +3,23 @@
 // on ephemeral ports, request logs at the shipped level (info) written to /dev/null, the Default project
 // bootstrapped with the sandbox key BENCH_SANDBOX_KEY; beside it, in the same process and on the same database,
 // the bare Fastify route the bench compares withdrawals with (POST /bare: one insertOne of a transaction-sized
-// document). Prints one JSON line ({ pid, httpPort, barePort }), then serves until its standard input closes.
+// document). Prints one JSON line ({ pid, httpPort, barePort }), then serves until its standard input closes; each
+// line `commands` it reads is answered with one JSON line ({ commands }) of the commands it sent the database since
+// the last such line, by shape (bench/command-shapes.ts).
+import { createInterface } from "node:readline";
 import Fastify from "fastify";
 import { createApp } from "../src/app.ts";
 import { bootstrapDefaultProject } from "../src/bootstrap.ts";
 import { connectDatabase } from "../src/store/database.ts";
 import { benchAppOptions } from "./bench-service.ts";
+import { countCommands } from "./command-shapes.ts";
 
 const uri = process.env.BENCH_MONGO_URI!;
-const database = await connectDatabase(uri);
-const app = await createApp(benchAppOptions(uri, database, "bench-admin-token", { SVC_ROLE: process.env.BENCH_ROLE ?? "all" }));
+const database = await connectDatabase(uri, { monitorCommands: true });
+const commands = countCommands(database.client);
+// Other SVC_* variables of the environment apply (to try other settings); the bench sets none.
+const settings = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith("SVC_"))) as Record<string, string>;
+const app = await createApp(benchAppOptions(uri, database, "bench-admin-token", { ...settings, SVC_ROLE: process.env.BENCH_ROLE ?? "all" }));
 await bootstrapDefaultProject({ tenancy: app.tenancy, ...app.repositories }, { sandboxKey: process.env.BENCH_SANDBOX_KEY });
 const { httpPort } = await app.listen({ http: 0, grpc: 0 });
 
@@ -37,7 +44,9 @@ const barePort = (bare.server.address() as { port: number }).port;
 
 process.stdout.write(`${JSON.stringify({ pid: process.pid, httpPort, barePort })}\n`);
 
-process.stdin.resume();
+createInterface({ input: process.stdin }).on("line", (line) => {
+  if (line.trim() === "commands") process.stdout.write(`${JSON.stringify({ commands: Object.fromEntries(commands.take()) })}\n`);
+});
 process.stdin.once("end", async () => {
   await bare.close();
   await app.close();

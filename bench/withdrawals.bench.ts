@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { MongoClient } from "mongodb";
+import { commandTable } from "./command-shapes.ts";
 import { formatLoad, type LoadResult } from "./http-load.ts";
 import { codeRevision, machineDescription } from "./machine.ts";
 import { cpuSecondsOf } from "./process-cpu.ts";
@@ -28,26 +29,38 @@ const DEPOSITS = Number(process.env.BENCH_DEPOSITS ?? 3000);
 const KEY = "svc_test_benchwithdrawalsbenchwithdraw1";
 const root = fileURLToPath(new URL("..", import.meta.url));
 
-/** Spawns a TypeScript entry; answers the process and the first line of its standard output matching `ready`. */
+/**
+ * Spawns a TypeScript entry; answers the process, the first line of its standard output matching `ready`, and a
+ * reader of the lines after it.
+ */
 async function start(
   entry: string,
   args: string[],
   env: Record<string, string>,
   ready: RegExp,
   nodeArgs: string[] = [],
-): Promise<{ child: ChildProcess; line: string }> {
+): Promise<{ child: ChildProcess; line: string; nextLine: () => Promise<string> }> {
   const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", join(root, entry), ...args], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ["pipe", "pipe", "inherit"],
   });
-  const line = await new Promise<string>((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`${entry} exited (${code}) before it was ready`)));
-    createInterface({ input: child.stdout! }).on("line", (l) => {
-      if (ready.test(l)) resolve(l);
-    });
+  const lines: string[] = [];
+  const readers: ((line: string) => void)[] = [];
+  createInterface({ input: child.stdout! }).on("line", (l) => {
+    const reader = readers.shift();
+    if (reader) reader(l);
+    else lines.push(l);
   });
-  return { child, line };
+  const nextLine = () => {
+    const waiting = lines.shift();
+    return waiting !== undefined ? Promise.resolve(waiting) : new Promise<string>((resolve) => readers.push(resolve));
+  };
+  const exited = new Promise<never>((_, reject) => child.once("exit", (code) => reject(new Error(`${entry} exited (${code}) before it was ready`))));
+  exited.catch(() => {});
+  let line = await Promise.race([nextLine(), exited]);
+  while (!ready.test(line)) line = await Promise.race([nextLine(), exited]);
+  return { child, line, nextLine };
 }
 
 async function stop(child: ChildProcess): Promise<void> {
@@ -62,18 +75,27 @@ interface Service {
   pid: number;
   httpPort: number;
   barePort: number;
+  /** The commands the service sent the database since the last call, by shape (bench/command-shapes.ts). */
+  commands: () => Promise<Map<string, number>>;
 }
 async function startService(role: string): Promise<Service> {
   // BENCH_SERVICE_NODE_ARGS: extra node options of the service processes (for example --cpu-prof, to see where the time goes).
   const nodeArgs = process.env.BENCH_SERVICE_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
-  const { child, line } = await start(
+  const { child, line, nextLine } = await start(
     "bench/withdrawals-service.ts",
     [],
     { BENCH_MONGO_URI: uri, BENCH_ROLE: role, BENCH_SANDBOX_KEY: KEY },
     /^\{/,
     nodeArgs,
   );
-  return { child, ...(JSON.parse(line) as { pid: number; httpPort: number; barePort: number }) };
+  const commands = async () => {
+    child.stdin!.write("commands\n");
+    for (;;) {
+      const answer = await nextLine();
+      if (answer.startsWith('{"commands"')) return new Map(Object.entries((JSON.parse(answer) as { commands: Record<string, number> }).commands));
+    }
+  };
+  return { child, commands, ...(JSON.parse(line) as { pid: number; httpPort: number; barePort: number }) };
 }
 
 /** `nproc` and the first lines of `lscpu`, as the machine's own tools say them. */
@@ -145,7 +167,7 @@ async function load(
   concurrency: number,
   durationMs: number,
   maxRequests?: number,
-): Promise<LoadResult & { cpuMicros: number; dbCpuMicros: number }> {
+): Promise<LoadResult & { cpuMicros: number; dbCpuMicros: number; commands: Map<string, number> }> {
   const spec = {
     target,
     httpPort: service.httpPort,
@@ -157,6 +179,7 @@ async function load(
     offset: offsets[target],
     ...(maxRequests === undefined ? {} : { maxRequests }),
   };
+  await service.commands();
   const cpuBefore = cpuSecondsOf(service.pid);
   const dbCpuBefore = cpuSecondsOf(database.child.pid!);
   const { child, line } = await start("bench/withdrawals-load.ts", [JSON.stringify(spec)], {}, /^\{/);
@@ -168,10 +191,13 @@ async function load(
     ...result,
     cpuMicros: perRequest(cpuSecondsOf(service.pid) - cpuBefore),
     dbCpuMicros: perRequest(cpuSecondsOf(database.child.pid!) - dbCpuBefore),
+    commands: await service.commands(),
   };
 }
 
 const rows: string[] = [];
+/** The commands of the last withdrawal run at the highest level, per deployment, and its requests. */
+const withdrawalCommands = new Map<string, { commands: Map<string, number>; requests: number }>();
 /** Measures withdrawals against the bare route at each level, in the service running now; answers the best mean ratio. */
 async function measure(setup: string, summary: string[]): Promise<number> {
   await load("bare", 32, 3000); // warm-up: JIT, indexes, connection pools
@@ -191,6 +217,7 @@ async function measure(setup: string, summary: string[]): Promise<number> {
       console.error(rows.at(-2));
       console.error(rows.at(-1));
       ratios.push(withdrawal.perSecond / bare.perSecond);
+      withdrawalCommands.set(setup, { commands: withdrawal.commands, requests: withdrawal.requests });
     }
     const mean = ratios.reduce((a, b) => a + b, 0) / ratios.length;
     best = Math.max(best, mean);
@@ -202,6 +229,13 @@ async function measure(setup: string, summary: string[]): Promise<number> {
 // Creation with the settlement in the same process: role all, the simulator stepping earlier withdrawals meanwhile.
 const allSummary: string[] = [];
 const allBest = await measure("all role", allSummary);
+// The withdrawals of the last runs settle before the service stops (their steps are not left to the next phase).
+const stepsLeft = () => db.collection("jobs").countDocuments({ name: "transaction-step" });
+const allSettledBy = Date.now() + 120_000;
+while ((await stepsLeft()) > 0) {
+  if (Date.now() > allSettledBy) throw new Error(`${await stepsLeft()} withdrawal steps left 120 s after the all-role runs`);
+  await new Promise((r) => setTimeout(r, 200));
+}
 await stop(service.child);
 
 // Phase 2: settlement. An API-role process opens the deposits (due at once: their steps wait, no worker runs);
@@ -222,6 +256,9 @@ if ((await settled()) !== 0) throw new Error("deposits settled without a worker"
 const workerStarted = performance.now();
 service = await startService("worker");
 const workerReady = performance.now();
+await service.commands();
+const workerCpuAtReady = cpuSecondsOf(service.pid);
+const dbCpuAtReady = cpuSecondsOf(database.child.pid!);
 for (;;) {
   const done = await settled();
   if (done >= DEPOSITS) break;
@@ -230,6 +267,9 @@ for (;;) {
 }
 const settleSeconds = (performance.now() - workerReady) / 1000;
 const workerCpu = cpuSecondsOf(service.pid);
+const settlementCpuMicros = ((workerCpu - workerCpuAtReady) / DEPOSITS) * 1e6;
+const settlementDbCpuMicros = ((cpuSecondsOf(database.child.pid!) - dbCpuAtReady) / DEPOSITS) * 1e6;
+const settlementCommands = await service.commands();
 await stop(service.child);
 
 // Phase 3, creation alone: an API-role process creates; each withdrawal's steps wait as a job for a worker, and
@@ -305,8 +345,13 @@ Per withdrawal, what the database is asked (role api: the request only; role all
 | phase | operations |
 |---|---|
 | the request | the Idempotency-Key's claim and stored answer, the insert of the transaction's step job (Agenda's \`jobs\`, before the opening), the opening (a conditional update of the user document, which holds the wallet's balance and its transactions in flight), the projection: five writes in four round trips (the projection goes with the stored answer), each group-committed with those of concurrent requests (one command per batch) |
-| its settlement (role all: two runs of its step job, at 1 s and 2 s) | per run: Agenda's lock of the job, its start and end saves, a read of the transaction; two conditional updates of the user document (one command each), their projections, the compaction of the settled transaction, the two events' insertion into the event log and their removal from the outbox (group-committed), and the job's removal after the last run |
+| its settlement (role all: two runs of its step job, at 1 s and 2 s) | per run: the lock of its job (a find, an update and a find for the due jobs of the moment), the read of the user holding the transaction (one query for the runs of the moment), the conditional update of the user document (one command for the moves of the moment); after the move that settles it, its projection and its events' insertion into the event log, then one update of the user document that compacts the transaction and removes the events from the outbox; the job's state saved when the run ends, and the job removed after its last run |
 
+Commands the service sent, counted by its driver's command monitoring during the runs (shapes without values;
+\`<id>\` stands for a transaction's id in a field path):
+
+${[...withdrawalCommands].flatMap(([setup, { commands, requests }]) => commandTable(`${setup}, the last withdrawal run at ${CONCURRENCY_LEVELS.at(-1)} in flight${setup.startsWith("all") ? " (with the settlement of earlier withdrawals)" : ""}`, commands, requests, "withdrawal")).join("\n")}
+${commandTable("Settlement by one worker (below)", settlementCommands, DEPOSITS, "settled deposit").join("\n")}
 What changed since the first measurement (creation at 8% to 12% of the bare route, service and database each 5
 to 10 ms of CPU per withdrawal; 7 commands per request and about 30 in the settlement):
 
@@ -345,8 +390,9 @@ whether its own update applied, to relay its events only then: a write token in 
 ${DEPOSITS} sandbox deposits (\`complete_after_seconds: 0\`) opened by a service in role \`api\` (their step jobs due at
 once, no worker running), then a service in role \`worker\` (shipped settings: Agenda looks for due jobs every
 1000 ms, locks each, and runs up to 50 at once) started: it settled all ${DEPOSITS} in **${settleSeconds.toFixed(1)} s** after it was ready
-(start-up ${((workerReady - workerStarted) / 1000).toFixed(1)} s not counted): **${(DEPOSITS / settleSeconds).toFixed(0)} settlements/s**, ${((workerCpu / DEPOSITS) * 1e6).toFixed(0)} µs of
-worker CPU per settlement (start-up included). pending_in left on the wallets afterwards: ${pendingIn} cents (expected 0).
+(start-up ${((workerReady - workerStarted) / 1000).toFixed(1)} s not counted): **${(DEPOSITS / settleSeconds).toFixed(0)} settlements/s**; per settlement, ${settlementCpuMicros.toFixed(0)} µs of
+the worker's CPU and ${settlementDbCpuMicros.toFixed(0)} µs of the database's (${((workerCpu / DEPOSITS) * 1e6).toFixed(0)} µs of the worker's with its start-up). pending_in
+left on the wallets afterwards: ${pendingIn} cents (expected 0).
 `;
 writeFileSync(new URL("./results/withdrawals.md", import.meta.url), report);
 console.log(report);

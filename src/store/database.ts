@@ -1,5 +1,5 @@
 // Connection to the system of record. Repositories take collections from here; nothing else talks to MongoDB.
-import { MongoBulkWriteError, MongoClient, type Db, type WriteError } from "mongodb";
+import { MongoBulkWriteError, MongoClient, type Db, type MongoClientOptions, type WriteError } from "mongodb";
 
 export interface Database {
   client: MongoClient;
@@ -7,8 +7,9 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export async function connectDatabase(uri: string): Promise<Database> {
-  const client = new MongoClient(uri, { ignoreUndefined: true });
+/** `options` add to the service's own (benchmarks monitor commands). */
+export async function connectDatabase(uri: string, options: MongoClientOptions = {}): Promise<Database> {
+  const client = new MongoClient(uri, { ...options, ignoreUndefined: true });
   await client.connect();
   // The database named in the URI, or "svc".
   const db = client.db(new URL(uri.replace(/^mongodb(\+srv)?:/, "http:")).pathname.slice(1) || "svc");

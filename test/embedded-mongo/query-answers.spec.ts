@@ -35,6 +35,10 @@ describe("embedded-mongo: $all, aggregate hints and positional projections as mo
       expect(await count({ tags: { $all: [/^c/] } })).to.equal(1);
       expect(await count({ tags: { $all: [/^b/, "abc"] } })).to.equal(1);
       expect(await countCommand({ tags: { $all: [/^b/] } })).to.equal(2);
+      // Never inside an array nested in the field's array (document 4), with $all or without.
+      expect(await count({ tags: /^a/ })).to.equal(1);
+      expect(await count({ tags: { $regex: "^A", $options: "i" } })).to.equal(1);
+      expect(await count({ tags: { $not: /^a/ } })).to.equal(3);
       const found = await t.db
         .collection<Row>("all")
         .find({ tags: { $all: [/d$/] } })

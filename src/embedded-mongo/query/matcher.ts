@@ -41,6 +41,18 @@ const $mod = (selector: string, value: unknown) => {
     });
 };
 
+/** A regex without the global and sticky flags, whose `test` keeps no state between calls. */
+function statelessRegex(pattern: RegExp): RegExp {
+  return /[gy]/.test(pattern.flags) ? new RegExp(pattern.source, pattern.flags.replace(/[gy]/g, "")) : pattern;
+}
+
+// A regex matches a string at the path or among the elements of an array there; mingo would also look inside
+// arrays nested in that array, which mongod never does.
+const $regex = (selector: string, value: unknown) => {
+  const pattern = statelessRegex(value instanceof RegExp ? value : new RegExp(String(value)));
+  return (doc: unknown) => candidates(doc, selector).some((c) => typeof c === "string" && pattern.test(c));
+};
+
 // `$all` through mingo misses a scalar field equal to the single value; mongod's $all is the AND of equalities
 // (of matches for a regex, of $elemMatch clauses), each with the usual array semantics, and an empty list matches
 // nothing.
@@ -48,11 +60,8 @@ const allMatchers = new Map<string, Query>();
 const $all = (selector: string, value: unknown, options?: { context?: Context }) => {
   if (!Array.isArray(value)) throw commandError(ErrorCodes.BadValue, "$all needs an array");
   if (value.length === 0) return () => false;
-  // A regex matches a string at the path or among the elements of an array there (never inside nested arrays,
-  // where mingo would look too).
-  const patterns = value.filter((v): v is RegExp => v instanceof RegExp).map((r) => new RegExp(r.source, r.flags.replace(/[gy]/g, "")));
-  const matchesPatterns = (doc: unknown) =>
-    patterns.every((pattern) => candidates(doc, selector).some((c) => typeof c === "string" && pattern.test(c)));
+  const patterns = value.filter((v): v is RegExp => v instanceof RegExp).map((r) => $regex(selector, r));
+  const matchesPatterns = (doc: unknown) => patterns.every((matches) => matches(doc));
   const clauses = value
     .filter((v) => !(v instanceof RegExp))
     .map((v) => ({ [selector]: v && typeof v === "object" && "$elemMatch" in (v as Document) ? v : { $eq: v } }));
@@ -91,6 +100,7 @@ const QUERY_CONTEXT: Context = Context.init({
     $lte: rangeOperator((c) => c <= 0),
     $mod,
     $all,
+    $regex,
   } as typeof queryOperators,
   window: windowOperators,
 });
@@ -263,6 +273,7 @@ function collatedContext(collation: Collation): Context {
       $lte: rangeOperator((c) => c <= 0, strings),
       $mod,
       $all,
+      $regex,
     } as unknown as typeof queryOperators,
     window: windowOperators,
   });

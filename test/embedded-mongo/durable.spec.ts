@@ -246,7 +246,10 @@ describe("embedded-mongo: durable mode (dbPath)", function () {
       }
     };
     const writers = Array.from({ length: 16 }, writer);
-    await new Promise((r) => setTimeout(r, 300 + Math.random() * 700));
+    // Killed once more than 50 writes are acknowledged, then at a random moment of the burst: counted, not timed,
+    // so a loaded machine that acknowledges fewer writes a second still kills mid-burst.
+    while (acknowledged.length <= 50) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, Math.random() * 700));
     child.kill("SIGKILL");
     await new Promise((r) => child.once("exit", r));
     stop = true;

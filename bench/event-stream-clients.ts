@@ -13,7 +13,8 @@ import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { EventsService, type StreamEventsResponse } from "../gen/svc/v1/events_pb.ts";
 
-// "struct": the streams also carry the deprecated Struct (as a client built before `data_json`); "json": not.
+// "struct": the streams also carry the deprecated Struct (as a client built before `data_json`); "json": not;
+// "batched": not, and a message carries every event waiting for its stream, up to 100 (`max_events_per_message`).
 const [baseUrl, count, data] = [process.argv[2]!, Number(process.argv[3]), process.argv[4]];
 /** HTTP/2's initial window of a stream, which the clients keep. */
 const STREAM_WINDOW_BYTES = 65_535;
@@ -48,11 +49,13 @@ for (let i = 0; i < count; i++) {
       void (async () => {
         try {
           for await (const message of client.streamEvents(
-            { excludeStructData: data !== "struct" },
+            { excludeStructData: data !== "struct", maxEventsPerMessage: data === "batched" ? 100 : 0 },
             { signal: abort.signal },
           ) as AsyncIterable<StreamEventsResponse>) {
             if (message.caughtUp) resolve();
-            else received.set(message.event!.id, Date.now() - timestampMs(message.event!.createdAt!));
+            for (const event of message.event ? [message.event] : message.events) {
+              received.set(event.id, Date.now() - timestampMs(event.createdAt!));
+            }
           }
         } catch (error) {
           if (!abort.signal.aborted) reject(error);

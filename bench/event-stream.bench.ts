@@ -67,20 +67,12 @@ interface StreamClients {
   close(): Promise<void>;
 }
 
-async function openStreams(count: number, structData: boolean): Promise<StreamClients> {
+async function openStreams(count: number, kind: Exclude<StreamKind, "none">): Promise<StreamClients> {
   // BENCH_CLIENT_NODE_ARGS: extra node options of the clients' process (--cpu-prof, to see where its time goes).
   const nodeArgs = process.env.BENCH_CLIENT_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
   const child = spawn(
     process.execPath,
-    [
-      ...nodeArgs,
-      "--import",
-      "tsx",
-      new URL("./event-stream-clients.ts", import.meta.url).pathname,
-      serverUrl,
-      String(count),
-      structData ? "struct" : "json",
-    ],
+    [...nodeArgs, "--import", "tsx", new URL("./event-stream-clients.ts", import.meta.url).pathname, serverUrl, String(count), kind],
     { stdio: ["pipe", "pipe", "inherit"] },
   );
   const lines = createInterface({ input: child.stdout! });
@@ -126,8 +118,11 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 }
 
-/** A round's streams: none, or STREAMS of them reading `data_json` alone or also the deprecated Struct. */
-type StreamKind = "none" | "json" | "struct";
+/**
+ * A round's streams: none, or STREAMS of them reading `data_json` alone (one event per message, or the events
+ * waiting for the stream together, `max_events_per_message` 100) or also the deprecated Struct.
+ */
+type StreamKind = "none" | "json" | "batched" | "struct";
 
 interface RoundResult {
   kind: StreamKind;
@@ -174,7 +169,7 @@ async function runRound(kind: StreamKind): Promise<RoundResult> {
   const withStreams = kind !== "none";
   const raw = withStreams ? await rawSubscription() : null;
   await takeReceipts();
-  const streams = withStreams ? await openStreams(STREAMS, kind === "struct") : null;
+  const streams = withStreams ? await openStreams(STREAMS, kind) : null;
   published.length = 0;
   const cpuBefore = { service: ownCpuSeconds(), clients: streams?.cpuSeconds() ?? 0, receiver: cpuSecondsOf(receiverProcess.pid!) };
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
@@ -226,8 +221,8 @@ async function runRound(kind: StreamKind): Promise<RoundResult> {
   return result;
 }
 
-// BENCH_STREAM_KINDS: the kinds of rounds with streams, each after a round without (default: json,struct).
-const kinds = (process.env.BENCH_STREAM_KINDS ?? "json,struct").split(",") as StreamKind[];
+// BENCH_STREAM_KINDS: the kinds of rounds with streams, each after a round without (default: json,batched,struct).
+const kinds = (process.env.BENCH_STREAM_KINDS ?? "json,batched,struct").split(",") as Exclude<StreamKind, "none">[];
 const results: RoundResult[] = [];
 for (let i = 0; i < ROUNDS; i++) {
   for (const kind of kinds) {
@@ -245,7 +240,12 @@ receiverProcess.kill();
 const without = results.filter((r) => r.kind === "none");
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 const goal = (ok: boolean) => (ok ? "met" : "**missed**");
-const KIND_NAMES: Record<StreamKind, string> = { none: "none", json: "100, `data_json` only", struct: "100, with the Struct" };
+const KIND_NAMES: Record<StreamKind, string> = {
+  none: "none",
+  json: "100, `data_json` only",
+  batched: "100, `data_json` only, batched",
+  struct: "100, with the Struct",
+};
 const goals = kinds.flatMap((kind) => {
   const rounds = results.filter((r) => r.kind === kind);
   const ratio = round((100 * mean(rounds.map((r) => r.deliveriesPerSecond))) / mean(without.map((r) => r.deliveriesPerSecond)));
@@ -268,7 +268,8 @@ const report = [
   `${ROUND_MS / 1000} s, each round with ${STREAMS} \`StreamEvents\` streams open on the same process after one without. A stream is the`,
   "service's implementation served by Connect's Node handler over HTTP/2 (gRPC, binary messages), its 100 clients",
   "(Connect's gRPC client, decoding each message, counting it and timing it) on one connection from a process of their",
-  "own; the streams read `data_json` alone (`exclude_struct_data`, as `svc listen` and the dashboard) or also the",
+  "own; the streams read `data_json` alone (`exclude_struct_data`, as `svc listen` and the dashboard), one event per",
+  "message or, batched, the events waiting for the stream together (`max_events_per_message` 100), or also the",
   "deprecated Struct (a client built before `data_json`). They are fed by the process's one change stream",
   `(${live.feedsOpened} opened in the whole run). Log-to-stream: the event's creation (just before it is logged) to its arrival at the`,
   "client process; log-to-subscription: the same at a raw LiveEvents subscription, the change stream's share. CPU",

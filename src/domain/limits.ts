@@ -35,3 +35,6 @@ export const DEFAULT_MAX_STREAMS_PER_KEY = 20;
  * rather than the process holding an unbounded queue.
  */
 export const DEFAULT_MAX_STREAM_BACKLOG = 10_000;
+
+/** Events one message of an event stream may carry (`max_events_per_message`). */
+export const MAX_EVENTS_PER_MESSAGE = 100;

@@ -6,7 +6,8 @@
 import { create } from "@bufbuild/protobuf";
 import { type StreamEventsRequest, type StreamEventsResponse, StreamEventsResponseSchema } from "../../gen/svc/v1/events_pb.ts";
 import type { Clock } from "../domain/clock.ts";
-import { svcError } from "../domain/errors.ts";
+import { svcError, validationError } from "../domain/errors.ts";
+import { MAX_EVENTS_PER_MESSAGE } from "../domain/limits.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import { checkEventTypes } from "../domain/webhook-endpoint-rules.ts";
 import type { LiveEvents } from "../events/live-events.ts";
@@ -44,6 +45,23 @@ function streamed(event: EventDocument, structData: boolean): StreamEventsRespon
   return message;
 }
 
+/** One message of several events (`max_events_per_message`), each event's message the one every stream shares. */
+function batched(events: readonly EventDocument[], structData: boolean): StreamEventsResponse {
+  return create(StreamEventsResponseSchema, {
+    events: events.map((event) => streamed(event, structData).event!),
+    projectId: events[0]!.project_id,
+  });
+}
+
+/** The most events one message may carry, from the request: 1 for one event per message in `event`. */
+function batchSizeOf(request: StreamEventsRequest): number {
+  const max = request.maxEventsPerMessage;
+  if (max > MAX_EVENTS_PER_MESSAGE) {
+    throw validationError("max_events_per_message", `max_events_per_message must be 0 to ${MAX_EVENTS_PER_MESSAGE}.`);
+  }
+  return Math.max(1, max);
+}
+
 /** The types a stream asks for: null for every type (none listed, or `*`), else the checked list. */
 function typesOf(request: StreamEventsRequest): string[] | null {
   if (request.types.length === 0) return null;
@@ -59,6 +77,8 @@ export async function* eventStream(
 ): AsyncGenerator<StreamEventsResponse> {
   const types = typesOf(request);
   const structData = !request.excludeStructData;
+  const batchSize = batchSizeOf(request);
+  const message = (events: readonly EventDocument[]) => (batchSize > 1 ? batched(events, structData) : streamed(events[0]!, structData));
   let position: EventDocument | null = null;
   if (request.startingAfter !== undefined) {
     position = await deps.events.find(scope, request.startingAfter);
@@ -72,16 +92,15 @@ export async function* eventStream(
     const sentRecently = new Set<string>();
     while (position !== null) {
       const page: EventDocument[] = await deps.events.listAfter(scope, position, types, HISTORY_PAGE);
-      for (const event of page) {
-        if (event.created_at.getTime() >= subscribedAt - OVERLAP_MS) sentRecently.add(event._id);
-        yield streamed(event, structData);
-      }
+      for (const event of page) if (event.created_at.getTime() >= subscribedAt - OVERLAP_MS) sentRecently.add(event._id);
+      for (let i = 0; i < page.length; i += batchSize) yield message(page.slice(i, i + batchSize));
       position = page.length === HISTORY_PAGE ? page[page.length - 1]! : null;
     }
     yield create(StreamEventsResponseSchema, { caughtUp: true });
     for await (const event of live) {
-      if (sentRecently.delete(event._id)) continue;
-      yield streamed(event, structData);
+      // With batches, the events already waiting go in the same message: none is held back to fill one.
+      const waiting = [event, ...live.takeWaiting(batchSize - 1)].filter((e) => !sentRecently.delete(e._id));
+      if (waiting.length > 0) yield message(waiting);
     }
   } finally {
     signal.removeEventListener("abort", close);

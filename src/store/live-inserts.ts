@@ -27,6 +27,8 @@ export interface InsertSource<T extends Document> {
  */
 export interface LiveSubscription<T> extends AsyncIterable<T> {
   close(): void;
+  /** Up to `max` documents already waiting after the one just read, taken now (none waited for). */
+  takeWaiting(max: number): T[];
 }
 
 export interface LiveInsertsOptions {
@@ -118,6 +120,17 @@ class Subscription<T> implements LiveSubscription<T>, AsyncIterator<T> {
       );
     }
     return new Promise<void>((resolve) => (this.wake = resolve)).then(() => this.next());
+  }
+
+  takeWaiting(max: number): T[] {
+    if (max <= 0 || this.head >= this.queue.length) return [];
+    const taken = this.queue.slice(this.head, this.head + max);
+    this.head += taken.length;
+    if (this.head === this.queue.length) {
+      this.queue = [];
+      this.head = 0;
+    }
+    return taken;
   }
 
   return(): Promise<IteratorResult<T>> {

@@ -1,5 +1,6 @@
 // svc.v1.EventsService.StreamEvents: live events within 100 ms of being logged, resuming after a cursor with
-// nothing lost or repeated, tenant isolation, the pipeline's refusals, the per-key stream limit, the three RPC
+// nothing lost or repeated, several events to a message on request, tenant isolation, the pipeline's refusals, the
+// per-key stream limit, a reader cut off when it falls behind, the three RPC
 // protocols, one change stream for every stream of a process, and streams ended cleanly by the drain.
 import { Code, createClient, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
@@ -37,7 +38,7 @@ class OpenStream {
   private readonly abort = new AbortController();
   private waiters: (() => void)[] = [];
 
-  constructor(client: Client<typeof EventsService>, request: { types?: string[]; startingAfter?: string } = {}) {
+  constructor(client: Client<typeof EventsService>, request: { types?: string[]; startingAfter?: string; maxEventsPerMessage?: number } = {}) {
     this.caughtUp = new Promise((resolve) => (this.markCaughtUp = resolve));
     this.ended = (async () => {
       try {
@@ -48,8 +49,12 @@ class OpenStream {
             this.markCaughtUp();
             continue;
           }
-          const object = message.event!.data?.object as { id?: string } | undefined;
-          this.received.push({ id: message.event!.id, type: message.event!.type, objectId: object?.id, at: performance.now() });
+          const carried = message.event ? [message.event] : message.events;
+          this.eventsPerMessage.push(carried.length);
+          for (const event of carried) {
+            const object = event.data?.object as { id?: string } | undefined;
+            this.received.push({ id: event.id, type: event.type, objectId: object?.id, at: performance.now() });
+          }
           for (const wake of this.waiters.splice(0)) wake();
         }
         return null;
@@ -63,6 +68,8 @@ class OpenStream {
 
   /** How many events came before the caught-up message. */
   caughtUpAfter: number | null = null;
+  /** How many events each message carried. */
+  readonly eventsPerMessage: number[] = [];
 
   get ids(): string[] {
     return this.received.map((r) => r.id);
@@ -158,6 +165,37 @@ describe("StreamEvents", () => {
     const streamed = resumed.received.map((r) => r.objectId);
     expect(streamed).to.have.members(users);
     expect(new Set(resumed.ids).size).to.equal(30);
+  });
+
+  it("with max_events_per_message, sends the events waiting for the stream together, in order, each once", async () => {
+    const stream = await openLive(events, { maxEventsPerMessage: 10 });
+    // 25 events logged in one write reach the stream close together: several, at most 10, to a message.
+    const logged = Array.from({ length: 25 }, (_, i) => ({
+      _id: newEventId(),
+      project_id: svc.projectId,
+      livemode: false,
+      // The log's test type: its data is a message, so the log stays valid for the REST lists of later tests.
+      type: "webhook.test",
+      created_at: new Date(Date.now() + i),
+      data: { message: `batch ${i}` },
+      fanned_out: true,
+    }));
+    await svc.app.repositories.events.insertManyOnce(logged);
+    await stream.waitFor(25);
+    await stream.close();
+    const ids = logged.map((e) => e._id);
+    expect(stream.ids).to.deep.equal(ids);
+    expect(Math.max(...stream.eventsPerMessage)).to.be.within(2, 10);
+    // Resumed after the first: the other 24 from the log, 10 to a message, then live.
+    const resumed = await openLive(events, { startingAfter: ids[0]!, maxEventsPerMessage: 10 });
+    await resumed.close();
+    expect(resumed.ids).to.deep.equal(ids.slice(1));
+    expect(resumed.eventsPerMessage).to.deep.equal([10, 10, 4]);
+    expect(await rpcErrorOf(consume(events, { maxEventsPerMessage: 101 }))).to.deep.equal({
+      code: Code.InvalidArgument,
+      reason: "validation_error",
+      param: "max_events_per_message",
+    });
   });
 
   it("filters by type as an endpoint's event_types does", async () => {
@@ -270,9 +308,9 @@ describe("StreamEvents limits and the drain", () => {
       _id: newEventId(),
       project_id: svc.projectId,
       livemode: false,
-      type: "user.created",
+      type: "webhook.test",
       created_at: new Date(Date.now() + i),
-      data: { object: { id: `pad${i}`, pad: "x".repeat(8192) } },
+      data: { message: "x".repeat(8192) },
       fanned_out: true,
     }));
     const ids = logged.map((e) => e._id);
@@ -321,6 +359,9 @@ describe("StreamEvents limits and the drain", () => {
 });
 
 /** Reads a stream until it ends or fails (a refusal is thrown at the first read). */
-async function consume(client: Client<typeof EventsService>, request: { types?: string[]; startingAfter?: string }): Promise<void> {
+async function consume(
+  client: Client<typeof EventsService>,
+  request: { types?: string[]; startingAfter?: string; maxEventsPerMessage?: number },
+): Promise<void> {
   for await (const _ of client.streamEvents(request)) break;
 }

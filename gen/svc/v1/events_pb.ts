@@ -15,7 +15,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file svc/v1/events.proto.
  */
 export const file_svc_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChNzdmMvdjEvZXZlbnRzLnByb3RvEgZzdmMudjEioQEKBUV2ZW50EgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIbGl2ZW1vZGUYBCABKAgSKQoEZGF0YRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCAhgBEhEKCWRhdGFfanNvbhgGIAEoCSLTAQoRTGlzdEV2ZW50c1JlcXVlc3QSEgoFbGltaXQYASABKAVIAIgBARIbCg5zdGFydGluZ19hZnRlchgCIAEoCUgBiAEBEhEKBHR5cGUYAyABKAlIAogBARIaCg1lbmRpbmdfYmVmb3JlGAQgASgJSAOIAQESJgoHY3JlYXRlZBgFIAEoCzIVLnN2Yy52MS5DcmVhdGVkRmlsdGVyQggKBl9saW1pdEIRCg9fc3RhcnRpbmdfYWZ0ZXJCBwoFX3R5cGVCEAoOX2VuZGluZ19iZWZvcmUiQwoSTGlzdEV2ZW50c1Jlc3BvbnNlEhsKBGRhdGEYASADKAsyDS5zdmMudjEuRXZlbnQSEAoIaGFzX21vcmUYAiABKAgiHQoPR2V0RXZlbnRSZXF1ZXN0EgoKAmlkGAEgASgJIjAKEEdldEV2ZW50UmVzcG9uc2USHAoFZXZlbnQYASABKAsyDS5zdmMudjEuRXZlbnQicQoTU3RyZWFtRXZlbnRzUmVxdWVzdBINCgV0eXBlcxgBIAMoCRIbCg5zdGFydGluZ19hZnRlchgCIAEoCUgAiAEBEhsKE2V4Y2x1ZGVfc3RydWN0X2RhdGEYAyABKAhCEQoPX3N0YXJ0aW5nX2FmdGVyIlsKFFN0cmVhbUV2ZW50c1Jlc3BvbnNlEhwKBWV2ZW50GAEgASgLMg0uc3ZjLnYxLkV2ZW50EhIKCnByb2plY3RfaWQYAiABKAkSEQoJY2F1Z2h0X3VwGAMgASgIMo0CCg1FdmVudHNTZXJ2aWNlElcKCkxpc3RFdmVudHMSGS5zdmMudjEuTGlzdEV2ZW50c1JlcXVlc3QaGi5zdmMudjEuTGlzdEV2ZW50c1Jlc3BvbnNlIhKC0+STAgwSCi92MS9ldmVudHMSVgoIR2V0RXZlbnQSFy5zdmMudjEuR2V0RXZlbnRSZXF1ZXN0Ghguc3ZjLnYxLkdldEV2ZW50UmVzcG9uc2UiF4LT5JMCERIPL3YxL2V2ZW50cy97aWR9EksKDFN0cmVhbUV2ZW50cxIbLnN2Yy52MS5TdHJlYW1FdmVudHNSZXF1ZXN0Ghwuc3ZjLnYxLlN0cmVhbUV2ZW50c1Jlc3BvbnNlMAFiBnByb3RvMw", [file_google_api_annotations, file_google_protobuf_struct, file_google_protobuf_timestamp, file_svc_v1_lists]);
+  fileDesc("ChNzdmMvdjEvZXZlbnRzLnByb3RvEgZzdmMudjEioQEKBUV2ZW50EgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIbGl2ZW1vZGUYBCABKAgSKQoEZGF0YRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCAhgBEhEKCWRhdGFfanNvbhgGIAEoCSLTAQoRTGlzdEV2ZW50c1JlcXVlc3QSEgoFbGltaXQYASABKAVIAIgBARIbCg5zdGFydGluZ19hZnRlchgCIAEoCUgBiAEBEhEKBHR5cGUYAyABKAlIAogBARIaCg1lbmRpbmdfYmVmb3JlGAQgASgJSAOIAQESJgoHY3JlYXRlZBgFIAEoCzIVLnN2Yy52MS5DcmVhdGVkRmlsdGVyQggKBl9saW1pdEIRCg9fc3RhcnRpbmdfYWZ0ZXJCBwoFX3R5cGVCEAoOX2VuZGluZ19iZWZvcmUiQwoSTGlzdEV2ZW50c1Jlc3BvbnNlEhsKBGRhdGEYASADKAsyDS5zdmMudjEuRXZlbnQSEAoIaGFzX21vcmUYAiABKAgiHQoPR2V0RXZlbnRSZXF1ZXN0EgoKAmlkGAEgASgJIjAKEEdldEV2ZW50UmVzcG9uc2USHAoFZXZlbnQYASABKAsyDS5zdmMudjEuRXZlbnQikQEKE1N0cmVhbUV2ZW50c1JlcXVlc3QSDQoFdHlwZXMYASADKAkSGwoOc3RhcnRpbmdfYWZ0ZXIYAiABKAlIAIgBARIbChNleGNsdWRlX3N0cnVjdF9kYXRhGAMgASgIEh4KFm1heF9ldmVudHNfcGVyX21lc3NhZ2UYBCABKA1CEQoPX3N0YXJ0aW5nX2FmdGVyInoKFFN0cmVhbUV2ZW50c1Jlc3BvbnNlEhwKBWV2ZW50GAEgASgLMg0uc3ZjLnYxLkV2ZW50EhIKCnByb2plY3RfaWQYAiABKAkSEQoJY2F1Z2h0X3VwGAMgASgIEh0KBmV2ZW50cxgEIAMoCzINLnN2Yy52MS5FdmVudDKNAgoNRXZlbnRzU2VydmljZRJXCgpMaXN0RXZlbnRzEhkuc3ZjLnYxLkxpc3RFdmVudHNSZXF1ZXN0Ghouc3ZjLnYxLkxpc3RFdmVudHNSZXNwb25zZSISgtPkkwIMEgovdjEvZXZlbnRzElYKCEdldEV2ZW50Ehcuc3ZjLnYxLkdldEV2ZW50UmVxdWVzdBoYLnN2Yy52MS5HZXRFdmVudFJlc3BvbnNlIheC0+STAhESDy92MS9ldmVudHMve2lkfRJLCgxTdHJlYW1FdmVudHMSGy5zdmMudjEuU3RyZWFtRXZlbnRzUmVxdWVzdBocLnN2Yy52MS5TdHJlYW1FdmVudHNSZXNwb25zZTABYgZwcm90bzM", [file_google_api_annotations, file_google_protobuf_struct, file_google_protobuf_timestamp, file_svc_v1_lists]);
 
 /**
  * Something that happened in a project.
@@ -201,6 +201,15 @@ export type StreamEventsRequest = Message<"svc.v1.StreamEventsRequest"> & {
    * @generated from field: bool exclude_struct_data = 3;
    */
   excludeStructData: boolean;
+
+  /**
+   * 0 or 1 (the default): each message carries one event, in `event`. 2 to 100: every message carries its events in
+   * `events` instead, as many as are waiting for the stream when it is sent, up to this many, in order; a message
+   * is never held back to fill it. A busy stream then costs both sides less per event.
+   *
+   * @generated from field: uint32 max_events_per_message = 4;
+   */
+  maxEventsPerMessage: number;
 };
 
 /**
@@ -235,6 +244,13 @@ export type StreamEventsResponse = Message<"svc.v1.StreamEventsResponse"> & {
    * @generated from field: bool caught_up = 3;
    */
   caughtUp: boolean;
+
+  /**
+   * With `max_events_per_message` above 1: this message's events (one or more, in the log's order), `event` unset.
+   *
+   * @generated from field: repeated svc.v1.Event events = 4;
+   */
+  events: Event[];
 };
 
 /**

@@ -51,31 +51,31 @@ export class Metrics {
 
   constructor(sources: MetricsSources = {}) {
     collectDefaultMetrics({ register: this.registry, prefix: "svc_process_" });
-    const pending = sources.pendingDeliveries;
+    this.addScrapedGauge(
+      "svc_webhook_deliveries_pending",
+      "Webhook deliveries pending or being retried (read from the database at scrape time).",
+      sources.pendingDeliveries,
+    );
+    this.addScrapedGauge(
+      "svc_webhook_delivery_lag_seconds",
+      "Now minus the due time of the oldest pending delivery that nobody holds (first attempts and retries); 0 when none is.",
+      sources.deliveryLagSeconds,
+    );
+    this.addScrapedGauge(
+      "svc_job_lag_seconds",
+      "Now minus the scheduled time of the oldest due job not yet started; 0 when none is due.",
+      sources.jobLagSeconds,
+    );
+  }
+
+  /** A gauge read from `source` at scrape time; registered without a value when the process has no source. */
+  private addScrapedGauge(name: string, help: string, source: (() => Promise<number>) | undefined): void {
     new Gauge({
-      name: "svc_webhook_deliveries_pending",
-      help: "Webhook deliveries pending or being retried (read from the database at scrape time).",
+      name,
+      help,
       registers: [this.registry],
       async collect() {
-        if (pending) this.set(await pending());
-      },
-    });
-    const deliveryLag = sources.deliveryLagSeconds;
-    new Gauge({
-      name: "svc_webhook_delivery_lag_seconds",
-      help: "Now minus the due time of the oldest pending delivery that nobody holds (first attempts and retries); 0 when none is.",
-      registers: [this.registry],
-      async collect() {
-        if (deliveryLag) this.set(await deliveryLag());
-      },
-    });
-    const lag = sources.jobLagSeconds;
-    new Gauge({
-      name: "svc_job_lag_seconds",
-      help: "Now minus the scheduled time of the oldest due job not yet started; 0 when none is due.",
-      registers: [this.registry],
-      async collect() {
-        if (lag) this.set(await lag());
+        if (source) this.set(await source());
       },
     });
   }

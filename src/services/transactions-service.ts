@@ -48,7 +48,9 @@ import {
 } from "../domain/money.ts";
 import { codePointLength } from "../domain/text.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
+import type { SettlementMove } from "../domain/transaction-transitions.ts";
 import type { Ledger } from "../ledger/ledger.ts";
+import type { TransactionFailure } from "../ledger/ledger-writer.ts";
 import { transactionMessage } from "../messages/transaction-messages.ts";
 import type { TransactionRecord, TransactionRepository } from "../store/transaction-repository.ts";
 import type { WalletLedgerRepository } from "../store/wallet-ledger.ts";
@@ -154,6 +156,18 @@ function openRequested(
   });
 }
 
+/** Makes the move a call asks for, stamped with the call's Idempotency-Key (so a resumed run answers it again). */
+function moveRequested(
+  ledger: Ledger,
+  id: string,
+  move: SettlementMove,
+  scope: TenantScope,
+  context: HandlerContext,
+  failure?: TransactionFailure,
+): Promise<TransactionRecord> {
+  return ledger.move(id, move, { scope, ...(failure ? { failure } : {}), mark: moveMarkOf(reservationOf(context), `transaction:${move}`) });
+}
+
 function checkUserId(userId: string): void {
   // Unknown, malformed or of another tenant: the same 404, after validation.
   if (!USER_ID_PATTERN.test(userId)) throw svcError("user_not_found");
@@ -224,10 +238,7 @@ export class TransactionsServiceImpl implements ServiceImpl<typeof TransactionsS
   }
 
   async cancelTransaction(request: CancelTransactionRequest, context: HandlerContext) {
-    const record = await this.deps.ledger.move(request.id, "cancel", {
-      scope: tenantOf(context),
-      mark: moveMarkOf(reservationOf(context), "transaction:cancel"),
-    });
+    const record = await moveRequested(this.deps.ledger, request.id, "cancel", tenantOf(context), context);
     return create(CancelTransactionResponseSchema, { transaction: transactionMessage(record) });
   }
 }
@@ -250,19 +261,15 @@ export class SandboxTransactionsServiceImpl implements ServiceImpl<typeof Sandbo
   }
 
   async completeSandboxTransaction(request: CompleteSandboxTransactionRequest, context: HandlerContext) {
-    const record = await this.deps.ledger.move(request.id, "complete", {
-      scope: sandboxScope(context),
-      mark: moveMarkOf(reservationOf(context), "transaction:complete"),
-    });
+    const record = await moveRequested(this.deps.ledger, request.id, "complete", sandboxScope(context), context);
     return create(CompleteSandboxTransactionResponseSchema, { transaction: transactionMessage(record) });
   }
 
   async failSandboxTransaction(request: FailSandboxTransactionRequest, context: HandlerContext) {
     const code = failureCodeOf(request.failureCode ?? DEFAULT_FAILURE_CODE);
-    const record = await this.deps.ledger.move(request.id, "fail", {
-      scope: sandboxScope(context),
-      failure: { code, message: "Failed by the sandbox simulator." },
-      mark: moveMarkOf(reservationOf(context), "transaction:fail"),
+    const record = await moveRequested(this.deps.ledger, request.id, "fail", sandboxScope(context), context, {
+      code,
+      message: "Failed by the sandbox simulator.",
     });
     return create(FailSandboxTransactionResponseSchema, { transaction: transactionMessage(record) });
   }

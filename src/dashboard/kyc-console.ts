@@ -5,7 +5,7 @@ import { kycSessionJson } from "../representations/kyc-sessions.ts";
 import { seg, type ConsoleContext, type ConsoleRouter } from "./console-router.ts";
 import { html } from "./html.ts";
 import { actionButton, jsonBlock, page, postForm, statusTag, time } from "./layout.ts";
-import { dateOf } from "./project-console-common.ts";
+import { dateOf, userAction } from "./project-console-common.ts";
 
 async function startKycSession(ctx: ConsoleContext, userId: string) {
   const answer = await ctx.call(KycSessionsService.method.createKycSession, { userId });
@@ -16,18 +16,7 @@ async function startKycSession(ctx: ConsoleContext, userId: string) {
 export function registerKycConsole(router: ConsoleRouter): void {
   const P = "project" as const;
 
-  router.action(
-    P,
-    "/users/:id/kyc-sessions",
-    (ctx) => `/dashboard/users/${seg(ctx.params.id!)}`,
-    (ctx) => startKycSession(ctx, ctx.params.id!),
-  );
-  router.action(
-    P,
-    "/sandbox/kyc-sessions",
-    () => "/dashboard/sandbox",
-    (ctx) => startKycSession(ctx, (ctx.form.get("user_id") ?? "").trim()),
-  );
+  userAction(router, "kyc-sessions", startKycSession);
 
   /**
    * The simulated verification page a sandbox KYC session's `url` opens: the session, and what the end user

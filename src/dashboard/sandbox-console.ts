@@ -8,7 +8,7 @@ import { seg, type ConsoleContext, type ConsoleRouter } from "./console-router.t
 import { formDecimal, usd } from "./form-fields.ts";
 import { html, type Html } from "./html.ts";
 import { page, postForm } from "./layout.ts";
-import { scopeOf } from "./project-console-common.ts";
+import { scopeOf, userAction } from "./project-console-common.ts";
 
 const SANDBOX_ONLY = "Sandbox tools exist in the sandbox environment only.";
 
@@ -56,18 +56,7 @@ async function simulateDeposit(ctx: ConsoleContext, userId: string) {
 export function registerSandboxConsole(router: ConsoleRouter): void {
   const P = "project" as const;
 
-  router.action(
-    P,
-    "/users/:id/deposits",
-    (ctx) => `/dashboard/users/${seg(ctx.params.id!)}`,
-    (ctx) => simulateDeposit(ctx, ctx.params.id!),
-  );
-  router.action(
-    P,
-    "/sandbox/deposits",
-    () => "/dashboard/sandbox",
-    (ctx) => simulateDeposit(ctx, (ctx.form.get("user_id") ?? "").trim()),
-  );
+  userAction(router, "deposits", simulateDeposit);
 
   router.page(P, "/sandbox", async (ctx) => {
     const scope = scopeOf(ctx);

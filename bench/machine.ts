@@ -22,3 +22,19 @@ export function codeRevision(folders: readonly string[] = ["src", "gen"]): strin
     return "unknown revision";
   }
 }
+
+/** `nproc` and the first lines of `lscpu`, as the machine's own tools say them. */
+export function machineTools(): string {
+  try {
+    const nproc = execSync("nproc").toString().trim();
+    const lscpu = execSync("lscpu")
+      .toString()
+      .split("\n")
+      .slice(0, 10)
+      .map((l) => l.replace(/\s+/g, " ").trim())
+      .filter(Boolean);
+    return `\`nproc\`: ${nproc}; \`lscpu | head\`: ${lscpu.join("; ")}`;
+  } catch {
+    return "nproc and lscpu unavailable";
+  }
+}

@@ -1,8 +1,9 @@
-// The service of bench/withdrawals.bench.ts, in a process of its own, against the database at BENCH_MONGO_URI
-// (the embedded server, run by the bench in another process): Svc in the role BENCH_ROLE (all, api or worker)
-// on ephemeral ports, request logs at the shipped level (info) written to /dev/null, the Default project
+// The service of bench/withdrawals.bench.ts and bench/request-log.bench.ts, in a process of its own, against the
+// database at BENCH_MONGO_URI (the embedded server, run by the bench in another process): Svc in the role
+// BENCH_ROLE (all, api or worker) on ephemeral ports, its log lines at the shipped level (info) written to
+// /dev/null, every call recorded in the request log unless BENCH_RECORD_REQUESTS is "false", the Default project
 // bootstrapped with the sandbox key BENCH_SANDBOX_KEY; beside it, in the same process and on the same database,
-// the bare Fastify route the bench compares withdrawals with (POST /bare: one insertOne of a transaction-sized
+// the bare Fastify route the withdrawals bench compares with (POST /bare: one insertOne of a transaction-sized
 // document). Prints one JSON line ({ pid, httpPort, barePort }), then serves until its standard input closes; each
 // line `commands` it reads is answered with one JSON line ({ commands }) of the commands it sent the database since
 // the last such line, by shape (bench/command-shapes.ts).
@@ -19,7 +20,10 @@ const database = await connectDatabase(uri, { monitorCommands: true });
 const commands = countCommands(database.client);
 // Other SVC_* variables of the environment apply (to try other settings); the bench sets none.
 const settings = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith("SVC_"))) as Record<string, string>;
-const app = await createApp(benchAppOptions(uri, database, "bench-admin-token", { ...settings, SVC_ROLE: process.env.BENCH_ROLE ?? "all" }));
+const app = await createApp({
+  ...benchAppOptions(uri, database, "bench-admin-token", { ...settings, SVC_ROLE: process.env.BENCH_ROLE ?? "all" }),
+  recordRequests: process.env.BENCH_RECORD_REQUESTS !== "false",
+});
 await bootstrapDefaultProject({ tenancy: app.tenancy, ...app.repositories }, { sandboxKey: process.env.BENCH_SANDBOX_KEY });
 const { httpPort } = await app.listen({ http: 0, grpc: 0 });
 

@@ -4,17 +4,16 @@
 // database (src/embedded-mongo/cli.ts), the service (bench/withdrawals-service.ts, with the bare route beside it),
 // and the load generator (bench/withdrawals-load.ts). Goal: creation at least 40% of the bare route.
 // Writes bench/results/withdrawals.md.
-import { execSync, spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import { MongoClient } from "mongodb";
 import { commandTable } from "./command-shapes.ts";
 import { formatLoad, type LoadResult } from "./http-load.ts";
-import { codeRevision, machineDescription } from "./machine.ts";
+import { codeRevision, machineDescription, machineTools } from "./machine.ts";
 import { cpuSecondsOf } from "./process-cpu.ts";
+import { nodeArgsFrom, startProcess as start, stopProcess as stop } from "./processes.ts";
 
 const CONCURRENCY_LEVELS = [32, 128];
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 6000);
@@ -27,48 +26,6 @@ const USERS = Number(process.env.BENCH_USERS ?? 10_000);
 const SETUP_CONCURRENCY = 32;
 const DEPOSITS = Number(process.env.BENCH_DEPOSITS ?? 3000);
 const KEY = "svc_test_benchwithdrawalsbenchwithdraw1";
-const root = fileURLToPath(new URL("..", import.meta.url));
-
-/**
- * Spawns a TypeScript entry; answers the process, the first line of its standard output matching `ready`, and a
- * reader of the lines after it.
- */
-async function start(
-  entry: string,
-  args: string[],
-  env: Record<string, string>,
-  ready: RegExp,
-  nodeArgs: string[] = [],
-): Promise<{ child: ChildProcess; line: string; nextLine: () => Promise<string> }> {
-  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", join(root, entry), ...args], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ["pipe", "pipe", "inherit"],
-  });
-  const lines: string[] = [];
-  const readers: ((line: string) => void)[] = [];
-  createInterface({ input: child.stdout! }).on("line", (l) => {
-    const reader = readers.shift();
-    if (reader) reader(l);
-    else lines.push(l);
-  });
-  const nextLine = () => {
-    const waiting = lines.shift();
-    return waiting !== undefined ? Promise.resolve(waiting) : new Promise<string>((resolve) => readers.push(resolve));
-  };
-  const exited = new Promise<never>((_, reject) => child.once("exit", (code) => reject(new Error(`${entry} exited (${code}) before it was ready`))));
-  exited.catch(() => {});
-  let line = await Promise.race([nextLine(), exited]);
-  while (!ready.test(line)) line = await Promise.race([nextLine(), exited]);
-  return { child, line, nextLine };
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.stdin!.end();
-  await exited;
-}
 
 interface Service {
   child: ChildProcess;
@@ -80,7 +37,7 @@ interface Service {
 }
 async function startService(role: string): Promise<Service> {
   // BENCH_SERVICE_NODE_ARGS: extra node options of the service processes (for example --cpu-prof, to see where the time goes).
-  const nodeArgs = process.env.BENCH_SERVICE_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
+  const nodeArgs = nodeArgsFrom("BENCH_SERVICE_NODE_ARGS");
   const { child, line, nextLine } = await start(
     "bench/withdrawals-service.ts",
     [],
@@ -98,25 +55,9 @@ async function startService(role: string): Promise<Service> {
   return { child, commands, ...(JSON.parse(line) as { pid: number; httpPort: number; barePort: number }) };
 }
 
-/** `nproc` and the first lines of `lscpu`, as the machine's own tools say them. */
-function machineTools(): string {
-  try {
-    const nproc = execSync("nproc").toString().trim();
-    const lscpu = execSync("lscpu")
-      .toString()
-      .split("\n")
-      .slice(0, 10)
-      .map((l) => l.replace(/\s+/g, " ").trim())
-      .filter(Boolean);
-    return `\`nproc\`: ${nproc}; \`lscpu | head\`: ${lscpu.join("; ")}`;
-  } catch {
-    return "nproc and lscpu unavailable";
-  }
-}
-
 const loadBefore = loadavg();
 // BENCH_DB_NODE_ARGS: extra node options of the database process (for example --cpu-prof).
-const dbNodeArgs = process.env.BENCH_DB_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
+const dbNodeArgs = nodeArgsFrom("BENCH_DB_NODE_ARGS");
 const database = await start("src/embedded-mongo/cli.ts", ["--port", "0"], {}, /^mongodb:\/\//, dbNodeArgs);
 const uri = `${database.line.trim().split(/\s/)[0]!.replace(/\/?$/, "")}/bench_withdrawals`;
 const client = await MongoClient.connect(uri);

@@ -7,14 +7,7 @@ import { JobQueue } from "../../src/jobs/job-queue.ts";
 import type { Database } from "../../src/store/database.ts";
 import { freshDatabase } from "../support/database.ts";
 import { eventually } from "../support/eventually.ts";
-
-/** Every IXSCAN stage of a plan (mongod nests them under FETCH, OR, SORT_MERGE, LIMIT...), by index name. */
-function indexScans(node: unknown, out: string[] = []): string[] {
-  if (!node || typeof node !== "object") return out;
-  if ((node as { stage?: string }).stage === "IXSCAN") out.push(String((node as { indexName?: unknown }).indexName));
-  for (const value of Object.values(node)) indexScans(value, out);
-  return out;
-}
+import { indexScans } from "../support/index-scans.ts";
 
 describe("JobQueue indexes", () => {
   let database: Database;

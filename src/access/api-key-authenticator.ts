@@ -81,13 +81,13 @@ export class ApiKeyAuthenticator {
     return outcome.principal ?? outcome.refusedOwner;
   }
 
-  private async outcomeOf(secretHash: string, livemode: boolean, now: number): Promise<LookupOutcome> {
-    let outcome = this.cache.get(secretHash, now);
-    if (!outcome) {
-      outcome = await this.lookup(secretHash, livemode);
-      if (outcome.cacheable) this.cache.set(secretHash, outcome, now);
-    }
-    return outcome;
+  private outcomeOf(secretHash: string, livemode: boolean, now: number): Promise<LookupOutcome> {
+    return this.cache.getOrLoad(
+      secretHash,
+      now,
+      () => this.lookup(secretHash, livemode),
+      (outcome) => outcome.cacheable,
+    );
   }
 
   /** Notes the key's use in the background, once per LAST_USED_RESOLUTION_MS: never awaited by the request. */

@@ -2,7 +2,8 @@
 // route doing one insertOne into the same database, measured in the same run; then the settlement throughput of
 // simulated deposits (the ledger's job completing them). Every part runs in its own process: the embedded
 // database (src/embedded-mongo/cli.ts), the service (bench/withdrawals-service.ts, with the bare route beside it),
-// and the load generator (bench/withdrawals-load.ts). Goal: creation at least 40% of the bare route.
+// and the load generator (bench/withdrawals-load.ts). Goals: in role all, at 128 in flight, creation at least 35% of
+// the bare route with p99 under 250 ms; settlement by one worker at least 1,000/s.
 // Writes bench/results/withdrawals.md.
 import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -139,15 +140,19 @@ async function load(
 const rows: string[] = [];
 /** The commands of the last withdrawal run at the highest level, per deployment, and its requests. */
 const withdrawalCommands = new Map<string, { commands: Map<string, number>; requests: number }>();
-/** Measures withdrawals against the bare route at each level, in the service running now; answers the best mean ratio. */
-async function measure(setup: string, summary: string[]): Promise<number> {
+/**
+ * Measures withdrawals against the bare route at each level, in the service running now; answers the mean ratio
+ * and the highest withdrawal p99 at the highest level (what the goal names).
+ */
+async function measure(setup: string, summary: string[]): Promise<{ ratio: number; p99Ms: number }> {
   await load("bare", 32, 3000); // warm-up: JIT, indexes, connection pools
   // Each user's first withdrawal in a process reads its wallet (later ones need no read): one for every user, as
   // a running service has seen its active users.
   await load("withdrawal", 32, 120_000, USERS);
-  let best = 0;
+  let atHighest = { ratio: 0, p99Ms: 0 };
   for (const concurrency of CONCURRENCY_LEVELS) {
     const ratios: number[] = [];
+    let p99Ms = 0;
     for (let round = 1; round <= ROUNDS; round++) {
       const bare = await load("bare", concurrency, DURATION_MS);
       const withdrawal = await load("withdrawal", concurrency, DURATION_MS);
@@ -158,18 +163,19 @@ async function measure(setup: string, summary: string[]): Promise<number> {
       console.error(rows.at(-2));
       console.error(rows.at(-1));
       ratios.push(withdrawal.perSecond / bare.perSecond);
+      p99Ms = Math.max(p99Ms, withdrawal.p99Ms);
       withdrawalCommands.set(setup, { commands: withdrawal.commands, requests: withdrawal.requests });
     }
     const mean = ratios.reduce((a, b) => a + b, 0) / ratios.length;
-    best = Math.max(best, mean);
+    atHighest = { ratio: mean, p99Ms };
     summary.push(`- ${concurrency} in flight: ${(mean * 100).toFixed(0)}% (rounds: ${ratios.map((x) => `${(x * 100).toFixed(0)}%`).join(", ")})`);
   }
-  return best;
+  return atHighest;
 }
 
 // Creation with the settlement in the same process: role all, the simulator stepping earlier withdrawals meanwhile.
 const allSummary: string[] = [];
-const allBest = await measure("all role", allSummary);
+const allGoal = await measure("all role", allSummary);
 // The withdrawals of the last runs settle before the service stops (their steps are not left to the next phase).
 const stepsLeft = () => db.collection("jobs").countDocuments({ name: "transaction-step" });
 const allSettledBy = Date.now() + 120_000;
@@ -217,7 +223,7 @@ await stop(service.child);
 // none runs (last, so that no worker of the phases before takes them up while measured).
 service = await startService("api");
 const apiSummary: string[] = [];
-const apiBest = await measure("api role", apiSummary);
+const apiGoal = await measure("api role", apiSummary);
 await stop(service.child);
 const created = await db.collection("transactions").countDocuments({ type: "withdrawal" });
 const balances = await db
@@ -256,7 +262,7 @@ Method (\`npm run bench withdrawals\`, bench/withdrawals.bench.ts), each part in
 - Each withdrawal: sandbox key, a fresh Idempotency-Key, \`{"amount_usd": 1}\`, the ${USERS.toLocaleString("en-US")} users in turn (each
   approved and funded with 1,000,000.00 beforehand).
 - Two deployments, each against the bare route in the same process: **api role**, creation alone (each
-  withdrawal's steps are left as a job for a worker, and none runs: what the goal names); **all role**,
+  withdrawal's steps are left as a job for a worker, and none runs); **all role** (what the goal names),
   the single-process default, where the sandbox simulator moves each withdrawal to \`processing\` after 1 s and
   settles it at 2 s in the same process while the load runs, so that work is part of the figure.
 - CPU µs/request: the CPU time (all threads) of the service process and of the database process during the
@@ -276,8 +282,9 @@ all role (creation with the simulator's settlement in the same process):
 
 ${allSummary.join("\n")}
 
-At the better level: creation alone **${percent(apiBest)}** (goal: at least 40%) — ${apiBest >= 0.4 ? "met" : "not met"}; with the
-settlement in the same process **${percent(allBest)}**. ${created} withdrawals were created in all.
+The goal, role all (the default) at ${CONCURRENCY_LEVELS.at(-1)} in flight: at least 35% of the bare route and p99 under 250 ms. Here
+**${percent(allGoal.ratio)}**, p99 up to **${allGoal.p99Ms.toFixed(0)} ms**: ${allGoal.ratio >= 0.35 && allGoal.p99Ms < 250 ? "met" : "not met"} (creation alone, role api:
+${percent(apiGoal.ratio)}, p99 up to ${apiGoal.p99Ms.toFixed(0)} ms). ${created} withdrawals were created in all.
 
 ## Where the time goes
 
@@ -318,20 +325,42 @@ to 10 ms of CPU per withdrawal; 7 commands per request and about 30 in the settl
   fewer; the answer still waits for both). Per request: the REST method's context builds no Headers nor abort
   signals unless read, log lines skip the personal-data patterns when no pattern can match, and the key's claim
   takes its seed from Node's entropy pool (randomUUID) instead of a fresh random buffer.
+- The settlement by batches. Counted with the driver's command monitoring, a settled deposit cost 3.9 commands
+  (a \`find\` of its holder and a \`findAndModify\` of its move each, the rest group-committed) and 5.0 ms of
+  the worker's CPU with 4.1 ms of the database's (1,000 users, 3,000 deposits, load average 15-17); a profile of
+  the worker showed the driver and BSON as most of its busy time, our code a few percent. Now the runs of the
+  step jobs read their transactions' holders with one query (only the owner's fields, its outbox and those
+  transactions) and send their moves as one conditional update; both write one batch at a time, so what the
+  runs ask while one is under way goes into the next (Agenda starts a batch's runs one per event-loop turn). A
+  mover learns that its write applied from the batch's match count, or, when some move of the batch did not
+  match, from the token its write leaves beside the transaction (\`ledger.moves\`), so only the winner of two
+  concurrent moves relays events. The settlement's events are logged while the transaction is projected and
+  leave the outbox in the write that compacts it (one write of the user document instead of two). Agenda's save
+  at the start of each run is not written (its lock is already stored; Agenda's stop now leaves a running job
+  locked until the run's end is saved). The ledger sweep reads versions, projects and compacts a page of 100
+  users at a time: it sent about three commands per user with a transaction older than \`SVC_RELAY_STALE_MS\`,
+  which at the start of the settlement phase is every user with a deposit (838 of the 11,708 commands of such a
+  run). Same runs after the change: about 1.0 command per settled deposit, 2.1-3.2 ms of the worker's CPU and
+  2.8-3.9 ms of the database's.
 
 What is left: a withdrawal is still four writes where the bare route makes one (and its request goes through
 authentication, the rate limit, validation, the Idempotency-Key and a log line, which the bare route has not), so
-the service spends between two and three times the bare route's CPU. The next steps, each larger than a local
-change: keep the Idempotency-Key's stored answer and the projection in one write (the answer is the projected
-transaction), and, for the settlement, batch the steps' conditional updates the way the openings are batched (a step needs to know
-whether its own update applied, to relay its events only then: a write token in the record would tell).
+the service spends between two and three times the bare route's CPU; keeping the Idempotency-Key's stored answer
+and the projection in one write (the answer is the projected transaction) is the next step there. A settlement
+is now about one command, but each still costs the database a write of the user document twice (move,
+compaction), a projection upsert, an event insert, a job lock and removal, each with its index and change-stream
+work (about 3 ms of the database thread's CPU per settlement, where a profile shows mingo still compiling the
+due-job \`$or\` and the \`$in\` and \`$exists\` filters), and the worker about 2-3 ms: the driver's and BSON's
+per-document work, Agenda's per-job work (its Job object, events, and the \`debug\` logger it extends on every
+call, which probes the terminal each time). 1,000 settlements/s need both together under 2 ms on two otherwise
+idle cores; on this shared machine they are not.
 
 ## Settlement of simulated deposits
 
 ${DEPOSITS} sandbox deposits (\`complete_after_seconds: 0\`) opened by a service in role \`api\` (their step jobs due at
 once, no worker running), then a service in role \`worker\` (shipped settings: Agenda looks for due jobs every
 1000 ms, locks each, and runs up to 50 at once) started: it settled all ${DEPOSITS} in **${settleSeconds.toFixed(1)} s** after it was ready
-(start-up ${((workerReady - workerStarted) / 1000).toFixed(1)} s not counted): **${(DEPOSITS / settleSeconds).toFixed(0)} settlements/s**; per settlement, ${settlementCpuMicros.toFixed(0)} µs of
+(start-up ${((workerReady - workerStarted) / 1000).toFixed(1)} s not counted): **${(DEPOSITS / settleSeconds).toFixed(0)} settlements/s** (goal: at least 1,000/s: ${DEPOSITS / settleSeconds >= 1000 ? "met" : "not met"}); per settlement, ${settlementCpuMicros.toFixed(0)} µs of
 the worker's CPU and ${settlementDbCpuMicros.toFixed(0)} µs of the database's (${((workerCpu / DEPOSITS) * 1e6).toFixed(0)} µs of the worker's with its start-up). pending_in
 left on the wallets afterwards: ${pendingIn} cents (expected 0).
 `;

@@ -342,6 +342,9 @@ to 10 ms of CPU per withdrawal; 7 commands per request and about 30 in the settl
   which at the start of the settlement phase is every user with a deposit (838 of the 11,708 commands of such a
   run). Same runs after the change: about 1.0 command per settled deposit, 2.1-3.2 ms of the worker's CPU and
   2.8-3.9 ms of the database's.
+- The caches with short lives (the API key and its organization, the project's settings) load an expired entry
+  once for the requests that miss it together: every expiry under load sent one lookup per request in flight,
+  which was 0.6 of the 0.8 commands per API-role withdrawal (0.26 now).
 
 What is left: a withdrawal is still four writes where the bare route makes one (and its request goes through
 authentication, the rate limit, validation, the Idempotency-Key and a log line, which the bare route has not), so

@@ -16,22 +16,12 @@ import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
 import { build } from "esbuild";
 import { MongoClient } from "mongodb";
+import { procStat } from "../../src/embedded-mongo/durable/dbpath-lock.ts";
 import { startEmbeddedMongo } from "../../src/embedded-mongo/index.ts";
 
 const SERVER = new URL("./dbpath-lock-server.ts", import.meta.url).pathname;
 let bundled: string;
 const CLI = new URL("../../src/embedded-mongo/cli.ts", import.meta.url).pathname;
-
-/** Field 3 (state) and 22 (start time) of /proc/<pid>/stat, undefined once the process is reaped. */
-function procStat(pid: number): { state: string; start: string } | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return { state: fields[0]!, start: fields[19]! };
-  } catch {
-    return undefined;
-  }
-}
 
 const bootId = () => readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
 

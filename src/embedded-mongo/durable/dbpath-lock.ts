@@ -58,7 +58,8 @@ interface LockFile {
   ino: bigint;
 }
 
-function procStat(pid: number | "self"): { state: string; start: string } | undefined {
+/** Field 3 (state) and 22 (start time) of /proc/<pid>/stat, undefined once the process is reaped. */
+export function procStat(pid: number | "self"): { state: string; start: string } | undefined {
   try {
     // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so fields are counted after the last ")".
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");

@@ -6,7 +6,7 @@ import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect
 import type { DescService } from "@bufbuild/protobuf";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.ts";
 
-export const DEFAULT_URL = "http://127.0.0.1:8080";
+const DEFAULT_URL = "http://127.0.0.1:8080";
 
 /** A failure the command explains in one line (no stack trace), exiting with status 1. */
 export class CliError extends Error {}

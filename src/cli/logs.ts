@@ -9,7 +9,7 @@ import { CliError, CONNECTION_HELP, CONNECTION_OPTIONS, connectionOf } from "./c
 import { followStream } from "./follow-stream.ts";
 
 /** One printed line: when, status and code, the call, its door and time, and its request id. */
-export function logLine(log: RequestLogJson): string {
+function logLine(log: RequestLogJson): string {
   const outcome = log.error_code ? `${log.status} ${log.error_code}` : String(log.status);
   return `${log.created_at}  [${outcome}] ${log.method} ${log.path}  (${log.source}, ${log.duration_ms} ms)  ${log.id}`;
 }

@@ -39,7 +39,7 @@ export interface LoggedCall {
 }
 
 /** `/package.Service/Method`, the path and route of a call through any door but REST. */
-export function procedurePath(method: DescMethod): string {
+function procedurePath(method: DescMethod): string {
   return `/${method.parent.typeName}/${method.name}`;
 }
 

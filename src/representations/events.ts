@@ -91,7 +91,7 @@ named("WebhookEvent", webhookEventSchema, [{ ...EVENT_EXAMPLE, created: CREATED_
  * The event's data as JSON text: `data_json`, the exact text the service wrote; from the deprecated Struct only for
  * a message without it (a service of a version before `data_json`).
  */
-export function eventDataJson(event: Event): string {
+function eventDataJson(event: Event): string {
   return event.dataJson !== "" ? event.dataJson : JSON.stringify(event.data ?? {});
 }
 

@@ -227,7 +227,7 @@ export function webhookDeliveryJson(delivery: WebhookDelivery): WebhookDeliveryJ
   };
 }
 
-export function deliveryAttemptJson(attempt: WebhookDeliveryAttempt): WebhookDeliveryAttemptJson {
+function deliveryAttemptJson(attempt: WebhookDeliveryAttempt): WebhookDeliveryAttemptJson {
   const { request, response } = attempt;
   return {
     attempted_at: requiredIsoTime(attempt.attemptedAt),

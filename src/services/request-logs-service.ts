@@ -20,7 +20,7 @@ import type { LiveRequestLogs } from "./live-request-logs.ts";
 import { listParameters, listWindow } from "./pagination.ts";
 
 /** The filters of a list or tail request, each checked (422 naming it) in the order of the request's fields. */
-export function requestLogFilters(request: ListRequestLogsRequest | TailRequestLogsRequest): RequestLogFilters {
+function requestLogFilters(request: ListRequestLogsRequest | TailRequestLogsRequest): RequestLogFilters {
   const filters: RequestLogFilters = {};
   if (request.status !== undefined) filters.status = statusFilter(request.status);
   if (request.errorCode !== undefined) {

@@ -73,8 +73,6 @@ export interface WebhookRequest {
   signal?: AbortSignal;
 }
 
-export const DEFAULT_USER_AGENT = WEBHOOK_USER_AGENT;
-
 /** Reading a little of a large answer lets small answers finish cleanly without buffering large ones. */
 const RESPONSE_BODY_CAP_BYTES = 64 * 1024;
 
@@ -172,7 +170,7 @@ function buildHeaders(request: WebhookRequest, target: URL): Record<string, stri
     http.validateHeaderValue(name, value);
     headers[name] = value;
   }
-  if (!hasUserAgent) headers["User-Agent"] = DEFAULT_USER_AGENT;
+  if (!hasUserAgent) headers["User-Agent"] = WEBHOOK_USER_AGENT;
   headers["Host"] = target.host;
   headers["Content-Type"] = "application/json";
   headers["Content-Length"] = String(Buffer.byteLength(request.body));

@@ -120,11 +120,6 @@ function webhookEventHead(event: Event, projectId: string): Omit<Static<typeof w
   };
 }
 
-/** The Event object of a webhook delivery of `event`: plus `created` (repeating `created_at`) and `project_id`. */
-export function webhookEventJson(event: Event, projectId: string): Static<typeof webhookEventSchema> {
-  return { ...webhookEventHead(event, projectId), data: JSON.parse(eventDataJson(event)) };
-}
-
 /**
  * The raw body of a webhook delivery of `event`: its `data` spliced in last as `data_json`'s text, so that what
  * `svc listen` forwards from a stream is byte for byte what a delivery of the event sends.

@@ -28,7 +28,8 @@ const bodies = new WeakMap<EventDocument, string>();
 function webhookBody(event: EventDocument): string {
   let body = bodies.get(event);
   if (body === undefined) {
-    body = webhookBodyOf(eventMessage(event), event.project_id);
+    // The body is `data_json`'s text: the deprecated Struct would be built for nothing.
+    body = webhookBodyOf(eventMessage(event, { structData: false }), event.project_id);
     bodies.set(event, body);
   }
   return body;

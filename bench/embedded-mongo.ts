@@ -554,7 +554,12 @@ async function transactionSection(args: Args): Promise<string[]> {
     await client.close();
     await server.stop();
   }
-  lines.push("");
+  const load = foreignLoad.slice(-4 * args.repeat);
+  lines.push(
+    "",
+    `Other processes used on average ${(avg(load) * 100).toFixed(0)}% (at most ${(Math.max(...load) * 100).toFixed(0)}%) of the machine's CPU during these measurements.`,
+    "",
+  );
   return lines;
 }
 

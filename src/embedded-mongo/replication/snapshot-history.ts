@@ -10,7 +10,7 @@
 import { EJSON, type Long, Timestamp, type Document } from "bson";
 import { plainNumbers } from "../bson/numbers.ts";
 import { commandError, ErrorCodes } from "../bson/errors.ts";
-import { Collection } from "../storage/collection.ts";
+import type { Collection } from "../storage/collection.ts";
 import type { Store } from "../storage/store.ts";
 import { compareTimestamps, type Oplog } from "./oplog.ts";
 
@@ -60,14 +60,15 @@ export function oldestSnapshotTime(oplog: Oplog): Timestamp {
 }
 
 /**
- * db.name as it was at `ts`: the live collection itself when nobody wrote it since, else a read-only copy without
- * secondary indexes (the planner scans it: what the live indexes hold is newer). A collection created, dropped or
- * renamed since `ts` answers 246 SnapshotUnavailable, as mongod before 7.0's point-in-time catalog.
+ * db.name as it was at `ts`: the live collection itself when nobody wrote it since, else a copy (sharing what did not
+ * change: see Collection.copy) with every document written since put back as it was at `ts`, indexes included. A
+ * collection created, dropped or renamed since `ts` answers 246 SnapshotUnavailable, as mongod before 7.0's
+ * point-in-time catalog.
  */
 export function collectionAt(live: Store, oplog: Oplog, ts: Timestamp, db: string, name: string): Collection | undefined {
   const current = live.get(db, name);
-  // The first write of each document after ts decides its version at ts: [document or null (absent)].
-  const before = new Map<string, Document | null>();
+  // The first write of each document after ts decides its version at ts: its _id and the document (null: absent).
+  const before = new Map<string, { id: unknown; doc: Document | null }>();
   for (let seq = oplog.seqAtOrAfter(ts); seq <= oplog.lastSeq; seq++) {
     const entry = oplog.bySeq(seq);
     if (!entry || compareTimestamps(entry.ts, ts) <= 0) continue;
@@ -85,24 +86,20 @@ export function collectionAt(live: Store, oplog: Oplog, ts: Timestamp, db: strin
     if (!doc) continue;
     const key = documentKey(doc._id);
     if (before.has(key)) continue;
-    before.set(key, entry.op === "i" ? null : (entry.pre ?? null));
+    before.set(key, { id: doc._id, doc: entry.op === "i" ? null : (entry.pre ?? null) });
   }
   if (before.size === 0 || !current) return current;
-  const copy = new Collection(db, name, current.options);
-  copy.indexes.length = 0;
-  let rid = 0;
-  for (const doc of current.docs.values()) {
-    const key = documentKey(doc._id);
-    const old = before.get(key);
-    if (old === undefined) copy.docs.set(++rid, doc);
-    else {
-      before.delete(key);
-      if (old !== null) copy.docs.set(++rid, old);
-    }
-  }
-  // Documents deleted since ts.
-  for (const old of before.values()) if (old !== null) copy.docs.set(++rid, old);
+  const copy = current.copy();
+  copy.rewind([...before.values()].map(({ id, doc }) => ({ rid: documentById(copy, id)?.rid, doc })));
   return copy;
+}
+
+/** The stored document with this `_id` in `coll`, with its record id. */
+export function documentById(coll: Collection, id: unknown): { rid: number; doc: Document } | undefined {
+  const [key] = coll.idIndex.keysFor({ _id: id });
+  const rid = key === undefined ? undefined : coll.idIndex.lookup(key)[0];
+  const doc = rid === undefined ? undefined : coll.docs.get(rid);
+  return rid === undefined || doc === undefined ? undefined : { rid, doc };
 }
 
 /** A namespace command as the oplog records it (a rename names its target too). */

@@ -7,7 +7,8 @@ import { CollectionIndex } from "../storage/collection-index.ts";
 import { CommandError } from "../bson/errors.ts";
 import type { Oplog } from "./oplog.ts";
 import type { Store } from "../storage/store.ts";
-import { documentById, type Transaction, type TransactionWrite, writeConflict } from "./transaction.ts";
+import { documentById } from "./snapshot-history.ts";
+import { type Transaction, type TransactionWrite, writeConflict } from "./transaction.ts";
 
 export function applyTransaction(txn: Transaction, store: Store, oplog: Oplog): void {
   for (const claim of txn.claims.values()) {

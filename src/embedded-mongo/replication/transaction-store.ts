@@ -45,10 +45,10 @@ export class TransactionStore extends Store {
     return super.create(db, name, options, uuid);
   }
 
-  /** The collection's copy: documents as of the read time, the live indexes' definitions. */
+  /** The transaction's own copy of the collection as of the read time. */
   private copyAtReadTime(live: Collection, db: string, name: string): Collection {
-    const atReadTime = collectionAt(this.live, this.oplog, this.readTs, db, name);
-    return atReadTime === live ? live.copy() : live.copy(atReadTime?.docs.values() ?? []);
+    const atReadTime = collectionAt(this.live, this.oplog, this.readTs, db, name) ?? live;
+    return atReadTime === live ? live.copy() : atReadTime;
   }
 
   private adopt(db: string, name: string, coll: Collection): void {

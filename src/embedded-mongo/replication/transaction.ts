@@ -2,11 +2,10 @@
 // found as mongod finds them, when a statement writes: a document some other open transaction has written, or
 // one changed by a commit after this transaction's snapshot, answers 112 WriteConflict (first writer wins).
 import { Long, type Binary, type Document, type Timestamp } from "bson";
-import type { Collection } from "../storage/collection.ts";
 import { commandError, ErrorCodes } from "../bson/errors.ts";
 import type { NamespaceCommand, WriteListener, WrittenCollection } from "../storage/write-listener.ts";
 import type { Oplog } from "./oplog.ts";
-import { documentKey } from "./snapshot-history.ts";
+import { documentById, documentKey } from "./snapshot-history.ts";
 import type { Store } from "../storage/store.ts";
 import { TransactionStore } from "./transaction-store.ts";
 
@@ -33,14 +32,6 @@ export type ClaimTable = Map<string, Transaction>;
 
 export function writeConflict(): Error {
   return commandError(112, "Write conflict during plan execution and yielding is disabled. :: Please retry your write");
-}
-
-/** The stored document with this `_id` in `coll`, with its record id. */
-export function documentById(coll: Collection, id: unknown): { rid: number; doc: Document } | undefined {
-  const [key] = coll.idIndex.keysFor({ _id: id });
-  const rid = key === undefined ? undefined : coll.idIndex.lookup(key)[0];
-  const doc = rid === undefined ? undefined : coll.docs.get(rid);
-  return rid === undefined || doc === undefined ? undefined : { rid, doc };
 }
 
 export class Transaction implements WriteListener {

@@ -141,8 +141,8 @@ export class CollectionIndex {
   }
 
   /**
-   * A copy holding the same entries (a transaction's private collection): the ordered set is copied, not
-   * recomputed. The hash is not copied (that would cost a probe per entry): the copy's stays empty and untrusted
+   * A copy holding the same entries (a transaction's private collection): the ordered set's chunks are shared
+   * until either side writes one. The hash is not copied (that would cost a probe per entry): the copy's stays empty and untrusted
    * (one more than the unhashable entries, for good), so the copy answers lookups from its ordered set.
    */
   clone(): CollectionIndex {

@@ -134,7 +134,7 @@ interface CollectionFacts {
   readonly options: Document;
   readonly timeseries: boolean;
   readonly ns: string;
-  readonly docs: ReadonlyMap<number, Document>;
+  readonly docs: Iterable<[number, Document]>;
 }
 
 /** A time-series document must carry a date in the timeField (mongod: BadValue, per document). */

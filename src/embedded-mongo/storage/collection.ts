@@ -7,10 +7,11 @@ import { CollectionIndex, sameFields, sameKeys } from "./collection-index.ts";
 import { checkTimeseriesDocument } from "./collection-options.ts";
 import { type Collation, parseCollation } from "../query/collation.ts";
 import type { WriteListener } from "./write-listener.ts";
+import { RecordMap } from "./record-map.ts";
 
 export class Collection {
-  /** Record id -> document. Map order is insertion order, which is the collection's natural order. */
-  readonly docs = new Map<number, Document>();
+  /** Record id -> document, in record id order: the collection's natural order. */
+  private records = new RecordMap<Document>();
   readonly indexes: CollectionIndex[] = [];
   readonly options: Document;
   /** Told about every applied write; unset while a durable store is being loaded (replay is not a new write). */
@@ -47,38 +48,60 @@ export class Collection {
     return this.nextRid - 1;
   }
 
+  get docs(): RecordMap<Document> {
+    return this.records;
+  }
+
   get ns(): string {
     return `${this.db}.${this.name}`;
   }
 
   get idIndex(): CollectionIndex {
-    // The constructor adds it first and dropIndex keeps it; only a snapshot read's scan-only copy has none.
+    // The constructor adds it first and dropIndex keeps it.
     const index = this.indexes[0];
     if (!index) throw new Error(`${this.ns} has no _id index`);
     return index;
   }
 
   /**
-   * A private copy (a transaction's) with this collection's name, options, UUID and index definitions. Without
-   * `docs` it holds the same documents under the same record ids, its indexes copied entry for entry; with `docs`
-   * (the collection as of an earlier time) it holds those, indexed anew.
+   * A private copy (a transaction's) with this collection's name, options, UUID, documents under the same record ids
+   * and indexes. Documents and index entries are shared until one side writes them, so a copy costs a few entries
+   * per 512 documents, whatever the collection's size.
    */
-  copy(docs?: Iterable<Document>): Collection {
+  copy(): Collection {
     const copy = new Collection(this.db, this.name, this.options, this.uuid);
     copy.indexes.length = 0;
-    if (docs === undefined) {
-      for (const [rid, doc] of this.docs) copy.docs.set(rid, doc);
-      copy.nextRid = this.nextRid;
-      for (const index of this.indexes) copy.indexes.push(index.clone());
-      return copy;
-    }
-    for (const index of this.indexes) copy.indexes.push(new CollectionIndex(index.spec));
-    for (const doc of docs) {
-      const rid = copy.nextRid++;
-      for (const index of copy.indexes) index.add(index.keysFor(doc), rid);
-      copy.docs.set(rid, doc);
-    }
+    copy.records = this.records.copy();
+    copy.nextRid = this.nextRid;
+    for (const index of this.indexes) copy.indexes.push(index.clone());
     return copy;
+  }
+
+  /**
+   * Puts back earlier versions of documents (a copy turned into the collection as it was at an earlier time): each
+   * `rid` (undefined: a document absent now) gets `doc` (null: absent then). Not a write: nothing is reported, and
+   * no uniqueness is checked, since the versions together were a state the collection had. A document deleted since
+   * comes back after the others, under a new record id.
+   */
+  rewind(versions: { rid: number | undefined; doc: Document | null }[]): void {
+    // Every changed document leaves its index entries before any earlier version takes its keys back.
+    for (const { rid } of versions) {
+      const current = rid === undefined ? undefined : this.records.get(rid);
+      if (rid === undefined || !current) continue;
+      for (const index of this.indexes) index.remove(index.keysFor(current), rid);
+    }
+    for (const { rid, doc } of versions) {
+      if (rid !== undefined && doc === null) this.records.delete(rid);
+      if (rid === undefined || doc === null) continue;
+      for (const index of this.indexes) index.add(index.keysFor(doc), rid);
+      this.records.set(rid, doc);
+    }
+    for (const { rid, doc } of versions) {
+      if (rid !== undefined || doc === null) continue;
+      const restored = this.nextRid++;
+      for (const index of this.indexes) index.add(index.keysFor(doc), restored);
+      this.records.set(restored, doc);
+    }
   }
 
   index(name: string): CollectionIndex | undefined {
@@ -96,7 +119,7 @@ export class Collection {
       if (conflict) throw index.duplicateKeyError(this.ns, conflict);
     });
     this.indexes.forEach((index, i) => index.add(keys[i]!, rid));
-    this.docs.set(rid, doc);
+    this.records.set(rid, doc);
     this.listener?.inserted(this, doc);
     return rid;
   }
@@ -106,7 +129,7 @@ export class Collection {
    * `replacement`: the write was a whole-document replacement (a "replace" change event, not an "update").
    */
   replace(rid: number, newDoc: Document, replacement = false): void {
-    const oldDoc = this.docs.get(rid);
+    const oldDoc = this.records.get(rid);
     if (!oldDoc) return;
     const changes: [CollectionIndex, unknown[][], unknown[][]][] = [];
     for (const index of this.indexes) {
@@ -119,15 +142,15 @@ export class Collection {
       changes.push([index, oldKeys, newKeys]);
     }
     for (const [index, oldKeys, newKeys] of changes) index.replaceKeys(oldKeys, newKeys, rid);
-    this.docs.set(rid, newDoc);
+    this.records.set(rid, newDoc);
     this.listener?.updated(this, oldDoc, newDoc, replacement);
   }
 
   remove(rid: number): boolean {
-    const doc = this.docs.get(rid);
+    const doc = this.records.get(rid);
     if (!doc) return false;
     for (const index of this.indexes) index.remove(index.keysFor(doc), rid);
-    this.docs.delete(rid);
+    this.records.delete(rid);
     this.listener?.deleted(this, doc);
     return true;
   }
@@ -135,7 +158,7 @@ export class Collection {
   /** Builds a new index over the existing documents; throws (adding nothing) on duplicates or parallel arrays. */
   addIndex(index: CollectionIndex): void {
     const all: [unknown[][], number][] = [];
-    for (const [rid, doc] of this.docs) {
+    for (const [rid, doc] of this.records) {
       const keys = index.keysFor(doc);
       all.push([keys, rid]);
     }

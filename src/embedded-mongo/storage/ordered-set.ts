@@ -1,7 +1,11 @@
 // A sorted container of index entries: a list of sorted chunks (a two-level B-tree). Lookups, inserts and deletes
 // are O(log n) comparisons plus a bounded splice, so index operations cost the same at 1M entries as at 10k.
+// A copy shares the chunks with its original (one entry per chunk, not per entry: a transaction's private copy
+// of an index is cheap); whichever side changes a chunk first after the copy changes its own copy of it.
 
 const MAX_CHUNK = 512;
+
+let generations = 0;
 
 export interface Position {
   chunk: number;
@@ -11,6 +15,9 @@ export interface Position {
 export class OrderedSet<T> {
   /** Never an empty chunk: one emptied by a delete is removed. */
   private chunks: T[][] = [];
+  /** owners[i]: the copy generation that may change chunks[i] in place. */
+  private owners: number[] = [];
+  private generation = ++generations;
   private count = 0;
 
   constructor(private readonly compare: (a: T, b: T) => number) {}
@@ -19,15 +26,30 @@ export class OrderedSet<T> {
     return this.count;
   }
 
-  /** Takes the entries of `other` (same order), copying its chunks instead of inserting one by one. */
+  /** Takes the entries of `other` (same order), sharing its chunks until either side changes one. */
   copyFrom(other: OrderedSet<T>): void {
-    this.chunks = other.chunks.map((chunk) => chunk.slice());
+    this.chunks = other.chunks.slice();
+    this.owners = other.owners.slice();
     this.count = other.count;
+    // Neither side owns the shared chunks any more.
+    other.generation = ++generations;
+    this.generation = ++generations;
   }
 
   clear(): void {
     this.chunks = [];
+    this.owners = [];
     this.count = 0;
+  }
+
+  /** chunks[index], made this set's own to change. */
+  private writable(index: number): T[] {
+    const chunk = this.chunks[index]!; // callers pass an existing chunk's index
+    if (this.owners[index] === this.generation) return chunk;
+    const own = chunk.slice();
+    this.chunks[index] = own;
+    this.owners[index] = this.generation;
+    return own;
   }
 
   /** First position whose entry is not `before` the target (`before` must be monotone over the order). */
@@ -58,21 +80,22 @@ export class OrderedSet<T> {
     const cmp = this.compare;
     if (this.chunks.length === 0) {
       this.chunks.push([item]);
+      this.owners.push(this.generation);
       this.count = 1;
       return;
     }
     let pos = this.seek((e) => cmp(e, item) < 0);
-    let chunk = this.chunks[pos.chunk];
-    if (!chunk) {
+    if (pos.chunk === this.chunks.length) {
       // Past the end: appended to the last chunk (there is one, checked above).
-      chunk = this.chunks[pos.chunk - 1]!;
-      pos = { chunk: pos.chunk - 1, offset: chunk.length };
+      pos = { chunk: pos.chunk - 1, offset: this.chunks[pos.chunk - 1]!.length };
     }
+    const chunk = this.writable(pos.chunk);
     chunk.splice(pos.offset, 0, item);
     this.count++;
     if (chunk.length > MAX_CHUNK) {
       const tail = chunk.splice(MAX_CHUNK >>> 1);
       this.chunks.splice(pos.chunk + 1, 0, tail);
+      this.owners.splice(pos.chunk + 1, 0, this.generation);
     }
   }
 
@@ -80,11 +103,15 @@ export class OrderedSet<T> {
   delete(item: T): boolean {
     const cmp = this.compare;
     const pos = this.seek((e) => cmp(e, item) < 0);
-    const chunk = this.chunks[pos.chunk];
-    if (!chunk || pos.offset >= chunk.length || cmp(chunk[pos.offset]!, item) !== 0) return false;
+    const found = this.chunks[pos.chunk];
+    if (!found || pos.offset >= found.length || cmp(found[pos.offset]!, item) !== 0) return false;
+    const chunk = this.writable(pos.chunk);
     chunk.splice(pos.offset, 1);
     this.count--;
-    if (chunk.length === 0) this.chunks.splice(pos.chunk, 1);
+    if (chunk.length === 0) {
+      this.chunks.splice(pos.chunk, 1);
+      this.owners.splice(pos.chunk, 1);
+    }
     return true;
   }
 

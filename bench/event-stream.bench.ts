@@ -23,7 +23,7 @@ import type { EventDocument } from "../src/store/event-repository.ts";
 import { addBenchEndpoint } from "./bench-endpoint.ts";
 import { startWebhookDelivery } from "./delivery-pipeline.ts";
 import { codeRevision, machineDescription } from "./machine.ts";
-import { cpuSecondsOf } from "./process-cpu.ts";
+import { cpuSecondsOf, threadCpuSecondsOf, threadCpuSplit } from "./process-cpu.ts";
 import { writeResults } from "./results-file.ts";
 import { startReceiverProcess } from "./receiver-process.ts";
 
@@ -51,6 +51,8 @@ const asTheKey: Interceptor = (next) => (request) => {
 };
 const server = http2.createServer(
   connectNodeAdapter({
+    // As the service's servers: no compression (each stream would gzip the same bytes again, on the thread pool).
+    acceptCompression: [],
     routes: (router) => router.service(EventsService, new EventsServiceImpl({ events, live, clock }) as never, { interceptors: [asTheKey] }),
   }),
 );
@@ -139,19 +141,18 @@ interface RoundResult {
   /** The same measured at a raw LiveEvents subscription (before the stream's own work and Connect's). */
   changeStreamP50?: number;
   changeStreamP99?: number;
-  /** CPU milliseconds per event published: this process (all its threads), the stream clients', the receiver's. */
+  /**
+   * CPU milliseconds per event published: this process's main thread (the service: relay, deliveries, streams), its
+   * database's worker thread, its other threads (GC helpers, libuv's pool); the stream clients', the receiver's.
+   */
   serviceCpuMs: number;
+  databaseCpuMs: number;
+  otherThreadsCpuMs: number;
   clientsCpuMs?: number;
   receiverCpuMs: number;
   /** The service's event-loop delay while the round published, p50 and p99 in ms. */
   loopDelayP50: number;
   loopDelayP99: number;
-}
-
-/** This process's CPU seconds so far (all its threads: the service, the embedded database's worker, GC). */
-function ownCpuSeconds(): number {
-  const usage = process.cpuUsage();
-  return (usage.user + usage.system) / 1e6;
 }
 
 /** Log-to-subscription for one raw subscription of LiveEvents: the change stream's share of log-to-stream. */
@@ -171,7 +172,7 @@ async function runRound(kind: StreamKind): Promise<RoundResult> {
   await takeReceipts();
   const streams = withStreams ? await openStreams(STREAMS, kind) : null;
   published.length = 0;
-  const cpuBefore = { service: ownCpuSeconds(), clients: streams?.cpuSeconds() ?? 0, receiver: cpuSecondsOf(receiverProcess.pid!) };
+  const cpuBefore = { threads: threadCpuSecondsOf(process.pid), clients: streams?.cpuSeconds() ?? 0, receiver: cpuSecondsOf(receiverProcess.pid!) };
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
   const start = performance.now();
@@ -192,6 +193,8 @@ async function runRound(kind: StreamKind): Promise<RoundResult> {
   const result: RoundResult = {
     kind,
     serviceCpuMs: 0,
+    databaseCpuMs: 0,
+    otherThreadsCpuMs: 0,
     receiverCpuMs: 0,
     loopDelayP50: round(loopDelay.percentile(50) / 1e6),
     loopDelayP99: round(loopDelay.percentile(99) / 1e6),
@@ -206,7 +209,10 @@ async function runRound(kind: StreamKind): Promise<RoundResult> {
     while ((await streams.fewest()) < published.length && performance.now() < deadline) await sleep(200);
   }
   // CPU up to the last arrival (deliveries and streams); the polls in between cost next to nothing.
-  result.serviceCpuMs = round((1000 * (ownCpuSeconds() - cpuBefore.service)) / published.length, 2);
+  const threads = threadCpuSplit(process.pid, cpuBefore.threads, threadCpuSecondsOf(process.pid));
+  result.serviceCpuMs = round((1000 * threads.main) / published.length, 2);
+  result.databaseCpuMs = round((1000 * threads.busiest) / published.length, 2);
+  result.otherThreadsCpuMs = round((1000 * threads.rest) / published.length, 2);
   result.receiverCpuMs = round((1000 * (cpuSecondsOf(receiverProcess.pid!) - cpuBefore.receiver)) / published.length, 2);
   if (streams) {
     result.clientsCpuMs = round((1000 * (streams.cpuSeconds() - cpuBefore.clients)) / published.length, 2);
@@ -257,7 +263,7 @@ const goals = kinds.flatMap((kind) => {
     `| ${KIND_NAMES[kind]}: deliveries/s within 10% of the rounds without (means) | ${ratio}% | ${goal(ratio >= 90)} |`,
   ];
 });
-const cpu = (r: RoundResult) => `${r.serviceCpuMs} / ${r.clientsCpuMs ?? "-"} / ${r.receiverCpuMs}`;
+const cpu = (r: RoundResult) => `${r.serviceCpuMs} / ${r.databaseCpuMs} / ${r.otherThreadsCpuMs} / ${r.clientsCpuMs ?? "-"} / ${r.receiverCpuMs}`;
 const report = [
   "# Event streams under the webhook-delivery load",
   "",
@@ -273,13 +279,15 @@ const report = [
   "deprecated Struct (a client built before `data_json`). They are fed by the process's one change stream",
   `(${live.feedsOpened} opened in the whole run). Log-to-stream: the event's creation (just before it is logged) to its arrival at the`,
   "client process; log-to-subscription: the same at a raw LiveEvents subscription, the change stream's share. CPU",
-  "per event: milliseconds of CPU (user + system, all threads) per event published, of the service's process (with",
-  "its embedded database's thread), the stream clients' process and the webhook receiver's, from the round's start",
-  "to the last arrival. Event-loop delay: the service's, while the round published.",
+  "per event: milliseconds of CPU per event published, of the service process's main thread (relay, deliveries,",
+  "streams), of its embedded database's worker thread and of its other threads (GC helpers, libuv's pool), of the",
+  "stream clients' process and of the webhook receiver's, from the round's start to the last arrival. Event-loop",
+  "delay: the service's, while the round published. The streams are served without compression, as the service's",
+  "servers serve them.",
   "`node --import tsx bench/event-stream.bench.ts` (or `npm run bench event-stream`); each run rewrites this part of",
   "the file, not the notes below it.",
   "",
-  "| round | streams | load | events | deliveries/s (received of expected) | events at every stream | log-to-stream p50 / p99 / max | of which log-to-subscription p50 / p99 | CPU ms per event: service / clients / receiver | event-loop delay p50 / p99 |",
+  "| round | streams | load | events | deliveries/s (received of expected) | events at every stream | log-to-stream p50 / p99 / max | of which log-to-subscription p50 / p99 | CPU ms per event: service main / database / other threads / clients / receiver | event-loop delay p50 / p99 |",
   "|---|---|---|---|---|---|---|---|---|---|",
   ...results.map(
     (r, i) =>

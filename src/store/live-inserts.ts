@@ -240,8 +240,13 @@ export class LiveInserts<T extends TenantDocument, F> {
   private async follow(stream: ChangeStream<T, ChangeStreamInsertDocument<T>>): Promise<void> {
     try {
       // The driver resumes by itself after a failover or a dropped connection; what ends this loop is the close.
+      // A getMore's batch is handed out whole once its last change is read: a subscription then finds the events
+      // logged together waiting together (a batching stream sends them in one message), instead of being woken
+      // for each while the driver hands the rest over.
+      const batch: T[] = [];
       for await (const change of stream) {
-        if (change.operationType === "insert") this.dispatch([change.fullDocument]);
+        if (change.operationType === "insert") batch.push(change.fullDocument);
+        if (stream.bufferedCount() === 0) this.dispatch(batch.splice(0));
       }
     } catch (error) {
       if (!stream.closed) this.options.onError(error);

@@ -1,6 +1,7 @@
 // LiveEvents without a change stream (a database that is not a replica set): the events this process logs reach
 // the subscriptions of their project and environment as they are written; a subscription that falls too far behind
-// fails (its client resumes from the log) without holding up another, and the drain ends every subscription.
+// fails (its client resumes from the log) without holding up another, and the drain ends every subscription. On a
+// replica set, the events a change stream's batch brings reach a subscription together.
 import { expect } from "chai";
 import { SvcError } from "../../src/domain/errors.ts";
 import { newEventId } from "../../src/domain/ids.ts";
@@ -20,7 +21,7 @@ async function collect(subscription: AsyncIterable<EventDocument>): Promise<stri
   return ids;
 }
 
-describe("LiveEvents without a replica set", () => {
+describe("LiveEvents", () => {
   let database: Database;
   let events: EventRepository;
 
@@ -77,5 +78,19 @@ describe("LiveEvents without a replica set", () => {
     const live = new LiveEvents(events, { changeStreams: false, onError: (error) => expect.fail(String(error)) });
     await live.drain();
     expect(await collect(await live.subscribe({ projectId: newUuid(), livemode: false }, null))).to.deep.equal([]);
+  });
+
+  it("with a change stream, hands the events of one write to a subscription together, as its batch brought them", async () => {
+    const live = new LiveEvents(events, { changeStreams: true, onError: (error) => expect.fail(String(error)) });
+    const project = newUuid();
+    const subscription = await live.subscribe({ projectId: project, livemode: false }, null);
+    const logged = Array.from({ length: 20 }, () => eventOf(project));
+    await events.insertManyOnce(logged);
+    const first = await subscription[Symbol.asyncIterator]().next();
+    // When the first is read, the other 19 are already waiting (a batching stream sends them in one message).
+    const waiting = subscription.takeWaiting(100);
+    expect([(first.value as EventDocument)._id, ...waiting.map((e) => e._id)]).to.deep.equal(logged.map((e) => e._id));
+    await live.drain();
+    expect(live.feedsOpened).to.equal(1);
   });
 });

@@ -14,6 +14,7 @@ import { WebhookEndpointRepository } from "../src/store/webhook-endpoint-reposit
 import { DEFAULT_MAX_PENDING_PER_ENDPOINT } from "../src/webhooks/delivery-policy.ts";
 import type { AttemptSender } from "../src/webhooks/delivery-worker.ts";
 import { WebhookDelivery } from "../src/webhooks/webhook-delivery.ts";
+import { countCommands } from "./command-shapes.ts";
 
 /** SVC_JOB_CONCURRENCY and SVC_WEBHOOK_CONCURRENCY's defaults. */
 export const JOB_CONCURRENCY = 50;
@@ -25,7 +26,10 @@ async function startDeliveryPipeline(databaseName: string) {
   const mongo = await startEmbeddedMongo({ host: "127.0.0.1", inWorkerThread: true, replSet: "rs0" });
   const uri = new URL(mongo.uri);
   uri.pathname = `/${databaseName}`;
-  const database = await connectDatabase(uri.toString());
+  // BENCH_COMMANDS=1: the driver's command monitoring counts what the pipeline asks (it costs CPU: not for timed runs).
+  const monitored = process.env.BENCH_COMMANDS === "1";
+  const database = await connectDatabase(uri.toString(), { monitorCommands: monitored });
+  const commands = monitored ? countCommands(database.client) : null;
   const { db } = database;
   const events = new EventRepository(db);
   const endpoints = new WebhookEndpointRepository(db);
@@ -40,7 +44,7 @@ async function startDeliveryPipeline(databaseName: string) {
     defaultConcurrency: JOB_CONCURRENCY,
     changeStreams: true,
   });
-  return { mongo, database, db, events, endpoints, deliveries, users, jobs };
+  return { mongo, database, db, events, endpoints, deliveries, users, jobs, commands };
 }
 
 export interface WebhookDeliveryBenchOptions {

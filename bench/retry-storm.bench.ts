@@ -18,7 +18,9 @@ import type { EventDocument } from "../src/store/event-repository.ts";
 import type { AttemptSender } from "../src/webhooks/delivery-worker.ts";
 import { addBenchEndpoint } from "./bench-endpoint.ts";
 import { startWebhookDelivery } from "./delivery-pipeline.ts";
+import { commandTable } from "./command-shapes.ts";
 import { machineDescription } from "./machine.ts";
+import { threadCpuSecondsOf, threadCpuSplit } from "./process-cpu.ts";
 
 const ENDPOINTS = 100;
 /** Failing deliveries: FAILING / ENDPOINTS failing events, each beside a succeeding one. */
@@ -61,7 +63,7 @@ const sender: AttemptSender = async (endpoint, event, attempt) => {
       };
 };
 
-const { mongo, database, db, endpoints, deliveries, jobs, webhooks, relay } = await startWebhookDelivery("bench_retry_storm", {
+const { mongo, database, db, endpoints, deliveries, jobs, webhooks, relay, commands } = await startWebhookDelivery("bench_retry_storm", {
   clock,
   onError: (error) => console.error("webhook delivery", error),
   retryScheduleMs: SCHEDULE,
@@ -94,10 +96,13 @@ function event(failing: boolean): EventDocument {
   };
 }
 
+commands?.take();
 const loadBefore = loadavg()[0]!;
 const failingEventCount = Math.ceil(FAILING / ENDPOINTS);
 const toPublish = Array.from({ length: failingEventCount * 2 }, (_, i) => event(i % 2 === 0));
 const started = performance.now();
+const stormCpu = threadCpuSecondsOf(process.pid);
+const monotonicStartUs = process.hrtime.bigint() / 1000n;
 await Promise.all(
   Array.from({ length: PUBLISHERS }, async () => {
     for (let next = toPublish.pop(); next; next = toPublish.pop()) await relay.publish(next);
@@ -112,6 +117,11 @@ while (performance.now() - started < TIMEOUT_MS) {
 }
 const elapsedMs = performance.now() - started;
 const loadAfter = loadavg()[0]!;
+const cpu = threadCpuSplit(process.pid, stormCpu, threadCpuSecondsOf(process.pid));
+// The span of the storm on the clock of `node --cpu-prof` profiles (µs), to read them over it alone.
+console.log("storm", { monotonicUs: [monotonicStartUs, process.hrtime.bigint() / 1000n] });
+// The count of succeeded deliveries polled above is among them (`aggregate webhook_deliveries`).
+if (commands) console.log(commandTable("Commands of the storm", commands.take(), total, "delivery").join("\n"));
 const notSucceeded = await deliveriesCollection.countDocuments({ status: { $ne: "succeeded" } });
 const records = await deliveriesCollection.find({}, { projection: { endpoint_id: 1, event_id: 1 } }).toArray();
 await Promise.all([webhooks.stop(), jobs.stop()]);
@@ -144,6 +154,7 @@ const histogram = buckets.slice(1).map((hi, i) => {
 });
 const early = lateness.filter((ms) => ms < 0).length;
 const goal = (ok: boolean) => (ok ? "met" : "**missed**");
+const cpuPerAttempt = (seconds: number) => ((1000 * seconds) / Math.max(1, attempts.length)).toFixed(3);
 /** What an instrumented run showed (the repository's lock counts and batches sampled every second; CPU profiles). */
 const ANALYSIS = [
   "## Where the time goes",
@@ -201,6 +212,7 @@ const lines = [
   `| retries within 2 s of their due time | ${withinTwoSeconds} (${((100 * withinTwoSeconds) / Math.max(1, lateness.length)).toFixed(1)}%) | all: ${goal(withinTwoSeconds === expectedRetries)} |`,
   `| retries run before their due time | ${early} | 0 |`,
   `| attempts run twice (same delivery, same attempt number) | ${duplicates} | 0: ${goal(duplicates === 0)} |`,
+  `| CPU per attempt (${attempts.length} attempts): main thread, database thread, other threads | ${cpuPerAttempt(cpu.main)} ms, ${cpuPerAttempt(cpu.busiest)} ms, ${cpuPerAttempt(cpu.rest)} ms | |`,
   `| attempts overlapping another of the same delivery | ${overlaps} | 0: ${goal(overlaps === 0)} |`,
   "",
   "Lateness of the retries:",

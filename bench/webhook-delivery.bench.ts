@@ -13,7 +13,9 @@ import { postWebhook } from "../src/webhooks/delivery-client.ts";
 import { DELIVERY_JOB } from "../src/webhooks/webhook-delivery.ts";
 import { addBenchEndpoint } from "./bench-endpoint.ts";
 import { startWebhookDelivery } from "./delivery-pipeline.ts";
+import { commandTable } from "./command-shapes.ts";
 import { machineDescription } from "./machine.ts";
+import { threadCpuSecondsOf, threadCpuSplit } from "./process-cpu.ts";
 import { startReceiverProcess } from "./receiver-process.ts";
 
 const THROUGHPUT_MS = Number(process.env.BENCH_DURATION_MS ?? 8000);
@@ -30,7 +32,7 @@ const { process: receiverProcess, url: receiverUrl, takeReceipts } = await start
 // database in a worker thread.
 const clock: Clock = () => new Date();
 const onError = (error: unknown) => console.error("webhook delivery", error);
-const { mongo, database, db, endpoints, jobs, webhooks, relay } = await startWebhookDelivery("bench_webhooks", { clock, onError });
+const { mongo, database, db, endpoints, jobs, webhooks, relay, commands } = await startWebhookDelivery("bench_webhooks", { clock, onError });
 const projectId = newUuid();
 
 function addEndpoint(path: string): Promise<string> {
@@ -76,8 +78,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const endpointIds: string[] = [];
 for (let i = 0; i < ENDPOINTS; i++) endpointIds.push(await addEndpoint(`/e${i}`));
 await takeReceipts();
+commands?.take();
 const loadBefore = loadavg()[0]!;
 const throughputStart = performance.now();
+const throughputCpu = threadCpuSecondsOf(process.pid);
+const monotonicStartUs = process.hrtime.bigint() / 1000n;
 let published = 0;
 await Promise.all(
   Array.from({ length: PUBLISHERS }, async () => {
@@ -94,6 +99,7 @@ while (receiptTimes.length < published * ENDPOINTS && performance.now() - throug
   await sleep(100);
 }
 receiptTimes.sort((a, b) => a - b);
+const deliveryCpu = threadCpuSplit(process.pid, throughputCpu, threadCpuSecondsOf(process.pid));
 const startedAt = performance.timeOrigin + throughputStart;
 const throughput = {
   events: published,
@@ -106,7 +112,9 @@ const throughput = {
 };
 await sleep(500);
 const notSucceeded = await db.collection("webhook_deliveries").countDocuments({ status: { $ne: "succeeded" } });
-console.log("throughput", throughput, { notSucceeded });
+// The span of the throughput run on the clock of `node --cpu-prof` profiles (µs), to read them over it alone.
+console.log("throughput", throughput, { notSucceeded, monotonicUs: [monotonicStartUs, process.hrtime.bigint() / 1000n] });
+if (commands) console.log(commandTable("Commands of the throughput run", commands.take(), throughput.delivered, "delivery").join("\n"));
 
 // 2. Latency at 200 events/s, one endpoint: from the event's creation to its receipt.
 for (const id of endpointIds.slice(1)) await endpoints.delete({ projectId, livemode: false }, id);
@@ -142,6 +150,7 @@ const secret = generateWebhookSecret();
 const body = JSON.stringify({ id: "evt_bench", object: "event", type: "transaction.completed", data: { object: { id: "tx_1" } } });
 let barePosts = 0;
 const bareStart = performance.now();
+const bareCpu = threadCpuSecondsOf(process.pid);
 await Promise.all(
   Array.from({ length: BARE_CONCURRENCY }, async () => {
     while (performance.now() - bareStart < THROUGHPUT_MS / 2) {
@@ -156,7 +165,11 @@ await Promise.all(
     }
   }),
 );
-const bare = { posts: barePosts, postsPerSecond: round(barePosts / ((performance.now() - bareStart) / 1000)) };
+const bare = {
+  posts: barePosts,
+  postsPerSecond: round(barePosts / ((performance.now() - bareStart) / 1000)),
+  cpu: threadCpuSplit(process.pid, bareCpu, threadCpuSecondsOf(process.pid)),
+};
 await takeReceipts();
 console.log("bare", bare);
 
@@ -183,6 +196,8 @@ await mongo.stop();
 receiverProcess.kill();
 
 const goal = (ok: boolean) => (ok ? "met" : "**missed**");
+/** Milliseconds of CPU per item, from seconds. */
+const perItem = (seconds: number, items: number) => round((1000 * seconds) / Math.max(1, items), 3);
 const lines = [
   "# Webhook delivery",
   "",
@@ -201,6 +216,8 @@ const lines = [
   `| bare loop: signed POSTs with postWebhook, ${BARE_CONCURRENCY} concurrent, no database | ${bare.postsPerSecond} posts/s | |`,
   `| deliveries/s against the bare loop | ${round((100 * throughput.deliveriesPerSecond) / bare.postsPerSecond)}% | ≥ 90%: ${goal(throughput.deliveriesPerSecond >= 0.9 * bare.postsPerSecond)} |`,
   `| guarantee jobs left once every first attempt was recorded | ${guaranteeJobsLeft} | 0 |`,
+  `| CPU per delivery (throughput run): main thread, database thread, other threads | ${perItem(deliveryCpu.main, throughput.delivered)} ms, ${perItem(deliveryCpu.busiest, throughput.delivered)} ms, ${perItem(deliveryCpu.rest, throughput.delivered)} ms | |`,
+  `| CPU per post of the bare loop: main thread, other threads | ${perItem(bare.cpu.main, bare.posts)} ms, ${perItem(bare.cpu.busiest + bare.cpu.rest, bare.posts)} ms | |`,
   `| Agenda alone: no-op jobs scheduled for now, locked, run and removed | ${agenda.jobsPerSecond} jobs/s (${AGENDA_JOBS} jobs) | |`,
   "",
   "Design: every delivery has one Agenda job (`webhook-attempt`, unique by the delivery id). The process that relays an",

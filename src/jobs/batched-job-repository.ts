@@ -82,7 +82,9 @@ export class BatchedJobRepository extends MongoJobRepository {
     /** One-time jobs are removed when their run succeeds (Agenda's removeOnComplete, done by the end-of-run save). */
     private readonly removeOnComplete: boolean,
   ) {
-    super({ mongo: db, db: { collection } });
+    // Agenda's own index (name, nextRunAt, priority, lockedAt, disabled) is not made: JobQueue.ensureIndexes makes
+    // the one the due-job queries need, and every job written, locked or removed would keep both up to date.
+    super({ mongo: db, db: { collection }, ensureIndex: false });
     this.jobs = db.collection(collection);
   }
 

@@ -68,8 +68,10 @@ export class JobQueue {
     this.defaultConcurrency = options.defaultConcurrency ?? options.maxConcurrency;
     this.repository = new BatchedJobRepository(db, "jobs", this.defaultConcurrency, true);
     const repository = this.repository;
-    // Inserts only (wake-channels.ts says why).
-    const channel = options.changeStreams ? new WakeableChangeStreamChannel({ db, collection: "jobs" }) : new WakeableInMemoryChannel();
+    // Inserts of jobs due soon only (wake-channels.ts says why).
+    const channel = options.changeStreams
+      ? new WakeableChangeStreamChannel({ db, collection: "jobs", pollIntervalMs: options.pollIntervalMs })
+      : new WakeableInMemoryChannel();
     repository.onRoom = (jobName) => void channel.wake(jobName);
     this.agenda = new Agenda({
       backend: { name: "MongoDB", repository, ownsConnection: false, connect: () => repository.connect(), disconnect: async () => {} },
@@ -106,7 +108,8 @@ export class JobQueue {
    * Schedules many jobs of `name`, each unique by `data[uniqueBy]` (an existing one is moved to its new time, its
    * data replaced), in one bulk write: the batch form of `schedule`, for writers of many jobs at once. A job
    * running now (locked) is left alone: its run decides what follows it. With `keepExisting`, only missing jobs
-   * are added and an existing one keeps its time.
+   * are added and an existing one keeps its time: plain inserts, which the unique index of `ensureUniqueIndex`
+   * refuses for a job that exists (an upsert costs the database a query and more per job).
    */
   async scheduleMany<T extends object>(
     name: string,
@@ -116,20 +119,23 @@ export class JobQueue {
   ): Promise<void> {
     if (jobs.length === 0) return;
     await this.agenda.ready;
-    const operations = jobs.map(({ data, at }) => ({
-      updateOne: {
-        filter: { name, [`data.${uniqueBy}`]: data[uniqueBy], lockedAt: null },
-        update: keepExisting
-          ? { $setOnInsert: { ...NEW_JOB_FIELDS, name, data, nextRunAt: at } }
-          : { $set: { data, nextRunAt: at }, $setOnInsert: { ...NEW_JOB_FIELDS, name } },
-        upsert: true,
-      },
-    }));
+    const operations: AnyBulkWriteOperation<Document>[] = jobs.map(({ data, at }) =>
+      keepExisting
+        ? { insertOne: { document: { ...NEW_JOB_FIELDS, name, data, nextRunAt: at } } }
+        : {
+            updateOne: {
+              filter: { name, [`data.${uniqueBy}`]: data[uniqueBy], lockedAt: null },
+              update: { $set: { data, nextRunAt: at }, $setOnInsert: { ...NEW_JOB_FIELDS, name } },
+              upsert: true,
+            },
+          },
+    );
     await this.db
       .collection("jobs")
       .bulkWrite(operations, { ordered: false })
       .catch((error: unknown) => {
-        // A job locked by a run is not matched, so the upsert collides with it on the unique index: that run decides.
+        // A job that exists refuses the insert; a job locked by a run is not matched, so the upsert collides with
+        // it on the unique index: that run decides.
         if (!isOnlyDuplicateKeys(error)) throw error;
       });
   }

@@ -10,17 +10,22 @@ function wakeUp(jobName: string): JobNotification {
 }
 
 /**
- * Hears of inserted jobs only. Agenda's channel asks the database for insert, update and replace events and, without
- * full documents, drops the updates it receives: the database would build and send an event for every lock and
- * state save of every run, for nothing. A job's own runs, locks and reschedules are found by the process running it,
- * and looking every update up would cost a read and a lock attempt per run. The channel is given the jobs
- * collection through a view whose `watch` asks for inserts alone (the channel only ever calls `collection().watch`).
+ * Hears of inserted jobs only, and only of those due soon. Agenda's channel asks the database for insert, update and
+ * replace events and, without full documents, drops the updates it receives: the database would build and send an
+ * event for every lock and state save of every run, for nothing. A job's own runs, locks and reschedules are found by
+ * the process running it, and looking every update up would cost a read and a lock attempt per run. Agenda also drops
+ * the notice of a job due after its next scan, which that scan finds in time: such a job (a delivery's guarantee,
+ * due one lease later, written for every delivery) is not sent at all. Due within two poll intervals of its write
+ * (the database's clock) passes, a margin for the clocks of the database and of the worker. The channel is given the
+ * jobs collection through a view whose `watch` asks for these alone (the channel only ever calls `collection().watch`).
  */
 export class WakeableChangeStreamChannel extends MongoChangeStreamNotificationChannel {
-  constructor({ db, collection }: { db: Db; collection: string }) {
+  constructor({ db, collection, pollIntervalMs }: { db: Db; collection: string; pollIntervalMs: number }) {
+    const dueSoon = { $expr: { $lte: ["$fullDocument.nextRunAt", { $add: ["$wallTime", 2 * pollIntervalMs] }] } };
     const watchInserts = {
       collection: (name: string) => ({
-        watch: (_pipeline: unknown, options: ChangeStreamOptions) => db.collection(name).watch([{ $match: { operationType: "insert" } }], options),
+        watch: (_pipeline: unknown, options: ChangeStreamOptions) =>
+          db.collection(name).watch([{ $match: { operationType: "insert" } }, { $match: dueSoon }], options),
       }),
     };
     super({ db: watchInserts as unknown as Db, collection, fullDocument: false });

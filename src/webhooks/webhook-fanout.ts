@@ -111,8 +111,9 @@ export class WebhookFanout implements EventFanout {
       }
     }
     if (missing.length > 0) await this.deps.schedule(missing, { keepExisting: true });
-    // The jobs are written while the first attempts already run; the relay goes on only once they are.
-    const guarantee = this.deps.schedule(jobs);
+    // The jobs are written while the first attempts already run; the relay goes on only once they are. The
+    // deliveries are new, so are their jobs: added, not moved.
+    const guarantee = this.deps.schedule(jobs, { keepExisting: true });
     guarantee.catch(() => {});
     for (const [id, hint] of hints) if (inserted.has(id)) this.deps.dispatch?.(hint, guarantee);
     await guarantee;

@@ -144,6 +144,28 @@ describe("embedded-mongo: change streams (replica set)", function () {
     expect(onlyB._id).to.deep.equal(second._id);
   });
 
+  it("a later $match may compare the event's fields with $expr (an insert due within a second of its wallTime), updates kept whole", async () => {
+    const coll = rs.db.collection("due_soon");
+    const stream = await rs.db.command({
+      aggregate: "due_soon",
+      pipeline: [
+        { $changeStream: {} },
+        { $match: { operationType: { $in: ["insert", "update"] } } },
+        { $match: { $or: [{ operationType: "update" }, { $expr: { $lte: ["$fullDocument.due", { $add: ["$wallTime", 1000] }] } }] } },
+      ],
+      cursor: {},
+    });
+    await coll.insertOne({ _id: 1 as never, due: new Date(Date.now() + 3_600_000) });
+    await coll.insertOne({ _id: 2 as never, due: new Date() });
+    await coll.updateOne({ _id: 1 as never }, { $set: { due: new Date() } });
+    const [soon, update, ...rest] = await nextEvents(rs.db, stream, 2);
+    expect(rest).to.deep.equal([]);
+    expect(soon.operationType).to.equal("insert");
+    expect(soon.documentKey).to.deep.equal({ _id: 2 });
+    expect(update.operationType).to.equal("update");
+    expect(Object.keys(update.updateDescription)).to.deep.equal(["updatedFields", "removedFields", "truncatedArrays"]);
+  });
+
   it("database and cluster level streams see every collection (cluster: every database)", async () => {
     const dbStream = rs.db.watch();
     const clusterStream = rs.client.watch();

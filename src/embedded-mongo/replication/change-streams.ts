@@ -108,10 +108,13 @@ class ChangeStreamCursor {
   lastUsed = Date.now();
   /** Wakes a getMore that is waiting for events (set only while one waits). */
   wake?: ((reason: "events" | "killed") => void) | undefined;
-  /** Compiled filters when the user's stages are all $match (the common case); else the stages run per event. */
-  private readonly matchOnly: Query[] | undefined;
-  /** Whether those filters may read an update's `updateDescription` (else it is built only for kept events). */
-  private readonly filtersReadDescription: boolean;
+  /**
+   * Compiled filters when the user's stages are all $match (the common case), each with whether it may read an
+   * update's `updateDescription`: the description is built before the first stage that may read it, or for a kept
+   * event, so a stage that drops an event first (`operationType: "insert"`) saves building it. Else the stages run
+   * per event.
+   */
+  private readonly matchOnly: { query: Query; readsDescription: boolean }[] | undefined;
 
   constructor(
     readonly id: Long,
@@ -122,8 +125,9 @@ class ChangeStreamCursor {
     private readonly fullDocumentBeforeChange: PreImageMode,
     private readonly stages: Document[],
   ) {
-    this.matchOnly = stages.every((s) => "$match" in s) ? stages.map((s) => createQuery(s.$match as Document)) : undefined;
-    this.filtersReadDescription = stages.some((s) => mayRead(s.$match as Document, "updateDescription"));
+    this.matchOnly = stages.every((s) => "$match" in s)
+      ? stages.map((s) => ({ query: createQuery(s.$match as Document), readsDescription: mayRead(s.$match as Document, "updateDescription") }))
+      : undefined;
   }
 
   get token(): Document {
@@ -171,13 +175,21 @@ class ChangeStreamCursor {
     event._id = token;
     this.addImages(state, entry, event);
     let out: Document | undefined;
-    if (this.matchOnly && !this.filtersReadDescription) {
-      out = this.matchOnly.every((q) => q.test(event)) ? event : undefined;
-      if (out) raw.describe?.();
+    if (this.matchOnly) {
+      let described = false;
+      const kept = this.matchOnly.every(({ query, readsDescription }) => {
+        if (readsDescription && !described) {
+          raw.describe?.();
+          described = true;
+        }
+        return query.test(event);
+      });
+      if (!kept) return undefined;
+      if (!described) raw.describe?.();
+      out = event;
     } else {
       raw.describe?.();
-      if (this.matchOnly) out = this.matchOnly.every((q) => q.test(event)) ? event : undefined;
-      else out = runAggregation([cloneDocument(event)], this.stages, () => [])[0];
+      out = runAggregation([cloneDocument(event)], this.stages, () => [])[0];
     }
     if (!out) return undefined;
     const id = out._id as Document | undefined;

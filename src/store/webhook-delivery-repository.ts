@@ -170,6 +170,18 @@ export class WebhookDeliveryRepository {
     );
   }
 
+  /**
+   * Claims the next attempt of a pending delivery that has none in flight (its last outcome recorded, no lease), as
+   * `claimAttempt` does, without knowing its attempt number first. Null when the delivery is leased, settled or gone.
+   */
+  claimUnleasedAttempt(id: string, now: Date, leaseUntil: Date): Promise<WebhookDeliveryDocument | null> {
+    return this.collection.findOneAndUpdate(
+      { _id: id, status: "pending", lease_until: null },
+      { $inc: { attempt_count: 1 }, $set: { lease_until: leaseUntil, updated_at: now } },
+      { returnDocument: "after" },
+    );
+  }
+
   /** Records many outcomes in one round trip, each like `recordAttempt` (the hot path of successes). */
   async recordAttempts(outcomes: readonly { id: string; attempt: number; outcome: AttemptOutcome; now: Date }[]): Promise<void> {
     if (outcomes.length === 0) return;

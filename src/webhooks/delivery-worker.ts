@@ -78,6 +78,15 @@ export class DeliveryWorker {
    * another run, and the job ends).
    */
   async runJob(deliveryId: string): Promise<NextRun> {
+    const claimedAt = this.deps.clock();
+    // Most runs find the last outcome recorded (no lease): the next attempt is claimed without reading the record first.
+    const claimed = await this.deps.deliveries.claimUnleasedAttempt(deliveryId, claimedAt, this.leaseEnd(claimedAt));
+    if (claimed) return this.attemptClaimed(claimed, claimedAt);
+    return this.runAfterLease(deliveryId);
+  }
+
+  /** A run that found the delivery leased, settled or gone: waits for a live lease, or counts a lost attempt first. */
+  private async runAfterLease(deliveryId: string): Promise<NextRun> {
     const { deliveries, clock } = this.deps;
     let delivery = await deliveries.findById(deliveryId);
     if (delivery?.status !== "pending") return null;
@@ -104,8 +113,17 @@ export class DeliveryWorker {
       if (delivery?.status !== "pending") return null;
     }
     const claimedAt = clock();
-    const claimed = await deliveries.claimAttempt(deliveryId, delivery.attempt_count, claimedAt, new Date(claimedAt.getTime() + this.deps.leaseMs));
+    const claimed = await deliveries.claimAttempt(deliveryId, delivery.attempt_count, claimedAt, this.leaseEnd(claimedAt));
     if (!claimed) return null;
+    return this.attemptClaimed(claimed, claimedAt);
+  }
+
+  private leaseEnd(claimedAt: Date): Date {
+    return new Date(claimedAt.getTime() + this.deps.leaseMs);
+  }
+
+  /** Sends an attempt a job run claimed, to its endpoint as it is now. */
+  private async attemptClaimed(claimed: WebhookDeliveryDocument, claimedAt: Date): Promise<NextRun> {
     const endpoint = await this.deps.endpoints.findById(claimed.endpoint_id);
     if (!endpoint) return null; // deleted, together with its deliveries
     return this.attempt(claimed, endpoint, undefined, claimedAt);

@@ -40,3 +40,15 @@ export class TurnBatch<T, R = void> {
     }
   }
 }
+
+/**
+ * A read by id whose calls made in the same event-loop turn share one read of them all (`read` answers the
+ * documents of those ids that exist): many concurrent runs each reading one document cost one round trip per turn.
+ */
+export function turnBatchedReads<T extends { _id: string }>(read: (ids: string[]) => Promise<T[]>): (id: string) => Promise<T | null> {
+  const reads = new TurnBatch<string, T | null>(async (ids) => {
+    const found = new Map((await read([...new Set(ids)])).map((doc) => [doc._id, doc]));
+    return ids.map((id) => found.get(id) ?? null);
+  });
+  return (id) => reads.add(id);
+}

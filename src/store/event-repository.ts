@@ -108,6 +108,11 @@ export class EventRepository {
     return this.collection.findOne({ _id: id });
   }
 
+  /** The events of these ids that exist, in no particular order. */
+  findManyById(ids: readonly string[]): Promise<EventDocument[]> {
+    return this.collection.find({ _id: { $in: [...ids] } }).toArray();
+  }
+
   async markFannedOut(ids: string[]): Promise<void> {
     if (ids.length === 0) return;
     await this.collection.updateMany({ _id: { $in: ids }, fanned_out: false }, { $set: { fanned_out: true } });

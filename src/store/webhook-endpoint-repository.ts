@@ -69,6 +69,11 @@ export class WebhookEndpointRepository {
     return this.collection.findOne({ _id: id });
   }
 
+  /** The endpoints of these ids that exist, in no particular order. */
+  findManyById(ids: readonly string[]): Promise<WebhookEndpointDocument[]> {
+    return this.collection.find({ _id: { $in: [...ids] } }).toArray();
+  }
+
   /** Endpoints of the scope created before this one (creation time, then id): its rank in creation order. */
   countCreatedBefore(scope: TenantScope, endpoint: WebhookEndpointDocument): Promise<number> {
     return this.collection.countDocuments({

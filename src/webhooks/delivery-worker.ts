@@ -18,6 +18,7 @@ import type { WebhookEndpointDocument, WebhookEndpointRepository } from "../stor
 import type { AttemptResult, ReceivedResponse, SentRequest } from "./delivery-client.ts";
 import { decideAfterAttempt, type AttemptVerdict } from "./delivery-policy.ts";
 import { settleDeliveriesOfDisabledEndpoint } from "./endpoint-disabling.ts";
+import { turnBatchedReads } from "../lib/turn-batch.ts";
 import { sendSignedEvent, type SendSettings } from "./signed-request.ts";
 import type { SuccessRecorder } from "./success-recorder.ts";
 
@@ -67,9 +68,14 @@ export type NextRun = Date | null;
 
 export class DeliveryWorker {
   private readonly sender: AttemptSender;
+  /** The endpoint and the event of an attempt, read together with those of the other runs of the same turn. */
+  private readonly endpointById: (id: string) => Promise<WebhookEndpointDocument | null>;
+  private readonly eventById: (id: string) => Promise<EventDocument | null>;
 
   constructor(private readonly deps: DeliveryWorkerDependencies) {
     this.sender = deps.sender ?? ((endpoint, event, attempt) => sendSignedEvent(endpoint, event, attempt, deps.send));
+    this.endpointById = turnBatchedReads((ids) => deps.endpoints.findManyById(ids));
+    this.eventById = turnBatchedReads((ids) => deps.events.findManyById(ids));
   }
 
   /**
@@ -96,7 +102,7 @@ export class DeliveryWorker {
       // look again when the lease ends.
       if (delivery.lease_until.getTime() > now.getTime()) return delivery.lease_until;
       // The process that claimed this attempt died before recording it: it counts, as our failure.
-      const endpoint = await this.deps.endpoints.findById(delivery.endpoint_id);
+      const endpoint = await this.endpointById(delivery.endpoint_id);
       if (!endpoint) return null;
       const verdict = decideAfterAttempt({
         attempt: delivery.attempt_count,
@@ -124,9 +130,9 @@ export class DeliveryWorker {
 
   /** Sends an attempt a job run claimed, to its endpoint as it is now. */
   private async attemptClaimed(claimed: WebhookDeliveryDocument, claimedAt: Date): Promise<NextRun> {
-    const endpoint = await this.deps.endpoints.findById(claimed.endpoint_id);
+    const [endpoint, event] = await Promise.all([this.endpointById(claimed.endpoint_id), this.eventById(claimed.event_id)]);
     if (!endpoint) return null; // deleted, together with its deliveries
-    return this.attempt(claimed, endpoint, undefined, claimedAt);
+    return this.attempt(claimed, endpoint, event ?? undefined, claimedAt);
   }
 
   /** Fan-out's first attempt, claimed at insertion: sent now. Answers what follows for its guarantee job. */
@@ -141,12 +147,12 @@ export class DeliveryWorker {
     known: EventDocument | undefined,
     claimedAt: Date,
   ): Promise<NextRun> {
-    const { deliveries, events, clock, send } = this.deps;
+    const { deliveries, clock, send } = this.deps;
     if (!endpoint.enabled) {
       await settleDeliveriesOfDisabledEndpoint(deliveries, endpoint._id, claimedAt, { deliveryId: delivery._id, attempt: delivery.attempt_count });
       return null;
     }
-    const event = known ?? (await events.findById(delivery.event_id));
+    const event = known ?? (await this.eventById(delivery.event_id));
     let result: AttemptRecord;
     let failure: unknown = null;
     try {

@@ -2,7 +2,7 @@
 // and the delivery jobs' moves; with oneAtATime, the requests made while a write is under way wait for it and go
 // together into the next, so a stream of requests becomes few writes.
 import { expect } from "chai";
-import { TurnBatch } from "../../src/lib/turn-batch.ts";
+import { TurnBatch, turnBatchedReads } from "../../src/lib/turn-batch.ts";
 
 /** A write that records its batch and ends when the test says so. */
 function gatedWriter() {
@@ -76,5 +76,25 @@ describe("TurnBatch", () => {
     expect(batches).to.deep.equal([[1], [2, 3, 4]]);
     gates.shift()!();
     expect(await Promise.all(waiting)).to.deep.equal([20, 30, 40]);
+  });
+
+  it("turnBatchedReads: the reads of one turn ask once for their distinct ids, and each gets its document or null", async () => {
+    const asked: string[][] = [];
+    const stored = new Map([
+      ["a", { _id: "a", n: 1 }],
+      ["b", { _id: "b", n: 2 }],
+    ]);
+    const byId = turnBatchedReads(async (ids) => {
+      asked.push(ids);
+      return ids.flatMap((id) => stored.get(id) ?? []);
+    });
+    expect(await Promise.all([byId("a"), byId("missing"), byId("a"), byId("b")])).to.deep.equal([
+      { _id: "a", n: 1 },
+      null,
+      { _id: "a", n: 1 },
+      { _id: "b", n: 2 },
+    ]);
+    expect(await byId("b")).to.deep.equal({ _id: "b", n: 2 });
+    expect(asked).to.deep.equal([["a", "missing", "b"], ["b"]]);
   });
 });

@@ -178,6 +178,27 @@ describe("embedded-mongo: CRUD through the official driver", () => {
     expect(await ids({ v: { $ne: null } })).to.deep.equal([3]);
   });
 
+  // mongod's $type tests each element of an array (and "array" the array itself), whatever the type named.
+  it("answers $type by an array's elements, ObjectIds included, and never for a missing field", async () => {
+    const c = t.db.collection("types");
+    const oid = new ObjectId();
+    await c.insertMany([
+      { _id: 1, v: ["x", 2] },
+      { _id: 2, v: [oid] },
+      { _id: 3, v: [null] },
+      { _id: 4, v: [["x"]] },
+      { _id: 5, v: oid },
+      { _id: 6 },
+    ] as never[]);
+    const ids = async (f: object) => (await c.find(f).sort({ _id: 1 }).toArray()).map((d) => d._id);
+    expect(await ids({ v: { $type: "string" } })).to.deep.equal([1]);
+    expect(await ids({ v: { $type: "int" } })).to.deep.equal([1]);
+    expect(await ids({ v: { $type: "objectId" } })).to.deep.equal([2, 5]);
+    expect(await ids({ v: { $type: "null" } })).to.deep.equal([3]);
+    expect(await ids({ v: { $type: "array" } })).to.deep.equal([1, 2, 3, 4]);
+    expect(await ids({ v: { $type: ["string", "objectId"] } })).to.deep.equal([1, 2, 5]);
+  });
+
   it("compares Int64 values with other numbers", async () => {
     const c = t.db.collection("longs");
     await c.insertMany([

@@ -100,6 +100,13 @@ describe("embedded-mongo: plain comparison filters tested directly", () => {
       { a: { $in: 5 } },
       { a: {} },
       { a: Number.NaN },
+      { "c.d": { $type: "string" } },
+      { a: { $type: "number" } },
+      { a: { $type: "int" } },
+      { a: { $type: "array" } },
+      { a: { $type: "null" } },
+      { a: { $type: [] } },
+      { a: { $type: ["string", "double"] } },
     ] as Document[]) {
       expect(compileSimpleFilter(filter), JSON.stringify(filter)).to.equal(undefined);
     }
@@ -158,5 +165,41 @@ describe("embedded-mongo: plain comparison filters tested directly", () => {
     ] as Document[]) {
       expect(direct(doc), JSON.stringify(doc)).to.equal(createQuery(due).test(doc));
     }
+  });
+
+  // A partial index's usual filter: `{field: {$type: "string"}}` (an error code or Idempotency-Key where set).
+  it("answers what the query matcher answers for $type of a top-level field with a string, bool, date or objectId type", () => {
+    const documents = [
+      ...DOCUMENTS,
+      { a: [null, "x"] },
+      { a: [] },
+      { a: [["x"]] },
+      { a: undefined, b: "x" },
+      { a: { b: "x" } },
+      { a: [{ b: "x" }, false] },
+      { a: [new Date(0)] },
+      { a: new Date(Number.NaN) },
+      { a: "" },
+    ];
+    const types = ["string", 2, "bool", 8, "date", 9, "objectId", 7];
+    let checked = 0;
+    for (const path of ["a", "b", "c", "missing"]) {
+      for (const type of [...types, ["string", "bool"], [9, "objectId"], ["date"]]) {
+        for (const filter of [
+          { [path]: { $type: type } },
+          { [path]: { $type: type, $ne: "x" } },
+          { $or: [{ [path]: { $type: type } }, { b: "y" }] },
+        ]) {
+          const direct = compileSimpleFilter(filter);
+          expect(direct, JSON.stringify(filter)).to.be.a("function");
+          const query = createQuery(filter);
+          for (const doc of documents) {
+            expect(direct!(doc), `${JSON.stringify(filter)} on ${JSON.stringify(doc)}`).to.equal(query.test(doc));
+            checked++;
+          }
+        }
+      }
+    }
+    expect(checked).to.equal(4 * 11 * 3 * documents.length);
   });
 });

@@ -4,8 +4,8 @@ import { compareValues, parseSort, sortDocuments, valuesAtPath } from "../query/
 import type { CommandContext, CommandHandler } from "./context.ts";
 import { commandError, ErrorCodes } from "../bson/errors.ts";
 import { checkReadOptions } from "./command-options.ts";
-import { letVariables, runAggregation } from "../query/matcher.ts";
-import { compileFilter, findDocuments, findMatches, type ExecutionStats, type FindOptions } from "../storage/planner.ts";
+import { compileFilter, letVariables, runAggregation } from "../query/matcher.ts";
+import { findDocuments, findMatches, type ExecutionStats, type FindOptions } from "../storage/planner.ts";
 import { cloneDocument } from "../bson/clone.ts";
 import { plainNumbers } from "../bson/numbers.ts";
 import { isView, resolveView } from "../storage/views.ts";

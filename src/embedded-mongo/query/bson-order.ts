@@ -123,6 +123,15 @@ function compareBytes(a: Uint8Array, b: Uint8Array): number {
  * Strings nested in arrays and documents are collated too; field names never are.
  */
 export function compareValues(a: unknown, b: unknown, strings?: StringCompare): number {
+  // Two values of one common type, as index keys nearly always are: compared at once, without ranking both
+  // (an index insert compares a key's fields some 20 times); the same answers as the general path below.
+  const type = typeof a;
+  if (type === typeof b) {
+    if (type === "string") return strings ? strings(a as string, b as string) : a === b ? 0 : (a as string) < (b as string) ? -1 : 1;
+    if (type === "number") return compareNumbers(a, b);
+    if (type === "boolean") return a === b ? 0 : a ? 1 : -1;
+    if (a instanceof Date && b instanceof Date) return cmp(a.getTime(), b.getTime());
+  }
   if (a instanceof TypeBound || b instanceof TypeBound) return compareWithBound(a, b);
   const ra = typeRank(a);
   const rb = typeRank(b);

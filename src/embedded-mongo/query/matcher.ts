@@ -15,7 +15,7 @@ import { Query } from "mingo/query";
 import { compareValues, containsString, typeRank } from "./bson-order.ts";
 import type { Collation, StringCompare } from "./collation.ts";
 import { CommandError, commandError, ErrorCodes } from "../bson/errors.ts";
-import { candidates } from "./simple-filter.ts";
+import { candidates, compileSimpleFilter } from "./simple-filter.ts";
 import { plainNumbers } from "../bson/numbers.ts";
 import { numberAwareOperators, type QueryOp } from "./number-operators.ts";
 
@@ -312,6 +312,20 @@ export function createQuery(filter: Document, variables?: Document, collation?: 
     }
   };
   return query;
+}
+
+/**
+ * The test of a filter (undefined: an empty filter, which every document passes): a plain comparison filter is
+ * tested directly (simple-filter.ts), any other by a compiled query.
+ */
+export function compileFilter(filter: Document | undefined, variables?: Document, collation?: Collation): ((doc: Document) => boolean) | undefined {
+  if (!filter || Object.keys(filter).length === 0) return undefined;
+  if (!collation && !variables) {
+    const simple = compileSimpleFilter(filter);
+    if (simple) return simple;
+  }
+  const query = createQuery(filter, variables, collation);
+  return (doc) => query.test(doc);
 }
 
 /** Runs pipeline stages with the same query semantics ($match inside later stages included). */

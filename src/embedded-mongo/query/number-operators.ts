@@ -3,7 +3,7 @@
 // equality with a value holding a number is decided here by BSON comparison, `$type`'s numeric aliases by the type
 // a value is held with, and `$expr` evaluates over plain numbers.
 import { plainNumbers, numericType, type NumericType } from "../bson/numbers.ts";
-import { compareValues, isPlainObject } from "./bson-order.ts";
+import { compareValues, isPlainObject, valuesAtPath } from "./bson-order.ts";
 import { candidates } from "./simple-filter.ts";
 
 export type QueryOp = (selector: string, value: unknown, options: unknown) => (doc: unknown) => boolean;
@@ -33,6 +33,9 @@ const NUMERIC_ALIASES = new Map<unknown, NumericType[]>([
   ["number", ["int", "long", "double", "decimal"]],
 ]);
 
+/** `$type`'s name and code of an ObjectId, which mingo does not know as one (bson's class is not its own). */
+const OBJECT_ID_ALIASES = new Set<unknown>(["objectId", 7]);
+
 /** `base` (mingo's operators, or a collation's) with equality, `$type` and `$expr` made number-aware. */
 export function numberAwareOperators(base: Record<NumberOperatorName, QueryOp>): Record<NumberOperatorName, QueryOp> {
   const $eq: QueryOp = (selector, value, options) => (holdsNumber(value) ? equalTest(selector, value) : base.$eq(selector, value, options));
@@ -44,14 +47,18 @@ export function numberAwareOperators(base: Record<NumberOperatorName, QueryOp>):
     const tests = numeric.map((v) => equalTest(selector, v));
     return (doc) => tests.some((t) => t(doc)) || others(doc);
   };
-  // Other types are mingo's, shown plain numbers (it would take a Long or a Double for an object).
+  // As mongod: each value at the path and each element of an array there is tested (an array also matches
+  // "array"; a missing field matches nothing). Types other than numbers and ObjectId are mingo's, each value shown
+  // alone with plain numbers (it would take a Long or a Double for an object).
   const $type: QueryOp = (selector, value, options) => {
     const wanted = (Array.isArray(value) ? value : [value]).map(plainNumbers);
     const numeric = new Set(wanted.flatMap((w) => NUMERIC_ALIASES.get(w) ?? []));
-    const rest = wanted.filter((w) => !NUMERIC_ALIASES.has(w));
-    const others = rest.length ? base.$type(selector, rest.length === 1 ? rest[0] : rest, options) : () => false;
-    if (numeric.size === 0) return (doc) => others(plainNumbers(doc));
-    return (doc) => candidates(doc, selector).some((c) => numeric.has(numericType(c)!)) || others(plainNumbers(doc));
+    const objectId = wanted.some((w) => OBJECT_ID_ALIASES.has(w));
+    const rest = wanted.filter((w) => !NUMERIC_ALIASES.has(w) && !OBJECT_ID_ALIASES.has(w));
+    const others = rest.length ? base.$type("v", rest.length === 1 ? rest[0] : rest, options) : () => false;
+    const ofType = (v: unknown) =>
+      numeric.has(numericType(v)!) || (objectId && (v as { _bsontype?: unknown } | null)?._bsontype === "ObjectId") || others({ v: plainNumbers(v) });
+    return (doc) => valuesAtPath(doc, selector).some((v) => ofType(v) || (Array.isArray(v) && v.some(ofType)));
   };
   return {
     $eq,

@@ -2,9 +2,10 @@
 // are the shape of nearly every filter an application sends, and compiling a mingo query for each costs more than
 // running it. Such a filter is tested here directly, with the query matcher's semantics: a field's candidates are
 // the values at its path and the elements of arrays found there; ranges compare within one BSON type bracket.
-// `$or`/`$and` of such filters and equality with null on a top-level field are tested here too. Anything else
-// (null on a dotted path, regular expressions, documents or arrays as values, other operators, numeric path parts,
-// a collation) is left to the query matcher.
+// `$or`/`$and` of such filters, equality with null on a top-level field and `$type` of a top-level field with a
+// non-numeric type (a partial index's usual filter) are tested here too. Anything else (null on a dotted path,
+// regular expressions, documents or arrays as values, other operators, numeric path parts, a collation) is left to
+// the query matcher.
 import type { Document } from "bson";
 import { compareValues, isPlainObject, typeRank, valuesAtParts } from "./bson-order.ts";
 
@@ -62,8 +63,37 @@ function equalsNull(parts: string[]): Test {
   };
 }
 
+/** `$type`'s names and codes of the types told here by the value alone (numbers' types are the matcher's). */
+const TYPE_TESTS = new Map<unknown, (v: unknown) => boolean>([
+  ["string", (v) => typeof v === "string"],
+  [2, (v) => typeof v === "string"],
+  ["bool", (v) => typeof v === "boolean"],
+  [8, (v) => typeof v === "boolean"],
+  ["date", (v) => v instanceof Date],
+  [9, (v) => v instanceof Date],
+  ["objectId", (v) => (v as { _bsontype?: unknown } | null)?._bsontype === "ObjectId"],
+  [7, (v) => (v as { _bsontype?: unknown } | null)?._bsontype === "ObjectId"],
+]);
+
+/**
+ * `$type` of a top-level field: its value is of one of the types, or an array with an element of one of them (a
+ * missing field matches none). Undefined for a dotted path or any other type.
+ */
+function typeTest(parts: string[], arg: unknown): Test | undefined {
+  const [field] = parts;
+  if (parts.length !== 1 || field === undefined) return undefined;
+  const tests = (Array.isArray(arg) ? arg : [arg]).map((alias) => TYPE_TESTS.get(alias));
+  if (tests.length === 0 || tests.some((t) => t === undefined)) return undefined;
+  const ofType = (v: unknown) => tests.some((t) => t!(v)); // all defined, checked above
+  return (doc) => {
+    const v = doc[field];
+    return Array.isArray(v) ? v.some(ofType) : v !== undefined && ofType(v);
+  };
+}
+
 /** The test of one operator of a field, or undefined when its argument is not a plain value (or list of them). */
 function operatorTest(parts: string[], op: string, arg: unknown): Test | undefined {
+  if (op === "$type") return typeTest(parts, arg);
   if (op === "$eq" && arg === null && parts.length === 1) return equalsNull(parts);
   if (op === "$in" || op === "$nin") {
     if (!Array.isArray(arg) || !arg.every(isPlainValue)) return undefined;

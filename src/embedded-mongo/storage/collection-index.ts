@@ -4,8 +4,7 @@ import { compareValues, valuesAtParts } from "../query/bson-order.ts";
 import { commandError, ErrorCodes } from "../bson/errors.ts";
 import { OrderedSet, type Position } from "./ordered-set.ts";
 import { formatValue } from "../bson/format.ts";
-import type { Query } from "mingo/query";
-import { createQuery } from "../query/matcher.ts";
+import { compileFilter } from "../query/matcher.ts";
 import { type Collation, parseCollation } from "../query/collation.ts";
 
 export interface IndexEntry {
@@ -38,7 +37,8 @@ export class CollectionIndex {
   private readonly hash?: Map<string, number>;
   /** Entries whose key has a value without a canonical string; while any exist the hash is not trusted. */
   private unhashable = 0;
-  private readonly partialQuery?: Query;
+  /** The partial filter's test, compiled once (a plain filter such as `{field: {$type: "string"}}` tested directly). */
+  private readonly partialQuery?: { test(doc: Document): boolean };
   /** The index's collation (spec.collation): its keys are ordered and compared under it. Undefined: binary. */
   readonly collation: Collation | undefined;
   /**
@@ -58,7 +58,8 @@ export class CollectionIndex {
     this.partialFilterExpression = spec.partialFilterExpression as Document | undefined;
     this.collation = spec.collation === undefined ? undefined : (parseCollation(spec.collation) ?? undefined);
     const strings = this.collation?.compare;
-    if (this.partialFilterExpression) this.partialQuery = createQuery(this.partialFilterExpression, undefined, this.collation);
+    if (this.partialFilterExpression)
+      this.partialQuery = { test: compileFilter(this.partialFilterExpression, undefined, this.collation) ?? (() => true) };
     if (typeof spec.expireAfterSeconds === "number") this.expireAfterSeconds = spec.expireAfterSeconds;
     this.hidden = spec.hidden === true;
     this.dependsOn = topLevelFields(

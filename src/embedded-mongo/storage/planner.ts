@@ -16,8 +16,7 @@ import {
 import { type Collation, sameCollation, type StringCompare } from "../query/collation.ts";
 import type { Collection } from "./collection.ts";
 import type { CollectionIndex, IndexEntry } from "./collection-index.ts";
-import { createQuery } from "../query/matcher.ts";
-import { compileSimpleFilter } from "../query/simple-filter.ts";
+import { compileFilter, createQuery } from "../query/matcher.ts";
 import { commandError, ErrorCodes } from "../bson/errors.ts";
 
 /** Predicate bounds of one field: a set of points, or a range inside one type bracket. */
@@ -486,16 +485,6 @@ function runOrPlan(
     if (sort.length === 0 && out.length >= wanted) break;
   }
   return sort.length === 0 ? out : sortMatches(out, sort, strings);
-}
-
-export function compileFilter(filter: Document | undefined, variables?: Document, collation?: Collation): ((doc: Document) => boolean) | undefined {
-  if (!filter || Object.keys(filter).length === 0) return undefined;
-  if (!collation && !variables) {
-    const simple = compileSimpleFilter(filter);
-    if (simple) return simple;
-  }
-  const query = createQuery(filter, variables, collation);
-  return (doc) => query.test(doc);
 }
 
 /**

@@ -1,10 +1,20 @@
 // The request log: one document per call of a project and environment, kept 30 days (a TTL index), with the
 // indexes of the list's filters. Written in batches by RequestLogWriter, never on a call's path.
-import type { ChangeStream, ChangeStreamInsertDocument, Collection, Db, Filter } from "mongodb";
+import { type ChangeStream, type ChangeStreamInsertDocument, type Collection, type Db, type Filter, MongoServerError } from "mongodb";
 import { REQUEST_LOG_RETENTION_SECONDS, type RequestLogSource, type StatusRange } from "../domain/request-logs.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import type { RequestLogJson } from "../representations/request-logs.ts";
 import { duplicateIndexes, type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
+
+/**
+ * The entries of refused calls: every refusal has an error code (from the catalogue, whose statuses all are 400 or
+ * more) and no success has one, so this is also every entry of a status from REFUSED_FROM_STATUS up.
+ */
+const REFUSED = { error_code: { $type: "string" } } as const;
+export const REFUSED_FROM_STATUS = 400;
+
+const NAMESPACE_NOT_FOUND = 26;
+const INDEX_NOT_FOUND = 27;
 
 /**
  * A stored entry: the RequestLog object of the API (its one definition) under the call's request id, with the
@@ -38,19 +48,18 @@ export class RequestLogRepository {
   /**
    * Newest first per tenant, and one index per selective filter. `method` and `source` have a handful of values
    * each: they are applied over the newest-first index rather than costing every write an index of their own.
-   * Error codes and idempotency keys are indexed only where set (most calls have neither).
+   * Error codes and idempotency keys are indexed only where set (most calls have neither), and so are statuses:
+   * an exact status worth an index is a refusal's, while a success's (200, 201) is that of most calls, read over
+   * the newest-first index, so that a successful call costs no status entry.
    */
   async ensureIndexes(): Promise<void> {
     const newestFirst = { created_at: -1, _id: -1 } as const;
+    await this.dropIndexIfPresent("tenant_status"); // indexed every call's status before refusals alone were
     await this.collection.createIndexes([
       { key: { project_id: 1, livemode: 1, ...newestFirst }, name: "tenant_newest_first" },
-      { key: { project_id: 1, livemode: 1, status: 1, ...newestFirst }, name: "tenant_status" },
+      { key: { project_id: 1, livemode: 1, status: 1, ...newestFirst }, name: "tenant_refused_status", partialFilterExpression: REFUSED },
       { key: { project_id: 1, livemode: 1, route: 1, ...newestFirst }, name: "tenant_route" },
-      {
-        key: { project_id: 1, livemode: 1, error_code: 1, ...newestFirst },
-        name: "tenant_error_code",
-        partialFilterExpression: { error_code: { $type: "string" } },
-      },
+      { key: { project_id: 1, livemode: 1, error_code: 1, ...newestFirst }, name: "tenant_error_code", partialFilterExpression: REFUSED },
       {
         key: { project_id: 1, livemode: 1, idempotency_key: 1, ...newestFirst },
         name: "tenant_idempotency_key",
@@ -58,6 +67,14 @@ export class RequestLogRepository {
       },
       { key: { created_at: 1 }, name: "retention", expireAfterSeconds: REQUEST_LOG_RETENTION_SECONDS },
     ]);
+  }
+
+  private async dropIndexIfPresent(name: string): Promise<void> {
+    try {
+      await this.collection.dropIndex(name);
+    } catch (error) {
+      if (!(error instanceof MongoServerError && (error.code === INDEX_NOT_FOUND || error.code === NAMESPACE_NOT_FOUND))) throw error;
+    }
   }
 
   /** Inserts a batch; an entry already written (a batch retried after a lost acknowledgement) is skipped. */
@@ -108,8 +125,11 @@ export function matchesRequestLogFilters(log: RequestLogDocument, filters: Reque
 /** The MongoDB filter of a tenant's logs matching `filters`. */
 export function requestLogFilter(scope: TenantScope, filters: RequestLogFilters): Filter<RequestLogDocument> {
   const filter: Filter<RequestLogDocument> = { project_id: scope.projectId, livemode: scope.livemode };
-  if (filters.status)
+  if (filters.status) {
     filter.status = filters.status.lt - filters.status.gte === 1 ? filters.status.gte : { $gte: filters.status.gte, $lt: filters.status.lt };
+    // Said of refusals' statuses (it changes no answer), it lets the refused-status index answer.
+    if (filters.status.gte >= REFUSED_FROM_STATUS) Object.assign(filter, REFUSED);
+  }
   for (const field of ["error_code", "method", "route", "source", "idempotency_key"] as const) {
     const value = filters[field];
     if (value !== undefined) (filter as Record<string, unknown>)[field] = value;

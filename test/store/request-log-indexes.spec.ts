@@ -1,12 +1,19 @@
 // Each index of the request log answers the list's query of the filter it was made for (the first page: the
 // filter, newest first, one more than the limit), shown by explain as on mongod: every index costs every recorded
-// call its maintenance, so none is kept that no filter uses. `method` and `source` have no index of their own
-// and are applied over the tenant's newest-first index.
+// call its maintenance, so none is kept that no filter uses. `method`, `source` and a success's status have no
+// index of their own and are applied over the tenant's newest-first index.
 import { expect } from "chai";
 import type { Document } from "mongodb";
+import { ERROR_CATALOGUE } from "../../src/domain/errors.ts";
 import { statusFilter } from "../../src/domain/request-logs.ts";
 import type { Database } from "../../src/store/database.ts";
-import { type RequestLogDocument, type RequestLogFilters, RequestLogRepository, requestLogFilter } from "../../src/store/request-log-repository.ts";
+import {
+  REFUSED_FROM_STATUS,
+  type RequestLogDocument,
+  type RequestLogFilters,
+  RequestLogRepository,
+  requestLogFilter,
+} from "../../src/store/request-log-repository.ts";
 import { freshDatabase } from "../support/database.ts";
 import { indexScans } from "../support/index-scans.ts";
 
@@ -52,10 +59,12 @@ describe("request log indexes", () => {
     await database.close();
   });
 
-  async function plan(filters: RequestLogFilters): Promise<{ indexes: string[]; docsExamined: number; returned: number }> {
+  /** The plan of the list's first page, or with `before`, of the page of entries older than that time. */
+  async function plan(filters: RequestLogFilters, before?: Date): Promise<{ indexes: string[]; docsExamined: number; returned: number }> {
+    const filter = requestLogFilter(scope, filters);
     const explained = (await database.db
       .collection<RequestLogDocument>("request_logs")
-      .find(requestLogFilter(scope, filters))
+      .find(before ? { $and: [filter, { created_at: { $lt: before } }] } : filter)
       .sort({ created_at: -1, _id: -1 })
       .limit(LIMIT + 1)
       .explain("executionStats")) as Document;
@@ -71,7 +80,8 @@ describe("request log indexes", () => {
   // that pass (a quarter of the calls are GETs, a third came through Connect).
   const cases: [string, RequestLogFilters, string, number][] = [
     ["no filter", {}, "tenant_newest_first", 1],
-    ["an exact status", { status: statusFilter("404") }, "tenant_status", 1],
+    ["a refusal's status", { status: statusFilter("404") }, "tenant_refused_status", 1],
+    ["a success's status (no index of its own)", { status: statusFilter("200") }, "tenant_newest_first", 2],
     ["a route", { route: "/v1/transactions" }, "tenant_route", 1],
     ["an error code", { error_code: "resource_missing" }, "tenant_error_code", 1],
     ["an Idempotency-Key", { idempotency_key: "key-401" }, "tenant_idempotency_key", 1],
@@ -94,5 +104,41 @@ describe("request log indexes", () => {
     expect(found.indexes).to.deep.equal(["tenant_newest_first"]);
     expect(found.returned).to.equal(LIMIT + 1);
     expect(found.docsExamined).to.be.at.most(found.returned * 10);
+  });
+
+  it("answers a later page of a refusal's status from tenant_refused_status too", async () => {
+    const found = await plan({ status: statusFilter("404") }, new Date(Date.UTC(2026, 10, 1) + 400_000));
+    expect(found.indexes).to.deep.equal(["tenant_refused_status"]);
+    expect(found.returned).to.equal(LIMIT + 1);
+    expect(found.docsExamined).to.equal(found.returned);
+  });
+
+  // The refused-status index holds the entries with an error code; a status filter from 400 up is answered from
+  // it because every such status is a refusal's, which this keeps true of the catalogue.
+  it("has no error of the catalogue answered with a status below the refusals' (every refusal has an error code)", () => {
+    for (const [code, definition] of Object.entries(ERROR_CATALOGUE)) expect(definition.status, code).to.be.at.least(REFUSED_FROM_STATUS);
+  });
+
+  it("lists the same entries for a refusal's status as a scan of the collection would", async () => {
+    const repository = new RequestLogRepository(database.db);
+    const first = await repository.list(scope, { limit: 50, after: null }, { status: statusFilter("404") });
+    const second = await repository.list(scope, { limit: 50, after: first.items.at(-1)! }, { status: statusFilter("404") });
+    const refused = logs().filter((log) => log.project_id === scope.projectId && log.status === 404);
+    expect(refused).to.have.length(80);
+    expect([...first.items, ...second.items].map((log) => log._id)).to.deep.equal(refused.map((log) => log._id).reverse());
+    expect(second.hasMore).to.equal(false);
+  });
+
+  it("replaces the index of every call's status that an earlier version made", async () => {
+    const earlier = await freshDatabase("request_log_indexes_earlier");
+    try {
+      const collection = earlier.db.collection("request_logs");
+      await collection.createIndex({ project_id: 1, livemode: 1, status: 1, created_at: -1, _id: -1 }, { name: "tenant_status" });
+      await new RequestLogRepository(earlier.db).ensureIndexes();
+      const names = (await collection.indexes()).map((index) => index.name);
+      expect(names).to.include("tenant_refused_status").and.not.include("tenant_status");
+    } finally {
+      await earlier.close();
+    }
   });
 });

@@ -12,7 +12,8 @@ import type { AddressInfo } from "node:net";
 import { createInterface } from "node:readline";
 import type { Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import { EventsService } from "../gen/svc/v1/events_pb.ts";
+import { timestampMs } from "@bufbuild/protobuf/wkt";
+import { EventsService, type StreamEventsResponse } from "../gen/svc/v1/events_pb.ts";
 import { principalKey } from "../src/access/principal.ts";
 import type { Clock } from "../src/domain/clock.ts";
 import { newEventId } from "../src/domain/ids.ts";
@@ -49,11 +50,34 @@ const asTheKey: Interceptor = (next) => (request) => {
   request.contextValues.set(principalKey, principal);
   return next(request);
 };
+/**
+ * Each event's latest hand-over to Connect's writer of a stream, ms after its creation: log-to-write, the service's
+ * share of log-to-stream (the clients' process then receives and decodes what 100 streams carry, on the same cores).
+ */
+const handedOver = new Map<string, number>();
+const timesHandOver: Interceptor = (next) => async (request) => {
+  const response = await next(request);
+  if (!response.stream) return response;
+  const messages = (response.message as AsyncIterable<StreamEventsResponse>)[Symbol.asyncIterator]();
+  // A bare iterator, not an async generator: one promise more per message, not a generator's chain.
+  const timed: AsyncIterator<StreamEventsResponse> = {
+    next: () =>
+      messages.next().then((result) => {
+        if (!result.done)
+          for (const event of result.value.event ? [result.value.event] : result.value.events)
+            handedOver.set(event.id, Date.now() - timestampMs(event.createdAt!));
+        return result;
+      }),
+    return: (value) => messages.return?.(value) ?? Promise.resolve({ done: true, value }),
+  };
+  return { ...response, message: { [Symbol.asyncIterator]: () => timed } } as typeof response;
+};
 const server = http2.createServer(
   connectNodeAdapter({
     // As the service's servers: no compression (each stream would gzip the same bytes again, on the thread pool).
     acceptCompression: [],
-    routes: (router) => router.service(EventsService, new EventsServiceImpl({ events, live, clock }) as never, { interceptors: [asTheKey] }),
+    routes: (router) =>
+      router.service(EventsService, new EventsServiceImpl({ events, live, clock }) as never, { interceptors: [asTheKey, timesHandOver] }),
   }),
 );
 await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -141,6 +165,9 @@ interface RoundResult {
   /** The same measured at a raw LiveEvents subscription (before the stream's own work and Connect's). */
   changeStreamP50?: number;
   changeStreamP99?: number;
+  /** The same at the hand-over of the event's message to Connect's writer, at the last stream to take it. */
+  writeP50?: number;
+  writeP99?: number;
   /**
    * CPU milliseconds per event published: this process's main thread (the service: relay, deliveries, streams), its
    * database's worker thread, its other threads (GC helpers, libuv's pool); the stream clients', the receiver's.
@@ -169,6 +196,7 @@ async function runRound(kind: StreamKind): Promise<RoundResult> {
   const load = loadavg()[0]!;
   const withStreams = kind !== "none";
   const raw = withStreams ? await rawSubscription() : null;
+  handedOver.clear();
   await takeReceipts();
   const streams = withStreams ? await openStreams(STREAMS, kind) : null;
   published.length = 0;
@@ -222,6 +250,9 @@ async function runRound(kind: StreamKind): Promise<RoundResult> {
     raw!.close();
     result.changeStreamP50 = percentile(rawDelays, 50);
     result.changeStreamP99 = percentile(rawDelays, 99);
+    const writeDelays = published.map((id) => handedOver.get(id) ?? Number.NaN).sort((a, b) => a - b);
+    result.writeP50 = percentile(writeDelays, 50);
+    result.writeP99 = percentile(writeDelays, 99);
   }
   console.log(kind, result);
   return result;
@@ -278,7 +309,9 @@ const report = [
   "message or, batched, the events waiting for the stream together (`max_events_per_message` 100), or also the",
   "deprecated Struct (a client built before `data_json`). They are fed by the process's one change stream",
   `(${live.feedsOpened} opened in the whole run). Log-to-stream: the event's creation (just before it is logged) to its arrival at the`,
-  "client process; log-to-subscription: the same at a raw LiveEvents subscription, the change stream's share. CPU",
+  "client process; log-to-subscription: the same at a raw LiveEvents subscription, the change stream's share;",
+  "log-to-write: the same at the hand-over of the event's message to Connect's writer of the last stream to take it",
+  "(the service's share; the rest is the clients' process receiving and decoding 100 streams on the same cores). CPU",
   "per event: milliseconds of CPU per event published, of the service process's main thread (relay, deliveries,",
   "streams), of its embedded database's worker thread and of its other threads (GC helpers, libuv's pool), of the",
   "stream clients' process and of the webhook receiver's, from the round's start to the last arrival. Event-loop",
@@ -287,11 +320,11 @@ const report = [
   "`node --import tsx bench/event-stream.bench.ts` (or `npm run bench event-stream`); each run rewrites this part of",
   "the file, not the notes below it.",
   "",
-  "| round | streams | load | events | deliveries/s (received of expected) | events at every stream | log-to-stream p50 / p99 / max | of which log-to-subscription p50 / p99 | CPU ms per event: service main / database / other threads / clients / receiver | event-loop delay p50 / p99 |",
-  "|---|---|---|---|---|---|---|---|---|---|",
+  "| round | streams | load | events | deliveries/s (received of expected) | events at every stream | log-to-stream p50 / p99 / max | of which log-to-subscription p50 / p99 | log-to-write p50 / p99 | CPU ms per event: service main / database / other threads / clients / receiver | event-loop delay p50 / p99 |",
+  "|---|---|---|---|---|---|---|---|---|---|---|",
   ...results.map(
     (r, i) =>
-      `| ${i + 1} | ${KIND_NAMES[r.kind]} | ${r.load.toFixed(1)} | ${r.events} | ${r.deliveriesPerSecond} (${r.delivered} of ${r.events * ENDPOINTS}) | ${r.streams ? `${r.complete} of ${r.events}` : ""} | ${r.streams ? `${r.p50} / ${r.p99} / ${r.max} ms` : ""} | ${r.streams ? `${r.changeStreamP50} / ${r.changeStreamP99} ms` : ""} | ${cpu(r)} | ${r.loopDelayP50} / ${r.loopDelayP99} ms |`,
+      `| ${i + 1} | ${KIND_NAMES[r.kind]} | ${r.load.toFixed(1)} | ${r.events} | ${r.deliveriesPerSecond} (${r.delivered} of ${r.events * ENDPOINTS}) | ${r.streams ? `${r.complete} of ${r.events}` : ""} | ${r.streams ? `${r.p50} / ${r.p99} / ${r.max} ms` : ""} | ${r.streams ? `${r.changeStreamP50} / ${r.changeStreamP99} ms` : ""} | ${r.streams ? `${r.writeP50} / ${r.writeP99} ms` : ""} | ${cpu(r)} | ${r.loopDelayP50} / ${r.loopDelayP99} ms |`,
   ),
   "",
   "| goal | figure | |",

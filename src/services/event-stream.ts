@@ -4,13 +4,20 @@
 // subscription is taken before the history is read, so nothing logged in between is missed; an event both read
 // from history and heard live is sent once.
 import { create } from "@bufbuild/protobuf";
-import { type StreamEventsRequest, type StreamEventsResponse, StreamEventsResponseSchema } from "../../gen/svc/v1/events_pb.ts";
+import {
+  type Event,
+  EventSchema,
+  type StreamEventsRequest,
+  type StreamEventsResponse,
+  StreamEventsResponseSchema,
+} from "../../gen/svc/v1/events_pb.ts";
 import type { Clock } from "../domain/clock.ts";
 import { svcError, validationError } from "../domain/errors.ts";
 import { MAX_EVENTS_PER_MESSAGE } from "../domain/limits.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import { checkEventTypes } from "../domain/webhook-endpoint-rules.ts";
 import type { LiveEvents } from "../events/live-events.ts";
+import { encodedOnce } from "../messages/encoded-once.ts";
 import { eventMessage } from "../messages/event-messages.ts";
 import type { EventDocument, EventRepository } from "../store/event-repository.ts";
 
@@ -28,29 +35,55 @@ export interface EventStreamDeps {
   clock: Clock;
 }
 
-/**
- * Messages by logged document, with and without the deprecated Struct: the live feed hands the same document to
- * every stream of its project, which then share one message (built once, not once per stream).
- */
-const withStruct = new WeakMap<EventDocument, StreamEventsResponse>();
-const withoutStruct = new WeakMap<EventDocument, StreamEventsResponse>();
-
-function streamed(event: EventDocument, structData: boolean): StreamEventsResponse {
-  const messages = structData ? withStruct : withoutStruct;
-  let message = messages.get(event);
-  if (message === undefined) {
-    message = create(StreamEventsResponseSchema, { event: eventMessage(event, { structData }), projectId: event.project_id });
-    messages.set(event, message);
-  }
-  return message;
+/** How a stream's messages are made: with the deprecated Struct or not, encoded once (binary codecs) or not. */
+interface MessageForm {
+  structData: boolean;
+  /** The stream's codec is binary: its messages carry their fields' bytes, encoded once (encoded-once.ts). */
+  encoded: boolean;
 }
 
-/** One message of several events (`max_events_per_message`), each event's message the one every stream shares. */
-function batched(events: readonly EventDocument[], structData: boolean): StreamEventsResponse {
-  return create(StreamEventsResponseSchema, {
-    events: events.map((event) => streamed(event, structData).event!),
-    projectId: events[0]!.project_id,
-  });
+/**
+ * A form's messages by logged document: the live feed hands the same document to every stream of its project, which
+ * then share one message (built once, not once per stream) and, on binary codecs, one encoding of it.
+ */
+class SharedMessages {
+  private readonly events = new WeakMap<EventDocument, Event>();
+  private readonly single = new WeakMap<EventDocument, StreamEventsResponse>();
+
+  constructor(private readonly form: MessageForm) {}
+
+  /** The message of one event, in `event`. */
+  one(document: EventDocument): StreamEventsResponse {
+    let message = this.single.get(document);
+    if (message === undefined) {
+      message = create(StreamEventsResponseSchema, { event: eventMessage(document, this.form), projectId: document.project_id });
+      if (this.form.encoded) message = encodedOnce(StreamEventsResponseSchema, message);
+      this.single.set(document, message);
+    }
+    return message;
+  }
+
+  /** One message of several events, in `events` (`max_events_per_message`), each event's message shared. */
+  many(documents: readonly EventDocument[]): StreamEventsResponse {
+    const events = documents.map((document) => this.event(document));
+    return create(StreamEventsResponseSchema, { events, projectId: documents[0]!.project_id });
+  }
+
+  private event(document: EventDocument): Event {
+    let message = this.events.get(document);
+    if (message === undefined) {
+      message = eventMessage(document, this.form);
+      if (this.form.encoded) message = encodedOnce(EventSchema, message);
+      this.events.set(document, message);
+    }
+    return message;
+  }
+}
+
+const SHARED = [false, true].flatMap((structData) => [false, true].map((encoded) => new SharedMessages({ structData, encoded })));
+
+function sharedMessages(form: MessageForm): SharedMessages {
+  return SHARED[(form.structData ? 2 : 0) + (form.encoded ? 1 : 0)]!;
 }
 
 /** The most events one message may carry, from the request: 1 for one event per message in `event`. */
@@ -74,11 +107,12 @@ export async function* eventStream(
   scope: TenantScope,
   request: StreamEventsRequest,
   signal: AbortSignal,
+  binary: boolean,
 ): AsyncGenerator<StreamEventsResponse> {
   const types = typesOf(request);
-  const structData = !request.excludeStructData;
   const batchSize = batchSizeOf(request);
-  const message = (events: readonly EventDocument[]) => (batchSize > 1 ? batched(events, structData) : streamed(events[0]!, structData));
+  const shared = sharedMessages({ structData: !request.excludeStructData, encoded: binary });
+  const message = (events: readonly EventDocument[]) => (batchSize > 1 ? shared.many(events) : shared.one(events[0]!));
   let position: EventDocument | null = null;
   if (request.startingAfter !== undefined) {
     position = await deps.events.find(scope, request.startingAfter);

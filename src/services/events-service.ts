@@ -12,6 +12,7 @@ import {
 import { svcError, validationError } from "../domain/errors.ts";
 import { EVENT_TYPES, isEventType } from "../domain/event-types.ts";
 import type { EventRepository } from "../store/event-repository.ts";
+import { isBinaryContentType } from "../messages/encoded-once.ts";
 import { eventMessage } from "../messages/event-messages.ts";
 import { listParameters, listWindow } from "./pagination.ts";
 import { tenantOf } from "../access/principal.ts";
@@ -42,6 +43,8 @@ export class EventsServiceImpl implements ServiceImpl<typeof EventsService> {
   }
 
   streamEvents(request: StreamEventsRequest, context: HandlerContext) {
-    return eventStream(this.deps, tenantOf(context), request, context.signal);
+    // Binary codecs get each event's encoding made once for all the streams that send it; JSON ones the message.
+    const binary = isBinaryContentType(context.requestHeader.get("content-type"));
+    return eventStream(this.deps, tenantOf(context), request, context.signal, binary);
   }
 }

@@ -21,16 +21,17 @@ function withKey(key: string | null): Interceptor {
 
 type Protocol = "connect" | "grpc" | "grpc-web";
 
-function transportOf(svc: TestService, key: string | null, protocol: Protocol = "connect"): Transport {
-  const interceptors = [withKey(key)];
-  if (protocol === "grpc") return createGrpcTransport({ baseUrl: `http://${svc.grpcAddress}`, interceptors });
-  if (protocol === "grpc-web") return createGrpcWebTransport({ baseUrl: svc.baseUrl, httpVersion: "1.1", interceptors });
-  return createConnectTransport({ baseUrl: svc.baseUrl, httpVersion: "1.1", interceptors });
+/** A transport of `protocol`, with binary messages unless `json` (each stream's messages are encoded by its codec). */
+function transportOf(svc: TestService, key: string | null, protocol: Protocol = "connect", json = false): Transport {
+  const options = { interceptors: [withKey(key)], useBinaryFormat: !json };
+  if (protocol === "grpc") return createGrpcTransport({ baseUrl: `http://${svc.grpcAddress}`, ...options });
+  if (protocol === "grpc-web") return createGrpcWebTransport({ baseUrl: svc.baseUrl, httpVersion: "1.1", ...options });
+  return createConnectTransport({ baseUrl: svc.baseUrl, httpVersion: "1.1", ...options });
 }
 
 /** An open stream: what it received (with the time each arrived), and how it ended. */
 class OpenStream {
-  readonly received: { id: string; type: string; objectId: string | undefined; at: number }[] = [];
+  readonly received: { id: string; type: string; objectId: string | undefined; dataJson: string; at: number }[] = [];
   readonly ended: Promise<unknown>;
   /** Settles when the stream says it is caught up (live from then on). */
   readonly caughtUp: Promise<void>;
@@ -53,7 +54,7 @@ class OpenStream {
           this.eventsPerMessage.push(carried.length);
           for (const event of carried) {
             const object = event.data?.object as { id?: string } | undefined;
-            this.received.push({ id: event.id, type: event.type, objectId: object?.id, at: performance.now() });
+            this.received.push({ id: event.id, type: event.type, objectId: object?.id, dataJson: event.dataJson, at: performance.now() });
           }
           for (const wake of this.waiters.splice(0)) wake();
         }
@@ -252,14 +253,23 @@ describe("StreamEvents", () => {
     });
   });
 
-  it("serves Connect, gRPC-Web and gRPC alike", async () => {
+  it("serves Connect, gRPC-Web and gRPC alike, binary and JSON, one event to a message or several", async () => {
+    const protocols = (["connect", "grpc-web", "grpc"] as const).flatMap((protocol) => [false, true].map((json) => ({ protocol, json })));
+    const requests = [{}, { maxEventsPerMessage: 10 }];
     const streams = await Promise.all(
-      (["connect", "grpc-web", "grpc"] as const).map((protocol) => openLive(createClient(EventsService, transportOf(svc, svc.sandboxKey, protocol)))),
+      protocols.flatMap(({ protocol, json }) =>
+        requests.map((request) => openLive(createClient(EventsService, transportOf(svc, svc.sandboxKey, protocol, json)), request)),
+      ),
     );
-    const { eventId } = await createUser(svc);
+    const { userId, eventId } = await createUser(svc);
     await Promise.all(streams.map((s) => s.waitFor(1)));
     await Promise.all(streams.map((s) => s.close()));
-    for (const stream of streams) expect(stream.ids).to.deep.equal([eventId]);
+    const expected = streams[0]!.received.map(({ id, type, objectId, dataJson }) => ({ id, type, objectId, dataJson }));
+    expect(expected).to.have.length(1);
+    expect(expected[0]).to.include({ id: eventId, type: "user.created", objectId: userId });
+    expect(JSON.parse(expected[0]!.dataJson).object.id).to.equal(userId);
+    for (const stream of streams)
+      expect(stream.received.map(({ id, type, objectId, dataJson }) => ({ id, type, objectId, dataJson }))).to.deep.equal(expected);
   });
 
   it("holds one change stream for all the streams of the process", async () => {

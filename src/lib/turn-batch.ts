@@ -2,24 +2,37 @@
  * Requests made in the same event-loop turn are written together by one call of `write`, which answers each
  * request in order: a value, or an Error that fails that request alone. A failure of the whole write fails them all.
  * With `oneAtATime`, a write waits for the one before it to end, and everything requested meanwhile goes into it:
- * under load, few large writes instead of many small ones.
+ * under load, few large writes instead of many small ones. With `windowMs`, the first request of a batch waits that
+ * long for others (for requests whose callers need not hear back at once), and `maxItems` writes a full batch at once.
  */
 export class TurnBatch<T, R = void> {
   private pending: { item: T; resolve: (result: R) => void; reject: (error: unknown) => void }[] = [];
   private writing = false;
+  private window: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly write: (items: T[]) => Promise<(R | Error)[]>,
-    private readonly options: { oneAtATime?: boolean } = {},
+    private readonly options: { oneAtATime?: boolean; windowMs?: number; maxItems?: number } = {},
   ) {}
 
   add(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
-      if (this.pending.push({ item, resolve, reject }) === 1 && !this.writing) setImmediate(() => void this.flush());
+      const count = this.pending.push({ item, resolve, reject });
+      if (this.writing) return;
+      if (count === this.options.maxItems) void this.flush();
+      else if (count === 1) this.schedule();
     });
   }
 
+  private schedule(): void {
+    if (this.options.windowMs === undefined) setImmediate(() => void this.flush());
+    else this.window = setTimeout(() => void this.flush(), this.options.windowMs);
+  }
+
   private async flush(): Promise<void> {
+    clearTimeout(this.window);
+    this.window = undefined;
+    if (this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];
     this.writing = this.options.oneAtATime === true;
@@ -35,7 +48,7 @@ export class TurnBatch<T, R = void> {
     } finally {
       if (this.writing) {
         this.writing = false;
-        if (this.pending.length > 0) setImmediate(() => void this.flush());
+        if (this.pending.length > 0) this.schedule();
       }
     }
   }

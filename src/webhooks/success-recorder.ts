@@ -7,6 +7,7 @@
 // Every success ends its endpoint's run of failures, whatever the endpoint looked like when the attempt started:
 // failures of other deliveries counted meanwhile are before this success, and an endpoint whose deliveries
 // alternate between failing and succeeding must never reach the count that disables it.
+import { TurnBatch } from "../lib/turn-batch.ts";
 import type { AttemptOutcome, WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
 import type { WebhookEndpointRepository } from "../store/webhook-endpoint-repository.ts";
 
@@ -23,32 +24,21 @@ const BATCH_WINDOW_MS = 5;
 const MAX_BATCH = 500;
 
 export class SuccessRecorder {
-  private batch: PendingRecord[] = [];
-  private flushing: Promise<void> | null = null;
+  private readonly batch: TurnBatch<PendingRecord>;
 
-  constructor(
-    private readonly deliveries: WebhookDeliveryRepository,
-    private readonly endpoints: WebhookEndpointRepository,
-  ) {}
+  constructor(deliveries: WebhookDeliveryRepository, endpoints: WebhookEndpointRepository) {
+    this.batch = new TurnBatch<PendingRecord>(
+      async (records) => {
+        const endpointIds = [...new Set(records.map((r) => r.endpointId))];
+        await Promise.all([deliveries.recordAttempts(records), endpoints.endFailureStreaks(endpointIds)]);
+        return records.map(() => undefined);
+      },
+      { windowMs: BATCH_WINDOW_MS, maxItems: MAX_BATCH },
+    );
+  }
 
   /** Resolves once the outcome and the end of its endpoint's failures are written (with the others of its batch). */
   record(id: string, attempt: number, outcome: AttemptOutcome, now: Date, endpointId: string): Promise<void> {
-    this.batch.push({ id, attempt, outcome, now, endpointId });
-    const flushing = (this.flushing ??= new Promise<void>((resolve, reject) => {
-      this.flushNow = () => {
-        clearTimeout(timer);
-        const batch = this.batch;
-        this.batch = [];
-        this.flushing = null;
-        this.flushNow = null;
-        const endpointIds = [...new Set(batch.map((r) => r.endpointId))];
-        Promise.all([this.deliveries.recordAttempts(batch), this.endpoints.endFailureStreaks(endpointIds)]).then(() => resolve(), reject);
-      };
-      const timer = setTimeout(() => this.flushNow?.(), BATCH_WINDOW_MS);
-    }));
-    if (this.batch.length >= MAX_BATCH) this.flushNow?.();
-    return flushing;
+    return this.batch.add({ id, attempt, outcome, now, endpointId });
   }
-
-  private flushNow: (() => void) | null = null;
 }

@@ -1,6 +1,6 @@
-// Group commit per event-loop turn (src/lib/turn-batch.ts), the one batcher of the repositories, Agenda's commands
-// and the delivery jobs' moves; with oneAtATime, the requests made while a write is under way wait for it and go
-// together into the next, so a stream of requests becomes few writes.
+// Group commit per event-loop turn (src/lib/turn-batch.ts), the one batcher of the repositories, Agenda's commands,
+// the delivery jobs' moves and (after a window) successful deliveries' outcomes; with oneAtATime, the requests made
+// while a write is under way wait for it and go together into the next, so a stream of requests becomes few writes.
 import { expect } from "chai";
 import { TurnBatch, turnBatchedReads } from "../../src/lib/turn-batch.ts";
 
@@ -96,5 +96,27 @@ describe("TurnBatch", () => {
     ]);
     expect(await byId("b")).to.deep.equal({ _id: "b", n: 2 });
     expect(asked).to.deep.equal([["a", "missing", "b"], ["b"]]);
+  });
+
+  it("with windowMs, waits that long after the first request for others; with maxItems, writes a full batch at once", async () => {
+    const calls: number[][] = [];
+    const batch = new TurnBatch<number>(
+      async (items) => {
+        calls.push(items);
+        return items.map(() => undefined);
+      },
+      { windowMs: 30, maxItems: 3 },
+    );
+    const first = batch.add(1);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const second = batch.add(2);
+    expect(calls).to.deep.equal([]);
+    await Promise.all([first, second]);
+    expect(calls).to.deep.equal([[1, 2]]);
+    await Promise.all([batch.add(3), batch.add(4), batch.add(5)]);
+    expect(calls).to.deep.equal([
+      [1, 2],
+      [3, 4, 5],
+    ]);
   });
 });

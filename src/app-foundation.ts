@@ -49,8 +49,9 @@ export async function createFoundation(
   const jobs = new JobQueue(database.db, {
     pollIntervalMs: timings.jobPollMs,
     lockLifetimeMs: timings.jobLockLifetimeMs,
-    // Delivery jobs have their own concurrency (SVC_WEBHOOK_CONCURRENCY) beside the other jobs'.
-    maxConcurrency: config.jobConcurrency + config.webhookConcurrency,
+    // Delivery jobs and ledger steps have their own concurrency (SVC_WEBHOOK_CONCURRENCY,
+    // SVC_LEDGER_STEP_CONCURRENCY) beside the other jobs'.
+    maxConcurrency: config.jobConcurrency + config.webhookConcurrency + config.ledgerStepConcurrency,
     defaultConcurrency: config.jobConcurrency,
     changeStreams: replicaSet,
   });

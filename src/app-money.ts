@@ -10,7 +10,7 @@ import type { Foundation } from "./app-foundation.ts";
 import { type Worker, worker } from "./app-workers.ts";
 
 export function wireMoney(
-  { clock, timings, repositories, jobs, onError, runsJobs }: Foundation,
+  { config, clock, timings, repositories, jobs, onError, runsJobs }: Foundation,
   { settings, relay, custodian }: { settings: TenantSettings; relay: EventRelay; custodian: WalletCustodian },
 ) {
   const ledger = new Ledger({
@@ -19,6 +19,7 @@ export function wireMoney(
     relay,
     payouts: { payOut: (request, signal) => custodian.payOut?.(request, signal) ?? Promise.resolve() },
     jobs,
+    stepConcurrency: config.ledgerStepConcurrency,
     clock,
     onBackgroundError: (error) => onError(error, "ledger"),
   });

@@ -61,6 +61,8 @@ export interface Config {
   jobLockMs: number;
   /** Agenda jobs (wallet provisioning) one process runs at once. */
   jobConcurrency: number;
+  /** Runs of transactions' step jobs one process runs at once, beside the other jobs' `jobConcurrency`. */
+  ledgerStepConcurrency: number;
   /** How long a user creation waits for the custodian before answering `wallet_status: pending`. */
   walletSyncBudgetMs: number;
   /** Delays of the wallet provisioning retries, in ms; their number is the number of retries. */
@@ -214,6 +216,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jobPollMs: integer(env, "SVC_JOB_POLL_MS", 1000, 10, 60_000),
     jobLockMs: integer(env, "SVC_JOB_LOCK_MS", 60_000, 1000, 3_600_000),
     jobConcurrency: integer(env, "SVC_JOB_CONCURRENCY", 50, 1, 10_000),
+    ledgerStepConcurrency: integer(env, "SVC_LEDGER_STEP_CONCURRENCY", 250, 1, 10_000),
     walletSyncBudgetMs: integer(env, "SVC_WALLET_SYNC_BUDGET_MS", 2000, 0, 60_000),
     walletRetrySchedule: durations(env, "SVC_WALLET_RETRY_SCHEDULE", "10s,1m,5m,30m,2h", { min: 1, max: 20 }),
     shutdownGraceMs: integer(env, "SVC_SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),

@@ -6,6 +6,7 @@ import type { AnyBulkWriteOperation, Db, Document } from "mongodb";
 import { hostname } from "node:os";
 import { BatchedJobRepository } from "./batched-job-repository.ts";
 import { TurnBatch } from "../lib/turn-batch.ts";
+import "./agenda-debug-colors.ts";
 import { WakeableChangeStreamChannel, WakeableInMemoryChannel } from "./wake-channels.ts";
 
 export interface JobQueueOptions {

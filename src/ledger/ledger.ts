@@ -27,6 +27,8 @@ export interface LedgerDependencies {
   payouts: PayoutPort;
   /** Agenda: the steps' jobs and the sweep's. */
   jobs: JobQueue;
+  /** Step runs one process runs at once (default: the queue's default concurrency). */
+  stepConcurrency?: number;
   clock: Clock;
   /** Failures after the state is safely written (projection, relay, compaction): the sweeps and the steps finish them. */
   onBackgroundError: (error: unknown) => void;

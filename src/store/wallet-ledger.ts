@@ -63,7 +63,9 @@ export function ledgerOf(user: UserDocument): LedgerState {
 
 /** The transaction of this id in flight on `user`'s wallet, if `user` holds it. */
 export function inflightOf(user: UserDocument | null, transactionId: string): TransactionRecord | undefined {
-  return user ? ledgerOf(user).inflight.find((r) => r.id === transactionId) : undefined;
+  // Looked up by its key, without building the whole ledger state (which copies every transaction in flight).
+  const inflight = (user as UserWithLedger | null)?.ledger?.inflight;
+  return inflight && Object.hasOwn(inflight, transactionId) ? inflight[transactionId] : undefined;
 }
 
 /** What a ledger write answers about the wallet's owner: enough to relay events and fence compactions. */
@@ -281,11 +283,16 @@ export class WalletLedgerRepository {
 
   /**
    * Users with a transaction in flight (some may have been left mid-way by a process that stopped), by id after
-   * `afterUserId`; the caller looks at each transaction's own time.
+   * `afterUserId`; the caller looks at each transaction's own time. Of each, its transactions in flight and its
+   * `opens` only (the sweep reads every such user each time: not their profiles, wallets and outboxes).
    */
   findWithInflight(afterUserId: string | null, limit: number): Promise<UserWithLedger[]> {
     const filter: Filter<UserWithLedger> = { "ledger.inflight_ids.0": { $exists: true } };
     if (afterUserId !== null) filter._id = { $gt: afterUserId };
-    return this.users.find(filter).sort({ _id: 1 }).limit(limit).toArray();
+    return this.users
+      .find(filter, { projection: { "ledger.inflight": 1, "ledger.opens": 1 } })
+      .sort({ _id: 1 })
+      .limit(limit)
+      .toArray();
   }
 }

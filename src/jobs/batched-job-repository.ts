@@ -214,7 +214,8 @@ export class BatchedJobRepository extends MongoJobRepository {
       $or: [{ lockedAt: { $eq: null }, nextRunAt: { $lte: nextScanAt } }, { lockedAt: { $lte: lockDeadline } }],
     };
     for (;;) {
-      const candidates = await this.jobs.find(due, { sort: DUE_ORDER, limit: count, projection: { _id: 1 } }).toArray();
+      // batchSize: all in the first reply (a cursor answers 101 documents by default, then a getMore for the rest).
+      const candidates = await this.jobs.find(due, { sort: DUE_ORDER, limit: count, batchSize: count, projection: { _id: 1 } }).toArray();
       if (candidates.length === 0) return [];
       const ids = candidates.map((c) => c._id);
       const lockedAt = uniqueLockTime(now?.getTime());
@@ -222,7 +223,7 @@ export class BatchedJobRepository extends MongoJobRepository {
       // Every candidate taken by another process meanwhile: the next ones may be free (a single lock attempt of
       // Agenda's would have found them).
       if (modifiedCount === 0) continue;
-      const won = await this.jobs.find({ _id: { $in: ids }, lockedAt, lastModifiedBy }, { sort: DUE_ORDER }).toArray();
+      const won = await this.jobs.find({ _id: { $in: ids }, lockedAt, lastModifiedBy }, { sort: DUE_ORDER, batchSize: ids.length }).toArray();
       for (const job of won) this.lockTimes.set((job._id as ObjectId).toHexString(), lockedAt.getTime());
       return won.map(toJobParameters);
     }

@@ -202,7 +202,8 @@ export class WalletLedgerRepository {
       ...Object.fromEntries(ids.map((id) => [`ledger.inflight.${id}`, 1])),
     };
     const filter = ids.length === 1 ? { "ledger.inflight_ids": ids[0]! } : { "ledger.inflight_ids": { $in: ids } };
-    const users = await this.users.find(filter, { projection }).toArray();
+    // All in the first reply (by default a cursor answers 101 documents, then a getMore for the rest).
+    const users = await this.users.find(filter, { projection, batchSize: Math.max(ids.length, 1) }).toArray();
     const holderOf = new Map(users.flatMap((user) => (user.ledger?.inflight_ids ?? []).map((id) => [id, user] as const)));
     return transactionIds.map((id) => holderOf.get(id) ?? null);
   }
@@ -271,7 +272,8 @@ export class WalletLedgerRepository {
             ]),
           ),
           $pull: {
-            "ledger.inflight_ids": { $in: [...transactionIds] },
+            // One id (the common case) as a plain value: a condition ($in) costs the database a query compiled per write.
+            "ledger.inflight_ids": transactionIds.length === 1 ? transactionIds[0] : { $in: [...transactionIds] },
             ...(loggedEventIds.length > 0 ? { outbox: { id: { $in: [...loggedEventIds] } } } : {}),
           },
           $max: { "ledger.compacted_through": opensSeen },

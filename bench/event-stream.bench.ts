@@ -12,8 +12,9 @@ import type { AddressInfo } from "node:net";
 import { createInterface } from "node:readline";
 import type { Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { type DescMessage, fromBinary, type Message, toBinary } from "@bufbuild/protobuf";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
-import { EventsService, type StreamEventsResponse } from "../gen/svc/v1/events_pb.ts";
+import { type Event, EventSchema, EventsService, type StreamEventsResponse, StreamEventsResponseSchema } from "../gen/svc/v1/events_pb.ts";
 import { principalKey } from "../src/access/principal.ts";
 import type { Clock } from "../src/domain/clock.ts";
 import { newEventId } from "../src/domain/ids.ts";
@@ -55,6 +56,26 @@ const asTheKey: Interceptor = (next) => (request) => {
  * share of log-to-stream (the clients' process then receives and decodes what 100 streams carry, on the same cores).
  */
 const handedOver = new Map<string, number>();
+/**
+ * The events of a message as [id, creation ms]. A binary stream's message carries its event, or each of its events,
+ * encoded once for every stream (src/messages/encoded-once.ts): those are decoded once, by object, not per stream.
+ */
+const decoded = new WeakMap<object, [string, number][]>();
+function eventsOf(message: StreamEventsResponse): [string, number][] {
+  const read = (event: Event): [string, number] => [event.id, timestampMs(event.createdAt!)];
+  if (message.event) return message.event.id ? [read(message.event)] : once(message.event, EventSchema);
+  if (message.events.length > 0) return message.events.flatMap((event) => (event.id ? [read(event)] : once(event, EventSchema)));
+  return message.$unknown ? once(message, StreamEventsResponseSchema) : [];
+  function once(encoded: Message, schema: DescMessage): [string, number][] {
+    let events = decoded.get(encoded);
+    if (events === undefined) {
+      const plain = fromBinary(schema, toBinary(schema, encoded)) as Event | StreamEventsResponse;
+      events = "caughtUp" in plain ? eventsOf(plain) : [read(plain)];
+      decoded.set(encoded, events);
+    }
+    return events;
+  }
+}
 const timesHandOver: Interceptor = (next) => async (request) => {
   const response = await next(request);
   if (!response.stream) return response;
@@ -63,9 +84,7 @@ const timesHandOver: Interceptor = (next) => async (request) => {
   const timed: AsyncIterator<StreamEventsResponse> = {
     next: () =>
       messages.next().then((result) => {
-        if (!result.done)
-          for (const event of result.value.event ? [result.value.event] : result.value.events)
-            handedOver.set(event.id, Date.now() - timestampMs(event.createdAt!));
+        if (!result.done) for (const [id, createdMs] of eventsOf(result.value)) handedOver.set(id, Date.now() - createdMs);
         return result;
       }),
     return: (value) => messages.return?.(value) ?? Promise.resolve({ done: true, value }),

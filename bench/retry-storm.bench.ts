@@ -72,11 +72,13 @@ const { mongo, database, db, endpoints, deliveries, jobs, webhooks, relay, comma
 
 /** When each retry was due: the next_attempt_at its failed attempt recorded, by delivery id and attempt number. */
 const dueAt = new Map<string, number>();
-const recordAttempt = deliveries.recordAttempt.bind(deliveries);
-// Looked up at each failed attempt (none has run yet: nothing is published), so the wrapper sees every one.
-deliveries.recordAttempt = async (id, attempt, outcome, now) => {
-  const recorded = await recordAttempt(id, attempt, outcome, now);
-  if (recorded && outcome.next_attempt_at) dueAt.set(`${id}#${attempt + 1}`, outcome.next_attempt_at.getTime());
+const recordAttemptsEach = deliveries.recordAttemptsEach.bind(deliveries);
+// Looked up at each batch of failed attempts (none has run yet: nothing is published), so the wrapper sees every one.
+deliveries.recordAttemptsEach = async (outcomes) => {
+  const recorded = await recordAttemptsEach(outcomes);
+  outcomes.forEach(({ id, attempt, outcome }, i) => {
+    if (recorded[i] && outcome.next_attempt_at) dueAt.set(`${id}#${attempt + 1}`, outcome.next_attempt_at.getTime());
+  });
   return recorded;
 };
 const projectId = newUuid();

@@ -182,7 +182,7 @@ export class WebhookDeliveryRepository {
     );
   }
 
-  /** Records many outcomes in one round trip, each like `recordAttempt` (the hot path of successes). */
+  /** Records many outcomes in one round trip, each unless its delivery moved on meanwhile (the hot path of successes). */
   async recordAttempts(outcomes: readonly { id: string; attempt: number; outcome: AttemptOutcome; now: Date }[]): Promise<void> {
     if (outcomes.length === 0) return;
     await this.collection.bulkWrite(
@@ -196,13 +196,31 @@ export class WebhookDeliveryRepository {
     );
   }
 
-  /** Records the outcome of attempt `attempt`, unless the delivery moved on meanwhile (settled, replayed). */
-  async recordAttempt(id: string, attempt: number, outcome: AttemptOutcome, now: Date): Promise<boolean> {
-    const result = await this.collection.updateOne(
-      { _id: id, status: "pending", attempt_count: attempt },
-      { $set: { ...outcome, lease_until: null, updated_at: now } },
+  /**
+   * Records many outcomes, each unless its delivery moved on meanwhile (settled, replayed), in one round trip, and answers for each whether it was recorded. When
+   * some were not (their deliveries moved on meanwhile), the records are read back: one carrying the outcome's
+   * attempt number, no lease and its time was written by this call.
+   */
+  async recordAttemptsEach(outcomes: readonly { id: string; attempt: number; outcome: AttemptOutcome; now: Date }[]): Promise<boolean[]> {
+    if (outcomes.length === 0) return [];
+    const result = await this.collection.bulkWrite(
+      outcomes.map(({ id, attempt, outcome, now }) => ({
+        updateOne: {
+          filter: { _id: id, status: "pending", attempt_count: attempt },
+          update: { $set: { ...outcome, lease_until: null, updated_at: now } },
+        },
+      })),
+      { ordered: false },
     );
-    return result.modifiedCount === 1;
+    if (result.matchedCount === outcomes.length) return outcomes.map(() => true);
+    const records = await this.collection
+      .find({ _id: { $in: outcomes.map((o) => o.id) } }, { projection: { attempt_count: 1, lease_until: 1, updated_at: 1 } })
+      .toArray();
+    const byId = new Map(records.map((r) => [r._id, r]));
+    return outcomes.map(({ id, attempt, now }) => {
+      const record = byId.get(id);
+      return record !== undefined && record.attempt_count === attempt && record.lease_until === null && record.updated_at.getTime() === now.getTime();
+    });
   }
 
   /** Settles as failed every pending delivery matching `filter`, recording `error` as its last attempt. */

@@ -118,9 +118,19 @@ export class WebhookEndpointRepository {
     return result.deletedCount === 1;
   }
 
-  /** Counts one more failed attempt, atomically across workers; answers the endpoint afterwards. */
-  recordFailure(id: string): Promise<WebhookEndpointDocument | null> {
-    return this.collection.findOneAndUpdate({ _id: id }, { $inc: { consecutive_failures: 1 } }, { returnDocument: "after" });
+  /**
+   * Counts failed attempts of endpoints (how many of each), in one bulk write, and answers each endpoint's consecutive
+   * failures read back right after (absent: the endpoint is gone). Counts other processes wrote in between are in
+   * that figure too: it is still the length of the endpoint's run of failures, as each attempt of the batch ends it.
+   */
+  async recordFailures(counts: ReadonlyMap<string, number>): Promise<Map<string, number>> {
+    if (counts.size === 0) return new Map();
+    await this.collection.bulkWrite(
+      [...counts].map(([id, count]) => ({ updateOne: { filter: { _id: id }, update: { $inc: { consecutive_failures: count } } } })),
+      { ordered: false },
+    );
+    const read = await this.collection.find({ _id: { $in: [...counts.keys()] } }, { projection: { consecutive_failures: 1 } }).toArray();
+    return new Map(read.map((endpoint) => [endpoint._id, endpoint.consecutive_failures]));
   }
 
   /** Successes end the runs of failures of their endpoints (written only where there was one). */

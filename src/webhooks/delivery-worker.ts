@@ -20,6 +20,7 @@ import { decideAfterAttempt, type AttemptVerdict } from "./delivery-policy.ts";
 import { settleDeliveriesOfDisabledEndpoint } from "./endpoint-disabling.ts";
 import { turnBatchedReads } from "../lib/turn-batch.ts";
 import { sendSignedEvent, type SendSettings } from "./signed-request.ts";
+import type { FailureRecorder } from "./failure-recorder.ts";
 import type { SuccessRecorder } from "./success-recorder.ts";
 
 /**
@@ -48,6 +49,7 @@ export interface DeliveryWorkerDependencies {
   /** How long a claimed attempt is leased: the job's lock lifetime (time-out plus margin). */
   leaseMs: number;
   successes: SuccessRecorder;
+  failures: FailureRecorder;
   /** Hears of every attempt's outcome (metrics): its error code, null on success. */
   onAttempt?: (error: string | null) => void;
   /** Hears of our own failures (an attempt that could not be made), which are recorded as `internal_error`. */
@@ -165,7 +167,7 @@ export class DeliveryWorker {
     // Cut short because this process is stopping (WebhookDelivery.stop): our failure, not the receiver's.
     if (result.error !== null && send.signal?.aborted) result = { ...result, error: "internal_error" };
     const counted = result.error !== null && result.error !== "internal_error";
-    const consecutiveFailures = counted ? ((await this.deps.endpoints.recordFailure(endpoint._id))?.consecutive_failures ?? null) : null;
+    const consecutiveFailures = counted ? await this.deps.failures.countFailure(endpoint._id) : null;
     const verdict = decideAfterAttempt({
       attempt: delivery.attempt_count,
       error: result.error,
@@ -198,7 +200,7 @@ export class DeliveryWorker {
     };
     let recorded = true;
     if (verdict.delivery.status === "succeeded") await this.deps.successes.record(delivery._id, delivery.attempt_count, written, now, endpoint._id);
-    else recorded = await deliveries.recordAttempt(delivery._id, delivery.attempt_count, written, now);
+    else recorded = await this.deps.failures.record(delivery._id, delivery.attempt_count, written, now);
     // Heard once the outcome is written, so what listeners count agrees with the delivery records.
     this.deps.onAttempt?.(result.error);
     if (verdict.disableEndpoint && (await endpoints.disableForFailures(endpoint._id, now))) {

@@ -15,6 +15,7 @@ import { DEFAULT_RECOVERY_RATE_PER_SECOND, LEASE_MARGIN_MS } from "./delivery-po
 import { DeliveryRecovery } from "./delivery-recovery.ts";
 import { DeliveryWorker, type AttemptHints, type AttemptSender, type NextRun } from "./delivery-worker.ts";
 import type { SendSettings } from "./signed-request.ts";
+import { FailureRecorder } from "./failure-recorder.ts";
 import { SuccessRecorder } from "./success-recorder.ts";
 import { WebhookFanout } from "./webhook-fanout.ts";
 
@@ -86,6 +87,7 @@ export class WebhookDelivery {
       retryScheduleMs: options.retryScheduleMs,
       leaseMs,
       successes: new SuccessRecorder(deps.deliveries, deps.endpoints),
+      failures: new FailureRecorder(deps.deliveries, deps.endpoints),
     });
     this.jobMoves = new TurnBatch<{ value: string; at: Date | null }>(async (moves) => {
       await deps.jobs.moveMany(DELIVERY_JOB, "deliveryId", moves);

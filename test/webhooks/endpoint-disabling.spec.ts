@@ -80,7 +80,7 @@ describe("settling the deliveries of a disabled endpoint", () => {
     const run = process.runJob(delivery);
     await until(async () => h.sender.sent.length === 1, 5000);
     // Other deliveries' failures counted while this attempt (which read the endpoint without failures) is in flight.
-    for (let i = 0; i < CONSECUTIVE_FAILURES_TO_DISABLE - 1; i++) await h.endpoints.recordFailure(endpoint._id);
+    await h.endpoints.recordFailures(new Map([[endpoint._id, CONSECUTIVE_FAILURES_TO_DISABLE - 1]]));
     open();
     await run;
     expect(await h.record(delivery)).to.include({ status: "succeeded" });

@@ -4,13 +4,13 @@
 // one JSON line: this process's CPU per entry (what recording costs the service: the entry, the batching, the
 // driver's encoding) and the database process's (BENCH_DB_PID: the inserts and their index maintenance), after a
 // warm-up of the same path (and less the CPU of the pacing alone), and how many entries the writer dropped (none, unless the database fell behind).
-import { requestLogEntry } from "../src/pipeline/request-log-entry.ts";
 import { connectDatabase } from "../src/store/database.ts";
 import { RequestLogRepository } from "../src/store/request-log-repository.ts";
 import { DEFAULT_REQUEST_LOG_WRITER, RequestLogWriter } from "../src/store/request-log-writer.ts";
 import { cpuSecondsOf as cpuSeconds } from "./process-cpu.ts";
+import { loadEntry, type RequestLogLoad } from "./request-log-entries.ts";
 
-const spec = JSON.parse(process.argv[2]!) as { load: "rest-read" | "users-create"; perSecond: number; seconds: number };
+const spec = JSON.parse(process.argv[2]!) as { load: RequestLogLoad; perSecond: number; seconds: number };
 const databasePid = Number(process.env.BENCH_DB_PID);
 const database = await connectDatabase(process.env.BENCH_MONGO_URI!);
 const repository = new RequestLogRepository(database.db);
@@ -18,27 +18,11 @@ await repository.ensureIndexes();
 let failures = 0;
 const writer = new RequestLogWriter(repository, { ...DEFAULT_REQUEST_LOG_WRITER, onError: () => failures++ });
 const principal = { apiKeyId: "key_bench_alone", projectId: "bench-alone", organizationId: "org_bench_alone", livemode: false, rateLimit: 1 };
-const read = spec.load === "rest-read";
 
 const TICK_MS = 20;
 let next = 0;
 function recordOne(): void {
-  writer.record(
-    requestLogEntry({
-      logId: `req_alone_${spec.load}_${next}`,
-      source: "rest",
-      method: null,
-      route: read
-        ? { verb: "GET", path: "/v1/users/usr_alone", template: "/v1/users/{id}", successStatus: 200 }
-        : { verb: "POST", path: "/v1/users", template: "/v1/users", successStatus: 201 },
-      principal,
-      idempotencyKey: read ? null : `bench-alone-${next.toString(16).padStart(32, "0")}`,
-      replayed: false,
-      refusal: null,
-      durationMs: 3,
-      createdAt: new Date(),
-    }),
-  );
+  writer.record(loadEntry(spec.load, principal, "req_alone", next));
   next++;
 }
 

@@ -1,0 +1,26 @@
+// The request log's entries of the two loads' calls, as the pipeline builds them (its own function), for the
+// benchmarks that record or insert them outside any request (bench/request-log-alone.ts, request-log-inserts.ts).
+import type { Principal } from "../src/access/principal.ts";
+import { requestLogEntry } from "../src/pipeline/request-log-entry.ts";
+import type { RequestLogDocument } from "../src/store/request-log-repository.ts";
+
+export type RequestLogLoad = "rest-read" | "users-create";
+
+/** The entry of call number `n` of `load`: a GET of a user, or a POST creating one with an Idempotency-Key. */
+export function loadEntry(load: RequestLogLoad, principal: Principal, idPrefix: string, n: number): RequestLogDocument {
+  const read = load === "rest-read";
+  return requestLogEntry({
+    logId: `${idPrefix}_${load}_${n}`,
+    source: "rest",
+    method: null,
+    route: read
+      ? { verb: "GET", path: "/v1/users/usr_alone", template: "/v1/users/{id}", successStatus: 200 }
+      : { verb: "POST", path: "/v1/users", template: "/v1/users", successStatus: 201 },
+    principal,
+    idempotencyKey: read ? null : `bench-alone-${n.toString(16).padStart(32, "0")}`,
+    replayed: false,
+    refusal: null,
+    durationMs: 3,
+    createdAt: new Date(),
+  });
+}

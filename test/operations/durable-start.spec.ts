@@ -14,7 +14,8 @@ import { ROOT, startProcess, type RunningProcess } from "../support/processes.ts
 const run = promisify(execFile);
 
 describe("npm start on the durable embedded database (SVC_DATA_DIR)", function () {
-  this.timeout(60_000);
+  // Three starts of the service, each compiling its TypeScript: minutes on a loaded 2-core machine.
+  this.timeout(120_000);
   let dataDir = "";
   let service: RunningProcess | null = null;
   before(() => {

@@ -348,24 +348,40 @@ to 10 ms of CPU per withdrawal; 7 commands per request and about 30 in the settl
 - The caches with short lives (the API key and its organization, the project's settings) load an expired entry
   once for the requests that miss it together: every expiry under load sent one lookup per request in flight,
   which was 0.6 of the 0.8 commands per API-role withdrawal (0.26 now).
+- Profiled (\`--cpu-prof\` on the service and the database, one round): a settlement cost 1.8-2.0 ms of the
+  worker's CPU and 2.1-2.5 ms of the database's, 0.8-0.9 commands (load average 9-12). Since then: the steps run
+  250 at once (\`SVC_LEDGER_STEP_CONCURRENCY\`, beside the other jobs' 50), so their batched reads and writes are
+  about three times larger and fewer (0.25 commands per settlement); Agenda's \`debug\` loggers no longer probe the
+  terminal (an isatty system call) for each logger Agenda extends, several per run (3% of the worker's CPU); the
+  ledger sweep reads only the users' transactions in flight and their \`opens\`, not whole user documents; a
+  transaction in flight is looked up by its key instead of building the user's whole ledger state; a compaction of
+  one transaction pulls its id as a plain value (the \`$in\` made the database compile a query for every write),
+  and the job locks and holders' lookups get all their documents in one reply (no getMore). The bench itself
+  watched the settlement by counting the settled transactions ten times a second, an aggregation over the whole
+  collection in the database process that counted in its CPU per settlement: it now checks whether a step job is
+  left (one index lookup).
 
 What is left: a withdrawal is still four writes where the bare route makes one (and its request goes through
 authentication, the rate limit, validation, the Idempotency-Key and a log line, which the bare route has not), so
-the service spends between two and three times the bare route's CPU; keeping the Idempotency-Key's stored answer
-and the projection in one write (the answer is the projected transaction) is the next step there. A settlement
-is now about one command, but each still costs the database a write of the user document twice (move,
-compaction), a projection upsert, an event insert, a job lock and removal, each with its index and change-stream
-work (about 3 ms of the database thread's CPU per settlement, where a profile shows mingo still compiling the
-due-job \`$or\` and the \`$in\` and \`$exists\` filters), and the worker about 2-3 ms: the driver's and BSON's
-per-document work, Agenda's per-job work (its Job object, events, and the \`debug\` logger it extends on every
-call, which probes the terminal each time). 1,000 settlements/s need both together under 2 ms on two otherwise
-idle cores; on this shared machine they are not.
+the service spends between one and a half and two and a half times the bare route's CPU (role api); keeping the
+Idempotency-Key's stored answer and the projection in one write would need a replay to find its answer in the
+projection while the key's record still says running, a change to every keyed call's contract, not made. A
+settlement still costs the database a write of the user document twice (move, compaction), a projection upsert,
+an event insert, a job lock and removal, each with its index and change-stream work. The compaction is the one
+write that leaves the database's fast update path: its \`$pull\` (the transaction's id, its logged events from the
+outbox) sends the whole update through mingo's updater, which copies the user document, and the outbox's
+condition (\`{id: {$in: [...]}}\`) compiles a mingo query for every write: in a profile of the database during a
+settlement, about a sixth of its busy time. A \`$pull\` on the fast path (plain values, and conditions of plain
+comparisons on the elements' fields) is the embedded database's to add. In the worker, most of the rest is the
+driver's and BSON's per-command and per-document work (the bulk API sizes every operation before serializing it)
+and Agenda's per-run work (its Job object, its events, its \`debug\` loggers). 1,000 settlements/s need the worker
+and the database together under 2 ms per settlement on two otherwise idle cores.
 
 ## Settlement of simulated deposits
 
 ${DEPOSITS} sandbox deposits (\`complete_after_seconds: 0\`) opened by a service in role \`api\` (their step jobs due at
 once, no worker running), then a service in role \`worker\` (shipped settings: Agenda looks for due jobs every
-1000 ms, locks each, and runs up to 50 at once) started: it settled all ${DEPOSITS} in **${settleSeconds.toFixed(1)} s** after it was ready
+1000 ms, locks each, and runs up to 250 steps at once, \`SVC_LEDGER_STEP_CONCURRENCY\`) started: it settled all ${DEPOSITS} in **${settleSeconds.toFixed(1)} s** after it was ready
 (start-up ${((workerReady - workerStarted) / 1000).toFixed(1)} s not counted): **${(DEPOSITS / settleSeconds).toFixed(0)} settlements/s** (goal: at least 1,000/s: ${DEPOSITS / settleSeconds >= 1000 ? "met" : "not met"}); per settlement, ${settlementCpuMicros.toFixed(0)} µs of
 the worker's CPU and ${settlementDbCpuMicros.toFixed(0)} µs of the database's (${((workerCpu / DEPOSITS) * 1e6).toFixed(0)} µs of the worker's with its start-up). pending_in
 left on the wallets afterwards: ${pendingIn} cents (expected 0).

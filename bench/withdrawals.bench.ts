@@ -360,6 +360,14 @@ to 10 ms of CPU per withdrawal; 7 commands per request and about 30 in the settl
   watched the settlement by counting the settled transactions ten times a second, an aggregation over the whole
   collection in the database process that counted in its CPU per settlement: it now checks whether a step job is
   left (one index lookup).
+  The same code run with \`SVC_LEDGER_STEP_CONCURRENCY=50\` right after a run at 250 (17:22 to 17:30 UTC, load
+  average 2.7 to 5.2): the settlement at the same rate (392/s against 397/s, the machine shared) with 0.93
+  commands, 1,863 µs of the worker's CPU and 1,640 µs of the database's per settlement, against 0.26, 1,397 µs and
+  1,577 µs at 250; creation in role all at 128 in flight 36% of the bare route (28%, 44%) against 43%, but at 32
+  in flight 39% against 19%, with 2.3-2.7 ms of the service's CPU per withdrawal against 3.1-3.7 ms. At 32 in
+  flight the runs follow the warm-up, whose 10,000 withdrawals settle during them: whether the larger batches
+  cost the service more there, or settle more of that backlog inside the measured runs instead of after them,
+  these two runs do not tell.
 
 What is left: a withdrawal is still four writes where the bare route makes one (and its request goes through
 authentication, the rate limit, validation, the Idempotency-Key and a log line, which the bare route has not), so

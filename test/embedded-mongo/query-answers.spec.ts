@@ -163,3 +163,39 @@ describe("embedded-mongo: $all, aggregate hints and positional projections as mo
     });
   });
 });
+
+// Aggregation expressions compare any two values in BSON order, without the type brackets of query operators, and a
+// missing field is below null (so it equals none).
+describe("embedded-mongo: comparison expressions as mongod answers them", () => {
+  const t = useTestDatabase("em_expression_comparisons");
+  const due = new Date("2026-01-01T00:00:00Z");
+
+  before(async () => {
+    await t.db
+      .collection<Row>("cmp")
+      .insertMany([{ _id: 0, a: null }, { _id: 1 }, { _id: 2, a: 1 }, { _id: 3, a: 5 }, { _id: 4, a: "x" }, { _id: 5, a: due }]);
+  });
+  const ids = async (expr: Document) => (await t.db.collection<Row>("cmp").find({ $expr: expr }).sort({ _id: 1 }).toArray()).map((d) => d._id);
+
+  it("$lt, $lte, $gt and $gte order values of different types, a missing field and null lowest", async () => {
+    // mongod: {$expr: {$lt: ["$a", 5]}} matches {a: null} and {} too, where {a: {$lt: 5}} matches only numbers.
+    expect(await ids({ $lt: ["$a", 5] })).to.deep.equal([0, 1, 2]);
+    expect(await ids({ $lte: ["$a", due] })).to.deep.equal([0, 1, 2, 3, 4, 5]);
+    expect(await ids({ $gt: ["$a", 1] })).to.deep.equal([3, 4, 5]);
+    expect(await ids({ $gte: ["$a", null] })).to.deep.equal([0, 2, 3, 4, 5]);
+  });
+
+  it("$eq and $ne tell a missing field from null", async () => {
+    expect(await ids({ $eq: ["$a", null] })).to.deep.equal([0]);
+    expect(await ids({ $ne: ["$a", null] })).to.deep.equal([1, 2, 3, 4, 5]);
+    expect(await ids({ $eq: ["$a", "$missing"] })).to.deep.equal([1]);
+  });
+
+  it("$cmp answers -1, 0 or 1 across types", async () => {
+    const rows = await t.db
+      .collection<Row>("cmp")
+      .aggregate([{ $sort: { _id: 1 } }, { $project: { c: { $cmp: ["$a", 1] } } }])
+      .toArray();
+    expect(rows.map((r) => r.c)).to.deep.equal([-1, -1, 0, 1, 1, 1]);
+  });
+});

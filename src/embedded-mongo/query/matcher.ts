@@ -1,7 +1,8 @@
 // mingo queries and pipelines with mongod's comparison semantics: $gt/$gte/$lt/$lte compare within one BSON type bracket using
 // our BSON order (exact int64, ObjectId bytes, dates), `{$gte: null}` matches missing fields, and $mod never
-// matches non-numbers; numbers of every BSON type are compared by value and told apart by $type
-// (number-operators.ts), and pipelines compute with plain JS numbers. Everything else is mingo's.
+// matches non-numbers; the comparison expressions ($eq to $cmp) order any two values in BSON order, a missing field
+// lowest; numbers of every BSON type are compared by value and told apart by $type (number-operators.ts), and
+// pipelines compute with plain JS numbers. Everything else is mingo's.
 import { EJSON, type Document } from "bson";
 import { Context, evalExpr } from "mingo/core";
 import * as accumulatorOperators from "mingo/operators/accumulator";
@@ -12,7 +13,7 @@ import * as queryOperators from "mingo/operators/query";
 import * as windowOperators from "mingo/operators/window";
 import { Aggregator } from "mingo/aggregator";
 import { Query } from "mingo/query";
-import { compareValues, containsString, typeRank } from "./bson-order.ts";
+import { compareValues, containsString, TypeRank, typeRank } from "./bson-order.ts";
 import type { Collation, StringCompare } from "./collation.ts";
 import { CommandError, commandError, ErrorCodes } from "../bson/errors.ts";
 import { candidates, compileSimpleFilter } from "./simple-filter.ts";
@@ -83,12 +84,50 @@ const $all = (selector: string, value: unknown, options?: { context?: Context })
   return (doc: unknown) => matchesPatterns(doc) && q.test(doc as Document);
 };
 
+/**
+ * Two values as aggregation expressions compare them: any two values in BSON order (no type brackets: `{$lte: [null,
+ * <date>]}` is true), a missing field below every value but MinKey (so it equals no null).
+ */
+function compareExpressionValues(a: unknown, b: unknown, strings?: StringCompare): number {
+  if (a === undefined || b === undefined) {
+    if (a === b) return 0;
+    const present = a === undefined ? b : a;
+    const missingFirst = typeRank(present) === TypeRank.MinKey ? 1 : -1;
+    return a === undefined ? missingFirst : -missingFirst;
+  }
+  return compareValues(a, b, strings);
+}
+
+type ComparisonExpressionName = "$eq" | "$ne" | "$gt" | "$gte" | "$lt" | "$lte" | "$cmp";
+
+/** The comparison expressions, compared as mongod compares (strings under `strings`, a collation's, when given). */
+function comparisonExpressions(strings?: StringCompare): Record<ComparisonExpressionName, ExprOp> {
+  const mingo = expressionOperators as unknown as Record<ComparisonExpressionName, ExprOp>;
+  const comparison =
+    (name: ComparisonExpressionName, answer: (c: number) => unknown): ExprOp =>
+    (obj, expr, options) => {
+      const args = evalExpr(obj, expr, options as never) as unknown[];
+      // Anything but two arguments: mingo's error.
+      if (!Array.isArray(args) || args.length !== 2) return mingo[name](obj, expr, options);
+      return answer(compareExpressionValues(args[0], args[1], strings));
+    };
+  return {
+    $eq: comparison("$eq", (c) => c === 0),
+    $ne: comparison("$ne", (c) => c !== 0),
+    $gt: comparison("$gt", (c) => c > 0),
+    $gte: comparison("$gte", (c) => c >= 0),
+    $lt: comparison("$lt", (c) => c < 0),
+    $lte: comparison("$lte", (c) => c <= 0),
+    $cmp: comparison("$cmp", (c) => Math.sign(c)),
+  };
+}
+
 /** mingo's operators with numbers of every BSON type compared, typed and computed as mongod does. */
 const NUMBER_AWARE = numberAwareOperators(queryOperators as unknown as Parameters<typeof numberAwareOperators>[0]);
 
 const QUERY_CONTEXT: Context = Context.init({
   accumulator: accumulatorOperators,
-  expression: expressionOperators,
+  expression: { ...expressionOperators, ...comparisonExpressions() } as typeof expressionOperators,
   pipeline: pipelineOperators,
   projection: projectionOperators,
   query: {
@@ -180,13 +219,6 @@ function collatedContext(collation: Collation): Context {
     return (doc) => !test(doc);
   };
   const expression = expressionOperators as unknown as Record<CollatedExpressionName, ExprOp>;
-  const compareExpr =
-    (name: CollatedExpressionName, accept: (c: number) => boolean): ExprOp =>
-    (obj, expr, options) => {
-      const args = evalExpr(obj, expr, options as never) as unknown[];
-      if (!Array.isArray(args) || args.length !== 2 || !args.some(containsString)) return expression[name](obj, expr, options);
-      return accept(compareValues(args[0], args[1], strings));
-    };
   const refuseStringsExpr =
     (name: CollatedExpressionName): ExprOp =>
     (obj, expr, options) => {
@@ -236,17 +268,7 @@ function collatedContext(collation: Collation): Context {
     } as unknown as typeof accumulatorOperators,
     expression: {
       ...expressionOperators,
-      $eq: compareExpr("$eq", (c) => c === 0),
-      $ne: compareExpr("$ne", (c) => c !== 0),
-      $gt: compareExpr("$gt", (c) => c > 0),
-      $gte: compareExpr("$gte", (c) => c >= 0),
-      $lt: compareExpr("$lt", (c) => c < 0),
-      $lte: compareExpr("$lte", (c) => c <= 0),
-      $cmp: (obj: unknown, expr: unknown, options: unknown) => {
-        const args = evalExpr(obj, expr, options as never) as unknown[];
-        if (!Array.isArray(args) || args.length !== 2 || !args.some(containsString)) return expression.$cmp(obj, expr, options);
-        return Math.sign(compareValues(args[0], args[1], strings));
-      },
+      ...comparisonExpressions(strings),
       $__collationKey,
       ...Object.fromEntries(STRING_REFUSING_EXPRESSIONS.map((n) => [n, refuseStringsExpr(n)])),
     } as unknown as typeof expressionOperators,

@@ -5,7 +5,7 @@ const named = process.argv.slice(2).some((arg) => /\.spec\.ts$/.test(arg) && !ar
 module.exports = {
   "node-option": ["import=tsx", "no-experimental-require-module"],
   extension: ["ts"],
-  require: ["test/support/openapi-contract-hooks.ts", "test/support/log-redaction-hooks.ts"],
+  require: ["test/support/openapi-contract-hooks.ts", "test/support/log-redaction-hooks.ts", "test/support/unfinished-process-hooks.ts"],
   ...(named ? {} : { spec: ["test/**/*.spec.ts"] }),
   timeout: 20000,
 };

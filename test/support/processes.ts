@@ -28,6 +28,19 @@ export interface StartOptions {
   timeoutMs?: number;
 }
 
+/** Every process spawned here that has not exited yet. */
+const unfinished = new Set<ChildProcess>();
+
+/**
+ * Kills (SIGKILL) every process spawned here that is still running; answers how many. A test that timed out while
+ * it started a process never gets to stop it, and one such process would keep the whole run from ending.
+ */
+export function killUnfinishedProcesses(): number {
+  const left = [...unfinished];
+  for (const child of left) child.kill("SIGKILL");
+  return left.length;
+}
+
 /**
  * Spawns `command` in the repository root with this process's environment and `env`. Without MONGODB_URI the
  * service keeps its embedded database in SVC_DATA_DIR (default .svc-data/ of the repository): unless `env` names
@@ -46,8 +59,10 @@ function spawnInRoot(
   const dataDir = "SVC_DATA_DIR" in variables ? null : mkdtempSync(path.join(tmpdir(), "svc-test-data-"));
   if (dataDir !== null) env.SVC_DATA_DIR = dataDir;
   const child = spawn(command, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  unfinished.add(child);
   const exited = new Promise<void>((resolve) =>
     child.once("exit", () => {
+      unfinished.delete(child);
       if (dataDir !== null) rmSync(dataDir, { recursive: true, force: true });
       resolve();
     }),

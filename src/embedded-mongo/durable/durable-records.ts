@@ -127,7 +127,7 @@ export class StoreLoader {
       coll.insert(doc); // the common case: one probe of the _id index, not two
     } catch (err) {
       if ((err as { code?: number }).code !== 11000) throw err;
-      coll.replace(ridOf(coll, doc._id)!, doc);
+      coll.replace(coll.ridsById(doc._id)[0]!, doc);
     }
   }
 
@@ -179,7 +179,7 @@ export class StoreLoader {
         const coll = this.store.get(db, r.c as string);
         if (!coll) return;
         const whole = r.dd as Document | undefined;
-        const rid = whole ? ridsOf(coll, r.id).find((x) => compareValues(coll.docs.get(x), whole) === 0) : ridOf(coll, r.id);
+        const rid = whole ? coll.ridsById(r.id).find((x) => compareValues(coll.docs.get(x), whole) === 0) : coll.ridsById(r.id)[0];
         if (rid !== undefined) coll.remove(rid);
         return;
       }
@@ -278,14 +278,4 @@ function entryOf(r: Document): OplogEntry {
       return { ...base, op: "c", ...command } as OplogEntry;
     }
   }
-}
-
-function ridOf(coll: Collection, id: unknown): number | undefined {
-  return ridsOf(coll, id)[0];
-}
-
-function ridsOf(coll: Collection, id: unknown): number[] {
-  // The _id index is neither sparse nor partial: a document always has its one key.
-  const [key] = coll.idIndex.keysFor({ _id: id });
-  return key === undefined ? [] : coll.idIndex.lookup(key);
 }

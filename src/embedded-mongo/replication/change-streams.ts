@@ -209,9 +209,7 @@ class ChangeStreamCursor {
       let post: Document | null;
       if (this.fullDocument === "updateLookup") {
         const coll = state.store.get(entry.db, entry.coll);
-        const [key] = coll?.idIndex.keysFor({ _id: entry.post._id }) ?? [];
-        const rid = key && coll?.idIndex.lookup(key)[0];
-        post = rid === undefined ? null : (coll!.docs.get(rid) ?? null);
+        post = coll?.documentById(entry.post._id)?.doc ?? null;
       } else {
         post = entry.images ? entry.post : null;
         if (!post && this.fullDocument === "required") {

@@ -90,16 +90,8 @@ export function collectionAt(live: Store, oplog: Oplog, ts: Timestamp, db: strin
   }
   if (before.size === 0 || !current) return current;
   const copy = current.copy();
-  copy.rewind([...before.values()].map(({ id, doc }) => ({ rid: documentById(copy, id)?.rid, doc })));
+  copy.rewind([...before.values()].map(({ id, doc }) => ({ rid: copy.ridsById(id)[0], doc })));
   return copy;
-}
-
-/** The stored document with this `_id` in `coll`, with its record id. */
-export function documentById(coll: Collection, id: unknown): { rid: number; doc: Document } | undefined {
-  const [key] = coll.idIndex.keysFor({ _id: id });
-  const rid = key === undefined ? undefined : coll.idIndex.lookup(key)[0];
-  const doc = rid === undefined ? undefined : coll.docs.get(rid);
-  return rid === undefined || doc === undefined ? undefined : { rid, doc };
 }
 
 /** A namespace command as the oplog records it (a rename names its target too). */

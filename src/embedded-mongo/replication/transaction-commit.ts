@@ -7,13 +7,12 @@ import { CollectionIndex } from "../storage/collection-index.ts";
 import { CommandError } from "../bson/errors.ts";
 import type { Oplog } from "./oplog.ts";
 import type { Store } from "../storage/store.ts";
-import { documentById } from "./snapshot-history.ts";
 import { type Transaction, type TransactionWrite, writeConflict } from "./transaction.ts";
 
 export function applyTransaction(txn: Transaction, store: Store, oplog: Oplog): void {
   for (const claim of txn.claims.values()) {
     const live = store.get(claim.db, claim.coll);
-    const current = live ? (documentById(live, claim.id)?.doc ?? null) : null;
+    const current = live ? (live.documentById(claim.id)?.doc ?? null) : null;
     if (current !== claim.seen) throw writeConflict();
   }
   if (txn.writes.length === 0) return;
@@ -52,13 +51,13 @@ function applyWrite(write: TransactionWrite, store: Store): () => void {
       return () => coll.remove(rid);
     }
     case "u": {
-      const found = documentById(coll, write.pre._id);
+      const found = coll.documentById(write.pre._id);
       if (found?.doc !== write.pre) throw writeConflict();
       coll.replace(found.rid, write.post, write.replacement);
       return () => coll.replace(found.rid, write.pre, write.replacement);
     }
     case "d": {
-      const found = documentById(coll, write.pre._id);
+      const found = coll.documentById(write.pre._id);
       if (found?.doc !== write.pre) throw writeConflict();
       coll.remove(found.rid);
       return () => coll.insert(write.pre);

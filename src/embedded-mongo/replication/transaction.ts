@@ -5,7 +5,7 @@ import { Long, type Binary, type Document, type Timestamp } from "bson";
 import { commandError, ErrorCodes } from "../bson/errors.ts";
 import type { NamespaceCommand, WriteListener, WrittenCollection } from "../storage/write-listener.ts";
 import type { Oplog } from "./oplog.ts";
-import { documentById, documentKey } from "./snapshot-history.ts";
+import { documentKey } from "./snapshot-history.ts";
 import type { Store } from "../storage/store.ts";
 import { TransactionStore } from "./transaction-store.ts";
 
@@ -130,7 +130,7 @@ export class Transaction implements WriteListener {
     const holder = this.claimTable.get(key);
     if (holder && holder !== this && holder.state === "inProgress") throw writeConflict();
     const live = this.live?.get(coll.db, coll.name);
-    const current = live ? (documentById(live, id)?.doc ?? null) : null;
+    const current = live ? (live.documentById(id)?.doc ?? null) : null;
     if (current !== seen) throw writeConflict();
     this.claims.set(key, { db: coll.db, coll: coll.name, id, seen });
     this.claimTable.set(key, this);

@@ -52,6 +52,20 @@ export class Collection {
     return this.records;
   }
 
+  /** Record ids of the documents with this `_id`: one at most, but in a time-series collection (non-unique _id). */
+  ridsById(id: unknown): number[] {
+    // The _id index is neither sparse nor partial: a document always has its one key.
+    const [key] = this.idIndex.keysFor({ _id: id });
+    return key === undefined ? [] : this.idIndex.lookup(key);
+  }
+
+  /** The stored document with this `_id`, with its record id. */
+  documentById(id: unknown): { rid: number; doc: Document } | undefined {
+    const [rid] = this.ridsById(id);
+    const doc = rid === undefined ? undefined : this.records.get(rid);
+    return rid === undefined || doc === undefined ? undefined : { rid, doc };
+  }
+
   get ns(): string {
     return `${this.db}.${this.name}`;
   }

@@ -105,16 +105,13 @@ export class Collection {
       for (const index of this.indexes) index.remove(index.keysFor(current), rid);
     }
     for (const { rid, doc } of versions) {
-      if (rid !== undefined && doc === null) this.records.delete(rid);
-      if (rid === undefined || doc === null) continue;
-      for (const index of this.indexes) index.add(index.keysFor(doc), rid);
-      this.records.set(rid, doc);
-    }
-    for (const { rid, doc } of versions) {
-      if (rid !== undefined || doc === null) continue;
-      const restored = this.nextRid++;
-      for (const index of this.indexes) index.add(index.keysFor(doc), restored);
-      this.records.set(restored, doc);
+      if (doc === null) {
+        if (rid !== undefined) this.records.delete(rid);
+        continue;
+      }
+      const at = rid ?? this.nextRid++;
+      for (const index of this.indexes) index.add(index.keysFor(doc), at);
+      this.records.set(at, doc);
     }
   }
 

@@ -1,5 +1,5 @@
 // Connection to the system of record. Repositories take collections from here; nothing else talks to MongoDB.
-import { MongoBulkWriteError, MongoClient, type Db, type MongoClientOptions, type WriteError } from "mongodb";
+import { MongoBulkWriteError, MongoClient, type Db, type MongoClientOptions, Timestamp, type WriteError } from "mongodb";
 
 export interface Database {
   client: MongoClient;
@@ -29,6 +29,27 @@ export function databasePorts(database: Database): number[] {
 export async function isReplicaSet(database: Database): Promise<boolean> {
   const hello = await database.db.admin().command({ hello: 1 });
   return typeof hello.setName === "string";
+}
+
+/**
+ * The time from which a change stream on `collection` hears every write a read made now might not see: just after
+ * the operation time of a majority read. Every write up to that time is majority-committed (a read made after this
+ * answers sees it), and a change stream started at the returned time hears each later one, however late its cursor
+ * is opened: so a caller can count on the stream from this answer on without waiting for its first getMore.
+ */
+export async function changeStreamStart(db: Db, collection: string): Promise<Timestamp> {
+  const reply = await db.command({
+    find: collection,
+    filter: {},
+    projection: { _id: 1 },
+    limit: 1,
+    singleBatch: true,
+    readConcern: { level: "majority" },
+  });
+  const read = reply.operationTime;
+  if (!(read instanceof Timestamp)) throw new Error("The database answered a majority read without an operationTime: is it a replica set?");
+  // A timestamp's increment is 32 bits: past its last value the next second begins.
+  return read.i === 0xffff_ffff ? new Timestamp({ t: read.t + 1, i: 0 }) : new Timestamp({ t: read.t, i: read.i + 1 });
 }
 
 /**

@@ -1,7 +1,7 @@
 // The event log: every event of a project and environment, kept 30 days, with the fan-out state that lets a
 // relay that died half way be finished by another.
-import type { ChangeStream, ChangeStreamInsertDocument, Collection, Db, Filter } from "mongodb";
-import { isDuplicateKeyError } from "./database.ts";
+import type { ChangeStream, ChangeStreamInsertDocument, Collection, Db, Filter, Timestamp } from "mongodb";
+import { changeStreamStart, isDuplicateKeyError } from "./database.ts";
 import { duplicateIndexes, type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 
@@ -21,7 +21,7 @@ export interface EventDocument {
 export class EventRepository {
   private readonly collection: Collection<EventDocument>;
 
-  constructor(db: Db) {
+  constructor(private readonly db: Db) {
     this.collection = db.collection<EventDocument>("events");
   }
 
@@ -77,8 +77,15 @@ export class EventRepository {
   }
 
   /** Every event logged from now on, by any process (a replica set's change stream). */
-  watchInserts(): ChangeStream<EventDocument, ChangeStreamInsertDocument<EventDocument>> {
-    return this.collection.watch<EventDocument, ChangeStreamInsertDocument<EventDocument>>([{ $match: { operationType: "insert" } }]);
+  watchInserts(startAtOperationTime: Timestamp): ChangeStream<EventDocument, ChangeStreamInsertDocument<EventDocument>> {
+    return this.collection.watch<EventDocument, ChangeStreamInsertDocument<EventDocument>>([{ $match: { operationType: "insert" } }], {
+      startAtOperationTime,
+    });
+  }
+
+  /** Where a change stream of inserts starts so as to miss nothing logged after this answer (database.ts). */
+  changeStreamStart(): Promise<Timestamp> {
+    return changeStreamStart(this.db, "events");
   }
 
   /**

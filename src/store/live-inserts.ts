@@ -3,7 +3,7 @@
 // subscription, hears every process's inserts and fans each out to the subscriptions of its project and
 // environment; without one, the documents this process inserts are heard as it writes them (those of other
 // processes then reach a stream only through its history, on resume).
-import type { ChangeStream, ChangeStreamInsertDocument, Document } from "mongodb";
+import type { ChangeStream, ChangeStreamInsertDocument, Document, Timestamp } from "mongodb";
 import { svcError } from "../domain/errors.ts";
 import { DEFAULT_MAX_STREAM_BACKLOG } from "../domain/limits.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
@@ -17,7 +17,9 @@ export interface TenantDocument {
 
 /** The collection a feed follows: its insert change stream, and its own inserts as this process writes them. */
 export interface InsertSource<T extends Document> {
-  watchInserts(): ChangeStream<T, ChangeStreamInsertDocument<T>>;
+  /** The time after which nothing logged escapes a change stream started there (store/database.ts). */
+  changeStreamStart(): Promise<Timestamp>;
+  watchInserts(startAtOperationTime: Timestamp): ChangeStream<T, ChangeStreamInsertDocument<T>>;
   onInserted(listener: (inserted: readonly T[]) => void): void;
 }
 
@@ -176,7 +178,7 @@ export class LiveInserts<T extends TenantDocument, F> {
 
   /**
    * A subscription to the documents of `scope` (those `filter` accepts, or all when null) written from the moment
-   * it answers on: the change stream is established by then, so a history read after it leaves no gap.
+   * it answers on: its change stream starts at a time read by then, so a history read after it leaves no gap.
    */
   async subscribe(scope: TenantScope, filter: F | null): Promise<LiveSubscription<T>> {
     if (this.options.changeStreams) await this.ensureFeed();
@@ -222,17 +224,17 @@ export class LiveInserts<T extends TenantDocument, F> {
   }
 
   private async openFeed(): Promise<ChangeStream<T, ChangeStreamInsertDocument<T>>> {
-    const stream = this.source.watchInserts();
-    this.feedsOpened += 1;
+    // Started at a time, not at whenever its cursor opens: the subscription can answer after one read of that
+    // time instead of after the cursor's first getMore (which waits up to a second for a change that may not come).
+    let startAt: Timestamp;
     try {
-      // The first read opens the cursor on the server: from then on no logged event escapes it.
-      const first = await stream.tryNext();
-      if (first) this.dispatch([first.fullDocument]);
+      startAt = await this.source.changeStreamStart();
     } catch (error) {
       this.feed = null;
-      await stream.close().catch(() => {});
       throw error;
     }
+    const stream = this.source.watchInserts(startAt);
+    this.feedsOpened += 1;
     void this.follow(stream);
     return stream;
   }

@@ -1,9 +1,10 @@
 // The request log: one document per call of a project and environment, kept 30 days (a TTL index), with the
 // indexes of the list's filters. Written in batches by RequestLogWriter, never on a call's path.
-import { type ChangeStream, type ChangeStreamInsertDocument, type Collection, type Db, type Filter, MongoServerError } from "mongodb";
+import { type ChangeStream, type ChangeStreamInsertDocument, type Collection, type Db, type Filter, MongoServerError, type Timestamp } from "mongodb";
 import { REQUEST_LOG_RETENTION_SECONDS, type RequestLogSource, type StatusRange } from "../domain/request-logs.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import type { RequestLogJson } from "../representations/request-logs.ts";
+import { changeStreamStart } from "./database.ts";
 import { duplicateIndexes, type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 
 /**
@@ -41,7 +42,7 @@ export interface RequestLogFilters {
 export class RequestLogRepository {
   private readonly collection: Collection<RequestLogDocument>;
 
-  constructor(db: Db) {
+  constructor(private readonly db: Db) {
     this.collection = db.collection<RequestLogDocument>("request_logs");
   }
 
@@ -98,8 +99,15 @@ export class RequestLogRepository {
   private inserted: ((logs: readonly RequestLogDocument[]) => void) | null = null;
 
   /** Every entry inserted by any process, as it is written (replica sets): the feed of TailRequestLogs. */
-  watchInserts(): ChangeStream<RequestLogDocument, ChangeStreamInsertDocument<RequestLogDocument>> {
-    return this.collection.watch<RequestLogDocument, ChangeStreamInsertDocument<RequestLogDocument>>([{ $match: { operationType: "insert" } }]);
+  watchInserts(startAtOperationTime: Timestamp): ChangeStream<RequestLogDocument, ChangeStreamInsertDocument<RequestLogDocument>> {
+    return this.collection.watch<RequestLogDocument, ChangeStreamInsertDocument<RequestLogDocument>>([{ $match: { operationType: "insert" } }], {
+      startAtOperationTime,
+    });
+  }
+
+  /** Where a change stream of inserts starts so as to miss nothing logged after this answer (database.ts). */
+  changeStreamStart(): Promise<Timestamp> {
+    return changeStreamStart(this.db, "request_logs");
   }
 
   find(scope: TenantScope, id: string): Promise<RequestLogDocument | null> {

@@ -1,15 +1,16 @@
 // LiveEvents without a change stream (a database that is not a replica set): the events this process logs reach
 // the subscriptions of their project and environment as they are written; a subscription that falls too far behind
 // fails (its client resumes from the log) without holding up another, and the drain ends every subscription. On a
-// replica set, the events a change stream's batch brings reach a subscription together.
+// replica set, the events a change stream's batch brings reach a subscription together, and a first subscription
+// answers without waiting for its change stream's first getMore.
 import { expect } from "chai";
 import { SvcError } from "../../src/domain/errors.ts";
 import { newEventId } from "../../src/domain/ids.ts";
 import { newUuid } from "../../src/domain/random.ts";
 import { LiveEvents } from "../../src/events/live-events.ts";
-import type { Database } from "../../src/store/database.ts";
+import { connectDatabase, type Database } from "../../src/store/database.ts";
 import { type EventDocument, EventRepository } from "../../src/store/event-repository.ts";
-import { freshDatabase } from "../support/database.ts";
+import { freshDatabase, freshDatabaseUri } from "../support/database.ts";
 
 function eventOf(projectId: string, type = "user.created", livemode = false): EventDocument {
   return { _id: newEventId(), project_id: projectId, livemode, type, created_at: new Date(), data: {}, fanned_out: true };
@@ -92,5 +93,47 @@ describe("LiveEvents", () => {
     expect([(first.value as EventDocument)._id, ...waiting.map((e) => e._id)]).to.deep.equal(logged.map((e) => e._id));
     await live.drain();
     expect(live.feedsOpened).to.equal(1);
+  });
+
+  it("with a change stream, answers a first subscription before its stream's first getMore, hearing every event logged after the answer and none before", async () => {
+    const monitored = await connectDatabase(await freshDatabaseUri(), { monitorCommands: true });
+    const live = new LiveEvents(new EventRepository(monitored.db), { changeStreams: true, onError: (error) => expect.fail(String(error)) });
+    try {
+      const repository = new EventRepository(monitored.db);
+      const sent: string[] = [];
+      monitored.client.on("commandStarted", (command) => sent.push(command.commandName));
+      const project = newUuid();
+      await repository.insertOnce(eventOf(project));
+      const subscription = await live.subscribe({ projectId: project, livemode: false }, null);
+      // The getMore of a new change stream waits up to a second on an idle collection: none is awaited.
+      expect(sent).to.not.include("getMore");
+      const after = [eventOf(project), eventOf(project), eventOf(project)];
+      await repository.insertOnce(after[0]!);
+      await repository.insertManyOnce(after.slice(1));
+      const reader = subscription[Symbol.asyncIterator]();
+      const heard: string[] = [];
+      while (heard.length < after.length) heard.push(((await reader.next()).value as EventDocument)._id);
+      expect(heard).to.deep.equal(after.map((e) => e._id));
+      expect(live.feedsOpened).to.equal(1);
+    } finally {
+      await live.drain();
+      await monitored.close();
+    }
+  });
+
+  it("with a change stream, fails a subscription whose stream's start cannot be read, and tries again for the next", async () => {
+    let reads = 0;
+    const unreachable = {
+      changeStreamStart: () => Promise.reject(new Error(`read ${++reads} failed`)),
+      watchInserts: () => expect.fail("a change stream opened without its start"),
+      onInserted: () => {},
+    } as unknown as EventRepository;
+    const live = new LiveEvents(unreachable, { changeStreams: true, onError: (error) => expect.fail(String(error)) });
+    const scope = { projectId: newUuid(), livemode: false };
+    for (const expected of ["read 1 failed", "read 2 failed"]) {
+      const failure = await live.subscribe(scope, null).then(() => expect.fail("subscribed"), (error: Error) => error.message);
+      expect(failure).to.equal(expected);
+    }
+    expect([live.feedsOpened, live.size]).to.deep.equal([0, 0]);
   });
 });

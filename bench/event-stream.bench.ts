@@ -96,7 +96,9 @@ const server = http2.createServer(
     // As the service's servers: no compression (each stream would gzip the same bytes again, on the thread pool).
     acceptCompression: [],
     routes: (router) =>
-      router.service(EventsService, new EventsServiceImpl({ events, live, clock }) as never, { interceptors: [asTheKey, timesHandOver] }),
+      router.service(EventsService, new EventsServiceImpl({ events, live, clock, changeStreams: true }) as never, {
+        interceptors: [asTheKey, timesHandOver],
+      }),
   }),
 );
 await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -30,7 +30,11 @@ export function wireDeveloperLoop({ config, clock, repositories, replicaSet, onE
     onError: (error) => onError(error, "request log"),
   });
   const services: RegisteredService[] = [
-    { service: EventsService, visibility: "public", implementation: new EventsServiceImpl({ events: repositories.events, live: liveEvents, clock }) },
+    {
+      service: EventsService,
+      visibility: "public",
+      implementation: new EventsServiceImpl({ events: repositories.events, live: liveEvents, clock, changeStreams: replicaSet }),
+    },
     { service: RequestLogsService, visibility: "public", implementation: new RequestLogsServiceImpl(repositories.requestLogs, liveRequestLogs) },
   ];
   // Open streams and tails end cleanly, before the servers close: their clients reconnect (elsewhere) and resume

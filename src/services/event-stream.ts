@@ -1,8 +1,8 @@
 // The one event stream of a caller's project and environment: the events logged after a cursor first, oldest
-// first in the log's order (creation time, then id), then a `caught_up` message, then live ones as they are
-// logged, each once. The live
-// subscription is taken before the history is read, so nothing logged in between is missed; an event both read
-// from history and heard live is sent once.
+// first in the log's order (creation time, then id), then those that reached the log after the cursor but sort
+// before it, then a `caught_up` message, then live ones as they are logged, each once. The live subscription is
+// taken before the history is read, so nothing logged in between is missed; an event both read from history and
+// heard live is sent once.
 import { create } from "@bufbuild/protobuf";
 import {
   type Event,
@@ -33,6 +33,8 @@ export interface EventStreamDeps {
   events: EventRepository;
   live: LiveEvents;
   clock: Clock;
+  /** The database keeps a change stream history (a replica set), where a resume finds the events logged late. */
+  changeStreams: boolean;
 }
 
 /** How a stream's messages are made: with the deprecated Struct or not, encoded once (binary codecs) or not. */
@@ -124,11 +126,19 @@ export async function* eventStream(
   signal.addEventListener("abort", close, { once: true });
   try {
     const sentRecently = new Set<string>();
+    const cursor = position;
     while (position !== null) {
       const page: EventDocument[] = await deps.events.listAfter(scope, position, types, HISTORY_PAGE);
       for (const event of page) if (event.created_at.getTime() >= subscribedAt - OVERLAP_MS) sentRecently.add(event._id);
       for (let i = 0; i < page.length; i += batchSize) yield message(page.slice(i, i + batchSize));
       position = page.length === HISTORY_PAGE ? page[page.length - 1]! : null;
+    }
+    // A client that received the cursor live got the events in the order they reached the log, which is not always
+    // the log's order: those logged after the cursor that sort before it are not after it in the log.
+    const late = cursor !== null && deps.changeStreams ? await deps.events.lateArrivals(scope, cursor, types) : null;
+    if (late !== null && late.length > 0) {
+      for (const event of late) sentRecently.add(event._id);
+      for (let i = 0; i < late.length; i += batchSize) yield message(late.slice(i, i + batchSize));
     }
     yield create(StreamEventsResponseSchema, { caughtUp: true });
     for await (const event of live) {

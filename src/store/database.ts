@@ -52,6 +52,16 @@ export async function changeStreamStart(db: Db, collection: string): Promise<Tim
   return read.i === 0xffff_ffff ? new Timestamp({ t: read.t + 1, i: 0 }) : new Timestamp({ t: read.t, i: read.i + 1 });
 }
 
+/** The first cluster time of the second that `at` falls in (a change stream's start at a wall-clock moment). */
+export function timestampAtSecond(at: Date): Timestamp {
+  return new Timestamp({ t: Math.floor(at.getTime() / 1000), i: 0 });
+}
+
+/** True for the error of a change stream asked to start before the oldest history the server keeps. */
+export function isChangeStreamHistoryLost(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === 286;
+}
+
 /**
  * The per-document errors of an unordered bulk write (the driver gives one or an array), or null when the
  * error is not a bulk write's or has none: the whole command failed (an error reply, e.g. a primary stepping

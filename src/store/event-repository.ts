@@ -1,11 +1,16 @@
 // The event log: every event of a project and environment, kept 30 days, with the fan-out state that lets a
 // relay that died half way be finished by another.
 import type { ChangeStream, ChangeStreamInsertDocument, Collection, Db, Filter, Timestamp } from "mongodb";
-import { changeStreamStart, isDuplicateKeyError } from "./database.ts";
+import { changeStreamStart, isChangeStreamHistoryLost, isDuplicateKeyError, timestampAtSecond } from "./database.ts";
 import { duplicateIndexes, type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 
 const EVENT_RETENTION_SECONDS = 30 * 24 * 60 * 60;
+/**
+ * How far before an event's creation time (the service's clock) its insert into the log is looked for in the change
+ * stream's history (the database's clock): room for the two clocks to differ.
+ */
+const CLOCK_SKEW_MS = 5_000;
 
 export interface EventDocument {
   _id: string;
@@ -105,6 +110,48 @@ export class EventRepository {
     };
     if (types !== null) filter.type = { $in: [...types] };
     return this.collection.find(filter).sort({ created_at: 1, _id: 1 }).limit(limit).toArray();
+  }
+
+  /**
+   * The events of `scope` (of `types`, all when null) that sort before `after` in the log's order (creation time,
+   * then id) yet reached the log after it, in the order they reached it: those a resume's `listAfter` cannot find.
+   * Events created at nearly the same moment by concurrent calls can be logged in either order, and an event whose
+   * process died before relaying it is logged by the sweeper later, with its own creation time. Read from the
+   * change stream's history (a replica set's), from just before `after` was created to now; null when that history
+   * no longer reaches back to `after`'s insert, so that what came after it cannot be told.
+   */
+  async lateArrivals(scope: TenantScope, after: EventDocument, types: readonly string[] | null): Promise<EventDocument[] | null> {
+    const sortsBefore = {
+      $or: [
+        { "fullDocument.created_at": { $lt: after.created_at } },
+        { "fullDocument.created_at": after.created_at, "fullDocument._id": { $lt: after._id } },
+      ],
+    };
+    const ofScope = {
+      "fullDocument.project_id": scope.projectId,
+      "fullDocument.livemode": scope.livemode,
+      ...(types === null ? {} : { "fullDocument.type": { $in: [...types] } }),
+    };
+    const pipeline = [{ $match: { operationType: "insert", $or: [{ "documentKey._id": after._id }, { $and: [ofScope, sortsBefore] }] } }];
+    const stream = this.collection.watch<EventDocument, ChangeStreamInsertDocument<EventDocument>>(pipeline, {
+      startAtOperationTime: timestampAtSecond(new Date(after.created_at.getTime() - CLOCK_SKEW_MS)),
+      // Read to the end of the history, not waited on for what comes next (live subscriptions hear that).
+      maxAwaitTimeMS: 1,
+    });
+    try {
+      let found = false;
+      const late: EventDocument[] = [];
+      for (let change = await stream.tryNext(); change !== null; change = await stream.tryNext()) {
+        if (found) late.push(change.fullDocument);
+        else found = change.documentKey._id === after._id;
+      }
+      return found ? late : null;
+    } catch (error) {
+      if (isChangeStreamHistoryLost(error)) return null;
+      throw error;
+    } finally {
+      await stream.close();
+    }
   }
 
   find(scope: TenantScope, id: string): Promise<EventDocument | null> {

@@ -7,6 +7,7 @@ import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } f
 import { expect } from "chai";
 import { EventsService, type StreamEventsResponse } from "../../gen/svc/v1/events_pb.ts";
 import { newEventId } from "../../src/domain/ids.ts";
+import { untilHistoryCoversNewEvents } from "../support/change-stream-history.ts";
 import { rpcErrorOf } from "../support/errors.ts";
 import { uniquePhone } from "../support/phones.ts";
 import { createKey, createOtherProject } from "../support/tenancy.ts";
@@ -152,6 +153,39 @@ describe("StreamEvents", () => {
     expect(resumed.ids).to.deep.equal([...missed, live.eventId]);
     // The 50 from the log, then the caught-up message, then the live one.
     expect(resumed.caughtUpAfter).to.equal(50);
+  });
+
+  it("resumed after an event, also sends those that reached the log after it but sort before it, each once", async () => {
+    const repository = svc.app.repositories.events;
+    await untilHistoryCoversNewEvents(repository);
+    const now = Date.now();
+    const logged = (offsetMs: number) => ({
+      _id: newEventId(),
+      project_id: svc.projectId,
+      livemode: false,
+      type: "webhook.test",
+      created_at: new Date(now + offsetMs),
+      data: { message: `logged ${offsetMs} ms after the test began` },
+      fanned_out: true,
+    });
+    const [earlier, later, next, live] = [logged(0), logged(5), logged(10), logged(20)];
+    const first = await openLive(events);
+    // Created in this order, logged in the other: a slower relay of `earlier`, or the sweeper's after a crash.
+    await repository.insertOnce(later);
+    await first.waitFor(1);
+    await first.close();
+    expect(first.ids).to.deep.equal([later._id]);
+    await repository.insertOnce(earlier);
+    await repository.insertOnce(next);
+
+    const resumed = await openLive(events, { startingAfter: later._id });
+    await repository.insertOnce(live);
+    await resumed.waitFor(3);
+    await new Promise((r) => setTimeout(r, 200));
+    await resumed.close();
+    // After the cursor in the log's order, then the one logged late, then live: nothing missed, nothing twice.
+    expect(resumed.ids).to.deep.equal([next._id, earlier._id, live._id]);
+    expect(resumed.caughtUpAfter).to.equal(2);
   });
 
   it("switches from history to live without a gap or a repeat while events keep coming", async () => {

@@ -2,7 +2,9 @@
 // the subscriptions of their project and environment as they are written; a subscription that falls too far behind
 // fails (its client resumes from the log) without holding up another, and the drain ends every subscription. On a
 // replica set, the events a change stream's batch brings reach a subscription together, and a first subscription
-// answers without waiting for its change stream's first getMore.
+// answers without waiting for its change stream's first getMore. EventRepository.lateArrivals: the events that sort
+// before a resume's cursor in the log's order yet reached the log after it, read from the change stream's history,
+// of the cursor's project, environment and types only; null when that history does not reach back to the cursor.
 import { expect } from "chai";
 import { SvcError } from "../../src/domain/errors.ts";
 import { newEventId } from "../../src/domain/ids.ts";
@@ -10,6 +12,7 @@ import { newUuid } from "../../src/domain/random.ts";
 import { LiveEvents } from "../../src/events/live-events.ts";
 import { connectDatabase, type Database } from "../../src/store/database.ts";
 import { type EventDocument, EventRepository } from "../../src/store/event-repository.ts";
+import { untilHistoryCoversNewEvents } from "../support/change-stream-history.ts";
 import { freshDatabase, freshDatabaseUri } from "../support/database.ts";
 
 function eventOf(projectId: string, type = "user.created", livemode = false): EventDocument {
@@ -131,9 +134,58 @@ describe("LiveEvents", () => {
     const live = new LiveEvents(unreachable, { changeStreams: true, onError: (error) => expect.fail(String(error)) });
     const scope = { projectId: newUuid(), livemode: false };
     for (const expected of ["read 1 failed", "read 2 failed"]) {
-      const failure = await live.subscribe(scope, null).then(() => expect.fail("subscribed"), (error: Error) => error.message);
+      const failure = await live.subscribe(scope, null).then(
+        () => expect.fail("subscribed"),
+        (error: Error) => error.message,
+      );
       expect(failure).to.equal(expected);
     }
     expect([live.feedsOpened, live.size]).to.deep.equal([0, 0]);
+  });
+
+  describe("EventRepository.lateArrivals", () => {
+    before(async () => {
+      await untilHistoryCoversNewEvents(events);
+    });
+
+    // Offsets from the start of each test.
+    let now = 0;
+    beforeEach(() => {
+      now = Date.now();
+    });
+    function eventOf(projectId: string, offsetMs: number, type = "user.created", livemode = false): EventDocument {
+      return { _id: newEventId(), project_id: projectId, livemode, type, created_at: new Date(now + offsetMs), data: {}, fanned_out: true };
+    }
+
+    it("finds the events of the scope and types logged after the cursor that sort before it, in the order they were logged", async () => {
+      const project = newUuid();
+      const cursor = eventOf(project, 50);
+      const before = eventOf(project, 10);
+      await events.insertOnce(before);
+      await events.insertOnce(cursor);
+      const late = [eventOf(project, 40), eventOf(project, 20, "kyc.approved"), eventOf(project, 30)];
+      await events.insertOnce(late[0]!);
+      // Not the scope's, or after the cursor in the log's order: not late arrivals.
+      await events.insertManyOnce([eventOf(newUuid(), 20), eventOf(project, 20, "user.created", true), eventOf(project, 60)]);
+      await events.insertManyOnce(late.slice(1));
+      const scope = { projectId: project, livemode: false };
+      expect((await events.lateArrivals(scope, cursor, null))?.map((e) => e._id)).to.deep.equal(late.map((e) => e._id));
+      expect((await events.lateArrivals(scope, cursor, ["kyc.approved"]))?.map((e) => e._id)).to.deep.equal([late[1]!._id]);
+      // Created a millisecond apart at the same moment: the id orders them.
+      const twin = { ...eventOf(project, 50), _id: `${cursor._id.slice(0, -1)}${cursor._id.endsWith("0") ? "1" : "0"}` };
+      await events.insertOnce(twin);
+      const found = (await events.lateArrivals(scope, cursor, null))?.map((e) => e._id);
+      expect(found?.includes(twin._id)).to.equal(twin._id < cursor._id);
+    });
+
+    it("answers null when the change stream's history does not reach back to the cursor's insert", async () => {
+      const project = newUuid();
+      // Created before the server's history begins (the error of a change stream started there).
+      const old = { ...eventOf(project, 0), created_at: new Date("2020-01-01T00:00:00Z") };
+      await events.insertOnce(old);
+      expect(await events.lateArrivals({ projectId: project, livemode: false }, old, null)).to.equal(null);
+      // Never logged: no insert of it is found.
+      expect(await events.lateArrivals({ projectId: project, livemode: false }, eventOf(project, 0), null)).to.equal(null);
+    });
   });
 });

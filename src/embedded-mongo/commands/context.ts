@@ -4,7 +4,7 @@ import type { ChangeStreamCursors } from "../replication/change-streams.ts";
 import type { CursorRegistry } from "./cursors.ts";
 import type { Oplog } from "../replication/oplog.ts";
 import type { ReplicaSetMember } from "../replication/replica-set.ts";
-import type { Sessions } from "../replication/sessions.ts";
+import type { Sessions, StatementPass } from "../replication/sessions.ts";
 import type { Store } from "../storage/store.ts";
 import type { Transactions } from "../replication/transactions.ts";
 
@@ -29,6 +29,8 @@ export interface CommandContext {
   connectionId: number;
   /** Aborted when the client's connection closes (ends waits such as a change stream's getMore). */
   signal?: AbortSignal;
+  /** Set when a long write runs its statements in passes, yielding between them (server/statement-passes.ts). */
+  pass?: StatementPass;
 }
 
 /** Handlers are synchronous on purpose: a command runs to completion before any other starts (atomicity). */

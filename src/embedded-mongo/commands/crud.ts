@@ -1,4 +1,5 @@
-// Write commands: insert, update, delete, findAndModify. Each runs synchronously start to finish (atomic).
+// Write commands: insert, update, delete, findAndModify. Each statement runs synchronously start to finish (atomic);
+// a long insert, update or delete may be run in passes by its connection (server/statement-passes.ts).
 import type { Document } from "bson";
 import { parseSort } from "../query/bson-order.ts";
 import type { CommandHandler } from "./context.ts";
@@ -39,14 +40,16 @@ function validateId(doc: Document): void {
 
 /**
  * Runs each statement, collecting per-statement errors the way mongod reports them in `writeErrors`. In a
- * retryable write each statement's outcome (`tally` before and after it) is recorded, and statements that ran in an
- * earlier attempt are skipped (sessions.ts, StatementLog).
+ * retryable write, or a command run in passes, each statement's outcome (`tally` before and after it) is recorded,
+ * and statements that ran in an earlier attempt or pass are skipped (sessions.ts, StatementLog).
  */
 function runStatements(list: Document[], ordered: boolean, tally: () => StatementOutcome, run: (stmt: Document, index: number) => void): Document[] {
   const writeErrors: Document[] = [];
   const log = currentStatementLog();
-  for (let i = 0; i < list.length; i++) {
+  for (let i = log?.firstIndex ?? 0; i < list.length; i++) {
     if (log?.ran(i)) continue;
+    // A command run in passes stops here once this pass has run its share; the next pass goes on from here.
+    if (log && !log.mayRun(i)) break;
     const before = tally();
     const upsertedBefore = before.upserted?.length ?? 0;
     try {

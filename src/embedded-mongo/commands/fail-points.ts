@@ -161,6 +161,11 @@ export class FailPoints {
   /** Client application names announced in each connection's handshake (for the `appName` filter). */
   private readonly appNames = new Map<number, string>();
 
+  /** Whether a fail point may fire on a write command (it then runs in one piece, as the fail point expects). */
+  get armedForWrites(): boolean {
+    return this.failCommand.mode !== "off" || this.onPrimaryTransactionalWrite.mode !== "off";
+  }
+
   /** The configureFailPoint command: `{count}` is how often the point fired before this change. */
   configure(cmd: Document, ctx: CommandContext): Document {
     if (ctx.db !== "admin") throw commandError(ErrorCodes.Unauthorized, "configureFailPoint may only be run against the admin database.");

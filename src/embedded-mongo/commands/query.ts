@@ -8,6 +8,7 @@ import { compileFilter, letVariables, runAggregation } from "../query/matcher.ts
 import { findDocuments, findMatches, type ExecutionStats, type FindOptions } from "../storage/planner.ts";
 import { cloneDocument } from "../bson/clone.ts";
 import { plainNumbers } from "../bson/numbers.ts";
+import { countingStage } from "../query/count-stage.ts";
 import { isView, resolveView } from "../storage/views.ts";
 import { type Collation, parseCollation, sameCollation } from "../query/collation.ts";
 import { writeMerge, writeOut } from "./aggregate-output.ts";
@@ -134,6 +135,8 @@ function runPipeline(
   // The hint applies to the scan of the leading stages, as mongod applies it to the pipeline's first stage.
   find.hint = hint;
   let docs = findDocuments(coll, filter, find);
+  const count = countingStage(pipeline.slice(i));
+  if (count) return docs.length ? [count(docs.length)] : [];
   // $lookup / $graphLookup read collections of the same database.
   const collectionResolver = (from: string) => [...(ctx.server.store.get(ctx.db, from)?.docs.values() ?? [])];
   let segment: Document[] = [];

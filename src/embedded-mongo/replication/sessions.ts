@@ -32,6 +32,23 @@ export interface StatementOutcome {
   upserted?: Document[] | undefined;
 }
 
+/**
+ * One pass of a write command that runs its statements a slice at a time, yielding to other commands between
+ * slices as mongod yields between the batches of a write. Each pass runs the command again from the statement
+ * where the previous one paused, and adds what the earlier passes answered (`carried`) to its reply, so the last
+ * pass answers the command's whole reply.
+ */
+export interface StatementPass {
+  /** How many statements this pass may still run. */
+  budget: number;
+  /** Set when the budget ran out before the last statement: the command continues in another pass. */
+  paused: boolean;
+  /** The index of the first statement this pass runs: the earlier ones ran (or failed) in earlier passes. */
+  next: number;
+  /** The reply of the earlier passes so far (`n`, `nModified`, `upserted`, `writeErrors`). */
+  carried?: Document;
+}
+
 /** What the onPrimaryTransactionalWrite fail point does to a statement: close the connection after it, fail it. */
 export interface StatementFailure {
   close: boolean;
@@ -54,6 +71,7 @@ export class StatementLog {
     private readonly firstStmtId: number,
     private readonly stmtIds: unknown,
     private readonly failPoint?: () => StatementFailure | undefined,
+    private readonly pass?: StatementPass,
   ) {}
 
   private stmtId(index: number): number {
@@ -67,6 +85,24 @@ export class StatementLog {
     return outcome !== undefined;
   }
 
+  /** The first statement to consider: where the previous pass paused. */
+  get firstIndex(): number {
+    return this.pass?.next ?? 0;
+  }
+
+  /** Before statement `index`, which has not run: false once this pass has run its share (it pauses there). */
+  mayRun(index: number): boolean {
+    const pass = this.pass;
+    if (!pass) return true;
+    if (pass.budget <= 0) {
+      pass.paused = true;
+      pass.next = index;
+      return false;
+    }
+    pass.budget--;
+    return true;
+  }
+
   /** Before a statement runs: the fail point may fail it (throws) or close the connection after it. */
   beforeRun(): void {
     const failure = this.failPoint?.();
@@ -78,20 +114,50 @@ export class StatementLog {
     this.done.set(this.stmtId(index), outcome);
   }
 
-  /** Adds the replayed statements' outcomes to the reply, as if they had run now. */
+  /**
+   * Adds the replayed statements' outcomes, and the earlier passes' reply, to the reply, as if they had run now;
+   * a paused pass's reply is carried to the next pass.
+   */
   complete(reply: Document): void {
-    if (!this.replayed.length || reply.ok !== 1) return;
+    if (reply.ok !== 1) return;
+    const carried = this.pass?.carried;
+    const outcomes = carried ? [carried as StatementOutcome, ...this.replayed] : this.replayed;
     let upserted = (reply.upserted as Document[] | undefined) ?? [];
-    for (const outcome of this.replayed) {
+    for (const outcome of outcomes) {
       reply.n = Number(reply.n ?? 0) + outcome.n;
       if (reply.nModified !== undefined) reply.nModified = Number(reply.nModified) + (outcome.nModified ?? 0);
       if (outcome.upserted?.length) upserted = [...upserted, ...outcome.upserted];
     }
     if (upserted.length) reply.upserted = upserted.sort((a, b) => Number(a.index) - Number(b.index));
+    // The earlier passes' statements all come before this pass's.
+    const earlierErrors = (carried?.writeErrors as Document[] | undefined) ?? [];
+    if (earlierErrors.length) reply.writeErrors = [...earlierErrors, ...((reply.writeErrors as Document[] | undefined) ?? [])];
+    if (this.pass?.paused) {
+      const { n, nModified, upserted: upsertedSoFar, writeErrors } = reply;
+      this.pass.carried = { n, nModified, upserted: upsertedSoFar, writeErrors };
+    }
   }
 }
 
 let runningStatements: StatementLog | undefined;
+
+/** One pass of a write that is not a retryable write: what earlier passes ran is in the pass itself. */
+function runPass(pass: StatementPass, execute: () => Document): Document {
+  return runLogged(new StatementLog(new Map(), 0, undefined, undefined, pass), execute);
+}
+
+/** Runs a write under a statement log, and adds the outcomes it replayed to the reply. */
+function runLogged(log: StatementLog, execute: () => Document): Document {
+  runningStatements = log;
+  let reply: Document;
+  try {
+    reply = execute();
+  } finally {
+    runningStatements = undefined;
+  }
+  log.complete(reply);
+  return reply;
+}
 
 /** The statement log of the retryable write being executed, if any. */
 export function currentStatementLog(): StatementLog | undefined {
@@ -157,8 +223,8 @@ export class Sessions {
    * Runs a retryable write once per (lsid, txnNumber); other commands run as they are. `failPoint` is asked before
    * each statement (onPrimaryTransactionalWrite).
    */
-  runRetryable(cmd: Document, execute: () => Document, failPoint?: () => StatementFailure | undefined): Document {
-    if (cmd.txnNumber === undefined || cmd.lsid === undefined) return execute();
+  runRetryable(cmd: Document, execute: () => Document, failPoint?: () => StatementFailure | undefined, pass?: StatementPass): Document {
+    if (cmd.txnNumber === undefined || cmd.lsid === undefined) return pass ? runPass(pass, execute) : execute();
     const lsid = sessionKey(cmd.lsid);
     const txnNumber = txnNumberOf(cmd);
     const known = this.byLsid.get(lsid);
@@ -175,19 +241,14 @@ export class Sessions {
     }
     const done = known?.txnNumber === txnNumber && known.statements ? known.statements : new Map<number, StatementOutcome>();
     const firstStmtId = typeof cmd.stmtId === "number" ? cmd.stmtId : 0;
-    const log = new StatementLog(done, firstStmtId, cmd.stmtIds, failPoint);
+    const log = new StatementLog(done, firstStmtId, cmd.stmtIds, failPoint, pass);
     const findAndModify = cmd.findAndModify !== undefined || cmd.findandmodify !== undefined;
-    let reply: Document;
-    runningStatements = log;
-    try {
-      // findAndModify is one statement: the fail point is asked before it, here.
+    // findAndModify is one statement: the fail point is asked before it, here.
+    const reply = runLogged(log, () => {
       if (findAndModify) log.beforeRun();
-      reply = execute();
-    } finally {
-      runningStatements = undefined;
-    }
-    log.complete(reply);
-    if (!findAndModify && (log.interrupted || reply.writeErrors !== undefined)) {
+      return execute();
+    });
+    if (!findAndModify && (log.interrupted || pass?.paused || reply.writeErrors !== undefined)) {
       // Cut short by the fail point (its connection closes) or by failed statements: as mongod, only the statements
       // that ran are remembered, and a retry runs the others.
       this.byLsid.set(lsid, { txnNumber, statements: done, lastUse: Date.now() });
@@ -243,7 +304,7 @@ export class Sessions {
  * Wraps the retryable write commands so that, on a replica set, each (lsid, txnNumber) is applied once.
  * `statementFailure` answers what the onPrimaryTransactionalWrite fail point does to the next statement.
  */
-export function withRetryableWrites<C extends SessionContext, H extends (cmd: Document, ctx: C) => Document>(
+export function withRetryableWrites<C extends SessionContext & { pass?: StatementPass }, H extends (cmd: Document, ctx: C) => Document>(
   commands: Map<string, H>,
   statementFailure: (cmd: Document, ctx: C) => StatementFailure | undefined,
 ): Map<string, H> {
@@ -256,8 +317,11 @@ export function withRetryableWrites<C extends SessionContext, H extends (cmd: Do
             cmd,
             () => handler(cmd, ctx),
             () => statementFailure(cmd, ctx),
+            ctx.pass,
           )
-        : handler(cmd, ctx)) as H);
+        : ctx.pass
+          ? runPass(ctx.pass, () => handler(cmd, ctx))
+          : handler(cmd, ctx)) as H);
   }
   return commands;
 }

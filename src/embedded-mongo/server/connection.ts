@@ -1,5 +1,6 @@
 // One client connection: frames the byte stream into messages and runs them one at a time, in order, as mongod
-// does per connection. A command runs synchronously; its reply may still be late: a change stream's getMore
+// does per connection. A command runs synchronously (a long write in passes, each synchronous, with other
+// connections' commands between them: statement-passes.ts); its reply may still be late: a change stream's getMore
 // waiting for events, an awaitable hello (drivers' streaming monitor), a fail point's delay, or, in durable
 // mode, a write whose journal record is not yet on disk. Later frames of that connection wait meanwhile;
 // other connections are not held up. A malformed frame, an oversized message or an unknown opcode closes that
@@ -10,6 +11,7 @@ import type { CommandContext, ServerState } from "../commands/context.ts";
 import { runCommand } from "../commands/dispatch.ts";
 import { withPlainOptions } from "../commands/option-numbers.ts";
 import { deferredReply } from "../commands/fail-points.ts";
+import { runInPasses, runsInPasses } from "./statement-passes.ts";
 import { buildMsgReply, buildOpReply, FLAG_MORE_TO_COME, HEADER_SIZE, MAX_MESSAGE_SIZE, parseFrame, type WireRequest } from "./wire.ts";
 
 /** OP_MSG flag: the client accepts a stream of replies (moreToCome) to this request. */
@@ -132,6 +134,8 @@ function handleFrame(frame: Buffer, state: ServerState, fc: FrameContext): Outco
     const reply = execute();
     return finish(reply, state.oplog.lastSeq !== before);
   };
+
+  if (runsInPasses(command, ctx)) return runInPasses(command, ctx).then(({ reply, wrote }) => finish(reply, wrote));
 
   const before = state.oplog.lastSeq;
   const reply = runCommand(command, ctx);

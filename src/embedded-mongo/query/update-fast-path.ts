@@ -1,5 +1,5 @@
-// Direct application of the common field operators ($set, $unset, $inc, $mul, $min, $max, $currentDate, and $push
-// of values or of a plain $each, with or without an integer $slice) on
+// Direct application of the common field operators ($set, $unset, $inc, $mul, $min, $max, $currentDate, $pull, and
+// $push of values or of a plain $each, with or without an integer $slice) on
 // plain-object paths. mingo's updater rebuilds its whole operator context on every call, which costs ~100 µs;
 // this path copies only the objects along the modified paths (stored documents are never mutated).
 // Anything it does not cover (arrays on the path, positional operators, array operators) returns undefined
@@ -10,8 +10,10 @@ import { bsonTypeName } from "../bson/bson-type-names.ts";
 import { commandError, ErrorCodes } from "../bson/errors.ts";
 import { formatValue } from "../bson/format.ts";
 import { arithmetic, numericType, zeroOf } from "../bson/numbers.ts";
+import type { Collation } from "./collation.ts";
+import { pulledArray } from "./update-pull.ts";
 
-const FAST_OPERATORS = new Set(["$set", "$unset", "$inc", "$mul", "$min", "$max", "$currentDate", "$setOnInsert", "$push"]);
+const FAST_OPERATORS = new Set(["$set", "$unset", "$inc", "$mul", "$min", "$max", "$currentDate", "$setOnInsert", "$push", "$pull"]);
 
 /**
  * What a $push appends (its argument, or the list of `{$each: [...]}`) and the integer $slice it keeps, if any;
@@ -30,8 +32,16 @@ function pushSpec(arg: unknown): { values: unknown[]; slice?: number } | undefin
 /** `parents`: the path's fields above `field`, the one the operator changes; `dotted`: the whole path. */
 type Op = [op: string, parents: string[], field: string, dotted: string, arg: unknown];
 
-/** Returns the updated document and whether it changed, or undefined when this path cannot apply the update. */
-export function applyFastUpdate(doc: Document, update: Document, inserting: boolean): { doc: Document; modified: boolean } | undefined {
+/**
+ * Returns the updated document and whether it changed, or undefined when this path cannot apply the update.
+ * `collation`: the statement's, which $pull's comparisons follow.
+ */
+export function applyFastUpdate(
+  doc: Document,
+  update: Document,
+  inserting: boolean,
+  collation?: Collation,
+): { doc: Document; modified: boolean } | undefined {
   const ops: Op[] = [];
   for (const op of Object.keys(update)) {
     if (!FAST_OPERATORS.has(op)) return undefined;
@@ -67,7 +77,8 @@ export function applyFastUpdate(doc: Document, update: Document, inserting: bool
     for (const part of parents) {
       const next = parent[part];
       if (next === undefined) {
-        if (op === "$unset") {
+        // Neither creates the path: nothing to remove.
+        if (op === "$unset" || op === "$pull") {
           missingParent = true;
           break;
         }
@@ -100,6 +111,11 @@ export function applyFastUpdate(doc: Document, update: Document, inserting: bool
           modified = true;
         }
         continue;
+      case "$pull":
+        if (!has) continue;
+        next = pulledArray(current, arg, collation);
+        if (next === current) continue;
+        break;
       case "$inc":
       case "$mul": {
         const argType = numericType(arg);

@@ -9,7 +9,8 @@ import type { Collation } from "./collation.ts";
 
 const LOGICAL = new Set(["$and", "$or", "$nor", "$expr", "$where", "$text", "$comment", "$jsonSchema"]);
 
-function elementTest(cond: unknown, collation: Collation | undefined): (el: unknown) => boolean {
+/** Whether an array element is one `{$pull: {path: cond}}` removes. */
+export function elementTest(cond: unknown, collation: Collation | undefined): (el: unknown) => boolean {
   if (isPlainObject(cond)) {
     const first = Object.keys(cond)[0];
     if (first?.startsWith("$") && !LOGICAL.has(first)) {
@@ -37,13 +38,19 @@ export function applyPull(doc: Document, pulls: Document, collation?: Collation)
     if (parent === null || typeof parent !== "object") continue;
     const array = (parent as Document)[field];
     if (array === undefined) continue;
-    if (!Array.isArray(array)) throw commandError(ErrorCodes.BadValue, "Cannot apply $pull to a non-array value");
-    const test = elementTest(cond, collation);
-    const kept = array.filter((el) => !test(el));
-    if (kept.length !== array.length) {
+    const kept = pulledArray(array, cond, collation);
+    if (kept !== array) {
       (parent as Document)[field] = kept;
       removed = true;
     }
   }
   return removed;
+}
+
+/** The array without the elements `cond` removes (the same array when it removes none). */
+export function pulledArray(array: unknown, cond: unknown, collation: Collation | undefined): unknown[] {
+  if (!Array.isArray(array)) throw commandError(ErrorCodes.BadValue, "Cannot apply $pull to a non-array value");
+  const test = elementTest(cond, collation);
+  const kept = array.filter((el) => !test(el));
+  return kept.length === array.length ? array : kept;
 }

@@ -124,7 +124,7 @@ export function applyUpdate(doc: Document, update: UpdateSpec, options: ApplyOpt
   }
   if (options.collation) refuseUncollated(update);
   if (!hasPositional(update) && !options.arrayFilters?.length) {
-    const fast = applyFastUpdate(doc, update, options.inserting === true);
+    const fast = applyFastUpdate(doc, update, options.inserting === true, options.collation);
     if (fast) {
       checkIdUnchanged(doc, fast.doc);
       return fast;
@@ -140,7 +140,7 @@ export function applyUpdate(doc: Document, update: UpdateSpec, options: ApplyOpt
   // Positional paths are resolved once against the original document (mingo would see them as conflicting).
   if (hasPositional(modifier) || options.arrayFilters?.length) {
     modifier = resolvePositionalPaths(doc, modifier, options.query, options.arrayFilters, options.collation);
-    const fast = applyFastUpdate(doc, modifier, options.inserting === true);
+    const fast = applyFastUpdate(doc, modifier, options.inserting === true, options.collation);
     if (fast) {
       checkIdUnchanged(doc, fast.doc);
       return fast;

@@ -14,6 +14,7 @@ import { WebhookEndpointRepository } from "../src/store/webhook-endpoint-reposit
 import { DEFAULT_MAX_PENDING_PER_ENDPOINT } from "../src/webhooks/delivery-policy.ts";
 import type { AttemptSender } from "../src/webhooks/delivery-worker.ts";
 import { WebhookDelivery } from "../src/webhooks/webhook-delivery.ts";
+import type { CommandStartedEvent, MongoClient } from "mongodb";
 import { countCommands } from "./command-shapes.ts";
 
 /** SVC_JOB_CONCURRENCY and SVC_WEBHOOK_CONCURRENCY's defaults. */
@@ -21,6 +22,29 @@ export const JOB_CONCURRENCY = 50;
 export const WEBHOOK_CONCURRENCY = 256;
 /** SVC_WEBHOOK_RETRY_SCHEDULE's default: 1m, 5m, 30m, 2h, 6h, 24h. */
 const RETRY_SCHEDULE_MS = [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 86_400_000];
+
+/**
+ * Counts the documents each write command asks to insert, update or delete, by command and collection (the driver's
+ * command monitoring, as `countCommands`); `take` answers the counts since the last take.
+ */
+function countWrittenDocuments(client: MongoClient): { take(): Map<string, number> } {
+  let counts = new Map<string, number>();
+  const statements: Record<string, string> = { insert: "documents", update: "updates", delete: "deletes" };
+  client.on("commandStarted", (event: CommandStartedEvent) => {
+    const field = statements[event.commandName];
+    if (field === undefined && event.commandName !== "findAndModify") return;
+    const key = `${event.commandName} ${String(event.command[event.commandName])}`;
+    const documents = field === undefined ? 1 : ((event.command[field] as unknown[] | undefined)?.length ?? 0);
+    counts.set(key, (counts.get(key) ?? 0) + documents);
+  });
+  return {
+    take() {
+      const taken = counts;
+      counts = new Map();
+      return taken;
+    },
+  };
+}
 
 async function startDeliveryPipeline(databaseName: string) {
   const mongo = await startEmbeddedMongo({ host: "127.0.0.1", inWorkerThread: true, replSet: "rs0" });
@@ -30,6 +54,7 @@ async function startDeliveryPipeline(databaseName: string) {
   const monitored = process.env.BENCH_COMMANDS === "1";
   const database = await connectDatabase(uri.toString(), { monitorCommands: monitored });
   const commands = monitored ? countCommands(database.client) : null;
+  const written = monitored ? countWrittenDocuments(database.client) : null;
   const { db } = database;
   const events = new EventRepository(db);
   const endpoints = new WebhookEndpointRepository(db);
@@ -44,7 +69,7 @@ async function startDeliveryPipeline(databaseName: string) {
     defaultConcurrency: JOB_CONCURRENCY,
     changeStreams: true,
   });
-  return { mongo, database, db, events, endpoints, deliveries, users, jobs, commands };
+  return { mongo, database, db, events, endpoints, deliveries, users, jobs, commands, written };
 }
 
 export interface WebhookDeliveryBenchOptions {

@@ -1,6 +1,6 @@
 // A retry storm: 10,000 deliveries fail across 100 endpoints and come back as Agenda jobs on a short retry
 // schedule (SVC_WEBHOOK_RETRY_SCHEDULE, 1 s by default here). The delivery pipeline is the service's (relay,
-// fan-out with first attempts sent at once, one `webhook-attempt` job per delivery) over the embedded database as
+// fan-out with first attempts sent at once, one `webhook-attempt` job per retried delivery) over the embedded database as
 // `npm start` runs it (a one-member replica set in a worker thread, in memory). Measures, for every retry: whether it
 // ran, how late after its due time (the `next_attempt_at` its failed attempt recorded), and whether any attempt ran
 // twice or overlapped another of the same delivery. Writes bench/results/retry-storm.md.
@@ -63,7 +63,7 @@ const sender: AttemptSender = async (endpoint, event, attempt) => {
       };
 };
 
-const { mongo, database, db, endpoints, deliveries, jobs, webhooks, relay, commands } = await startWebhookDelivery("bench_retry_storm", {
+const { mongo, database, db, endpoints, deliveries, jobs, webhooks, relay, commands, written } = await startWebhookDelivery("bench_retry_storm", {
   clock,
   onError: (error) => console.error("webhook delivery", error),
   retryScheduleMs: SCHEDULE,
@@ -99,6 +99,7 @@ function event(failing: boolean): EventDocument {
 }
 
 commands?.take();
+written?.take();
 const loadBefore = loadavg()[0]!;
 const failingEventCount = Math.ceil(FAILING / ENDPOINTS);
 const toPublish = Array.from({ length: failingEventCount * 2 }, (_, i) => event(i % 2 === 0));
@@ -124,6 +125,7 @@ const cpu = threadCpuSplit(process.pid, stormCpu, threadCpuSecondsOf(process.pid
 console.log("storm", { monotonicUs: [monotonicStartUs, process.hrtime.bigint() / 1000n] });
 // The count of succeeded deliveries polled above is among them (`aggregate webhook_deliveries`).
 if (commands) console.log(commandTable("Commands of the storm", commands.take(), total, "delivery").join("\n"));
+if (written) console.log(commandTable("Documents written in the storm", written.take(), total, "delivery").join("\n"));
 const notSucceeded = await deliveriesCollection.countDocuments({ status: { $ne: "succeeded" } });
 const records = await deliveriesCollection.find({}, { projection: { endpoint_id: 1, event_id: 1 } }).toArray();
 await Promise.all([webhooks.stop(), jobs.stop()]);
@@ -234,8 +236,9 @@ const lines = [
   "",
   `Machine: ${machineDescription()}; 1-minute load average ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after (other work shared the cores).`,
   "",
-  "One process: the service's delivery pipeline (relay, fan-out sending first attempts at once, one `webhook-attempt`",
-  "Agenda job per delivery, JobQueue as `src/app.ts` configures it: poll 1 s, lock 60 s, concurrency 50 + 256) over the",
+  "One process: the service's delivery pipeline (relay, fan-out sending first attempts at once behind one guarantee job",
+  "per batch, one `webhook-attempt` Agenda job per retry, JobQueue as `src/app.ts` configures it: poll 1 s, lock 60 s,",
+  "concurrency 50 + 256) over the",
   "embedded database in a worker thread (a one-member replica set, in memory; Agenda wakes through its change stream).",
   `${failingEventCount * 2} events to ${ENDPOINTS} endpoints (${total} deliveries), published by ${PUBLISHERS} publishers; every other event's`,
   `deliveries fail their first ${FAILURES} attempt(s) with a 503 (${expectedRetries} failing deliveries' retries), the others succeed at once`,

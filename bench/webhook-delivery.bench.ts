@@ -10,6 +10,7 @@ import { newUuid } from "../src/domain/random.ts";
 import { generateWebhookSecret, signatureHeader } from "../src/domain/webhook-signature.ts";
 import type { EventDocument } from "../src/store/event-repository.ts";
 import { postWebhook } from "../src/webhooks/delivery-client.ts";
+import { FIRST_ATTEMPTS_JOB } from "../src/webhooks/first-attempt-guarantees.ts";
 import { DELIVERY_JOB } from "../src/webhooks/webhook-delivery.ts";
 import { addBenchEndpoint } from "./bench-endpoint.ts";
 import { startWebhookDelivery } from "./delivery-pipeline.ts";
@@ -32,7 +33,7 @@ const { process: receiverProcess, url: receiverUrl, takeReceipts } = await start
 // database in a worker thread.
 const clock: Clock = () => new Date();
 const onError = (error: unknown) => console.error("webhook delivery", error);
-const { mongo, database, db, endpoints, jobs, webhooks, relay, commands } = await startWebhookDelivery("bench_webhooks", { clock, onError });
+const { mongo, database, db, endpoints, jobs, webhooks, relay, commands, written } = await startWebhookDelivery("bench_webhooks", { clock, onError });
 const projectId = newUuid();
 
 function addEndpoint(path: string): Promise<string> {
@@ -79,6 +80,7 @@ const endpointIds: string[] = [];
 for (let i = 0; i < ENDPOINTS; i++) endpointIds.push(await addEndpoint(`/e${i}`));
 await takeReceipts();
 commands?.take();
+written?.take();
 const loadBefore = loadavg()[0]!;
 const throughputStart = performance.now();
 const throughputCpu = threadCpuSecondsOf(process.pid);
@@ -115,6 +117,7 @@ const notSucceeded = await db.collection("webhook_deliveries").countDocuments({ 
 // The span of the throughput run on the clock of `node --cpu-prof` profiles (µs), to read them over it alone.
 console.log("throughput", throughput, { notSucceeded, monotonicUs: [monotonicStartUs, process.hrtime.bigint() / 1000n] });
 if (commands) console.log(commandTable("Commands of the throughput run", commands.take(), throughput.delivered, "delivery").join("\n"));
+if (written) console.log(commandTable("Documents written in the throughput run", written.take(), throughput.delivered, "delivery").join("\n"));
 
 // 2. Latency at 200 events/s, one endpoint: from the event's creation to its receipt.
 for (const id of endpointIds.slice(1)) await endpoints.delete({ projectId, livemode: false }, id);
@@ -141,7 +144,7 @@ const latency = {
   max: round(latencies.at(-1)!),
 };
 console.log("latency", latency);
-const guaranteeJobsLeft = await db.collection("jobs").countDocuments({ name: DELIVERY_JOB });
+const guaranteeJobsLeft = await db.collection("jobs").countDocuments({ name: { $in: [DELIVERY_JOB, FIRST_ATTEMPTS_JOB] } });
 
 await Promise.all([webhooks.stop(), jobs.stop()]);
 
@@ -259,10 +262,11 @@ const lines = [
   `| CPU per post of the bare loop: main thread, other threads | ${perItem(bare.cpu.main, bare.posts)} ms, ${perItem(bare.cpu.busiest + bare.cpu.rest, bare.posts)} ms | |`,
   `| Agenda alone: no-op jobs scheduled for now, locked, run and removed | ${agenda.jobsPerSecond} jobs/s (${AGENDA_JOBS} jobs) | |`,
   "",
-  "Design: every delivery has one Agenda job (`webhook-attempt`, unique by the delivery id). The process that relays an",
-  "event sends the first attempts at once, claimed in the records fan-out inserts; their jobs are written in one bulk",
-  "write as the guarantee (due one lease later) and removed (success) or moved (retry) in bulk once the outcome is",
-  "recorded. Every other attempt is a run of the job: one lock, the record's claim and outcome, the job's save or removal.",
+  "Design: a delivery's next attempt is one Agenda job (`webhook-attempt`, unique by the delivery id). The process that",
+  "relays events sends their first attempts at once, claimed in the records fan-out inserts, behind one job for the",
+  "batch (`webhook-first-attempts`, due one lease later, naming the events) as their guarantee: removed once every",
+  "first attempt of the batch is recorded, a failed one's `webhook-attempt` job inserted at its retry time first. Every",
+  "other attempt is a run of its job: one lock, the record's claim and outcome, the job's save or removal.",
   "",
   ...READING,
 ];

@@ -1,9 +1,10 @@
-// Webhook delivery in one process. Every delivery has one Agenda job (`webhook-attempt`, unique by the delivery
-// id) whose `nextRunAt` is the one schedule of its next attempt, and whose lock is the attempt's lease: retries,
+// Webhook delivery in one process. A delivery's next attempt is one Agenda job (`webhook-attempt`, unique by the
+// delivery id) whose `nextRunAt` is the one schedule of that attempt, and whose lock is the attempt's lease: retries,
 // replays, recoveries and first attempts nobody sent at once are runs of that job, moved along by the dates its
-// runs answer (DeliveryWorker). The one fast path is fan-out's: the process that relays a fresh event sends the
-// first attempts at once, while each delivery's job waits one lease later as the guarantee that the attempt is
-// made even if this process dies; recording the attempt's outcome moves that job to the retry time or removes it.
+// runs answer (DeliveryWorker). The one fast path is fan-out's: the process that relays fresh events sends their
+// first attempts at once, while one job for the batch (`webhook-first-attempts`) waits one lease later as the
+// guarantee that they are made even if this process dies; a first attempt that fails gets its delivery's job at
+// the retry time, and once every first attempt of the batch is recorded the batch's job is removed.
 import type { Clock } from "../domain/clock.ts";
 import type { JobQueue, ScheduledJob } from "../jobs/job-queue.ts";
 import { TurnBatch } from "../lib/turn-batch.ts";
@@ -13,6 +14,7 @@ import type { WebhookEndpointRepository } from "../store/webhook-endpoint-reposi
 import { DeliveryDispatcher } from "./delivery-dispatcher.ts";
 import { DEFAULT_RECOVERY_RATE_PER_SECOND, LEASE_MARGIN_MS } from "./delivery-policy.ts";
 import { DeliveryRecovery } from "./delivery-recovery.ts";
+import { FIRST_ATTEMPTS_JOB, type FirstAttemptBatch, FirstAttemptGuarantees, type FirstAttemptsJobData } from "./first-attempt-guarantees.ts";
 import { DeliveryWorker, type AttemptHints, type AttemptSender, type NextRun } from "./delivery-worker.ts";
 import type { SendSettings } from "./signed-request.ts";
 import { FailureRecorder } from "./failure-recorder.ts";
@@ -59,8 +61,8 @@ export interface WebhookDeliveryDependencies {
 
 interface FirstAttempt {
   hints: AttemptHints;
-  /** Settles once the delivery's guarantee job is written: only then may the outcome move or remove it. */
-  guarantee: Promise<void>;
+  /** The fan-out batch it belongs to, whose job stands behind it until its outcome is recorded. */
+  batch: FirstAttemptBatch;
 }
 
 export class WebhookDelivery {
@@ -68,7 +70,9 @@ export class WebhookDelivery {
   readonly recovery: DeliveryRecovery;
   private readonly worker: DeliveryWorker;
   private readonly firstAttempts: DeliveryDispatcher<FirstAttempt>;
-  private readonly jobMoves: TurnBatch<{ value: string; at: Date | null }>;
+  private readonly guarantees: FirstAttemptGuarantees;
+  /** The jobs of first attempts that failed, at their retry times: the writes of one turn in one command. */
+  private readonly retryJobs: TurnBatch<ScheduledJob<DeliveryJobData>>;
   /** Job runs in flight in this process. */
   private running = 0;
   private idle: (() => void)[] = [];
@@ -89,15 +93,27 @@ export class WebhookDelivery {
       successes: new SuccessRecorder(deps.deliveries, deps.endpoints),
       failures: new FailureRecorder(deps.deliveries, deps.endpoints),
     });
-    this.jobMoves = new TurnBatch<{ value: string; at: Date | null }>(async (moves) => {
-      await deps.jobs.moveMany(DELIVERY_JOB, "deliveryId", moves);
-      return moves.map(() => undefined);
+    this.retryJobs = new TurnBatch<ScheduledJob<DeliveryJobData>>(async (jobs) => {
+      // Added, not moved: a job of the delivery exists only if the batch's guarantee ran meanwhile, and then stands.
+      await this.schedule(jobs, { keepExisting: true });
+      return jobs.map(() => undefined);
+    });
+    this.guarantees = new FirstAttemptGuarantees({
+      deliveries: deps.deliveries,
+      clock: deps.clock,
+      jobs: deps.jobs,
+      addDeliveryJobs: (jobs) => this.schedule(jobs, { keepExisting: true }),
     });
     this.firstAttempts = new DeliveryDispatcher<FirstAttempt>(
-      async (_id, first) => {
-        const next = await this.worker.runFirst(first!.hints);
-        await first!.guarantee;
-        await this.jobMoves.add({ value: first!.hints.claimed._id, at: next });
+      async (deliveryId, first) => {
+        let recorded = false;
+        try {
+          const next = await this.worker.runFirst(first!.hints);
+          if (next !== null) await this.retryJobs.add({ data: { deliveryId }, at: next });
+          recorded = true;
+        } finally {
+          await this.guarantees.done(first!.batch, recorded);
+        }
       },
       options.concurrency,
       deps.onError,
@@ -111,9 +127,7 @@ export class WebhookDelivery {
       maxPendingPerEndpoint: options.maxPendingPerEndpoint,
       leaseMs: firstLeaseMs,
       schedule: (jobs, scheduling) => this.schedule(jobs, scheduling),
-      ...(options.deliversInProcess
-        ? { dispatch: (hints: AttemptHints, guarantee: Promise<void>) => this.firstAttempts.submit(hints.claimed._id, { hints, guarantee }) }
-        : {}),
+      ...(options.deliversInProcess ? { dispatch: (firsts: readonly AttemptHints[], leaseEnd: Date) => this.dispatchFirsts(firsts, leaseEnd) } : {}),
     });
     this.recovery = new DeliveryRecovery(
       { deliveries: deps.deliveries, endpoints: deps.endpoints, clock: deps.clock, schedule: (jobs) => this.schedule(jobs) },
@@ -126,11 +140,29 @@ export class WebhookDelivery {
       concurrency: options.concurrency,
       lockLifetimeMs: leaseMs,
     });
+    deps.jobs.define<FirstAttemptsJobData>(FIRST_ATTEMPTS_JOB, (data) => this.guarantees.run(data));
   }
 
-  /** Creates the index that keeps one job per delivery. */
-  ensureIndexes(): Promise<void> {
-    return this.deps.jobs.ensureUniqueIndex(DELIVERY_JOB, "deliveryId");
+  /** Creates the indexes that keep one job per delivery and one per batch of first attempts. */
+  async ensureIndexes(): Promise<void> {
+    await this.deps.jobs.ensureUniqueIndex(DELIVERY_JOB, "deliveryId");
+    await this.deps.jobs.ensureUniqueIndex(FIRST_ATTEMPTS_JOB, "batchId");
+  }
+
+  /** Starts fan-out's first attempts behind their batch's job; resolves once that job is written. */
+  private dispatchFirsts(firsts: readonly AttemptHints[], leaseEnd: Date): Promise<void> {
+    const batch = this.guarantees.write(
+      firsts.map((f) => f.event._id),
+      firsts.length,
+      leaseEnd,
+    );
+    for (const hints of firsts) this.firstAttempts.submit(hints.claimed._id, { hints, batch });
+    return batch.written;
+  }
+
+  /** A run of a batch's guarantee job, as Agenda starts it (tests run it by hand). */
+  runFirstAttemptsGuarantee(data: FirstAttemptsJobData): Promise<void> {
+    return this.guarantees.run(data);
   }
 
   /**

@@ -1,9 +1,9 @@
 // The EventFanout of webhooks: one delivery record per (event, subscribed endpoint of the event's project and
-// environment), inserted in one batch and idempotently (unique per event and endpoint), each with its job written
-// in one bulk write. In a delivering process the first attempts, claimed at insertion, start at once and their
-// jobs wait one lease later as their guarantee; elsewhere the jobs are due at once, for the workers. A disabled endpoint's record is
-// settled at once as failed (`endpoint_disabled`, 0 attempts): nothing is dropped silently, and a recovery or a
-// replay sends it once the endpoint is enabled again.
+// environment), inserted in one batch and idempotently (unique per event and endpoint). In a delivering process the
+// first attempts, claimed at insertion, start at once, behind one job for the batch that waits one lease later as
+// their guarantee (first-attempt-guarantees.ts); elsewhere each delivery's job is written due at once, for the
+// workers. A disabled endpoint's record is settled at once as failed (`endpoint_disabled`, 0 attempts): nothing is
+// dropped silently, and a recovery or a replay sends it once the endpoint is enabled again.
 import type { Clock } from "../domain/clock.ts";
 import { newDeliveryId } from "../domain/ids.ts";
 import type { EventFanout } from "../events/event-fanout.ts";
@@ -19,11 +19,11 @@ export interface FanoutDependencies {
   deliveries: WebhookDeliveryRepository;
   clock: Clock;
   /**
-   * Starts the first attempt of a delivery just recorded, in this process; `guarantee` settles once its job is
-   * written. Absent in a process that does not deliver (SVC_ROLE=api): records are then left unclaimed, their
-   * jobs due at once, for the workers.
+   * Starts the first attempts of deliveries just recorded, in this process, leased until `leaseEnd`; resolves once
+   * the job that stands behind them is written. Absent in a process that does not deliver (SVC_ROLE=api): records
+   * are then left unclaimed, their jobs due at once, for the workers.
    */
-  dispatch?: (hints: AttemptHints, guarantee: Promise<void>) => void;
+  dispatch?: (firsts: readonly AttemptHints[], leaseEnd: Date) => Promise<void>;
   /** Writes (or moves; with `keepExisting`, only adds) the jobs of these deliveries, in one bulk write. */
   schedule: (jobs: readonly ScheduledJob<{ deliveryId: string }>[], options?: { keepExisting?: boolean }) => Promise<void>;
   maxPendingPerEndpoint: number;
@@ -66,6 +66,7 @@ export class WebhookFanout implements EventFanout {
     const first = events[0]!;
     const candidates = await endpoints.findInScope({ projectId: first.project_id, livemode: first.livemode });
     const now = clock();
+    const leaseEnd = new Date(now.getTime() + this.deps.leaseMs);
     const records: WebhookDeliveryDocument[] = [];
     const hints = new Map<string, AttemptHints>();
     await Promise.all(
@@ -82,12 +83,7 @@ export class WebhookFanout implements EventFanout {
           const queued = queuedCount < room;
           if (queued) queuedCount += 1;
           const claims = queued && this.deps.dispatch !== undefined;
-          const record = deliveryRecord(
-            endpoint,
-            event,
-            now,
-            !queued ? QUEUE_FULL : claims ? new Date(now.getTime() + this.deps.leaseMs) : "unclaimed",
-          );
+          const record = deliveryRecord(endpoint, event, now, !queued ? QUEUE_FULL : claims ? leaseEnd : "unclaimed");
           records.push(record);
           if (claims) hints.set(record._id, { event, endpoint, claimed: record });
         }
@@ -96,11 +92,13 @@ export class WebhookFanout implements EventFanout {
     );
     const inserted = await deliveries.insertManyOnce(records);
     const jobs: ScheduledJob<{ deliveryId: string }>[] = [];
+    const firsts: AttemptHints[] = [];
     const again = new Set<string>();
     for (const record of records) {
       if (record.status !== "pending") continue;
-      if (inserted.has(record._id)) jobs.push({ data: { deliveryId: record._id }, at: record.lease_until ?? now });
-      else again.add(`${record.event_id}\u0000${record.endpoint_id}`);
+      if (!inserted.has(record._id)) again.add(`${record.event_id}\u0000${record.endpoint_id}`);
+      else if (hints.has(record._id)) firsts.push(hints.get(record._id)!);
+      else jobs.push({ data: { deliveryId: record._id }, at: now });
     }
     // A relay that runs again (its process died between the records and their jobs) adds the jobs missing from the
     // records it finds pending; an existing job keeps its time.
@@ -113,10 +111,7 @@ export class WebhookFanout implements EventFanout {
     if (missing.length > 0) await this.deps.schedule(missing, { keepExisting: true });
     // The jobs are written while the first attempts already run; the relay goes on only once they are. The
     // deliveries are new, so are their jobs: added, not moved.
-    const guarantee = this.deps.schedule(jobs, { keepExisting: true });
-    guarantee.catch(() => {});
-    for (const [id, hint] of hints) if (inserted.has(id)) this.deps.dispatch?.(hint, guarantee);
-    await guarantee;
+    await Promise.all([this.deps.schedule(jobs, { keepExisting: true }), firsts.length > 0 ? this.deps.dispatch?.(firsts, leaseEnd) : undefined]);
   }
 
   /**

@@ -103,25 +103,70 @@ describe("WebhookFanout", () => {
     expect(await h.deliveries.countPending(disabled._id, 10)).to.equal(0);
   });
 
-  it("writes each first attempt's job one lease later as its guarantee, moved to the retry time once the outcome is recorded", async () => {
-    h.sender.answer = () => ({ responseStatus: 500, error: "http_500", durationMs: 1 });
-    const endpoint = await h.addEndpoint();
+  it("writes one job for a batch's first attempts, a lease later, as their guarantee; a failed one gets its delivery's job at the retry time; the batch's job goes once all are recorded", async () => {
+    const failing = await h.addEndpoint();
+    const healthy = await h.addEndpoint();
+    h.sender.answer = (sent) =>
+      sent.endpointId === failing._id
+        ? { responseStatus: 500, error: "http_500", durationMs: 1 }
+        : { responseStatus: 200, error: null, durationMs: 1 };
     let release = () => {};
-    // Hold the attempt in flight: the guarantee job is there, a lease later.
+    // Hold the attempts in flight: the guarantee job is there, a lease later.
     h.sender.gate = new Promise<void>((resolve) => (release = resolve));
     const process = await h.process();
-    const event = await h.logEvent();
+    const events = [await h.logEvent(), await h.logEvent()];
     const now = h.clock.read();
-    await process.fanout.fanOut([event]);
-    const [record] = await h.recordsOf(endpoint._id);
+    await process.fanout.fanOut(events);
+    const [record] = await h.recordsOf(failing._id);
     expect(record).to.include({ status: "pending", attempt_count: 1 });
-    expect((await h.job(record!._id))!.nextRunAt!.getTime()).to.equal(record!.lease_until!.getTime());
     expect(record!.lease_until!.getTime()).to.be.above(now.getTime());
+    const [guarantee, ...others] = await h.firstAttemptJobs();
+    expect(others).to.deep.equal([]);
+    expect(guarantee!.nextRunAt!.getTime()).to.equal(record!.lease_until!.getTime());
+    expect(guarantee!.data.eventIds.sort()).to.deep.equal(events.map((e) => e._id).sort());
+    // No job per delivery while its first attempt is in flight: the batch's job stands behind all four.
+    for (const d of [...(await h.recordsOf(failing._id)), ...(await h.recordsOf(healthy._id))]) expect(await h.job(d._id)).to.equal(null);
     release();
     await process.whenIdle();
-    const failed = (await h.record(record!._id))!;
-    expect(failed).to.include({ status: "pending", attempt_count: 1, lease_until: null });
-    expect((await h.job(record!._id))!.nextRunAt!.getTime()).to.equal(failed.next_attempt_at!.getTime());
+    for (const failed of await h.recordsOf(failing._id)) {
+      expect(failed).to.include({ status: "pending", attempt_count: 1, lease_until: null });
+      expect((await h.job(failed._id))!.nextRunAt!.getTime()).to.equal(failed.next_attempt_at!.getTime());
+    }
+    for (const succeeded of await h.recordsOf(healthy._id)) {
+      expect(succeeded).to.include({ status: "succeeded" });
+      expect(await h.job(succeeded._id)).to.equal(null);
+    }
+    expect(await h.firstAttemptJobs()).to.deep.equal([]);
+  });
+
+  it("keeps the batch's job while a first attempt is unrecorded; its run gives each pending delivery its job, and the lost attempt is followed once", async () => {
+    const endpoint = await h.addEndpoint();
+    let release = () => {};
+    h.sender.gate = new Promise<void>((resolve) => (release = resolve));
+    // The process that relays the event holds its first attempt past the lease, as one that died would.
+    const relaying = await h.process();
+    const event = await h.logEvent();
+    await relaying.fanout.fanOut([event]);
+    const [record] = await h.recordsOf(endpoint._id);
+    const [guarantee] = await h.firstAttemptJobs();
+    h.clock.advance(guarantee!.nextRunAt!.getTime() - h.clock.read().getTime());
+    h.sender.gate = null;
+    const other = await h.process();
+    await other.runFirstAttemptsGuarantee(guarantee!.data);
+    expect((await h.job(record!._id))!.nextRunAt!.getTime()).to.equal(record!.lease_until!.getTime());
+    // The delivery's job runs: attempt 1 counts as lost, attempt 2 is sent and recorded.
+    expect(await other.runJob(record!._id)).to.equal(undefined);
+    expect(await h.record(record!._id)).to.include({ status: "succeeded", attempt_count: 2 });
+    release();
+    await relaying.whenIdle();
+    // The late answer to attempt 1 changes nothing recorded.
+    expect(await h.record(record!._id)).to.include({ status: "succeeded", attempt_count: 2 });
+    expect(h.sender.attemptsOf(event._id)).to.deep.equal([1, 2]);
+    // The batch's job went once its attempt was done; the delivery's job, run by hand here, is all that is left. A
+    // run of the batch's job once its deliveries are settled adds nothing.
+    expect(await h.firstAttemptJobs()).to.deep.equal([]);
+    await other.runFirstAttemptsGuarantee(guarantee!.data);
+    expect(await h.jobCount()).to.equal(1);
   });
 
   it("leaves the records of an API process unclaimed, their jobs due now, for the workers", async () => {

@@ -13,6 +13,7 @@ import { WebhookDeliveryRepository, type WebhookDeliveryDocument } from "../../.
 import { WebhookEndpointRepository, type WebhookEndpointDocument } from "../../../src/store/webhook-endpoint-repository.ts";
 import type { AttemptResult } from "../../../src/webhooks/delivery-client.ts";
 import type { AttemptSender } from "../../../src/webhooks/delivery-worker.ts";
+import { FIRST_ATTEMPTS_JOB, type FirstAttemptsJobData } from "../../../src/webhooks/first-attempt-guarantees.ts";
 import { DELIVERY_JOB, WebhookDelivery, type WebhookDeliveryOptions } from "../../../src/webhooks/webhook-delivery.ts";
 import { freshDatabase } from "../../support/database.ts";
 
@@ -118,6 +119,14 @@ export class DeliveryHarness {
     return this.database.db
       .collection<{ name: string; data: { deliveryId: string }; nextRunAt: Date | null; lockedAt: Date | null }>("jobs")
       .findOne({ name: DELIVERY_JOB, "data.deliveryId": deliveryId }, { projection: { _id: 0, nextRunAt: 1, lockedAt: 1 } });
+  }
+
+  /** The guarantee jobs of fan-out batches (one per batch of first attempts sent at once). */
+  firstAttemptJobs(): Promise<{ data: FirstAttemptsJobData; nextRunAt: Date | null }[]> {
+    return this.database.db
+      .collection<{ name: string; data: FirstAttemptsJobData; nextRunAt: Date | null }>("jobs")
+      .find({ name: FIRST_ATTEMPTS_JOB }, { projection: { _id: 0, data: 1, nextRunAt: 1 } })
+      .toArray();
   }
 
   async addEndpoint(fields: Partial<WebhookEndpointDocument> = {}): Promise<WebhookEndpointDocument> {

@@ -56,6 +56,10 @@ export interface WebhookDeliveryDocument {
    * `nextRunAt`, which alone decides when the attempt runs; never read as a schedule.
    */
   next_attempt_at: Date | null;
+  /**
+   * As stored, the last attempt's outcome without its request and response when it is the last of `attempts`
+   * (they are kept once, there); the repository's reads answer it in full.
+   */
   last_attempt: DeliveryAttemptRecord | null;
   /** The latest DELIVERY_ATTEMPTS_KEPT attempts, oldest first, `last_attempt` last; absent in records older than the history. */
   attempts?: DeliveryAttemptRecord[];
@@ -65,11 +69,10 @@ export interface WebhookDeliveryDocument {
   updated_at: Date;
 }
 
-/** What an attempt's outcome writes. */
+/** What an attempt's outcome writes; `last_attempt` is the last of `attempts`, stored as its outcome alone. */
 export interface AttemptOutcome {
   status: DeliveryStatus;
   next_attempt_at: Date | null;
-  last_attempt: DeliveryAttemptRecord;
   /**
    * The history with this attempt appended (`withAttempt`): written whole, since only the holder of the claim
    * writes the outcome, and a plain $set stays on the embedded server's fast update path.
@@ -141,19 +144,21 @@ export class WebhookDeliveryRepository {
     return this.collection.countDocuments({ status: "pending", next_attempt_at: { $gte: new Date(0) } });
   }
 
-  find(endpointId: string, id: string): Promise<WebhookDeliveryDocument | null> {
-    return this.collection.findOne({ _id: id, endpoint_id: endpointId });
+  async find(endpointId: string, id: string): Promise<WebhookDeliveryDocument | null> {
+    return withLastAttemptInFull(await this.collection.findOne({ _id: id, endpoint_id: endpointId }));
   }
 
-  findById(id: string): Promise<WebhookDeliveryDocument | null> {
-    return this.collection.findOne({ _id: id });
+  async findById(id: string): Promise<WebhookDeliveryDocument | null> {
+    return withLastAttemptInFull(await this.collection.findOne({ _id: id }));
   }
 
   /** Newest first, optionally in one status, within the window (docs/contract.md, Lists). */
   async list(endpointId: string, options: ListWindow<WebhookDeliveryDocument> & { status?: DeliveryStatus }): Promise<Page<WebhookDeliveryDocument>> {
     const filter: Filter<WebhookDeliveryDocument> = { endpoint_id: endpointId };
     if (options.status !== undefined) filter.status = options.status;
-    return newestFirstPage(this.collection, filter, options);
+    const page = await newestFirstPage(this.collection, filter, options);
+    for (const delivery of page.items) withLastAttemptInFull(delivery);
+    return page;
   }
 
   /**
@@ -189,7 +194,7 @@ export class WebhookDeliveryRepository {
       outcomes.map(({ id, attempt, outcome, now }) => ({
         updateOne: {
           filter: { _id: id, status: "pending", attempt_count: attempt },
-          update: { $set: { ...outcome, lease_until: null, updated_at: now } },
+          update: { $set: outcomeFields(outcome, now) },
         },
       })),
       { ordered: false },
@@ -207,7 +212,7 @@ export class WebhookDeliveryRepository {
       outcomes.map(({ id, attempt, outcome, now }) => ({
         updateOne: {
           filter: { _id: id, status: "pending", attempt_count: attempt },
-          update: { $set: { ...outcome, lease_until: null, updated_at: now } },
+          update: { $set: outcomeFields(outcome, now) },
         },
       })),
       { ordered: false },
@@ -251,11 +256,13 @@ export class WebhookDeliveryRepository {
   }
 
   /** Starts a fresh cycle of attempts for a settled delivery, due now; null when it is pending (or unknown). */
-  replay(endpointId: string, id: string, now: Date): Promise<WebhookDeliveryDocument | null> {
-    return this.collection.findOneAndUpdate(
-      { _id: id, endpoint_id: endpointId, status: { $ne: "pending" } },
-      { $set: freshCycle(now, now) },
-      { returnDocument: "after" },
+  async replay(endpointId: string, id: string, now: Date): Promise<WebhookDeliveryDocument | null> {
+    return withLastAttemptInFull(
+      await this.collection.findOneAndUpdate(
+        { _id: id, endpoint_id: endpointId, status: { $ne: "pending" } },
+        { $set: freshCycle(now, now) },
+        { returnDocument: "after" },
+      ),
     );
   }
 
@@ -289,6 +296,28 @@ export class WebhookDeliveryRepository {
     const result = await this.collection.deleteMany({ endpoint_id: endpointId });
     return result.deletedCount;
   }
+}
+
+/** The fields an outcome sets: the last attempt as its outcome alone, its request and response kept in the history only. */
+function outcomeFields({ status, next_attempt_at, attempts }: AttemptOutcome, now: Date): Partial<WebhookDeliveryDocument> {
+  const { request: _request, response: _response, ...outcome } = attempts.at(-1)!;
+  return { status, next_attempt_at, last_attempt: outcome, attempts, lease_until: null, updated_at: now };
+}
+
+/**
+ * A record as the API shows it: a last attempt stored as its outcome alone (no `request` field) is the last of the
+ * history, answered in full from there. Records that keep it whole (older ones, settlements) are left as they are.
+ */
+function withLastAttemptInFull(delivery: WebhookDeliveryDocument | null): WebhookDeliveryDocument | null {
+  const last = delivery?.last_attempt;
+  const kept = delivery?.attempts?.at(-1);
+  if (!last || !kept || "request" in last || !sameAttempt(last, kept)) return delivery;
+  delivery!.last_attempt = kept;
+  return delivery;
+}
+
+function sameAttempt(a: DeliveryAttemptRecord, b: DeliveryAttemptRecord): boolean {
+  return a.attempted_at.getTime() === b.attempted_at.getTime() && a.error === b.error && a.response_status === b.response_status;
 }
 
 /** A delivery's history with `attempt` appended, keeping the latest DELIVERY_ATTEMPTS_KEPT. */

@@ -195,7 +195,6 @@ export class DeliveryWorker {
     const written: AttemptOutcome = {
       status: verdict.delivery.status,
       next_attempt_at: next,
-      last_attempt: attempt,
       attempts: withAttempt(delivery, attempt),
     };
     let recorded = true;

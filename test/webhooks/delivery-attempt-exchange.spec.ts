@@ -92,6 +92,10 @@ describe("webhook delivery attempts: request and response", () => {
     expect(second).to.include({ response_status: 200, error: null });
     expect(second.response).to.deep.include({ body: "ok", body_truncated: false });
     expect(delivery.last_attempt).to.deep.equal(second);
+    // Kept once: the stored record's last attempt is its outcome alone, its request and response are in the history.
+    const stored = await svc.database.db.collection("webhook_deliveries").findOne({ _id: delivery.id });
+    expect(stored!.last_attempt).to.have.keys(["attempted_at", "response_status", "error", "duration_ms"]);
+    expect(stored!.attempts.at(-1).request.body).to.equal(second.request.body);
 
     // The signing secret is never kept, nor the receiver's cookie.
     const text = JSON.stringify(delivery);

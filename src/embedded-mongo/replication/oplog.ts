@@ -69,7 +69,9 @@ export function compareTimestamps(a: Timestamp, b: Timestamp): number {
   return ia === ib ? 0 : ia < ib ? -1 : 1;
 }
 
-type EntryInput = OplogEntry extends infer E ? (E extends OplogEntry ? Omit<E, "seq" | "ts" | "wall"> : never) : never;
+/** An entry before the oplog stamps it with its seq, timestamp and wall time. */
+type Unstamped<E extends OplogEntry> = Omit<E, "seq" | "ts" | "wall">;
+type EntryInput = OplogEntry extends infer E ? (E extends OplogEntry ? Unstamped<E> : never) : never;
 
 export class Oplog implements WriteListener {
   private entries: OplogEntry[] = [];
@@ -176,7 +178,7 @@ export class Oplog implements WriteListener {
     } finally {
       this.heldBack = undefined;
     }
-    const entries = held.map((input) => this.push({ ...input, ...transaction }));
+    const entries = held.map((input) => this.push(Object.assign(input, transaction)));
     const last = entries.at(-1);
     if (!last) return;
     if (this.onAppendTogether) this.onAppendTogether(entries);
@@ -185,7 +187,12 @@ export class Oplog implements WriteListener {
   }
 
   private push(input: EntryInput): OplogEntry {
-    const entry = { ...input, seq: ++this.lastSeq, ts: this.nextTimestamp(), wall: new Date() } as OplogEntry;
+    // The entry is the input itself, stamped (every caller hands over an object of its own): a copy of each write's
+    // entry cost as much as the rest of its recording.
+    const entry = input as OplogEntry;
+    entry.seq = ++this.lastSeq;
+    entry.ts = this.nextTimestamp();
+    entry.wall = new Date();
     this.entries.push(entry);
     if (this.entries.length - this.head > this.maxEntries) this.trim();
     return entry;
@@ -248,15 +255,27 @@ export class Oplog implements WriteListener {
 
   // WriteListener: the write path of the Store reports here.
   inserted(coll: WrittenCollection, doc: Document): void {
-    this.append({ op: "i", ...documentEntryBase(coll), doc, images: recordsImages(coll) });
+    const entry: Unstamped<InsertEntry> = { op: "i", db: coll.db, coll: coll.name, uuid: coll.uuid, doc, images: recordsImages(coll) };
+    this.append(markTimeseries(coll, entry));
   }
 
   updated(coll: WrittenCollection, pre: Document, post: Document, replacement: boolean): void {
-    this.append({ op: "u", ...documentEntryBase(coll), pre, post, replacement, images: recordsImages(coll) });
+    const entry: Unstamped<UpdateEntry> = {
+      op: "u",
+      db: coll.db,
+      coll: coll.name,
+      uuid: coll.uuid,
+      pre,
+      post,
+      replacement,
+      images: recordsImages(coll),
+    };
+    this.append(markTimeseries(coll, entry));
   }
 
   deleted(coll: WrittenCollection, pre: Document): void {
-    this.append({ op: "d", ...documentEntryBase(coll), pre, images: recordsImages(coll) });
+    const entry: Unstamped<DeleteEntry> = { op: "d", db: coll.db, coll: coll.name, uuid: coll.uuid, pre, images: recordsImages(coll) };
+    this.append(markTimeseries(coll, entry));
   }
 
   command(db: string, command: NamespaceCommand): void {
@@ -264,10 +283,10 @@ export class Oplog implements WriteListener {
   }
 }
 
-function documentEntryBase(coll: WrittenCollection): Pick<DocumentEntryBase, "db" | "coll" | "uuid" | "timeseries"> {
-  const base: Pick<DocumentEntryBase, "db" | "coll" | "uuid" | "timeseries"> = { db: coll.db, coll: coll.name, uuid: coll.uuid };
-  if (coll.options.timeseries) base.timeseries = true;
-  return base;
+/** A write to a time-series collection is marked so (its change streams never show it). */
+function markTimeseries<E extends { timeseries?: boolean }>(coll: WrittenCollection, entry: E): E {
+  if (coll.options.timeseries) entry.timeseries = true;
+  return entry;
 }
 
 function recordsImages(coll: WrittenCollection): boolean {

@@ -69,15 +69,16 @@ export interface WebhookDeliveryDocument {
   updated_at: Date;
 }
 
-/** What an attempt's outcome writes; `last_attempt` is the last of `attempts`, stored as its outcome alone. */
+/** What an attempt's outcome writes: the attempt goes into the history, and is `last_attempt` as its outcome alone. */
 export interface AttemptOutcome {
   status: DeliveryStatus;
   next_attempt_at: Date | null;
+  attempt: DeliveryAttemptRecord;
   /**
-   * The history with this attempt appended (`withAttempt`): written whole, since only the holder of the claim
-   * writes the outcome, and a plain $set stays on the embedded server's fast update path.
+   * For a record older than the history (no `attempts`, see `legacyHistory`): what its history starts with. The
+   * history is then written whole; otherwise the attempt is appended to it.
    */
-  attempts: DeliveryAttemptRecord[];
+  legacyHistory?: DeliveryAttemptRecord[];
 }
 
 export class WebhookDeliveryRepository {
@@ -194,7 +195,7 @@ export class WebhookDeliveryRepository {
       outcomes.map(({ id, attempt, outcome, now }) => ({
         updateOne: {
           filter: { _id: id, status: "pending", attempt_count: attempt },
-          update: { $set: outcomeFields(outcome, now) },
+          update: outcomeUpdate(outcome, now),
         },
       })),
       { ordered: false },
@@ -212,7 +213,7 @@ export class WebhookDeliveryRepository {
       outcomes.map(({ id, attempt, outcome, now }) => ({
         updateOne: {
           filter: { _id: id, status: "pending", attempt_count: attempt },
-          update: { $set: outcomeFields(outcome, now) },
+          update: outcomeUpdate(outcome, now),
         },
       })),
       { ordered: false },
@@ -298,10 +299,12 @@ export class WebhookDeliveryRepository {
   }
 }
 
-/** The fields an outcome sets: the last attempt as its outcome alone, its request and response kept in the history only. */
-function outcomeFields({ status, next_attempt_at, attempts }: AttemptOutcome, now: Date): Partial<WebhookDeliveryDocument> {
-  const { request: _request, response: _response, ...outcome } = attempts.at(-1)!;
-  return { status, next_attempt_at, last_attempt: outcome, attempts, lease_until: null, updated_at: now };
+/** An outcome's update: the attempt appended to the history (or the history written whole, for an older record). */
+function outcomeUpdate({ status, next_attempt_at, attempt, legacyHistory }: AttemptOutcome, now: Date) {
+  const { request: _request, response: _response, ...outcome } = attempt;
+  const set = { status, next_attempt_at, last_attempt: outcome, lease_until: null, updated_at: now };
+  if (legacyHistory !== undefined) return { $set: { ...set, attempts: [...legacyHistory, attempt].slice(-DELIVERY_ATTEMPTS_KEPT) } };
+  return { $set: set, $push: historyOf(attempt) };
 }
 
 /**
@@ -320,13 +323,13 @@ function sameAttempt(a: DeliveryAttemptRecord, b: DeliveryAttemptRecord): boolea
   return a.attempted_at.getTime() === b.attempted_at.getTime() && a.error === b.error && a.response_status === b.response_status;
 }
 
-/** A delivery's history with `attempt` appended, keeping the latest DELIVERY_ATTEMPTS_KEPT. */
-export function withAttempt(delivery: WebhookDeliveryDocument, attempt: DeliveryAttemptRecord): DeliveryAttemptRecord[] {
-  const history = delivery.attempts ?? (delivery.last_attempt !== null ? [delivery.last_attempt] : []);
-  return [...history, attempt].slice(-DELIVERY_ATTEMPTS_KEPT);
+/** A record older than the history has its last attempt alone: the history it starts with. Undefined for others. */
+export function legacyHistory(delivery: WebhookDeliveryDocument): DeliveryAttemptRecord[] | undefined {
+  if (delivery.attempts !== undefined) return undefined;
+  return delivery.last_attempt !== null ? [delivery.last_attempt] : [];
 }
 
-/** Appends an attempt to the history where the record is not at hand (settlements of many), keeping the latest DELIVERY_ATTEMPTS_KEPT. */
+/** Appends an attempt to the history, keeping the latest DELIVERY_ATTEMPTS_KEPT. */
 function historyOf(attempt: DeliveryAttemptRecord) {
   return { attempts: { $each: [attempt], $slice: -DELIVERY_ATTEMPTS_KEPT } };
 }

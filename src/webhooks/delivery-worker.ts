@@ -12,7 +12,7 @@ import {
   type HeaderPairs,
   type WebhookDeliveryDocument,
   type WebhookDeliveryRepository,
-  withAttempt,
+  legacyHistory,
 } from "../store/webhook-delivery-repository.ts";
 import type { WebhookEndpointDocument, WebhookEndpointRepository } from "../store/webhook-endpoint-repository.ts";
 import type { AttemptResult, ReceivedResponse, SentRequest } from "./delivery-client.ts";
@@ -192,10 +192,12 @@ export class DeliveryWorker {
     const now = clock();
     const next = verdict.delivery.status === "pending" ? verdict.delivery.nextAttemptAt : null;
     const attempt = attemptRecord(attemptedAt, result);
+    const legacy = legacyHistory(delivery);
     const written: AttemptOutcome = {
       status: verdict.delivery.status,
       next_attempt_at: next,
-      attempts: withAttempt(delivery, attempt),
+      attempt,
+      ...(legacy !== undefined ? { legacyHistory: legacy } : {}),
     };
     let recorded = true;
     if (verdict.delivery.status === "succeeded") await this.deps.successes.record(delivery._id, delivery.attempt_count, written, now, endpoint._id);

@@ -78,6 +78,31 @@ describe("the delivery's job as the one schedule of its attempts", () => {
     expect(await h.record(id)).to.include({ status: "succeeded", attempt_count: 7, next_attempt_at: null, lease_until: null });
   });
 
+  it("appends each attempt to the history, and starts the history of a record older than it with its last attempt", async () => {
+    h.sender.answer = () => HTTP_500;
+    const endpoint = await h.addEndpoint();
+    const process = await h.process();
+    const fresh = await h.recordDelivery(endpoint, await h.logEvent(), { attempts: [] });
+    const earlier = { attempted_at: new Date(0), response_status: 502, error: "http_502", duration_ms: 9, request: null, response: null };
+    // Written by a version that kept the last attempt alone, before a replay.
+    const older = await h.recordDelivery(endpoint, await h.logEvent(), { last_attempt: earlier });
+    for (let n = 1; n <= 2; n++) {
+      await run(process, fresh);
+      await run(process, older);
+      h.clock.advance(SCHEDULE_MS[n - 1]!);
+    }
+    const errors = async (id: string) => (await h.record(id))!.attempts!.map((a) => a.error);
+    expect(await errors(fresh)).to.deep.equal(["http_500", "http_500"]);
+    expect(await errors(older)).to.deep.equal(["http_502", "http_500", "http_500"]);
+    const stored = (await h.record(fresh))!;
+    expect(stored.last_attempt).to.deep.equal({
+      attempted_at: stored.attempts![1]!.attempted_at,
+      response_status: 500,
+      error: "http_500",
+      duration_ms: 3,
+    });
+  });
+
   it("takes over an attempt whose lease expired (its process died), counting the lost attempt; leaves one still leased", async () => {
     const endpoint = await h.addEndpoint();
     const held = await h.logEvent();

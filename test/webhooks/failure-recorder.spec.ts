@@ -43,7 +43,7 @@ describe("FailureRecorder", () => {
     const outcome: AttemptOutcome = {
       status: "pending",
       next_attempt_at: new Date(now.getTime() + 60_000),
-      attempts: [{ attempted_at: now, response_status: 503, error: "http_503", duration_ms: 5, request: null, response: null }],
+      attempt: { attempted_at: now, response_status: 503, error: "http_503", duration_ms: 5, request: null, response: null },
     };
     const recorded = await Promise.all([
       failures.record(ids[0]!, 1, outcome, now),

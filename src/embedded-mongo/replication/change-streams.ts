@@ -3,13 +3,13 @@
 // and answers an empty batch with a postBatchResumeToken when none came. Later pipeline stages ($match,
 // $project, ...) run on each event.
 import { calculateObjectSize, Long, Timestamp, type Document } from "bson";
-import type { Query } from "mingo/query";
 import { eventsFor, type RawEvent, type StreamScope } from "./change-events.ts";
 import { CommandError, commandError, ErrorCodes } from "../bson/errors.ts";
-import { createQuery, runAggregation } from "../query/matcher.ts";
+import { compileFilter, createQuery, runAggregation } from "../query/matcher.ts";
 import { compareTimestamps, type OplogEntry } from "./oplog.ts";
 import { decodeToken, encodeToken, TokenKind, type StreamPosition } from "./resume-token.ts";
 import { cloneDocument } from "../bson/clone.ts";
+import { isPlainObject } from "../query/bson-order.ts";
 import type { Oplog } from "./oplog.ts";
 import type { Store } from "../storage/store.ts";
 
@@ -104,6 +104,13 @@ interface Batch {
   closed: boolean;
 }
 
+/** A `$match` stage's test of an event: a filter of plain comparisons (the usual one) is tested without a mingo query. */
+function matchTest(match: unknown): (event: Document) => boolean {
+  if (isPlainObject(match)) return compileFilter(match) ?? (() => true);
+  const query = createQuery(match as Document);
+  return (event) => query.test(event);
+}
+
 class ChangeStreamCursor {
   lastUsed = Date.now();
   /** Wakes a getMore that is waiting for events (set only while one waits). */
@@ -114,7 +121,7 @@ class ChangeStreamCursor {
    * event, so a stage that drops an event first (`operationType: "insert"`) saves building it. Else the stages run
    * per event.
    */
-  private readonly matchOnly: { query: Query; readsDescription: boolean }[] | undefined;
+  private readonly matchOnly: { test: (event: Document) => boolean; readsDescription: boolean }[] | undefined;
 
   constructor(
     readonly id: Long,
@@ -126,7 +133,7 @@ class ChangeStreamCursor {
     private readonly stages: Document[],
   ) {
     this.matchOnly = stages.every((s) => "$match" in s)
-      ? stages.map((s) => ({ query: createQuery(s.$match as Document), readsDescription: mayRead(s.$match as Document, "updateDescription") }))
+      ? stages.map((s) => ({ test: matchTest(s.$match), readsDescription: mayRead(s.$match as Document, "updateDescription") }))
       : undefined;
   }
 
@@ -177,12 +184,12 @@ class ChangeStreamCursor {
     let out: Document | undefined;
     if (this.matchOnly) {
       let described = false;
-      const kept = this.matchOnly.every(({ query, readsDescription }) => {
+      const kept = this.matchOnly.every(({ test, readsDescription }) => {
         if (readsDescription && !described) {
           raw.describe?.();
           described = true;
         }
-        return query.test(event);
+        return test(event);
       });
       if (!kept) return undefined;
       if (!described) raw.describe?.();

@@ -6,7 +6,11 @@
 // the bare Fastify route the withdrawals bench compares with (POST /bare: one insertOne of a transaction-sized
 // document). Prints one JSON line ({ pid, httpPort, barePort }), then serves until its standard input closes; each
 // line `commands` it reads is answered with one JSON line ({ commands }) of the commands it sent the database since
-// the last such line, by shape (bench/command-shapes.ts).
+// the last such line, by shape (bench/command-shapes.ts), counted only when BENCH_COMMANDS is "1": the driver's
+// command monitoring decodes every reply a second time for its events, CPU that `npm start` does not spend. Each
+// line `loop` is answered with one JSON line ({ loop: { p99Ms, maxMs } }): how late its event loop ran what was due
+// since the last such line (stalls of the process that every request in flight waits through).
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import Fastify from "fastify";
 import { createApp } from "../src/app.ts";
@@ -16,8 +20,9 @@ import { benchAppOptions } from "./bench-service.ts";
 import { countCommands } from "./command-shapes.ts";
 
 const uri = process.env.BENCH_MONGO_URI!;
-const database = await connectDatabase(uri, { monitorCommands: true });
-const commands = countCommands(database.client);
+const monitored = process.env.BENCH_COMMANDS === "1";
+const database = await connectDatabase(uri, { monitorCommands: monitored });
+const commands = monitored ? countCommands(database.client) : null;
 // Other SVC_* variables of the environment apply (to try other settings); the bench sets none.
 const settings = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith("SVC_"))) as Record<string, string>;
 const app = await createApp({
@@ -48,8 +53,15 @@ const barePort = (bare.server.address() as { port: number }).port;
 
 process.stdout.write(`${JSON.stringify({ pid: process.pid, httpPort, barePort })}\n`);
 
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+loopDelay.enable();
 createInterface({ input: process.stdin }).on("line", (line) => {
-  if (line.trim() === "commands") process.stdout.write(`${JSON.stringify({ commands: Object.fromEntries(commands.take()) })}\n`);
+  if (line.trim() === "loop") {
+    const loop = { p99Ms: loopDelay.percentile(99) / 1e6, maxMs: loopDelay.max / 1e6 };
+    loopDelay.reset();
+    process.stdout.write(`${JSON.stringify({ loop })}\n`);
+  }
+  if (line.trim() === "commands") process.stdout.write(`${JSON.stringify({ commands: Object.fromEntries(commands?.take() ?? []) })}\n`);
 });
 process.stdin.once("end", async () => {
   await bare.close();

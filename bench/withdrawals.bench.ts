@@ -300,10 +300,10 @@ const variants = process.env.BENCH_SETTLEMENT_VARIANTS?.split(";") ?? [];
 for (let round = 1; variants.length > 0 && round <= 3; round++) {
   for (const variant of variants) {
     const env = Object.fromEntries(variant.split(",").map((setting) => setting.split("=") as [string, string]));
-    const loadAtStart = loadavg()[0];
+    const [loadAtStart] = loadavg() as [number];
     const { settleSeconds, settlementCpuMicros, settlementDbCpuMicros } = await settleDeposits(env);
     console.error(
-      `settlement, ${variant}, round ${round}: ${(DEPOSITS / settleSeconds).toFixed(0)}/s, per settlement ${settlementCpuMicros.toFixed(0)} µs of the worker's CPU and ${settlementDbCpuMicros.toFixed(0)} µs of the database's (load average ${loadAtStart.toFixed(1)} to ${loadavg()[0].toFixed(1)})`,
+      `settlement, ${variant}, round ${round}: ${(DEPOSITS / settleSeconds).toFixed(0)}/s, per settlement ${settlementCpuMicros.toFixed(0)} µs of the worker's CPU and ${settlementDbCpuMicros.toFixed(0)} µs of the database's (load average ${loadAtStart.toFixed(1)} to ${(loadavg() as [number])[0].toFixed(1)})`,
     );
   }
 }

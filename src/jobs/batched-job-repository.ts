@@ -10,7 +10,8 @@
 // Agenda, without a lock limit, locks every due job it finds into its local queue, so one process would take a whole
 // backlog at once (none left to other workers, and jobs waiting locally past their lock lifetime); with one, it
 // looks again only at its next poll. Here a job name is locked up to its lock limit (what may run of it at once):
-// past it a fill finds nothing, and once its runs have freed half of it Agenda is woken to lock more (`onRoom`).
+// past it a fill finds nothing, and once its runs have freed half of it (or one lock batch's worth, for a name whose
+// batches are smaller than its limit) Agenda is woken to lock more (`onRoom`).
 // A run holds its place until the save that ends it is written: Agenda counts it as running until then, and a job
 // handed over while Agenda's count is full waits in Agenda's queue.
 //
@@ -28,7 +29,11 @@ const DUE_ORDER = { nextRunAt: 1, priority: -1 } as const;
 
 /** The lock batches of one job name. */
 class NameLocks {
-  constructor(readonly limit: number) {}
+  constructor(
+    readonly limit: number,
+    /** Jobs one lock batch takes at most. */
+    readonly batch: number,
+  ) {}
   /** Jobs this process locked and has not handed to Agenda yet, in due order. */
   buffer: JobParameters[] = [];
   /** Jobs handed to Agenda whose run has not ended. */
@@ -72,7 +77,7 @@ export class BatchedJobRepository extends MongoJobRepository {
 
   /** Told when a job name that reached its lock limit has room again (JobQueue wakes Agenda). */
   onRoom: (jobName: string) => void = () => {};
-  private readonly lockLimits = new Map<string, number>();
+  private readonly lockLimits = new Map<string, { limit: number; batch: number }>();
 
   constructor(
     db: Db,
@@ -88,14 +93,23 @@ export class BatchedJobRepository extends MongoJobRepository {
     this.jobs = db.collection(collection);
   }
 
-  /** Jobs of `jobName` this process holds locked at most (those running and those about to). */
-  limitLocks(jobName: string, limit: number): void {
-    this.lockLimits.set(jobName, Math.max(1, limit));
+  /**
+   * Jobs of `jobName` this process holds locked at most (those running and those about to), and how many one lock
+   * batch takes at most (default: the limit). Runs locked together move together through the batched reads and
+   * writes that follow (each stage one command for all of them), so the worker and the database take turns; smaller
+   * lock batches, taken one after the other, start the runs in groups that are at different stages at once.
+   */
+  limitLocks(jobName: string, limit: number, batch = limit): void {
+    const max = Math.max(1, limit);
+    this.lockLimits.set(jobName, { limit: max, batch: Math.min(max, Math.max(1, batch)) });
   }
 
   private locksOf(jobName: string): NameLocks {
     let locks = this.locks.get(jobName);
-    if (!locks) this.locks.set(jobName, (locks = new NameLocks(this.lockLimits.get(jobName) ?? this.defaultLockLimit)));
+    if (!locks) {
+      const { limit, batch } = this.lockLimits.get(jobName) ?? { limit: this.defaultLockLimit, batch: this.defaultLockLimit };
+      this.locks.set(jobName, (locks = new NameLocks(limit, batch)));
+    }
     return locks;
   }
 
@@ -103,7 +117,7 @@ export class BatchedJobRepository extends MongoJobRepository {
   private release(jobName: string): void {
     const locks = this.locksOf(jobName);
     locks.held = Math.max(0, locks.held - 1);
-    if (locks.starved && locks.held <= locks.limit / 2) {
+    if (locks.starved && locks.held <= locks.limit - Math.min(locks.batch, locks.limit / 2)) {
       locks.starved = false;
       this.onRoom(jobName);
     }
@@ -182,7 +196,7 @@ export class BatchedJobRepository extends MongoJobRepository {
       if (locks.finished >= needed) return undefined;
       const lastModifiedBy = options?.lastModifiedBy ?? null;
       locks.started += 1;
-      locks.running = this.lockBatch(jobName, nextScanAt, lockDeadline, lastModifiedBy, now, locks.limit - locks.held)
+      locks.running = this.lockBatch(jobName, nextScanAt, lockDeadline, lastModifiedBy, now, Math.min(locks.batch, locks.limit - locks.held))
         .then(
           async (jobs) => {
             if (this.open) locks.buffer.push(...jobs);
@@ -290,10 +304,16 @@ export class BatchedJobRepository extends MongoJobRepository {
     );
   }
 
-  /** Removes finished jobs. One already gone (removed during its run) ends the same way, so every removal succeeds. */
+  /**
+   * Removes finished jobs, one statement per job name for all of its ids (a statement per job cost the database a
+   * query plan each, and the driver the sizing of each). One already gone (removed during its run) ends the same
+   * way, so every removal succeeds.
+   */
   private async removeFinished(done: StateSave[]): Promise<undefined[]> {
+    const idsByName = new Map<string, ObjectId[]>();
+    for (const { id, name } of done) idsByName.set(name, [...(idsByName.get(name) ?? []), id]);
     await this.jobs.bulkWrite(
-      done.map(({ id, name }) => ({ deleteOne: { filter: { _id: id, name } } })),
+      [...idsByName].map(([name, ids]) => ({ deleteMany: { filter: { _id: ids.length === 1 ? ids[0]! : { $in: ids }, name } } })),
       { ordered: false },
     );
     return done.map(() => undefined);

@@ -26,6 +26,8 @@ export interface JobQueueOptions {
 
 export interface JobDefinitionOptions {
   concurrency?: number;
+  /** Jobs one lock batch of this name takes at most (default: its concurrency); see BatchedJobRepository.limitLocks. */
+  lockBatch?: number;
   lockLifetimeMs?: number;
 }
 
@@ -158,7 +160,7 @@ export class JobQueue {
 
   define<T>(name: string, handler: JobHandler<T>, options: JobDefinitionOptions = {}): void {
     // As many locked at once as may run at once: the rest of a backlog stays free for other workers.
-    this.repository.limitLocks(name, options.concurrency ?? this.defaultConcurrency);
+    this.repository.limitLocks(name, options.concurrency ?? this.defaultConcurrency, options.lockBatch);
     this.agenda.define<T>(
       name,
       async (job: Job<T>) => {

@@ -44,6 +44,13 @@ export interface TransactionStepsDependencies {
   onBackgroundError: (error: unknown) => void;
 }
 
+/**
+ * Lock batches the step runs of a process are taken in (each of concurrency / this): the runs of one batch go
+ * through their batched reads and writes together, so groups taken one after the other keep several stages, and
+ * both the worker and the database, busy at once.
+ */
+const STEP_LOCK_GROUPS = 5;
+
 /** When the step that `record`'s state calls for is due; null when none is (settled, or moved by settlement calls only). */
 function stepDueAt(record: TransactionRecord, completeAfterMs: number): Date | null {
   return record.simulated ? simulatorStepDueAt(record, completeAfterMs) : payoutStepDueAt(record);
@@ -59,7 +66,7 @@ export class TransactionSteps {
     deps.jobs.define<TransactionStepJob>(
       TRANSACTION_STEP_JOB,
       (job) => this.run(job),
-      deps.stepConcurrency === undefined ? {} : { concurrency: deps.stepConcurrency },
+      deps.stepConcurrency === undefined ? {} : { concurrency: deps.stepConcurrency, lockBatch: Math.ceil(deps.stepConcurrency / STEP_LOCK_GROUPS) },
     );
   }
 

@@ -151,10 +151,10 @@ describe("JobQueue's batched repository", () => {
   });
 
   /** The repository alone, as Agenda calls it: due jobs of `name` inserted, `limit` of them held at most. */
-  async function repositoryWith(name: string, due: number, limit: number): Promise<BatchedJobRepository> {
+  async function repositoryWith(name: string, due: number, limit: number, batch?: number): Promise<BatchedJobRepository> {
     const repository = new BatchedJobRepository(client.db(), "jobs", limit, true);
     await repository.connect();
-    repository.limitLocks(name, limit);
+    repository.limitLocks(name, limit, batch);
     const at = new Date(Date.now() - 1000);
     await jobs().insertMany(
       Array.from({ length: due }, (_, n) => ({ name, data: { n }, type: "normal", priority: 0, nextRunAt: at, lockedAt: null })),
@@ -177,6 +177,33 @@ describe("JobQueue's batched repository", () => {
     const stored = await jobs().find({ name: "test-aged" }).toArray();
     // Nothing is left with the aged lock: Agenda would drop such a job unrun and leave it locked.
     expect(stored.filter((job) => job.lockedAt?.getTime() === firstLock).map((job) => job.data.n)).to.deep.equal([(first!.data as { n: number }).n]);
+  });
+
+  it("locks a name's jobs a lock batch at a time up to its limit, and wakes Agenda once a batch's worth is free", async () => {
+    const repository = await repositoryWith("test-groups", 10, 6, 2);
+    const next = () => repository.getNextJobToRun("test-groups", new Date(), new Date(Date.now() - 60_000), undefined, options);
+    const locked = () => jobs().countDocuments({ name: "test-groups", lockedAt: { $ne: null } });
+    const held = [await next()];
+    expect(await locked(), "the first call locks one batch").to.equal(2);
+    for (let i = 0; i < 5; i++) held.push(await next());
+    expect(held.every((job) => job !== undefined)).to.equal(true);
+    expect(await next(), "the limit is reached").to.equal(undefined);
+    expect(await locked(), "no more than the limit locked").to.equal(6);
+    let wakes = 0;
+    repository.onRoom = () => {
+      wakes += 1;
+    };
+    const end = (job: (typeof held)[number]) => {
+      const now = new Date();
+      const { lockedAt: _, ...unlocked } = job!;
+      return repository.saveJobState({ ...unlocked, nextRunAt: null, lastRunAt: now, lastFinishedAt: now }, options);
+    };
+    await end(held[0]);
+    expect(wakes, "one place free: less than a batch").to.equal(0);
+    await end(held[1]);
+    expect(wakes, "a batch's worth free").to.equal(1);
+    expect(await next(), "locks again").to.not.equal(undefined);
+    expect(await locked(), "four held, and one more batch").to.equal(6);
   });
 
   it("frees the place of a run once the save that ends it is written, not before", async () => {

@@ -12,11 +12,13 @@ import * as projectionOperators from "mingo/operators/projection";
 import * as queryOperators from "mingo/operators/query";
 import * as windowOperators from "mingo/operators/window";
 import { Aggregator } from "mingo/aggregator";
+import type { Iterator } from "mingo/lazy";
 import { Query } from "mingo/query";
 import { compareValues, containsString, TypeRank, typeRank } from "./bson-order.ts";
 import type { Collation, StringCompare } from "./collation.ts";
 import { CommandError, commandError, ErrorCodes } from "../bson/errors.ts";
 import { candidates, compileSimpleFilter } from "./simple-filter.ts";
+import { copierForExclusions } from "./exclusion-copies.ts";
 import { plainNumbers } from "../bson/numbers.ts";
 import { numberAwareOperators, type QueryOp } from "./number-operators.ts";
 
@@ -125,10 +127,22 @@ function comparisonExpressions(strings?: StringCompare): Record<ComparisonExpres
 /** mingo's operators with numbers of every BSON type compared, typed and computed as mongod does. */
 const NUMBER_AWARE = numberAwareOperators(queryOperators as unknown as Parameters<typeof numberAwareOperators>[0]);
 
+type PipelineStage = (collection: Iterator, expr: Document, options: unknown) => Iterator;
+const MINGO_PROJECT = (pipelineOperators as unknown as Record<"$project", PipelineStage>).$project;
+
+/** mingo's `$project`, given copies of the documents along the paths it excludes (exclusion-copies.ts). */
+const $project: PipelineStage = (collection, expr, options) => {
+  const copy = copierForExclusions(expr);
+  return MINGO_PROJECT(copy ? collection.map((doc) => copy(doc as Document)) : collection, expr, options);
+};
+
+/** mingo's stages, with `$project` leaving the documents it is given as they were. */
+const PIPELINE_OPERATORS = { ...pipelineOperators, $project } as unknown as typeof pipelineOperators;
+
 const QUERY_CONTEXT: Context = Context.init({
   accumulator: accumulatorOperators,
   expression: { ...expressionOperators, ...comparisonExpressions() } as typeof expressionOperators,
-  pipeline: pipelineOperators,
+  pipeline: PIPELINE_OPERATORS,
   projection: projectionOperators,
   query: {
     ...queryOperators,
@@ -273,7 +287,7 @@ function collatedContext(collation: Collation): Context {
       ...Object.fromEntries(STRING_REFUSING_EXPRESSIONS.map((n) => [n, refuseStringsExpr(n)])),
     } as unknown as typeof expressionOperators,
     pipeline: {
-      ...pipelineOperators,
+      ...PIPELINE_OPERATORS,
       $group,
       $sortByCount: (coll: Parameters<StageOp>[0], expr: unknown, options: unknown) =>
         pipeline.$sort($group(coll, { _id: expr, count: { $sum: 1 } }, options) as never, { count: -1 }, options),

@@ -5,14 +5,11 @@ import { isPlainObject } from "./bson-order.ts";
 import { commandError, ErrorCodes } from "../bson/errors.ts";
 import type { Collation } from "./collation.ts";
 import { createQuery } from "./matcher.ts";
+import { copierForExclusions, copyPath, isExclusion } from "./exclusion-copies.ts";
 import { parsePositional, withValueAt } from "./projection-positional.ts";
 
 function isOperator(v: unknown, op: string): v is Document {
   return v !== null && typeof v === "object" && !Array.isArray(v) && Object.keys(v as Document)[0] === op;
-}
-
-function isExclusion(v: unknown): boolean {
-  return v === 0 || v === false;
 }
 
 function sliceArray(array: unknown[], arg: unknown): unknown[] {
@@ -41,15 +38,6 @@ function applySlice(node: unknown, parts: string[], arg: unknown): void {
     return;
   }
   applySlice(value, rest, arg);
-}
-
-function copyPath(node: unknown, parts: string[]): unknown {
-  if (node === null || typeof node !== "object") return node;
-  if (Array.isArray(node)) return node.map((el) => copyPath(el, parts));
-  const [head, ...rest] = parts;
-  if (head === undefined) return node;
-  if (!(head in (node as Document))) return node;
-  return { ...(node as Document), [head]: copyPath((node as Document)[head], rest) };
 }
 
 /** The fields an inclusion keeps, as a tree: true for a kept field, a subtree for the fields kept inside it. */
@@ -155,8 +143,10 @@ function compileFieldProjection(spec: Document): ((doc: Document) => Document) |
     for (const [path] of elemMatches) base[path] = 1;
   }
   const baseQuery = Object.keys(base).length ? createQuery({}) : undefined;
+  const copyExcluded = copierForExclusions(base);
   return (doc) => {
-    let out = baseQuery ? (baseQuery.find([doc], base).all()[0] as Document) : { ...doc };
+    const input = copyExcluded ? copyExcluded(doc) : doc;
+    let out = baseQuery ? (baseQuery.find([input], base).all()[0] as Document) : { ...doc };
     for (const [path, arg] of slices) {
       const parts = path.split(".");
       out = copyPath(out, parts) as Document;

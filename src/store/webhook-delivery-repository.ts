@@ -81,6 +81,12 @@ export interface AttemptOutcome {
   legacyHistory?: DeliveryAttemptRecord[];
 }
 
+/**
+ * What a claim answers of a record: all but the requests and responses of its earlier attempts, which an attempt
+ * never reads (its outcome is appended to the history), so that a retry's claim does not carry them back.
+ */
+const CLAIMED_FIELDS = { "attempts.request": 0, "attempts.response": 0 } as const;
+
 export class WebhookDeliveryRepository {
   private readonly collection: Collection<WebhookDeliveryDocument>;
 
@@ -172,7 +178,7 @@ export class WebhookDeliveryRepository {
     return this.collection.findOneAndUpdate(
       { _id: id, status: "pending", attempt_count: attempt, $or: [{ lease_until: null }, { lease_until: { $lte: now } }] },
       { $inc: { attempt_count: 1 }, $set: { lease_until: leaseUntil, updated_at: now } },
-      { returnDocument: "after" },
+      { returnDocument: "after", projection: CLAIMED_FIELDS },
     );
   }
 
@@ -184,7 +190,7 @@ export class WebhookDeliveryRepository {
     return this.collection.findOneAndUpdate(
       { _id: id, status: "pending", lease_until: null },
       { $inc: { attempt_count: 1 }, $set: { lease_until: leaseUntil, updated_at: now } },
-      { returnDocument: "after" },
+      { returnDocument: "after", projection: CLAIMED_FIELDS },
     );
   }
 

@@ -101,6 +101,13 @@ describe("the delivery's job as the one schedule of its attempts", () => {
       error: "http_500",
       duration_ms: 3,
     });
+    // A claim answers the earlier attempts without their requests and responses, and leaves the stored ones whole.
+    const now = h.clock.read();
+    const claimed = (await h.deliveries.claimUnleasedAttempt(fresh, now, new Date(now.getTime() + 1000)))!;
+    expect(claimed.attempts!.map((a) => Object.keys(a).sort())).to.deep.equal(
+      Array(2).fill(["attempted_at", "duration_ms", "error", "response_status"]),
+    );
+    expect((await h.record(fresh))!.attempts!.map((a) => Object.keys(a))).to.deep.equal(stored.attempts!.map((a) => Object.keys(a)));
   });
 
   it("takes over an attempt whose lease expired (its process died), counting the lost attempt; leaves one still leased", async () => {

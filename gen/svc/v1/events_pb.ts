@@ -188,7 +188,8 @@ export type StreamEventsRequest = Message<"svc.v1.StreamEventsRequest"> & {
   types: string[];
 
   /**
-   * An event id: the stream starts with every event logged after it, then goes on live. Without it, live only.
+   * An event id: the stream starts with every event logged after it (in the log's order, then those logged late
+   * that sort before it), then goes on live. Without it, live only.
    *
    * @generated from field: optional string starting_after = 2;
    */
@@ -287,8 +288,9 @@ export const EventsService: GenService<{
     output: typeof GetEventResponseSchema;
   },
   /**
-   * Streams the events as they are logged: those after `starting_after` first, in the log's order, then a
-   * `caught_up` message, then live ones, each once. Streaming only (gRPC, Connect, gRPC-Web): no REST route.
+   * Streams the events as they are logged: those after `starting_after` first, in the log's order, then those
+   * that reached the log after it but sort before it, then a `caught_up` message, then live ones, each once.
+   * Streaming only (gRPC, Connect, gRPC-Web): no REST route.
    *
    * @generated from rpc svc.v1.EventsService.StreamEvents
    */

@@ -48,7 +48,10 @@ describe("embedded-mongo: exclusion projections leave the stored documents as th
         collection.findOneAndUpdate({ _id: "d" }, { $inc: { n: 1 } }, { returnDocument: "after", projection: { "attempts.request": 0, "a.b": 0 } }),
       { ...withoutNested, n: 1 },
     ],
+    ["find, top-level exclusions", () => collection.findOne({ _id: "d" }, { projection: { _id: 0, n: 0, a: 0 } }), { attempts: STORED.attempts }],
     ["aggregate $project", () => collection.aggregate([{ $project: { "attempts.request": 0, "a.b": 0 } }]).next(), withoutNested],
+    ["aggregate $project, top-level exclusions", () => collection.aggregate([{ $project: { _id: 0, n: 0, attempts: 0 } }]).next(), { a: STORED.a }],
+    ["aggregate $project, inclusions without _id", () => collection.aggregate([{ $project: { _id: 0, "a.c": 1 } }]).next(), { a: { c: 2 } }],
     [
       "aggregate $project, collated",
       () => collection.aggregate([{ $project: { "a.b": 0 } }], { collation: { locale: "en" } }).next(),

@@ -34,10 +34,12 @@ function excludedPaths(spec: Document, prefix: string[] = []): string[][] {
  * What mingo's exclusion projections need before they see a stored document: mingo deletes an excluded field
  * inside an embedded document (or the documents of an array) from the object it was given, so a projection run on
  * a stored document would remove that field from the stored document itself. This copies the objects and arrays
- * along each excluded path (a document without them is returned as it is); undefined when `spec` excludes nothing.
+ * along each excluded path (a document without them is returned as it is); undefined when `spec` excludes no
+ * nested field. A top-level field (`_id: 0` beside inclusions, the usual case) mingo removes from its own copy of
+ * the document, so those paths cost no copy per document.
  */
 export function copierForExclusions(spec: Document): ((doc: Document) => Document) | undefined {
-  const paths = excludedPaths(spec);
+  const paths = excludedPaths(spec).filter((parts) => parts.length > 1);
   if (paths.length === 0) return undefined;
   return (doc) => {
     let copy = doc;

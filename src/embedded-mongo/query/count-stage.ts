@@ -2,10 +2,7 @@
 // (`{$group: {_id: 1, n: {$sum: 1}}}`) or as `$count` says it: the count is the number of documents, so it is
 // answered without running the aggregation over each of them (mongod's COUNT stage does the same).
 import type { Document } from "bson";
-
-function isPlainObject(v: unknown): v is Document {
-  return v !== null && typeof v === "object" && Object.getPrototypeOf(v) === Object.prototype;
-}
+import { isPlainObject } from "./bson-order.ts";
 
 /** A name an output field may have: mongod refuses `$`-prefixed and dotted ones (the aggregation answers those). */
 function isFieldName(name: unknown): name is string {

@@ -10,7 +10,7 @@ import type { Collation } from "./collation.ts";
 const LOGICAL = new Set(["$and", "$or", "$nor", "$expr", "$where", "$text", "$comment", "$jsonSchema"]);
 
 /** Whether an array element is one `{$pull: {path: cond}}` removes. */
-export function elementTest(cond: unknown, collation: Collation | undefined): (el: unknown) => boolean {
+function elementTest(cond: unknown, collation: Collation | undefined): (el: unknown) => boolean {
   if (isPlainObject(cond)) {
     const first = Object.keys(cond)[0];
     if (first?.startsWith("$") && !LOGICAL.has(first)) {

@@ -311,7 +311,11 @@ export class BatchedJobRepository extends MongoJobRepository {
    */
   private async removeFinished(done: StateSave[]): Promise<undefined[]> {
     const idsByName = new Map<string, ObjectId[]>();
-    for (const { id, name } of done) idsByName.set(name, [...(idsByName.get(name) ?? []), id]);
+    for (const { id, name } of done) {
+      const ids = idsByName.get(name);
+      if (ids) ids.push(id);
+      else idsByName.set(name, [id]);
+    }
     await this.jobs.bulkWrite(
       [...idsByName].map(([name, ids]) => ({ deleteMany: { filter: { _id: ids.length === 1 ? ids[0]! : { $in: ids }, name } } })),
       { ordered: false },

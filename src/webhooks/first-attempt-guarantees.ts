@@ -5,8 +5,8 @@
 // job is removed. If it runs instead, it gives every pending delivery of those events that has no job its
 // `webhook-attempt` job, and the deliveries go on from there as any other. A delivery's job per batch rather than
 // per delivery: a job inserted and removed per delivery was a third of what the database did per delivery.
-import { randomUUID } from "node:crypto";
 import type { Clock } from "../domain/clock.ts";
+import { newUuid } from "../domain/random.ts";
 import type { JobQueue, ScheduledJob } from "../jobs/job-queue.ts";
 import { TurnBatch } from "../lib/turn-batch.ts";
 import type { WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
@@ -53,7 +53,7 @@ export class FirstAttemptGuarantees {
 
   /** Writes the job behind `attempts` first attempts of these events, due at `at` (their lease's end). */
   write(eventIds: readonly string[], attempts: number, at: Date): FirstAttemptBatch {
-    const id = randomUUID();
+    const id = newUuid();
     const data: FirstAttemptsJobData = { batchId: id, eventIds: [...new Set(eventIds)] };
     const written = this.deps.jobs.scheduleMany(FIRST_ATTEMPTS_JOB, [{ data, at }], "batchId", { keepExisting: true });
     written.catch(() => {});

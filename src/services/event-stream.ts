@@ -115,6 +115,10 @@ export async function* eventStream(
   const batchSize = batchSizeOf(request);
   const shared = sharedMessages({ structData: !request.excludeStructData, encoded: binary });
   const message = (events: readonly EventDocument[]) => (batchSize > 1 ? shared.many(events) : shared.one(events[0]!));
+  // Events read from the log, `batchSize` to a message.
+  const messagesOf = function* (events: readonly EventDocument[]) {
+    for (let i = 0; i < events.length; i += batchSize) yield message(events.slice(i, i + batchSize));
+  };
   let position: EventDocument | null = null;
   if (request.startingAfter !== undefined) {
     position = await deps.events.find(scope, request.startingAfter);
@@ -130,15 +134,15 @@ export async function* eventStream(
     while (position !== null) {
       const page: EventDocument[] = await deps.events.listAfter(scope, position, types, HISTORY_PAGE);
       for (const event of page) if (event.created_at.getTime() >= subscribedAt - OVERLAP_MS) sentRecently.add(event._id);
-      for (let i = 0; i < page.length; i += batchSize) yield message(page.slice(i, i + batchSize));
+      yield* messagesOf(page);
       position = page.length === HISTORY_PAGE ? page[page.length - 1]! : null;
     }
     // A client that received the cursor live got the events in the order they reached the log, which is not always
     // the log's order: those logged after the cursor that sort before it are not after it in the log.
     const late = cursor !== null && deps.changeStreams ? await deps.events.lateArrivals(scope, cursor, types) : null;
-    if (late !== null && late.length > 0) {
+    if (late !== null) {
       for (const event of late) sentRecently.add(event._id);
-      for (let i = 0; i < late.length; i += batchSize) yield message(late.slice(i, i + batchSize));
+      yield* messagesOf(late);
     }
     yield create(StreamEventsResponseSchema, { caughtUp: true });
     for await (const event of live) {

@@ -4,6 +4,7 @@
 // the job's `nextRunAt` alone.
 import type { Collection, Db, Filter } from "mongodb";
 import { DELIVERY_ATTEMPTS_KEPT } from "../domain/limits.ts";
+import { newUuid } from "../domain/random.ts";
 import { duplicateIndexes, type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 
 export type DeliveryStatus = "pending" | "succeeded" | "failed";
@@ -65,6 +66,8 @@ export interface WebhookDeliveryDocument {
   attempts?: DeliveryAttemptRecord[];
   /** Set while a worker holds the attempt in flight; another worker may take it over once it has passed. */
   lease_until: Date | null;
+  /** Which claim of many at once took the last attempt (`claimUnleasedAttempts`); absent until one did. */
+  lease_token?: string;
   created_at: Date;
   updated_at: Date;
 }
@@ -183,15 +186,21 @@ export class WebhookDeliveryRepository {
   }
 
   /**
-   * Claims the next attempt of a pending delivery that has none in flight (its last outcome recorded, no lease), as
-   * `claimAttempt` does, without knowing its attempt number first. Null when the delivery is leased, settled or gone.
+   * Claims the next attempt of each pending delivery of `ids` that has none in flight (its last outcome recorded, no
+   * lease), as `claimAttempt` does, without knowing their attempt numbers first; answers those claimed (a delivery
+   * leased, settled or gone is left out). Two commands for them all: one update claims them and stamps each with a
+   * token of this call (`lease_token`), one read answers the records stamped with it. A record claimed by another
+   * process at the same moment carries that process's token, so no attempt is answered to two callers.
    */
-  claimUnleasedAttempt(id: string, now: Date, leaseUntil: Date): Promise<WebhookDeliveryDocument | null> {
-    return this.collection.findOneAndUpdate(
-      { _id: id, status: "pending", lease_until: null },
-      { $inc: { attempt_count: 1 }, $set: { lease_until: leaseUntil, updated_at: now } },
-      { returnDocument: "after", projection: CLAIMED_FIELDS },
+  async claimUnleasedAttempts(ids: readonly string[], now: Date, leaseUntil: Date): Promise<WebhookDeliveryDocument[]> {
+    if (ids.length === 0) return [];
+    const token = newUuid();
+    const { modifiedCount } = await this.collection.updateMany(
+      { _id: { $in: [...ids] }, status: "pending", lease_until: null },
+      { $inc: { attempt_count: 1 }, $set: { lease_until: leaseUntil, lease_token: token, updated_at: now } },
     );
+    if (modifiedCount === 0) return [];
+    return this.collection.find({ _id: { $in: [...ids] }, lease_token: token }, { projection: CLAIMED_FIELDS, batchSize: ids.length }).toArray();
   }
 
   /** Records many outcomes in one round trip, each unless its delivery moved on meanwhile (the hot path of successes). */

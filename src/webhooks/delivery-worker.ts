@@ -18,7 +18,7 @@ import type { WebhookEndpointDocument, WebhookEndpointRepository } from "../stor
 import type { AttemptResult, ReceivedResponse, SentRequest } from "./delivery-client.ts";
 import { decideAfterAttempt, type AttemptVerdict } from "./delivery-policy.ts";
 import { settleDeliveriesOfDisabledEndpoint } from "./endpoint-disabling.ts";
-import { turnBatchedReads } from "../lib/turn-batch.ts";
+import { TurnBatch, turnBatchedReads } from "../lib/turn-batch.ts";
 import { sendSignedEvent, type SendSettings } from "./signed-request.ts";
 import type { FailureRecorder } from "./failure-recorder.ts";
 import type { SuccessRecorder } from "./success-recorder.ts";
@@ -65,6 +65,12 @@ interface AttemptRecord {
   response?: ReceivedResponse;
 }
 
+/** A delivery's record as one claim of many answered it (null: not claimed), and when they were claimed. */
+interface Claim {
+  record: WebhookDeliveryDocument | null;
+  claimedAt: Date;
+}
+
 /** What follows an attempt for its job: run again at this time, or end (null). */
 export type NextRun = Date | null;
 
@@ -73,11 +79,22 @@ export class DeliveryWorker {
   /** The endpoint and the event of an attempt, read together with those of the other runs of the same turn. */
   private readonly endpointById: (id: string) => Promise<WebhookEndpointDocument | null>;
   private readonly eventById: (id: string) => Promise<EventDocument | null>;
+  /**
+   * The claims of the runs of one event-loop turn, made together (a storm's retries start by the hundred, and one
+   * command each was most of what they cost): each answers its claimed record, or null, and when it was claimed.
+   */
+  private readonly claims: TurnBatch<string, Claim>;
 
   constructor(private readonly deps: DeliveryWorkerDependencies) {
     this.sender = deps.sender ?? ((endpoint, event, attempt) => sendSignedEvent(endpoint, event, attempt, deps.send));
     this.endpointById = turnBatchedReads((ids) => deps.endpoints.findManyById(ids));
     this.eventById = turnBatchedReads((ids) => deps.events.findManyById(ids));
+    this.claims = new TurnBatch<string, Claim>(async (ids) => {
+      const claimedAt = deps.clock();
+      const claimed = await deps.deliveries.claimUnleasedAttempts(ids, claimedAt, this.leaseEnd(claimedAt));
+      const byId = new Map(claimed.map((record) => [record._id, record]));
+      return ids.map((id) => ({ record: byId.get(id) ?? null, claimedAt }));
+    });
   }
 
   /**
@@ -86,10 +103,9 @@ export class DeliveryWorker {
    * another run, and the job ends).
    */
   async runJob(deliveryId: string): Promise<NextRun> {
-    const claimedAt = this.deps.clock();
     // Most runs find the last outcome recorded (no lease): the next attempt is claimed without reading the record first.
-    const claimed = await this.deps.deliveries.claimUnleasedAttempt(deliveryId, claimedAt, this.leaseEnd(claimedAt));
-    if (claimed) return this.attemptClaimed(claimed, claimedAt);
+    const { record, claimedAt } = await this.claims.add(deliveryId);
+    if (record) return this.attemptClaimed(record, claimedAt);
     return this.runAfterLease(deliveryId);
   }
 

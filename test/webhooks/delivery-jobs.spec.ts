@@ -103,11 +103,31 @@ describe("the delivery's job as the one schedule of its attempts", () => {
     });
     // A claim answers the earlier attempts without their requests and responses, and leaves the stored ones whole.
     const now = h.clock.read();
-    const claimed = (await h.deliveries.claimUnleasedAttempt(fresh, now, new Date(now.getTime() + 1000)))!;
-    expect(claimed.attempts!.map((a) => Object.keys(a).sort())).to.deep.equal(
+    const [claimed] = await h.deliveries.claimUnleasedAttempts([fresh], now, new Date(now.getTime() + 1000));
+    expect(claimed!.attempts!.map((a) => Object.keys(a).sort())).to.deep.equal(
       Array(2).fill(["attempted_at", "duration_ms", "error", "response_status"]),
     );
     expect((await h.record(fresh))!.attempts!.map((a) => Object.keys(a))).to.deep.equal(stored.attempts!.map((a) => Object.keys(a)));
+  });
+
+  it("claims many deliveries at once: each attempt to one caller of two racing claims, leased, settled and missing ones to none", async () => {
+    const endpoint = await h.addEndpoint();
+    const free = await Promise.all(Array.from({ length: 6 }, async () => h.recordDelivery(endpoint, await h.logEvent(), { attempt_count: 2 })));
+    const now = h.clock.read();
+    const leaseEnd = new Date(now.getTime() + 1000);
+    const leased = await h.recordDelivery(endpoint, await h.logEvent(), { attempt_count: 2, lease_until: leaseEnd });
+    const settled = await h.recordDelivery(endpoint, await h.logEvent(), { status: "succeeded", attempt_count: 1, next_attempt_at: null });
+    const asked = [...free, leased, settled, "whd_missing"];
+    // Two processes claiming the same deliveries at the same moment.
+    const [first, second] = await Promise.all([
+      h.deliveries.claimUnleasedAttempts(asked, now, leaseEnd),
+      h.deliveries.claimUnleasedAttempts([...asked].reverse(), now, leaseEnd),
+    ]);
+    const ids = [...first!, ...second!].map((d) => d._id);
+    expect([...ids].sort()).to.deep.equal([...free].sort());
+    for (const claimed of [...first!, ...second!]) expect(claimed).to.deep.include({ attempt_count: 3, lease_until: leaseEnd });
+    expect(await h.deliveries.claimUnleasedAttempts(asked, now, leaseEnd)).to.deep.equal([]);
+    expect(await h.record(leased)).to.include({ attempt_count: 2 });
   });
 
   it("takes over an attempt whose lease expired (its process died), counting the lost attempt; leaves one still leased", async () => {

@@ -1,12 +1,13 @@
 // Durable jobs in MongoDB through Agenda: what must happen later survives a crash, and any worker process
 // may run it. In the process that schedules a job, an in-memory channel wakes the worker at once instead of
 // waiting for the next poll.
+// First: it changes how Agenda's loggers are made, which Agenda does as it loads.
+import "./agenda-debug-loggers.ts";
 import { Agenda, exponential, type Job } from "agenda";
 import type { AnyBulkWriteOperation, Db, Document } from "mongodb";
 import { hostname } from "node:os";
 import { BatchedJobRepository } from "./batched-job-repository.ts";
 import { TurnBatch } from "../lib/turn-batch.ts";
-import "./agenda-debug-colors.ts";
 import { WakeableChangeStreamChannel, WakeableInMemoryChannel } from "./wake-channels.ts";
 
 export interface JobQueueOptions {

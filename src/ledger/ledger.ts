@@ -144,7 +144,9 @@ export class Ledger {
   private async finishResumed(holder: UserWithLedger | null, record: TransactionRecord): Promise<void> {
     if (holder) {
       const owner = { _id: holder._id, project_id: holder.project_id, livemode: holder.livemode, opens: ledgerOf(holder).opens };
-      await this.writer.afterWrite(owner, record, holder.outbox ?? []);
+      // The holder was read without its outbox (the steps never need it); this rare path reads it.
+      const outbox = (await this.deps.wallets.findById(holder._id))?.outbox ?? [];
+      await this.writer.afterWrite(owner, record, outbox);
       return;
     }
     const owner = await this.deps.wallets.findById(record.user_id).catch((error: unknown) => this.deps.onBackgroundError(error));

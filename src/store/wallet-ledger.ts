@@ -79,8 +79,6 @@ export interface LedgerOwner {
 
 /** The fields of the user document a ledger write reads back (not the whole document: it can be large). */
 const OWNER_FIELDS = { project_id: 1, livemode: 1, "ledger.opens": 1 } as const;
-/** What a move reads of the holder of its transaction besides that transaction: its owner and its outbox. */
-const HOLDER_FIELDS = { ...OWNER_FIELDS, outbox: 1 } as const;
 
 /** The owner as `doc` (a whole user document, or its owner fields) shows it. */
 export function ownerOf(doc: UserWithLedger): LedgerOwner;
@@ -183,28 +181,26 @@ export class WalletLedgerRepository {
   }
 
   /**
-   * The user holding this transaction in flight, if one does: its owner fields, outbox, in-flight ids and that
-   * transaction (not its balance, profile or other transactions).
+   * The user holding this transaction in flight, if one does: its owner fields and that transaction (not its
+   * balance, outbox, profile or other transactions).
    */
   findHolder(transactionId: string): Promise<UserWithLedger | null> {
     return this.holders.add(transactionId);
   }
 
   /**
-   * The holders of these transactions, by one query: of each, its owner fields, its outbox and those of its
-   * transactions in flight (not the others, nor its profile).
+   * The holders of these transactions, by one query: of each, its owner fields and those of its transactions in
+   * flight (not the others, its outbox nor its profile: a step reads many holders at once, and a user's outbox and
+   * in-flight ids may be long).
    */
   private async findHolders(transactionIds: string[]): Promise<(UserWithLedger | null)[]> {
     const ids = [...new Set(transactionIds)];
-    const projection = {
-      ...HOLDER_FIELDS,
-      "ledger.inflight_ids": 1,
-      ...Object.fromEntries(ids.map((id) => [`ledger.inflight.${id}`, 1])),
-    };
+    const projection = { ...OWNER_FIELDS, ...Object.fromEntries(ids.map((id) => [`ledger.inflight.${id}`, 1])) };
     const filter = ids.length === 1 ? { "ledger.inflight_ids": ids[0]! } : { "ledger.inflight_ids": { $in: ids } };
     // All in the first reply (by default a cursor answers 101 documents, then a getMore for the rest).
     const users = await this.users.find(filter, { projection, batchSize: Math.max(ids.length, 1) }).toArray();
-    const holderOf = new Map(users.flatMap((user) => (user.ledger?.inflight_ids ?? []).map((id) => [id, user] as const)));
+    // Each holder's reply holds only the asked transactions it holds.
+    const holderOf = new Map(users.flatMap((user) => Object.keys(user.ledger?.inflight ?? {}).map((id) => [id, user] as const)));
     return transactionIds.map((id) => holderOf.get(id) ?? null);
   }
 

@@ -9,8 +9,9 @@
 //
 // Agenda, without a lock limit, locks every due job it finds into its local queue, so one process would take a whole
 // backlog at once (none left to other workers, and jobs waiting locally past their lock lifetime); with one, it
-// looks again only at its next poll. Here a job name is locked up to its lock limit (what may run of it at once):
-// past it a fill finds nothing, and once its runs have freed half of it (or one lock batch's worth, for a name whose
+// looks again only at its next poll. Here a job name is locked up to its lock limit (what may run of it at once, or
+// more for runs that mostly wait on round trips, so that the next ones wait locked in Agenda's queue): past it a
+// fill finds nothing, and once its runs have freed half of it (or one lock batch's worth, for a name whose
 // batches are smaller than its limit) Agenda is woken to lock more (`onRoom`).
 // A run holds its place until the save that ends it is written: Agenda counts it as running until then, and a job
 // handed over while Agenda's count is full waits in Agenda's queue.

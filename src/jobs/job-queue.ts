@@ -29,6 +29,11 @@ export interface JobDefinitionOptions {
   concurrency?: number;
   /** Jobs one lock batch of this name takes at most (default: its concurrency); see BatchedJobRepository.limitLocks. */
   lockBatch?: number;
+  /**
+   * Jobs of this name this process holds locked at most, running or waiting for a place to run (default: its
+   * concurrency); see BatchedJobRepository.limitLocks.
+   */
+  lockLimit?: number;
   lockLifetimeMs?: number;
 }
 
@@ -161,7 +166,7 @@ export class JobQueue {
 
   define<T>(name: string, handler: JobHandler<T>, options: JobDefinitionOptions = {}): void {
     // As many locked at once as may run at once: the rest of a backlog stays free for other workers.
-    this.repository.limitLocks(name, options.concurrency ?? this.defaultConcurrency, options.lockBatch);
+    this.repository.limitLocks(name, options.lockLimit ?? options.concurrency ?? this.defaultConcurrency, options.lockBatch);
     this.agenda.define<T>(
       name,
       async (job: Job<T>) => {

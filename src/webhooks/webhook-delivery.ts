@@ -136,8 +136,14 @@ export class WebhookDelivery {
         maxPendingPerEndpoint: options.maxPendingPerEndpoint,
       },
     );
+    // A run spends most of its time in round trips (claim, reads, outcome, the job's end), and its place is taken
+    // by the next job only once that one is locked: with the lock limit at the concurrency, a storm's retries ran
+    // in waves of `concurrency` with the lock batch's round trips between them. Twice as many locked, in batches of
+    // a quarter of that, keeps the next runs waiting in Agenda's queue while these run.
     deps.jobs.define<DeliveryJobData>(DELIVERY_JOB, (data) => this.runJob(data.deliveryId), {
       concurrency: options.concurrency,
+      lockLimit: 2 * options.concurrency,
+      lockBatch: Math.max(1, Math.floor(options.concurrency / 2)),
       lockLifetimeMs: leaseMs,
     });
     deps.jobs.define<FirstAttemptsJobData>(FIRST_ATTEMPTS_JOB, (data) => this.guarantees.run(data));

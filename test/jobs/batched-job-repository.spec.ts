@@ -150,6 +150,48 @@ describe("JobQueue's batched repository", () => {
     expect(await countOf("test-held")).to.equal(30 - runs);
   });
 
+  it("with a lock limit above the concurrency, holds the next jobs locked while its runs take their time, never running more at once", async () => {
+    const q = queue(4);
+    let release: () => void = () => {};
+    const blocked = new Promise<void>((resolve) => (release = resolve));
+    let running = 0;
+    let most = 0;
+    let runs = 0;
+    q.define<{ n: number }>(
+      "test-ahead",
+      async () => {
+        running += 1;
+        most = Math.max(most, running);
+        runs += 1;
+        await blocked;
+        running -= 1;
+      },
+      { concurrency: 2, lockLimit: 4, lockBatch: 2 },
+    );
+    try {
+      await q.start();
+      await Promise.all(Array.from({ length: 12 }, (_, n) => q.insertUnique("test-ahead", { n }, new Date(), "n")));
+      await eventually(
+        () => jobs().countDocuments({ name: "test-ahead", lockedAt: { $ne: null } }),
+        (count) => count === 4,
+        5000,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(runs, "two run, two wait locked").to.equal(2);
+      expect(await jobs().countDocuments({ name: "test-ahead", lockedAt: { $ne: null } }), "no more than the lock limit").to.equal(4);
+      release();
+      await eventually(
+        () => countOf("test-ahead"),
+        (left) => left === 0,
+        8000,
+      );
+      expect(runs).to.equal(12);
+      expect(most, "never more than the concurrency at once").to.equal(2);
+    } finally {
+      release();
+    }
+  });
+
   /** The repository alone, as Agenda calls it: due jobs of `name` inserted, `limit` of them held at most. */
   async function repositoryWith(name: string, due: number, limit: number, batch?: number): Promise<BatchedJobRepository> {
     const repository = new BatchedJobRepository(client.db(), "jobs", limit, true);

@@ -52,7 +52,7 @@ async function insertFor(ms: number): Promise<number> {
   const end = performance.now() + ms;
   let inserted = 0;
   while (performance.now() < end) {
-    await logs.insertMany(Array.from({ length: BATCH }, () => loadEntry("rest-read", principal as Principal, "req_yield", next++)));
+    await logs.insertMany(Array.from({ length: BATCH }, () => loadEntry("rest-read", principal as Principal, next++)));
     inserted += BATCH;
   }
   return inserted;

@@ -1,16 +1,20 @@
 // The request log's entries of the two loads' calls, as the pipeline builds them (its own function), for the
 // benchmarks that record or insert them outside any request (bench/request-log-alone.ts, request-log-inserts.ts).
 import type { Principal } from "../src/access/principal.ts";
+import { newRequestId } from "../src/domain/ids.ts";
 import { requestLogEntry } from "../src/pipeline/request-log-entry.ts";
 import type { RequestLogDocument } from "../src/store/request-log-repository.ts";
 
 export type RequestLogLoad = "rest-read" | "users-create";
 
-/** The entry of call number `n` of `load`: a GET of a user, or a POST creating one with an Idempotency-Key. */
-export function loadEntry(load: RequestLogLoad, principal: Principal, idPrefix: string, n: number): RequestLogDocument {
+/**
+ * The entry of call number `n` of `load`: a GET of a user, or a POST creating one with an Idempotency-Key. Its id
+ * is a fresh request id, as a call's is: random, so each lands at a random place of the _id index.
+ */
+export function loadEntry(load: RequestLogLoad, principal: Principal, n: number): RequestLogDocument {
   const read = load === "rest-read";
   return requestLogEntry({
-    logId: `${idPrefix}_${load}_${n}`,
+    logId: newRequestId(),
     source: "rest",
     method: null,
     route: read

@@ -27,7 +27,7 @@ let next = 0;
 /** One insert command of the next BATCH entries, as an OP_MSG with the entries in a document sequence (as the driver sends it). */
 function insertMessage(requestId: number): Buffer {
   const body = serialize({ insert: "request_logs", ordered: false, $db: dbName });
-  const documents = Array.from({ length: BATCH }, () => serialize(loadEntry(spec.load, principal, "req_inserts", next++)));
+  const documents = Array.from({ length: BATCH }, () => serialize(loadEntry(spec.load, principal, next++)));
   const identifier = Buffer.from("documents\0");
   const sequenceSize = Buffer.alloc(4);
   sequenceSize.writeInt32LE(4 + identifier.length + documents.reduce((sum, d) => sum + d.length, 0));

@@ -43,6 +43,19 @@ describe("embedded-mongo: $pull", function () {
     });
   });
 
+  it("removes object elements by conditions on their fields as a query matches them (arrays, number types, null)", async () => {
+    await coll().insertOne({
+      _id: 5,
+      outbox: [{ id: "e1" }, { id: ["e2", "x"] }, { id: Long.fromNumber(3) }, { id: new Double(3) }, { other: 1 }, "e2", 3, { id: null }],
+    });
+    await update(5, { $pull: { outbox: { id: { $in: ["e2", 3] } } } });
+    expect(await raw(5)).to.deep.equal({ _id: new Int32(5), outbox: [{ id: "e1" }, { other: new Int32(1) }, "e2", new Int32(3), { id: null }] });
+    await update(5, { $pull: { outbox: { id: null } } });
+    expect(await raw(5)).to.deep.equal({ _id: new Int32(5), outbox: [{ id: "e1" }, "e2", new Int32(3)] });
+    await update(5, { $pull: { outbox: { id: "e1", other: { $exists: false } } } });
+    expect(await raw(5)).to.deep.equal({ _id: new Int32(5), outbox: ["e2", new Int32(3)] });
+  });
+
   it("changes nothing when nothing matches or the path is missing (no parent is created)", async () => {
     await coll().insertOne({ _id: 3, a: [1, 2] });
     const r = await update(3, { $pull: { a: { $gt: 5 }, "b.c": 1 } });

@@ -4,7 +4,7 @@
 import type { Document } from "bson";
 import { compareValues, isPlainObject } from "./bson-order.ts";
 import { commandError, ErrorCodes } from "../bson/errors.ts";
-import { createQuery } from "./matcher.ts";
+import { compileFilter } from "./matcher.ts";
 import type { Collation } from "./collation.ts";
 
 const LOGICAL = new Set(["$and", "$or", "$nor", "$expr", "$where", "$text", "$comment", "$jsonSchema"]);
@@ -13,12 +13,13 @@ const LOGICAL = new Set(["$and", "$or", "$nor", "$expr", "$where", "$text", "$co
 function elementTest(cond: unknown, collation: Collation | undefined): (el: unknown) => boolean {
   if (isPlainObject(cond)) {
     const first = Object.keys(cond)[0];
+    // compileFilter tests a plain comparison (`{id: {$in: [...]}}`, the usual condition) without compiling a query.
     if (first?.startsWith("$") && !LOGICAL.has(first)) {
-      const query = createQuery({ v: cond }, undefined, collation);
-      return (el) => query.test({ v: el });
+      const test = compileFilter({ v: cond }, undefined, collation)!; // a filter of one field is never empty
+      return (el) => test({ v: el });
     }
-    const query = createQuery(cond, undefined, collation);
-    return (el) => isPlainObject(el) && query.test(el);
+    const test = compileFilter(cond, undefined, collation);
+    return (el) => isPlainObject(el) && (test === undefined || test(el));
   }
   return (el) =>
     compareValues(el, cond, collation?.compare) === 0 &&

@@ -6,6 +6,7 @@ import type { Collection, Db, Filter } from "mongodb";
 import { DELIVERY_ATTEMPTS_KEPT } from "../domain/limits.ts";
 import { newUuid } from "../domain/random.ts";
 import { duplicateIndexes, type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
+import { rawUpdates } from "./write-batcher.ts";
 
 export type DeliveryStatus = "pending" | "succeeded" | "failed";
 
@@ -90,10 +91,16 @@ export interface AttemptOutcome {
  */
 const CLAIMED_FIELDS = { "attempts.request": 0, "attempts.response": 0 } as const;
 
+/**
+ * Outcomes written by one `update` command at most: an outcome carries at most a 64 KiB request body, a 4 KiB
+ * response body and their headers (under 100 KiB), so 128 of them stay under the 16 MiB of a command.
+ */
+const OUTCOMES_PER_COMMAND = 128;
+
 export class WebhookDeliveryRepository {
   private readonly collection: Collection<WebhookDeliveryDocument>;
 
-  constructor(db: Db) {
+  constructor(private readonly db: Db) {
     this.collection = db.collection<WebhookDeliveryDocument>("webhook_deliveries");
   }
 
@@ -206,14 +213,16 @@ export class WebhookDeliveryRepository {
   /** Records many outcomes in one round trip, each unless its delivery moved on meanwhile (the hot path of successes). */
   async recordAttempts(outcomes: readonly { id: string; attempt: number; outcome: AttemptOutcome; now: Date }[]): Promise<void> {
     if (outcomes.length === 0) return;
-    await this.collection.bulkWrite(
-      outcomes.map(({ id, attempt, outcome, now }) => ({
-        updateOne: {
-          filter: { _id: id, status: "pending", attempt_count: attempt },
-          update: outcomeUpdate(outcome, now),
-        },
-      })),
-      { ordered: false },
+    await this.writeOutcomes(outcomes);
+  }
+
+  /** Writes outcomes, each unless its delivery moved on meanwhile; answers how many were written. */
+  private writeOutcomes(outcomes: readonly { id: string; attempt: number; outcome: AttemptOutcome; now: Date }[]): Promise<number> {
+    return rawUpdates(
+      this.db,
+      this.collection.collectionName,
+      outcomes.map(({ id, attempt, outcome, now }) => ({ q: { _id: id, status: "pending", attempt_count: attempt }, u: outcomeUpdate(outcome, now) })),
+      OUTCOMES_PER_COMMAND,
     );
   }
 
@@ -224,16 +233,7 @@ export class WebhookDeliveryRepository {
    */
   async recordAttemptsEach(outcomes: readonly { id: string; attempt: number; outcome: AttemptOutcome; now: Date }[]): Promise<boolean[]> {
     if (outcomes.length === 0) return [];
-    const result = await this.collection.bulkWrite(
-      outcomes.map(({ id, attempt, outcome, now }) => ({
-        updateOne: {
-          filter: { _id: id, status: "pending", attempt_count: attempt },
-          update: outcomeUpdate(outcome, now),
-        },
-      })),
-      { ordered: false },
-    );
-    if (result.matchedCount === outcomes.length) return outcomes.map(() => true);
+    if ((await this.writeOutcomes(outcomes)) === outcomes.length) return outcomes.map(() => true);
     const records = await this.collection
       .find({ _id: { $in: outcomes.map((o) => o.id) } }, { projection: { attempt_count: 1, lease_until: 1, updated_at: 1 } })
       .toArray();

@@ -2,7 +2,7 @@
 // one command (insertMany or bulkWrite, unordered), and each caller still gets its own document's outcome.
 // Each document's write stays atomic on its own, exactly as with insertOne or updateOne; what is saved is the
 // per-command cost, which dominates small writes.
-import type { AnyBulkWriteOperation, Collection, Document, UpdateOneModel } from "mongodb";
+import type { AnyBulkWriteOperation, Collection, Db, Document, UpdateOneModel } from "mongodb";
 import { TurnBatch } from "../lib/turn-batch.ts";
 import { bulkWriteErrors } from "./database.ts";
 
@@ -105,4 +105,35 @@ export function batchedConditionalUpdate<T extends Document>(
 /** Throws a document's write error as the driver would for a single write (code, keyPattern, message). */
 export function throwDocumentError(error: DocumentWriteError): never {
   throw Object.assign(new Error(error.message), { code: error.code, keyPattern: error.keyPattern });
+}
+
+/** One update of `rawUpdates`: its filter and update, as the `update` command takes them. */
+export interface RawUpdate {
+  q: Document;
+  u: Document;
+}
+
+/**
+ * Unordered single-document updates as raw `update` commands, at most `perCommand` in each (sent at once). The
+ * driver's bulkWrite computes every operation's BSON size before serializing it, to split a batch at the server's
+ * limits: that costs about as much as the serialization itself. A raw command is serialized once, so the caller
+ * bounds its size instead (`perCommand` updates of the largest size it writes stay under the 16 MiB of a command).
+ * Answers how many updates matched a document; a write error of any update is thrown, as bulkWrite would.
+ */
+export async function rawUpdates(db: Db, collection: string, updates: readonly RawUpdate[], perCommand: number): Promise<number> {
+  const commands: Promise<Document>[] = [];
+  for (let start = 0; start < updates.length; start += perCommand) {
+    commands.push(db.command({ update: collection, updates: updates.slice(start, start + perCommand), ordered: false }));
+  }
+  let matched = 0;
+  for (const reply of await Promise.all(commands)) {
+    const writeErrors = reply.writeErrors as { index: number; code: number; errmsg?: string }[] | undefined;
+    if (writeErrors !== undefined && writeErrors.length > 0) {
+      const [first] = writeErrors;
+      throw Object.assign(new Error(first!.errmsg ?? "write error"), { code: first!.code, writeErrors });
+    }
+    if (reply.writeConcernError) throw Object.assign(new Error(String(reply.writeConcernError.errmsg)), reply.writeConcernError);
+    matched += Number(reply.n ?? 0);
+  }
+  return matched;
 }

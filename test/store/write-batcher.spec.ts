@@ -1,7 +1,7 @@
 // Group commit of single-document writes: one command for writes of the same turn, one outcome per caller.
 import { expect } from "chai";
 import { MongoClient, type Collection } from "mongodb";
-import { batchedConditionalUpdate, batchedInsert, batchedUpdate } from "../../src/store/write-batcher.ts";
+import { batchedConditionalUpdate, batchedInsert, batchedUpdate, rawUpdates } from "../../src/store/write-batcher.ts";
 import { freshDatabaseUri } from "../support/database.ts";
 
 interface Doc {
@@ -92,5 +92,31 @@ describe("write batcher", () => {
     await broken.close();
     const results = await Promise.allSettled([insert({ _id: "x", phone: "+7" }), insert({ _id: "y", phone: "+8" })]);
     expect(results.map((r) => r.status)).to.deep.equal(["rejected", "rejected"]);
+  });
+
+  it("rawUpdates: sends the updates in commands of at most the given size, answers how many matched, throws a write error", async () => {
+    // A collection of its own: the other tests count the documents of theirs.
+    const raw = client.db().collection<Doc>("raw_docs");
+    await raw.createIndex({ phone: 1 }, { unique: true });
+    await raw.insertMany([
+      { _id: "r1", phone: "+r1", n: 1 },
+      { _id: "r2", phone: "+r2", n: 1 },
+      { _id: "r3", phone: "+r3", n: 1 },
+    ]);
+    commands.length = 0;
+    const matched = await rawUpdates(
+      client.db(),
+      "raw_docs",
+      ["r1", "r2", "r3", "missing"].map((id) => ({ q: { _id: id, n: 1 }, u: { $inc: { n: 1 }, $set: { at: new Date(0) } } })),
+      3,
+    );
+    expect(matched).to.equal(3);
+    expect(commands.filter((c) => c === "update")).to.have.length(2);
+    expect((await raw.find({ _id: { $in: ["r1", "r2", "r3"] } }).toArray()).map((d) => d.n)).to.deep.equal([2, 2, 2]);
+    const duplicate = await rawUpdates(client.db(), "raw_docs", [{ q: { _id: "r1" }, u: { $set: { phone: "+r2" } } }], 10).catch(
+      (error: unknown) => error,
+    );
+    expect(duplicate).to.be.instanceOf(Error);
+    expect((duplicate as { code?: number }).code).to.equal(11000);
   });
 });

@@ -1,7 +1,7 @@
 // Each index of the request log answers the list's query of the filter it was made for (the first page: the
 // filter, newest first, one more than the limit), shown by explain as on mongod: every index costs every recorded
 // call its maintenance, so none is kept that no filter uses. `method`, `source` and a success's status have no
-// index of their own and are applied over the tenant's newest-first index.
+// index of their own and are applied over the tenant's index in time order.
 import { expect } from "chai";
 import type { Document } from "mongodb";
 import { ERROR_CATALOGUE } from "../../src/domain/errors.ts";
@@ -76,17 +76,17 @@ describe("request log indexes", () => {
   }
 
   // The filter, the index that answers it, and how many entries it reads per entry it returns at most: one for
-  // an index of the filter; for a filter applied over the newest-first index, one over the share of entries
+  // an index of the filter; for a filter applied over the tenant's index, one over the share of entries
   // that pass (a quarter of the calls are GETs, a third came through Connect).
   const cases: [string, RequestLogFilters, string, number][] = [
-    ["no filter", {}, "tenant_newest_first", 1],
-    ["a refusal's status", { status: statusFilter("404") }, "tenant_refused_status", 1],
-    ["a success's status (no index of its own)", { status: statusFilter("200") }, "tenant_newest_first", 2],
-    ["a route", { route: "/v1/transactions" }, "tenant_route", 1],
-    ["an error code", { error_code: "resource_missing" }, "tenant_error_code", 1],
-    ["an Idempotency-Key", { idempotency_key: "key-401" }, "tenant_idempotency_key", 1],
-    ["a method (no index of its own)", { method: "GET" }, "tenant_newest_first", 4],
-    ["a source (no index of its own)", { source: "connect" }, "tenant_newest_first", 3],
+    ["no filter", {}, "tenant_by_time", 1],
+    ["a refusal's status", { status: statusFilter("404") }, "tenant_refused_status_by_time", 1],
+    ["a success's status (no index of its own)", { status: statusFilter("200") }, "tenant_by_time", 2],
+    ["a route", { route: "/v1/transactions" }, "tenant_route_by_time", 1],
+    ["an error code", { error_code: "resource_missing" }, "tenant_error_code_by_time", 1],
+    ["an Idempotency-Key", { idempotency_key: "key-401" }, "tenant_idempotency_key_by_time", 1],
+    ["a method (no index of its own)", { method: "GET" }, "tenant_by_time", 4],
+    ["a source (no index of its own)", { source: "connect" }, "tenant_by_time", 3],
   ];
   for (const [name, filters, index, readsPerEntry] of cases) {
     it(`answers the list filtered by ${name} from ${index}, reading at most ${readsPerEntry} entries per entry returned`, async () => {
@@ -98,17 +98,17 @@ describe("request log indexes", () => {
   }
 
   // A class of statuses is a range: the status index would hand its entries over in status order, to be sorted
-  // whole, so the newest-first index is read instead, past the entries of other classes (nine in ten here).
-  it("answers the list filtered by a class of statuses (4xx) from tenant_newest_first, reading at most 10 entries per entry returned", async () => {
+  // whole, so the tenant's index is read instead (backward), past the entries of other classes (nine in ten here).
+  it("answers the list filtered by a class of statuses (4xx) from tenant_by_time, reading at most 10 entries per entry returned", async () => {
     const found = await plan({ status: statusFilter("4xx") });
-    expect(found.indexes).to.deep.equal(["tenant_newest_first"]);
+    expect(found.indexes).to.deep.equal(["tenant_by_time"]);
     expect(found.returned).to.equal(LIMIT + 1);
     expect(found.docsExamined).to.be.at.most(found.returned * 10);
   });
 
-  it("answers a later page of a refusal's status from tenant_refused_status too", async () => {
+  it("answers a later page of a refusal's status from tenant_refused_status_by_time too", async () => {
     const found = await plan({ status: statusFilter("404") }, new Date(Date.UTC(2026, 10, 1) + 400_000));
-    expect(found.indexes).to.deep.equal(["tenant_refused_status"]);
+    expect(found.indexes).to.deep.equal(["tenant_refused_status_by_time"]);
     expect(found.returned).to.equal(LIMIT + 1);
     expect(found.docsExamined).to.equal(found.returned);
   });
@@ -129,14 +129,25 @@ describe("request log indexes", () => {
     expect(second.hasMore).to.equal(false);
   });
 
-  it("replaces the index of every call's status that an earlier version made", async () => {
+  it("replaces the indexes that earlier versions made (every call's status; time and id descending)", async () => {
     const earlier = await freshDatabase("request_log_indexes_earlier");
     try {
       const collection = earlier.db.collection("request_logs");
       await collection.createIndex({ project_id: 1, livemode: 1, status: 1, created_at: -1, _id: -1 }, { name: "tenant_status" });
+      await collection.createIndex({ project_id: 1, livemode: 1, created_at: -1, _id: -1 }, { name: "tenant_newest_first" });
+      await collection.createIndex({ project_id: 1, livemode: 1, route: 1, created_at: -1, _id: -1 }, { name: "tenant_route" });
       await new RequestLogRepository(earlier.db).ensureIndexes();
-      const names = (await collection.indexes()).map((index) => index.name);
-      expect(names).to.include("tenant_refused_status").and.not.include("tenant_status");
+      await new RequestLogRepository(earlier.db).ensureIndexes();
+      const names = (await collection.indexes()).map((index) => index.name).sort();
+      expect(names).to.deep.equal([
+        "_id_",
+        "retention",
+        "tenant_by_time",
+        "tenant_error_code_by_time",
+        "tenant_idempotency_key_by_time",
+        "tenant_refused_status_by_time",
+        "tenant_route_by_time",
+      ]);
     } finally {
       await earlier.close();
     }

@@ -20,6 +20,7 @@ import { decideAfterAttempt, type AttemptVerdict } from "./delivery-policy.ts";
 import { settleDeliveriesOfDisabledEndpoint } from "./endpoint-disabling.ts";
 import { TurnBatch, turnBatchedReads } from "../lib/turn-batch.ts";
 import { sendSignedEvent, type SendSettings } from "./signed-request.ts";
+import type { DeliveryPlace } from "./delivery-job.ts";
 import type { FailureRecorder } from "./failure-recorder.ts";
 import type { SuccessRecorder } from "./success-recorder.ts";
 
@@ -65,6 +66,12 @@ interface AttemptRecord {
   response?: ReceivedResponse;
 }
 
+/** A delivery's endpoint and event, being read. */
+interface PlaceReads extends DeliveryPlace {
+  endpoint: Promise<WebhookEndpointDocument | null>;
+  event: Promise<EventDocument | null>;
+}
+
 /** A delivery's record as one claim of many answered it (null: not claimed), and when they were claimed. */
 interface Claim {
   record: WebhookDeliveryDocument | null;
@@ -100,13 +107,24 @@ export class DeliveryWorker {
   /**
    * One run of a delivery's job: settles an attempt a dead process left in flight, then claims, sends and
    * records the next one. Answers when the job runs next (null: the delivery is settled, gone or taken by
-   * another run, and the job ends).
+   * another run, and the job ends). A job that names its delivery's endpoint and event (`where`) has them read
+   * along with the claim instead of after it: a round trip less in each run.
    */
-  async runJob(deliveryId: string): Promise<NextRun> {
+  async runJob(deliveryId: string, where?: DeliveryPlace): Promise<NextRun> {
+    const reads = where === undefined ? undefined : this.readPlace(where);
     // Most runs find the last outcome recorded (no lease): the next attempt is claimed without reading the record first.
     const { record, claimedAt } = await this.claims.add(deliveryId);
-    if (record) return this.attemptClaimed(record, claimedAt);
+    if (record) return this.attemptClaimed(record, claimedAt, reads);
     return this.runAfterLease(deliveryId);
+  }
+
+  /** Reads an endpoint and an event ahead; a read nobody awaits in the end fails quietly. */
+  private readPlace(where: DeliveryPlace): PlaceReads {
+    const endpoint = this.endpointById(where.endpointId);
+    const event = this.eventById(where.eventId);
+    endpoint.catch(() => undefined);
+    event.catch(() => undefined);
+    return { ...where, endpoint, event };
   }
 
   /** A run that found the delivery leased, settled or gone: waits for a live lease, or counts a lost attempt first. */
@@ -146,9 +164,12 @@ export class DeliveryWorker {
     return new Date(claimedAt.getTime() + this.deps.leaseMs);
   }
 
-  /** Sends an attempt a job run claimed, to its endpoint as it is now. */
-  private async attemptClaimed(claimed: WebhookDeliveryDocument, claimedAt: Date): Promise<NextRun> {
-    const [endpoint, event] = await Promise.all([this.endpointById(claimed.endpoint_id), this.eventById(claimed.event_id)]);
+  /** Sends an attempt a job run claimed, to its endpoint as it is now (read ahead in `reads`, when they are its). */
+  private async attemptClaimed(claimed: WebhookDeliveryDocument, claimedAt: Date, reads?: PlaceReads): Promise<NextRun> {
+    const [endpoint, event] = await Promise.all([
+      reads?.endpointId === claimed.endpoint_id ? reads.endpoint : this.endpointById(claimed.endpoint_id),
+      reads?.eventId === claimed.event_id ? reads.event : this.eventById(claimed.event_id),
+    ]);
     if (!endpoint) return null; // deleted, together with its deliveries
     return this.attempt(claimed, endpoint, event ?? undefined, claimedAt);
   }

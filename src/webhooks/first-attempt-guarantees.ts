@@ -10,6 +10,7 @@ import { newUuid } from "../domain/random.ts";
 import type { JobQueue, ScheduledJob } from "../jobs/job-queue.ts";
 import { TurnBatch } from "../lib/turn-batch.ts";
 import type { WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
+import { type DeliveryJobData, placeOf } from "./delivery-job.ts";
 
 export const FIRST_ATTEMPTS_JOB = "webhook-first-attempts";
 
@@ -34,7 +35,7 @@ export interface FirstAttemptGuaranteeDependencies {
   clock: Clock;
   jobs: Pick<JobQueue, "scheduleMany" | "moveMany">;
   /** Writes the `webhook-attempt` jobs of these deliveries; an existing one keeps its time. */
-  addDeliveryJobs: (jobs: readonly ScheduledJob<{ deliveryId: string }>[]) => Promise<void>;
+  addDeliveryJobs: (jobs: readonly ScheduledJob<DeliveryJobData>[]) => Promise<void>;
 }
 
 export class FirstAttemptGuarantees {
@@ -80,6 +81,8 @@ export class FirstAttemptGuarantees {
   async run(data: FirstAttemptsJobData): Promise<void> {
     const now = this.deps.clock();
     const pending = await this.deps.deliveries.findPendingOfEvents(data.eventIds);
-    await this.deps.addDeliveryJobs(pending.map((d) => ({ data: { deliveryId: d._id }, at: d.lease_until ?? d.next_attempt_at ?? now })));
+    await this.deps.addDeliveryJobs(
+      pending.map((d) => ({ data: { deliveryId: d._id, ...placeOf(d) }, at: d.lease_until ?? d.next_attempt_at ?? now })),
+    );
   }
 }

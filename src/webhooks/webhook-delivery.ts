@@ -15,6 +15,7 @@ import { DeliveryDispatcher } from "./delivery-dispatcher.ts";
 import { DEFAULT_RECOVERY_RATE_PER_SECOND, LEASE_MARGIN_MS } from "./delivery-policy.ts";
 import { DeliveryRecovery } from "./delivery-recovery.ts";
 import { FIRST_ATTEMPTS_JOB, type FirstAttemptBatch, FirstAttemptGuarantees, type FirstAttemptsJobData } from "./first-attempt-guarantees.ts";
+import { type DeliveryJobData, type DeliveryPlace, placeIn, placeOf } from "./delivery-job.ts";
 import { DeliveryWorker, type AttemptHints, type AttemptSender, type NextRun } from "./delivery-worker.ts";
 import type { SendSettings } from "./signed-request.ts";
 import { FailureRecorder } from "./failure-recorder.ts";
@@ -24,9 +25,7 @@ import { WebhookFanout } from "./webhook-fanout.ts";
 /** The job of a delivery: its data names the delivery, one job per delivery. */
 export const DELIVERY_JOB = "webhook-attempt";
 
-export interface DeliveryJobData {
-  deliveryId: string;
-}
+export type { DeliveryJobData };
 
 /** What the webhooks module needs of the job queue (JobQueue; tests may pass the same). */
 export type DeliveryJobs = Pick<JobQueue, "define" | "scheduleMany" | "moveMany" | "ensureUniqueIndex">;
@@ -109,7 +108,7 @@ export class WebhookDelivery {
         let recorded = false;
         try {
           const next = await this.worker.runFirst(first!.hints);
-          if (next !== null) await this.retryJobs.add({ data: { deliveryId }, at: next });
+          if (next !== null) await this.retryJobs.add({ data: { deliveryId, ...placeOf(first!.hints.claimed) }, at: next });
           recorded = true;
         } finally {
           await this.guarantees.done(first!.batch, recorded);
@@ -140,7 +139,7 @@ export class WebhookDelivery {
     // by the next job only once that one is locked: with the lock limit at the concurrency, a storm's retries ran
     // in waves of `concurrency` with the lock batch's round trips between them. Twice as many locked, in batches of
     // a quarter of that, keeps the next runs waiting in Agenda's queue while these run.
-    deps.jobs.define<DeliveryJobData>(DELIVERY_JOB, (data) => this.runJob(data.deliveryId), {
+    deps.jobs.define<DeliveryJobData>(DELIVERY_JOB, (data) => this.runJob(data.deliveryId, placeIn(data)), {
       concurrency: options.concurrency,
       lockLimit: 2 * options.concurrency,
       lockBatch: Math.max(1, Math.floor(options.concurrency / 2)),
@@ -221,12 +220,12 @@ export class WebhookDelivery {
   }
 
   /** One run of a delivery's job, as Agenda starts it: answers its next run (undefined: the job ends). */
-  async runJob(deliveryId: string): Promise<Date | undefined> {
+  async runJob(deliveryId: string, where?: DeliveryPlace): Promise<Date | undefined> {
     // Taken while stopping: left for another process, due now.
     if (this.stopping) return this.deps.clock();
     this.running += 1;
     try {
-      const next: NextRun = await this.worker.runJob(deliveryId);
+      const next: NextRun = await this.worker.runJob(deliveryId, where);
       return next ?? undefined;
     } finally {
       this.running -= 1;

@@ -11,6 +11,7 @@ import type { EventDocument } from "../store/event-repository.ts";
 import type { WebhookDeliveryDocument, WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
 import type { WebhookEndpointDocument, WebhookEndpointRepository } from "../store/webhook-endpoint-repository.ts";
 import type { ScheduledJob } from "../jobs/job-queue.ts";
+import { type DeliveryJobData, placeOf } from "./delivery-job.ts";
 import type { AttemptHints } from "./delivery-worker.ts";
 import { ENDPOINT_DISABLED } from "./endpoint-disabling.ts";
 
@@ -25,7 +26,7 @@ export interface FanoutDependencies {
    */
   dispatch?: (firsts: readonly AttemptHints[], leaseEnd: Date) => Promise<void>;
   /** Writes (or moves; with `keepExisting`, only adds) the jobs of these deliveries, in one bulk write. */
-  schedule: (jobs: readonly ScheduledJob<{ deliveryId: string }>[], options?: { keepExisting?: boolean }) => Promise<void>;
+  schedule: (jobs: readonly ScheduledJob<DeliveryJobData>[], options?: { keepExisting?: boolean }) => Promise<void>;
   maxPendingPerEndpoint: number;
   /** How long the first attempt, claimed at insertion, is leased to this process: its job runs then. */
   leaseMs: number;
@@ -91,21 +92,22 @@ export class WebhookFanout implements EventFanout {
       }),
     );
     const inserted = await deliveries.insertManyOnce(records);
-    const jobs: ScheduledJob<{ deliveryId: string }>[] = [];
+    const jobs: ScheduledJob<DeliveryJobData>[] = [];
     const firsts: AttemptHints[] = [];
     const again = new Set<string>();
     for (const record of records) {
       if (record.status !== "pending") continue;
       if (!inserted.has(record._id)) again.add(`${record.event_id}\u0000${record.endpoint_id}`);
       else if (hints.has(record._id)) firsts.push(hints.get(record._id)!);
-      else jobs.push({ data: { deliveryId: record._id }, at: now });
+      else jobs.push({ data: { deliveryId: record._id, ...placeOf(record) }, at: now });
     }
     // A relay that runs again (its process died between the records and their jobs) adds the jobs missing from the
     // records it finds pending; an existing job keeps its time.
-    const missing: ScheduledJob<{ deliveryId: string }>[] = [];
+    const missing: ScheduledJob<DeliveryJobData>[] = [];
     if (again.size > 0) {
       for (const found of await deliveries.findPendingOfEvents(events.map((e) => e._id))) {
-        if (again.has(`${found.event_id}\u0000${found.endpoint_id}`)) missing.push({ data: { deliveryId: found._id }, at: found.lease_until ?? now });
+        if (again.has(`${found.event_id}\u0000${found.endpoint_id}`))
+          missing.push({ data: { deliveryId: found._id, ...placeOf(found) }, at: found.lease_until ?? now });
       }
     }
     if (missing.length > 0) await this.deps.schedule(missing, { keepExisting: true });

@@ -130,6 +130,39 @@ describe("the delivery's job as the one schedule of its attempts", () => {
     expect(await h.record(leased)).to.include({ attempt_count: 2 });
   });
 
+  it("a job naming its endpoint and event reads them along with its claim; one naming another's reads the record's", async () => {
+    const endpoint = await h.addEndpoint();
+    const other = await h.addEndpoint();
+    const named = await h.recordDelivery(endpoint, await h.logEvent(), { attempt_count: 1 });
+    const misnamed = await h.recordDelivery(endpoint, await h.logEvent(), { attempt_count: 1 });
+    const process = await h.process();
+    const steps: string[] = [];
+    const claim = h.deliveries.claimUnleasedAttempts.bind(h.deliveries);
+    h.deliveries.claimUnleasedAttempts = async (...args) => {
+      steps.push("claim sent");
+      const claimed = await claim(...args);
+      steps.push("claim answered");
+      return claimed;
+    };
+    const read = h.endpoints.findManyById.bind(h.endpoints);
+    h.endpoints.findManyById = (ids) => {
+      steps.push(`endpoint read ${ids.join(",")}`);
+      return read(ids);
+    };
+    const namedEvent = (await h.record(named))!.event_id;
+    expect(await process.runJob(named, { endpointId: endpoint._id, eventId: namedEvent })).to.equal(undefined);
+    // Both sent in the same turn, before the claim answers.
+    expect(steps).to.deep.equal([`endpoint read ${endpoint._id}`, "claim sent", "claim answered"]);
+    steps.length = 0;
+    expect(await process.runJob(misnamed, { endpointId: other._id, eventId: namedEvent })).to.equal(undefined);
+    expect(steps).to.deep.equal([`endpoint read ${other._id}`, "claim sent", "claim answered", `endpoint read ${endpoint._id}`]);
+    const misnamedEvent = (await h.record(misnamed))!.event_id;
+    expect(h.sender.sent.map((s) => [s.endpointId, s.eventId, s.attempt])).to.deep.equal([
+      [endpoint._id, namedEvent, 2],
+      [endpoint._id, misnamedEvent, 2],
+    ]);
+  });
+
   it("takes over an attempt whose lease expired (its process died), counting the lost attempt; leaves one still leased", async () => {
     const endpoint = await h.addEndpoint();
     const held = await h.logEvent();

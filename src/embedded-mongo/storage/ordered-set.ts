@@ -85,15 +85,20 @@ export class OrderedSet<T> {
       return;
     }
     let pos = this.seek((e) => cmp(e, item) < 0);
-    if (pos.chunk === this.chunks.length) {
-      // Past the end: appended to the last chunk (there is one, checked above).
+    if (pos.offset === 0 && pos.chunk > 0) {
+      // Between two chunks (or past the end), appended to the earlier one: no entry moves, and keys that grow
+      // within a range followed by others (a tenant's time-ordered keys) go on being appended there.
       pos = { chunk: pos.chunk - 1, offset: this.chunks[pos.chunk - 1]!.length };
     }
     const chunk = this.writable(pos.chunk);
     chunk.splice(pos.offset, 0, item);
     this.count++;
     if (chunk.length > MAX_CHUNK) {
-      const tail = chunk.splice(MAX_CHUNK >>> 1);
+      // Cut just after the new entry when that leaves both parts a fair size: its chunk then ends with it, and the
+      // next larger key appends instead of moving the entries that followed it. Otherwise in halves.
+      const after = pos.offset + 1;
+      const at = after >= MAX_CHUNK / 4 && chunk.length - after >= MAX_CHUNK / 8 ? after : MAX_CHUNK >>> 1;
+      const tail = chunk.splice(at);
       this.chunks.splice(pos.chunk + 1, 0, tail);
       this.owners.splice(pos.chunk + 1, 0, this.generation);
     }

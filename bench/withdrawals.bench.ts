@@ -238,9 +238,21 @@ const allGoal = PARTS.has("all") ? await measure("all role", allSummary) : { rat
 // The withdrawals of the last runs settle before the service stops (their steps are not left to the next phase).
 const stepsLeft = () => db.collection("jobs").countDocuments({ name: "transaction-step" });
 const allSettledBy = Date.now() + 120_000;
+// Whether the settlement kept up with the creation: the step jobs left when the runs ended, those overdue by more
+// than a second among them, and how long the rest took (printed, to tell a backlog from a settlement in step).
+const allRunsEnded = Date.now();
+const stepsAtEnd = PARTS.has("all") ? await stepsLeft() : 0;
+const overdueAtEnd = PARTS.has("all")
+  ? await db.collection("jobs").countDocuments({ name: "transaction-step", nextRunAt: { $lt: new Date(allRunsEnded - 1000) } })
+  : 0;
 while ((await stepsLeft()) > 0) {
   if (Date.now() > allSettledBy) throw new Error(`${await stepsLeft()} withdrawal steps left 120 s after the all-role runs`);
   await new Promise((r) => setTimeout(r, 200));
+}
+if (PARTS.has("all")) {
+  console.error(
+    `all role: ${stepsAtEnd} step jobs left when the runs ended (${overdueAtEnd} overdue by more than 1 s), none ${((Date.now() - allRunsEnded) / 1000).toFixed(1)} s later`,
+  );
 }
 await stop(service.child);
 

@@ -1,6 +1,14 @@
 // The ledger's sweep, a recurring job run by one process at a time: it finishes what processes that stopped
 // between a ledger write and its follow-up left behind, the projection of transactions in flight and the
 // compaction of settled ones.
+//
+// Every ledger write (an opening, a move) stamps its user's `ledger.updated_at`, and what such a write may have
+// left unfinished is that write's follow-up. So a sweep looks only at the users whose last write is old enough to
+// be stale and later than the last sweep's window (which it overlaps a little, for writes that reach the database
+// after their stamp), not at every user with a transaction in flight: a deposit pending at its provider for days
+// would otherwise be read, with its projection's version, every few seconds. A process's first sweep, and one
+// every FULL_SWEEP_EVERY_MS, looks at every user with a transaction in flight: the backstop for a user written so
+// often that its last write is never old enough, and for a write that reached the database later than the overlap.
 import type { Clock } from "../domain/clock.ts";
 import { isFinal } from "../domain/transaction-transitions.ts";
 import type { JobQueue } from "../jobs/job-queue.ts";
@@ -11,6 +19,10 @@ import { ledgerOf, type UserWithLedger, type WalletLedgerRepository } from "../s
 const LEDGER_SWEEP_JOB = "ledger-sweep";
 /** Users read per query. */
 const USERS_PER_READ = 100;
+/** How far a window reaches back before the end of the one before it (a write may reach the database after its stamp). */
+const WINDOW_OVERLAP_MS = 5000;
+/** How often a sweep looks at every user with a transaction in flight. */
+const FULL_SWEEP_EVERY_MS = 10 * 60_000;
 
 export interface LedgerSweepDependencies {
   wallets: WalletLedgerRepository;
@@ -20,6 +32,10 @@ export interface LedgerSweepDependencies {
 }
 
 export class LedgerSweep {
+  /** The end of this process's last window (its stale cutoff), and when its last full sweep started. */
+  private sweptThrough: Date | null = null;
+  private lastFullSweep = 0;
+
   constructor(private readonly deps: LedgerSweepDependencies) {}
 
   /** Schedules the sweep every `intervalMs`, for what was left for `staleAfterMs`. */
@@ -27,13 +43,31 @@ export class LedgerSweep {
     await this.deps.jobs.every(LEDGER_SWEEP_JOB, intervalMs, () => this.sweep(staleAfterMs));
   }
 
-  /** Finishes the transactions in flight untouched for `staleAfterMs`; answers how many it looked at. */
+  /**
+   * Finishes the transactions in flight untouched for `staleAfterMs`, of the users written since the last sweep's
+   * window (every user with one in flight at a full sweep); answers how many it looked at.
+   */
   async sweep(staleAfterMs: number): Promise<number> {
-    const before = new Date(this.deps.clock().getTime() - staleAfterMs);
+    const now = this.deps.clock().getTime();
+    const before = new Date(now - staleAfterMs);
+    const full = this.sweptThrough === null || now - this.lastFullSweep >= FULL_SWEEP_EVERY_MS;
+    const writtenAfter = full ? null : new Date(this.sweptThrough!.getTime() - WINDOW_OVERLAP_MS);
+    if (full) this.lastFullSweep = now;
+    const seen = await this.sweepUsers(before, writtenAfter);
+    // A window ends at the cutoff: a later write is not stale yet, and falls in a later window.
+    this.sweptThrough = before;
+    return seen;
+  }
+
+  private async sweepUsers(before: Date, writtenAfter: Date | null): Promise<number> {
     let seen = 0;
     let afterUser: string | null = null;
     for (;;) {
-      const users: UserWithLedger[] = await this.deps.wallets.findWithInflight(afterUser, USERS_PER_READ);
+      const users: UserWithLedger[] = await this.deps.wallets.findWithInflight(
+        afterUser,
+        USERS_PER_READ,
+        writtenAfter && { after: writtenAfter, through: before },
+      );
       if (users.length === 0) return seen;
       afterUser = users.at(-1)!._id;
       // A read's users at a time: one read of the projections' versions, and the projections and compactions of

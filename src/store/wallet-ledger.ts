@@ -281,11 +281,13 @@ export class WalletLedgerRepository {
 
   /**
    * Users with a transaction in flight (some may have been left mid-way by a process that stopped), by id after
-   * `afterUserId`; the caller looks at each transaction's own time. Of each, its transactions in flight and its
-   * `opens` only (the sweep reads every such user each time: not their profiles, wallets and outboxes).
+   * `afterUserId`, and whose last ledger write (an opening or a move) is in `written` when given; the caller looks
+   * at each transaction's own time. Of each, its transactions in flight and its `opens` only (not their profiles,
+   * wallets and outboxes).
    */
-  findWithInflight(afterUserId: string | null, limit: number): Promise<UserWithLedger[]> {
+  findWithInflight(afterUserId: string | null, limit: number, written: { after: Date; through: Date } | null = null): Promise<UserWithLedger[]> {
     const filter: Filter<UserWithLedger> = { "ledger.inflight_ids.0": { $exists: true } };
+    if (written !== null) filter["ledger.updated_at"] = { $gt: written.after, $lte: written.through };
     if (afterUserId !== null) filter._id = { $gt: afterUserId };
     return this.users
       .find(filter, { projection: { "ledger.inflight": 1, "ledger.opens": 1 } })

@@ -1,0 +1,115 @@
+// The ledger's sweep (src/ledger/ledger-sweep.ts) finishes what a process that stopped after a ledger write left
+// undone: the projection of a transaction in flight, the compaction of a settled one. A process's first sweep looks
+// at every user with a transaction in flight; the next ones only at users whose last ledger write is stale and
+// later than the window before (so a transaction waiting for days is not read again every few seconds), and a full
+// sweep every ten minutes is the backstop.
+import { expect } from "chai";
+import type { Collection, Db } from "mongodb";
+import { LedgerSweep } from "../../src/ledger/ledger-sweep.ts";
+import type { JobQueue } from "../../src/jobs/job-queue.ts";
+import { TransactionRepository, type TransactionRecord } from "../../src/store/transaction-repository.ts";
+import type { UserDocument } from "../../src/store/user-document.ts";
+import { type UserWithLedger, WalletLedgerRepository } from "../../src/store/wallet-ledger.ts";
+import type { Database } from "../../src/store/database.ts";
+import { freshDatabase } from "../support/database.ts";
+
+const STALE_MS = 10_000;
+const START = Date.parse("2026-03-01T12:00:00Z");
+
+function record(id: string, userId: string, status: TransactionRecord["status"], at: Date, version: number): TransactionRecord {
+  return {
+    id,
+    project_id: "proj_sweep",
+    livemode: false,
+    user_id: userId,
+    wallet_id: `wal_${userId}`,
+    type: "deposit",
+    amount_cents: 500,
+    fee_cents: 0,
+    status,
+    failure_code: null,
+    failure_message: null,
+    fiat_currency: "USD",
+    fiat_amount_minor: 500,
+    fiat_exponent: 2,
+    description: null,
+    simulated: true,
+    reference: null,
+    created_at: new Date(START - 3_600_000),
+    updated_at: at,
+    version,
+  };
+}
+
+describe("The ledger's sweep", () => {
+  let database: Database;
+  let db: Db;
+  let users: Collection<UserWithLedger>;
+  let transactions: TransactionRepository;
+  let now = START;
+  let sweep: LedgerSweep;
+
+  /** A user holding `inflight`, its last ledger write at `writtenAt`, as a process that stopped after it left it. */
+  async function plant(userId: string, inflight: TransactionRecord[], writtenAt: Date): Promise<void> {
+    await users.insertOne({
+      _id: userId,
+      project_id: "proj_sweep",
+      livemode: false,
+      outbox: [],
+      ledger: {
+        available_cents: 0,
+        pending_in_cents: 0,
+        pending_out_cents: 0,
+        inflight: Object.fromEntries(inflight.map((r) => [r.id, r])),
+        inflight_ids: inflight.map((r) => r.id),
+        opens: inflight.length,
+        compacted_through: 0,
+        updated_at: writtenAt,
+      },
+    } as unknown as UserWithLedger);
+  }
+
+  before(async () => {
+    database = await freshDatabase("ledger_sweep");
+    db = database.db;
+    users = db.collection<UserWithLedger>("users");
+    transactions = new TransactionRepository(db);
+    sweep = new LedgerSweep({
+      wallets: new WalletLedgerRepository(users as unknown as Collection<UserDocument>),
+      transactions,
+      jobs: {} as JobQueue,
+      clock: () => new Date(now),
+    });
+  });
+  after(() => database.close());
+
+  it("first looks at every user in flight: projects what was not projected and compacts what settled", async () => {
+    const old = new Date(START - 3_600_000);
+    await plant("usr_sweep_pending", [record("txn_sweep_pending", "usr_sweep_pending", "pending", old, 1)], old);
+    await plant("usr_sweep_settled", [record("txn_sweep_settled", "usr_sweep_settled", "completed", old, 2)], old);
+    await plant("usr_sweep_fresh", [record("txn_sweep_fresh", "usr_sweep_fresh", "pending", new Date(START - 1000), 1)], new Date(START - 1000));
+
+    expect(await sweep.sweep(STALE_MS)).to.equal(2);
+    expect((await transactions.findById("txn_sweep_pending"))?.status).to.equal("pending");
+    expect((await transactions.findById("txn_sweep_settled"))?.status).to.equal("completed");
+    expect(await transactions.findById("txn_sweep_fresh"), "not stale yet").to.equal(null);
+    const settled = await users.findOne({ _id: "usr_sweep_settled" });
+    expect(settled?.ledger?.inflight_ids).to.deep.equal([]);
+    expect(settled?.ledger?.inflight).to.deep.equal({});
+  });
+
+  it("then looks only at users whose last write became stale since the window before, until the next full sweep", async () => {
+    // Written (and left unprojected) before the last window: the next sweeps do not read it again...
+    const before = new Date(START - 3_600_000);
+    await plant("usr_sweep_missed", [record("txn_sweep_missed", "usr_sweep_missed", "pending", before, 1)], before);
+    now = START + STALE_MS;
+    // ...while the fresh one of the first test became stale in this window, and the long-pending one is not read.
+    expect(await sweep.sweep(STALE_MS)).to.equal(1);
+    expect((await transactions.findById("txn_sweep_fresh"))?.status).to.equal("pending");
+    expect(await transactions.findById("txn_sweep_missed")).to.equal(null);
+
+    now = START + 10 * 60_000;
+    expect(await sweep.sweep(STALE_MS), "the full sweep looks at every user in flight again").to.equal(3);
+    expect((await transactions.findById("txn_sweep_missed"))?.status).to.equal("pending");
+  });
+});

@@ -52,9 +52,10 @@ export class LedgerSweep {
     const before = new Date(now - staleAfterMs);
     const full = this.sweptThrough === null || now - this.lastFullSweep >= FULL_SWEEP_EVERY_MS;
     const writtenAfter = full ? null : new Date(this.sweptThrough!.getTime() - WINDOW_OVERLAP_MS);
-    if (full) this.lastFullSweep = now;
     const seen = await this.sweepUsers(before, writtenAfter);
-    // A window ends at the cutoff: a later write is not stale yet, and falls in a later window.
+    // Recorded once done (a sweep that failed is made again): a window ends at the cutoff, since a later write is
+    // not stale yet and falls in a later window.
+    if (full) this.lastFullSweep = now;
     this.sweptThrough = before;
     return seen;
   }

@@ -18,6 +18,8 @@ export class CollectionIndex {
   readonly name: string;
   readonly fields: IndexField[];
   private readonly fieldParts: string[][];
+  /** The field names when every path is a top-level field (no dot), else null. */
+  private readonly topLevelFields: readonly string[] | null;
   readonly unique: boolean;
   readonly sparse: boolean;
   readonly partialFilterExpression: Document | undefined;
@@ -53,6 +55,7 @@ export class CollectionIndex {
     this.name = String(spec.name);
     this.fields = Object.entries(spec.key as Document).map(([path, dir]) => [path, Number(dir) < 0 ? -1 : 1] as IndexField);
     this.fieldParts = this.fields.map(([path]) => path.split("."));
+    this.topLevelFields = this.fieldParts.every((parts) => parts.length === 1) ? this.fieldParts.map(([field]) => field!) : null;
     this.unique = spec.unique === true || spec.name === "_id_";
     this.sparse = spec.sparse === true;
     this.partialFilterExpression = spec.partialFilterExpression as Document | undefined;
@@ -85,6 +88,30 @@ export class CollectionIndex {
   /** Index keys of a document; empty when sparse/partial rules leave it out of the index. */
   keysFor(doc: Document): unknown[][] {
     if (this.partialQuery && !this.partialQuery.test(doc)) return [];
+    return this.topLevelFields ? this.topLevelKeys(doc, this.topLevelFields) : this.keysAtPaths(doc);
+  }
+
+  /**
+   * The key of an index on top-level fields, built in one array (the usual index, on every insert), when none of
+   * them holds an array; otherwise the general path's keys.
+   */
+  private topLevelKeys(doc: Document, fields: readonly string[]): unknown[][] {
+    const key: unknown[] = new Array(fields.length);
+    let present = false;
+    for (let f = 0; f < fields.length; f++) {
+      const v = doc[fields[f]!];
+      if (Array.isArray(v)) return this.keysAtPaths(doc);
+      if (v === undefined) key[f] = null;
+      else {
+        key[f] = v;
+        present = true;
+      }
+    }
+    return this.sparse && !present ? [] : [key];
+  }
+
+  /** Keys at each field's path: one per combination of the values found there and the elements of an array. */
+  private keysAtPaths(doc: Document): unknown[][] {
     const perField: unknown[][] = [];
     let arrayFields: string[] = [];
     let present = false;

@@ -10,7 +10,7 @@
 // Agenda, without a lock limit, locks every due job it finds into its local queue, so one process would take a whole
 // backlog at once (none left to other workers, and jobs waiting locally past their lock lifetime); with one, it
 // looks again only at its next poll. Here a job name is locked up to its lock limit (what may run of it at once, or
-// more for runs that mostly wait on round trips, so that the next ones wait locked in Agenda's queue): past it a
+// more for runs that mostly wait on round trips: the next ones then wait locked here, see limitLocks): past it a
 // fill finds nothing, and once its runs have freed half of it (or one lock batch's worth, for a name whose
 // batches are smaller than its limit) Agenda is woken to lock more (`onRoom`).
 // A run holds its place until the save that ends it is written: Agenda counts it as running until then, and a job
@@ -31,20 +31,43 @@ const DUE_ORDER = { nextRunAt: 1, priority: -1 } as const;
 /** The lock batches of one job name. */
 class NameLocks {
   constructor(
+    /** Jobs this process holds locked at most: handed to Agenda, and locked ahead in `buffer`. */
     readonly limit: number,
     /** Jobs one lock batch takes at most. */
     readonly batch: number,
+    /** Jobs handed to Agenda at most (at most `limit`); the rest of what is locked waits in `buffer`. */
+    readonly handLimit: number,
   ) {}
   /** Jobs this process locked and has not handed to Agenda yet, in due order. */
   buffer: JobParameters[] = [];
   /** Jobs handed to Agenda whose run has not ended. */
   held = 0;
+  /**
+   * Jobs handed to Agenda before they were due, whose run has not started: Agenda times them itself, and they
+   * do not count against the hand limit (a job falling due would otherwise wait behind them).
+   */
+  readonly early = new Set<string>();
   /** A fill found the limit reached: Agenda is woken once there is room. */
   starved = false;
   /** Batches started and finished so far. */
   started = 0;
   finished = 0;
   running: Promise<void> | null = null;
+
+  /** Jobs handed to Agenda that are due and not finished: running, or waiting for a place in Agenda's queue. */
+  get handed(): number {
+    return this.held - this.early.size;
+  }
+
+  /** Whether jobs are locked ahead of what Agenda is handed (a lock limit above the hand limit). */
+  get locksAhead(): boolean {
+    return this.handLimit < this.limit;
+  }
+
+  /** Places free when Agenda is woken again: a few runs' worth when jobs wait locked ahead, else a batch's. */
+  get wakeRoom(): number {
+    return this.locksAhead ? Math.max(1, Math.floor(this.batch / 8)) : Math.min(this.batch, this.limit / 2);
+  }
 }
 
 interface StateSave {
@@ -78,7 +101,7 @@ export class BatchedJobRepository extends MongoJobRepository {
 
   /** Told when a job name that reached its lock limit has room again (JobQueue wakes Agenda). */
   onRoom: (jobName: string) => void = () => {};
-  private readonly lockLimits = new Map<string, { limit: number; batch: number }>();
+  private readonly lockLimits = new Map<string, { limit: number; batch: number; handLimit: number }>();
 
   constructor(
     db: Db,
@@ -99,26 +122,34 @@ export class BatchedJobRepository extends MongoJobRepository {
    * batch takes at most (default: the limit). Runs locked together move together through the batched reads and
    * writes that follow (each stage one command for all of them), so the worker and the database take turns; smaller
    * lock batches, taken one after the other, start the runs in groups that are at different stages at once.
+   * With `handLimit` below the limit, at most that many are handed to Agenda (what may run at once) and the rest
+   * wait locked here, the next lock batch taken while they last: a run that ends is followed at once, without
+   * a lock batch's round trips, and Agenda's own queue stays short (it scans all of it for every job it starts).
    */
-  limitLocks(jobName: string, limit: number, batch = limit): void {
+  limitLocks(jobName: string, limit: number, batch = limit, handLimit = limit): void {
     const max = Math.max(1, limit);
-    this.lockLimits.set(jobName, { limit: max, batch: Math.min(max, Math.max(1, batch)) });
+    this.lockLimits.set(jobName, { limit: max, batch: Math.min(max, Math.max(1, batch)), handLimit: Math.min(max, Math.max(1, handLimit)) });
   }
 
   private locksOf(jobName: string): NameLocks {
     let locks = this.locks.get(jobName);
     if (!locks) {
-      const { limit, batch } = this.lockLimits.get(jobName) ?? { limit: this.defaultLockLimit, batch: this.defaultLockLimit };
-      this.locks.set(jobName, (locks = new NameLocks(limit, batch)));
+      const { limit, batch, handLimit } = this.lockLimits.get(jobName) ?? {
+        limit: this.defaultLockLimit,
+        batch: this.defaultLockLimit,
+        handLimit: this.defaultLockLimit,
+      };
+      this.locks.set(jobName, (locks = new NameLocks(limit, batch, handLimit)));
     }
     return locks;
   }
 
   /** A run of `jobName` ended (or its job was unlocked): room for another. */
-  private release(jobName: string): void {
+  private release(jobName: string, id: string): void {
     const locks = this.locksOf(jobName);
     locks.held = Math.max(0, locks.held - 1);
-    if (locks.starved && locks.held <= locks.limit - Math.min(locks.batch, locks.limit / 2)) {
+    locks.early.delete(id);
+    if (locks.starved && locks.handed <= locks.handLimit - locks.wakeRoom) {
       locks.starved = false;
       this.onRoom(jobName);
     }
@@ -127,7 +158,7 @@ export class BatchedJobRepository extends MongoJobRepository {
   override async unlockJob(job: JobParameters): Promise<void> {
     this.lockTimes.delete(String(job._id));
     await super.unlockJob(job);
-    this.release(job.name);
+    this.release(job.name, String(job._id));
   }
 
   /**
@@ -174,9 +205,10 @@ export class BatchedJobRepository extends MongoJobRepository {
     const needed = locks.started + 1;
     // Agenda's lock deadline is now minus the job's lock lifetime.
     const lockLifetimeMs = Date.now() - lockDeadline.getTime();
+    const lastModifiedBy = options?.lastModifiedBy ?? null;
     for (;;) {
       if (!this.open) return undefined;
-      if (locks.held >= locks.limit) {
+      if (locks.handed >= locks.handLimit && !dueLater(locks.buffer[0])) {
         locks.starved = true;
         return undefined;
       }
@@ -188,6 +220,11 @@ export class BatchedJobRepository extends MongoJobRepository {
       const job = locks.buffer.shift();
       if (job) {
         locks.held += 1;
+        if (dueLater(job)) locks.early.add(String(job._id));
+        // The next batch is locked while the buffer lasts, once a whole one fits under the limit.
+        if (locks.locksAhead && !locks.running && locks.held + locks.buffer.length <= locks.limit - locks.batch) {
+          this.startLockBatch(jobName, locks, nextScanAt, lockDeadline, lastModifiedBy, now);
+        }
         return job;
       }
       if (locks.running) {
@@ -195,22 +232,34 @@ export class BatchedJobRepository extends MongoJobRepository {
         continue;
       }
       if (locks.finished >= needed) return undefined;
-      const lastModifiedBy = options?.lastModifiedBy ?? null;
-      locks.started += 1;
-      locks.running = this.lockBatch(jobName, nextScanAt, lockDeadline, lastModifiedBy, now, Math.min(locks.batch, locks.limit - locks.held))
-        .then(
-          async (jobs) => {
-            if (this.open) locks.buffer.push(...jobs);
-            else await this.unlockJobs(jobs.map((j) => j._id!));
-          },
-          () => undefined,
-        )
-        .finally(() => {
-          locks.finished += 1;
-          locks.running = null;
-        });
-      // A batch that failed (the database is gone) answers its callers with nothing, as a failed lock attempt would.
+      this.startLockBatch(jobName, locks, nextScanAt, lockDeadline, lastModifiedBy, now);
     }
+  }
+
+  /** Starts a lock batch of `jobName` for the room left under its limit; its jobs go to the buffer. */
+  private startLockBatch(
+    jobName: string,
+    locks: NameLocks,
+    nextScanAt: Date,
+    lockDeadline: Date,
+    lastModifiedBy: string | null,
+    now: Date | undefined,
+  ): void {
+    locks.started += 1;
+    const count = Math.min(locks.batch, locks.limit - locks.held - locks.buffer.length);
+    locks.running = this.lockBatch(jobName, nextScanAt, lockDeadline, lastModifiedBy, now, count)
+      .then(
+        async (jobs) => {
+          if (this.open) locks.buffer.push(...jobs);
+          else await this.unlockJobs(jobs.map((j) => j._id!));
+        },
+        () => undefined,
+      )
+      .finally(() => {
+        locks.finished += 1;
+        locks.running = null;
+      });
+    // A batch that failed (the database is gone) answers its callers with nothing, as a failed lock attempt would.
   }
 
   /** Locks up to `count` due jobs of `name`: those another process locked meanwhile are left to it. */
@@ -258,6 +307,7 @@ export class BatchedJobRepository extends MongoJobRepository {
     const key = id.toHexString();
     if (job.lockedAt && this.lockTimes.get(key) === new Date(job.lockedAt).getTime()) {
       this.running.add(key);
+      this.locksOf(job.name).early.delete(key);
       return;
     }
     // The save that ends a run unlocks the job (lockedAt unset) and frees its place once written; a touch moves
@@ -266,7 +316,7 @@ export class BatchedJobRepository extends MongoJobRepository {
       return this.saveState(job, id, options).finally(() => {
         this.lockTimes.delete(key);
         this.running.delete(key);
-        this.release(job.name);
+        this.release(job.name, key);
       });
     }
     return this.saveState(job, id, options);
@@ -329,6 +379,11 @@ export class BatchedJobRepository extends MongoJobRepository {
  * Takes from the front of a name's buffer (in lock order: older batches first) the jobs locked so long ago that
  * less than half of their lock lifetime is left.
  */
+/** Whether a locked job is due only later (Agenda times it): it does not count against the hand limit. */
+function dueLater(job: JobParameters | undefined): boolean {
+  return job?.nextRunAt !== undefined && job.nextRunAt !== null && new Date(job.nextRunAt).getTime() > Date.now();
+}
+
 function takeAgedLocks(buffer: JobParameters[], lockLifetimeMs: number): string[] {
   const freshAfter = Date.now() - lockLifetimeMs / 2;
   const aged: string[] = [];

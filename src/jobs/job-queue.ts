@@ -30,8 +30,8 @@ export interface JobDefinitionOptions {
   /** Jobs one lock batch of this name takes at most (default: its concurrency); see BatchedJobRepository.limitLocks. */
   lockBatch?: number;
   /**
-   * Jobs of this name this process holds locked at most, running or waiting for a place to run (default: its
-   * concurrency); see BatchedJobRepository.limitLocks.
+   * Jobs of this name this process holds locked at most (default: its concurrency): those beyond the concurrency
+   * wait locked in the repository and start as runs end; see BatchedJobRepository.limitLocks.
    */
   lockLimit?: number;
   lockLifetimeMs?: number;
@@ -166,7 +166,8 @@ export class JobQueue {
 
   define<T>(name: string, handler: JobHandler<T>, options: JobDefinitionOptions = {}): void {
     // As many locked at once as may run at once: the rest of a backlog stays free for other workers.
-    this.repository.limitLocks(name, options.lockLimit ?? options.concurrency ?? this.defaultConcurrency, options.lockBatch);
+    const concurrency = options.concurrency ?? this.defaultConcurrency;
+    this.repository.limitLocks(name, options.lockLimit ?? concurrency, options.lockBatch, concurrency);
     this.agenda.define<T>(
       name,
       async (job: Job<T>) => {

@@ -138,7 +138,7 @@ export class WebhookDelivery {
     // A run spends most of its time in round trips (claim, reads, outcome, the job's end), and its place is taken
     // by the next job only once that one is locked: with the lock limit at the concurrency, a storm's retries ran
     // in waves of `concurrency` with the lock batch's round trips between them. Twice as many locked, in batches of
-    // a quarter of that, keeps the next runs waiting in Agenda's queue while these run.
+    // a quarter of that, keeps the next runs waiting locked while these run.
     deps.jobs.define<DeliveryJobData>(DELIVERY_JOB, (data) => this.runJob(data.deliveryId, placeIn(data)), {
       concurrency: options.concurrency,
       lockLimit: 2 * options.concurrency,

@@ -193,10 +193,10 @@ describe("JobQueue's batched repository", () => {
   });
 
   /** The repository alone, as Agenda calls it: due jobs of `name` inserted, `limit` of them held at most. */
-  async function repositoryWith(name: string, due: number, limit: number, batch?: number): Promise<BatchedJobRepository> {
+  async function repositoryWith(name: string, due: number, limit: number, batch?: number, handLimit?: number): Promise<BatchedJobRepository> {
     const repository = new BatchedJobRepository(client.db(), "jobs", limit, true);
     await repository.connect();
-    repository.limitLocks(name, limit, batch);
+    repository.limitLocks(name, limit, batch, handLimit);
     const at = new Date(Date.now() - 1000);
     await jobs().insertMany(
       Array.from({ length: due }, (_, n) => ({ name, data: { n }, type: "normal", priority: 0, nextRunAt: at, lockedAt: null })),
@@ -246,6 +246,32 @@ describe("JobQueue's batched repository", () => {
     expect(wakes, "a batch's worth free").to.equal(1);
     expect(await next(), "locks again").to.not.equal(undefined);
     expect(await locked(), "four held, and one more batch").to.equal(6);
+  });
+
+  it("with a hand limit below the lock limit, hands Agenda no more than it, locks the next batch ahead, and wakes Agenda as places free", async () => {
+    const repository = await repositoryWith("test-ahead-locks", 10, 6, 2, 2);
+    const next = () => repository.getNextJobToRun("test-ahead-locks", new Date(), new Date(Date.now() - 60_000), undefined, options);
+    const locked = () => jobs().countDocuments({ name: "test-ahead-locks", lockedAt: { $ne: null } });
+    const handed = [await next(), await next()];
+    expect(handed.every((job) => job !== undefined)).to.equal(true);
+    expect(await next(), "the hand limit is reached").to.equal(undefined);
+    // Two handed, and the batch locked ahead when the first was handed.
+    await eventually(locked, (count) => count === 4, 2000);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await locked(), "nothing more while nothing is handed").to.equal(4);
+    let wakes = 0;
+    repository.onRoom = () => {
+      wakes += 1;
+    };
+    const now = new Date();
+    const { lockedAt: _, ...unlocked } = handed[0]!;
+    await repository.saveJobState({ ...unlocked, nextRunAt: null, lastRunAt: now, lastFinishedAt: now }, options);
+    expect(wakes, "a place free: Agenda is woken").to.equal(1);
+    expect(await next(), "handed from what was locked ahead").to.not.equal(undefined);
+    // The finished one removed; two handed, one left ahead, and the next batch locked ahead of them.
+    await eventually(locked, (count) => count === 5, 2000);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await locked()).to.equal(5);
   });
 
   it("frees the place of a run once the save that ends it is written, not before", async () => {

@@ -5,8 +5,8 @@
 import type { Collection, Db, Filter } from "mongodb";
 import { DELIVERY_ATTEMPTS_KEPT } from "../domain/limits.ts";
 import { newUuid } from "../domain/random.ts";
-import { duplicateIndexes, type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
-import { rawUpdates } from "./write-batcher.ts";
+import { type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
+import { rawInsertsOnce, rawUpdates } from "./write-batcher.ts";
 
 export type DeliveryStatus = "pending" | "succeeded" | "failed";
 
@@ -97,6 +97,9 @@ const CLAIMED_FIELDS = { "attempts.request": 0, "attempts.response": 0 } as cons
  */
 const OUTCOMES_PER_COMMAND = 128;
 
+/** New delivery records written by one `insert` command at most: a record without attempts is under 2 KiB. */
+const RECORDS_PER_COMMAND = 1000;
+
 export class WebhookDeliveryRepository {
   private readonly collection: Collection<WebhookDeliveryDocument>;
 
@@ -133,14 +136,8 @@ export class WebhookDeliveryRepository {
   /** Inserts the deliveries that do not exist yet; answers the ids it inserted (a fan-out may run twice). */
   async insertManyOnce(deliveries: WebhookDeliveryDocument[]): Promise<Set<string>> {
     if (deliveries.length === 0) return new Set();
-    try {
-      await this.collection.insertMany(deliveries, { ordered: false });
-      return new Set(deliveries.map((d) => d._id));
-    } catch (error) {
-      const duplicates = duplicateIndexes(error);
-      if (!duplicates) throw error;
-      return new Set(deliveries.filter((_, i) => !duplicates.has(i)).map((d) => d._id));
-    }
+    const duplicates = await rawInsertsOnce(this.db, this.collection.collectionName, deliveries, RECORDS_PER_COMMAND);
+    return new Set(deliveries.filter((_, i) => !duplicates.has(i)).map((d) => d._id));
   }
 
   /** The pending deliveries of these events (a fan-out that runs again finds the records of the first run). */
@@ -221,7 +218,10 @@ export class WebhookDeliveryRepository {
     return rawUpdates(
       this.db,
       this.collection.collectionName,
-      outcomes.map(({ id, attempt, outcome, now }) => ({ q: { _id: id, status: "pending", attempt_count: attempt }, u: outcomeUpdate(outcome, now) })),
+      outcomes.map(({ id, attempt, outcome, now }) => ({
+        q: { _id: id, status: "pending", attempt_count: attempt },
+        u: outcomeUpdate(outcome, now),
+      })),
       OUTCOMES_PER_COMMAND,
     );
   }

@@ -113,27 +113,64 @@ export interface RawUpdate {
   u: Document;
 }
 
+interface RawWriteError {
+  index: number;
+  code: number;
+  errmsg?: string;
+}
+
 /**
- * Unordered single-document updates as raw `update` commands, at most `perCommand` in each (sent at once). The
- * driver's bulkWrite computes every operation's BSON size before serializing it, to split a batch at the server's
- * limits: that costs about as much as the serialization itself. A raw command is serialized once, so the caller
- * bounds its size instead (`perCommand` updates of the largest size it writes stay under the 16 MiB of a command).
- * Answers how many updates matched a document; a write error of any update is thrown, as bulkWrite would.
+ * Unordered single-document writes as raw commands (`update` or `insert`), at most `perCommand` statements in each,
+ * sent at once. The driver's bulk writes compute every operation's BSON size before serializing it, to split a
+ * batch at the server's limits: that costs about as much as the serialization itself. A raw command is serialized
+ * once, so the caller bounds its size instead (`perCommand` statements of the largest size it writes stay under
+ * the 16 MiB of a command). Answers the documents the statements matched (updates) or inserted, and the write
+ * errors with their indexes into `statements`; a write concern error is thrown.
+ */
+async function rawWrites(
+  db: Db,
+  command: "update" | "insert",
+  collection: string,
+  statements: readonly Document[],
+  perCommand: number,
+): Promise<{ n: number; writeErrors: RawWriteError[] }> {
+  const field = command === "update" ? "updates" : "documents";
+  const sent: Promise<Document>[] = [];
+  for (let start = 0; start < statements.length; start += perCommand) {
+    sent.push(db.command({ [command]: collection, [field]: statements.slice(start, start + perCommand), ordered: false }));
+  }
+  let n = 0;
+  const writeErrors: RawWriteError[] = [];
+  (await Promise.all(sent)).forEach((reply, i) => {
+    if (reply.writeConcernError) throw Object.assign(new Error(String(reply.writeConcernError.errmsg)), reply.writeConcernError);
+    n += Number(reply.n ?? 0);
+    for (const error of (reply.writeErrors as RawWriteError[] | undefined) ?? []) writeErrors.push({ ...error, index: error.index + i * perCommand });
+  });
+  return { n, writeErrors };
+}
+
+/** A write error of a raw write, thrown as the driver would throw a bulk write's (code, writeErrors). */
+function rawWriteFailure(writeErrors: RawWriteError[]): Error {
+  const [first] = writeErrors;
+  return Object.assign(new Error(first!.errmsg ?? "write error"), { code: first!.code, writeErrors });
+}
+
+/**
+ * Unordered single-document updates as raw `update` commands (see rawWrites). Answers how many matched a document;
+ * a write error of any update is thrown, as bulkWrite would.
  */
 export async function rawUpdates(db: Db, collection: string, updates: readonly RawUpdate[], perCommand: number): Promise<number> {
-  const commands: Promise<Document>[] = [];
-  for (let start = 0; start < updates.length; start += perCommand) {
-    commands.push(db.command({ update: collection, updates: updates.slice(start, start + perCommand), ordered: false }));
-  }
-  let matched = 0;
-  for (const reply of await Promise.all(commands)) {
-    const writeErrors = reply.writeErrors as { index: number; code: number; errmsg?: string }[] | undefined;
-    if (writeErrors !== undefined && writeErrors.length > 0) {
-      const [first] = writeErrors;
-      throw Object.assign(new Error(first!.errmsg ?? "write error"), { code: first!.code, writeErrors });
-    }
-    if (reply.writeConcernError) throw Object.assign(new Error(String(reply.writeConcernError.errmsg)), reply.writeConcernError);
-    matched += Number(reply.n ?? 0);
-  }
-  return matched;
+  const { n, writeErrors } = await rawWrites(db, "update", collection, updates, perCommand);
+  if (writeErrors.length > 0) throw rawWriteFailure(writeErrors);
+  return n;
+}
+
+/**
+ * Unordered inserts as raw `insert` commands (see rawWrites), each document once: answers the indexes of the
+ * documents refused as duplicate keys (they exist already); any other write error is thrown.
+ */
+export async function rawInsertsOnce(db: Db, collection: string, documents: readonly Document[], perCommand: number): Promise<Set<number>> {
+  const { writeErrors } = await rawWrites(db, "insert", collection, documents, perCommand);
+  if (writeErrors.some((e) => e.code !== 11000)) throw rawWriteFailure(writeErrors);
+  return new Set(writeErrors.map((e) => e.index));
 }

@@ -1,7 +1,7 @@
 // Group commit of single-document writes: one command for writes of the same turn, one outcome per caller.
 import { expect } from "chai";
 import { MongoClient, type Collection } from "mongodb";
-import { batchedConditionalUpdate, batchedInsert, batchedUpdate, rawUpdates } from "../../src/store/write-batcher.ts";
+import { batchedConditionalUpdate, batchedInsert, batchedUpdate, rawInsertsOnce, rawUpdates } from "../../src/store/write-batcher.ts";
 import { freshDatabaseUri } from "../support/database.ts";
 
 interface Doc {
@@ -118,5 +118,30 @@ describe("write batcher", () => {
     );
     expect(duplicate).to.be.instanceOf(Error);
     expect((duplicate as { code?: number }).code).to.equal(11000);
+  });
+
+  it("rawInsertsOnce: inserts in commands of at most the given size, answers the duplicates by their index, throws other errors", async () => {
+    const once = client.db().collection<Doc>("once_docs");
+    await once.createIndex({ phone: 1 }, { unique: true });
+    await once.insertOne({ _id: "o1", phone: "+o1" });
+    commands.length = 0;
+    const duplicates = await rawInsertsOnce(
+      client.db(),
+      "once_docs",
+      [
+        { _id: "o1", phone: "+o1" },
+        { _id: "o2", phone: "+o2" },
+        { _id: "o3", phone: "+o3" },
+        { _id: "o4", phone: "+o2" },
+      ],
+      2,
+    );
+    expect([...duplicates].sort()).to.deep.equal([0, 3]);
+    expect(commands.filter((c) => c === "insert")).to.have.length(2);
+    expect((await once.find({}).sort({ _id: 1 }).toArray()).map((d) => d._id)).to.deep.equal(["o1", "o2", "o3"]);
+    const invalid = await rawInsertsOnce(client.db(), "once_docs", [{ _id: "o5", phone: "+o5" }, { _id: { $bad: 1 } }], 10).catch(
+      (error: unknown) => error,
+    );
+    expect(invalid).to.be.instanceOf(Error);
   });
 });

@@ -11,6 +11,16 @@ const EVENT_RETENTION_SECONDS = 30 * 24 * 60 * 60;
  * stream's history (the database's clock): room for the two clocks to differ.
  */
 const CLOCK_SKEW_MS = 5_000;
+/**
+ * How long after a resume cursor's creation the log is read for late arrivals. An event reaches the log late when its
+ * request died before relaying it and the relay's sweep logs it (by default within 15 s: outboxes 10 s old, swept
+ * every 5 s); this leaves room for far slower sweeps. Reading to the present instead would cost a resume after a
+ * long absence a scan of all the history since. What a sweep logs later still reaches live streams, and is missed
+ * only by a client that resumes from a cursor older than it.
+ */
+export const LATE_ARRIVAL_WINDOW_MS = 15 * 60_000;
+/** Changes read per round trip: the scan stops soon after the window, at the first change past it. */
+const LATE_ARRIVAL_BATCH = 16;
 
 export interface EventDocument {
   _id: string;
@@ -117,10 +127,16 @@ export class EventRepository {
    * then id) yet reached the log after it, in the order they reached it: those a resume's `listAfter` cannot find.
    * Events created at nearly the same moment by concurrent calls can be logged in either order, and an event whose
    * process died before relaying it is logged by the sweeper later, with its own creation time. Read from the
-   * change stream's history (a replica set's), from just before `after` was created to now; null when that history
-   * no longer reaches back to `after`'s insert, so that what came after it cannot be told.
+   * change stream's history (a replica set's), from just before `after` was created to `windowMs` after that
+   * (LATE_ARRIVAL_WINDOW_MS); null when that history no longer reaches back to `after`'s insert, or that insert came
+   * later than the window, so that what came after it cannot be told.
    */
-  async lateArrivals(scope: TenantScope, after: EventDocument, types: readonly string[] | null): Promise<EventDocument[] | null> {
+  async lateArrivals(
+    scope: TenantScope,
+    after: EventDocument,
+    types: readonly string[] | null,
+    windowMs = LATE_ARRIVAL_WINDOW_MS,
+  ): Promise<EventDocument[] | null> {
     const sortsBefore = {
       $or: [
         { "fullDocument.created_at": { $lt: after.created_at } },
@@ -132,16 +148,31 @@ export class EventRepository {
       "fullDocument.livemode": scope.livemode,
       ...(types === null ? {} : { "fullDocument.type": { $in: [...types] } }),
     };
-    const pipeline = [{ $match: { operationType: "insert", $or: [{ "documentKey._id": after._id }, { $and: [ofScope, sortsBefore] }] } }];
+    // Any change of the log past the window (one is made every few moments while events are logged) is the mark to
+    // stop at, so the history after it is not read.
+    const windowEnd = new Date(after.created_at.getTime() + windowMs);
+    const pipeline = [
+      {
+        $match: {
+          $or: [
+            { operationType: "insert", "documentKey._id": after._id },
+            { operationType: "insert", $and: [ofScope, sortsBefore] },
+            { wallTime: { $gt: windowEnd } },
+          ],
+        },
+      },
+    ];
     const stream = this.collection.watch<EventDocument, ChangeStreamInsertDocument<EventDocument>>(pipeline, {
       startAtOperationTime: timestampAtSecond(new Date(after.created_at.getTime() - CLOCK_SKEW_MS)),
       // Read to the end of the history, not waited on for what comes next (live subscriptions hear that).
       maxAwaitTimeMS: 1,
+      batchSize: LATE_ARRIVAL_BATCH,
     });
     try {
       let found = false;
       const late: EventDocument[] = [];
       for (let change = await stream.tryNext(); change !== null; change = await stream.tryNext()) {
+        if (change.wallTime !== undefined && change.wallTime > windowEnd) break;
         if (found) late.push(change.fullDocument);
         else found = change.documentKey._id === after._id;
       }

@@ -178,6 +178,22 @@ describe("LiveEvents", () => {
       expect(found?.includes(twin._id)).to.equal(twin._id < cursor._id);
     });
 
+    it("reads the history only up to the window after the cursor: an event logged later is not a late arrival", async () => {
+      const project = newUuid();
+      const scope = { projectId: project, livemode: false };
+      const cursor = eventOf(project, 50);
+      await events.insertOnce(cursor);
+      const inWindow = eventOf(project, 10);
+      await events.insertOnce(inWindow);
+      const windowMs = 400;
+      while (Date.now() <= cursor.created_at.getTime() + windowMs + 50) await new Promise((resolve) => setTimeout(resolve, 25));
+      const pastWindow = eventOf(project, 20);
+      await events.insertOnce(pastWindow);
+      expect((await events.lateArrivals(scope, cursor, null, windowMs))?.map((e) => e._id)).to.deep.equal([inWindow._id]);
+      // With the default window (minutes), both are.
+      expect((await events.lateArrivals(scope, cursor, null))?.map((e) => e._id)).to.deep.equal([inWindow._id, pastWindow._id]);
+    });
+
     it("answers null when the change stream's history does not reach back to the cursor's insert", async () => {
       const project = newUuid();
       // Created before the server's history begins (the error of a change stream started there).

@@ -232,6 +232,11 @@ export class BatchedJobRepository extends MongoJobRepository {
         continue;
       }
       if (locks.finished >= needed) return undefined;
+      // Handed jobs due later leave room in the hand limit, not in the lock limit.
+      if (locks.held >= locks.limit) {
+        locks.starved = true;
+        return undefined;
+      }
       this.startLockBatch(jobName, locks, nextScanAt, lockDeadline, lastModifiedBy, now);
     }
   }

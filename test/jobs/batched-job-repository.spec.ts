@@ -274,6 +274,21 @@ describe("JobQueue's batched repository", () => {
     expect(await locked()).to.equal(5);
   });
 
+  it("hands jobs due later beyond the hand limit, never locking beyond the lock limit", async () => {
+    const repository = new BatchedJobRepository(client.db(), "jobs", 2, true);
+    await repository.connect();
+    repository.limitLocks("test-later", 2, 2);
+    const later = new Date(Date.now() + 500);
+    await jobs().insertMany(
+      Array.from({ length: 4 }, (_, n) => ({ name: "test-later", data: { n }, type: "normal", priority: 0, nextRunAt: later, lockedAt: null })),
+    );
+    const next = () => repository.getNextJobToRun("test-later", new Date(Date.now() + 1000), new Date(Date.now() - 60_000), undefined, options);
+    expect(await next()).to.not.equal(undefined);
+    expect(await next()).to.not.equal(undefined);
+    expect(await next(), "the lock limit is reached").to.equal(undefined);
+    expect(await jobs().countDocuments({ name: "test-later", lockedAt: { $ne: null } })).to.equal(2);
+  });
+
   it("frees the place of a run once the save that ends it is written, not before", async () => {
     const repository = await repositoryWith("test-place", 2, 1);
     const next = () => repository.getNextJobToRun("test-place", new Date(), new Date(Date.now() - 60_000), undefined, options);

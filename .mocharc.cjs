@@ -10,7 +10,7 @@ const jobs = Number(process.env.SVC_TEST_JOBS ?? 1);
 module.exports = {
   "node-option": ["import=tsx", "no-experimental-require-module"],
   extension: ["ts"],
-  require: ["test/support/openapi-contract-hooks.ts", "test/support/log-redaction-hooks.ts", "test/support/unfinished-process-hooks.ts"],
+  require: ["test/support/compiled-build.ts", "test/support/openapi-contract-hooks.ts", "test/support/log-redaction-hooks.ts", "test/support/unfinished-process-hooks.ts"],
   ...(named ? {} : { spec: ["test/**/*.spec.ts"], parallel: jobs > 1, jobs }),
   timeout: 20000,
 };

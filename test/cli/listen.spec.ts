@@ -8,12 +8,12 @@ import { listenSigningSecret } from "../../src/cli/listen-secret.ts";
 import { TRIGGERS } from "../../src/cli/trigger.ts";
 import { verifyWebhookSignature } from "../../src/webhooks/verify-signature.ts";
 import { uniquePhone } from "../support/phones.ts";
-import { freePort, type RunningProcess, runProcess, startProcess } from "../support/processes.ts";
+import { compiledEntry, freePort, type RunningProcess, runProcess, startProcess } from "../support/processes.ts";
 import { startTestService, type TestService } from "../support/test-service.ts";
 import { type ReceivedWebhook, WebhookReceiver } from "../webhooks/support/receiver.ts";
 import { approvedUser } from "../money/support.ts";
 
-const SVC = ["bin/svc.js"];
+const SVC = [compiledEntry("src/cli/svc.ts")];
 const READY = /^Ready! Your webhook signing secret is (whsec_[0-9A-Za-z]{32}) \(\^C to quit\)$/;
 
 describe("svc listen and svc trigger", function () {

@@ -2,12 +2,13 @@ import { expect } from "chai";
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { MongoClient } from "mongodb";
+import { compiledEntry } from "../support/processes.ts";
 
 describe("embedded-mongo: CLI (npm run mongo:embedded)", function () {
   this.timeout(20000);
 
   it("prints the URI once listening and exits on SIGTERM", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/embedded-mongo/cli.ts", "--port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, [compiledEntry("src/embedded-mongo/cli.ts"), "--port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
     try {
       const firstLine = await new Promise<string>((resolve, reject) => {
         createInterface({ input: child.stdout! }).once("line", resolve);
@@ -26,7 +27,7 @@ describe("embedded-mongo: CLI (npm run mongo:embedded)", function () {
   });
 
   it("refuses an invalid port", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/embedded-mongo/cli.ts", "--port", "nope"], { stdio: "ignore" });
+    const child = spawn(process.execPath, [compiledEntry("src/embedded-mongo/cli.ts"), "--port", "nope"], { stdio: "ignore" });
     const code = await new Promise<number | null>((resolve) => child.once("exit", (c) => resolve(c)));
     expect(code).to.equal(2);
   });

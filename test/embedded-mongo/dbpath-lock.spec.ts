@@ -18,10 +18,11 @@ import { build } from "esbuild";
 import { MongoClient } from "mongodb";
 import { procStat } from "../../src/embedded-mongo/durable/dbpath-lock.ts";
 import { startEmbeddedMongo } from "../../src/embedded-mongo/index.ts";
+import { compiledEntry } from "../support/processes.ts";
 
 const SERVER = new URL("./dbpath-lock-server.ts", import.meta.url).pathname;
 let bundled: string;
-const CLI = new URL("../../src/embedded-mongo/cli.ts", import.meta.url).pathname;
+const CLI = compiledEntry("src/embedded-mongo/cli.ts");
 
 const bootId = () => readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
 
@@ -105,7 +106,7 @@ async function load(dbPath: string): Promise<Unreaped & { start(): Promise<{ uri
 
 /** The CLI (`npm run mongo:embedded`) on `dbPath`: its URI, or the error it exits with. */
 async function startCli(dbPath: string): Promise<Unreaped & { uri?: string; error?: string }> {
-  const proc = await spawnUnreaped(["--import", "tsx", CLI, "--port", "0", "--dbpath", dbPath]);
+  const proc = await spawnUnreaped([CLI, "--port", "0", "--dbpath", dbPath]);
   const line = await proc.nextLine();
   return { ...proc, ...(line.startsWith("mongodb://") ? { uri: line } : { error: line }) };
 }

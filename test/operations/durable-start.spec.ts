@@ -9,7 +9,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { expect } from "chai";
 import { MongoClient } from "mongodb";
-import { ROOT, startProcess, type RunningProcess } from "../support/processes.ts";
+import { compiledEntry, ROOT, startProcess, type RunningProcess } from "../support/processes.ts";
 
 const run = promisify(execFile);
 
@@ -27,7 +27,7 @@ describe("npm start on the durable embedded database (SVC_DATA_DIR)", function (
   });
 
   async function start(): Promise<{ banner: string; base: string; exportLine: string }> {
-    const { running, match } = await startProcess(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    const { running, match } = await startProcess(process.execPath, [compiledEntry("src/main.ts")], {
       env: {
         MONGODB_URI: undefined,
         SVC_DATA_DIR: dataDir,

@@ -3,9 +3,10 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { expect } from "chai";
 import { freshDatabaseUri } from "../support/database.ts";
-import { startProcess } from "../support/processes.ts";
+import { COMPILED_ROOT, compiledEntry, startProcess } from "../support/processes.ts";
 
 describe("loading the embedded database", function () {
   this.timeout(60_000);
@@ -16,17 +17,22 @@ describe("loading the embedded database", function () {
   });
   afterEach(() => rmSync(traceDir, { recursive: true, force: true }));
 
-  /** Starts src/main.ts with `env`, stops it once it listens, and answers the repository files it loaded. */
+  /**
+   * Starts src/main.ts (transpiled, see compiledEntry) with `env`, stops it once it listens, and answers the
+   * repository's source files it loaded (`.test-build/src/app.js` is `src/app.ts`).
+   */
   async function modulesLoadedByStart(env: Record<string, string | undefined>): Promise<string[]> {
     const traceFile = path.join(traceDir, "modules.txt");
-    const { running } = await startProcess(process.execPath, ["--import", "tsx", "--import", "./test/support/module-trace.mjs", "src/main.ts"], {
+    const { running } = await startProcess(process.execPath, ["--import", "./test/support/module-trace.mjs", compiledEntry("src/main.ts")], {
       env: { PORT: "0", GRPC_PORT: "0", LOG_LEVEL: "warn", SVC_MODULE_TRACE: traceFile, ...env },
       ready: /Svc is listening/,
       timeoutMs: 40_000,
     });
     await running.kill("SIGTERM");
-    const root = new URL("../..", import.meta.url).href;
-    return [...new Set(readFileSync(traceFile, "utf8").split("\n"))].filter((url) => url.startsWith(root)).map((url) => url.slice(root.length));
+    const root = `${pathToFileURL(COMPILED_ROOT).href}/`;
+    return [...new Set(readFileSync(traceFile, "utf8").split("\n"))]
+      .filter((url) => url.startsWith(root))
+      .map((url) => url.slice(root.length).replace(/\.js$/, ".ts"));
   }
 
   it("loads no module of src/embedded-mongo when MONGODB_URI is set", async () => {

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { expect } from "chai";
 import { freshDatabaseUri } from "../support/database.ts";
-import { ROOT, startProcess, type RunningProcess } from "../support/processes.ts";
+import { compiledEntry, ROOT, startProcess, type RunningProcess } from "../support/processes.ts";
 
 const run = promisify(execFile);
 
@@ -26,7 +26,7 @@ describe("README examples", function () {
   });
 
   it("run as written with the banner's export line: every curl answers 2xx", async () => {
-    const { running } = await startProcess(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    const { running } = await startProcess(process.execPath, [compiledEntry("src/main.ts")], {
       env: {
         MONGODB_URI: await freshDatabaseUri("svc_readme"),
         SVC_BOOTSTRAP: "1",

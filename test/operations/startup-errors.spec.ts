@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import { freshDatabaseUri } from "../support/database.ts";
-import { freePort, runMainUntilExit, startProcess } from "../support/processes.ts";
+import { compiledEntry, freePort, runMainUntilExit, startProcess } from "../support/processes.ts";
 
 function runMain(env: Record<string, string>) {
   // Never the repository's .svc-data/: a directory of this run (the processes exit before the suite does).
@@ -76,7 +76,7 @@ describe("startup errors", function () {
     const shared = mkdtempSync(path.join(dataDir(), "in-use-"));
     const { running } = await startProcess(
       process.execPath,
-      ["--import", "tsx", "src/embedded-mongo/cli.ts", "--port", "0", "--dbpath", path.join(shared, "mongo")],
+      [compiledEntry("src/embedded-mongo/cli.ts"), "--port", "0", "--dbpath", path.join(shared, "mongo")],
       {
         env: { SVC_DATA_DIR: shared },
         ready: /^mongodb:\/\//,

@@ -10,6 +10,17 @@ import { captureProcessOutput } from "./log-capture.ts";
 
 export const ROOT = new URL("../..", import.meta.url).pathname;
 
+/** Where src/ and gen/ are transpiled for the processes tests start (test/support/compiled-build.ts). */
+export const COMPILED_ROOT = path.join(ROOT, ".test-build");
+
+/**
+ * The arguments for node that run a TypeScript entry of this repository in a process of its own: its transpiled
+ * JavaScript (`src/main.ts` gives `.test-build/src/main.js`), the code tsx would run, without tsx's loader.
+ */
+export function compiledEntry(entry: string): string {
+  return path.join(COMPILED_ROOT, entry.replace(/\.ts$/, ".js"));
+}
+
 export interface RunningProcess {
   process: ChildProcess;
   /** Every line written to standard output and standard error so far. */
@@ -151,14 +162,14 @@ export async function runProcess(
   return { code: child.exitCode, signal: child.signalCode, stdout, stderr };
 }
 
-/** A TypeScript entry of this repository run by node with tsx, as `npm start` runs `src/main.ts`. */
+/** A TypeScript entry of this repository run by node (transpiled, see compiledEntry), as `npm start` runs `src/main.ts`. */
 function startTypeScript(entry: string, args: string[], options: StartOptions) {
-  return startProcess(process.execPath, ["--import", "tsx", entry, ...args], options);
+  return startProcess(process.execPath, [compiledEntry(entry), ...args], options);
 }
 
-/** `src/main.ts` run by node with tsx until it exits by itself (a failure to start). */
+/** `src/main.ts` run by node (transpiled) until it exits by itself (a failure to start). */
 export function runMainUntilExit(env: Record<string, string | undefined>, timeoutMs?: number): Promise<FinishedProcess> {
-  return runProcess(process.execPath, ["--import", "tsx", "src/main.ts"], { env, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
+  return runProcess(process.execPath, [compiledEntry("src/main.ts")], { env, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
 }
 
 /** The embedded MongoDB server alone, as `npm run mongo:embedded` runs it. */

@@ -9,13 +9,14 @@ import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { postWebhook, type AttemptResult, type WebhookRequest } from "../../src/webhooks/delivery-client.ts";
 import type { TestService } from "../support/test-service.ts";
+import { compiledEntry } from "../support/processes.ts";
 import { createEndpoint, startWebhookTestService } from "./support/fixtures.ts";
 import { FakeDns } from "./support/fake-dns.ts";
 
 const fixtures = new URL("../fixtures/webhooks/", import.meta.url);
 const CERT = fileURLToPath(new URL("self-signed-localhost.cert.pem", fixtures));
 const KEY = fileURLToPath(new URL("self-signed-localhost.key.pem", fixtures));
-const CLIENT = fileURLToPath(new URL("../../src/webhooks/delivery-client.ts", import.meta.url));
+const CLIENT = compiledEntry("src/webhooks/delivery-client.ts");
 
 async function listen(server: http.Server): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -45,7 +46,7 @@ function postTrusting(url: string): Promise<AttemptResult> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      ["--import", "tsx", "--input-type=module", "-e", script],
+      ["--input-type=module", "-e", script],
       { env: { ...process.env, NODE_EXTRA_CA_CERTS: CERT } },
       (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(JSON.parse(stdout))),
     );

@@ -1,7 +1,7 @@
 // A mocha reporter for measuring the suite: mocha's spec output, and per spec file its wall time, this process's
 // CPU time and the CPU time of the child processes it waited for, written as JSON to FILE_TIMING_OUT (default
 // file-timing.json). Meaningful in a serial run, where the files run in this process:
-//   npx mocha --reporter test/support/file-timing-reporter.cjs
+//   SVC_TEST_JOBS=1 npx mocha --reporter test/support/file-timing-reporter.cjs
 const fs = require("node:fs");
 const os = require("node:os");
 const Mocha = require("mocha");

@@ -14,7 +14,9 @@ import { WebhookReceiver } from "../webhooks/support/receiver.ts";
 /** Arms failCommand; answers how often it had fired before (the count is the server's, since it started). */
 async function failCommand(svc: TestService, collection: string, commands: string[], times: number, data: Document): Promise<number> {
   const namespace = `${svc.database.db.databaseName}.${collection}`;
-  const armed = await svc.database.db.admin().command({ configureFailPoint: "failCommand", mode: { times }, data: { failCommands: commands, namespace, ...data } });
+  const armed = await svc.database.db
+    .admin()
+    .command({ configureFailPoint: "failCommand", mode: { times }, data: { failCommands: commands, namespace, ...data } });
   return Number(armed.count);
 }
 

@@ -14,8 +14,8 @@ export const ROOT = new URL("../..", import.meta.url).pathname;
 export const COMPILED_ROOT = path.join(ROOT, ".test-build");
 
 /**
- * The arguments for node that run a TypeScript entry of this repository in a process of its own: its transpiled
- * JavaScript (`src/main.ts` gives `.test-build/src/main.js`), the code tsx would run, without tsx's loader.
+ * The file node runs for a TypeScript entry of this repository in a process of its own: its transpiled JavaScript
+ * (`src/main.ts` gives `.test-build/src/main.js`), the code tsx would run, without tsx's loader.
  */
 export function compiledEntry(entry: string): string {
   return path.join(COMPILED_ROOT, entry.replace(/\.ts$/, ".js"));

@@ -1,6 +1,6 @@
 // Identifiers of the public objects, in the shapes docs/contract.md, Resources, gives them.
 import { randomInt } from "node:crypto";
-import { newUuid, randomBase62 } from "./random.ts";
+import { BASE62_DIGITS, newUuid, randomBase62 } from "./random.ts";
 
 /** Nine digits, first digit 1-9, so it always matches the `^\d{1,9}$` pattern of user ids in paths. */
 export function newUserId(): string {
@@ -13,8 +13,6 @@ export function newEventId(): string {
   return `evt_${newUuid()}`;
 }
 
-/** Digits and letters in ascending character order, so that fixed-width numerals sort as their numbers do. */
-const ORDERED_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 /** Eight such digits hold any millisecond time until the year 8800. */
 const TIME_DIGITS = 8;
 
@@ -25,7 +23,7 @@ const TIME_DIGITS = 8;
  */
 export function newRequestId(now = Date.now()): string {
   let time = "";
-  for (let rest = now, i = 0; i < TIME_DIGITS; i++, rest = Math.floor(rest / 62)) time = ORDERED_BASE62[rest % 62] + time;
+  for (let rest = now, i = 0; i < TIME_DIGITS; i++, rest = Math.floor(rest / 62)) time = BASE62_DIGITS[rest % 62] + time;
   return `req_${time}${randomBase62(24 - TIME_DIGITS)}`;
 }
 

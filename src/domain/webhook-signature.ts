@@ -1,11 +1,11 @@
 // Signing of webhook deliveries (docs/contract.md, "Delivery request" and "Signing and verification"):
 // HMAC-SHA256 hex over `<t>.<raw body>`, keyed with the whole secret string including `whsec_`, so
 // Stripe-style verifiers work unchanged.
-import { createHmac, randomInt } from "node:crypto";
+import { createHmac } from "node:crypto";
+import { randomBase62 } from "./random.ts";
 
 export const WEBHOOK_SECRET_PREFIX = "whsec_";
 const SECRET_RANDOM_LENGTH = 32;
-const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 function assertTimestamp(timestamp: number): void {
   if (!Number.isSafeInteger(timestamp) || timestamp < 0) {
@@ -47,9 +47,7 @@ export function deliveryHeaders(delivery: {
   };
 }
 
-/** `whsec_` + 32 base62 characters; randomInt draws without modulo bias (about 190 bits of entropy). */
+/** `whsec_` + 32 base62 characters, drawn without modulo bias (about 190 bits of entropy). */
 export function generateWebhookSecret(): string {
-  let random = "";
-  for (let i = 0; i < SECRET_RANDOM_LENGTH; i += 1) random += BASE62[randomInt(BASE62.length)];
-  return WEBHOOK_SECRET_PREFIX + random;
+  return WEBHOOK_SECRET_PREFIX + randomBase62(SECRET_RANDOM_LENGTH);
 }

@@ -17,9 +17,9 @@ export interface DeliveryJobData {
   eventId?: string;
 }
 
-/** The place a job names for a delivery record: its endpoint and its event. */
-export function placeOf(delivery: { endpoint_id: string; event_id: string }): DeliveryPlace {
-  return { endpointId: delivery.endpoint_id, eventId: delivery.event_id };
+/** The data of a delivery record's job: the delivery, and its endpoint and event. */
+export function jobDataOf(delivery: { _id: string; endpoint_id: string; event_id: string }): DeliveryJobData {
+  return { deliveryId: delivery._id, endpointId: delivery.endpoint_id, eventId: delivery.event_id };
 }
 
 /** The place a job's data names, if it names both. */

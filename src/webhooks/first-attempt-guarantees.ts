@@ -10,7 +10,7 @@ import { newUuid } from "../domain/random.ts";
 import type { JobQueue, ScheduledJob } from "../jobs/job-queue.ts";
 import { TurnBatch } from "../lib/turn-batch.ts";
 import type { WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
-import { type DeliveryJobData, placeOf } from "./delivery-job.ts";
+import { type DeliveryJobData, jobDataOf } from "./delivery-job.ts";
 
 export const FIRST_ATTEMPTS_JOB = "webhook-first-attempts";
 
@@ -81,8 +81,6 @@ export class FirstAttemptGuarantees {
   async run(data: FirstAttemptsJobData): Promise<void> {
     const now = this.deps.clock();
     const pending = await this.deps.deliveries.findPendingOfEvents(data.eventIds);
-    await this.deps.addDeliveryJobs(
-      pending.map((d) => ({ data: { deliveryId: d._id, ...placeOf(d) }, at: d.lease_until ?? d.next_attempt_at ?? now })),
-    );
+    await this.deps.addDeliveryJobs(pending.map((d) => ({ data: jobDataOf(d), at: d.lease_until ?? d.next_attempt_at ?? now })));
   }
 }

@@ -15,7 +15,7 @@ import { DeliveryDispatcher } from "./delivery-dispatcher.ts";
 import { DEFAULT_RECOVERY_RATE_PER_SECOND, LEASE_MARGIN_MS } from "./delivery-policy.ts";
 import { DeliveryRecovery } from "./delivery-recovery.ts";
 import { FIRST_ATTEMPTS_JOB, type FirstAttemptBatch, FirstAttemptGuarantees, type FirstAttemptsJobData } from "./first-attempt-guarantees.ts";
-import { type DeliveryJobData, type DeliveryPlace, placeIn, placeOf } from "./delivery-job.ts";
+import { type DeliveryJobData, type DeliveryPlace, jobDataOf, placeIn } from "./delivery-job.ts";
 import { DeliveryWorker, type AttemptHints, type AttemptSender, type NextRun } from "./delivery-worker.ts";
 import type { SendSettings } from "./signed-request.ts";
 import { FailureRecorder } from "./failure-recorder.ts";
@@ -104,11 +104,11 @@ export class WebhookDelivery {
       addDeliveryJobs: (jobs) => this.schedule(jobs, { keepExisting: true }),
     });
     this.firstAttempts = new DeliveryDispatcher<FirstAttempt>(
-      async (deliveryId, first) => {
+      async (_deliveryId, first) => {
         let recorded = false;
         try {
           const next = await this.worker.runFirst(first!.hints);
-          if (next !== null) await this.retryJobs.add({ data: { deliveryId, ...placeOf(first!.hints.claimed) }, at: next });
+          if (next !== null) await this.retryJobs.add({ data: jobDataOf(first!.hints.claimed), at: next });
           recorded = true;
         } finally {
           await this.guarantees.done(first!.batch, recorded);

@@ -11,7 +11,7 @@ import type { EventDocument } from "../store/event-repository.ts";
 import type { WebhookDeliveryDocument, WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
 import type { WebhookEndpointDocument, WebhookEndpointRepository } from "../store/webhook-endpoint-repository.ts";
 import type { ScheduledJob } from "../jobs/job-queue.ts";
-import { type DeliveryJobData, placeOf } from "./delivery-job.ts";
+import { type DeliveryJobData, jobDataOf } from "./delivery-job.ts";
 import type { AttemptHints } from "./delivery-worker.ts";
 import { ENDPOINT_DISABLED } from "./endpoint-disabling.ts";
 
@@ -99,15 +99,14 @@ export class WebhookFanout implements EventFanout {
       if (record.status !== "pending") continue;
       if (!inserted.has(record._id)) again.add(`${record.event_id}\u0000${record.endpoint_id}`);
       else if (hints.has(record._id)) firsts.push(hints.get(record._id)!);
-      else jobs.push({ data: { deliveryId: record._id, ...placeOf(record) }, at: now });
+      else jobs.push({ data: jobDataOf(record), at: now });
     }
     // A relay that runs again (its process died between the records and their jobs) adds the jobs missing from the
     // records it finds pending; an existing job keeps its time.
     const missing: ScheduledJob<DeliveryJobData>[] = [];
     if (again.size > 0) {
       for (const found of await deliveries.findPendingOfEvents(events.map((e) => e._id))) {
-        if (again.has(`${found.event_id}\u0000${found.endpoint_id}`))
-          missing.push({ data: { deliveryId: found._id, ...placeOf(found) }, at: found.lease_until ?? now });
+        if (again.has(`${found.event_id}\u0000${found.endpoint_id}`)) missing.push({ data: jobDataOf(found), at: found.lease_until ?? now });
       }
     }
     if (missing.length > 0) await this.deps.schedule(missing, { keepExisting: true });

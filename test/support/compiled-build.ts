@@ -14,37 +14,32 @@ const SOURCE_DIRS = ["src", "gen"];
 const STAMP = path.join(COMPILED_ROOT, ".built");
 const RELATIVE_TS_IMPORT = /((?:\bfrom|\bimport)\s*\(?\s*)(["'])(\.{1,2}\/[^"'\n]*?)\.ts\2/g;
 
-function sourceFiles(): string[] {
+/** The files to transpile, and the directories holding them (with src/ and gen/ themselves). */
+function sources(): { files: string[]; dirs: string[] } {
   const files: string[] = [];
+  const dirs = [...SOURCE_DIRS];
   for (const dir of SOURCE_DIRS) {
-    for (const entry of readdirSync(path.join(ROOT, dir), { recursive: true })) {
-      const file = path.join(dir, String(entry));
-      if (file.endsWith(".ts") && !file.endsWith(".d.ts") && !file.endsWith(".spec.ts")) files.push(file);
-    }
-  }
-  return files;
-}
-
-/** The newest change under the sources (a directory's own time moves when a file in it is added or removed). */
-function newestChange(files: string[]): number {
-  let newest = statSync(path.join(ROOT, "tsconfig.json")).mtimeMs;
-  for (const dir of SOURCE_DIRS) {
-    newest = Math.max(newest, statSync(path.join(ROOT, dir)).mtimeMs);
     for (const entry of readdirSync(path.join(ROOT, dir), { recursive: true, withFileTypes: true })) {
-      if (entry.isDirectory()) newest = Math.max(newest, statSync(path.join(entry.parentPath, entry.name)).mtimeMs);
+      const relative = path.relative(ROOT, path.join(entry.parentPath, entry.name));
+      if (entry.isDirectory()) dirs.push(relative);
+      else if (relative.endsWith(".ts") && !relative.endsWith(".d.ts") && !relative.endsWith(".spec.ts")) files.push(relative);
     }
   }
-  for (const file of files) newest = Math.max(newest, statSync(path.join(ROOT, file)).mtimeMs);
-  return newest;
+  return { files, dirs };
 }
 
-function isFresh(files: string[]): boolean {
-  return existsSync(STAMP) && readFileSync(STAMP, "utf8") === process.version && statSync(STAMP).mtimeMs > newestChange(files);
+/**
+ * Whether the build was made by this Node version after the last change of tsconfig.json and of every source file
+ * and directory (a directory's own time moves when a file in it is added or removed).
+ */
+function isFresh({ files, dirs }: { files: string[]; dirs: string[] }): boolean {
+  if (!existsSync(STAMP) || readFileSync(STAMP, "utf8") !== process.version) return false;
+  const built = statSync(STAMP).mtimeMs;
+  return ["tsconfig.json", ...dirs, ...files].every((entry) => statSync(path.join(ROOT, entry)).mtimeMs < built);
 }
 
 /** tsx's options for an ES module (its loader's transform), with this repository's tsconfig. */
-function transformOptions(sourcefile: string): TransformOptions {
-  const tsconfig = JSON.parse(readFileSync(path.join(ROOT, "tsconfig.json"), "utf8")) as { compilerOptions: object };
+function transformOptions(sourcefile: string, tsconfig: { compilerOptions: object }): TransformOptions {
   return {
     target: `node${process.versions.node}`,
     loader: "ts",
@@ -58,9 +53,9 @@ function transformOptions(sourcefile: string): TransformOptions {
   };
 }
 
-async function transpile(file: string): Promise<void> {
+async function transpile(file: string, tsconfig: { compilerOptions: object }): Promise<void> {
   const source = path.join(ROOT, file);
-  const result = await transform(readFileSync(source, "utf8"), transformOptions(source));
+  const result = await transform(readFileSync(source, "utf8"), transformOptions(source, tsconfig));
   const code = result.code.replace(
     RELATIVE_TS_IMPORT,
     (_all, lead: string, quote: string, specifier: string) => `${lead}${quote}${specifier}.js${quote}`,
@@ -72,10 +67,11 @@ async function transpile(file: string): Promise<void> {
 }
 
 export async function mochaGlobalSetup(): Promise<void> {
-  const files = sourceFiles();
-  if (isFresh(files)) return;
+  const found = sources();
+  if (isFresh(found)) return;
   rmSync(COMPILED_ROOT, { recursive: true, force: true });
-  await Promise.all(files.map(transpile));
+  const tsconfig = JSON.parse(readFileSync(path.join(ROOT, "tsconfig.json"), "utf8")) as { compilerOptions: object };
+  await Promise.all(found.files.map((file) => transpile(file, tsconfig)));
   // ES modules: the files are .js, and the repository's package.json says "type": "module" above them.
   writeFileSync(STAMP, process.version);
 }

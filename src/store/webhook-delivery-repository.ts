@@ -316,7 +316,12 @@ export class WebhookDeliveryRepository {
 
 /** An outcome's update: the attempt appended to the history (or the history written whole, for an older record). */
 function outcomeUpdate({ status, next_attempt_at, attempt, legacyHistory }: AttemptOutcome, now: Date) {
-  const { request: _request, response: _response, ...outcome } = attempt;
+  const outcome: DeliveryAttemptRecord = {
+    attempted_at: attempt.attempted_at,
+    response_status: attempt.response_status,
+    error: attempt.error,
+    duration_ms: attempt.duration_ms,
+  };
   const set = { status, next_attempt_at, last_attempt: outcome, lease_until: null, updated_at: now };
   if (legacyHistory !== undefined) return { $set: { ...set, attempts: [...legacyHistory, attempt].slice(-DELIVERY_ATTEMPTS_KEPT) } };
   return { $set: set, $push: historyOf(attempt) };

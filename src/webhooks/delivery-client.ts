@@ -8,6 +8,7 @@ import { ATTEMPT_REQUEST_BODY_KEPT_BYTES, ATTEMPT_RESPONSE_BODY_KEPT_BYTES } fro
 import { checkWebhookUrl, type CheckedWebhookUrl } from "../domain/webhook-url.ts";
 import { WEBHOOK_USER_AGENT } from "../domain/webhook-signature.ts";
 import { DeliveryFailure, vetHost, type DeliveryFailureCode, type LookupAll, type VettedAddress } from "./address-vetting.ts";
+import type { InFlightAttempts } from "./in-flight-attempts.ts";
 
 /** The `error` of an attempt: the values of docs/contract.md, Attempt errors, an attempt itself can produce. */
 export type AttemptError = `http_${number}` | DeliveryFailureCode;
@@ -69,8 +70,8 @@ export interface WebhookRequest {
   lookup?: LookupAll;
   /** Ports refused on sandbox loopback URLs, checked again at every attempt; see `checkWebhookUrl`. */
   refusedLoopbackPorts?: ReadonlySet<number>;
-  /** Ends the attempt before `timeoutMs` when aborted (its process is stopping); the outcome is then `timeout`. */
-  signal?: AbortSignal;
+  /** Ends the attempt before `timeoutMs` when cut short (its process is stopping); the outcome is then `timeout`. */
+  inFlight?: InFlightAttempts;
 }
 
 /** Reading a little of a large answer lets small answers finish cleanly without buffering large ones. */
@@ -359,10 +360,9 @@ export async function postWebhook(request: WebhookRequest): Promise<AttemptResul
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), request.timeoutMs);
   const aborted = whenAborted(deadline.signal);
-  // The caller's signal ends the attempt as its deadline would (after `whenAborted` listens, so it hears an abort at once).
+  // Cut short, the attempt ends as at its deadline (added after `whenAborted` listens, so it hears an abort at once).
   const cutShort = (): void => deadline.abort();
-  request.signal?.addEventListener("abort", cutShort, { once: true });
-  if (request.signal?.aborted) deadline.abort();
+  request.inFlight?.add(cutShort);
   try {
     let pinned: VettedAddress;
     const lookupStarted = performance.now();
@@ -379,6 +379,6 @@ export async function postWebhook(request: WebhookRequest): Promise<AttemptResul
   } finally {
     clearTimeout(timer);
     aborted.dispose();
-    request.signal?.removeEventListener("abort", cutShort);
+    request.inFlight?.delete(cutShort);
   }
 }

@@ -202,7 +202,7 @@ export class DeliveryWorker {
       result = { responseStatus: null, error: "internal_error", durationMs: clock().getTime() - claimedAt.getTime() };
     }
     // Cut short because this process is stopping (WebhookDelivery.stop): our failure, not the receiver's.
-    if (result.error !== null && send.signal?.aborted) result = { ...result, error: "internal_error" };
+    if (result.error !== null && send.inFlight?.isCutShort) result = { ...result, error: "internal_error" };
     const counted = result.error !== null && result.error !== "internal_error";
     const consecutiveFailures = counted ? await this.deps.failures.countFailure(endpoint._id) : null;
     const verdict = decideAfterAttempt({
@@ -253,7 +253,10 @@ export class DeliveryWorker {
 }
 
 function headerPairs(headers: Record<string, string>): HeaderPairs {
-  return Object.entries(headers).map(([name, value]) => ({ name, value }));
+  // A loop rather than Object.entries: no array per header, on the path of every attempt.
+  const pairs: HeaderPairs = [];
+  for (const name in headers) pairs.push({ name, value: headers[name]! });
+  return pairs;
 }
 
 /** An attempt as the delivery's history keeps it: its outcome, the request as sent and the answer. */

@@ -9,6 +9,7 @@ import type { EventDocument } from "../store/event-repository.ts";
 import type { WebhookEndpointDocument } from "../store/webhook-endpoint-repository.ts";
 import type { LookupAll } from "./address-vetting.ts";
 import { postWebhook, type AttemptResult } from "./delivery-client.ts";
+import type { InFlightAttempts } from "./in-flight-attempts.ts";
 
 export interface SendSettings {
   timeoutMs: number;
@@ -17,8 +18,8 @@ export interface SendSettings {
   clock: Clock;
   /** Ports refused on sandbox loopback URLs (the service's and its database's); see `checkWebhookUrl`. */
   refusedLoopbackPorts?: ReadonlySet<number>;
-  /** Cuts attempts in flight short when aborted (the delivery of a stopping process); see `WebhookDelivery.stop`. */
-  signal?: AbortSignal;
+  /** Where attempts in flight are cut short (the delivery of a stopping process); see `WebhookDelivery.stop`. */
+  inFlight?: InFlightAttempts;
 }
 
 /** Bodies by event document: fan-out hands the same document to every endpoint of the event. */
@@ -59,6 +60,6 @@ export function sendSignedEvent(
     livemode: endpoint.livemode,
     ...(settings.lookup ? { lookup: settings.lookup } : {}),
     ...(settings.refusedLoopbackPorts ? { refusedLoopbackPorts: settings.refusedLoopbackPorts } : {}),
-    ...(settings.signal ? { signal: settings.signal } : {}),
+    ...(settings.inFlight ? { inFlight: settings.inFlight } : {}),
   });
 }

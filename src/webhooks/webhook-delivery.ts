@@ -19,6 +19,7 @@ import { type DeliveryJobData, type DeliveryPlace, jobDataOf, placeIn } from "./
 import { DeliveryWorker, type AttemptHints, type AttemptSender, type NextRun } from "./delivery-worker.ts";
 import type { SendSettings } from "./signed-request.ts";
 import { FailureRecorder } from "./failure-recorder.ts";
+import { InFlightAttempts } from "./in-flight-attempts.ts";
 import { SuccessRecorder } from "./success-recorder.ts";
 import { WebhookFanout } from "./webhook-fanout.ts";
 
@@ -76,8 +77,8 @@ export class WebhookDelivery {
   private running = 0;
   private idle: (() => void)[] = [];
   private stopping = false;
-  /** Aborted when stopping has waited long enough: the attempts still in flight end at once. */
-  private readonly cutShort = new AbortController();
+  /** Cut short when stopping has waited long enough: the attempts still in flight end at once. */
+  private readonly inFlight = new InFlightAttempts();
 
   constructor(
     private readonly deps: WebhookDeliveryDependencies,
@@ -86,7 +87,7 @@ export class WebhookDelivery {
     const leaseMs = options.send.timeoutMs + LEASE_MARGIN_MS;
     this.worker = new DeliveryWorker({
       ...deps,
-      send: { ...options.send, signal: this.cutShort.signal },
+      send: { ...options.send, inFlight: this.inFlight },
       retryScheduleMs: options.retryScheduleMs,
       leaseMs,
       successes: new SuccessRecorder(deps.deliveries, deps.endpoints),
@@ -200,7 +201,7 @@ export class WebhookDelivery {
    */
   async stop(graceMs = Number.POSITIVE_INFINITY): Promise<void> {
     this.stopping = true;
-    const timer = Number.isFinite(graceMs) ? setTimeout(() => this.cutShort.abort(), graceMs) : null;
+    const timer = Number.isFinite(graceMs) ? setTimeout(() => this.inFlight.cutShort(), graceMs) : null;
     try {
       await this.firstAttempts.stop();
       if (this.running > 0) await new Promise<void>((resolve) => this.idle.push(resolve));

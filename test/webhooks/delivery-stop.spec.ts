@@ -5,6 +5,7 @@
 import type http from "node:http";
 import { expect } from "chai";
 import { postWebhook } from "../../src/webhooks/delivery-client.ts";
+import { InFlightAttempts } from "../../src/webhooks/in-flight-attempts.ts";
 import { JobQueue } from "../../src/jobs/job-queue.ts";
 import { WebhookDelivery } from "../../src/webhooks/webhook-delivery.ts";
 import { DeliveryHarness, SCHEDULE_MS } from "./support/in-process.ts";
@@ -95,12 +96,12 @@ describe("WebhookDelivery.stop(graceMs): attempts in flight when a process stops
     expect(await nextRun).to.equal(undefined);
   });
 
-  it("postWebhook: an aborted signal ends the attempt as its deadline would (timeout), already aborted too", async () => {
-    const stopping = new AbortController();
-    const request = { url: receiver.url(), body: "{}", headers: {}, timeoutMs: TIMEOUT_MS, livemode: false, signal: stopping.signal };
+  it("postWebhook: attempts cut short end as at their deadline (timeout), also one that starts afterwards", async () => {
+    const stopping = new InFlightAttempts();
+    const request = { url: receiver.url(), body: "{}", headers: {}, timeoutMs: TIMEOUT_MS, livemode: false, inFlight: stopping };
     const pending = postWebhook(request);
     await receiver.waitUntil((received) => received.length === 1);
-    stopping.abort();
+    stopping.cutShort();
     expect(await pending).to.include({ error: "timeout", responseStatus: null });
     const started = performance.now();
     expect(await postWebhook(request)).to.include({ error: "timeout", responseStatus: null });

@@ -1,6 +1,7 @@
 // The ordered set under index entries keeps its order whatever the pattern of inserts: keys growing within
 // ranges that other keys follow (a tenant's time-ordered keys), appended between chunks and cut just after the new
-// entry; keys shrinking within ranges; random keys; with deletes and copies between them.
+// entry; keys past the end, or just before it; keys shrinking within ranges; random keys; with deletes and copies
+// between them.
 import { expect } from "chai";
 import { OrderedSet } from "../../src/embedded-mongo/storage/ordered-set.ts";
 
@@ -30,6 +31,8 @@ describe("embedded-mongo: the ordered set of index entries", () => {
     ["growing keys in 40 ranges", (i: number) => [(i * 7) % 40, i] as Entry],
     ["shrinking keys in 40 ranges", (i: number) => [(i * 7) % 40, -i] as Entry],
     ["growing keys in one range", (i: number) => [0, i] as Entry],
+    // Time-ordered ids within a millisecond: each new key near the end, before some of the last ones.
+    ["keys growing with ties broken out of order", (i: number) => [0, i * 10 + ((i * 37) % 50)] as Entry],
   ] as const) {
     it(`keeps ${pattern} in order, with random keys, deletes and a copy among them`, () => {
       const random = numbers(7);

@@ -65,15 +65,7 @@ export class OrderedSet<T> {
       else hi = mid;
     }
     if (lo === chunks.length) return { chunk: lo, offset: 0 };
-    const c = chunks[lo]!;
-    let a = 0;
-    let b = c.length;
-    while (a < b) {
-      const mid = (a + b) >>> 1;
-      if (before(c[mid]!)) a = mid + 1;
-      else b = mid;
-    }
-    return { chunk: lo, offset: a };
+    return { chunk: lo, offset: searchChunk(chunks[lo]!, before) };
   }
 
   insert(item: T): void {
@@ -84,7 +76,23 @@ export class OrderedSet<T> {
       this.count = 1;
       return;
     }
-    let pos = this.seek((e) => cmp(e, item) < 0);
+    const last = this.chunks.length - 1;
+    const lastChunk = this.chunks[last]!;
+    if (cmp(lastChunk[lastChunk.length - 1]!, item) < 0) {
+      // Past the end (keys that grow: time-ordered ids, a lone tenant's time keys): one comparison instead of a
+      // search, and a full last chunk is followed by a new one rather than halved, as nothing will come before it.
+      if (lastChunk.length < MAX_CHUNK) this.writable(last).push(item);
+      else {
+        this.chunks.push([item]);
+        this.owners.push(this.generation);
+      }
+      this.count++;
+      return;
+    }
+    const before = (e: T) => cmp(e, item) < 0;
+    // Keys that grow with ties broken at random (time-ordered ids within a millisecond) land in the last chunk:
+    // searched alone, without the search among chunks.
+    let pos = before(lastChunk[0]!) ? { chunk: last, offset: searchChunk(lastChunk, before) } : this.seek(before);
     if (pos.offset === 0 && pos.chunk > 0) {
       // Between two chunks (or past the end), appended to the earlier one: no entry moves, and keys that grow
       // within a range followed by others (a tenant's time-ordered keys) go on being appended there.
@@ -95,9 +103,11 @@ export class OrderedSet<T> {
     this.count++;
     if (chunk.length > MAX_CHUNK) {
       // Cut just after the new entry when that leaves both parts a fair size: its chunk then ends with it, and the
-      // next larger key appends instead of moving the entries that followed it. Otherwise in halves.
+      // next larger key appends instead of moving the entries that followed it. Otherwise in halves. The last
+      // chunk's tail may be short: the keys that grow past the end will fill it.
       const after = pos.offset + 1;
-      const at = after >= MAX_CHUNK / 4 && chunk.length - after >= MAX_CHUNK / 8 ? after : MAX_CHUNK >>> 1;
+      const tailFair = pos.chunk === this.chunks.length - 1 ? after < chunk.length : chunk.length - after >= MAX_CHUNK / 8;
+      const at = after >= MAX_CHUNK / 4 && tailFair ? after : MAX_CHUNK >>> 1;
       const tail = chunk.splice(at);
       this.chunks.splice(pos.chunk + 1, 0, tail);
       this.owners.splice(pos.chunk + 1, 0, this.generation);
@@ -154,4 +164,16 @@ export class OrderedSet<T> {
   *[Symbol.iterator](): IterableIterator<T> {
     for (const chunk of this.chunks) yield* chunk;
   }
+}
+
+/** The first offset in `chunk` whose entry is not `before` the target. */
+function searchChunk<T>(chunk: T[], before: (entry: T) => boolean): number {
+  let a = 0;
+  let b = chunk.length;
+  while (a < b) {
+    const mid = (a + b) >>> 1;
+    if (before(chunk[mid]!)) a = mid + 1;
+    else b = mid;
+  }
+  return a;
 }

@@ -47,8 +47,8 @@ export class IdempotencyRepository {
 
   constructor(db: Db) {
     this.collection = db.collection<IdempotencyDocument>("idempotency_keys");
-    this.insert = batchedInsert(this.collection);
-    this.update = batchedUpdate(this.collection);
+    this.insert = batchedInsert(db, this.collection.collectionName);
+    this.update = batchedUpdate(db, this.collection.collectionName);
   }
 
   async ensureIndexes(): Promise<void> {

@@ -72,8 +72,8 @@ export class TransactionRepository {
   constructor(db: Db) {
     this.collection = db.collection<TransactionDocument>("transactions");
     this.references = db.collection<DepositReferenceDocument>("deposit_references");
-    this.batchedUpsert = batchedUpdate(this.collection);
-    this.batchedInsertNew = batchedInsert(this.collection);
+    this.batchedUpsert = batchedUpdate(db, this.collection.collectionName);
+    this.batchedInsertNew = batchedInsert(db, this.collection.collectionName);
   }
 
   async ensureIndexes(): Promise<void> {

@@ -34,8 +34,8 @@ export class UserRepository {
 
   constructor(db: Db) {
     this.collection = db.collection<UserDocument>("users");
-    this.ledger = new WalletLedgerRepository(this.collection);
-    this.batchInsert = batchedInsert(this.collection, { explainDuplicates: true });
+    this.ledger = new WalletLedgerRepository(db, this.collection);
+    this.batchInsert = batchedInsert(db, this.collection.collectionName, { explainDuplicates: true });
   }
 
   async ensureIndexes(): Promise<void> {

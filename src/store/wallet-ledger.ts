@@ -2,7 +2,7 @@
 // so that every change of a balance is one conditional single-document write that also records the
 // transaction's new state and its events (the user's outbox). See docs/contract.md, Money, for the invariant.
 import { randomUUID } from "node:crypto";
-import type { Collection, Filter, UpdateFilter } from "mongodb";
+import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
 import { TurnBatch } from "../lib/turn-batch.ts";
 import { batchedConditionalUpdate, batchedUpdate, throwDocumentError } from "./write-batcher.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
@@ -96,6 +96,27 @@ function incOf(delta: BalanceDelta): Record<string, number> {
   return inc;
 }
 
+/**
+ * The fields of `next` that differ from `from` (a record made by spreading `from`: an unchanged field keeps its
+ * value), as paths under `path`: a move writes only what it changes of the in-flight record (its status, version,
+ * times and stamp), not the whole record, which the database would decode and compare field by field.
+ */
+function changedFields(
+  path: string,
+  from: TransactionRecord,
+  next: TransactionRecord,
+): { set: Record<string, unknown>; unset: Record<string, ""> | null } {
+  const set: Record<string, unknown> = {};
+  let unset: Record<string, ""> | null = null;
+  for (const [field, value] of Object.entries(next)) {
+    if (value !== from[field as keyof TransactionRecord]) set[`${path}.${field}`] = value;
+  }
+  for (const field of Object.keys(from)) {
+    if (!Object.hasOwn(next, field)) (unset ??= {})[`${path}.${field}`] = "";
+  }
+  return { set, unset };
+}
+
 export interface OpeningOptions {
   delta: BalanceDelta;
   requireAvailable: number;
@@ -142,11 +163,11 @@ export class WalletLedgerRepository {
   private readonly holders = new TurnBatch<string, UserWithLedger | null>((ids) => this.findHolders(ids), { oneAtATime: true });
 
   /** Made by UserRepository, the users collection's one repository, on its collection (see `ledger` there). */
-  constructor(users: Collection<UserDocument>) {
+  constructor(db: Db, users: Collection<UserDocument>) {
     this.users = users as Collection<UserWithLedger>;
-    this.batchedCompact = batchedUpdate(this.users);
-    this.batchedOpen = batchedConditionalUpdate(this.users);
-    this.batchedMove = batchedConditionalUpdate(this.users, { oneAtATime: true });
+    this.batchedCompact = batchedUpdate(db, users.collectionName);
+    this.batchedOpen = batchedConditionalUpdate(db, users.collectionName);
+    this.batchedMove = batchedConditionalUpdate(db, users.collectionName, { oneAtATime: true });
   }
 
   find(scope: TenantScope, userId: string): Promise<UserWithLedger | null> {
@@ -234,9 +255,12 @@ export class WalletLedgerRepository {
    */
   async transition(userId: string, from: TransactionRecord, next: TransactionRecord, delta: BalanceDelta, events: OutboxEvent[]): Promise<boolean> {
     const token = randomUUID();
+    const { set, unset } = changedFields(`ledger.inflight.${next.id}`, from, next);
+    const inc = incOf(delta);
     const update = {
-      $set: { [`ledger.inflight.${next.id}`]: next, [`ledger.moves.${next.id}`]: token, "ledger.updated_at": next.updated_at },
-      ...(Object.keys(incOf(delta)).length > 0 ? { $inc: incOf(delta) } : {}),
+      $set: { ...set, [`ledger.moves.${next.id}`]: token, "ledger.updated_at": next.updated_at },
+      ...(unset ? { $unset: unset } : {}),
+      ...(Object.keys(inc).length > 0 ? { $inc: inc } : {}),
       ...(events.length > 0 ? { $push: { outbox: { $each: events } } } : {}),
     } as unknown as UpdateFilter<UserWithLedger>;
     const filter = { _id: userId, [`ledger.inflight.${from.id}.version`]: from.version, [`ledger.inflight.${from.id}.status`]: from.status };

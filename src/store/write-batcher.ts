@@ -1,10 +1,9 @@
 // Group commit for single-document writes: writes requested in the same event-loop turn go to the database in
-// one command (insertMany or bulkWrite, unordered), and each caller still gets its own document's outcome.
+// one command (a raw insert or update, unordered), and each caller still gets its own document's outcome.
 // Each document's write stays atomic on its own, exactly as with insertOne or updateOne; what is saved is the
 // per-command cost, which dominates small writes.
-import type { AnyBulkWriteOperation, Collection, Db, Document, UpdateOneModel } from "mongodb";
+import { type Db, type Document, ObjectId, type UpdateOneModel } from "mongodb";
 import { TurnBatch } from "../lib/turn-batch.ts";
-import { bulkWriteErrors } from "./database.ts";
 
 /** A write error of one document of a batch (for example a duplicate key, code 11000). */
 export interface DocumentWriteError {
@@ -13,16 +12,11 @@ export interface DocumentWriteError {
   message: string;
 }
 
-/** Per-index write errors of an unordered batch; rethrows anything that is not a batch of document errors. */
-function documentErrors(error: unknown, size: number): (DocumentWriteError | null)[] {
-  const writeErrors = bulkWriteErrors(error);
-  if (!writeErrors) throw error;
-  const outcomes: (DocumentWriteError | null)[] = new Array(size).fill(null);
-  for (const writeError of writeErrors) {
-    outcomes[writeError.index] = { code: writeError.code, message: writeError.errmsg ?? "write error" };
-  }
-  return outcomes;
-}
+/**
+ * Statements per command of the batched writers: a batch's single-document writes (a ledger write, a projection, an
+ * Idempotency-Key's record) stay under a few KiB each, so a command of this many stays far under the 16 MiB limit.
+ */
+const WRITES_PER_COMMAND = 500;
 
 /** What one write of a batch came to: its own write error, if any, and whether every update of its batch matched. */
 interface BatchOutcome {
@@ -31,37 +25,58 @@ interface BatchOutcome {
 }
 
 /**
- * Writes of one event-loop turn as one command: `writeAll` answers whether every write matched a document
- * (inserts: true). A batch's document errors are each its own write's outcome; any other failure fails them all.
+ * Writes of one event-loop turn as raw commands (rawWrites): `command` is the update or insert of these items'
+ * statements, and `expected` the count its replies answer when every update matched (inserts: not asked). A
+ * batch's document errors are each its own write's outcome; any other failure fails them all.
  */
-function writeBatcher<T>(writeAll: (items: T[]) => Promise<boolean>, options: { oneAtATime?: boolean } = {}): TurnBatch<T, BatchOutcome> {
+function writeBatcher<T>(
+  db: Db,
+  collection: string,
+  command: "update" | "insert",
+  statementOf: (item: T) => Document,
+  options: { oneAtATime?: boolean } = {},
+): TurnBatch<T, BatchOutcome> {
   return new TurnBatch<T, BatchOutcome>(async (items) => {
-    try {
-      const batchMatched = await writeAll(items);
-      return items.map(() => ({ error: null, batchMatched }));
-    } catch (error) {
-      return documentErrors(error, items.length).map((documentError) => ({ error: documentError, batchMatched: false }));
-    }
+    const { n, writeErrors } = await rawWrites(db, command, collection, items.map(statementOf), WRITES_PER_COMMAND);
+    const errors: (DocumentWriteError | null)[] = new Array(items.length).fill(null);
+    for (const { index, code, errmsg } of writeErrors) errors[index] = { code, message: errmsg ?? "write error" };
+    const batchMatched = writeErrors.length === 0 && (command === "insert" || n === items.length);
+    return errors.map((error) => ({ error, batchMatched }));
   }, options);
 }
 
+/** An updateOne, as a statement of the `update` command. */
+function updateStatement<T extends Document>({ updateOne }: { updateOne: UpdateOneModel<T> }): Document {
+  const { filter, update, upsert, arrayFilters, collation, hint } = updateOne;
+  return {
+    q: filter,
+    u: update,
+    ...(upsert ? { upsert: true } : {}),
+    ...(arrayFilters ? { arrayFilters } : {}),
+    ...(collation ? { collation } : {}),
+    ...(hint ? { hint } : {}),
+  };
+}
+
 /**
- * insertOne, batched. The driver reports a batch's duplicate keys without the index they hit; with
- * `explainDuplicates`, such a document is tried again alone, so its error says which key (`keyPattern`).
+ * insertOne, batched. A document without an `_id` gets one here, as the driver's insert gives it. The reply names
+ * no index of a duplicate key; with `explainDuplicates`, such a document is tried again alone, so its error says
+ * which key (`keyPattern`).
  */
 export function batchedInsert<T extends Document>(
-  collection: Collection<T>,
+  db: Db,
+  collection: string,
   options: { explainDuplicates?: boolean } = {},
 ): (doc: T) => Promise<DocumentWriteError | null> {
-  const batcher = writeBatcher<T>(async (docs) => {
-    await collection.insertMany(docs as never[], { ordered: false });
-    return true;
+  const batcher = writeBatcher<T>(db, collection, "insert", (doc) => {
+    (doc as Document)._id ??= new ObjectId();
+    return doc;
   });
   return async (doc) => {
     const { error } = await batcher.add(doc);
     if (error?.code !== 11000 || !options.explainDuplicates) return error;
     try {
-      await collection.insertOne(doc as never);
+      await db.collection(collection).insertOne(doc);
       return null;
     } catch (single) {
       const { code, keyPattern, message } = single as { code?: unknown; keyPattern?: Record<string, unknown>; message: string };
@@ -73,12 +88,10 @@ export function batchedInsert<T extends Document>(
 
 /** updateOne, batched (the count of matched documents is not reported). */
 export function batchedUpdate<T extends Document>(
-  collection: Collection<T>,
-): (operation: AnyBulkWriteOperation<T>) => Promise<DocumentWriteError | null> {
-  const batcher = writeBatcher<AnyBulkWriteOperation<T>>(async (operations) => {
-    await collection.bulkWrite(operations, { ordered: false });
-    return true;
-  });
+  db: Db,
+  collection: string,
+): (operation: { updateOne: UpdateOneModel<T> }) => Promise<DocumentWriteError | null> {
+  const batcher = writeBatcher<{ updateOne: UpdateOneModel<T> }>(db, collection, "update", updateStatement);
   return async (operation) => (await batcher.add(operation)).error;
 }
 
@@ -88,13 +101,11 @@ export function batchedUpdate<T extends Document>(
  * A write error of its own is thrown. With `oneAtATime`, one batch is written at a time (see TurnBatch).
  */
 export function batchedConditionalUpdate<T extends Document>(
-  collection: Collection<T>,
+  db: Db,
+  collection: string,
   options: { oneAtATime?: boolean } = {},
 ): (operation: { updateOne: UpdateOneModel<T> }) => Promise<"applied" | "unknown"> {
-  const batcher = writeBatcher<{ updateOne: UpdateOneModel<T> }>(async (operations) => {
-    const result = await collection.bulkWrite(operations, { ordered: false });
-    return result.matchedCount === operations.length;
-  }, options);
+  const batcher = writeBatcher<{ updateOne: UpdateOneModel<T> }>(db, collection, "update", updateStatement, options);
   return async (operation) => {
     const { error, batchMatched } = await batcher.add(operation);
     if (error) throwDocumentError(error);

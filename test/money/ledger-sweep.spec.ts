@@ -75,7 +75,7 @@ describe("The ledger's sweep", () => {
     users = db.collection<UserWithLedger>("users");
     transactions = new TransactionRepository(db);
     sweep = new LedgerSweep({
-      wallets: new WalletLedgerRepository(users as unknown as Collection<UserDocument>),
+      wallets: new WalletLedgerRepository(db, users as unknown as Collection<UserDocument>),
       transactions,
       jobs: {} as JobQueue,
       clock: () => new Date(now),

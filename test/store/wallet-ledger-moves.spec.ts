@@ -53,27 +53,31 @@ describe("WalletLedgerRepository moves", () => {
     });
     await client.connect();
     users = client.db().collection<UserWithLedger>("users");
-    ledger = new WalletLedgerRepository(users as unknown as Collection<UserDocument>);
+    ledger = new WalletLedgerRepository(client.db(), users as unknown as Collection<UserDocument>);
   });
   after(() => client.close());
 
-  it("sends concurrent moves as one command; of two moves of one transaction exactly one applies, with its events alone", async () => {
-    const [a, b] = [pending("txn_movesa000000000000000001"), pending("txn_movesb000000000000000001")];
-    await users.insertOne({
+  /** The user holding `inflight` (deposits of 1000 cents each, pending), with nothing else on its wallet. */
+  const insertHolder = (inflight: TransactionRecord[]) =>
+    users.insertOne({
       _id: USER,
       project_id: "proj_moves",
       livemode: false,
       outbox: [],
       ledger: {
         available_cents: 0,
-        pending_in_cents: 2000,
+        pending_in_cents: 1000 * inflight.length,
         pending_out_cents: 0,
-        inflight: { [a.id]: a, [b.id]: b },
-        inflight_ids: [a.id, b.id],
-        opens: 2,
+        inflight: Object.fromEntries(inflight.map((record) => [record.id, record])),
+        inflight_ids: inflight.map((record) => record.id),
+        opens: inflight.length,
         compacted_through: 0,
       },
     } as unknown as UserWithLedger);
+
+  it("sends concurrent moves as one command; of two moves of one transaction exactly one applies, with its events alone", async () => {
+    const [a, b] = [pending("txn_movesa000000000000000001"), pending("txn_movesb000000000000000001")];
+    await insertHolder([a, b]);
     const moved = (record: TransactionRecord, status: "completed" | "failed") => ({ ...record, status, version: 2, updated_at: new Date() });
     commands.length = 0;
     const [completedA, failedA, completedB] = await Promise.all([
@@ -101,5 +105,24 @@ describe("WalletLedgerRepository moves", () => {
     expect(compacted.ledger!.inflight_ids).to.deep.equal([b.id]);
     expect(compacted.outbox.map((e) => e.id)).to.deep.equal(["evt_b_completed"]);
     expect(compacted.ledger!.compacted_through).to.equal(2);
+  });
+
+  it("leaves the moved record in the ledger exactly as the mover made it, fields added or removed included", async () => {
+    await users.deleteMany({});
+    const from = { ...pending("txn_movesc000000000000000001"), description: "before", reference: "ref_1" };
+    await insertHolder([from]);
+    const { reference: _dropped, ...rest } = from;
+    const next = {
+      ...rest,
+      status: "failed",
+      failure_code: "x",
+      failure_message: "y",
+      version: 2,
+      updated_at: new Date("2026-01-02T00:00:00Z"),
+      moved_by: "stamp",
+    };
+    expect(await ledger.transition(USER, from, next as TransactionRecord, { pending_in: -1000 }, [])).to.equal(true);
+    const stored = (await users.findOne({ _id: USER }))!.ledger!.inflight[from.id]!;
+    expect(stored).to.deep.equal(next);
   });
 });

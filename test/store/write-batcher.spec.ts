@@ -26,7 +26,7 @@ describe("write batcher", () => {
   });
 
   it("sends inserts of the same turn as one command and answers each caller on its own", async () => {
-    const insert = batchedInsert(collection);
+    const insert = batchedInsert<Doc>(client.db(), "docs");
     commands.length = 0;
     const outcomes = await Promise.all([
       insert({ _id: "a", phone: "+1" }),
@@ -40,20 +40,20 @@ describe("write batcher", () => {
   });
 
   it("explains a duplicate with the index it hit when asked", async () => {
-    const insert = batchedInsert(collection, { explainDuplicates: true });
+    const insert = batchedInsert<Doc>(client.db(), "docs", { explainDuplicates: true });
     const [ok, duplicate] = await Promise.all([insert({ _id: "e", phone: "+5" }), insert({ _id: "f", phone: "+2" })]);
     expect(ok).to.equal(null);
     expect(duplicate).to.include({ code: 11000 });
     expect(duplicate!.keyPattern).to.deep.equal({ phone: 1 });
   });
 
-  it("sends updates of the same turn as one bulk write", async () => {
+  it("sends updates of the same turn as one command", async () => {
     await collection.insertMany([
       { _id: "u1", phone: "+11" },
       { _id: "u2", phone: "+12" },
       { _id: "u3", phone: "+13" },
     ]);
-    const update = batchedUpdate(collection);
+    const update = batchedUpdate<Doc>(client.db(), "docs");
     commands.length = 0;
     const outcomes = await Promise.all(["u1", "u2", "u3"].map((id, n) => update({ updateOne: { filter: { _id: id }, update: { $set: { n } } } })));
     expect(outcomes).to.deep.equal([null, null, null]);
@@ -73,7 +73,7 @@ describe("write batcher", () => {
       { _id: "c1", phone: "+21", n: 1 },
       { _id: "c2", phone: "+22", n: 1 },
     ]);
-    const update = batchedConditionalUpdate(collection);
+    const update = batchedConditionalUpdate<Doc>(client.db(), "docs");
     const bump = (id: string, from: number) => update({ updateOne: { filter: { _id: id, n: from }, update: { $set: { n: from + 1 } } } });
     commands.length = 0;
     expect(await Promise.all([bump("c1", 1), bump("c2", 1)])).to.deep.equal(["applied", "applied"]);
@@ -88,7 +88,7 @@ describe("write batcher", () => {
   it("fails every caller of a batch when the command itself fails", async () => {
     const broken = new MongoClient(await freshDatabaseUri("batcher"));
     await broken.connect();
-    const insert = batchedInsert(broken.db().collection<Doc>("docs"));
+    const insert = batchedInsert<Doc>(broken.db(), "docs");
     await broken.close();
     const results = await Promise.allSettled([insert({ _id: "x", phone: "+7" }), insert({ _id: "y", phone: "+8" })]);
     expect(results.map((r) => r.status)).to.deep.equal(["rejected", "rejected"]);

@@ -160,10 +160,11 @@ function pinnedLookup(pinned: VettedAddress): LookupFunction {
   };
 }
 
-function buildHeaders(request: WebhookRequest, target: URL): Record<string, string> {
+function buildHeaders(request: WebhookRequest, target: URL, bodyBytes: number): Record<string, string> {
   const headers: Record<string, string> = {};
   let hasUserAgent = false;
-  for (const [name, value] of Object.entries(request.headers)) {
+  for (const name in request.headers) {
+    const value = request.headers[name]!;
     const lower = name.toLowerCase();
     if (MANAGED_HEADERS.has(lower)) continue;
     if (lower === "user-agent") hasUserAgent = true;
@@ -174,7 +175,7 @@ function buildHeaders(request: WebhookRequest, target: URL): Record<string, stri
   if (!hasUserAgent) headers["User-Agent"] = WEBHOOK_USER_AGENT;
   headers["Host"] = target.host;
   headers["Content-Type"] = "application/json";
-  headers["Content-Length"] = String(Buffer.byteLength(request.body));
+  headers["Content-Length"] = String(bodyBytes);
   return headers;
 }
 
@@ -203,9 +204,15 @@ function utf8Prefix(buffer: Buffer, bytes: number): { text: string; truncated: b
   return { text: buffer.subarray(0, end).toString("utf8"), truncated: true };
 }
 
-function sentRequest(url: string, headers: Record<string, string>, body: string): SentRequest {
+/**
+ * The request as kept with its attempt: the headers object built for this request alone (nothing changes it once
+ * built), and the body as sent when it is within the kept size (shared by the deliveries of one event), else its
+ * prefix. Every attempt's record holds it until its outcome is written: a copy of each would be garbage to collect.
+ */
+function sentRequest(url: string, headers: Record<string, string>, body: string, bodyBytes: number): SentRequest {
+  if (bodyBytes <= ATTEMPT_REQUEST_BODY_KEPT_BYTES) return { url, headers, body, bodyTruncated: false };
   const kept = utf8Prefix(Buffer.from(body, "utf8"), ATTEMPT_REQUEST_BODY_KEPT_BYTES);
-  return { url, headers: { ...headers }, body: kept.text, bodyTruncated: kept.truncated };
+  return { url, headers, body: kept.text, bodyTruncated: kept.truncated };
 }
 
 function responseHeaders(res: http.IncomingMessage): Record<string, string> {
@@ -354,8 +361,9 @@ export async function postWebhook(request: WebhookRequest): Promise<AttemptResul
     return result(null, "ssrf_blocked", describeError(error).message);
   }
   const target = new URL(checked.url);
-  const headers = buildHeaders(request, target);
-  sent = sentRequest(checked.url, headers, request.body);
+  const bodyBytes = Buffer.byteLength(request.body);
+  const headers = buildHeaders(request, target, bodyBytes);
+  sent = sentRequest(checked.url, headers, request.body, bodyBytes);
 
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), request.timeoutMs);

@@ -2,7 +2,8 @@
 // relay that died half way be finished by another.
 import type { ChangeStream, ChangeStreamInsertDocument, Collection, Db, Filter, Timestamp } from "mongodb";
 import { changeStreamStart, isChangeStreamHistoryLost, isDuplicateKeyError, timestampAtSecond } from "./database.ts";
-import { duplicateIndexes, type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
+import { type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
+import { rawInsertsOnce } from "./write-batcher.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 
 const EVENT_RETENTION_SECONDS = 30 * 24 * 60 * 60;
@@ -21,6 +22,8 @@ const CLOCK_SKEW_MS = 5_000;
 export const LATE_ARRIVAL_WINDOW_MS = 15 * 60_000;
 /** Changes read per round trip: the scan stops soon after the window, at the first change past it. */
 const LATE_ARRIVAL_BATCH = 16;
+/** Events per insert command: an event (a transaction's or a user's representation) stays under a few KiB. */
+const EVENTS_PER_COMMAND = 500;
 
 export interface EventDocument {
   _id: string;
@@ -66,14 +69,9 @@ export class EventRepository {
   /** Inserts the events not logged yet; a relay that runs twice logs each once. */
   async insertManyOnce(events: EventDocument[]): Promise<void> {
     if (events.length === 0) return;
-    try {
-      await this.collection.insertMany(events, { ordered: false });
-      this.notifyInserted(events);
-    } catch (error) {
-      const duplicates = duplicateIndexes(error);
-      if (!duplicates) throw error;
-      this.notifyInserted(events.filter((_, i) => !duplicates.has(i)));
-    }
+    // A raw insert command: the driver's insertMany sizes every document before serializing it.
+    const duplicates = await rawInsertsOnce(this.db, this.collection.collectionName, events, EVENTS_PER_COMMAND);
+    this.notifyInserted(duplicates.size === 0 ? events : events.filter((_, i) => !duplicates.has(i)));
   }
 
   /**

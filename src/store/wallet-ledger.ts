@@ -108,8 +108,8 @@ function changedFields(
 ): { set: Record<string, unknown>; unset: Record<string, ""> | null } {
   const set: Record<string, unknown> = {};
   let unset: Record<string, ""> | null = null;
-  for (const [field, value] of Object.entries(next)) {
-    if (value !== from[field as keyof TransactionRecord]) set[`${path}.${field}`] = value;
+  for (const field of Object.keys(next) as (keyof TransactionRecord)[]) {
+    if (next[field] !== from[field]) set[`${path}.${field}`] = next[field];
   }
   for (const field of Object.keys(from)) {
     if (!Object.hasOwn(next, field)) (unset ??= {})[`${path}.${field}`] = "";

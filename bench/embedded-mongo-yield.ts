@@ -47,12 +47,11 @@ async function readFor(ms: number): Promise<number[]> {
   return latencies.sort((a, b) => a - b);
 }
 
-let next = 0;
 async function insertFor(ms: number): Promise<number> {
   const end = performance.now() + ms;
   let inserted = 0;
   while (performance.now() < end) {
-    await logs.insertMany(Array.from({ length: BATCH }, () => loadEntry("rest-read", principal as Principal, next++)));
+    await logs.insertMany(Array.from({ length: BATCH }, () => loadEntry("rest-read", principal as Principal)));
     inserted += BATCH;
   }
   return inserted;

@@ -22,7 +22,7 @@ const principal = { apiKeyId: "key_bench_alone", projectId: "bench-alone", organ
 const TICK_MS = 20;
 let next = 0;
 function recordOne(): void {
-  writer.record(loadEntry(spec.load, principal, next));
+  writer.record(loadEntry(spec.load, principal));
   next++;
 }
 

@@ -22,12 +22,11 @@ await new RequestLogRepository(database.db).ensureIndexes();
 await database.close();
 
 const principal = { apiKeyId: "key_bench_inserts", projectId: "bench-inserts", organizationId: "org_bench_inserts", livemode: false, rateLimit: 1 };
-let next = 0;
 
 /** One insert command of the next BATCH entries, as an OP_MSG with the entries in a document sequence (as the driver sends it). */
 function insertMessage(requestId: number): Buffer {
   const body = serialize({ insert: "request_logs", ordered: false, $db: dbName });
-  const documents = Array.from({ length: BATCH }, () => serialize(loadEntry(spec.load, principal, next++)));
+  const documents = Array.from({ length: BATCH }, () => serialize(loadEntry(spec.load, principal)));
   const identifier = Buffer.from("documents\0");
   const sequenceSize = Buffer.alloc(4);
   sequenceSize.writeInt32LE(4 + identifier.length + documents.reduce((sum, d) => sum + d.length, 0));

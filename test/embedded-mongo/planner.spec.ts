@@ -91,6 +91,31 @@ describe("embedded-mongo: query planner", () => {
     expect(stats.docsExamined).to.equal(1);
   });
 
+  it("answers a filter pinning _id to a scalar as a scan would: the other fields tested, numbers of any type equal", () => {
+    const ids = (filter: Document, options: { limit?: number; sort?: Document } = {}) =>
+      findMatches(coll, filter, { ...options, sort: parseSort(options.sort) }).map(([, d]) => d._id);
+    const cases: Document[] = [
+      { _id: 777 },
+      { _id: 777, tenant: "t17" },
+      { _id: 777, tenant: "t18" },
+      { _id: 777, n: { $gte: 80 } },
+      { _id: 777, n: { $lt: 80 } },
+      { _id: Long.fromNumber(777) },
+      { _id: 777.0, $or: [{ tenant: "t1" }, { n: 77 }] },
+      { _id: "777" },
+      { _id: 20_001 },
+    ];
+    // The reference: the plan chosen among the indexes (findMatches given stats to fill plans as before).
+    for (const filter of cases) {
+      const planned = run(coll, filter).docs.map((d) => d._id);
+      expect(ids(filter), JSON.stringify(filter)).to.deep.equal(planned);
+      expect(ids(filter, { limit: 1, sort: { createdAt: -1 } }), JSON.stringify(filter)).to.deep.equal(planned);
+    }
+    expect(ids({ _id: 777, tenant: "t17" })).to.deep.equal([777]);
+    expect(ids({ _id: Long.fromNumber(777) })).to.deep.equal([777]);
+    expect(ids({ _id: 777, tenant: "t18" })).to.deep.equal([]);
+  });
+
   it("scans only a range, and walks an index backwards for a descending sort with limit", () => {
     const r = run(coll, { _id: { $gte: 100, $lt: 150 } });
     expect(r.docs).to.have.length(50);

@@ -497,6 +497,8 @@ export function findMatches(coll: Collection, filter: Document = {}, options: Fi
   const limit = options.limit && options.limit > 0 ? options.limit : Infinity;
   const collation = options.collation;
   const hinted = options.hint !== undefined && options.hint !== null;
+  const byId = hinted || stats || skip > 0 ? undefined : matchById(coll, filter, options);
+  if (byId) return byId;
   const plan = choosePlan(coll, filter, sort, options.hint, limit !== Infinity, collation);
   const orPlan = hinted ? undefined : chooseOrPlan(coll, filter, sort, plan, collation);
   const test = plan && !orPlan && answeredByIndex(filter, plan) ? undefined : compileFilter(filter, options.variables, collation);
@@ -535,6 +537,22 @@ export function findMatches(coll: Collection, filter: Document = {}, options: Fi
   }
   if (skip || limit !== Infinity) result = result.slice(skip, skip + (limit === Infinity ? result.length : limit));
   return result;
+}
+
+/**
+ * A filter pinning `_id` to one scalar (a write's usual `{_id, status, ...}`), without a collation: its one candidate
+ * is found by the _id index's hash and tested, as the plan on that index would do, without weighing every index.
+ * Undefined when the hash cannot answer (a transaction's copy, a time-series collection) or the filter is otherwise.
+ */
+function matchById(coll: Collection, filter: Document, options: FindOptions): Match[] | undefined {
+  const id = filter._id;
+  if (options.collation || !isSimpleScalar(id)) return undefined;
+  const owner = coll.idIndex.hashLookup([id]);
+  if (owner === undefined) return undefined;
+  const doc = owner === null ? undefined : coll.docs.get(owner);
+  if (doc === undefined) return [];
+  const test = Object.keys(filter).length === 1 ? undefined : compileFilter(filter, options.variables);
+  return !test || test(doc) ? [[owner!, doc]] : [];
 }
 
 function sortMatches(matches: Match[], sort: SortSpec, strings?: StringCompare): Match[] {

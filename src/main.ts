@@ -2,20 +2,35 @@
 // stop accepting, finish running requests and jobs, close the database.
 import { randomBytes } from "node:crypto";
 import path from "node:path";
-import { createApp } from "./app.ts";
-import { bootstrapDefaultProject } from "./bootstrap.ts";
 import { type DevCredentials, devCredentialsPath, readDevCredentials, writeDevCredentials } from "./dev-credentials.ts";
 import { hashApiKey } from "./domain/api-keys.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
 import { createLogger } from "./observability/logger.ts";
-import { connectDatabase } from "./store/database.ts";
+
+/**
+ * The service's modules, loaded once the configuration has been read: a configuration error is reported at once,
+ * before the service's modules (most of a start's time) are loaded.
+ */
+async function loadServiceModules() {
+  const [{ createApp }, { bootstrapDefaultProject }, { connectDatabase }] = await Promise.all([
+    import("./app.ts"),
+    import("./bootstrap.ts"),
+    import("./store/database.ts"),
+  ]);
+  return { createApp, bootstrapDefaultProject, connectDatabase };
+}
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger({ level: config.logLevel });
-  // The embedded database runs on its own thread, so the service and the database each get a core. It keeps its
-  // data in SVC_DATA_DIR and is a one-member replica set, so workers and jobs wake through change streams.
+  const loading = loadServiceModules();
+  // Awaited below; if the embedded database fails to start first, its error is the one reported.
+  loading.catch(() => {});
+  // The embedded database runs on its own thread, so the service and the database each get a core (its thread
+  // loads and starts while this one loads the service's modules). It keeps its data in SVC_DATA_DIR and is a
+  // one-member replica set, so workers and jobs wake through change streams.
   const embedded = config.mongodbUri === undefined ? await startEmbedded(config) : null;
+  const { createApp, bootstrapDefaultProject, connectDatabase } = await loading;
   const database = await connectDatabase(config.mongodbUri ?? embeddedDatabaseUri(embedded!.uri));
   // On the embedded default, the credentials an earlier start generated are kept in SVC_DATA_DIR and used again.
   const stored: DevCredentials = embedded ? readDevCredentials(config.dataDir) : {};

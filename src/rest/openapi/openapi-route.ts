@@ -17,7 +17,8 @@ export interface OpenApiRouteOptions {
 }
 
 export function registerOpenApiRoute(app: FastifyInstance, options: OpenApiRouteOptions): void {
-  const body = JSON.stringify(buildOpenApiDocument(options.methods));
+  // Built on the first request, not at start: most processes (workers, tests) never serve it.
+  let body: string | undefined;
   const admit = async (request: FastifyRequest, reply: FastifyReply) => {
     // Set first, so that a refusal (429, 400 unsupported_version) can be read by the page too.
     reply.headers(OPENAPI_CORS_HEADERS);
@@ -29,6 +30,7 @@ export function registerOpenApiRoute(app: FastifyInstance, options: OpenApiRoute
     handler: async (request, reply) => {
       const headers = await admit(request, reply);
       // HEAD: Node sends the headers (Content-Length included) and no body.
+      body ??= JSON.stringify(buildOpenApiDocument(options.methods));
       return reply.headers(headers).type("application/json; charset=utf-8").send(body);
     },
   });

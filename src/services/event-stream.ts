@@ -51,6 +51,8 @@ interface MessageForm {
 class SharedMessages {
   private readonly events = new WeakMap<EventDocument, Event>();
   private readonly single = new WeakMap<EventDocument, StreamEventsResponse>();
+  /** The last message of several events made from each first event, with the events it holds. */
+  private readonly batches = new WeakMap<EventDocument, { documents: readonly EventDocument[]; message: StreamEventsResponse }>();
 
   constructor(private readonly form: MessageForm) {}
 
@@ -65,10 +67,20 @@ class SharedMessages {
     return message;
   }
 
-  /** One message of several events, in `events` (`max_events_per_message`), each event's message shared. */
+  /**
+   * One message of several events, in `events` (`max_events_per_message`), each event's message shared; the streams
+   * that take the same events together (a burst reaching every stream of a project) share the whole message, so on
+   * binary codecs it is encoded once, not once per stream around the events' shared bytes.
+   */
   many(documents: readonly EventDocument[]): StreamEventsResponse {
+    const first = documents[0]!;
+    const made = this.batches.get(first);
+    if (made !== undefined && sameDocuments(made.documents, documents)) return made.message;
     const events = documents.map((document) => this.event(document));
-    return create(StreamEventsResponseSchema, { events, projectId: documents[0]!.project_id });
+    let message = create(StreamEventsResponseSchema, { events, projectId: first.project_id });
+    if (this.form.encoded) message = encodedOnce(StreamEventsResponseSchema, message);
+    this.batches.set(first, { documents, message });
+    return message;
   }
 
   private event(document: EventDocument): Event {
@@ -80,6 +92,12 @@ class SharedMessages {
     }
     return message;
   }
+}
+
+function sameDocuments(a: readonly EventDocument[], b: readonly EventDocument[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 const SHARED = [false, true].flatMap((structData) => [false, true].map((encoded) => new SharedMessages({ structData, encoded })));

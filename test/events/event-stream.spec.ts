@@ -226,6 +226,27 @@ describe("StreamEvents", () => {
     await resumed.close();
     expect(resumed.ids).to.deep.equal(ids.slice(1));
     expect(resumed.eventsPerMessage).to.deep.equal([10, 10, 4]);
+    // Streams of other filters take other events of the same write, some alike (the same first and last, as many):
+    // each gets its own, in a project of its own (these events' data are not those of their types).
+    const other = await createOtherProject(svc);
+    const otherEvents = createClient(EventsService, transportOf(svc, other.sandboxKey, "grpc"));
+    const filters = [["user.created", "kyc.approved"], ["user.created", "kyc.rejected"], []];
+    const filtered = await Promise.all(filters.map((types) => openLive(otherEvents, { types, maxEventsPerMessage: 10 })));
+    const mixed = (["user.created", "kyc.approved", "kyc.rejected", "user.created"] as const).map((type, i) => ({
+      ...logged[0]!,
+      _id: newEventId(),
+      project_id: other.projectId,
+      type,
+      created_at: new Date(Date.now() + i),
+    }));
+    await svc.app.repositories.events.insertManyOnce(mixed);
+    await Promise.all(filtered.map((s, i) => s.waitFor(i === 2 ? 4 : 3)));
+    await Promise.all(filtered.map((s) => s.close()));
+    filtered.forEach((stream, i) => {
+      const wanted = mixed.filter((e) => filters[i]!.length === 0 || filters[i]!.includes(e.type)).map((e) => e._id);
+      expect(stream.ids).to.deep.equal(wanted);
+      expect(stream.eventsPerMessage).to.deep.equal([wanted.length]);
+    });
     expect(await rpcErrorOf(consume(events, { maxEventsPerMessage: 101 }))).to.deep.equal({
       code: Code.InvalidArgument,
       reason: "validation_error",

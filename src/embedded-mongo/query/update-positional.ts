@@ -16,7 +16,9 @@ function isPositional(part: string): boolean {
 export function hasPositional(update: Document): boolean {
   for (const op of Object.keys(update)) {
     const fields = update[op];
-    if (fields && typeof fields === "object") for (const path of Object.keys(fields)) if (path.split(".").some(isPositional)) return true;
+    if (fields === null || typeof fields !== "object") continue;
+    // Every positional part holds a "$": a path without one is not split (the usual update, on every statement).
+    for (const path of Object.keys(fields)) if (path.includes("$") && path.split(".").some(isPositional)) return true;
   }
   return false;
 }

@@ -72,7 +72,8 @@ export function validateUpdate(update: UpdateSpec): void {
     if (op === "$rename") paths.push(...Object.values(arg as Document).map(String));
   }
   // Two operators may not touch the same path or a path and its parent (mongod's ConflictingUpdateOperators).
-  const sorted = [...paths].sort();
+  if (paths.length < 2) return;
+  const sorted = paths.sort();
   for (let i = 1; i < sorted.length; i++) {
     const [a, b] = [sorted[i - 1]!, sorted[i]!];
     if (a === b || b.startsWith(`${a}.`)) {

@@ -1,6 +1,6 @@
 // `npm run mongo:embedded -- --port 27999 [--host H] [--replSet NAME] [--dbpath DIR]`: serves until
 // SIGINT/SIGTERM, printing the URI once listening. Flags are spelled as mongod's.
-import { startEmbeddedMongo } from "./server/server.ts";
+import { startEmbeddedMongo } from "./index.ts";
 
 function argValue(name: string): string | undefined {
   const args = process.argv.slice(2);

@@ -131,12 +131,32 @@ interface RawWriteError {
 }
 
 /**
+ * The write concern the driver's own writes would carry (MONGODB_URI's `w`, `journal`, `wtimeoutMS`), which a raw
+ * command gets only when it names it; none given, the server's default applies to both.
+ */
+function writeConcernOf(db: Db): { writeConcern?: Document } {
+  const concern = db.writeConcern;
+  if (concern === undefined) return {};
+  const { w, journal, wtimeoutMS } = concern;
+  return {
+    writeConcern: {
+      ...(w !== undefined ? { w } : {}),
+      ...(journal !== undefined ? { j: journal } : {}),
+      ...(wtimeoutMS !== undefined ? { wtimeout: wtimeoutMS } : {}),
+    },
+  };
+}
+
+/**
  * Unordered single-document writes as raw commands (`update` or `insert`), at most `perCommand` statements in each,
  * sent at once. The driver's bulk writes compute every operation's BSON size before serializing it, to split a
  * batch at the server's limits: that costs about as much as the serialization itself. A raw command is serialized
  * once, so the caller bounds its size instead (`perCommand` statements of the largest size it writes stay under
  * the 16 MiB of a command). Answers the documents the statements matched (updates) or inserted, and the write
- * errors with their indexes into `statements`; a write concern error is thrown.
+ * errors with their indexes into `statements`; a write concern error is thrown. The driver retries its own write
+ * helpers once after a network error or a failover (retryable writes), never a command: such a failure reaches the
+ * caller, whose write must tell on its next try whether it applied (a ledger move's token, a delivery's lease, an
+ * insert's duplicate key).
  */
 async function rawWrites(
   db: Db,
@@ -146,9 +166,11 @@ async function rawWrites(
   perCommand: number,
 ): Promise<{ n: number; writeErrors: RawWriteError[] }> {
   const field = command === "update" ? "updates" : "documents";
+  const writeConcern = writeConcernOf(db);
   const sent: Promise<Document>[] = [];
   for (let start = 0; start < statements.length; start += perCommand) {
-    sent.push(db.command({ [command]: collection, [field]: statements.slice(start, start + perCommand), ordered: false }));
+    const statementsOfCommand = statements.slice(start, start + perCommand);
+    sent.push(db.command({ [command]: collection, [field]: statementsOfCommand, ordered: false, ...writeConcern }));
   }
   let n = 0;
   const writeErrors: RawWriteError[] = [];

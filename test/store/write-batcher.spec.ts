@@ -144,4 +144,40 @@ describe("write batcher", () => {
     );
     expect(invalid).to.be.instanceOf(Error);
   });
+
+  it("raw commands carry the write concern MONGODB_URI names, as the driver's own writes do, and none when it names none", async () => {
+    const uri = new URL(await freshDatabaseUri("batcher_concern"));
+    uri.searchParams.set("w", "1");
+    uri.searchParams.set("journal", "true");
+    uri.searchParams.set("wtimeoutMS", "2500");
+    const concerned = new MongoClient(uri.toString(), { monitorCommands: true });
+    const sent: Record<string, unknown>[] = [];
+    concerned.on("commandStarted", (event) => {
+      if (event.commandName === "insert" || event.commandName === "update") sent.push(event.command);
+    });
+    try {
+      await rawInsertsOnce(concerned.db(), "concern_docs", [{ _id: "w1", phone: "+w1" }], 10);
+      await rawUpdates(concerned.db(), "concern_docs", [{ q: { _id: "w1" }, u: { $set: { n: 1 } } }], 10);
+      await concerned.db().collection("concern_docs").insertOne({ _id: "w2" } as never);
+      expect(sent.map((command) => command.writeConcern)).to.deep.equal([
+        { w: 1, j: true, wtimeout: 2500 },
+        { w: 1, j: true, wtimeout: 2500 },
+        { w: 1, j: true, wtimeout: 2500 },
+      ]);
+    } finally {
+      await concerned.close();
+    }
+    const plain: Record<string, unknown>[] = [];
+    const listener = (event: { commandName: string; command: Record<string, unknown> }) => {
+      if (event.commandName === "insert") plain.push(event.command);
+    };
+    client.on("commandStarted", listener);
+    try {
+      await rawInsertsOnce(client.db(), "concern_docs", [{ _id: "p1", phone: "+p1" }], 10);
+    } finally {
+      client.off("commandStarted", listener);
+    }
+    expect(plain).to.have.length(1);
+    expect(plain[0]).to.not.have.property("writeConcern");
+  });
 });

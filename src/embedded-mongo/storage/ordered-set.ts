@@ -89,10 +89,13 @@ export class OrderedSet<T> {
       this.count++;
       return;
     }
-    const before = (e: T) => cmp(e, item) < 0;
     // Keys that grow with ties broken at random (time-ordered ids within a millisecond) land in the last chunk:
-    // searched alone, without the search among chunks.
-    let pos = before(lastChunk[0]!) ? { chunk: last, offset: searchChunk(lastChunk, before) } : this.seek(before);
+    // searched alone, without the search among chunks. (The tests are written in place: a closure held in a
+    // constant would be named again on every insert by the TypeScript loader.)
+    let pos =
+      cmp(lastChunk[0]!, item) < 0
+        ? { chunk: last, offset: searchChunk(lastChunk, (e) => cmp(e, item) < 0) }
+        : this.seek((e) => cmp(e, item) < 0);
     if (pos.offset === 0 && pos.chunk > 0) {
       // Between two chunks (or past the end), appended to the earlier one: no entry moves, and keys that grow
       // within a range followed by others (a tenant's time-ordered keys) go on being appended there.

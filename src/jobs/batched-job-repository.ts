@@ -14,7 +14,9 @@
 // fill finds nothing, and once its runs have freed half of it (or one lock batch's worth, for a name whose
 // batches are smaller than its limit) Agenda is woken to lock more (`onRoom`).
 // A run holds its place until the save that ends it is written: Agenda counts it as running until then, and a job
-// handed over while Agenda's count is full waits in Agenda's queue.
+// handed over while Agenda's count is full waits in Agenda's queue. A job locked before it is due (a scan locks what
+// falls due before the next one) waits here and is handed once due, Agenda woken then: Agenda's queue holds only
+// due jobs, which it scans whole for every job it starts.
 //
 // Agenda drops a job whose lock expired before it could start it, without running or unlocking it: the job then
 // waits locked until its lock lifetime is over. On a loaded database a batch's round trips can age its locks that
@@ -42,22 +44,15 @@ class NameLocks {
   buffer: JobParameters[] = [];
   /** Jobs handed to Agenda whose run has not ended. */
   held = 0;
-  /**
-   * Jobs handed to Agenda before they were due, whose run has not started: Agenda times them itself, and they
-   * do not count against the hand limit (a job falling due would otherwise wait behind them).
-   */
-  readonly early = new Set<string>();
+  /** When the first job of `buffer` falls due Agenda is woken (its timer, and that time). */
+  wakeTimer: ReturnType<typeof setTimeout> | undefined;
+  wakeAt: number | null = null;
   /** A fill found the limit reached: Agenda is woken once there is room. */
   starved = false;
   /** Batches started and finished so far. */
   started = 0;
   finished = 0;
   running: Promise<void> | null = null;
-
-  /** Jobs handed to Agenda that are due and not finished: running, or waiting for a place in Agenda's queue. */
-  get handed(): number {
-    return this.held - this.early.size;
-  }
 
   /** Whether jobs are locked ahead of what Agenda is handed (a lock limit above the hand limit). */
   get locksAhead(): boolean {
@@ -145,11 +140,10 @@ export class BatchedJobRepository extends MongoJobRepository {
   }
 
   /** A run of `jobName` ended (or its job was unlocked): room for another. */
-  private release(jobName: string, id: string): void {
+  private release(jobName: string): void {
     const locks = this.locksOf(jobName);
     locks.held = Math.max(0, locks.held - 1);
-    locks.early.delete(id);
-    if (locks.starved && locks.handed <= locks.handLimit - locks.wakeRoom) {
+    if (locks.starved && locks.held <= locks.handLimit - locks.wakeRoom) {
       locks.starved = false;
       this.onRoom(jobName);
     }
@@ -158,7 +152,7 @@ export class BatchedJobRepository extends MongoJobRepository {
   override async unlockJob(job: JobParameters): Promise<void> {
     this.lockTimes.delete(String(job._id));
     await super.unlockJob(job);
-    this.release(job.name, String(job._id));
+    this.release(job.name);
   }
 
   /**
@@ -183,6 +177,7 @@ export class BatchedJobRepository extends MongoJobRepository {
   async close(): Promise<void> {
     this.open = false;
     await Promise.all([...this.locks.values()].map((l) => l.running));
+    for (const l of this.locks.values()) clearTimeout(l.wakeTimer);
     const ids = [...this.locks.values()].flatMap((l) => l.buffer.splice(0).map((job) => job._id!));
     // What Agenda holds, it unlocks or finishes itself; counted afresh when locking starts again.
     this.locks.clear();
@@ -208,7 +203,7 @@ export class BatchedJobRepository extends MongoJobRepository {
     const lastModifiedBy = options?.lastModifiedBy ?? null;
     for (;;) {
       if (!this.open) return undefined;
-      if (locks.handed >= locks.handLimit && !dueLater(locks.buffer[0])) {
+      if (locks.held >= locks.handLimit) {
         locks.starved = true;
         return undefined;
       }
@@ -217,10 +212,24 @@ export class BatchedJobRepository extends MongoJobRepository {
         await this.unlockJobs(stale);
         continue;
       }
+      if (dueLater(locks.buffer[0])) {
+        // A job is handed once due, not before: Agenda would time it itself and, until it starts, scan it again at
+        // every start and every timer of its queue (each scan comparing every job with those it handled), a cost
+        // that grows with the square of the jobs it holds. A batch may still find jobs due before it.
+        if (locks.running) {
+          await locks.running;
+          continue;
+        }
+        if (locks.finished < needed && locks.held + locks.buffer.length < locks.limit) {
+          this.startLockBatch(jobName, locks, nextScanAt, lockDeadline, lastModifiedBy, now);
+          continue;
+        }
+        this.wakeWhenDue(jobName, locks, locks.buffer[0]!);
+        return undefined;
+      }
       const job = locks.buffer.shift();
       if (job) {
         locks.held += 1;
-        if (dueLater(job)) locks.early.add(String(job._id));
         // The next batch is locked while the buffer lasts, once a whole one fits under the limit.
         if (locks.locksAhead && !locks.running && locks.held + locks.buffer.length <= locks.limit - locks.batch) {
           this.startLockBatch(jobName, locks, nextScanAt, lockDeadline, lastModifiedBy, now);
@@ -232,13 +241,28 @@ export class BatchedJobRepository extends MongoJobRepository {
         continue;
       }
       if (locks.finished >= needed) return undefined;
-      // Handed jobs due later leave room in the hand limit, not in the lock limit.
       if (locks.held >= locks.limit) {
         locks.starved = true;
         return undefined;
       }
       this.startLockBatch(jobName, locks, nextScanAt, lockDeadline, lastModifiedBy, now);
     }
+  }
+
+  /** Wakes Agenda to take the jobs of `jobName` when `job`, the first of its buffer, falls due (one timer, the earliest). */
+  private wakeWhenDue(jobName: string, locks: NameLocks, job: JobParameters): void {
+    const at = new Date(job.nextRunAt!).getTime();
+    if (locks.wakeAt !== null && locks.wakeAt <= at) return;
+    clearTimeout(locks.wakeTimer);
+    locks.wakeAt = at;
+    locks.wakeTimer = setTimeout(
+      () => {
+        locks.wakeAt = null;
+        if (this.open) this.onRoom(jobName);
+      },
+      Math.max(0, at - Date.now()),
+    );
+    locks.wakeTimer.unref();
   }
 
   /** Starts a lock batch of `jobName` for the room left under its limit; its jobs go to the buffer. */
@@ -255,8 +279,11 @@ export class BatchedJobRepository extends MongoJobRepository {
     locks.running = this.lockBatch(jobName, nextScanAt, lockDeadline, lastModifiedBy, now, count)
       .then(
         async (jobs) => {
-          if (this.open) locks.buffer.push(...jobs);
-          else await this.unlockJobs(jobs.map((j) => j._id!));
+          if (this.open) {
+            locks.buffer.push(...jobs);
+            // Batches lock in due order, but a later one may find jobs written since, due before those waiting.
+            if (jobs.length > 0 && locks.buffer.length > jobs.length) locks.buffer.sort(inDueOrder);
+          } else await this.unlockJobs(jobs.map((j) => j._id!));
         },
         () => undefined,
       )
@@ -312,7 +339,6 @@ export class BatchedJobRepository extends MongoJobRepository {
     const key = id.toHexString();
     if (job.lockedAt && this.lockTimes.get(key) === new Date(job.lockedAt).getTime()) {
       this.running.add(key);
-      this.locksOf(job.name).early.delete(key);
       return;
     }
     // The save that ends a run unlocks the job (lockedAt unset) and frees its place once written; a touch moves
@@ -321,7 +347,7 @@ export class BatchedJobRepository extends MongoJobRepository {
       return this.saveState(job, id, options).finally(() => {
         this.lockTimes.delete(key);
         this.running.delete(key);
-        this.release(job.name, key);
+        this.release(job.name);
       });
     }
     return this.saveState(job, id, options);
@@ -380,20 +406,24 @@ export class BatchedJobRepository extends MongoJobRepository {
   }
 }
 
-/**
- * Takes from the front of a name's buffer (in lock order: older batches first) the jobs locked so long ago that
- * less than half of their lock lifetime is left.
- */
-/** Whether a locked job is due only later (Agenda times it): it does not count against the hand limit. */
+/** Whether a locked job is due only later: it waits in the buffer until then. */
 function dueLater(job: JobParameters | undefined): boolean {
   return job?.nextRunAt !== undefined && job.nextRunAt !== null && new Date(job.nextRunAt).getTime() > Date.now();
 }
 
+/** Takes from a name's buffer the jobs locked so long ago that less than half of their lock lifetime is left. */
 function takeAgedLocks(buffer: JobParameters[], lockLifetimeMs: number): string[] {
   const freshAfter = Date.now() - lockLifetimeMs / 2;
   const aged: string[] = [];
-  while (buffer[0] && new Date(buffer[0].lockedAt ?? 0).getTime() < freshAfter) aged.push(String(buffer.shift()!._id));
+  for (let i = buffer.length - 1; i >= 0; i--) {
+    if (new Date(buffer[i]!.lockedAt ?? 0).getTime() < freshAfter) aged.push(String(buffer.splice(i, 1)[0]!._id));
+  }
   return aged;
+}
+
+/** Agenda's due order (DUE_ORDER) of two locked jobs. */
+function inDueOrder(a: JobParameters, b: JobParameters): number {
+  return new Date(a.nextRunAt ?? 0).getTime() - new Date(b.nextRunAt ?? 0).getTime() || (b.priority ?? 0) - (a.priority ?? 0);
 }
 
 /**

@@ -274,19 +274,31 @@ describe("JobQueue's batched repository", () => {
     expect(await locked()).to.equal(5);
   });
 
-  it("hands jobs due later beyond the hand limit, never locking beyond the lock limit", async () => {
+  it("holds jobs due later locked until they are due, then wakes Agenda and hands them, never locking beyond the lock limit", async () => {
     const repository = new BatchedJobRepository(client.db(), "jobs", 2, true);
     await repository.connect();
     repository.limitLocks("test-later", 2, 2);
-    const later = new Date(Date.now() + 500);
+    const woken: number[] = [];
+    repository.onRoom = () => woken.push(Date.now());
+    const later = new Date(Date.now() + 400);
     await jobs().insertMany(
       Array.from({ length: 4 }, (_, n) => ({ name: "test-later", data: { n }, type: "normal", priority: 0, nextRunAt: later, lockedAt: null })),
     );
     const next = () => repository.getNextJobToRun("test-later", new Date(Date.now() + 1000), new Date(Date.now() - 60_000), undefined, options);
+    expect(await next(), "not due yet: nothing handed").to.equal(undefined);
+    expect(await jobs().countDocuments({ name: "test-later", lockedAt: { $ne: null } }), "locked ahead, up to the limit").to.equal(2);
+    expect(await next(), "still not due, and the limit is reached: no other batch").to.equal(undefined);
+    await eventually(
+      async () => woken.length,
+      (count) => count > 0,
+      5000,
+    );
+    expect(woken[0]!, "woken once the first is due").to.be.at.least(later.getTime());
     expect(await next()).to.not.equal(undefined);
     expect(await next()).to.not.equal(undefined);
     expect(await next(), "the lock limit is reached").to.equal(undefined);
     expect(await jobs().countDocuments({ name: "test-later", lockedAt: { $ne: null } })).to.equal(2);
+    await repository.close();
   });
 
   it("frees the place of a run once the save that ends it is written, not before", async () => {

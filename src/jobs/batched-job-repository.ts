@@ -42,6 +42,8 @@ class NameLocks {
   ) {}
   /** Jobs this process locked and has not handed to Agenda yet, in due order. */
   buffer: JobParameters[] = [];
+  /** No job of `buffer` was locked before this (ms): its aged locks are looked for only once this ages. */
+  oldestLock = Number.POSITIVE_INFINITY;
   /** Jobs handed to Agenda whose run has not ended. */
   held = 0;
   /** When the first job of `buffer` falls due Agenda is woken (its timer, and that time). */
@@ -207,7 +209,7 @@ export class BatchedJobRepository extends MongoJobRepository {
         locks.starved = true;
         return undefined;
       }
-      const stale = takeAgedLocks(locks.buffer, lockLifetimeMs);
+      const stale = takeAgedLocks(locks, lockLifetimeMs);
       if (stale.length > 0) {
         await this.unlockJobs(stale);
         continue;
@@ -281,6 +283,7 @@ export class BatchedJobRepository extends MongoJobRepository {
         async (jobs) => {
           if (this.open) {
             locks.buffer.push(...jobs);
+            for (const job of jobs) locks.oldestLock = Math.min(locks.oldestLock, lockTimeOf(job));
             // Batches lock in due order, but a later one may find jobs written since, due before those waiting.
             if (jobs.length > 0 && locks.buffer.length > jobs.length) locks.buffer.sort(inDueOrder);
           } else await this.unlockJobs(jobs.map((j) => j._id!));
@@ -411,13 +414,23 @@ function dueLater(job: JobParameters | undefined): boolean {
   return job?.nextRunAt !== undefined && job.nextRunAt !== null && new Date(job.nextRunAt).getTime() > Date.now();
 }
 
+function lockTimeOf(job: JobParameters): number {
+  return new Date(job.lockedAt ?? 0).getTime();
+}
+
 /** Takes from a name's buffer the jobs locked so long ago that less than half of their lock lifetime is left. */
-function takeAgedLocks(buffer: JobParameters[], lockLifetimeMs: number): string[] {
+function takeAgedLocks(locks: NameLocks, lockLifetimeMs: number): string[] {
   const freshAfter = Date.now() - lockLifetimeMs / 2;
+  if (locks.oldestLock >= freshAfter) return [];
   const aged: string[] = [];
-  for (let i = buffer.length - 1; i >= 0; i--) {
-    if (new Date(buffer[i]!.lockedAt ?? 0).getTime() < freshAfter) aged.push(String(buffer.splice(i, 1)[0]!._id));
-  }
+  let oldest = Number.POSITIVE_INFINITY;
+  locks.buffer = locks.buffer.filter((job) => {
+    const lockedAt = lockTimeOf(job);
+    if (lockedAt < freshAfter) aged.push(String(job._id));
+    else oldest = Math.min(oldest, lockedAt);
+    return lockedAt >= freshAfter;
+  });
+  locks.oldestLock = oldest;
   return aged;
 }
 

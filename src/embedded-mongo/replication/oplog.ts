@@ -214,13 +214,11 @@ export class Oplog implements WriteListener {
   makeVisible(seq: number): void {
     if (seq <= this.visibleSeq) return;
     this.visibleSeq = seq;
-    // Waiters run once the command that wrote (and the others of its connection read with it) has run: a command
-    // is never cut short, and a waiting change stream answers at once rather than after every other connection's
-    // commands of this turn of the event loop (a whole turn's wait under load). The writes made meanwhile wait for
-    // the stream's next getMore, which sends them together.
+    // Waiters run once the commands read in this turn of the event loop have all run (commands stay atomic, and a
+    // waiting change stream answers the writes of many connections in one batch instead of one getMore each).
     if (this.notifyScheduled || this.visibleListeners.size === 0) return;
     this.notifyScheduled = true;
-    queueMicrotask(() => {
+    setImmediate(() => {
       this.notifyScheduled = false;
       for (const listener of [...this.visibleListeners]) listener();
     });

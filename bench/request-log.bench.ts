@@ -16,7 +16,8 @@ import { nodeArgsFrom, runToCompletion, startProcess, stopProcess } from "./proc
 const CONCURRENCY = 32;
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
 const WARM_UP_MS = 3000;
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+// Seven pairs: on a shared machine a round swings by 10-20% either way, and the median of more pairs holds better.
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 /** Time left after a run for the writer's last batch (written at most 200 ms after its first entry) to land. */
 const SETTLE_MS = 400;
 const ALONE_SECONDS = 10;

@@ -158,7 +158,10 @@ describe("write batcher", () => {
     try {
       await rawInsertsOnce(concerned.db(), "concern_docs", [{ _id: "w1", phone: "+w1" }], 10);
       await rawUpdates(concerned.db(), "concern_docs", [{ q: { _id: "w1" }, u: { $set: { n: 1 } } }], 10);
-      await concerned.db().collection("concern_docs").insertOne({ _id: "w2" } as never);
+      await concerned
+        .db()
+        .collection("concern_docs")
+        .insertOne({ _id: "w2" } as never);
       expect(sent.map((command) => command.writeConcern)).to.deep.equal([
         { w: 1, j: true, wtimeout: 2500 },
         { w: 1, j: true, wtimeout: 2500 },

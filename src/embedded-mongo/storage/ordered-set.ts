@@ -93,9 +93,7 @@ export class OrderedSet<T> {
     // searched alone, without the search among chunks. (The tests are written in place: a closure held in a
     // constant would be named again on every insert by the TypeScript loader.)
     let pos =
-      cmp(lastChunk[0]!, item) < 0
-        ? { chunk: last, offset: searchChunk(lastChunk, (e) => cmp(e, item) < 0) }
-        : this.seek((e) => cmp(e, item) < 0);
+      cmp(lastChunk[0]!, item) < 0 ? { chunk: last, offset: searchChunk(lastChunk, (e) => cmp(e, item) < 0) } : this.seek((e) => cmp(e, item) < 0);
     if (pos.offset === 0 && pos.chunk > 0) {
       // Between two chunks (or past the end), appended to the earlier one: no entry moves, and keys that grow
       // within a range followed by others (a tenant's time-ordered keys) go on being appended there.

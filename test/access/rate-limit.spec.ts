@@ -5,8 +5,10 @@ import { expectError } from "../support/errors.ts";
 import { createKey } from "../support/tenancy.ts";
 import { startTestService, type TestService } from "../support/test-service.ts";
 
-// 30 s into a window, on both instances, so a window boundary cannot fall inside the test.
-const NOW = new Date("2026-11-20T09:00:30.000Z");
+// 30 s into a window, on both instances, so a window boundary cannot fall inside the test; a day ahead of the real
+// time, so that the windows' documents (which expire with their window) are not removed by the database's TTL sweep
+// while a test counts on them, as they were at a fixed date in the past, now and then.
+const NOW = new Date(Math.floor(Date.now() / 60_000) * 60_000 + 24 * 60 * 60_000 + 30_000);
 const clock = () => NOW;
 
 describe("rate limits across two instances sharing one database", () => {

@@ -13,7 +13,7 @@ import { sendSignedEvent } from "../src/webhooks/signed-request.ts";
 import { FIRST_ATTEMPTS_JOB } from "../src/webhooks/first-attempt-guarantees.ts";
 import { DELIVERY_JOB } from "../src/webhooks/webhook-delivery.ts";
 import { addBenchEndpoint } from "./bench-endpoint.ts";
-import { startWebhookDelivery } from "./delivery-pipeline.ts";
+import { startWebhookDelivery, WEBHOOK_CONCURRENCY } from "./delivery-pipeline.ts";
 import { commandTable } from "./command-shapes.ts";
 import { machineDescription } from "./machine.ts";
 import { threadCpuSecondsOf, threadCpuSplit } from "./process-cpu.ts";
@@ -30,7 +30,11 @@ const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 10_000);
 const ENDPOINTS = 10;
 const PUBLISHERS = 64;
 const LATENCY_RATE = 200;
-const BARE_CONCURRENCY = 64;
+/**
+ * Posts the bare loop keeps in flight: the pipeline's own bound on attempts in flight (SVC_WEBHOOK_CONCURRENCY's
+ * default), so that the loop is the ceiling of the same concurrency. At 64 it ran below the pipeline's rate.
+ */
+const BARE_CONCURRENCY = WEBHOOK_CONCURRENCY;
 const AGENDA_JOBS = 2000;
 
 const { process: receiverProcess, url: receiverUrl, takeReceipts } = await startReceiverProcess();

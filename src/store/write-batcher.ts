@@ -26,8 +26,9 @@ interface BatchOutcome {
 
 /**
  * Writes of one event-loop turn as raw commands (rawWrites): `command` is the update or insert of these items'
- * statements, and `expected` the count its replies answer when every update matched (inserts: not asked). A
- * batch's document errors are each its own write's outcome; any other failure fails them all.
+ * statements (`statementOf`). A batch matched when no statement failed and, for updates, the replies count as many
+ * matched as there were items. A batch's document errors are each its own write's outcome; any other failure fails
+ * them all.
  */
 function writeBatcher<T>(
   db: Db,

@@ -9,7 +9,9 @@
 // the last such line, by shape (bench/command-shapes.ts), counted only when BENCH_COMMANDS is "1": the driver's
 // command monitoring decodes every reply a second time for its events, CPU that `npm start` does not spend. Each
 // line `loop` is answered with one JSON line ({ loop: { p99Ms, maxMs } }): how late its event loop ran what was due
-// since the last such line (stalls of the process that every request in flight waits through).
+// since the last such line (stalls of the process that every request in flight waits through). A line `pause` stops
+// its job queue (as at shutdown) and `resume` starts it again, each answered with {"jobs":"paused"} or
+// {"jobs":"resumed"} once done: the settlement of a backlog by a worker that has been running.
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import Fastify from "fastify";
@@ -61,6 +63,8 @@ createInterface({ input: process.stdin }).on("line", (line) => {
     loopDelay.reset();
     process.stdout.write(`${JSON.stringify({ loop })}\n`);
   }
+  if (line.trim() === "pause") void app.jobs.stop().then(() => process.stdout.write('{"jobs":"paused"}\n'));
+  if (line.trim() === "resume") void app.jobs.start().then(() => process.stdout.write('{"jobs":"resumed"}\n'));
   if (line.trim() === "commands") process.stdout.write(`${JSON.stringify({ commands: Object.fromEntries(commands?.take() ?? []) })}\n`);
 });
 process.stdin.once("end", async () => {

@@ -48,6 +48,9 @@ interface Service {
   commands: () => Promise<Map<string, number>>;
   /** The service's event-loop delay since the last call: its 99th percentile and its longest, in ms. */
   loopDelay: () => Promise<{ p99Ms: number; maxMs: number }>;
+  /** Stops its job queue (the jobs it holds unlocked or finished, as at shutdown), and starts it again. */
+  pauseJobs: () => Promise<void>;
+  resumeJobs: () => Promise<void>;
 }
 async function startService(role: string, extraEnv: Record<string, string> = {}): Promise<Service> {
   // BENCH_SERVICE_NODE_ARGS: extra node options of the service processes (for example --cpu-prof, to see where the time goes).
@@ -73,7 +76,18 @@ async function startService(role: string, extraEnv: Record<string, string> = {})
       if (answer.startsWith('{"loop"')) return (JSON.parse(answer) as { loop: { p99Ms: number; maxMs: number } }).loop;
     }
   };
-  return { child, commands, loopDelay, ...(JSON.parse(line) as { pid: number; httpPort: number; barePort: number }) };
+  const jobsCommand = (command: "pause" | "resume") => async () => {
+    child.stdin!.write(`${command}\n`);
+    while ((await nextLine()) !== `{"jobs":"${command}d"}`) {}
+  };
+  return {
+    child,
+    commands,
+    loopDelay,
+    pauseJobs: jobsCommand("pause"),
+    resumeJobs: jobsCommand("resume"),
+    ...(JSON.parse(line) as { pid: number; httpPort: number; barePort: number }),
+  };
 }
 
 const loadBefore = loadavg();
@@ -257,54 +271,86 @@ if (PARTS.has("all")) {
 await stop(service.child);
 
 // Phase 2: settlement. An API-role process opens the deposits (due at once: their steps wait, no worker runs);
-// then a worker-role process starts and settles them; measured from its start to the last completion.
-async function settleDeposits(extraEnv: Record<string, string> = {}) {
+// then a worker-role process starts and settles them; measured from its start to the last completion. That first
+// backlog meets a fresh process (its code not yet compiled by V8's optimizing tiers, its heap not yet grown):
+// the same worker then stops taking jobs, a second backlog is opened, and it takes jobs again and settles it, the
+// figure of a worker that has been running (what a deployed worker is most of its life).
+/** Opens DEPOSITS simulated deposits due at once, by an API-role process (stopped afterwards). */
+async function openDeposits(): Promise<void> {
   service = await startService("api");
   let next = 0;
-  const opened: string[] = [];
   const opener = async () => {
     while (next < DEPOSITS) {
       const i = next++;
-      opened.push((await call("POST", `/v1/sandbox/users/${users[i % USERS]}/deposits`, { amount_usd: 7.77, complete_after_seconds: 0 })).id);
+      await call("POST", `/v1/sandbox/users/${users[i % USERS]}/deposits`, { amount_usd: 7.77, complete_after_seconds: 0 });
     }
   };
   await Promise.all(Array.from({ length: 32 }, opener));
   await stop(service.child);
-  const settledBefore = await db.collection("transactions").countDocuments({ type: "deposit", amount_cents: 777, status: "completed" });
-  const settled = async () =>
-    (await db.collection("transactions").countDocuments({ type: "deposit", amount_cents: 777, status: "completed" })) - settledBefore;
-  if ((await settled()) !== 0) throw new Error("deposits settled without a worker");
-  // Watched by whether a step job is left (one index lookup): counting the settled transactions, or the jobs,
-  // aggregates over the collection in the database process ten times a second, which would count in its CPU per
-  // settlement. A step job is removed once its run has moved, projected and compacted its transaction.
-  const anyStepLeft = async () => (await db.collection("jobs").findOne({ name: "transaction-step" }, { projection: { _id: 1 } })) !== null;
-  const workerStarted = performance.now();
-  service = await startService("worker", extraEnv);
-  const workerReady = performance.now();
-  await service.commands();
-  const workerCpuAtReady = cpuSecondsOf(service.pid);
-  const dbCpuAtReady = cpuSecondsOf(database.child.pid!);
+}
+const settledDeposits = () => db.collection("transactions").countDocuments({ type: "deposit", amount_cents: 777, status: "completed" });
+// Watched by whether a step job is left (one index lookup): counting the settled transactions, or the jobs,
+// aggregates over the collection in the database process ten times a second, which would count in its CPU per
+// settlement. A step job is removed once its run has moved, projected and compacted its transaction.
+const anyStepLeft = async () => (await db.collection("jobs").findOne({ name: "transaction-step" }, { projection: { _id: 1 } })) !== null;
+
+interface BacklogSettlement {
+  settleSeconds: number;
+  /** CPU per settlement (µs), of the worker and of the database. */
+  settlementCpuMicros: number;
+  settlementDbCpuMicros: number;
+  settlementCommands: Map<string, number>;
+  loadAverages: [number, number];
+}
+/** Settles the backlog of DEPOSITS deposits opened just before by `worker`, taking jobs from now on. */
+async function settleBacklog(worker: Service): Promise<BacklogSettlement> {
+  const settledBefore = await settledDeposits();
+  const [loadAtStart] = loadavg() as [number];
+  await worker.commands();
+  const started = performance.now();
+  const workerCpuAtStart = cpuSecondsOf(worker.pid);
+  const dbCpuAtStart = cpuSecondsOf(database.child.pid!);
   while (await anyStepLeft()) {
-    if (performance.now() - workerReady > 120_000) throw new Error(`${await stepsLeft()} of ${DEPOSITS} deposits left unsettled after 120 s`);
+    if (performance.now() - started > 120_000) throw new Error(`${await stepsLeft()} of ${DEPOSITS} deposits left unsettled after 120 s`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  const settleSeconds = (performance.now() - workerReady) / 1000;
-  const workerCpu = cpuSecondsOf(service.pid);
-  const settlementCpuMicros = ((workerCpu - workerCpuAtReady) / DEPOSITS) * 1e6;
-  const settlementDbCpuMicros = ((cpuSecondsOf(database.child.pid!) - dbCpuAtReady) / DEPOSITS) * 1e6;
-  if ((await settled()) !== DEPOSITS) throw new Error(`${await settled()} of ${DEPOSITS} deposits settled with no step job left`);
-  const settlementCommands = await service.commands();
-  await stop(service.child);
+  const settleSeconds = (performance.now() - started) / 1000;
+  const perSettlement = (seconds: number) => (seconds / DEPOSITS) * 1e6;
+  const settlementCpuMicros = perSettlement(cpuSecondsOf(worker.pid) - workerCpuAtStart);
+  const settlementDbCpuMicros = perSettlement(cpuSecondsOf(database.child.pid!) - dbCpuAtStart);
+  const settled = (await settledDeposits()) - settledBefore;
+  if (settled !== DEPOSITS) throw new Error(`${settled} of ${DEPOSITS} deposits settled with no step job left`);
   return {
     settleSeconds,
-    startSeconds: (workerReady - workerStarted) / 1000,
     settlementCpuMicros,
     settlementDbCpuMicros,
-    workerCpu,
-    settlementCommands,
+    settlementCommands: await worker.commands(),
+    loadAverages: [loadAtStart, (loadavg() as [number])[0]],
   };
 }
+
+async function settleDeposits(extraEnv: Record<string, string> = {}) {
+  await openDeposits();
+  const workerStarted = performance.now();
+  const worker = await startService("worker", extraEnv);
+  const startSeconds = (performance.now() - workerStarted) / 1000;
+  const cold = await settleBacklog(worker);
+  const workerCpu = cpuSecondsOf(worker.pid);
+  await worker.pauseJobs();
+  await openDeposits();
+  await worker.resumeJobs();
+  const warm = await settleBacklog(worker);
+  await stop(worker.child);
+  return { cold, warm, startSeconds, workerCpu };
+}
 const settlement = PARTS.has("settlement") ? await settleDeposits() : null;
+if (settlement)
+  console.error(`settlement: ${describeBacklog("fresh worker", settlement.cold)}; ${describeBacklog("running worker", settlement.warm)}`);
+/** One backlog's figures, for the console. */
+function describeBacklog(which: string, b: BacklogSettlement): string {
+  const [from, to] = b.loadAverages;
+  return `${which} ${(DEPOSITS / b.settleSeconds).toFixed(0)}/s, per settlement ${b.settlementCpuMicros.toFixed(0)} µs of the worker's CPU and ${b.settlementDbCpuMicros.toFixed(0)} µs of the database's (load average ${from.toFixed(1)} to ${to.toFixed(1)})`;
+}
 // BENCH_SETTLEMENT_VARIANTS: settings of the worker to compare, as "A=1,B=2;A=3" (SVC_* variables, one variant
 // per `;`): after the settlement above, three more rounds of each in turn on the same database, printed (not
 // written to the results file). Rounds in turn, minutes apart, make a comparison on a shared machine fairer.
@@ -312,11 +358,8 @@ const variants = process.env.BENCH_SETTLEMENT_VARIANTS?.split(";") ?? [];
 for (let round = 1; variants.length > 0 && round <= 3; round++) {
   for (const variant of variants) {
     const env = Object.fromEntries(variant.split(",").map((setting) => setting.split("=") as [string, string]));
-    const [loadAtStart] = loadavg() as [number];
-    const { settleSeconds, settlementCpuMicros, settlementDbCpuMicros } = await settleDeposits(env);
-    console.error(
-      `settlement, ${variant}, round ${round}: ${(DEPOSITS / settleSeconds).toFixed(0)}/s, per settlement ${settlementCpuMicros.toFixed(0)} µs of the worker's CPU and ${settlementDbCpuMicros.toFixed(0)} µs of the database's (load average ${loadAtStart.toFixed(1)} to ${(loadavg() as [number])[0].toFixed(1)})`,
-    );
+    const { cold, warm } = await settleDeposits(env);
+    console.error(`settlement, ${variant}, round ${round}: ${describeBacklog("fresh worker", cold)}; ${describeBacklog("running worker", warm)}`);
   }
 }
 
@@ -342,14 +385,14 @@ const loadAfter = loadavg();
 await client.close();
 database.child.kill("SIGTERM");
 
-const { settleSeconds, startSeconds, settlementCpuMicros, settlementDbCpuMicros, workerCpu, settlementCommands } = settlement ?? {
+const noBacklog: BacklogSettlement = {
   settleSeconds: Number.NaN,
-  startSeconds: Number.NaN,
   settlementCpuMicros: Number.NaN,
   settlementDbCpuMicros: Number.NaN,
-  workerCpu: Number.NaN,
   settlementCommands: new Map<string, number>(),
+  loadAverages: [Number.NaN, Number.NaN],
 };
+const { cold, warm, startSeconds, workerCpu } = settlement ?? { cold: noBacklog, warm: noBacklog, startSeconds: Number.NaN, workerCpu: Number.NaN };
 const commandsSection = COUNTED
   ? [
       "Commands the service sent, counted by its driver's command monitoring during the runs (shapes without values;",
@@ -363,7 +406,7 @@ const commandsSection = COUNTED
           "withdrawal",
         ),
       ),
-      ...commandTable("Settlement by one worker (below)", settlementCommands, DEPOSITS, "settled deposit"),
+      ...commandTable("Settlement by one worker that has been running (below)", warm.settlementCommands, DEPOSITS, "settled deposit"),
     ].join("\n")
   : "Commands per withdrawal and per settlement: counted only in a run with `BENCH_COMMANDS=1` (not this one): the driver's\ncommand monitoring decodes every reply a second time, CPU the service does not spend under `npm start`.\n";
 const percent = (x: number) => `${(x * 100).toFixed(0)}%`;
@@ -374,7 +417,7 @@ Code: ${codeRevision(["src", "gen", "bench"])}.
 Machine: ${machineDescription()}; shared with other sessions (busy). ${machineTools()}. Load average (1, 5, 15 min):
 ${loadBefore.map((l) => l.toFixed(2)).join(", ")} when the runs started, ${loadAfter.map((l) => l.toFixed(2)).join(", ")} when they ended.
 
-Rounds: ${ROUNDS} at each level, ${DURATION_MS / 1000} s each; ${USERS.toLocaleString("en-US")} users; ${DEPOSITS} deposits settled.
+Rounds: ${ROUNDS} at each level, ${DURATION_MS / 1000} s each; ${USERS.toLocaleString("en-US")} users; two backlogs of ${DEPOSITS} deposits settled.
 
 Method (\`npm run bench withdrawals\`, bench/withdrawals.bench.ts), each part in its own process:
 
@@ -513,9 +556,19 @@ and the database together under 2 ms per settlement on two otherwise idle cores.
 
 ${DEPOSITS} sandbox deposits (\`complete_after_seconds: 0\`) opened by a service in role \`api\` (their step jobs due at
 once, no worker running), then a service in role \`worker\` (shipped settings: Agenda looks for due jobs every
-1000 ms, locks each, and runs up to 250 steps at once, \`SVC_LEDGER_STEP_CONCURRENCY\`) started: it settled all ${DEPOSITS} in **${settleSeconds.toFixed(1)} s** after it was ready
-(start-up ${startSeconds.toFixed(1)} s not counted): **${(DEPOSITS / settleSeconds).toFixed(0)} settlements/s** (goal: at least 1,000/s: ${DEPOSITS / settleSeconds >= 1000 ? "met" : "not met"}); per settlement, ${settlementCpuMicros.toFixed(0)} µs of
-the worker's CPU and ${settlementDbCpuMicros.toFixed(0)} µs of the database's (${((workerCpu / DEPOSITS) * 1e6).toFixed(0)} µs of the worker's with its start-up). pending_in
+1000 ms, locks each, and runs up to 250 steps at once, \`SVC_LEDGER_STEP_CONCURRENCY\`) started and settled them; then
+that worker stopped taking jobs (its job queue stopped, as at shutdown), ${DEPOSITS} more were opened the same way, and
+it took jobs again and settled them. The first backlog meets a process just started (start-up ${startSeconds.toFixed(1)} s not
+counted), whose code V8 has not yet compiled to its optimizing tiers and whose heap is still growing; the second, a
+worker that has been running, as a deployed one is most of its life.
+
+| backlog | settled in | settlements/s | worker CPU µs/settlement | database CPU µs/settlement | load average (1 min) at start, end |
+|---|---|---|---|---|---|
+| the first, fresh worker | ${cold.settleSeconds.toFixed(2)} s | **${(DEPOSITS / cold.settleSeconds).toFixed(0)}** | ${cold.settlementCpuMicros.toFixed(0)} | ${cold.settlementDbCpuMicros.toFixed(0)} | ${cold.loadAverages.map((l) => l.toFixed(1)).join(", ")} |
+| the second, the worker running | ${warm.settleSeconds.toFixed(2)} s | **${(DEPOSITS / warm.settleSeconds).toFixed(0)}** | ${warm.settlementCpuMicros.toFixed(0)} | ${warm.settlementDbCpuMicros.toFixed(0)} | ${warm.loadAverages.map((l) => l.toFixed(1)).join(", ")} |
+
+Goal, at least 1,000/s: ${DEPOSITS / warm.settleSeconds >= 1000 ? "met" : "not met"} by the running worker, ${DEPOSITS / cold.settleSeconds >= 1000 ? "met" : "not met"} by the fresh one (runs before 2026-11-28 03:00 UTC
+measured the fresh one only; with its start-up, ${((workerCpu / DEPOSITS) * 1e6).toFixed(0)} µs of its CPU per settlement). pending_in
 left on the wallets afterwards: ${pendingIn} cents (expected 0).
 `;
 if (EVERY_PART) writeFileSync(new URL("./results/withdrawals.md", import.meta.url), report);

@@ -5,6 +5,7 @@
 import type { Collection, Db, Filter } from "mongodb";
 import { DELIVERY_ATTEMPTS_KEPT } from "../domain/limits.ts";
 import { newUuid } from "../domain/random.ts";
+import { dropIndexesIfPresent } from "./earlier-indexes.ts";
 import { type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 import { rawInsertsOnce, rawUpdates } from "./write-batcher.ts";
 
@@ -100,6 +101,21 @@ const OUTCOMES_PER_COMMAND = 128;
 /** New delivery records written by one `insert` command at most: a record without attempts is under 2 KiB. */
 const RECORDS_PER_COMMAND = 1000;
 
+const IN_TIME_ORDER = { created_at: 1, _id: 1 } as const;
+const ENDPOINT_BY_TIME = "endpoint_by_time";
+const NOT_SUCCEEDED = "not_succeeded_by_status";
+/**
+ * Pending and failed deliveries: the statuses that sort before "succeeded" (a range, which every MongoDB version
+ * takes in a partial filter, where a set of values is taken by recent ones alone).
+ */
+const NOT_SUCCEEDED_FILTER = { status: { $lt: "succeeded" } } as const;
+
+/**
+ * Indexes of earlier versions, replaced: the endpoint's deliveries newest first, with or without their status
+ * (every delivery in each; a new key went before all of its endpoint's), and the pending deliveries by next attempt.
+ */
+const EARLIER_INDEXES = ["endpoint_newest_first", "endpoint_status_newest_first", "due"] as const;
+
 export class WebhookDeliveryRepository {
   private readonly collection: Collection<WebhookDeliveryDocument>;
 
@@ -107,20 +123,27 @@ export class WebhookDeliveryRepository {
     this.collection = db.collection<WebhookDeliveryDocument>("webhook_deliveries");
   }
 
+  /**
+   * Every delivery's record is written into each index twice (its insert, its outcome), so there are few: the one
+   * per (event, endpoint) that keeps fan-out idempotent, an endpoint's deliveries in time order (its list, read
+   * backwards for newest first; a new key goes to the end of its endpoint's keys, where an insert costs least), and
+   * the deliveries not succeeded by status (a pending or failed list, the pending counts, recovery's failed ones).
+   * A delivery leaves that last index when it succeeds, so most deliveries are in it only while in flight; a
+   * succeeded list reads the endpoint's index, past the others (few, when most succeed).
+   */
   async ensureIndexes(): Promise<void> {
+    await dropIndexesIfPresent(this.collection, EARLIER_INDEXES);
     await this.collection.createIndexes([
       { key: { event_id: 1, endpoint_id: 1 }, name: "one_per_event_and_endpoint", unique: true },
-      { key: { endpoint_id: 1, created_at: -1, _id: -1 }, name: "endpoint_newest_first" },
-      { key: { endpoint_id: 1, status: 1, created_at: -1, _id: -1 }, name: "endpoint_status_newest_first" },
-      // Serves the pending count (every pending delivery shows a next attempt time); the name is an earlier version's.
-      { key: { next_attempt_at: 1 }, name: "due", partialFilterExpression: { status: "pending" } },
+      { key: { endpoint_id: 1, ...IN_TIME_ORDER }, name: ENDPOINT_BY_TIME },
+      { key: { status: 1, endpoint_id: 1, ...IN_TIME_ORDER }, name: NOT_SUCCEEDED, partialFilterExpression: NOT_SUCCEEDED_FILTER },
     ]);
   }
 
-  /** Every pending delivery's id and next attempt time, in batches of `size` (through the `due` index). */
+  /** Every pending delivery's id and next attempt time, in batches of `size` (through the index of those not succeeded). */
   async *pendingSchedules(size: number): AsyncGenerator<{ _id: string; next_attempt_at: Date | null }[]> {
     const cursor = this.collection
-      .find({ status: "pending" }, { projection: { _id: 1, next_attempt_at: 1 }, hint: "due", batchSize: size })
+      .find({ status: "pending" }, { projection: { _id: 1, next_attempt_at: 1 }, batchSize: size })
       .map((d) => ({ _id: d._id, next_attempt_at: d.next_attempt_at }));
     let batch: { _id: string; next_attempt_at: Date | null }[] = [];
     for await (const delivery of cursor) {
@@ -150,12 +173,9 @@ export class WebhookDeliveryRepository {
     return this.collection.countDocuments({ endpoint_id: endpointId, status: "pending" }, { limit: cap });
   }
 
-  /**
-   * Pending deliveries across every endpoint (the pending-deliveries gauge). Every pending delivery shows its
-   * next attempt time, so the count runs on the partial index of pending deliveries.
-   */
+  /** Pending deliveries across every endpoint (the pending-deliveries gauge), from the index of those not succeeded. */
   countAllPending(): Promise<number> {
-    return this.collection.countDocuments({ status: "pending", next_attempt_at: { $gte: new Date(0) } });
+    return this.collection.countDocuments({ status: "pending" });
   }
 
   async find(endpointId: string, id: string): Promise<WebhookDeliveryDocument | null> {

@@ -5,7 +5,12 @@
 // Measured per request: requests per second, the service process's CPU and the database process's CPU. Goal: at
 // most 5% more cost for the service with recording. Then the recording path alone (bench/request-log-alone.ts),
 // its CPU per entry in its own process and in the database's. Writes bench/results/request-log.md.
-import type { ChildProcess } from "node:child_process";
+//
+// The services run on a core of their own, the database and the load generator on the other (BENCH_PIN=0: all
+// anywhere). On two shared cores the loop is CPU-bound as a whole, so what the database's inserts take from the
+// cores the service was using counts as the service's cost, and the scheduler's placement of four processes on two
+// cores swings a round by more than the goal either way; a deployment's service has its cores to itself.
+import { type ChildProcess, execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { formatLoad, type LoadResult } from "./http-load.ts";
@@ -26,6 +31,16 @@ const INSERTS_PRELOAD = 100_000;
 const INSERTS_ENTRIES = 50_000;
 const GOAL = 0.05;
 const KEY = "svc_test_benchrequestlogbenchrequestlog1";
+const PINNED = process.env.BENCH_PIN !== "0";
+const SERVICE_CORE = "0";
+const OTHERS_CORE = "1";
+
+/** Pins every thread of a process to a core (threads it starts later inherit it). */
+function pin(pid: number, core: string): void {
+  execFileSync("taskset", ["--all-tasks", "--pid", "--cpu-list", core, String(pid)], { stdio: "ignore" });
+}
+// This process first: the database, the load generator and the other helpers it starts inherit its core.
+if (PINNED) pin(process.pid, OTHERS_CORE);
 
 const loadsBefore = loadavg();
 const database = await startProcess("src/embedded-mongo/cli.ts", ["--port", "0"], {}, /^mongodb:\/\//, nodeArgsFrom("BENCH_DB_NODE_ARGS"));
@@ -56,6 +71,7 @@ async function startService(variant: Variant): Promise<Service> {
     nodeArgsFrom("BENCH_SERVICE_NODE_ARGS"),
   );
   const { pid, httpPort } = JSON.parse(line) as { pid: number; httpPort: number };
+  if (PINNED) pin(pid, SERVICE_CORE);
   const created = await fetch(`http://127.0.0.1:${httpPort}/v1/users`, {
     method: "POST",
     headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
@@ -74,6 +90,8 @@ const LABELS: Record<Load, string> = { "rest-read": "GET /v1/users/{id}", "users
 interface Run extends LoadResult {
   serviceMicros: number;
   databaseMicros: number;
+  /** The load generator's CPU per request. */
+  loaderMicros: number;
 }
 let phoneOffset = 0;
 async function load(kind: Load, variant: Variant, durationMs: number): Promise<Run> {
@@ -81,7 +99,7 @@ async function load(kind: Load, variant: Variant, durationMs: number): Promise<R
   const spec = { load: kind, httpPort: service.httpPort, key: KEY, userId: service.userId, concurrency: CONCURRENCY, durationMs, phoneOffset };
   const serviceBefore = cpuSeconds(service.pid);
   const databaseBefore = cpuSeconds(databasePid);
-  const result = await runToCompletion<LoadResult>("bench/request-log-load.ts", [JSON.stringify(spec)]);
+  const result = await runToCompletion<LoadResult & { loaderMicros: number }>("bench/request-log-load.ts", [JSON.stringify(spec)]);
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
   phoneOffset += result.requests;
   if (result.errors > 0) throw new Error(`${kind}, ${variant}: ${result.errors} failed requests`);
@@ -90,6 +108,7 @@ async function load(kind: Load, variant: Variant, durationMs: number): Promise<R
     ...result,
     serviceMicros: perRequest(cpuSeconds(service.pid) - serviceBefore),
     databaseMicros: perRequest(cpuSeconds(databasePid) - databaseBefore),
+    loaderMicros: result.loaderMicros / Math.max(1, result.requests),
   };
 }
 
@@ -107,7 +126,7 @@ for (let round = 1; round <= ROUNDS; round++) {
       const run = await load(kind, variant, DURATION_MS);
       runs[kind][variant].push(run);
       rows.push(
-        `${formatLoad(`${LABELS[kind]}, ${variant}, round ${round}`, run)} ${run.serviceMicros.toFixed(0)} | ${run.databaseMicros.toFixed(0)} |`,
+        `${formatLoad(`${LABELS[kind]}, ${variant}, round ${round}`, run)} ${run.serviceMicros.toFixed(0)} | ${run.databaseMicros.toFixed(0)} | ${run.loaderMicros.toFixed(0)} |`,
       );
       console.error(rows.at(-1), `load ${loadavg()[0]!.toFixed(1)}`);
     }
@@ -192,6 +211,14 @@ ${loads(loadsBefore)} when the runs started, ${loads(loadsAfterRuns)} when the l
 
 Method (\`npm run bench -- request-log\`, bench/request-log.bench.ts), each part in its own process:
 
+- ${
+  PINNED
+    ? `Cores: the two services on one (\`taskset\`, every thread), the database, the load generator and this script on the
+  other, as a deployment's service has its cores to itself. With the four processes placed by the scheduler on the two
+  cores the loop is CPU-bound as a whole: the database's inserts then take time from the service's core, and where
+  the scheduler puts what swings a round by more than the goal either way.`
+    : "Cores: not pinned (`BENCH_PIN=0`): the processes share both cores as the scheduler places them."
+}
 - The embedded database (src/embedded-mongo/cli.ts, in memory).
 - Two Svc services (bench/withdrawals-service.ts, role \`api\`: no job workers), each over its own database of that
   server: one recording every call in the request log (the shipped writer: 500 entries per insert, or 200 ms after
@@ -203,7 +230,8 @@ Method (\`npm run bench -- request-log\`, bench/request-log.bench.ts), each part
   - rest-read: \`GET /v1/users/{id}\` with a sandbox key, as bench/rest-read.bench.ts loads it.
   - users-create: \`POST /v1/users\` with a fresh Idempotency-Key and phone number, as bench/users-create.bench.ts.
 - CPU µs/request: the CPU time (all threads) of the service process and of the database process from the start of
-  the run to ${SETTLE_MS} ms after it (the writer's last batch included), per answered request.
+  the run to ${SETTLE_MS} ms after it (the writer's last batch included), and the load generator's while it loads, per
+  answered request.
 - Recording alone (bench/request-log-alone.ts, its own process): the entries of each load's calls for ${ALONE_SECONDS} s at the
   rate the load reached with recording (median of the rounds), built by the pipeline's function, batched by the
   shipped writer and inserted into the recording service's database, after a warm-up of 20,000 entries; the CPU of
@@ -215,8 +243,8 @@ Method (\`npm run bench -- request-log\`, bench/request-log.bench.ts), each part
   beforehand; the database process's CPU per entry over the last ${INSERTS_ENTRIES.toLocaleString("en")}. Steadier than the row above (no pacing,
   full batches, nothing else sent meanwhile), it is the database's own cost of an entry.
 
-| run | requests/s | p50 ms | p99 ms | requests | errors | service CPU µs/request | database CPU µs/request |
-|---|---|---|---|---|---|---|---|
+| run | requests/s | p50 ms | p99 ms | requests | errors | service CPU µs/request | database CPU µs/request | load generator CPU µs/request |
+|---|---|---|---|---|---|---|---|---|
 ${rows.join("\n")}
 
 | recording alone, per entry | entries | entries/s | writer's failures and drops | service CPU µs | database CPU µs |

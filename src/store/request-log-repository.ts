@@ -5,7 +5,8 @@ import { REQUEST_LOG_RETENTION_SECONDS, type RequestLogSource, type StatusRange 
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import type { RequestLogJson } from "../representations/request-logs.ts";
 import { changeStreamStart } from "./database.ts";
-import { duplicateIndexes, type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
+import { type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
+import { rawInsertsOnce } from "./write-batcher.ts";
 
 /**
  * The entries of refused calls: every refusal has an error code (from the catalogue, whose statuses all are 400 or
@@ -15,8 +16,9 @@ const REFUSED = { error_code: { $type: "string" } } as const;
 export const REFUSED_FROM_STATUS = 400;
 
 /**
- * Indexes of earlier versions, replaced: every call's status (before refusals alone were), and the newest-first
- * keys (time and id descending) that put each new entry before all of its tenant's.
+ * Indexes of earlier versions, replaced: every call's status (before refusals alone were), the newest-first
+ * keys (time and id descending) that put each new entry before all of its tenant's, and the Idempotency-Key's
+ * index led by the tenant.
  */
 const EARLIER_INDEXES = [
   "tenant_status",
@@ -25,7 +27,14 @@ const EARLIER_INDEXES = [
   "tenant_route",
   "tenant_error_code",
   "tenant_idempotency_key",
+  "tenant_idempotency_key_by_time",
 ] as const;
+
+/**
+ * Entries per insert command: an entry holds no body, its longest field a path (a URL's, a few KiB at most), so
+ * a command stays far under the 16 MiB of one.
+ */
+const LOGS_PER_COMMAND = 500;
 
 const NAMESPACE_NOT_FOUND = 26;
 const INDEX_NOT_FOUND = 27;
@@ -67,6 +76,9 @@ export class RequestLogRepository {
    * 201) is that of most calls, read over the tenant's index, so that a successful call costs no status entry.
    * Time and id ascend in every index, as new entries do, so that each entry is added at the end of its tenant's
    * keys rather than before all of them (cheaper for a B-tree, and for the embedded database's ordered chunks).
+   * The Idempotency-Key leads its index: keys are random, so a new one goes anywhere among them, and a search led
+   * by the tenant compared three fields at each step (the tenant's two always equal) where the key alone decides;
+   * the list's query pins all three by equality, so the index answers it and its time order all the same.
    */
   async ensureIndexes(): Promise<void> {
     const inTimeOrder = { created_at: 1, _id: 1 } as const;
@@ -77,8 +89,8 @@ export class RequestLogRepository {
       { key: { project_id: 1, livemode: 1, route: 1, ...inTimeOrder }, name: "tenant_route_by_time" },
       { key: { project_id: 1, livemode: 1, error_code: 1, ...inTimeOrder }, name: "tenant_error_code_by_time", partialFilterExpression: REFUSED },
       {
-        key: { project_id: 1, livemode: 1, idempotency_key: 1, ...inTimeOrder },
-        name: "tenant_idempotency_key_by_time",
+        key: { idempotency_key: 1, project_id: 1, livemode: 1, ...inTimeOrder },
+        name: "idempotency_key_tenant_by_time",
         partialFilterExpression: { idempotency_key: { $type: "string" } },
       },
       { key: { created_at: 1 }, name: "retention", expireAfterSeconds: REQUEST_LOG_RETENTION_SECONDS },
@@ -103,17 +115,14 @@ export class RequestLogRepository {
     }
   }
 
-  /** Inserts a batch; an entry already written (a batch retried after a lost acknowledgement) is skipped. */
+  /**
+   * Inserts a batch; an entry already written (a batch retried after a lost acknowledgement) is skipped. A raw insert
+   * command: the driver's insertMany sizes every document before serializing it, and wraps each in an operation.
+   */
   async insertMany(logs: RequestLogDocument[]): Promise<void> {
     if (logs.length === 0) return;
-    try {
-      await this.collection.insertMany(logs, { ordered: false });
-      this.inserted?.(logs);
-    } catch (error) {
-      const duplicates = duplicateIndexes(error);
-      if (!duplicates) throw error;
-      this.inserted?.(logs.filter((_, i) => !duplicates.has(i)));
-    }
+    const duplicates = await rawInsertsOnce(this.db, this.collection.collectionName, logs, LOGS_PER_COMMAND);
+    this.inserted?.(duplicates.size === 0 ? logs : logs.filter((_, i) => !duplicates.has(i)));
   }
 
   /** Hears of every entry this process writes (the tail's feed without change streams). */

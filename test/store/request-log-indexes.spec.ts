@@ -21,7 +21,10 @@ const scope = { projectId: "proj_indexes", livemode: false };
 const LIMIT = 10;
 const ROUTES = ["/v1/users/{id}", "/v1/users", "/v1/transactions", "/v1/webhook-endpoints"];
 
-/** 800 calls of the tenant (one in ten refused, one in four with an Idempotency-Key) and 200 of another project. */
+/**
+ * 800 calls of the tenant (one in ten refused, one in four with an Idempotency-Key) and 200 of another project, whose
+ * Idempotency-Keys are the tenant's own (a key is the client's choice, unique to nobody).
+ */
 function logs(): RequestLogDocument[] {
   const start = Date.UTC(2026, 10, 1);
   return Array.from({ length: 1000 }, (_, i) => {
@@ -36,7 +39,7 @@ function logs(): RequestLogDocument[] {
       route,
       status: refused ? 404 : 200,
       error_code: refused ? "resource_missing" : null,
-      idempotency_key: i % 4 === 1 ? `key-${i}` : null,
+      idempotency_key: i % 4 === 1 ? `key-${i % 800}` : null,
       idempotent_replayed: false,
       api_key_id: "key_indexes",
       source: i % 3 === 0 ? "connect" : "rest",
@@ -84,7 +87,7 @@ describe("request log indexes", () => {
     ["a success's status (no index of its own)", { status: statusFilter("200") }, "tenant_by_time", 2],
     ["a route", { route: "/v1/transactions" }, "tenant_route_by_time", 1],
     ["an error code", { error_code: "resource_missing" }, "tenant_error_code_by_time", 1],
-    ["an Idempotency-Key", { idempotency_key: "key-401" }, "tenant_idempotency_key_by_time", 1],
+    ["an Idempotency-Key", { idempotency_key: "key-401" }, "idempotency_key_tenant_by_time", 1],
     ["a method (no index of its own)", { method: "GET" }, "tenant_by_time", 4],
     ["a source (no index of its own)", { source: "connect" }, "tenant_by_time", 3],
   ];
@@ -129,22 +132,49 @@ describe("request log indexes", () => {
     expect(second.hasMore).to.equal(false);
   });
 
-  it("replaces the indexes that earlier versions made (every call's status; time and id descending)", async () => {
+  it("inserts a batch written before (a lost acknowledgement) once: its new entries are inserted and heard, the others skipped", async () => {
+    const repository = new RequestLogRepository(database.db);
+    const heard: string[] = [];
+    repository.onInserted((inserted) => heard.push(...inserted.map((log) => log._id)));
+    const [written, ...rest] = logs()
+      .slice(0, 3)
+      .map((log) => ({ ...log, _id: `req_again_${log._id}`, project_id: "proj_again" }));
+    await repository.insertMany([written!]);
+    await repository.insertMany([written!, ...rest]);
+    expect(heard).to.deep.equal([written!._id, ...rest.map((log) => log._id)]);
+    const stored = await database.db.collection("request_logs").countDocuments({ project_id: "proj_again" });
+    expect(stored).to.equal(3);
+  });
+
+  it("lists a tenant's entries of an Idempotency-Key alone, never another project's with the same key", async () => {
+    const repository = new RequestLogRepository(database.db);
+    const page = await repository.list(scope, { limit: 10, after: null }, { idempotency_key: "key-1" });
+    expect(page.items.map((log) => log._id)).to.deep.equal(["req_index_0001"]);
+    const other = await repository.list({ projectId: "proj_other", livemode: false }, { limit: 10, after: null }, { idempotency_key: "key-1" });
+    expect(other.items.map((log) => log._id)).to.deep.equal(["req_index_0801"]);
+    expect((await repository.list({ ...scope, livemode: true }, { limit: 10, after: null }, { idempotency_key: "key-1" })).items).to.deep.equal([]);
+  });
+
+  it("replaces the indexes that earlier versions made (every call's status; time and id descending; the key's led by the tenant)", async () => {
     const earlier = await freshDatabase("request_log_indexes_earlier");
     try {
       const collection = earlier.db.collection("request_logs");
       await collection.createIndex({ project_id: 1, livemode: 1, status: 1, created_at: -1, _id: -1 }, { name: "tenant_status" });
       await collection.createIndex({ project_id: 1, livemode: 1, created_at: -1, _id: -1 }, { name: "tenant_newest_first" });
       await collection.createIndex({ project_id: 1, livemode: 1, route: 1, created_at: -1, _id: -1 }, { name: "tenant_route" });
+      await collection.createIndex(
+        { project_id: 1, livemode: 1, idempotency_key: 1, created_at: 1, _id: 1 },
+        { name: "tenant_idempotency_key_by_time", partialFilterExpression: { idempotency_key: { $type: "string" } } },
+      );
       await new RequestLogRepository(earlier.db).ensureIndexes();
       await new RequestLogRepository(earlier.db).ensureIndexes();
       const names = (await collection.indexes()).map((index) => index.name).sort();
       expect(names).to.deep.equal([
         "_id_",
+        "idempotency_key_tenant_by_time",
         "retention",
         "tenant_by_time",
         "tenant_error_code_by_time",
-        "tenant_idempotency_key_by_time",
         "tenant_refused_status_by_time",
         "tenant_route_by_time",
       ]);

@@ -1,10 +1,11 @@
 // The request log: one document per call of a project and environment, kept 30 days (a TTL index), with the
 // indexes of the list's filters. Written in batches by RequestLogWriter, never on a call's path.
-import { type ChangeStream, type ChangeStreamInsertDocument, type Collection, type Db, type Filter, MongoServerError, type Timestamp } from "mongodb";
+import type { ChangeStream, ChangeStreamInsertDocument, Collection, Db, Filter, Timestamp } from "mongodb";
 import { REQUEST_LOG_RETENTION_SECONDS, type RequestLogSource, type StatusRange } from "../domain/request-logs.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import type { RequestLogJson } from "../representations/request-logs.ts";
 import { changeStreamStart } from "./database.ts";
+import { dropIndexesIfPresent } from "./earlier-indexes.ts";
 import { type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 import { rawInsertsOnce } from "./write-batcher.ts";
 
@@ -35,9 +36,6 @@ const EARLIER_INDEXES = [
  * a command stays far under the 16 MiB of one.
  */
 const LOGS_PER_COMMAND = 500;
-
-const NAMESPACE_NOT_FOUND = 26;
-const INDEX_NOT_FOUND = 27;
 
 /**
  * A stored entry: the RequestLog object of the API (its one definition) under the call's request id, with the
@@ -82,7 +80,7 @@ export class RequestLogRepository {
    */
   async ensureIndexes(): Promise<void> {
     const inTimeOrder = { created_at: 1, _id: 1 } as const;
-    await this.dropIndexesIfPresent(EARLIER_INDEXES);
+    await dropIndexesIfPresent(this.collection, EARLIER_INDEXES);
     await this.collection.createIndexes([
       { key: { project_id: 1, livemode: 1, ...inTimeOrder }, name: "tenant_by_time" },
       { key: { project_id: 1, livemode: 1, status: 1, ...inTimeOrder }, name: "tenant_refused_status_by_time", partialFilterExpression: REFUSED },
@@ -95,24 +93,6 @@ export class RequestLogRepository {
       },
       { key: { created_at: 1 }, name: "retention", expireAfterSeconds: REQUEST_LOG_RETENTION_SECONDS },
     ]);
-  }
-
-  private async dropIndexesIfPresent(names: readonly string[]): Promise<void> {
-    let present: string[];
-    try {
-      present = (await this.collection.indexes()).map((index) => String(index.name));
-    } catch (error) {
-      if (error instanceof MongoServerError && error.code === NAMESPACE_NOT_FOUND) return;
-      throw error;
-    }
-    for (const name of names) {
-      if (!present.includes(name)) continue;
-      try {
-        await this.collection.dropIndex(name);
-      } catch (error) {
-        if (!(error instanceof MongoServerError && (error.code === INDEX_NOT_FOUND || error.code === NAMESPACE_NOT_FOUND))) throw error;
-      }
-    }
   }
 
   /**

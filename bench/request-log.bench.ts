@@ -6,10 +6,9 @@
 // most 5% more cost for the service with recording. Then the recording path alone (bench/request-log-alone.ts),
 // its CPU per entry in its own process and in the database's. Writes bench/results/request-log.md.
 //
-// The services run on a core of their own, the database and the load generator on the other (BENCH_PIN=0: all
-// anywhere). On two shared cores the loop is CPU-bound as a whole, so what the database's inserts take from the
-// cores the service was using counts as the service's cost, and the scheduler's placement of four processes on two
-// cores swings a round by more than the goal either way; a deployment's service has its cores to itself.
+// The database runs on a core of its own, the services and the load generator on the other (BENCH_PIN=0: all
+// anywhere), as a deployment's MongoDB has its own machine. On two cores shared as the scheduler places four
+// processes, the loop is CPU-bound as a whole: what the database's inserts take counts as the service's cost.
 import { type ChildProcess, execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
@@ -32,20 +31,22 @@ const INSERTS_ENTRIES = 50_000;
 const GOAL = 0.05;
 const KEY = "svc_test_benchrequestlogbenchrequestlog1";
 const PINNED = process.env.BENCH_PIN !== "0";
-const SERVICE_CORE = "0";
-const OTHERS_CORE = "1";
+const DATABASE_CORE = "1";
+const SERVICES_CORE = "0";
 
 /** Pins every thread of a process to a core (threads it starts later inherit it). */
 function pin(pid: number, core: string): void {
   execFileSync("taskset", ["--all-tasks", "--pid", "--cpu-list", core, String(pid)], { stdio: "ignore" });
 }
-// This process first: the database, the load generator and the other helpers it starts inherit its core.
-if (PINNED) pin(process.pid, OTHERS_CORE);
+// A process inherits the core of the one that starts it: this one's, set before each start.
+if (PINNED) pin(process.pid, DATABASE_CORE);
 
 const loadsBefore = loadavg();
 const database = await startProcess("src/embedded-mongo/cli.ts", ["--port", "0"], {}, /^mongodb:\/\//, nodeArgsFrom("BENCH_DB_NODE_ARGS"));
 const databasePid = database.child.pid!;
 const serverUri = database.line.trim().split(/\s/)[0]!.replace(/\/?$/, "");
+// Everything after the database (the services, the load generators, the recording and inserts alone) on the other.
+if (PINNED) pin(process.pid, SERVICES_CORE);
 
 type Variant = "recording" | "not recording";
 const VARIANTS: Variant[] = ["recording", "not recording"];
@@ -71,7 +72,6 @@ async function startService(variant: Variant): Promise<Service> {
     nodeArgsFrom("BENCH_SERVICE_NODE_ARGS"),
   );
   const { pid, httpPort } = JSON.parse(line) as { pid: number; httpPort: number };
-  if (PINNED) pin(pid, SERVICE_CORE);
   const created = await fetch(`http://127.0.0.1:${httpPort}/v1/users`, {
     method: "POST",
     headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
@@ -213,10 +213,11 @@ Method (\`npm run bench -- request-log\`, bench/request-log.bench.ts), each part
 
 - ${
   PINNED
-    ? `Cores: the two services on one (\`taskset\`, every thread), the database, the load generator and this script on the
-  other, as a deployment's service has its cores to itself. With the four processes placed by the scheduler on the two
-  cores the loop is CPU-bound as a whole: the database's inserts then take time from the service's core, and where
-  the scheduler puts what swings a round by more than the goal either way.`
+    ? `Cores: the database on one (\`taskset\`, every thread), the two services, the load generator and the parts below
+  on the other, as a deployment's MongoDB has its own machine. Placed by the scheduler, the four processes keep both
+  cores busy and the loop is CPU-bound as a whole: the database's inserts then take time from the service, and so do
+  the other processes' turns, differently in every run. The load generator's CPU per request (the same with recording
+  and without) shares the service's core: the ratios below understate the service's own cost by that share.`
     : "Cores: not pinned (`BENCH_PIN=0`): the processes share both cores as the scheduler places them."
 }
 - The embedded database (src/embedded-mongo/cli.ts, in memory).

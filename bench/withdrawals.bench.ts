@@ -14,6 +14,7 @@ import { commandTable } from "./command-shapes.ts";
 import { formatLoad, type LoadResult } from "./http-load.ts";
 import { codeRevision, machineDescription, machineTools } from "./machine.ts";
 import { cpuSecondsOf } from "./process-cpu.ts";
+import { writeResults } from "./results-file.ts";
 import { nodeArgsFrom, startProcess as start, stopProcess as stop } from "./processes.ts";
 
 const CONCURRENCY_LEVELS = [32, 128];
@@ -571,6 +572,6 @@ Goal, at least 1,000/s: ${DEPOSITS / warm.settleSeconds >= 1000 ? "met" : "not m
 measured the fresh one only; with its start-up, ${((workerCpu / DEPOSITS) * 1e6).toFixed(0)} µs of its CPU per settlement). pending_in
 left on the wallets afterwards: ${pendingIn} cents (expected 0).
 `;
-if (EVERY_PART) writeFileSync(new URL("./results/withdrawals.md", import.meta.url), report);
+if (EVERY_PART) writeResults("withdrawals.md", report);
 console.log(report);
 process.exit(0);

@@ -1,5 +1,5 @@
 // Connection to the system of record. Repositories take collections from here; nothing else talks to MongoDB.
-import { MongoBulkWriteError, MongoClient, type Db, type MongoClientOptions, Timestamp, type WriteError } from "mongodb";
+import { MongoClient, type Db, type MongoClientOptions, Timestamp } from "mongodb";
 
 export interface Database {
   client: MongoClient;
@@ -60,18 +60,6 @@ export function timestampAtSecond(at: Date): Timestamp {
 /** True for the error of a change stream asked to start before the oldest history the server keeps. */
 export function isChangeStreamHistoryLost(error: unknown): boolean {
   return typeof error === "object" && error !== null && (error as { code?: unknown }).code === 286;
-}
-
-/**
- * The per-document errors of an unordered bulk write (the driver gives one or an array), or null when the
- * error is not a bulk write's or has none: the whole command failed (an error reply, e.g. a primary stepping
- * down), so no document can be taken as written, and the error must be rethrown.
- */
-export function bulkWriteErrors(error: unknown): readonly WriteError[] | null {
-  if (!(error instanceof MongoBulkWriteError)) return null;
-  const { writeErrors } = error;
-  const list = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors as WriteError] : [];
-  return list.length > 0 ? list : null;
 }
 
 /** True for MongoDB's duplicate key error, whichever way the driver surfaces it. */

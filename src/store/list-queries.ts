@@ -1,6 +1,5 @@
-// Query pieces shared by the repositories: newest-first pages and inserts that skip what already exists.
+// Query pieces shared by the repositories: newest-first pages.
 import type { Collection, Document, Filter, WithId } from "mongodb";
-import { bulkWriteErrors } from "./database.ts";
 
 /** A page of a newest-first list, and whether more follow it (after `ending_before`: precede it). */
 export interface Page<T> {
@@ -72,14 +71,4 @@ function olderThan(cursor: Position): Document {
 /** The documents before `cursor` in newest-first order. */
 function newerThan(cursor: Position): Document {
   return { $or: [{ created_at: { $gt: cursor.created_at } }, { created_at: cursor.created_at, _id: { $gt: cursor._id } }] };
-}
-
-/**
- * The indexes of the documents an unordered insertMany skipped as duplicates, or null when it failed for any
- * other reason (then the error must be rethrown).
- */
-export function duplicateIndexes(error: unknown): Set<number> | null {
-  const list = bulkWriteErrors(error);
-  if (!list || list.length === 0 || list.some((e) => e.code !== 11000)) return null;
-  return new Set(list.map((e) => e.index));
 }

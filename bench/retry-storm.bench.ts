@@ -3,12 +3,12 @@
 // fan-out with first attempts sent at once, one `webhook-attempt` job per retried delivery) over the embedded database as
 // `npm start` runs it (a one-member replica set in a worker thread, in memory). Measures, for every retry: whether it
 // ran, how late after its due time (the `next_attempt_at` its failed attempt recorded), and whether any attempt ran
-// twice or overlapped another of the same delivery. Writes bench/results/retry-storm.md.
+// twice or overlapped another of the same delivery. Writes the top of bench/results/retry-storm.md; the reading
+// written by hand below it is kept.
 //
 // The receiver is a fake sender inside the process (answering 503 after SEND_MS): the measure is the scheduling,
 // not HTTP. Every other event's deliveries succeed at their first attempt, so no endpoint reaches 20 failures in a
 // row and gets disabled (which would settle its deliveries instead of retrying them).
-import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { parseDuration } from "../src/config.ts";
 import type { Clock } from "../src/domain/clock.ts";
@@ -21,6 +21,7 @@ import { startWebhookDelivery } from "./delivery-pipeline.ts";
 import { commandTable } from "./command-shapes.ts";
 import { machineDescription } from "./machine.ts";
 import { threadCpuSecondsOf, threadCpuSplit } from "./process-cpu.ts";
+import { writeResults } from "./results-file.ts";
 
 const ENDPOINTS = 100;
 /** Failing deliveries: FAILING / ENDPOINTS failing events, each beside a succeeding one. */
@@ -159,90 +160,6 @@ const histogram = buckets.slice(1).map((hi, i) => {
 const early = lateness.filter((ms) => ms < 0).length;
 const goal = (ok: boolean) => (ok ? "met" : "**missed**");
 const cpuPerAttempt = (seconds: number) => ((1000 * seconds) / Math.max(1, attempts.length)).toFixed(3);
-/** What an instrumented run showed (the repository's lock counts and batches sampled every second; CPU profiles). */
-const ANALYSIS = [
-  "## Where the time goes now",
-  "",
-  "Read again on 2026-11-27, 19:15-20:00 UTC (load average 8-14 from other sessions). Documents written per delivery",
-  "(`BENCH_COMMANDS=1`, 2,000 failing): 5.64 -> 4.14; job documents 2.5 -> 1.0 (a first attempt stands behind one",
-  "guarantee job per fan-out batch; only a retried delivery has a `webhook-attempt` job, inserted at its retry time and",
-  "removed by its run); an outcome appends its attempt to the history and stores its request and response once.",
-  "Four pairs of runs of 4,000 failing deliveries, the code before these changes first in each pair, at load 8-12: CPU",
-  "per attempt on the database thread 0.604 -> 0.515, 0.543 -> 0.530, 0.503 -> 0.414 and 0.514 -> 0.473 ms; lateness",
-  "p50 2.37 -> 5.03, 3.53 -> 8.07, 8.15 -> 5.34 and 4.83 -> 4.12 s. At that load the lateness of single runs varied",
-  "2-10 s for the same code, so these runs do not tell whether it moved: the retries run 100-250 at once and each",
-  "waits for the database thread, so they are late by how long the queue of runs takes, not by when Agenda finds",
-  "them (traced: jobs handed to Agenda 0.4-5 s after their due time while up to 600 due jobs waited for a place).",
-  "Waking Agenda whenever runs free half of the lock limit (not only after a fill reached it) was tried and left",
-  "out: two pairs of runs, more CPU per attempt (0.403 -> 0.452, 0.447 -> 0.485 ms) and no earlier retries.",
-  "",
-  "Read on 2026-11-27, 16:30-17:15 UTC, on the shared machine (1-minute load average 2-13 from other sessions; compare",
-  "CPU per attempt, and the runs of one moment). The code before this work (db16cd6) and after it (729821c) ran this",
-  "bench one after the other, 10,000 failing deliveries each, in two rounds: at load 6-8 (16:58-17:05) and at load",
-  "2.4-3 (17:12-17:14, the run above):",
-  "",
-  "| | before, load 6-8 | after, load 6-8 | before, load 2.4-3 | after, load 2.4-3 |",
-  "|---|---|---|---|---|",
-  "| CPU per attempt: main, database, other threads (ms) | 1.011, 1.089, 0.341 | 0.396, 0.569, 0.213 | 0.827, 0.840, 0.276 | 0.431, 0.638, 0.253 |",
-  "| all 30,000 attempts done after | 101.75 s | 73.49 s | 35.48 s | 25.52 s |",
-  "| lateness p50 / p99 | 27.61 s / 33.33 s | 11.94 s / 15.78 s | 8.64 s / 12.34 s | 3.33 s / 5.32 s |",
-  "| retries within 2 s of their due time | 0% | 0.2% | 2.6% | 16.3% |",
-  "",
-  "The code after includes what other sessions changed meanwhile: the embedded database's index inserts compare",
-  "two values of one type at once, and the job lock batch takes all its documents in its first reply.",
-  "",
-  "A run of 2,000 failing deliveries (4,000 in all) at load 8 under `node --cpu-prof`: lateness p50 1.91 s, p99 3.05 s.",
-  "",
-  "- The storm was round trips. The main thread spent two thirds of its time in the driver's per-command work (building,",
-  "  sending and parsing each command, one socket write each). Per retry the job's run read the record, claimed the",
-  "  attempt, read the endpoint and read the event, and each failed attempt counted its endpoint's failure and recorded",
-  "  its outcome: six single-document commands, 2.78 commands per delivery in all (`BENCH_COMMANDS=1`, 2,000 failing).",
-  "  Now a run claims its attempt in one command when the last outcome is recorded (the common case), the endpoint and",
-  "  event reads of the runs of one event-loop turn are one `find` each, and the failures of one turn are one bulk",
-  "  `$inc`, one read of the counts and one bulk write of the outcomes (`webhooks/failure-recorder.ts`): 0.88 commands",
-  "  per delivery, of which the claim is 0.5 (one per retry) and the rest batched.",
-  "- The guarantee jobs (one per delivery) no longer travel the change stream that wakes Agenda, nor are they upserts,",
-  "  nor kept in Agenda's unused index (see webhook-delivery.md).",
-  "- What is left, main thread: the driver and BSON still most of it (the claim per retry, and per batch the bulk",
-  "  writes, which size every document before serializing it), Agenda's run of each job a tenth (its Job object, its",
-  "  queue, its `debug` logger made anew on calls, 2%). Database thread: BSON 12%, the planner 9%, index",
-  "  maintenance of the delivery and job writes 12%, GC 8%, the oplog 5%.",
-  "- Against the goal: at load 2.4-3 the storm's 30,000 attempts took 19 s of the database thread's CPU (0.64 ms each)",
-  "  and 13 s of the main thread's in 25.5 s: the database thread is now what bounds the rate, and other sessions",
-  "  had a share of the same two cores. The retries come due at the publishing rate (10,000 in 8.6 s here) on top of",
-  "  the 20,000 first attempts, so they queue behind them: p50 3.3 s late, 16% within 2 s. Meeting 2 s needs the",
-  "  database's cost per attempt (its indexes, BSON, the oplog) to come down further, and the process to have its cores.",
-  "",
-  "## Where the time went before (earlier traces)",
-  "",
-  "Traced on 2026-11-27, 13:35-14:25 UTC, with 2,000 failing deliveries (4,000 in all): for every retry its due time",
-  "and when its job was moved to it, locked, started by Agenda and sent; every 0.5 s the job repository's lock state,",
-  "Agenda's queues, the driver's connection pool and each thread's CPU time and run-queue wait (`/proc` schedstat).",
-  "Other sessions kept the machine at a 1-minute load average of 11-19: both threads of the process waited for a",
-  "CPU three to five times as long as they ran, so the lateness figures of these runs say little. What the traces",
-  "showed, besides CPU:",
-  "",
-  "- A third of the endpoints were disabled (20 failures in a row) although every other event succeeds: a success",
-  "  reset its endpoint's count only when the endpoint, as read before the attempt, showed failures, so failures of",
-  "  other deliveries counted meanwhile were never reset. Their deliveries settled as failed after one or two",
-  "  attempts: the retries that never ran (1,383 of 2,000 ran; likely also the 8,364 of 10,000 of a quiet run). Now every success",
-  "  ends its endpoint's run of failures (`webhooks/success-recorder.ts`): 2,000 of 2,000 retries ran, no endpoint",
-  "  disabled, none twice or overlapping.",
-  "- Agenda dropped locked jobs unrun: a lock batch's three round trips took up to 8.6 s on the loaded database, and",
-  "  Agenda drops a job whose lock (12 s for delivery jobs) expired before it could start it, leaving it locked until",
-  "  the lock lifetime ends; each drop also kept a place of the repository's lock limit (100 and more of 256 in a",
-  "  run), so fewer retries were locked. Now a job is handed to Agenda only with half its lock lifetime left, and a",
-  "  place is freed once the save that ends its run is written (`jobs/batched-job-repository.ts`): Agenda's locked",
-  "  jobs equal its queued plus running ones, and the repository's count, throughout the traced run.",
-  "- What is left is throughput. The move of a job to its retry time was written 0.3 s after the due time (p50; p90",
-  "  2 s): the first attempt, its record and its guarantee job take longer than the 1 s schedule on a loaded machine.",
-  "  Then 256 retries run at once (the lock limit), each with 6-8 commands that waited 0.3-2 s each for a pooled",
-  "  connection and the server, and the next ones are locked when half of them have finished: lock p50 21 s after",
-  "  the move, lateness p50 24.8 s, p90 26.4 s (2,000 failing, load 13-15). The driver's pool opens two connections",
-  "  at a time, slowly on a loaded machine: up to 300 commands waited 1-2 s for one during the first 20 s.",
-  "  Whether the 2 s goal is met at 10,000 on a quiet machine was not measured after these changes.",
-  "",
-];
 
 const lines = [
   "# Retry storm",
@@ -277,9 +194,7 @@ const lines = [
   "| lateness | retries | share |",
   "|---|---|---|",
   ...histogram,
-  "",
-  ...ANALYSIS,
 ];
-writeFileSync(new URL("./results/retry-storm.md", import.meta.url), lines.join("\n"));
+writeResults("retry-storm.md", lines.join("\n"));
 console.log(lines.join("\n"));
 process.exit(0);

@@ -7,7 +7,7 @@ import { Agenda, exponential, type Job } from "agenda";
 import type { AnyBulkWriteOperation, Db, Document } from "mongodb";
 import { hostname } from "node:os";
 import { BatchedJobRepository } from "./batched-job-repository.ts";
-import { TurnBatch } from "../lib/turn-batch.ts";
+import { batchedInsert, type DocumentWriteError, throwDocumentError } from "../store/write-batcher.ts";
 import { WakeableChangeStreamChannel, WakeableInMemoryChannel } from "./wake-channels.ts";
 
 export interface JobQueueOptions {
@@ -68,6 +68,12 @@ export class JobQueue {
   /** Runs started in this process and not yet saved (stop waits for them). */
   private inFlight = 0;
   private idle: (() => void)[] = [];
+  /**
+   * The inserts of one event-loop turn (insertUnique) as one raw command. The driver's bulk write serialized every
+   * job once to size it before serializing the command: its inserts of withdrawals' step jobs took about a third as
+   * much of the API role's CPU as the withdrawal method's own code (write-batcher.ts says what a raw command skips).
+   */
+  private readonly insertJob: (job: Document) => Promise<DocumentWriteError | null>;
 
   constructor(
     private readonly db: Db,
@@ -75,6 +81,7 @@ export class JobQueue {
   ) {
     // Finished one-time jobs are removed by the save that ends their run (the repository), not by a second command.
     this.defaultConcurrency = options.defaultConcurrency ?? options.maxConcurrency;
+    this.insertJob = batchedInsert<Document>(db, "jobs");
     this.repository = new BatchedJobRepository(db, "jobs", this.defaultConcurrency, true);
     const repository = this.repository;
     // Inserts of jobs due soon only (wake-channels.ts says why).
@@ -232,28 +239,14 @@ export class JobQueue {
       .createIndex({ name: 1, [`data.${uniqueBy}`]: 1 }, { name: `unique_${name}`, unique: true, partialFilterExpression: { name } })
       .then(() => undefined);
     // A plain insert (an upsert costs several times more): the unique index refuses a second job, which then exists.
-    const operation: AnyBulkWriteOperation<Document> = {
-      insertOne: { document: { name, data, type: "normal", priority: 0, nextRunAt: at, lockedAt: null, lastModifiedBy: null } },
-    };
-    return this.uniqueIndexes[name].then(() => this.inserts.add(operation));
+    const job = { name, data, type: "normal", priority: 0, nextRunAt: at, lockedAt: null, lastModifiedBy: null };
+    return this.uniqueIndexes[name].then(async () => {
+      const error = await this.insertJob(job);
+      if (error && error.code !== 11000) throwDocumentError(error);
+    });
   }
 
   private readonly uniqueIndexes: Record<string, Promise<void>> = {};
-  private readonly inserts = new TurnBatch<AnyBulkWriteOperation<Document>>((operations) => this.insertAll(operations));
-
-  /** Writes the inserts of one event-loop turn in one command; a duplicate key is a job that exists already. */
-  private async insertAll(operations: AnyBulkWriteOperation<Document>[]): Promise<(undefined | Error)[]> {
-    try {
-      await this.db.collection("jobs").bulkWrite(operations, { ordered: false });
-      return operations.map(() => undefined);
-    } catch (error) {
-      const writeErrors = (error as { writeErrors?: { index: number; code: number }[] | { index: number; code: number } }).writeErrors;
-      if (writeErrors === undefined) throw error;
-      const failed = new Set((Array.isArray(writeErrors) ? writeErrors : [writeErrors]).filter((e) => e.code !== 11000).map((e) => e.index));
-      const failure = error instanceof Error ? error : new Error(String(error));
-      return operations.map((_, i) => (failed.has(i) ? failure : undefined));
-    }
-  }
 
   /** Removes the jobs of `name` whose data has these fields (a job made for something that will not happen). */
   async cancel(name: string, data: Record<string, unknown>): Promise<void> {

@@ -56,4 +56,15 @@ describe("JobQueue", () => {
     );
     expect(runs[1]! - runs[0]!).to.be.at.least(700);
   });
+
+  it("adds a job unique by a field once, whether its inserts come in one turn or later, and keeps the first one's time", async () => {
+    const jobs = database.db.collection("jobs");
+    const first = new Date(Date.now() + 3_600_000);
+    // Not defined here: nothing runs them. Three in one turn (one command), then one more later.
+    await Promise.all([1, 2, 3].map((k) => queue.insertUnique("test-unique-insert", { key: k % 2 }, first, "key")));
+    await queue.insertUnique("test-unique-insert", { key: 1 }, new Date(), "key");
+    const stored = await jobs.find({ name: "test-unique-insert" }, { sort: { "data.key": 1 } }).toArray();
+    expect(stored.map((job) => job.data.key)).to.deep.equal([0, 1]);
+    expect(stored.map((job) => job.nextRunAt.getTime())).to.deep.equal([first.getTime(), first.getTime()]);
+  });
 });

@@ -38,6 +38,9 @@ const SERVICES_CORE = "0";
 function pin(pid: number, core: string): void {
   execFileSync("taskset", ["--all-tasks", "--pid", "--cpu-list", core, String(pid)], { stdio: "ignore" });
 }
+// Read before pinning: the tools run in processes of their own, which would see one core (`nproc`).
+const machine = machineDescription();
+const tools = machineTools();
 // A process inherits the core of the one that starts it: this one's, set before each start.
 if (PINNED) pin(process.pid, DATABASE_CORE);
 
@@ -206,7 +209,7 @@ const report = `# The request log's cost on the rest-read and users-create loads
 
 Code: ${codeRevision(["src", "gen", "bench"])}.
 
-Machine: ${machineDescription()}; shared with other sessions. ${machineTools()}. Load average (1, 5, 15 min):
+Machine: ${machine}; shared with other sessions. ${tools}. Load average (1, 5, 15 min):
 ${loads(loadsBefore)} when the runs started, ${loads(loadsAfterRuns)} when the loads ended, ${loads(loadsAfter)} at the end.
 
 Method (\`npm run bench -- request-log\`, bench/request-log.bench.ts), each part in its own process:

@@ -1,14 +1,14 @@
 import { expect } from "chai";
 import { Long, MongoClient, Timestamp, type ChangeStreamDocument, type Db, type Document } from "mongodb";
 import { startEmbeddedMongo } from "../../src/embedded-mongo/index.ts";
-import { type AtLeast, expectAtLeast, useReplicaSet } from "./helpers.ts";
+import { type AtLeast, cursorIdOf, expectAtLeast, useReplicaSet } from "./helpers.ts";
 
 /** The next `n` events (or more) of a raw change stream cursor, by getMore. */
 async function nextEvents<N extends number>(db: Db, reply: Document, n: N): Promise<Document[] & AtLeast<Document, N>> {
   const events: Document[] = [...reply.cursor.firstBatch];
   const collection = (reply.cursor.ns as string).slice(db.databaseName.length + 1);
   while (events.length < n) {
-    const more = await db.command({ getMore: reply.cursor.id, collection, maxTimeMS: 500 });
+    const more = await db.command({ getMore: cursorIdOf(reply), collection, maxTimeMS: 500 });
     events.push(...more.cursor.nextBatch);
   }
   expectAtLeast(events, n);
@@ -55,7 +55,7 @@ describe("embedded-mongo: change streams (replica set)", function () {
       expect(later.greaterThan(earlier)).to.equal(true);
       return later;
     });
-    await rs.db.command({ killCursors: "events", cursors: [opened.cursor.id] });
+    await rs.db.command({ killCursors: "events", cursors: [cursorIdOf(opened)] });
   });
 
   it("fullDocument: updateLookup gives the current document; whenAvailable null; required fails without images", async () => {
@@ -75,7 +75,7 @@ describe("embedded-mongo: change streams (replica set)", function () {
     const [available] = await nextEvents(rs.db, whenAvailable, 1);
     expect(available.fullDocument).to.equal(null);
     expect(available.fullDocumentBeforeChange).to.equal(null);
-    const failed = await rs.db.command({ getMore: required.cursor.id, collection: "lookup" }).catch((e) => e);
+    const failed = await rs.db.command({ getMore: cursorIdOf(required), collection: "lookup" }).catch((e) => e);
     expect(failed.code).to.equal(47);
     expect(failed.codeName).to.equal("NoMatchingDocument");
   });
@@ -115,7 +115,7 @@ describe("embedded-mongo: change streams (replica set)", function () {
     expect(emptyStage.code).to.equal(40323);
     const noId = await rs.db.command({ aggregate: "filtered", pipeline: [{ $changeStream: {} }, { $project: { _id: 0 } }], cursor: {} });
     await coll.insertOne({ x: 1 });
-    const fatal = await rs.db.command({ getMore: noId.cursor.id, collection: "filtered", maxTimeMS: 500 }).catch((e) => e);
+    const fatal = await rs.db.command({ getMore: cursorIdOf(noId), collection: "filtered", maxTimeMS: 500 }).catch((e) => e);
     expect(fatal.code).to.equal(280);
   });
 
@@ -239,7 +239,7 @@ describe("embedded-mongo: change streams (replica set)", function () {
     await coll.insertOne({ x: 1 });
     const opened = await rs.db.command({ aggregate: "dropme", pipeline: [{ $changeStream: {} }], cursor: {} });
     await coll.drop();
-    const more = await rs.db.command({ getMore: opened.cursor.id, collection: "dropme", maxTimeMS: 500 });
+    const more = await rs.db.command({ getMore: cursorIdOf(opened), collection: "dropme", maxTimeMS: 500 });
     const batch: Document[] = more.cursor.nextBatch;
     expectAtLeast(batch, 2);
     const [drop, invalidate] = batch;
@@ -262,7 +262,7 @@ describe("embedded-mongo: change streams (replica set)", function () {
     try {
       const started = Date.now();
       let answered = false;
-      const waiting = rs.db.command({ getMore: opened.cursor.id, collection: "wait", maxTimeMS: 300 }).finally(() => {
+      const waiting = rs.db.command({ getMore: cursorIdOf(opened), collection: "wait", maxTimeMS: 300 }).finally(() => {
         answered = true;
       });
       // Another client is served while the getMore waits: its ping is answered first.
@@ -273,14 +273,17 @@ describe("embedded-mongo: change streams (replica set)", function () {
       expect(empty.cursor.nextBatch).to.deep.equal([]);
       expect(empty.cursor.postBatchResumeToken._data).to.be.a("string");
       // An event arriving during the wait ends it with the event (a wait that ran out would answer an empty batch).
-      const second = rs.db.command({ getMore: opened.cursor.id, collection: "wait", maxTimeMS: 30_000 });
+      const second = rs.db.command({ getMore: cursorIdOf(opened), collection: "wait", maxTimeMS: 30_000 });
       await new Promise((r) => setTimeout(r, 50));
       await other.db("cs").collection("wait").insertOne({ late: 1 });
       const woken = await second;
       expect(woken.cursor.nextBatch[0].fullDocument.late).to.equal(1);
-      const killed = await rs.db.command({ killCursors: "wait", cursors: [opened.cursor.id] });
+      // A killCursors with one id of the wrong type kills none, not even the stream's.
+      const refused = await rs.db.command({ killCursors: "wait", cursors: [cursorIdOf(opened), 7] }).catch((e) => e);
+      expect([refused.code, refused.errmsg]).to.deep.equal([14, "BSON field 'killCursors.cursors.1' is the wrong type 'int', expected type 'long'"]);
+      const killed = await rs.db.command({ killCursors: "wait", cursors: [cursorIdOf(opened)] });
       expect(killed.cursorsKilled.map(String)).to.deep.equal([String(opened.cursor.id)]);
-      const gone = await rs.db.command({ getMore: opened.cursor.id, collection: "wait" }).catch((e) => e);
+      const gone = await rs.db.command({ getMore: cursorIdOf(opened), collection: "wait" }).catch((e) => e);
       expect(gone.code).to.equal(43);
     } finally {
       await other.close();

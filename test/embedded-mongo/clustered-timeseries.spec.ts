@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { MongoClient, type Db, type Document } from "mongodb";
 import { startEmbeddedMongo } from "../../src/embedded-mongo/index.ts";
-import { failure, useReplicaSet } from "./helpers.ts";
+import { cursorIdOf, failure, useReplicaSet } from "./helpers.ts";
 
 async function infoOf(db: Db, name: string): Promise<Document> {
   return (await db.listCollections({ name }).toArray())[0] as Document;
@@ -146,7 +146,7 @@ describe("embedded-mongo: clustered and time-series collections", function () {
     const stream = await rs.db.command({ aggregate: 1, pipeline: [{ $changeStream: {} }], cursor: {} });
     await rs.db.collection("m").insertOne({ time: t(0) });
     await rs.db.collection("plain").insertOne({ _id: 1 } as never);
-    const more = await rs.db.command({ getMore: stream.cursor.id, collection: "$cmd.aggregate", maxTimeMS: 300 });
+    const more = await rs.db.command({ getMore: cursorIdOf(stream), collection: "$cmd.aggregate", maxTimeMS: 300 });
     const events = [...stream.cursor.firstBatch, ...more.cursor.nextBatch];
     expect(events.map((e) => `${e.operationType} ${e.ns.coll}`)).to.deep.equal(["insert plain"]);
     expect((await failure(rs.db.command({ aggregate: "m", pipeline: [{ $changeStream: {} }], cursor: {} }))).code).to.equal(166);

@@ -1,6 +1,6 @@
 import { expect } from "chai";
-import { Long } from "mongodb";
-import { useTestDatabase } from "./helpers.ts";
+import { Double, Int32, Long } from "mongodb";
+import { cursorIdOf, useTestDatabase } from "./helpers.ts";
 
 describe("embedded-mongo: cursors", () => {
   const t = useTestDatabase("em_cursors");
@@ -61,5 +61,49 @@ describe("embedded-mongo: cursors", () => {
     await cursor.close();
     const err = await t.db.command({ getMore: id, collection: "many" }).catch((e) => e);
     expect(err.code).to.equal(43);
+  });
+
+  it("takes only an int64 cursor id in getMore and killCursors, and checks the whole command before any cursor", async () => {
+    const open = async () => cursorIdOf(await t.db.command({ find: "many", filter: {}, batchSize: 2 }));
+    const refused = (command: object) => t.db.command(command).catch((e) => e);
+    const id = await open();
+    for (const [value, type] of [
+      [new Int32(5), "int"],
+      [new Double(5), "double"],
+      [2.5, "double"],
+      ["x", "string"],
+    ] as const) {
+      const err = await refused({ getMore: value, collection: "many" });
+      expect([err.code, err.errmsg], type).to.deep.equal([14, `BSON field 'getMore.getMore' is the wrong type '${type}', expected type 'long'`]);
+    }
+    // An int64 of any size is an id: one below 2^53 (as a random id is once in 1,024 times) is looked up, not refused.
+    const small = await refused({ getMore: Long.fromNumber(1234), collection: "many" });
+    expect([small.code, small.errmsg]).to.deep.equal([43, "cursor id 1234 not found"]);
+    const noCollection = await refused({ getMore: id });
+    expect([noCollection.code, noCollection.errmsg]).to.deep.equal([40414, "BSON field 'getMore.collection' is missing but a required field"]);
+    const numberCollection = await refused({ getMore: id, collection: 5 });
+    expect([numberCollection.code, numberCollection.errmsg]).to.deep.equal([
+      14,
+      "BSON field 'getMore.collection' is the wrong type 'int', expected type 'string'",
+    ]);
+    // The refused commands did not touch the cursor: it still answers its next batch.
+    expect((await t.db.command({ getMore: id, collection: "many", batchSize: 1 })).cursor.nextBatch).to.have.length(1);
+
+    const noCursors = await refused({ killCursors: "many" });
+    expect([noCursors.code, noCursors.errmsg]).to.deep.equal([40414, "BSON field 'killCursors.cursors' is missing but a required field"]);
+    const notArray = await refused({ killCursors: "many", cursors: {} });
+    expect([notArray.code, notArray.errmsg]).to.deep.equal([
+      14,
+      "BSON field 'killCursors.cursors' is the wrong type 'object', expected type 'array'",
+    ]);
+    const mixed = await refused({ killCursors: "many", cursors: [id, new Int32(100500)] });
+    expect([mixed.code, mixed.errmsg]).to.deep.equal([14, "BSON field 'killCursors.cursors.1' is the wrong type 'int', expected type 'long'"]);
+    // Nothing was killed: the valid id of the refused command is still open.
+    expect((await t.db.command({ getMore: id, collection: "many", batchSize: 1 })).cursor.nextBatch).to.have.length(1);
+
+    const nulls = await t.db.command({ killCursors: "many", cursors: [null] });
+    expect([nulls.cursorsKilled, nulls.cursorsNotFound]).to.deep.equal([[], []]);
+    const killed = await t.db.command({ killCursors: "many", cursors: [id] }, { promoteLongs: false });
+    expect(killed.cursorsKilled.map(String)).to.deep.equal([id.toString()]);
   });
 });

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { MongoClient } from "mongodb";
 import { startCli } from "./cli-process.ts";
+import { cursorIdOf } from "./helpers.ts";
 import { startEmbeddedMongo } from "../../src/embedded-mongo/index.ts";
 
 function journals(dir: string): string[] {
@@ -195,7 +196,7 @@ describe("embedded-mongo: durable mode (dbPath)", function () {
     await coll().insertOne({ _id: 1, v: 0 } as never);
     const opened = await client.db("durable").command({ aggregate: "watched", pipeline: [{ $changeStream: {} }], cursor: {} });
     await coll().updateOne({ _id: 1 as never }, { $set: { v: 1 }, $unset: { gone: "" } });
-    const seen = await client.db("durable").command({ getMore: opened.cursor.id, collection: "watched", maxTimeMS: 500 });
+    const seen = await client.db("durable").command({ getMore: cursorIdOf(opened), collection: "watched", maxTimeMS: 500 });
     const token = seen.cursor.nextBatch[0]._id;
     // Written after the client's last event, before the restart: must still be delivered.
     await coll().updateOne({ _id: 1 as never }, { $set: { v: 2, added: true } });

@@ -1,13 +1,13 @@
 import { expect } from "chai";
 import type { Db, Document } from "mongodb";
-import { expectLength, useReplicaSet } from "./helpers.ts";
+import { cursorIdOf, expectLength, useReplicaSet } from "./helpers.ts";
 
 /** The next `n` events of a raw change stream cursor, by getMore (fewer when the stream ends). */
 async function nextEvents(db: Db, reply: Document, n: number): Promise<Document[]> {
   const events: Document[] = [...reply.cursor.firstBatch];
   const collection = (reply.cursor.ns as string).slice(db.databaseName.length + 1);
   for (let tries = 0; events.length < n && tries < 10; tries++) {
-    const more = await db.command({ getMore: reply.cursor.id, collection, maxTimeMS: 200 });
+    const more = await db.command({ getMore: cursorIdOf(reply), collection, maxTimeMS: 200 });
     events.push(...more.cursor.nextBatch);
   }
   return events;

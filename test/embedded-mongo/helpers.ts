@@ -1,6 +1,6 @@
 // Test target selection: MONGODB_URI when set (a real mongod), else one embedded server shared by the suite.
 import { expect } from "chai";
-import { MongoClient, type Db, type Document, type MongoClientOptions } from "mongodb";
+import { Long, MongoClient, type Db, type Document, type MongoClientOptions } from "mongodb";
 import { startEmbeddedMongo, type EmbeddedMongo, type EmbeddedMongoOptions } from "../../src/embedded-mongo/index.ts";
 
 let embedded: Promise<EmbeddedMongo> | undefined;
@@ -113,4 +113,13 @@ export async function waitFor(predicate: () => boolean | Promise<boolean>, timeo
     if (Date.now() > deadline) throw new Error("condition not met in time");
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/**
+ * The cursor id of a reply `db.command` decoded, as an int64. The driver decodes an int64 that fits a JS number as a
+ * number, and getMore and killCursors take only an int64 (mongod refuses an int or a double with 14 TypeMismatch).
+ */
+export function cursorIdOf(reply: Document): Long {
+  const id = (reply.cursor as { id: Long | number }).id;
+  return typeof id === "number" ? Long.fromNumber(id) : id;
 }

@@ -4,14 +4,14 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { MongoClient, type Db, type Document } from "mongodb";
 import { startEmbeddedMongo } from "../../src/embedded-mongo/index.ts";
-import { expectLength, failure, useReplicaSet } from "./helpers.ts";
+import { cursorIdOf, expectLength, failure, useReplicaSet } from "./helpers.ts";
 
 /** The next `n` events of a raw change stream cursor, by getMore. */
 async function nextEvents(db: Db, reply: Document, n: number): Promise<Document[]> {
   const events: Document[] = [...reply.cursor.firstBatch];
   const collection = (reply.cursor.ns as string).slice(db.databaseName.length + 1);
   while (events.length < n && !(reply.cursor.id.isZero?.() ?? reply.cursor.id === 0)) {
-    const more = await db.command({ getMore: reply.cursor.id, collection, maxTimeMS: 300 });
+    const more = await db.command({ getMore: cursorIdOf(reply), collection, maxTimeMS: 300 });
     events.push(...more.cursor.nextBatch);
     if (more.cursor.id.isZero?.() ?? more.cursor.id === 0) break;
   }

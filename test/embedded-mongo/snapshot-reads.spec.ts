@@ -4,7 +4,7 @@ import path from "node:path";
 import { expect } from "chai";
 import { MongoClient, Timestamp, type Document } from "mongodb";
 import { startEmbeddedMongo } from "../../src/embedded-mongo/index.ts";
-import { failure, useReplicaSet } from "./helpers.ts";
+import { cursorIdOf, failure, useReplicaSet } from "./helpers.ts";
 
 describe("embedded-mongo: snapshot reads (replica set)", function () {
   this.timeout(20000);
@@ -64,7 +64,7 @@ describe("embedded-mongo: snapshot reads (replica set)", function () {
     });
     expect(read.cursor.atClusterTime.equals(at)).to.equal(true);
     expect(read.cursor.firstBatch).to.deep.equal([{ _id: 1, balance: 100 }]);
-    const more = await rs.db.command({ getMore: read.cursor.id, collection: "acct" });
+    const more = await rs.db.command({ getMore: cursorIdOf(read), collection: "acct" });
     expect(more.cursor.nextBatch).to.deep.equal([{ _id: 2, balance: 50 }]);
 
     const distinct = await rs.db.command({ distinct: "acct", key: "balance", readConcern: { level: "snapshot", atClusterTime: at } });

@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { MongoClient } from "mongodb";
 import { startEmbeddedMongo } from "../../src/embedded-mongo/index.ts";
-import { usingRealMongo, useTestDatabase, waitFor } from "./helpers.ts";
+import { cursorIdOf, useTestDatabase, usingRealMongo, waitFor } from "./helpers.ts";
 
 describe("embedded-mongo: TTL indexes", function () {
   // mongod's TTL monitor runs every 60 s; the embedded suite's sweeper runs every 100 ms.
@@ -52,10 +52,10 @@ describe("embedded-mongo: idle cursor reaping", () => {
       const db = client.db("em_reap");
       await db.collection("c").insertMany(Array.from({ length: 10 }, (_, i) => ({ i })));
       const reply = await db.command({ find: "c", filter: {}, batchSize: 2 });
-      const alive = await db.command({ getMore: reply.cursor.id, collection: "c", batchSize: 2 });
+      const alive = await db.command({ getMore: cursorIdOf(reply), collection: "c", batchSize: 2 });
       expect(alive.cursor.nextBatch).to.have.length(2);
       await new Promise((r) => setTimeout(r, 2000));
-      const err = await db.command({ getMore: reply.cursor.id, collection: "c" }).catch((e) => e);
+      const err = await db.command({ getMore: cursorIdOf(reply), collection: "c" }).catch((e) => e);
       expect(err.code).to.equal(43);
     } finally {
       await client.close();

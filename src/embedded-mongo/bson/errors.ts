@@ -22,6 +22,7 @@ export const ErrorCodes = {
   IndexKeySpecsConflict: 86,
   CannotIndexParallelArrays: 171,
   Location40573: 40573,
+  Location40414: 40414,
   DuplicateKey: 11000,
   InvalidPipelineOperator: 168,
   FailPointSetFailed: 157,

@@ -22,12 +22,6 @@ export interface Batch {
   id: Long;
 }
 
-function cursorKey(id: unknown): string {
-  if (typeof id === "number" || typeof id === "bigint") return BigInt(id).toString();
-  if (id && typeof id === "object" && (id as { _bsontype?: string })._bsontype === "Long") return (id as Long).toString();
-  throw commandError(ErrorCodes.TypeMismatch, "Field 'getMore' must be of type long");
-}
-
 export class CursorRegistry {
   private readonly open = new Map<string, OpenCursor>();
 
@@ -53,8 +47,8 @@ export class CursorRegistry {
     return { docs: first, id };
   }
 
-  getMore(rawId: unknown, ns: string, batchSize: number | undefined): Batch {
-    const key = cursorKey(rawId);
+  getMore(id: Long, ns: string, batchSize: number | undefined): Batch {
+    const key = id.toString();
     const cursor = this.open.get(key);
     if (!cursor) throw commandError(ErrorCodes.CursorNotFound, `cursor id ${key} not found`);
     if (cursor.ns !== ns) {
@@ -70,13 +64,11 @@ export class CursorRegistry {
     return { docs: batch, id: cursor.id };
   }
 
-  kill(ids: unknown[]): { killed: Long[]; notFound: Long[] } {
+  kill(ids: Long[]): { killed: Long[]; notFound: Long[] } {
     const killed: Long[] = [];
     const notFound: Long[] = [];
-    for (const raw of ids) {
-      const key = cursorKey(raw);
-      const id = Long.fromString(key);
-      if (this.open.delete(key)) killed.push(id);
+    for (const id of ids) {
+      if (this.open.delete(id.toString())) killed.push(id);
       else notFound.push(id);
     }
     return { killed, notFound };

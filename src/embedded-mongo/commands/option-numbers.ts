@@ -1,12 +1,15 @@
-// A command's numbers keep their BSON type where they become data (documents, filters, updates, pipelines); its
-// options (limit, batchSize, txnNumber, cursor ids, index keys...) are read as plain JS numbers, an int64 beyond
-// ±2^53 staying a Long, so handlers compare them natively whatever type the client sent.
+// A command's numbers keep their BSON type where they become data (documents, filters, updates, pipelines) and
+// where mongod takes one type only (getMore's and killCursors' cursor ids: an int64); its other options (limit,
+// batchSize, txnNumber, index keys...) are read as plain JS numbers, an int64 beyond ±2^53 staying a Long, so
+// handlers compare them natively whatever type the client sent.
 import type { Document } from "bson";
 import { plainNumbers } from "../bson/numbers.ts";
 import { isPlainObject } from "../query/bson-order.ts";
 
 /** Fields whose value is data: insert's documents, filters, findAndModify's update, aggregate's pipeline. */
 const DATA_FIELDS = new Set(["documents", "filter", "query", "update", "pipeline", "arrayFilters"]);
+/** Fields whose BSON type is checked: cursor ids (bson/cursor-ids.ts). */
+const TYPED_FIELDS = new Set(["getMore", "cursors"]);
 /** The same in an update or delete statement. */
 const STATEMENT_DATA_FIELDS = new Set(["q", "u", "arrayFilters"]);
 
@@ -14,7 +17,7 @@ const STATEMENT_DATA_FIELDS = new Set(["q", "u", "arrayFilters"]);
 export function withPlainOptions(cmd: Document): Document {
   const out: Document = {};
   for (const [key, value] of Object.entries(cmd)) {
-    if (DATA_FIELDS.has(key)) out[key] = value;
+    if (DATA_FIELDS.has(key) || TYPED_FIELDS.has(key)) out[key] = value;
     else if ((key === "updates" || key === "deletes") && Array.isArray(value)) out[key] = value.map(statementWithPlainOptions);
     else if (key === "explain" && isPlainObject(value)) out[key] = withPlainOptions(value);
     else out[key] = plainNumbers(value);

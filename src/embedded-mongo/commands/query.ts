@@ -7,6 +7,7 @@ import { checkReadOptions } from "./command-options.ts";
 import { compileFilter, letVariables, runAggregation } from "../query/matcher.ts";
 import { findDocuments, findMatches, type ExecutionStats, type FindOptions } from "../storage/planner.ts";
 import { cloneDocument } from "../bson/clone.ts";
+import { cursorsToKill, getMoreTarget } from "../bson/cursor-ids.ts";
 import { plainNumbers } from "../bson/numbers.ts";
 import { countingStage } from "../query/count-stage.ts";
 import { isView, resolveView } from "../storage/views.ts";
@@ -213,15 +214,14 @@ export const queryCommands: Record<string, CommandHandler> = {
   }),
 
   getMore: (cmd, ctx) => {
-    const name = collectionName(cmd, "collection");
-    const batch = ctx.server.cursors.getMore(cmd.getMore, ns(ctx, name), optionalNumber(cmd, "batchSize"));
-    return cursorReply(ns(ctx, name), batch, "nextBatch");
+    const { id, collection } = getMoreTarget(cmd);
+    const batch = ctx.server.cursors.getMore(id, ns(ctx, collection), optionalNumber(cmd, "batchSize"));
+    return cursorReply(ns(ctx, collection), batch, "nextBatch");
   },
 
   killCursors: (cmd, ctx) => {
     collectionName(cmd, "killCursors");
-    const ids = Array.isArray(cmd.cursors) ? cmd.cursors : [];
-    const { killed, notFound } = ctx.server.cursors.kill(ids);
+    const { killed, notFound } = ctx.server.cursors.kill(cursorsToKill(cmd));
     return { cursorsKilled: killed, cursorsNotFound: notFound, cursorsAlive: [], cursorsUnknown: [], ok: 1 };
   },
 

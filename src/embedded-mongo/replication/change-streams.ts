@@ -9,6 +9,7 @@ import { compileFilter, createQuery, runAggregation } from "../query/matcher.ts"
 import { compareTimestamps, type OplogEntry } from "./oplog.ts";
 import { decodeToken, encodeToken, TokenKind, type StreamPosition } from "./resume-token.ts";
 import { cloneDocument } from "../bson/clone.ts";
+import { cursorsToKill, getMoreTarget } from "../bson/cursor-ids.ts";
 import { isPlainObject } from "../query/bson-order.ts";
 import type { Oplog } from "./oplog.ts";
 import type { Store } from "../storage/store.ts";
@@ -339,9 +340,10 @@ export class ChangeStreamCursors {
 
   /** getMore on a change stream cursor: answers at once when events are there, else waits for them. */
   getMore(cmd: Document, ctx: StreamContext): Document | Promise<Document> {
-    const key = cursorKey(cmd.getMore)!;
+    const { id, collection } = getMoreTarget(cmd);
+    const key = id.toString();
     const cursor = this.open.get(key)!;
-    const ns = `${ctx.db}.${String(cmd.collection)}`;
+    const ns = `${ctx.db}.${collection}`;
     if (cursor.ns !== ns) {
       throw commandError(ErrorCodes.Unauthorized, `Requested getMore on namespace '${ns}', but cursor belongs to a different namespace ${cursor.ns}`);
     }
@@ -392,13 +394,13 @@ export class ChangeStreamCursors {
   }
 
   /** killCursors for the ids of change stream cursors. */
-  kill(ids: unknown[]): Long[] {
+  kill(ids: Long[]): Long[] {
     const killed: Long[] = [];
-    for (const raw of ids) {
-      const key = cursorKey(raw);
-      const cursor = key === undefined ? undefined : this.open.get(key);
+    for (const id of ids) {
+      const key = id.toString();
+      const cursor = this.open.get(key);
       if (!cursor) continue;
-      this.open.delete(key!);
+      this.open.delete(key);
       cursor.wake?.("killed");
       killed.push(cursor.id);
     }
@@ -444,8 +446,9 @@ function reply(cursor: ChangeStreamCursor, batch: Batch, field: "firstBatch" | "
   };
 }
 
+/** The key of an int64 id; undefined for any other value (whose getMore or killCursors the usual handler refuses). */
 function cursorKey(id: unknown): string | undefined {
-  if (typeof id === "number" || typeof id === "bigint") return BigInt(id).toString();
+  if (typeof id === "bigint") return id.toString();
   if (id && typeof id === "object" && (id as { _bsontype?: string })._bsontype === "Long") return (id as Long).toString();
   return undefined;
 }
@@ -548,7 +551,8 @@ export function withChangeStreams<C extends StreamContext, H extends (cmd: Docum
   }
   if (killCursors) {
     commands.set("killCursors", ((cmd, ctx) => {
-      const ids: unknown[] = Array.isArray(cmd.cursors) ? cmd.cursors : [];
+      // Every id is checked before any cursor is killed, as mongod parses the whole command first.
+      const ids = cursorsToKill(cmd);
       const streams = ctx.server.changeStreams;
       const mine = ids.filter((id) => streams.owns(id));
       if (mine.length === 0) return killCursors(cmd, ctx);

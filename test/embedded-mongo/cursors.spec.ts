@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { Double, Int32, Long } from "mongodb";
-import { cursorIdOf, useTestDatabase } from "./helpers.ts";
+import { cursorIdOf, useTestDatabase, usingRealMongo } from "./helpers.ts";
 
 describe("embedded-mongo: cursors", () => {
   const t = useTestDatabase("em_cursors");
@@ -105,5 +105,32 @@ describe("embedded-mongo: cursors", () => {
     expect([nulls.cursorsKilled, nulls.cursorsNotFound]).to.deep.equal([[], []]);
     const killed = await t.db.command({ killCursors: "many", cursors: [id] }, { promoteLongs: false });
     expect(killed.cursorsKilled.map(String)).to.deep.equal([id.toString()]);
+  });
+
+  it("answers find's sizes, awaitData and tailable, and getMore's maxTimeMS as mongod does", async () => {
+    const refused = (command: object) => t.db.command(command).catch((e) => e);
+    for (const field of ["batchSize", "limit", "skip"]) {
+      const err = await refused({ find: "many", [field]: -3 });
+      expect([err.code, err.errmsg], field).to.deep.equal([2, `BSON field '${field}' value must be >= 0, actual value '-3'`]);
+    }
+    for (const value of [0, 3, Long.fromNumber(3), new Double(3), 2.5]) {
+      expect((await t.db.command({ find: "many", batchSize: value })).ok, String(value)).to.equal(1);
+    }
+    // A fractional size is truncated: 2.5 answers a first batch of 2.
+    expect((await t.db.command({ find: "many", batchSize: 2.5 })).cursor.firstBatch).to.have.length(2);
+    expect((await t.db.command({ find: "many", limit: 3.9 })).cursor.firstBatch).to.have.length(3);
+
+    const awaitOnly = await refused({ find: "many", awaitData: true });
+    expect([awaitOnly.code, awaitOnly.errmsg]).to.deep.equal([9, "Cannot set 'awaitData' without also setting 'tailable'"]);
+    if (!usingRealMongo) {
+      // Not implemented here: said with an error rather than answered as an ordinary cursor that never waits.
+      expect((await refused({ find: "many", tailable: true })).code).to.equal(238);
+    }
+
+    const id = cursorIdOf(await t.db.command({ find: "many", batchSize: 2 }));
+    const waited = await refused({ getMore: id, collection: "many", maxTimeMS: 10 });
+    expect([waited.code, waited.errmsg]).to.deep.equal([2, "cannot set maxTimeMS on getMore command for a non-awaitData cursor"]);
+    expect((await t.db.command({ getMore: id, collection: "many", batchSize: 1 })).cursor.nextBatch).to.have.length(1);
+    await t.db.command({ killCursors: "many", cursors: [id] });
   });
 });

@@ -47,6 +47,10 @@ export class CursorRegistry {
     return { docs: first, id };
   }
 
+  isOpen(id: Long): boolean {
+    return this.open.has(id.toString());
+  }
+
   getMore(id: Long, ns: string, batchSize: number | undefined): Batch {
     const key = id.toString();
     const cursor = this.open.get(key);

@@ -37,6 +37,23 @@ function snapshotRead(handler: CommandHandler): CommandHandler {
   };
 }
 
+/**
+ * find's limit, skip and batchSize, each at least 0 (a negative limit is refused, as by mongod's find command: the
+ * drivers send a negative limit as `singleBatch`), checked in the order the command gives them.
+ */
+function findSizes(cmd: Document): { limit?: number; skip?: number; batchSize?: number } {
+  const sizes: { limit?: number; skip?: number; batchSize?: number } = {};
+  for (const field of Object.keys(cmd)) {
+    if (field !== "limit" && field !== "skip" && field !== "batchSize") continue;
+    const value = optionalNumber(cmd, field);
+    if (value !== undefined && value < 0)
+      throw commandError(ErrorCodes.BadValue, `BSON field '${field}' value must be >= 0, actual value '${value}'`);
+    // A fractional double is truncated, as mongod reads these fields as 64-bit integers.
+    if (value !== undefined) sizes[field] = Math.trunc(value);
+  }
+  return sizes;
+}
+
 function cursorOptions(cmd: Document): { batchSize: number | undefined } {
   const cursor = optionalDocument(cmd, "cursor");
   const batchSize = cursor ? optionalNumber(cursor, "batchSize") : undefined;
@@ -165,17 +182,12 @@ export const queryCommands: Record<string, CommandHandler> = {
     checkReadOptions(cmd, ctx);
     const variables = letVariables(cmd.let);
     const coll = ctx.server.store.get(ctx.db, name);
-    let limit = optionalNumber(cmd, "limit");
-    let singleBatch = cmd.singleBatch === true;
-    if (limit !== undefined && limit < 0) {
-      limit = -limit; // legacy negative limit: one batch only
-      singleBatch = true;
+    const { limit, skip, batchSize } = findSizes(cmd);
+    const singleBatch = cmd.singleBatch === true;
+    if (cmd.awaitData === true && cmd.tailable !== true) {
+      throw commandError(ErrorCodes.FailedToParse, "Cannot set 'awaitData' without also setting 'tailable'");
     }
-    const skip = optionalNumber(cmd, "skip");
-    if (skip !== undefined && skip < 0) throw commandError(ErrorCodes.BadValue, `Skip value must be non-negative, but received: ${skip}`);
-    const batchSize = optionalNumber(cmd, "batchSize");
-    if (batchSize !== undefined && batchSize < 0)
-      throw commandError(ErrorCodes.BadValue, `BatchSize value must be non-negative, but received: ${batchSize}`);
+    if (cmd.tailable === true) throw commandError(ErrorCodes.NotImplemented, "tailable cursors are not supported by the embedded server");
     const filter = optionalDocument(cmd, "filter") ?? {};
     const sort = optionalDocument(cmd, "sort");
     const projection = optionalDocument(cmd, "projection");
@@ -215,6 +227,10 @@ export const queryCommands: Record<string, CommandHandler> = {
 
   getMore: (cmd, ctx) => {
     const { id, collection } = getMoreTarget(cmd);
+    // The wait budget of an awaitData cursor; this server's find cursors are never one (tailable is refused).
+    if (cmd.maxTimeMS !== undefined && ctx.server.cursors.isOpen(id)) {
+      throw commandError(ErrorCodes.BadValue, "cannot set maxTimeMS on getMore command for a non-awaitData cursor");
+    }
     const batch = ctx.server.cursors.getMore(id, ns(ctx, collection), optionalNumber(cmd, "batchSize"));
     return cursorReply(ns(ctx, collection), batch, "nextBatch");
   },

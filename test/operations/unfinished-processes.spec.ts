@@ -17,4 +17,19 @@ describe("test support: processes a test leaves running", () => {
     expect(stopped.process.signalCode).to.equal("SIGTERM");
     expect(killUnfinishedProcesses()).to.equal(0);
   });
+
+  it("kills the processes they started too (a service `npm start` runs is npm's grandchild)", async () => {
+    // A parent that starts a child, prints the child's pid, and stays; the child stays too.
+    const parent = `const { spawn } = require("node:child_process");
+      const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
+      console.log("child " + child.pid); setInterval(() => {}, 1000);`;
+    const { running } = await startProcess(process.execPath, ["-e", parent], { env: { SVC_DATA_DIR: "" }, ready: /^child \d+$/ });
+    const grandchild = Number(running.output.find((line) => line.startsWith("child "))!.split(" ")[1]);
+    expect(isAlive(grandchild)).to.equal(true);
+    expect(killUnfinishedProcesses()).to.be.at.least(1);
+    await running.exited;
+    const deadline = Date.now() + 5_000;
+    while (isAlive(grandchild) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(isAlive(grandchild), "the grandchild outlived the kill").to.equal(false);
+  });
 });

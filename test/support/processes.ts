@@ -48,8 +48,52 @@ const unfinished = new Set<ChildProcess>();
  */
 export function killUnfinishedProcesses(): number {
   const left = [...unfinished];
-  for (const child of left) child.kill("SIGKILL");
+  for (const child of left) {
+    // Its descendants too: `npm start` runs the service as npm's grandchild, which npm's death leaves running.
+    const pids = child.pid === undefined ? [] : descendantsOf(child.pid);
+    child.kill("SIGKILL");
+    for (const pid of pids) killIfAlive(pid);
+  }
   return left.length;
+}
+
+/** Every process below `pid` (children, their children...), read from /proc; none where there is no /proc. */
+function descendantsOf(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    return [];
+  }
+  for (const entry of entries) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+    } catch {
+      continue; // exited meanwhile
+    }
+    // The command name, in parentheses, may hold spaces: the fields after its closing parenthesis are state, ppid...
+    const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+  }
+  const found: number[] = [];
+  const pending = [pid];
+  while (pending.length > 0) {
+    for (const child of children.get(pending.pop()!) ?? []) {
+      found.push(child);
+      pending.push(child);
+    }
+  }
+  return found;
+}
+
+function killIfAlive(pid: number): void {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // gone already
+  }
 }
 
 /**

@@ -1,11 +1,14 @@
 // `svc logs tail` as a developer runs it (the package's bin, in a child process): a 404 made from another shell
 // shows as a line with its status, code, path and request id; --status filters; a bad filter is one clear line.
+// The tail runs through the bin; the error cases through the CLI's transpiled entry, as the other CLI tests run it
+// (each start through the bin's tsx is seconds of CPU).
 import { expect } from "chai";
-import { runProcess, type RunningProcess, startProcess } from "../support/processes.ts";
+import { compiledEntry, runProcess, type RunningProcess, startProcess } from "../support/processes.ts";
 import { startTestService, type TestService } from "../support/test-service.ts";
 import { until } from "../support/eventually.ts";
 
 const SVC = ["bin/svc.js"];
+const SVC_COMPILED = [compiledEntry("src/cli/svc.ts")];
 const READY = /^Ready! Tailing the request log of /;
 
 describe("svc logs tail", function () {
@@ -41,10 +44,10 @@ describe("svc logs tail", function () {
   });
 
   it("refuses a bad --status with the service's one-line error, and a missing subcommand", async () => {
-    const bad = await runProcess("node", [...SVC, "logs", "tail", "--status", "4x"], { env, timeoutMs: 60_000 });
+    const bad = await runProcess("node", [...SVC_COMPILED, "logs", "tail", "--status", "4x"], { env, timeoutMs: 60_000 });
     expect(bad.code).to.equal(1);
     expect(bad.stderr).to.match(/^svc: validation_error: status must be/m);
-    const missing = await runProcess("node", [...SVC, "logs"], { env, timeoutMs: 60_000 });
+    const missing = await runProcess("node", [...SVC_COMPILED, "logs"], { env, timeoutMs: 60_000 });
     expect(missing.code).to.equal(1);
     expect(missing.stderr).to.include("svc: give tail (svc logs --help)");
   });

@@ -3,6 +3,7 @@
 // transaction, does the step its state calls for if it is due, and answers when to look again, which Agenda saves
 // as the job's next run; a run that finds the step done or not due writes nothing.
 import type { Clock } from "../domain/clock.ts";
+import { isFinal } from "../domain/transaction-transitions.ts";
 import type { JobQueue } from "../jobs/job-queue.ts";
 import type { TransactionRecord, TransactionRepository } from "../store/transaction-repository.ts";
 import { inflightOf, ownerOf, type WalletLedgerRepository } from "../store/wallet-ledger.ts";
@@ -96,10 +97,14 @@ export class TransactionSteps {
       const holder = await this.deps.wallets.findHolder(job.transactionId);
       const record = inflightOf(holder, job.transactionId);
       if (!holder || !record) {
-        // Settled and compacted, or not opened (yet): the job was written before the opening.
-        if (await this.deps.transactions.findById(job.transactionId)) return undefined;
+        // Settled and compacted (its projection final), or not opened (yet): the job was written before the opening.
+        // A projection not final means the transaction was opened meanwhile (between this run's two reads): it is
+        // there to move, and is looked at again soon, where ending the job would leave it pending for ever.
+        const projected = await this.deps.transactions.findById(job.transactionId);
+        if (projected && isFinal(projected.status)) return undefined;
         const since = now.getTime() - new Date(job.openedAt).getTime();
-        return since < OPENING_WINDOW_MS ? new Date(now.getTime() + Math.min(Math.max(since, 100), 10_000)) : undefined;
+        const again = new Date(now.getTime() + Math.min(Math.max(since, 100), 10_000));
+        return projected || since < OPENING_WINDOW_MS ? again : undefined;
       }
       const due = stepDueAt(record, job.completeAfterMs);
       if (!due) return undefined;

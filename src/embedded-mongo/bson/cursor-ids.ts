@@ -4,11 +4,17 @@ import { type Document, Long } from "bson";
 import { bsonTypeName } from "./bson-type-names.ts";
 import { commandError, ErrorCodes } from "./errors.ts";
 
+/** Whether `value` has a cursor id's type, an int64 (whatever its value). */
+export function isCursorId(value: unknown): value is Long | bigint {
+  return bsonTypeName(value) === "long";
+}
+
 /** A cursor id: an int or a double is refused whatever its value (14, naming the field as `command.field`). */
 export function cursorIdOf(value: unknown, field: string): Long {
-  const type = bsonTypeName(value);
-  if (type !== "long") throw commandError(ErrorCodes.TypeMismatch, `BSON field '${field}' is the wrong type '${type}', expected type 'long'`);
-  return typeof value === "bigint" ? Long.fromBigInt(value) : (value as Long);
+  if (!isCursorId(value)) {
+    throw commandError(ErrorCodes.TypeMismatch, `BSON field '${field}' is the wrong type '${bsonTypeName(value)}', expected type 'long'`);
+  }
+  return typeof value === "bigint" ? Long.fromBigInt(value) : value;
 }
 
 /** getMore's cursor id and collection, checked as mongod parses the command: id first, then the collection. */

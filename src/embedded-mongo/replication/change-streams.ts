@@ -9,7 +9,7 @@ import { compileFilter, createQuery, runAggregation } from "../query/matcher.ts"
 import { compareTimestamps, type OplogEntry } from "./oplog.ts";
 import { decodeToken, encodeToken, TokenKind, type StreamPosition } from "./resume-token.ts";
 import { cloneDocument } from "../bson/clone.ts";
-import { cursorsToKill, getMoreTarget } from "../bson/cursor-ids.ts";
+import { cursorsToKill, getMoreTarget, isCursorId } from "../bson/cursor-ids.ts";
 import { isPlainObject } from "../query/bson-order.ts";
 import type { Oplog } from "./oplog.ts";
 import type { Store } from "../storage/store.ts";
@@ -288,9 +288,9 @@ export class ChangeStreamCursors {
     return this.open.size;
   }
 
+  /** Whether `id` is one of these cursors' (an id of another type is no cursor's: the usual handler refuses it). */
   owns(id: unknown): boolean {
-    const key = cursorKey(id);
-    return key !== undefined && this.open.has(key);
+    return isCursorId(id) && this.open.has(id.toString());
   }
 
   /** aggregate with a leading $changeStream stage (replica set only). */
@@ -444,13 +444,6 @@ function reply(cursor: ChangeStreamCursor, batch: Batch, field: "firstBatch" | "
     cursor: { [field]: batch.docs, postBatchResumeToken: cursor.token, id: batch.closed ? Long.ZERO : cursor.id, ns: cursor.ns },
     ok: 1,
   };
-}
-
-/** The key of an int64 id; undefined for any other value (whose getMore or killCursors the usual handler refuses). */
-function cursorKey(id: unknown): string | undefined {
-  if (typeof id === "bigint") return id.toString();
-  if (id && typeof id === "object" && (id as { _bsontype?: string })._bsontype === "Long") return (id as Long).toString();
-  return undefined;
 }
 
 function enumOption<T extends string>(spec: Document, field: string, values: readonly T[], fallback: T): T {

@@ -426,9 +426,10 @@ function takeAgedLocks(locks: NameLocks, lockLifetimeMs: number): string[] {
   let oldest = Number.POSITIVE_INFINITY;
   locks.buffer = locks.buffer.filter((job) => {
     const lockedAt = lockTimeOf(job);
-    if (lockedAt < freshAfter) aged.push(String(job._id));
-    else oldest = Math.min(oldest, lockedAt);
-    return lockedAt >= freshAfter;
+    const fresh = lockedAt >= freshAfter;
+    if (fresh) oldest = Math.min(oldest, lockedAt);
+    else aged.push(String(job._id));
+    return fresh;
   });
   locks.oldestLock = oldest;
   return aged;

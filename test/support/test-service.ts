@@ -13,6 +13,7 @@ import type { WalletCustodian } from "../../src/wallets/custodian.ts";
 import { freshDatabaseUri } from "./database.ts";
 import { testLogger } from "./log-capture.ts";
 import { recordResponse } from "./response-log.ts";
+import { RestClient } from "./rest-client.ts";
 import { rememberSensitive, rememberSensitiveFields } from "./sensitive-values.ts";
 
 export interface TestServiceOptions {
@@ -99,6 +100,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   };
   const admin = createClient(AdminService, createConnectTransport({ baseUrl, httpVersion: "1.1", interceptors: [withAdminToken] }));
 
+  const rest = new RestClient(baseUrl);
   const service: TestService = {
     app,
     config,
@@ -120,8 +122,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       let body: string | Buffer | undefined = init.rawBody;
       if (body === undefined && init.body !== undefined) body = JSON.stringify(init.body);
       if (body !== undefined) headers["content-type"] ??= "application/json";
-      const response = await fetch(baseUrl + path, { method, headers, ...(body !== undefined ? { body } : {}) });
-      const text = await response.text();
+      const response = await rest.send(method, path, headers, body);
+      const text = response.text;
       let parsed: unknown;
       try {
         parsed = text ? JSON.parse(text) : undefined;
@@ -134,6 +136,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       return result;
     },
     async stop() {
+      rest.close();
       await app.close();
       await database.close();
     },

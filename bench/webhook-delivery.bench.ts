@@ -10,6 +10,7 @@ import { newEventId } from "../src/domain/ids.ts";
 import { newUuid } from "../src/domain/random.ts";
 import type { EventDocument } from "../src/store/event-repository.ts";
 import { sendSignedEvent } from "../src/webhooks/signed-request.ts";
+import { AttemptConnections } from "../src/webhooks/attempt-connections.ts";
 import { FIRST_ATTEMPTS_JOB } from "../src/webhooks/first-attempt-guarantees.ts";
 import { DELIVERY_JOB } from "../src/webhooks/webhook-delivery.ts";
 import { addBenchEndpoint } from "./bench-endpoint.ts";
@@ -144,9 +145,10 @@ written?.take();
 
 // 2. Pairs of rounds. The bare loop: a delivery's request (an event as published, to an endpoint as fan-out reads
 // it) signed and sent by the same code to the same receiver, no database; the pipeline meanwhile started and idle.
+// It keeps its connections open as the pipeline's deliveries do (a pool per vetted address).
 const bareEndpoint = { ...(await endpoints.findById(endpointIds[0]!))!, url: `${receiverUrl}/bare` };
 const bareEvent = benchEvent();
-const send = { timeoutMs: 10_000, clock };
+const send = { timeoutMs: 10_000, clock, connections: new AttemptConnections() };
 async function bareRound() {
   let posts = 0;
   const start = performance.now();

@@ -8,6 +8,7 @@ import { ATTEMPT_REQUEST_BODY_KEPT_BYTES, ATTEMPT_RESPONSE_BODY_KEPT_BYTES } fro
 import { checkWebhookUrl, type CheckedWebhookUrl } from "../domain/webhook-url.ts";
 import { WEBHOOK_USER_AGENT } from "../domain/webhook-signature.ts";
 import { DeliveryFailure, vetHost, type DeliveryFailureCode, type LookupAll, type VettedAddress } from "./address-vetting.ts";
+import type { AttemptConnections } from "./attempt-connections.ts";
 import type { InFlightAttempts } from "./in-flight-attempts.ts";
 
 /** The `error` of an attempt: the values of docs/contract.md, Attempt errors, an attempt itself can produce. */
@@ -72,6 +73,11 @@ export interface WebhookRequest {
   refusedLoopbackPorts?: ReadonlySet<number>;
   /** Ends the attempt before `timeoutMs` when cut short (its process is stopping); the outcome is then `timeout`. */
   inFlight?: InFlightAttempts;
+  /**
+   * Keep-alive connections by vetted address (deliveries); without them the attempt opens a connection of its own
+   * and closes it (a test event, whose timings show every phase).
+   */
+  connections?: AttemptConnections;
 }
 
 /** Reading a little of a large answer lets small answers finish cleanly without buffering large ones. */
@@ -230,16 +236,36 @@ function elapsedSince(start: number): number {
   return Math.round(performance.now() - start);
 }
 
-/** Sends the request to the pinned address and waits for the whole (capped) answer. Resolves, never rejects. */
-function exchange(
-  checked: CheckedWebhookUrl,
-  target: URL,
-  pinned: VettedAddress,
-  request: WebhookRequest,
-  headers: Record<string, string>,
-  signal: AbortSignal,
-  timings: PhaseTimings,
-): Promise<Exchange> {
+/**
+ * Sends the request to the pinned address and waits for the whole (capped) answer. Resolves, never rejects. A kept
+ * connection that the receiver closed while it was idle fails as the request is written, before any answer: the
+ * request is then sent once more, on a connection of its own (the receiver did not read it).
+ */
+async function exchange(attempt: ExchangeInput): Promise<Exchange> {
+  const { checked, target, pinned, request } = attempt;
+  const secure = target.protocol === "https:";
+  const agent = request.connections?.agentFor({ secure, pinned, port: checked.port, hostname: checked.hostname }) ?? false;
+  const outcome = await exchangeOn(agent, attempt);
+  if (outcome !== STALE_CONNECTION) return outcome;
+  return (await exchangeOn(false, attempt)) as Exchange;
+}
+
+/** An attempt's request, ready to send to its pinned address. */
+interface ExchangeInput {
+  checked: CheckedWebhookUrl;
+  target: URL;
+  pinned: VettedAddress;
+  request: WebhookRequest;
+  headers: Record<string, string>;
+  signal: AbortSignal;
+  timings: PhaseTimings;
+}
+
+/** What `exchangeOn` answers when a kept connection turned out closed before the request reached the receiver. */
+const STALE_CONNECTION = Symbol("stale connection");
+
+function exchangeOn(agent: http.Agent | false, attempt: ExchangeInput): Promise<Exchange | typeof STALE_CONNECTION> {
+  const { checked, target, pinned, request, headers, signal, timings } = attempt;
   const secure = target.protocol === "https:";
   const options: https.RequestOptions = {
     method: "POST",
@@ -247,8 +273,8 @@ function exchange(
     port: checked.port,
     path: `${target.pathname}${target.search}`,
     headers,
-    // A fresh agent per attempt: no pooled socket can carry the request to an address vetted earlier.
-    agent: false,
+    // A pool of the vetted address, or a connection of this attempt alone: never one opened to another address.
+    agent,
     lookup: pinnedLookup(pinned),
     signal,
     ...(secure
@@ -260,7 +286,7 @@ function exchange(
       : {}),
   };
 
-  return new Promise<Exchange>((resolve) => {
+  return new Promise<Exchange | typeof STALE_CONNECTION>((resolve) => {
     let responseStatus: number | null = null;
     let headersReceived: Record<string, string> | null = null;
     const kept: Buffer[] = [];
@@ -276,7 +302,15 @@ function exchange(
       }
       resolve({ responseStatus, error, response });
     };
-    const fail = (error: unknown): void => settle(signal.aborted ? "timeout" : networkErrorCode(error));
+    const fail = (error: unknown): void => {
+      const code = signal.aborted ? "timeout" : networkErrorCode(error);
+      if (code === "connection_reset" && req.reusedSocket && headersReceived === null && !settled) {
+        settled = true;
+        resolve(STALE_CONNECTION);
+        return;
+      }
+      settle(code);
+    };
 
     // Phases from the socket's own events; the pinned lookup answers at once, so DNS is timed by the caller.
     let readyAt: number | null = null;
@@ -307,6 +341,11 @@ function exchange(
       });
     });
     req.on("socket", (socket) => {
+      // A kept connection is ready at once: no connect (nor TLS) phase of this attempt.
+      if (req.reusedSocket) {
+        readyAt = performance.now();
+        return;
+      }
       const openedAt = performance.now();
       socket.once("connect", () => {
         timings.connectMs = elapsedSince(openedAt);
@@ -382,7 +421,7 @@ export async function postWebhook(request: WebhookRequest): Promise<AttemptResul
       if (checked.literalAddress === null && code !== "timeout") timings.dnsMs = elapsedSince(lookupStarted);
       return result(null, code, code === "ssrf_blocked" && error instanceof DeliveryFailure ? error.detail : null);
     }
-    const outcome = await exchange(checked, target, pinned, request, headers, deadline.signal, timings);
+    const outcome = await exchange({ checked, target, pinned, request, headers, signal: deadline.signal, timings });
     return result(outcome.responseStatus, outcome.error, null, outcome.response);
   } finally {
     clearTimeout(timer);

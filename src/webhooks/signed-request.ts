@@ -8,6 +8,7 @@ import { eventMessage } from "../messages/event-messages.ts";
 import type { EventDocument } from "../store/event-repository.ts";
 import type { WebhookEndpointDocument } from "../store/webhook-endpoint-repository.ts";
 import type { LookupAll } from "./address-vetting.ts";
+import type { AttemptConnections } from "./attempt-connections.ts";
 import { postWebhook, type AttemptResult } from "./delivery-client.ts";
 import type { InFlightAttempts } from "./in-flight-attempts.ts";
 
@@ -20,6 +21,8 @@ export interface SendSettings {
   refusedLoopbackPorts?: ReadonlySet<number>;
   /** Where attempts in flight are cut short (the delivery of a stopping process); see `WebhookDelivery.stop`. */
   inFlight?: InFlightAttempts;
+  /** Keep-alive connections by vetted address (a delivering process's); absent, each attempt connects anew. */
+  connections?: AttemptConnections;
 }
 
 /** Bodies by event document: fan-out hands the same document to every endpoint of the event. */
@@ -61,5 +64,6 @@ export function sendSignedEvent(
     ...(settings.lookup ? { lookup: settings.lookup } : {}),
     ...(settings.refusedLoopbackPorts ? { refusedLoopbackPorts: settings.refusedLoopbackPorts } : {}),
     ...(settings.inFlight ? { inFlight: settings.inFlight } : {}),
+    ...(settings.connections ? { connections: settings.connections } : {}),
   });
 }

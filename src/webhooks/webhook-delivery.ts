@@ -11,6 +11,7 @@ import { TurnBatch } from "../lib/turn-batch.ts";
 import type { EventRepository } from "../store/event-repository.ts";
 import type { WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
 import type { WebhookEndpointRepository } from "../store/webhook-endpoint-repository.ts";
+import { AttemptConnections } from "./attempt-connections.ts";
 import { DeliveryDispatcher } from "./delivery-dispatcher.ts";
 import { DEFAULT_RECOVERY_RATE_PER_SECOND, LEASE_MARGIN_MS } from "./delivery-policy.ts";
 import { DeliveryRecovery } from "./delivery-recovery.ts";
@@ -79,6 +80,8 @@ export class WebhookDelivery {
   private stopping = false;
   /** Cut short when stopping has waited long enough: the attempts still in flight end at once. */
   private readonly inFlight = new InFlightAttempts();
+  /** The connections attempts keep open to their receivers' vetted addresses. */
+  private readonly connections = new AttemptConnections();
 
   constructor(
     private readonly deps: WebhookDeliveryDependencies,
@@ -87,7 +90,7 @@ export class WebhookDelivery {
     const leaseMs = options.send.timeoutMs + LEASE_MARGIN_MS;
     this.worker = new DeliveryWorker({
       ...deps,
-      send: { ...options.send, inFlight: this.inFlight },
+      send: { ...options.send, inFlight: this.inFlight, connections: this.connections },
       retryScheduleMs: options.retryScheduleMs,
       leaseMs,
       successes: new SuccessRecorder(deps.deliveries, deps.endpoints),
@@ -207,6 +210,7 @@ export class WebhookDelivery {
       if (this.running > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
     } finally {
       if (timer !== null) clearTimeout(timer);
+      this.connections.closeIdle();
     }
   }
 

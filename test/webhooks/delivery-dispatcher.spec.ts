@@ -110,4 +110,26 @@ describe("DeliveryDispatcher", () => {
     await tick();
     expect(ran).to.deep.equal(["a"]);
   });
+
+  it("starts at most `startsPerTurn` attempts in one event-loop turn, the rest in the turns after", async () => {
+    const started: string[] = [];
+    const dispatcher = new DeliveryDispatcher<string>(
+      async (id) => {
+        started.push(id);
+      },
+      100,
+      () => {},
+      4,
+    );
+    const ids = Array.from({ length: 10 }, (_, i) => `d${i}`);
+    for (const id of ids) dispatcher.submit(id);
+    expect(started).to.deep.equal(ids.slice(0, 4));
+    expect(dispatcher.backlog).to.equal(6);
+    await tick();
+    expect(started).to.deep.equal(ids.slice(0, 8));
+    // Idle only once the attempts held back have run too.
+    await dispatcher.whenIdle();
+    expect(started).to.deep.equal(ids);
+    expect(dispatcher.backlog).to.equal(0);
+  });
 });

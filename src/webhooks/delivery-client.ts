@@ -2,13 +2,14 @@
 // only to that address, never follows redirects, and reports the outcome as an attempt error code.
 import http from "node:http";
 import https from "node:https";
-import type { LookupFunction } from "node:net";
+import type { LookupFunction, Socket } from "node:net";
 import { describeError } from "../domain/errors.ts";
 import { ATTEMPT_REQUEST_BODY_KEPT_BYTES, ATTEMPT_RESPONSE_BODY_KEPT_BYTES } from "../domain/limits.ts";
 import { checkWebhookUrl, type CheckedWebhookUrl } from "../domain/webhook-url.ts";
 import { WEBHOOK_USER_AGENT } from "../domain/webhook-signature.ts";
 import { DeliveryFailure, vetHost, type DeliveryFailureCode, type LookupAll, type VettedAddress } from "./address-vetting.ts";
 import type { AttemptConnections } from "./attempt-connections.ts";
+import { AttemptDeadline } from "./attempt-deadline.ts";
 import type { InFlightAttempts } from "./in-flight-attempts.ts";
 
 /** The `error` of an attempt: the values of docs/contract.md, Attempt errors, an attempt itself can produce. */
@@ -185,14 +186,12 @@ function buildHeaders(request: WebhookRequest, target: URL, bodyBytes: number): 
   return headers;
 }
 
-/** Rejects with a `timeout` failure once the attempt's deadline passes (DNS lookups cannot be cancelled). */
-function whenAborted(signal: AbortSignal): { promise: Promise<never>; dispose: () => void } {
-  let onAbort = (): void => {};
-  const promise = new Promise<never>((_resolve, reject) => {
-    onAbort = () => reject(new DeliveryFailure("timeout", "The attempt ran past its time limit."));
-    signal.addEventListener("abort", onAbort, { once: true });
+/** `work`'s outcome, or a `timeout` failure once the attempt's deadline passes first (DNS lookups cannot be cancelled). */
+function beforeDeadline<T>(work: Promise<T>, deadline: AttemptDeadline): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    deadline.during(() => reject(new DeliveryFailure("timeout", "The attempt ran past its time limit.")));
+    work.then(resolve, reject);
   });
-  return { promise, dispose: () => signal.removeEventListener("abort", onAbort) };
 }
 
 interface Exchange {
@@ -257,7 +256,7 @@ interface ExchangeInput {
   pinned: VettedAddress;
   request: WebhookRequest;
   headers: Record<string, string>;
-  signal: AbortSignal;
+  deadline: AttemptDeadline;
   timings: PhaseTimings;
 }
 
@@ -265,18 +264,17 @@ interface ExchangeInput {
 const STALE_CONNECTION = Symbol("stale connection");
 
 function exchangeOn(agent: http.Agent | false, attempt: ExchangeInput): Promise<Exchange | typeof STALE_CONNECTION> {
-  const { checked, target, pinned, request, headers, signal, timings } = attempt;
+  const { checked, target, pinned } = attempt;
   const secure = target.protocol === "https:";
   const options: https.RequestOptions = {
     method: "POST",
     host: checked.hostname,
     port: checked.port,
     path: `${target.pathname}${target.search}`,
-    headers,
+    headers: attempt.headers,
     // A pool of the vetted address, or a connection of this attempt alone: never one opened to another address.
     agent,
     lookup: pinnedLookup(pinned),
-    signal,
     ...(secure
       ? {
           // SNI and certificate check use the host name; an IP literal is checked against itself without SNI.
@@ -285,82 +283,113 @@ function exchangeOn(agent: http.Agent | false, attempt: ExchangeInput): Promise<
         }
       : {}),
   };
+  return new Promise<Exchange | typeof STALE_CONNECTION>((resolve) => new ExchangeRun(attempt, resolve).start(secure, options));
+}
 
-  return new Promise<Exchange | typeof STALE_CONNECTION>((resolve) => {
-    let responseStatus: number | null = null;
-    let headersReceived: Record<string, string> | null = null;
-    const kept: Buffer[] = [];
-    let keptBytes = 0;
-    let settled = false;
-    const settle = (error: AttemptError | null): void => {
-      if (settled) return;
-      settled = true;
-      let response: ReceivedResponse | null = null;
-      if (headersReceived !== null) {
-        const body = utf8Prefix(Buffer.concat(kept), ATTEMPT_RESPONSE_BODY_KEPT_BYTES);
-        response = { headers: headersReceived, body: body.text, bodyTruncated: body.truncated };
-      }
-      resolve({ responseStatus, error, response });
-    };
-    const fail = (error: unknown): void => {
-      const code = signal.aborted ? "timeout" : networkErrorCode(error);
-      if (code === "connection_reset" && req.reusedSocket && headersReceived === null && !settled) {
-        settled = true;
-        resolve(STALE_CONNECTION);
-        return;
-      }
-      settle(code);
-    };
+/** The error a request is destroyed with when its attempt's deadline passes. */
+const DEADLINE_PASSED = Object.assign(new Error("The attempt ran past its time limit."), { code: "ABORT_ERR" });
 
+/**
+ * One request on one connection, read to its (capped) answer. Its listeners are methods and inline arrows rather
+ * than named closures: on the path of every delivery, each named function made per attempt costs a property
+ * definition as the service runs (tsx keeps function names).
+ */
+class ExchangeRun {
+  private responseStatus: number | null = null;
+  private headersReceived: Record<string, string> | null = null;
+  private readonly kept: Buffer[] = [];
+  private keptBytes = 0;
+  private received = 0;
+  private outcome: AttemptError | null = null;
+  private settled = false;
+  /** When the connection was ready (TCP, or TLS over https), for the first byte's time. */
+  private readyAt: number | null = null;
+  private req: http.ClientRequest | null = null;
+
+  constructor(
+    private readonly attempt: ExchangeInput,
+    private readonly resolve: (outcome: Exchange | typeof STALE_CONNECTION) => void,
+  ) {}
+
+  start(secure: boolean, options: https.RequestOptions): void {
+    const req = (secure ? https : http).request(options, (res) => this.onResponse(res));
+    this.req = req;
     // Phases from the socket's own events; the pinned lookup answers at once, so DNS is timed by the caller.
-    let readyAt: number | null = null;
-    const req = (secure ? https : http).request(options, (res) => {
-      if (readyAt !== null) timings.firstByteMs = elapsedSince(readyAt);
-      responseStatus = res.statusCode ?? null;
-      headersReceived = responseHeaders(res);
-      const outcome = responseStatus === null ? "connection_error" : statusError(responseStatus);
-      let received = 0;
-      res.on("data", (chunk: Buffer) => {
-        // One byte past what is kept tells a longer body from one of exactly that size.
-        if (keptBytes <= ATTEMPT_RESPONSE_BODY_KEPT_BYTES) {
-          const part = chunk.subarray(0, ATTEMPT_RESPONSE_BODY_KEPT_BYTES + 1 - keptBytes);
-          kept.push(part);
-          keptBytes += part.length;
-        }
-        received += chunk.length;
-        if (received > RESPONSE_BODY_CAP_BYTES) {
-          settle(outcome);
-          res.destroy();
-        }
-      });
-      res.on("end", () => settle(outcome));
-      res.on("error", fail);
-      // A response cut off mid-body may close without an error event; it is a reset, or a timeout if we aborted.
-      res.on("close", () => {
-        if (!res.complete) fail(Object.assign(new Error("The response was cut off."), { code: "ECONNRESET" }));
-      });
+    req.on("socket", (socket) => this.onSocket(socket, secure));
+    req.on("error", (error) => this.fail(error));
+    this.attempt.deadline.during(() => req.destroy(DEADLINE_PASSED));
+    req.end(this.attempt.request.body);
+  }
+
+  private onSocket(socket: Socket, secure: boolean): void {
+    // A kept connection is ready at once: no connect (nor TLS) phase of this attempt.
+    if (this.req!.reusedSocket) {
+      this.readyAt = performance.now();
+      return;
+    }
+    const { timings } = this.attempt;
+    const openedAt = performance.now();
+    socket.once("connect", () => {
+      timings.connectMs = elapsedSince(openedAt);
+      this.readyAt = performance.now();
     });
-    req.on("socket", (socket) => {
-      // A kept connection is ready at once: no connect (nor TLS) phase of this attempt.
-      if (req.reusedSocket) {
-        readyAt = performance.now();
-        return;
-      }
-      const openedAt = performance.now();
-      socket.once("connect", () => {
-        timings.connectMs = elapsedSince(openedAt);
-        readyAt = performance.now();
+    if (secure) {
+      socket.once("secureConnect", () => {
+        if (this.readyAt !== null) timings.tlsMs = elapsedSince(this.readyAt);
+        this.readyAt = performance.now();
       });
-      if (secure) {
-        socket.once("secureConnect", () => {
-          if (readyAt !== null) timings.tlsMs = elapsedSince(readyAt);
-          readyAt = performance.now();
-        });
-      }
+    }
+  }
+
+  private onResponse(res: http.IncomingMessage): void {
+    if (this.readyAt !== null) this.attempt.timings.firstByteMs = elapsedSince(this.readyAt);
+    this.responseStatus = res.statusCode ?? null;
+    this.headersReceived = responseHeaders(res);
+    this.outcome = this.responseStatus === null ? "connection_error" : statusError(this.responseStatus);
+    res.on("data", (chunk: Buffer) => this.onData(res, chunk));
+    res.on("end", () => this.settle(this.outcome));
+    res.on("error", (error) => this.fail(error));
+    // A response cut off mid-body may close without an error event; it is a reset, or a timeout if it timed out.
+    res.on("close", () => {
+      if (!res.complete) this.fail(Object.assign(new Error("The response was cut off."), { code: "ECONNRESET" }));
     });
-    req.on("error", fail);
-    req.end(request.body);
-  });
+  }
+
+  private onData(res: http.IncomingMessage, chunk: Buffer): void {
+    // One byte past what is kept tells a longer body from one of exactly that size.
+    if (this.keptBytes <= ATTEMPT_RESPONSE_BODY_KEPT_BYTES) {
+      const part = chunk.subarray(0, ATTEMPT_RESPONSE_BODY_KEPT_BYTES + 1 - this.keptBytes);
+      this.kept.push(part);
+      this.keptBytes += part.length;
+    }
+    this.received += chunk.length;
+    if (this.received > RESPONSE_BODY_CAP_BYTES) {
+      this.settle(this.outcome);
+      res.destroy();
+    }
+  }
+
+  private fail(error: unknown): void {
+    const code = this.attempt.deadline.passed ? "timeout" : networkErrorCode(error);
+    if (code === "connection_reset" && this.req!.reusedSocket && this.headersReceived === null && !this.settled) {
+      this.settled = true;
+      this.resolve(STALE_CONNECTION);
+      return;
+    }
+    this.settle(code);
+  }
+
+  private settle(error: AttemptError | null): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.attempt.deadline.phaseDone();
+    let response: ReceivedResponse | null = null;
+    if (this.headersReceived !== null) {
+      const body = utf8Prefix(Buffer.concat(this.kept), ATTEMPT_RESPONSE_BODY_KEPT_BYTES);
+      response = { headers: this.headersReceived, body: body.text, bodyTruncated: body.truncated };
+    }
+    this.resolve({ responseStatus: this.responseStatus, error, response });
+  }
 }
 
 /**
@@ -371,23 +400,7 @@ export async function postWebhook(request: WebhookRequest): Promise<AttemptResul
   if (!Number.isFinite(request.timeoutMs) || request.timeoutMs <= 0) {
     throw new RangeError(`timeoutMs must be a positive number, got ${request.timeoutMs}.`);
   }
-  const started = performance.now();
-  const timings: AttemptTimings = { dnsMs: null, connectMs: null, tlsMs: null, firstByteMs: null };
-  let sent: SentRequest | undefined;
-  const result = (
-    responseStatus: number | null,
-    error: AttemptError | null,
-    errorDetail: string | null = null,
-    response: ReceivedResponse | null = null,
-  ): AttemptResult => ({
-    responseStatus,
-    error,
-    durationMs: elapsedSince(started),
-    timings,
-    errorDetail,
-    ...(sent ? { request: sent } : {}),
-    ...(response ? { response } : {}),
-  });
+  const run: AttemptRun = { started: performance.now(), timings: { dnsMs: null, connectMs: null, tlsMs: null, firstByteMs: null } };
 
   let checked: CheckedWebhookUrl;
   try {
@@ -397,35 +410,57 @@ export async function postWebhook(request: WebhookRequest): Promise<AttemptResul
     });
   } catch (error) {
     // The URL rules name what they refuse (the address class of an IP literal, a port, an internal name).
-    return result(null, "ssrf_blocked", describeError(error).message);
+    return attemptResult(run, null, "ssrf_blocked", describeError(error).message);
   }
   const target = new URL(checked.url);
   const bodyBytes = Buffer.byteLength(request.body);
   const headers = buildHeaders(request, target, bodyBytes);
-  sent = sentRequest(checked.url, headers, request.body, bodyBytes);
+  run.sent = sentRequest(checked.url, headers, request.body, bodyBytes);
 
-  const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(), request.timeoutMs);
-  const aborted = whenAborted(deadline.signal);
-  // Cut short, the attempt ends as at its deadline (added after `whenAborted` listens, so it hears an abort at once).
-  const cutShort = (): void => deadline.abort();
-  request.inFlight?.add(cutShort);
+  const deadline = new AttemptDeadline(request.timeoutMs);
+  // Cut short, the attempt ends as at its deadline.
+  request.inFlight?.add(deadline.end);
   try {
     let pinned: VettedAddress;
     const lookupStarted = performance.now();
     try {
-      pinned = await Promise.race([vetHost(checked, request), aborted.promise]);
-      if (checked.literalAddress === null) timings.dnsMs = elapsedSince(lookupStarted);
+      pinned = await beforeDeadline(vetHost(checked, request), deadline);
+      deadline.phaseDone();
+      if (checked.literalAddress === null) run.timings.dnsMs = elapsedSince(lookupStarted);
     } catch (error) {
       const code = networkErrorCode(error);
-      if (checked.literalAddress === null && code !== "timeout") timings.dnsMs = elapsedSince(lookupStarted);
-      return result(null, code, code === "ssrf_blocked" && error instanceof DeliveryFailure ? error.detail : null);
+      if (checked.literalAddress === null && code !== "timeout") run.timings.dnsMs = elapsedSince(lookupStarted);
+      return attemptResult(run, null, code, code === "ssrf_blocked" && error instanceof DeliveryFailure ? error.detail : null);
     }
-    const outcome = await exchange({ checked, target, pinned, request, headers, signal: deadline.signal, timings });
-    return result(outcome.responseStatus, outcome.error, null, outcome.response);
+    const outcome = await exchange({ checked, target, pinned, request, headers, deadline, timings: run.timings });
+    return attemptResult(run, outcome.responseStatus, outcome.error, null, outcome.response);
   } finally {
-    clearTimeout(timer);
-    aborted.dispose();
-    request.inFlight?.delete(cutShort);
+    deadline.dispose();
+    request.inFlight?.delete(deadline.end);
   }
+}
+
+/** An attempt under way: when it started, its phases so far, and its request once built. */
+interface AttemptRun {
+  started: number;
+  timings: AttemptTimings;
+  sent?: SentRequest;
+}
+
+function attemptResult(
+  run: AttemptRun,
+  responseStatus: number | null,
+  error: AttemptError | null,
+  errorDetail: string | null = null,
+  response: ReceivedResponse | null = null,
+): AttemptResult {
+  return {
+    responseStatus,
+    error,
+    durationMs: elapsedSince(run.started),
+    timings: run.timings,
+    errorDetail,
+    ...(run.sent ? { request: run.sent } : {}),
+    ...(response ? { response } : {}),
+  };
 }

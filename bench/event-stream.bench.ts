@@ -31,6 +31,8 @@ import { startReceiverProcess } from "./receiver-process.ts";
 
 const ROUND_MS = Number(process.env.BENCH_DURATION_MS ?? 8000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+/** Publishing before the rounds, unmeasured: the first round without streams ran cold code, and was the slowest. */
+const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 3000);
 const STREAMS = 100;
 const ENDPOINTS = 10;
 const PUBLISHERS = 64;
@@ -281,6 +283,20 @@ async function runRound(kind: StreamKind): Promise<RoundResult> {
 
 // BENCH_STREAM_KINDS: the kinds of rounds with streams, each after a round without (default: json,batched,struct).
 const kinds = (process.env.BENCH_STREAM_KINDS ?? "json,batched,struct").split(",") as Exclude<StreamKind, "none">[];
+{
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: PUBLISHERS }, async () => {
+      while (performance.now() - start < WARMUP_MS) await publish();
+    }),
+  );
+  const expected = published.length * ENDPOINTS;
+  let received = 0;
+  while (received < expected && performance.now() - start < WARMUP_MS * 10) {
+    received += (await takeReceipts()).length;
+    await sleep(100);
+  }
+}
 const results: RoundResult[] = [];
 for (let i = 0; i < ROUNDS; i++) {
   for (const kind of kinds) {
@@ -323,7 +339,7 @@ const report = [
   "",
   `One process: the delivery pipeline of bench/webhook-delivery.bench.ts (${PUBLISHERS} publishers through \`EventRelay.publish\`, ${ENDPOINTS} endpoints`,
   "per event on a receiver process, delivery jobs on Agenda, the embedded database in a worker thread), in rounds of",
-  `${ROUND_MS / 1000} s, each round with ${STREAMS} \`StreamEvents\` streams open on the same process after one without. A stream is the`,
+  `${ROUND_MS / 1000} s after ${WARMUP_MS / 1000} s of publishing unmeasured, each round with ${STREAMS} \`StreamEvents\` streams open on the same process after one without. A stream is the`,
   "service's implementation served by Connect's Node handler over HTTP/2 (gRPC, binary messages), its 100 clients",
   "(Connect's gRPC client, decoding each message, counting it and timing it) on one connection from a process of their",
   "own; the streams read `data_json` alone (`exclude_struct_data`, as `svc listen` and the dashboard), one event per",

@@ -10,6 +10,12 @@ import { type Collation, parseCollation } from "../query/collation.ts";
 export interface IndexEntry {
   key: unknown[];
   rid: number;
+  /**
+   * key[0], held by the entry itself: most comparisons of an insert's search are decided by the first field (an
+   * id's, a random key's), and reading it here spares reaching through the key's array, a cache miss more in a large
+   * index.
+   */
+  first: unknown;
 }
 
 export type IndexField = [path: string, direction: 1 | -1];
@@ -72,8 +78,11 @@ export class CollectionIndex {
     // Keys equal under a collation have no canonical string: a collated index has no hash.
     if (this.unique && !this.collation) this.hash = new Map();
     const dirs = this.fields.map(([, d]) => d);
+    const firstDirection = dirs[0]!; // an index has at least one field
     this.entries = new OrderedSet<IndexEntry>((a, b) => {
-      for (let i = 0; i < dirs.length; i++) {
+      const first = compareValues(a.first, b.first, strings);
+      if (first) return first * firstDirection;
+      for (let i = 1; i < dirs.length; i++) {
         const c = compareValues(a.key[i], b.key[i], strings);
         if (c) return c * dirs[i]!;
       }
@@ -183,7 +192,7 @@ export class CollectionIndex {
 
   add(keys: unknown[][], rid: number): void {
     for (const key of keys) {
-      this.entries.insert({ key, rid });
+      this.entries.insert({ key, rid, first: key[0] });
       if (this.hash) {
         const h = hashKey(key);
         if (h === undefined) this.unhashable++;
@@ -228,7 +237,7 @@ export class CollectionIndex {
 
   remove(keys: unknown[][], rid: number): void {
     for (const key of keys) {
-      if (!this.entries.delete({ key, rid }) || !this.hash) continue;
+      if (!this.entries.delete({ key, rid, first: key[0] }) || !this.hash) continue;
       const h = hashKey(key);
       if (h === undefined) this.unhashable--;
       else if (this.hash.get(h) === rid) this.hash.delete(h);

@@ -33,6 +33,13 @@ const KEY = "svc_test_benchrequestlogbenchrequestlog1";
 const PINNED = process.env.BENCH_PIN !== "0";
 const DATABASE_CORE = "1";
 const SERVICES_CORE = "0";
+/**
+ * Controls (BENCH_CONTROLS=1): the service that does not record, loaded again while work runs on the database's
+ * core, to tell whether the recording service's extra CPU follows the database's work (bench/request-log-aside.ts).
+ */
+const CONTROLS = process.env.BENCH_CONTROLS === "1";
+type Control = "inserts aside" | "busy aside";
+const CONTROL_KINDS: Control[] = ["inserts aside", "busy aside"];
 
 /** Pins every thread of a process to a core (threads it starts later inherit it). */
 function pin(pid: number, core: string): void {
@@ -97,13 +104,38 @@ interface Run extends LoadResult {
   loaderMicros: number;
 }
 let phoneOffset = 0;
-async function load(kind: Load, variant: Variant, durationMs: number): Promise<Run> {
+interface Aside {
+  control: Control;
+  /** inserts aside: entries per second. */
+  perSecond: number;
+  /** busy aside: the share of the core's time spun. */
+  duty: number;
+}
+async function load(kind: Load, variant: Variant, durationMs: number, aside?: Aside): Promise<Run> {
   const service = services.get(variant)!;
+  const asideProcess = aside
+    ? await startProcess(
+        "bench/request-log-aside.ts",
+        [
+          JSON.stringify({
+            mode: aside.control === "inserts aside" ? "inserts" : "busy",
+            core: PINNED ? DATABASE_CORE : "0,1",
+            load: kind,
+            perSecond: aside.perSecond,
+            seconds: durationMs / 1000,
+            duty: aside.duty,
+          }),
+        ],
+        { BENCH_MONGO_URI: `${serverUri}/bench_request_log_aside` },
+        /^ready/,
+      )
+    : null;
   const spec = { load: kind, httpPort: service.httpPort, key: KEY, userId: service.userId, concurrency: CONCURRENCY, durationMs, phoneOffset };
   const serviceBefore = cpuSeconds(service.pid);
   const databaseBefore = cpuSeconds(databasePid);
   const result = await runToCompletion<LoadResult & { loaderMicros: number }>("bench/request-log-load.ts", [JSON.stringify(spec)]);
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  if (asideProcess) console.error(aside!.control, await asideProcess.nextLine());
   phoneOffset += result.requests;
   if (result.errors > 0) throw new Error(`${kind}, ${variant}: ${result.errors} failed requests`);
   const perRequest = (seconds: number) => (seconds * 1e6) / Math.max(1, result.requests);
@@ -122,6 +154,10 @@ const runs: Record<Load, Record<Variant, Run[]>> = {
   "rest-read": { recording: [], "not recording": [] },
   "users-create": { recording: [], "not recording": [] },
 };
+const controls: Record<Load, Record<Control, Run[]>> = {
+  "rest-read": { "inserts aside": [], "busy aside": [] },
+  "users-create": { "inserts aside": [], "busy aside": [] },
+};
 for (let round = 1; round <= ROUNDS; round++) {
   for (const kind of LOADS) {
     const order = round % 2 === 1 ? VARIANTS : [...VARIANTS].reverse();
@@ -130,6 +166,18 @@ for (let round = 1; round <= ROUNDS; round++) {
       runs[kind][variant].push(run);
       rows.push(
         `${formatLoad(`${LABELS[kind]}, ${variant}, round ${round}`, run)} ${run.serviceMicros.toFixed(0)} | ${run.databaseMicros.toFixed(0)} | ${run.loaderMicros.toFixed(0)} |`,
+      );
+      console.error(rows.at(-1), `load ${loadavg()[0]!.toFixed(1)}`);
+    }
+    for (const control of CONTROLS ? CONTROL_KINDS : []) {
+      const withRun = runs[kind].recording.at(-1)!;
+      const withoutRun = runs[kind]["not recording"].at(-1)!;
+      // The database's extra CPU while the service recorded, as a share of its core's time.
+      const extra = ((withRun.databaseMicros - withoutRun.databaseMicros) * withRun.perSecond) / 1e6;
+      const run = await load(kind, "not recording", DURATION_MS, { control, perSecond: withRun.perSecond, duty: Math.min(1, Math.max(0.02, extra)) });
+      controls[kind][control].push(run);
+      rows.push(
+        `${formatLoad(`${LABELS[kind]}, not recording, ${control}, round ${round}`, run)} ${run.serviceMicros.toFixed(0)} | ${run.databaseMicros.toFixed(0)} | ${run.loaderMicros.toFixed(0)} |`,
       );
       console.error(rows.at(-1), `load ${loadavg()[0]!.toFixed(1)}`);
     }
@@ -203,6 +251,31 @@ const summary = LOADS.flatMap((kind) => {
     ),
   ];
 });
+/** Each control against the plain run of its round: the cost the control's work alone put on the service. */
+const controlRows = CONTROLS
+  ? LOADS.flatMap((kind) =>
+      CONTROL_KINDS.flatMap((control) => {
+        const pairs = controls[kind][control].map((c, i) => [c, runs[kind]["not recording"][i]!] as const);
+        return [
+          plainRow(
+            `${LABELS[kind]}, ${control}: req/s without ÷ req/s with it − 1`,
+            pairs.map(([c, plain]) => plain.perSecond / c.perSecond - 1),
+            signed,
+          ),
+          plainRow(
+            `${LABELS[kind]}, ${control}: service CPU per request with it ÷ without − 1`,
+            pairs.map(([c, plain]) => c.serviceMicros / plain.serviceMicros - 1),
+            signed,
+          ),
+          plainRow(
+            `${LABELS[kind]}, ${control}: load generator CPU per request with it ÷ without − 1`,
+            pairs.map(([c, plain]) => c.loaderMicros / plain.loaderMicros - 1),
+            signed,
+          ),
+        ];
+      }),
+    )
+  : [];
 const loads = (l: number[]) => l.map((x) => x.toFixed(2)).join(", ");
 
 const report = `# The request log's cost on the rest-read and users-create loads
@@ -262,7 +335,23 @@ ${LOADS.map((kind) => `| ${LABELS[kind]} | ${inserts[kind].entries} | ${inserts[
 | cost of recording | median of the rounds | each round | goal | |
 |---|---|---|---|---|
 ${summary.join("\n")}
+${
+  CONTROLS
+    ? `
+Controls (\`BENCH_CONTROLS=1\`): the service that does not record, loaded again in each round while a process on the
+database's core (bench/request-log-aside.ts) either inserts the same entries at the rate of that round's recording
+run into another database of the server (\`inserts aside\`: the database's extra work of recording, and that
+process's own encoding and round trips, on the database's core), or spins for the share of that core's time the
+database spent more in the recording run (\`busy aside\`: as much CPU on the other core, without database work),
+against the plain run of the round without recording. If the recording service's extra CPU came from the database's
+work reaching its core, the controls would cost about as much as recording does.
 
+| control | median of the rounds | each round | | |
+|---|---|---|---|---|
+${controlRows.join("\n")}
+`
+    : ""
+}
 The goal rows are the service's: requests per second, and the service process's CPU per request, with recording
 against without. The database's extra CPU is reported beside them, not in the goal: it is the inserts and their
 index maintenance, which a deployment's MongoDB does on its own machine.

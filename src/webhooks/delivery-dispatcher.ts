@@ -1,8 +1,10 @@
 // The in-process queue of fan-out's first attempts: new deliveries start as soon as their record exists, without
 // waiting for their job. At most `concurrency` attempts run at once; an id already queued is not queued twice.
-// At most `startsPerTurn` attempts start in one event-loop turn: starting one (URL checks, signing, opening its
-// request) costs a fraction of a millisecond, and a fan-out's hundreds started together made turns of 50 to 100 ms
-// in which nothing else of the process (an event stream's write, a database reply) ran.
+// Attempts submitted together start at most `startsPerTurn` to an event-loop turn: starting one (URL checks, signing,
+// opening its request) costs a fraction of a millisecond, and a fan-out's hundreds started together made turns of 50
+// to 100 ms in which nothing else of the process (an event stream's write, a database reply) ran. An attempt that
+// ends hands its slot to the next one at once, outside that count: those starts come one per answer, spread over
+// the turn's I/O, and holding them back would cap deliveries at `startsPerTurn` per turn of a busy process.
 
 export type AttemptRunner<H> = (deliveryId: string, hints: H | undefined) => Promise<void>;
 
@@ -63,35 +65,41 @@ export class DeliveryDispatcher<H> {
     return this.queue.length - this.head;
   }
 
+  /** Starts what the free slots and this turn's count allow. */
   private pump(): void {
-    while (!this.stopped && this.running < this.concurrency && this.head < this.queue.length) {
-      if (this.startedThisTurn === this.startsPerTurn) return;
+    while (this.startedThisTurn < this.startsPerTurn && this.startOne()) {
       // setImmediate runs after the I/O this turn's poll found ready: the next turn's starts wait for that, not longer.
       if (this.startedThisTurn++ === 0) setImmediate(() => this.nextTurn());
-      const item = this.queue[this.head]!;
-      this.queue[this.head++] = undefined as never;
-      if (this.head > 1024 && this.head * 2 > this.queue.length) {
-        this.queue = this.queue.slice(this.head);
-        this.head = 0;
-      }
-      this.running += 1;
-      const hints = this.laterHints.get(item.deliveryId) ?? item.hints;
-      this.laterHints.delete(item.deliveryId);
-      this.run(item.deliveryId, hints)
-        .catch(this.onError)
-        .finally(() => {
-          this.running -= 1;
-          this.queued.delete(item.deliveryId);
-          // A claim that arrived while this attempt ran (which then found the delivery held) runs next.
-          const later = this.laterHints.get(item.deliveryId);
-          if (later !== undefined) {
-            this.laterHints.delete(item.deliveryId);
-            this.submit(item.deliveryId, later);
-          }
-          this.pump();
-          this.settleIdle();
-        });
     }
+  }
+
+  /** Starts the next queued attempt if a slot is free; whether it did. */
+  private startOne(): boolean {
+    if (this.stopped || this.running >= this.concurrency || this.head >= this.queue.length) return false;
+    const item = this.queue[this.head]!;
+    this.queue[this.head++] = undefined as never;
+    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+    this.running += 1;
+    const hints = this.laterHints.get(item.deliveryId) ?? item.hints;
+    this.laterHints.delete(item.deliveryId);
+    this.run(item.deliveryId, hints)
+      .catch(this.onError)
+      .finally(() => {
+        this.running -= 1;
+        this.queued.delete(item.deliveryId);
+        // A claim that arrived while this attempt ran (which then found the delivery held) runs next.
+        const later = this.laterHints.get(item.deliveryId);
+        if (later !== undefined) {
+          this.laterHints.delete(item.deliveryId);
+          this.submit(item.deliveryId, later);
+        }
+        this.startOne();
+        this.settleIdle();
+      });
+    return true;
   }
 
   private nextTurn(): void {

@@ -113,9 +113,11 @@ describe("DeliveryDispatcher", () => {
 
   it("starts at most `startsPerTurn` attempts in one event-loop turn, the rest in the turns after", async () => {
     const started: string[] = [];
+    const held = deferred();
     const dispatcher = new DeliveryDispatcher<string>(
       async (id) => {
         started.push(id);
+        await held.promise;
       },
       100,
       () => {},
@@ -128,8 +130,37 @@ describe("DeliveryDispatcher", () => {
     await tick();
     expect(started).to.deep.equal(ids.slice(0, 8));
     // Idle only once the attempts held back have run too.
+    held.resolve();
     await dispatcher.whenIdle();
     expect(started).to.deep.equal(ids);
     expect(dispatcher.backlog).to.equal(0);
+  });
+
+  it("hands a finished attempt's slot to the next one at once, whatever this turn has started", async () => {
+    const started: string[] = [];
+    const gates = new Map<string, ReturnType<typeof deferred>>();
+    const dispatcher = new DeliveryDispatcher<string>(
+      async (id) => {
+        started.push(id);
+        const gate = deferred();
+        gates.set(id, gate);
+        await gate.promise;
+      },
+      2,
+      () => {},
+      2,
+    );
+    for (const id of ["a", "b", "c", "d"]) dispatcher.submit(id);
+    expect(started).to.deep.equal(["a", "b"]);
+    gates.get("a")!.resolve();
+    // Promise callbacks only: the turn's setImmediate has not run yet.
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    expect(started).to.deep.equal(["a", "b", "c"]);
+    for (const id of ["b", "c", "d"]) {
+      gates.get(id)?.resolve();
+      await tick();
+    }
+    await dispatcher.whenIdle();
+    expect(started).to.deep.equal(["a", "b", "c", "d"]);
   });
 });

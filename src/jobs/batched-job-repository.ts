@@ -2,7 +2,7 @@
 // job at a time and saves each run's state by itself: one round trip per lock attempt (and a failed attempt
 // at the end of every fill it starts, one fill per change-stream notification), one per state save and one per
 // removal. Here the lock attempts of one job name share a batch (one find of the due jobs, one update that locks
-// them, one find of those it won), the state saves of one event-loop turn are one bulk write, a finished
+// them, one find of those it won), the state saves of one event-loop turn are one raw update command, a finished
 // one-time job is removed by the save that ends its run instead of being saved and then removed, and the save
 // that starts a run is not written (see saveJobState). What Agenda decides (which job is due, its lock and lock
 // lifetime, its retries and next run) is unchanged.
@@ -26,9 +26,13 @@ import { MongoJobRepository } from "@agendajs/mongo-backend";
 import { type JobId, type JobParameters, type JobRepositoryOptions, toJobId } from "agenda";
 import { type Collection, type Db, type Document, ObjectId } from "mongodb";
 import { TurnBatch } from "../lib/turn-batch.ts";
+import { rawDeletes, rawUpdates } from "../store/write-batcher.ts";
 
 /** Agenda's order of due jobs: earliest first, then highest priority. */
 const DUE_ORDER = { nextRunAt: 1, priority: -1 } as const;
+
+/** Statements per command of state saves and removals: each a few hundred bytes, far under a command's 16 MiB. */
+const STATEMENTS_PER_COMMAND = 1000;
 
 /** The lock batches of one job name. */
 class NameLocks {
@@ -101,7 +105,7 @@ export class BatchedJobRepository extends MongoJobRepository {
   private readonly lockLimits = new Map<string, { limit: number; batch: number; handLimit: number }>();
 
   constructor(
-    db: Db,
+    private readonly db: Db,
     collection: string,
     /** The lock limit of a job name without its own (`limitLocks`). */
     private readonly defaultLockLimit: number,
@@ -374,11 +378,10 @@ export class BatchedJobRepository extends MongoJobRepository {
   }
 
   private async writeStates(saves: StateSave[]): Promise<(undefined | Error)[]> {
-    const result = await this.jobs.bulkWrite(
-      saves.map(({ id, name, set }) => ({ updateOne: { filter: { _id: id, name }, update: { $set: set } } })),
-      { ordered: false },
-    );
-    if (result.matchedCount === saves.length) return saves.map(() => undefined);
+    // Raw update commands: the driver's bulk write would size every statement before serializing it.
+    const updates = saves.map(({ id, name, set }) => ({ q: { _id: id, name }, u: { $set: set } }));
+    const matched = await rawUpdates(this.db, this.jobs.collectionName, updates, STATEMENTS_PER_COMMAND);
+    if (matched === saves.length) return saves.map(() => undefined);
     // Some job was gone (removed during its run): those saves fail, as Agenda's own would.
     const present = await this.jobs.find({ _id: { $in: saves.map((s) => s.id) } }, { projection: { _id: 1, name: 1 } }).toArray();
     const found = new Set(present.map((p) => `${String(p._id)}\0${p.name}`));
@@ -401,10 +404,8 @@ export class BatchedJobRepository extends MongoJobRepository {
       if (ids) ids.push(id);
       else idsByName.set(name, [id]);
     }
-    await this.jobs.bulkWrite(
-      [...idsByName].map(([name, ids]) => ({ deleteMany: { filter: { _id: ids.length === 1 ? ids[0]! : { $in: ids }, name } } })),
-      { ordered: false },
-    );
+    const deletes = [...idsByName].map(([name, ids]) => ({ q: { _id: ids.length === 1 ? ids[0]! : { $in: ids }, name }, limit: 0 as const }));
+    await rawDeletes(this.db, this.jobs.collectionName, deletes, STATEMENTS_PER_COMMAND);
     return done.map(() => undefined);
   }
 }

@@ -35,7 +35,7 @@ function writeBatcher<T>(
   collection: string,
   command: "update" | "insert",
   statementOf: (item: T) => Document,
-  options: { oneAtATime?: boolean } = {},
+  options: { oneAtATime?: boolean; maxItems?: number } = {},
 ): TurnBatch<T, BatchOutcome> {
   return new TurnBatch<T, BatchOutcome>(async (items) => {
     const { n, writeErrors } = await rawWrites(db, command, collection, items.map(statementOf), WRITES_PER_COMMAND);
@@ -99,12 +99,13 @@ export function batchedUpdate<T extends Document>(
 /**
  * Conditional updateOne, batched. The update command reports how many of its updates matched, not which: when all
  * of a batch matched (the common case) each resolves "applied"; otherwise "unknown", and the caller reads to tell.
- * A write error of its own is thrown. With `oneAtATime`, one batch is written at a time (see TurnBatch).
+ * A write error of its own is thrown. With `oneAtATime`, one batch is written at a time, and with `maxItems` each holds
+ * at most that many (see TurnBatch).
  */
 export function batchedConditionalUpdate<T extends Document>(
   db: Db,
   collection: string,
-  options: { oneAtATime?: boolean } = {},
+  options: { oneAtATime?: boolean; maxItems?: number } = {},
 ): (operation: { updateOne: UpdateOneModel<T> }) => Promise<"applied" | "unknown"> {
   const batcher = writeBatcher<{ updateOne: UpdateOneModel<T> }>(db, collection, "update", updateStatement, options);
   return async (operation) => {
@@ -148,8 +149,11 @@ function writeConcernOf(db: Db): { writeConcern?: Document } {
   };
 }
 
+/** The field of each write command that holds its statements. */
+const STATEMENTS_FIELD = { update: "updates", insert: "documents", delete: "deletes" } as const;
+
 /**
- * Unordered single-document writes as raw commands (`update` or `insert`), at most `perCommand` statements in each,
+ * Unordered writes as raw commands (`update`, `insert` or `delete`), at most `perCommand` statements in each,
  * sent at once. The driver's bulk writes compute every operation's BSON size before serializing it, to split a
  * batch at the server's limits: that costs about as much as the serialization itself. A raw command is serialized
  * once, so the caller bounds its size instead (`perCommand` statements of the largest size it writes stay under
@@ -161,12 +165,12 @@ function writeConcernOf(db: Db): { writeConcern?: Document } {
  */
 async function rawWrites(
   db: Db,
-  command: "update" | "insert",
+  command: keyof typeof STATEMENTS_FIELD,
   collection: string,
   statements: readonly Document[],
   perCommand: number,
 ): Promise<{ n: number; writeErrors: RawWriteError[] }> {
-  const field = command === "update" ? "updates" : "documents";
+  const field = STATEMENTS_FIELD[command];
   const writeConcern = writeConcernOf(db);
   const sent: Promise<Document>[] = [];
   for (let start = 0; start < statements.length; start += perCommand) {
@@ -197,6 +201,18 @@ export async function rawUpdates(db: Db, collection: string, updates: readonly R
   const { n, writeErrors } = await rawWrites(db, "update", collection, updates, perCommand);
   if (writeErrors.length > 0) throw rawWriteFailure(writeErrors);
   return n;
+}
+
+/** One delete of `rawDeletes`: its filter, and 0 (every match) or 1, as the `delete` command takes them. */
+export interface RawDelete {
+  q: Document;
+  limit: 0 | 1;
+}
+
+/** Unordered deletes as raw `delete` commands (see rawWrites); a write error of any is thrown. */
+export async function rawDeletes(db: Db, collection: string, deletes: readonly RawDelete[], perCommand: number): Promise<void> {
+  const { writeErrors } = await rawWrites(db, "delete", collection, deletes, perCommand);
+  if (writeErrors.length > 0) throw rawWriteFailure(writeErrors);
 }
 
 /**

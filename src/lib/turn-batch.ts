@@ -3,7 +3,8 @@
  * request in order: a value, or an Error that fails that request alone. A failure of the whole write fails them all.
  * With `oneAtATime`, a write waits for the one before it to end, and everything requested meanwhile goes into it:
  * under load, few large writes instead of many small ones. With `windowMs`, the first request of a batch waits that
- * long for others (for requests whose callers need not hear back at once), and `maxItems` writes a full batch at once.
+ * long for others (for requests whose callers need not hear back at once). With `maxItems`, a write takes at most that
+ * many (the rest wait for the next), and a full batch is written at once.
  */
 export class TurnBatch<T, R = void> {
   private pending: { item: T; resolve: (result: R) => void; reject: (error: unknown) => void }[] = [];
@@ -33,9 +34,12 @@ export class TurnBatch<T, R = void> {
     clearTimeout(this.window);
     this.window = undefined;
     if (this.pending.length === 0) return;
-    const batch = this.pending;
-    this.pending = [];
+    const { maxItems } = this.options;
+    const batch = maxItems !== undefined && this.pending.length > maxItems ? this.pending.splice(0, maxItems) : this.pending;
+    if (batch === this.pending) this.pending = [];
     this.writing = this.options.oneAtATime === true;
+    // What a capped batch left behind is written next: after this write with oneAtATime, else at once.
+    if (!this.writing && this.pending.length > 0) this.schedule();
     try {
       const results = await this.write(batch.map((p) => p.item));
       batch.forEach((p, i) => {

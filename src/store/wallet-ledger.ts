@@ -77,6 +77,14 @@ export interface LedgerOwner {
   opens: number;
 }
 
+/**
+ * Moves (and lookups of their holders) per command. A backlog of steps would otherwise go out as a few commands of
+ * hundreds of statements: each holds the database, and then the service's event loop while it handles their
+ * replies and what follows them (projections, events, compactions), for tens of milliseconds, and every request
+ * in flight waits behind it. Commands of this size keep those stalls to a few milliseconds.
+ */
+const MOVES_PER_COMMAND = 50;
+
 /** The fields of the user document a ledger write reads back (not the whole document: it can be large). */
 const OWNER_FIELDS = { project_id: 1, livemode: 1, "ledger.opens": 1 } as const;
 
@@ -172,17 +180,20 @@ export class WalletLedgerRepository {
   /**
    * Moves of transactions (the steps of many jobs, settlement calls) share one command, as do the lookups of their
    * holders: those made while the one before is under way wait for it and go together (the runs of a job batch
-   * start one at a time, so a turn holds few of them).
+   * start one at a time, so a turn holds few of them), at most MOVES_PER_COMMAND in each.
    */
   private readonly batchedMove: ReturnType<typeof batchedConditionalUpdate<UserWithLedger>>;
-  private readonly holders = new TurnBatch<string, UserWithLedger | null>((ids) => this.findHolders(ids), { oneAtATime: true });
+  private readonly holders = new TurnBatch<string, UserWithLedger | null>((ids) => this.findHolders(ids), {
+    oneAtATime: true,
+    maxItems: MOVES_PER_COMMAND,
+  });
 
   /** Made by UserRepository, the users collection's one repository, on its collection (see `ledger` there). */
   constructor(db: Db, users: Collection<UserDocument>) {
     this.users = users as Collection<UserWithLedger>;
     this.batchedCompact = batchedUpdate(db, users.collectionName);
     this.batchedOpen = batchedConditionalUpdate(db, users.collectionName);
-    this.batchedMove = batchedConditionalUpdate(db, users.collectionName, { oneAtATime: true });
+    this.batchedMove = batchedConditionalUpdate(db, users.collectionName, { oneAtATime: true, maxItems: MOVES_PER_COMMAND });
   }
 
   find(scope: TenantScope, userId: string): Promise<UserWithLedger | null> {

@@ -78,6 +78,40 @@ describe("TurnBatch", () => {
     expect(await Promise.all(waiting)).to.deep.equal([20, 30, 40]);
   });
 
+  it("with maxItems and oneAtATime, writes at most that many at a time, in the order they were requested", async () => {
+    const { batches, gates, write, turn } = gatedWriter();
+    const batch = new TurnBatch<number, number>(write, { oneAtATime: true, maxItems: 2 });
+    const first = batch.add(1);
+    await turn();
+    const waiting = [2, 3, 4, 5, 6].map((n) => batch.add(n));
+    await turn();
+    gates.shift()!();
+    expect(await first).to.equal(10);
+    await turn();
+    expect(batches, "the rest waits for the write under way").to.deep.equal([[1], [2, 3]]);
+    gates.shift()!();
+    await turn();
+    await turn();
+    expect(batches).to.deep.equal([[1], [2, 3], [4, 5]]);
+    gates.shift()!();
+    await turn();
+    await turn();
+    gates.shift()!();
+    expect(await Promise.all(waiting)).to.deep.equal([20, 30, 40, 50, 60]);
+    expect(batches).to.deep.equal([[1], [2, 3], [4, 5], [6]]);
+  });
+
+  it("with maxItems alone, writes the requests of one turn in writes of at most that many, all at once", async () => {
+    const { batches, gates, write, turn } = gatedWriter();
+    const batch = new TurnBatch<number, number>(write, { maxItems: 2 });
+    const results = [1, 2, 3, 4, 5].map((n) => batch.add(n));
+    await turn();
+    await turn();
+    expect(batches).to.deep.equal([[1, 2], [3, 4], [5]]);
+    for (const open of gates.splice(0)) open();
+    expect(await Promise.all(results)).to.deep.equal([10, 20, 30, 40, 50]);
+  });
+
   it("turnBatchedReads: the reads of one turn ask once for their distinct ids, and each gets its document or null", async () => {
     const asked: string[][] = [];
     const stored = new Map([

@@ -17,7 +17,8 @@ import { cpuSecondsOf } from "./process-cpu.ts";
 import { writeResults } from "./results-file.ts";
 import { nodeArgsFrom, startProcess as start, stopProcess as stop } from "./processes.ts";
 
-const CONCURRENCY_LEVELS = [32, 128];
+/** BENCH_LEVELS: the levels of requests in flight, as "32,128" (the default); another list is a partial run (not written). */
+const CONCURRENCY_LEVELS = (process.env.BENCH_LEVELS ?? "32,128").split(",").map(Number);
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 6000);
 /** Rounds at each level: each a bare run then a withdrawal run; the report gives every round and their median. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -39,7 +40,7 @@ const PARTS = new Set((process.env.BENCH_PARTS ?? "all,settlement,api").split(",
  * CPU: the figures of such a run are not comparable with a run without it).
  */
 const COUNTED = process.env.BENCH_COMMANDS === "1";
-const EVERY_PART = ["all", "settlement", "api"].every((part) => PARTS.has(part));
+const EVERY_PART = ["all", "settlement", "api"].every((part) => PARTS.has(part)) && process.env.BENCH_LEVELS === undefined;
 
 interface Service {
   child: ChildProcess;

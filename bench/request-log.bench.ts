@@ -390,11 +390,16 @@ measured in isolation on this machine (2026-11-27):
   filters ran through mingo for every entry (5% of the insert); every call had a status index entry. Now two
   values of one common type are compared at once, a plain partial filter (\`{error_code: {$type: "string"}}\`) is
   tested directly, and the status index holds refusals only: 32 and 24 µs (GET), 44 and 39 µs (POST) in the same
-  pairs. What remains, in order: the ordered set's insert of a newest-first key at the front of a chunk (a splice
-  moving up to 512 entries of an array in the old generation, 0.7 to 2.9 µs against 0.2 to 0.3 µs at a chunk's end;
-  a successful call has two such keys, the tenant's newest-first and its route), about a quarter of the insert;
-  garbage collection, about a sixth (every entry and its index keys live in the database process's heap); BSON
-  decoding, about a fifth; key generation and the _id check.
+  pairs. What remained on 2026-11-28 (one process inserting 150,000 entries into a collection with the log's indexes,
+  its CPU time, interleaved pairs at a load average of 6 to 10): with entries a millisecond apart, as a load makes
+  them, a GET's entry cost 5 to 8 µs of index work (four keys, each past its index's end) and a POST's 18 to 20 µs,
+  most of it the Idempotency-Key's index, whose random keys land anywhere: a search of some 18 comparisons, each a
+  few dependent reads from memory the cache no longer holds. The ordered set now keeps its chunks' last entries in
+  an array of their own and an entry holds its key's first field, which took such a key's insert from 13.6-15.6 µs
+  to 7.6-10.0 µs (five pairs). Decoding an entry's BSON costs about 10 µs more (the bson library's deserializer),
+  and garbage collection about a sixth of the whole. The inserts-alone row's entries are encoded in a tight loop
+  and share their milliseconds by the hundred, so their time-ordered keys (ties broken by the id's random digits)
+  land inside the last chunk instead of past its end: that row overstates a load's index work by a few µs.
 `;
 writeFileSync(new URL("./results/request-log.md", import.meta.url), report);
 console.log(report);

@@ -147,7 +147,12 @@ async function load(kind: Load, variant: Variant, durationMs: number, aside?: As
   };
 }
 
-for (const kind of LOADS) for (const variant of VARIANTS) await load(kind, variant, WARM_UP_MS); // JIT, pools, indexes
+/** Each load's latest run of each variant (warm-ups included): what a control takes its rate and share from. */
+const latest = {} as Record<Load, Record<Variant, Run>>;
+for (const kind of LOADS) {
+  latest[kind] = {} as Record<Variant, Run>;
+  for (const variant of VARIANTS) latest[kind][variant] = await load(kind, variant, WARM_UP_MS); // JIT, pools, indexes
+}
 
 const rows: string[] = [];
 const runs: Record<Load, Record<Variant, Run[]>> = {
@@ -158,27 +163,40 @@ const controls: Record<Load, Record<Control, Run[]>> = {
   "rest-read": { "inserts aside": [], "busy aside": [] },
   "users-create": { "inserts aside": [], "busy aside": [] },
 };
+type Slot = { variant: Variant } | { control: Control };
+const SLOTS: Slot[] = [...VARIANTS.map((variant) => ({ variant })), ...(CONTROLS ? CONTROL_KINDS.map((control) => ({ control })) : [])];
+/**
+ * The runs of a round in turn: the two variants swapped every round; with the controls, all four rotated a place
+ * every round, since a run's place in a round weighs on it (the later ones ran faster on this machine).
+ */
+function orderOf(round: number): Slot[] {
+  if (!CONTROLS) return round % 2 === 1 ? SLOTS : [...SLOTS].reverse();
+  const shift = (round - 1) % SLOTS.length;
+  return [...SLOTS.slice(shift), ...SLOTS.slice(0, shift)];
+}
 for (let round = 1; round <= ROUNDS; round++) {
   for (const kind of LOADS) {
-    const order = round % 2 === 1 ? VARIANTS : [...VARIANTS].reverse();
-    for (const variant of order) {
-      const run = await load(kind, variant, DURATION_MS);
-      runs[kind][variant].push(run);
-      rows.push(
-        `${formatLoad(`${LABELS[kind]}, ${variant}, round ${round}`, run)} ${run.serviceMicros.toFixed(0)} | ${run.databaseMicros.toFixed(0)} | ${run.loaderMicros.toFixed(0)} |`,
-      );
-      console.error(rows.at(-1), `load ${loadavg()[0]!.toFixed(1)}`);
-    }
-    for (const control of CONTROLS ? CONTROL_KINDS : []) {
-      const withRun = runs[kind].recording.at(-1)!;
-      const withoutRun = runs[kind]["not recording"].at(-1)!;
-      // The database's extra CPU while the service recorded, as a share of its core's time.
-      const extra = ((withRun.databaseMicros - withoutRun.databaseMicros) * withRun.perSecond) / 1e6;
-      const run = await load(kind, "not recording", DURATION_MS, { control, perSecond: withRun.perSecond, duty: Math.min(1, Math.max(0.02, extra)) });
-      controls[kind][control].push(run);
-      rows.push(
-        `${formatLoad(`${LABELS[kind]}, not recording, ${control}, round ${round}`, run)} ${run.serviceMicros.toFixed(0)} | ${run.databaseMicros.toFixed(0)} | ${run.loaderMicros.toFixed(0)} |`,
-      );
+    for (const slot of orderOf(round)) {
+      let run: Run;
+      let label: string;
+      if ("variant" in slot) {
+        run = await load(kind, slot.variant, DURATION_MS);
+        runs[kind][slot.variant].push(run);
+        latest[kind][slot.variant] = run;
+        label = `${LABELS[kind]}, ${slot.variant}, round ${round}`;
+      } else {
+        const { recording: withRun, "not recording": withoutRun } = latest[kind];
+        // The database's extra CPU while the service recorded, as a share of its core's time.
+        const extra = ((withRun.databaseMicros - withoutRun.databaseMicros) * withRun.perSecond) / 1e6;
+        run = await load(kind, "not recording", DURATION_MS, {
+          control: slot.control,
+          perSecond: withRun.perSecond,
+          duty: Math.min(1, Math.max(0.02, extra)),
+        });
+        controls[kind][slot.control].push(run);
+        label = `${LABELS[kind]}, not recording, ${slot.control}, round ${round}`;
+      }
+      rows.push(`${formatLoad(label, run)} ${run.serviceMicros.toFixed(0)} | ${run.databaseMicros.toFixed(0)} | ${run.loaderMicros.toFixed(0)} |`);
       console.error(rows.at(-1), `load ${loadavg()[0]!.toFixed(1)}`);
     }
   }
@@ -339,12 +357,13 @@ ${
   CONTROLS
     ? `
 Controls (\`BENCH_CONTROLS=1\`): the service that does not record, loaded again in each round while a process on the
-database's core (bench/request-log-aside.ts) either inserts the same entries at the rate of that round's recording
+database's core (bench/request-log-aside.ts) either inserts the same entries at the rate of the latest recording
 run into another database of the server (\`inserts aside\`: the database's extra work of recording, and that
 process's own encoding and round trips, on the database's core), or spins for the share of that core's time the
-database spent more in the recording run (\`busy aside\`: as much CPU on the other core, without database work),
-against the plain run of the round without recording. If the recording service's extra CPU came from the database's
-work reaching its core, the controls would cost about as much as recording does.
+database spent more in the latest recording run (\`busy aside\`: as much CPU on the other core, without database
+work); each against the plain run of its round without recording. The four runs of a round rotate a place every
+round. If the recording service's extra CPU came from the database's work reaching its core, the controls would
+cost about as much as recording does.
 
 | control | median of the rounds | each round | | |
 |---|---|---|---|---|

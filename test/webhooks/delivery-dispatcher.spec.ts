@@ -163,4 +163,68 @@ describe("DeliveryDispatcher", () => {
     await dispatcher.whenIdle();
     expect(started).to.deep.equal(["a", "b", "c", "d"]);
   });
+
+  it("hands the slot on once the exchange has ended, and bounds the attempts recording as well", async () => {
+    const started: string[] = [];
+    const exchanges = new Map<string, ReturnType<typeof deferred>>();
+    const recordings = new Map<string, ReturnType<typeof deferred>>();
+    const dispatcher = new DeliveryDispatcher<string>(
+      async (id, _hints, sent) => {
+        started.push(id);
+        const exchange = deferred();
+        exchanges.set(id, exchange);
+        await exchange.promise;
+        sent();
+        const recording = deferred();
+        recordings.set(id, recording);
+        await recording.promise;
+      },
+      1,
+      () => {},
+    );
+    for (const id of ["a", "b", "c"]) dispatcher.submit(id);
+    expect(started).to.deep.equal(["a"]);
+    exchanges.get("a")!.resolve();
+    await tick();
+    // a records its outcome; its slot went to b.
+    expect(started).to.deep.equal(["a", "b"]);
+    exchanges.get("b")!.resolve();
+    await tick();
+    // b has sent too, but a still records: two attempts in all (twice the concurrency) is the bound, and c waits.
+    expect(started).to.deep.equal(["a", "b"]);
+    recordings.get("a")!.resolve();
+    await tick();
+    expect(started).to.deep.equal(["a", "b", "c"]);
+    exchanges.get("c")!.resolve();
+    recordings.get("b")!.resolve();
+    await tick();
+    recordings.get("c")!.resolve();
+    await dispatcher.whenIdle();
+  });
+
+  it("keeps an id queued until its outcome is recorded: a claim arriving meanwhile runs after it", async () => {
+    const runs: [string, string | undefined][] = [];
+    const recording = deferred();
+    const dispatcher = new DeliveryDispatcher<string>(
+      async (id, hints, sent) => {
+        runs.push([id, hints]);
+        sent();
+        if (runs.length === 1) await recording.promise;
+      },
+      4,
+      () => {},
+    );
+    dispatcher.submit("x");
+    await tick();
+    dispatcher.submit("x", "claimed");
+    await tick();
+    expect(runs).to.deep.equal([["x", undefined]]);
+    recording.resolve();
+    await dispatcher.whenIdle();
+    await tick();
+    expect(runs).to.deep.equal([
+      ["x", undefined],
+      ["x", "claimed"],
+    ]);
+  });
 });

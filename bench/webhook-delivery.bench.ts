@@ -36,7 +36,13 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 2000);
 const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 10_000);
 const ENDPOINTS = 10;
-const PUBLISHERS = 64;
+/**
+ * Concurrent publishers of the throughput rounds (BENCH_PUBLISHERS). The relay writes one batch at a time and a
+ * publisher waits for its batch, so a batch carries at most this many events (ten times as many deliveries). 512 was
+ * tried to queue more ahead: its batches of 5,120 deliveries took 1.5 s each and the round ran at half the rate of
+ * 64's, one round stalling, so larger batches do not measure more of the pipeline.
+ */
+const PUBLISHERS = Number(process.env.BENCH_PUBLISHERS ?? 64);
 const LATENCY_RATE = 200;
 /**
  * Posts the bare loop keeps in flight: the pipeline's own bound on attempts in flight (SVC_WEBHOOK_CONCURRENCY's
@@ -166,7 +172,7 @@ async function bareRound() {
   await takeReceipts();
   return { posts, perSecond, cpu: split };
 }
-/** The pipeline: 64 publishers as fast as the relay takes them, each event fanned out to 10 endpoints. */
+/** The pipeline: PUBLISHERS publishers as fast as the relay takes them, each event fanned out to 10 endpoints. */
 async function pipelineRound() {
   const start = performance.now();
   const cpu = threadCpuSecondsOf(process.pid);
@@ -307,6 +313,13 @@ const lines = [
   "every round runs on the same collections. A pair's ratio is its pipeline's deliveries/s over its bare loop's posts/s;",
   "CPU per item is every thread of the process over the round (main, the database's worker thread, the others: GC",
   "helpers, libuv's pool), per delivery received or post answered.",
+  "",
+  "What limits each side: the bare loop, its posts in flight and the main thread (signing, the HTTP client), with the",
+  "receiver's process beside it. The pipeline, the same bound on exchanges in flight and the same main thread, which also",
+  "runs the relay's and the recording's database commands, and the database's thread: a relay batch (one per",
+  `${PUBLISHERS} events) is written while the attempts of the one before it are sent, and its writes and those attempts`,
+  "share the process's CPU. On cores that other work keeps busy the process gets a share of CPU, not a core per thread,",
+  "and the ratio then follows a delivery's CPU over a post's (the table's seventh column) more than either side's concurrency.",
   "",
   "| pair | bare loop posts/s | deliveries/s (received of expected; drain after publishing) | deliveries / posts | CPU per delivery: main, database, other (ms) | CPU per post: main, other (ms) | delivery CPU / post CPU | load (1 min) |",
   "|---|---|---|---|---|---|---|---|",

@@ -7,7 +7,8 @@ import { Agenda, exponential, type Job } from "agenda";
 import type { AnyBulkWriteOperation, Db, Document } from "mongodb";
 import { hostname } from "node:os";
 import { BatchedJobRepository } from "./batched-job-repository.ts";
-import { batchedInsert, type DocumentWriteError, throwDocumentError } from "../store/write-batcher.ts";
+import { isDuplicateKeyError } from "../store/database.ts";
+import { batchedInsert, type DocumentWriteError, throwUnlessDuplicate } from "../store/write-batcher.ts";
 import { WakeableChangeStreamChannel, WakeableInMemoryChannel } from "./wake-channels.ts";
 
 export interface JobQueueOptions {
@@ -242,7 +243,7 @@ export class JobQueue {
     const job = { name, data, type: "normal", priority: 0, nextRunAt: at, lockedAt: null, lastModifiedBy: null };
     return this.uniqueIndexes[name].then(async () => {
       const error = await this.insertJob(job);
-      if (error && error.code !== 11000) throwDocumentError(error);
+      throwUnlessDuplicate(error);
     });
   }
 
@@ -327,5 +328,5 @@ const NEW_JOB_FIELDS = { priority: 0, type: "normal", lockedAt: null, lastModifi
 function isOnlyDuplicateKeys(error: unknown): boolean {
   const writeErrors = (error as { writeErrors?: { code?: number }[] | { code?: number } }).writeErrors;
   const list = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : [];
-  return list.length > 0 && list.every((e) => e.code === 11000);
+  return list.length > 0 && list.every(isDuplicateKeyError);
 }

@@ -4,7 +4,8 @@
 import type { Collection, Db, Filter } from "mongodb";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import type { TransactionStatus, TransactionType } from "../domain/money.ts";
-import { batchedInsert, batchedUpdate, throwDocumentError } from "./write-batcher.ts";
+import { isDuplicateKeyError } from "./database.ts";
+import { batchedInsert, batchedUpdate, throwUnlessDuplicate } from "./write-batcher.ts";
 import { type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 
 /** One transaction, as the ledger holds it in flight and the projection holds it for ever. */
@@ -88,7 +89,7 @@ export class TransactionRepository {
   async project(record: TransactionRecord, isNew = false): Promise<void> {
     if (isNew) {
       const error = await this.batchedInsertNew(toDocument(record));
-      if (error && error.code !== 11000) throwDocumentError(error);
+      throwUnlessDuplicate(error);
       return;
     }
     const { _id, ...fields } = toDocument(record);
@@ -96,7 +97,7 @@ export class TransactionRepository {
       updateOne: { filter: { _id, version: { $lt: record.version } }, update: { $set: fields }, upsert: true },
     });
     // A duplicate key: the upsert met a document of this version or later, nothing to do.
-    if (error && error.code !== 11000) throwDocumentError(error);
+    throwUnlessDuplicate(error);
   }
 
   /**
@@ -109,7 +110,7 @@ export class TransactionRepository {
       await this.references.insertOne({ _id: id, fingerprint, created_at: now });
       return fingerprint;
     } catch (error) {
-      if ((error as { code?: number }).code !== 11000) throw error;
+      if (!isDuplicateKeyError(error)) throw error;
     }
     const holder = await this.references.findOne({ _id: id });
     if (!holder) throw new Error(`deposit reference of ${id}: a duplicate without a holder`);

@@ -4,6 +4,7 @@
 // per-command cost, which dominates small writes.
 import { type Db, type Document, ObjectId, type UpdateOneModel } from "mongodb";
 import { TurnBatch } from "../lib/turn-batch.ts";
+import { isDuplicateKeyError } from "./database.ts";
 
 /** A write error of one document of a batch (for example a duplicate key, code 11000). */
 export interface DocumentWriteError {
@@ -75,7 +76,7 @@ export function batchedInsert<T extends Document>(
   });
   return async (doc) => {
     const { error } = await batcher.add(doc);
-    if (error?.code !== 11000 || !options.explainDuplicates) return error;
+    if (!isDuplicateKeyError(error) || !options.explainDuplicates) return error;
     try {
       await db.collection(collection).insertOne(doc);
       return null;
@@ -118,6 +119,11 @@ export function batchedConditionalUpdate<T extends Document>(
 /** Throws a document's write error as the driver would for a single write (code, keyPattern, message). */
 export function throwDocumentError(error: DocumentWriteError): never {
   throw Object.assign(new Error(error.message), { code: error.code, keyPattern: error.keyPattern });
+}
+
+/** For inserts whose duplicate means "already there": throws any other write error of the document. */
+export function throwUnlessDuplicate(error: DocumentWriteError | null | undefined): void {
+  if (error && !isDuplicateKeyError(error)) throwDocumentError(error);
 }
 
 /** One update of `rawUpdates`: its filter and update, as the `update` command takes them. */
@@ -221,6 +227,6 @@ export async function rawDeletes(db: Db, collection: string, deletes: readonly R
  */
 export async function rawInsertsOnce(db: Db, collection: string, documents: readonly Document[], perCommand: number): Promise<Set<number>> {
   const { writeErrors } = await rawWrites(db, "insert", collection, documents, perCommand);
-  if (writeErrors.some((e) => e.code !== 11000)) throw rawWriteFailure(writeErrors);
+  if (!writeErrors.every(isDuplicateKeyError)) throw rawWriteFailure(writeErrors);
   return new Set(writeErrors.map((e) => e.index));
 }

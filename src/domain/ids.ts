@@ -17,14 +17,20 @@ export function newEventId(): string {
 const TIME_DIGITS = 8;
 
 /**
- * The time of the call in milliseconds (eight ordered base62 digits), then 16 random characters (95 bits): ids
- * sort by time, so the request log's _id index grows at its end (an insert in order costs an index far less than
- * one at a random place, mongod's B-tree and the embedded database's alike), and stay unguessable.
+ * `prefix`, the time in milliseconds (eight ordered base62 digits), then 16 random characters (95 bits): ids that
+ * sort by time, so the _id index of a collection written as things happen grows at its end (an insert in order
+ * costs an index far less than one at a random place, mongod's B-tree and the embedded database's alike), and that
+ * stay unguessable.
  */
-export function newRequestId(now = Date.now()): string {
+function timeOrderedId(prefix: string, now: number): string {
   let time = "";
   for (let rest = now, i = 0; i < TIME_DIGITS; i++, rest = Math.floor(rest / 62)) time = BASE62_DIGITS[rest % 62] + time;
-  return `req_${time}${randomBase62(24 - TIME_DIGITS)}`;
+  return `${prefix}${time}${randomBase62(24 - TIME_DIGITS)}`;
+}
+
+/** A call's request id: its request log entry's _id. */
+export function newRequestId(now = Date.now()): string {
+  return timeOrderedId("req_", now);
 }
 
 export function newApiKeyId(): string {
@@ -35,8 +41,9 @@ export function newWalletId(): string {
   return `wal_${randomBase62(24)}`;
 }
 
-export function newDeliveryId(): string {
-  return `whd_${randomBase62(24)}`;
+/** A delivery's id: ten of them are written per event, the most frequent insert of a busy project. */
+export function newDeliveryId(now = Date.now()): string {
+  return timeOrderedId("whd_", now);
 }
 
 export function newKycSessionId(): string {

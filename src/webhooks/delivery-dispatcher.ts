@@ -1,18 +1,12 @@
 // The in-process queue of fan-out's first attempts: new deliveries start as soon as their record exists, without
-// waiting for their job. At most `concurrency` attempts are sent at once (below); an id already queued is not
-// queued twice.
+// waiting for their job. At most `concurrency` attempts run at once; an id already queued is not queued twice.
 // Attempts submitted together start at most `startsPerTurn` to an event-loop turn: starting one (URL checks, signing,
 // opening its request) costs a fraction of a millisecond, and a fan-out's hundreds started together made turns of 50
 // to 100 ms in which nothing else of the process (an event stream's write, a database reply) ran. An attempt that
 // ends hands its slot to the next one at once, outside that count: those starts come one per answer, spread over
 // the turn's I/O, and holding them back would cap deliveries at `startsPerTurn` per turn of a busy process.
-// A slot bounds exchanges with receivers: an attempt hands it on once its exchange has ended (`sent`) and records
-// its outcome outside it; at most `concurrency` exchanges, and twice that of attempts in all. Held until recorded,
-// slots waited on database round trips (a batch's write, the hops to the database's thread), and the process had
-// fewer requests out at once than its bound.
 
-/** Runs an attempt; calls `sent` once the exchange with the receiver has ended, before recording its outcome. */
-export type AttemptRunner<H> = (deliveryId: string, hints: H | undefined, sent: () => void) => Promise<void>;
+export type AttemptRunner<H> = (deliveryId: string, hints: H | undefined) => Promise<void>;
 
 /** Attempts started in one event-loop turn unless the constructor says otherwise. */
 export const DEFAULT_STARTS_PER_TURN = 32;
@@ -28,10 +22,7 @@ export class DeliveryDispatcher<H> {
   private readonly queued = new Set<string>();
   /** Hints that arrived for an id already queued: a claim made since must reach the attempt that runs. */
   private readonly laterHints = new Map<string, H>();
-  /** Attempts in their exchange with the receiver. */
-  private sending = 0;
-  /** Attempts past their exchange, recording its outcome. */
-  private recording = 0;
+  private running = 0;
   private stopped = false;
   private idle: (() => void)[] = [];
   /** Attempts started in this turn; a turn that starts any ends by resetting it and starting the ones held back. */
@@ -62,7 +53,7 @@ export class DeliveryDispatcher<H> {
   }
 
   private isIdle(): boolean {
-    return this.sending + this.recording === 0 && (this.stopped || this.backlog === 0);
+    return this.running === 0 && (this.stopped || this.backlog === 0);
   }
 
   private settleIdle(): void {
@@ -84,31 +75,20 @@ export class DeliveryDispatcher<H> {
 
   /** Starts the next queued attempt if a slot is free; whether it did. */
   private startOne(): boolean {
-    const full = this.sending >= this.concurrency || this.sending + this.recording >= 2 * this.concurrency;
-    if (this.stopped || full || this.head >= this.queue.length) return false;
+    if (this.stopped || this.running >= this.concurrency || this.head >= this.queue.length) return false;
     const item = this.queue[this.head]!;
     this.queue[this.head++] = undefined as never;
     if (this.head > 1024 && this.head * 2 > this.queue.length) {
       this.queue = this.queue.slice(this.head);
       this.head = 0;
     }
-    this.sending += 1;
+    this.running += 1;
     const hints = this.laterHints.get(item.deliveryId) ?? item.hints;
     this.laterHints.delete(item.deliveryId);
-    let exchanged = false;
-    const sent = () => {
-      if (exchanged) return;
-      exchanged = true;
-      this.sending -= 1;
-      this.recording += 1;
-      this.startOne();
-    };
-    // The id stays queued until the outcome is recorded: a claim arriving meanwhile waits for it (below).
-    this.run(item.deliveryId, hints, sent)
+    this.run(item.deliveryId, hints)
       .catch(this.onError)
       .finally(() => {
-        if (exchanged) this.recording -= 1;
-        else this.sending -= 1;
+        this.running -= 1;
         this.queued.delete(item.deliveryId);
         // A claim that arrived while this attempt ran (which then found the delivery held) runs next.
         const later = this.laterHints.get(item.deliveryId);
@@ -138,6 +118,6 @@ export class DeliveryDispatcher<H> {
     this.head = 0;
     this.queued.clear();
     this.laterHints.clear();
-    if (this.sending + this.recording > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
+    if (this.running > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
   }
 }

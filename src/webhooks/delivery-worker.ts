@@ -174,12 +174,9 @@ export class DeliveryWorker {
     return this.attempt(claimed, endpoint, event ?? undefined, claimedAt);
   }
 
-  /**
-   * Fan-out's first attempt, claimed at insertion: sent now. Answers what follows for its guarantee job; `sent` hears
-   * when the exchange with the receiver has ended, before the outcome is recorded.
-   */
-  runFirst(hints: AttemptHints, sent?: () => void): Promise<NextRun> {
-    return this.attempt(hints.claimed, hints.endpoint, hints.event, this.deps.clock(), sent);
+  /** Fan-out's first attempt, claimed at insertion: sent now. Answers what follows for its guarantee job. */
+  runFirst(hints: AttemptHints): Promise<NextRun> {
+    return this.attempt(hints.claimed, hints.endpoint, hints.event, this.deps.clock());
   }
 
   /** Sends a claimed attempt and applies what follows it. */
@@ -188,7 +185,6 @@ export class DeliveryWorker {
     endpoint: WebhookEndpointDocument,
     known: EventDocument | undefined,
     claimedAt: Date,
-    sent?: () => void,
   ): Promise<NextRun> {
     const { deliveries, clock, send } = this.deps;
     if (!endpoint.enabled) {
@@ -204,8 +200,6 @@ export class DeliveryWorker {
     } catch (error) {
       failure = error;
       result = { responseStatus: null, error: "internal_error", durationMs: clock().getTime() - claimedAt.getTime() };
-    } finally {
-      sent?.();
     }
     // Cut short because this process is stopping (WebhookDelivery.stop): our failure, not the receiver's.
     if (result.error !== null && send.inFlight?.isCutShort) result = { ...result, error: "internal_error" };

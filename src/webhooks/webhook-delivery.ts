@@ -108,10 +108,10 @@ export class WebhookDelivery {
       addDeliveryJobs: (jobs) => this.schedule(jobs, { keepExisting: true }),
     });
     this.firstAttempts = new DeliveryDispatcher<FirstAttempt>(
-      async (_deliveryId, first, sent) => {
+      async (_deliveryId, first) => {
         let recorded = false;
         try {
-          const next = await this.worker.runFirst(first!.hints, sent);
+          const next = await this.worker.runFirst(first!.hints);
           if (next !== null) await this.retryJobs.add({ data: jobDataOf(first!.hints.claimed), at: next });
           recorded = true;
         } finally {

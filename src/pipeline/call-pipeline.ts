@@ -216,26 +216,13 @@ export class CallPipeline {
     if (!sink || !source || call.caller.kind === "admin") return;
     const durationMs = performance.now() - call.started;
     const createdAt = this.clock();
-    const entry = (principal: Principal) =>
-      requestLogEntry({
-        logId: call.requestId,
-        source,
-        method: call.method,
-        route: call.route,
-        principal,
-        idempotencyKey: call.takesIdempotencyKey ? call.idempotencyKey : null,
-        replayed: call.headers[REPLAYED_HEADER] === "true",
-        refusal: failure ? { status: failure.described.definition.status, code: failure.described.code } : null,
-        durationMs,
-        createdAt,
-      });
     const principal = call.values.get(principalKey);
     if (principal) {
-      sink.record(entry(principal));
+      sink.record(logEntryOf(call, source, failure, principal, durationMs, createdAt));
     } else if (failure && HELD_KEY_REFUSALS.has(failure.described.code) && call.caller.kind === "bearer" && call.caller.authorization) {
       // A known key refused (revoked, its organization suspended): its holder is looked up after the answer.
       this.gate.holderOf(call.caller.authorization).then(
-        (holder) => holder && sink.record(entry(holder)),
+        (holder) => holder && sink.record(logEntryOf(call, source, failure, holder, durationMs, createdAt)),
         () => {},
       );
     }
@@ -465,4 +452,23 @@ export class CallPipeline {
     const storedMessage = fromBinary(call.method.output, Buffer.from(answer.message ?? "", "base64"));
     return handler.replayed(await this.registry.refreshReplay(call.method, storedMessage, call.context()));
   }
+}
+
+/**
+ * A call's request log entry, for the project `principal` acts in. A function of the module rather than a closure
+ * made per call: the service runs through tsx with names kept, which names every such closure as it is made.
+ */
+function logEntryOf(call: Call, source: RequestLogSource, failure: CallFailure | null, principal: Principal, durationMs: number, createdAt: Date) {
+  return requestLogEntry({
+    logId: call.requestId,
+    source,
+    method: call.method,
+    route: call.route,
+    principal,
+    idempotencyKey: call.takesIdempotencyKey ? call.idempotencyKey : null,
+    replayed: call.headers[REPLAYED_HEADER] === "true",
+    refusal: failure ? { status: failure.described.definition.status, code: failure.described.code } : null,
+    durationMs,
+    createdAt,
+  });
 }

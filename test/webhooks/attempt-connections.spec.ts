@@ -2,46 +2,10 @@
 // share a connection, a name that comes to resolve elsewhere never reuses one opened to the address it had, and a
 // kept connection the receiver closed while idle costs no attempt.
 import { expect } from "chai";
-import http from "node:http";
-import type { AddressInfo, Socket } from "node:net";
 import type { LookupAll } from "../../src/webhooks/address-vetting.ts";
 import { AttemptConnections } from "../../src/webhooks/attempt-connections.ts";
 import { postWebhook, type WebhookRequest } from "../../src/webhooks/delivery-client.ts";
-
-/** A receiver answering 200 to every request, counting the connections it accepted and the requests it read. */
-class CountingReceiver {
-  readonly connections: Socket[] = [];
-  readonly requests: { url: string; host: string | undefined }[] = [];
-  private readonly server = http.createServer((req, res) => {
-    req.resume();
-    req.on("end", () => {
-      this.requests.push({ url: req.url ?? "", host: req.headers.host });
-      res.end("ok");
-    });
-  });
-
-  constructor() {
-    this.server.on("connection", (socket: Socket) => this.connections.push(socket));
-  }
-
-  async listen(host: string): Promise<number> {
-    await new Promise<void>((resolve, reject) => {
-      this.server.once("error", reject);
-      this.server.listen(0, host, resolve);
-    });
-    return (this.server.address() as AddressInfo).port;
-  }
-
-  /** Closes the connections it holds idle, as a receiver's keep-alive time-out does. */
-  closeIdle(): void {
-    this.server.closeIdleConnections();
-  }
-
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-}
+import { WebhookReceiver } from "./support/receiver.ts";
 
 function lookupReturning(address: { current: string }): LookupAll {
   return async () => [{ address: address.current, family: 4 }];
@@ -57,15 +21,16 @@ const request = (url: string, overrides: Partial<WebhookRequest> = {}): WebhookR
 });
 
 describe("AttemptConnections", () => {
-  const receiver = new CountingReceiver();
+  let receiver: WebhookReceiver;
   let port = 0;
   before(async () => {
-    port = await receiver.listen("127.0.0.1");
+    receiver = await WebhookReceiver.start();
+    port = receiver.port;
   });
   after(() => receiver.close());
   beforeEach(() => {
     receiver.connections.length = 0;
-    receiver.requests.length = 0;
+    receiver.received.length = 0;
   });
 
   it("carries a receiver's attempts over one kept connection, and opens one per attempt without a pool", async () => {
@@ -73,7 +38,7 @@ describe("AttemptConnections", () => {
     for (let i = 0; i < 3; i++) {
       expect(await postWebhook(request(`http://127.0.0.1:${port}/kept`, { connections }))).to.deep.include({ responseStatus: 200, error: null });
     }
-    expect(receiver.requests).to.have.length(3);
+    expect(receiver.received).to.have.length(3);
     expect(receiver.connections).to.have.length(1);
     for (let i = 0; i < 2; i++) await postWebhook(request(`http://127.0.0.1:${port}/own`));
     expect(receiver.connections).to.have.length(3);
@@ -97,28 +62,27 @@ describe("AttemptConnections", () => {
     receiver.closeIdle();
     const result = await postWebhook(request(`http://127.0.0.1:${port}/b`, { connections }));
     expect(result).to.deep.include({ responseStatus: 200, error: null });
-    expect(receiver.requests.map((r) => r.url)).to.deep.equal(["/a", "/b"]);
+    expect(receiver.received.map((r) => r.path)).to.deep.equal(["/a", "/b"]);
     connections.closeIdle();
   });
 
   it("never reuses a connection opened to the address a name resolved to before (DNS rebinding)", async function () {
-    const other = new CountingReceiver();
-    let otherPort: number;
+    let other: WebhookReceiver;
     try {
-      otherPort = await other.listen("127.0.0.2");
+      other = await WebhookReceiver.start(undefined, "127.0.0.2");
     } catch {
       this.skip();
     }
     try {
       const connections = new AttemptConnections();
       const address = { current: "127.0.0.2" };
-      const url = `http://localhost:${otherPort}/rebound`;
+      const url = `http://localhost:${other.port}/rebound`;
       expect(await postWebhook(request(url, { connections, lookup: lookupReturning(address) }))).to.deep.include({ responseStatus: 200 });
       address.current = "127.0.0.1";
       // Nothing listens on 127.0.0.1 at that port: the kept connection to 127.0.0.2 must not carry this attempt.
       const rebound = await postWebhook(request(url, { connections, lookup: lookupReturning(address) }));
       expect(rebound.error).to.equal("connection_refused");
-      expect(other.requests).to.have.length(1);
+      expect(other.received).to.have.length(1);
       connections.closeIdle();
     } finally {
       await other.close();

@@ -1,8 +1,11 @@
-// A real local webhook receiver on 127.0.0.1 whose answer each test sets; it records every request read in full.
+// A real local webhook receiver (on 127.0.0.1 unless told another address) whose answer each test sets; it records
+// every request read in full, and the connections it accepted.
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 
 export interface ReceivedWebhook {
+  /** The request target: path and query. */
+  path: string;
   headers: http.IncomingHttpHeaders;
   rawBody: string;
   body: any;
@@ -13,6 +16,8 @@ export type ReceiverHandler = (req: http.IncomingMessage, res: http.ServerRespon
 
 export class WebhookReceiver {
   readonly received: ReceivedWebhook[] = [];
+  /** Every connection accepted, in order (a sender keeping its connections open makes fewer). */
+  readonly connections: Socket[] = [];
   handler: ReceiverHandler = (_req, res) => res.end("ok");
   private readonly server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -25,7 +30,7 @@ export class WebhookReceiver {
       } catch {
         body = undefined;
       }
-      const received = { headers: req.headers, rawBody, body, receivedAt: Date.now() };
+      const received = { path: req.url ?? "", headers: req.headers, rawBody, body, receivedAt: Date.now() };
       this.received.push(received);
       this.notify();
       this.handler(req, res, received);
@@ -33,17 +38,27 @@ export class WebhookReceiver {
   });
   private waiters: (() => void)[] = [];
   port = 0;
+  host = "127.0.0.1";
 
-  static async start(handler?: ReceiverHandler): Promise<WebhookReceiver> {
+  private constructor() {
+    this.server.on("connection", (socket: Socket) => this.connections.push(socket));
+  }
+
+  /** Listens on `host` (a loopback address the machine may not have, such as 127.0.0.2, rejects). */
+  static async start(handler?: ReceiverHandler, host = "127.0.0.1"): Promise<WebhookReceiver> {
     const receiver = new WebhookReceiver();
     if (handler) receiver.handler = handler;
-    await new Promise<void>((resolve) => receiver.server.listen(0, "127.0.0.1", resolve));
+    await new Promise<void>((resolve, reject) => {
+      receiver.server.once("error", reject);
+      receiver.server.listen(0, host, resolve);
+    });
     receiver.port = (receiver.server.address() as AddressInfo).port;
+    receiver.host = host;
     return receiver;
   }
 
   url(path = "/hooks"): string {
-    return `http://127.0.0.1:${this.port}${path}`;
+    return `http://${this.host}:${this.port}${path}`;
   }
 
   /** Requests received for one event id. */
@@ -69,6 +84,11 @@ export class WebhookReceiver {
 
   private notify(): void {
     for (const wake of this.waiters.splice(0)) wake();
+  }
+
+  /** Closes the connections it holds idle, as a receiver's keep-alive time-out does. */
+  closeIdle(): void {
+    this.server.closeIdleConnections();
   }
 
   async close(): Promise<void> {

@@ -54,10 +54,20 @@ const asTheKey: Interceptor = (next) => (request) => {
   return next(request);
 };
 /**
- * Each event's latest hand-over to Connect's writer of a stream, ms after its creation: log-to-write, the service's
- * share of log-to-stream (the clients' process then receives and decodes what 100 streams carry, on the same cores).
+ * Each message's latest hand-over to Connect's writer of a stream (Date.now()); after the round, each of its events'
+ * time after creation: log-to-write, the service's share of log-to-stream (the clients' process then receives and
+ * decodes what 100 streams carry, on the same cores). Streams share a message object when they take the same events,
+ * so this is one entry per message, not one per event and stream in the service's turns.
  */
-const handedOver = new Map<string, number>();
+const handedOver = new Map<StreamEventsResponse, number>();
+/** Each event's latest hand-over, ms after its creation. */
+function handOverDelays(): Map<string, number> {
+  const delays = new Map<string, number>();
+  for (const [message, at] of handedOver) {
+    for (const [id, createdMs] of eventsOf(message)) delays.set(id, Math.max(delays.get(id) ?? Number.NEGATIVE_INFINITY, at - createdMs));
+  }
+  return delays;
+}
 /**
  * The events of a message as [id, creation ms]. A binary stream's message carries its event, or each of its events,
  * encoded once for every stream (src/messages/encoded-once.ts): those are decoded once, by object, not per stream.
@@ -86,7 +96,7 @@ const timesHandOver: Interceptor = (next) => async (request) => {
   const timed: AsyncIterator<StreamEventsResponse> = {
     next: () =>
       messages.next().then((result) => {
-        if (!result.done) for (const [id, createdMs] of eventsOf(result.value)) handedOver.set(id, Date.now() - createdMs);
+        if (!result.done) handedOver.set(result.value, Date.now());
         return result;
       }),
     return: (value) => messages.return?.(value) ?? Promise.resolve({ done: true, value }),
@@ -273,7 +283,8 @@ async function runRound(kind: StreamKind): Promise<RoundResult> {
     raw!.close();
     result.changeStreamP50 = percentile(rawDelays, 50);
     result.changeStreamP99 = percentile(rawDelays, 99);
-    const writeDelays = published.map((id) => handedOver.get(id) ?? Number.NaN).sort((a, b) => a - b);
+    const delays = handOverDelays();
+    const writeDelays = published.map((id) => delays.get(id) ?? Number.NaN).sort((a, b) => a - b);
     result.writeP50 = percentile(writeDelays, 50);
     result.writeP99 = percentile(writeDelays, 99);
   }

@@ -177,6 +177,23 @@ describe("embedded-mongo: query planner", () => {
     expect(r.docs).to.have.length(20);
   });
 
+  it("prefers a partial index whose filter answers a condition of the query that its keys do not", () => {
+    // The relay's sweep: events not fanned out, oldest first. Both indexes give the range and the order; only the
+    // partial one holds just the events not fanned out, where the other walks past every one fanned out.
+    const events = new Collection("db", "partial_preferred");
+    events.addIndex(new CollectionIndex({ v: 2, key: { created_at: 1 }, name: "retention" }));
+    events.addIndex(
+      new CollectionIndex({ v: 2, key: { created_at: 1, _id: 1 }, name: "fan_out_pending", partialFilterExpression: { fanned_out: false } }),
+    );
+    for (let i = 0; i < 1000; i++) events.insert({ _id: i, created_at: new Date(1_700_000_000_000 + i), fanned_out: i < 990 });
+    const filter = { fanned_out: false, created_at: { $lte: new Date(1_700_000_000_000 + 995) } };
+    const r = run(events, filter, { sort: { created_at: 1 }, limit: 100 });
+    expect(r.stats.plan).to.equal("IXSCAN fan_out_pending");
+    expect(r.stats.keysExamined).to.equal(6);
+    expect(r.docs.map((d) => d._id)).to.deep.equal([990, 991, 992, 993, 994, 995]);
+    expect(r.docs).to.deep.equal(bruteForce(events, filter, { sort: { created_at: 1 }, limit: 100 }));
+  });
+
   it("agrees with a brute-force scan on assorted filters and sorts", () => {
     const cases: [Document, { sort?: Document; limit?: number; skip?: number }][] = [
       [{ n: { $gt: 10, $lte: 12 } }, { sort: { _id: 1 } }],

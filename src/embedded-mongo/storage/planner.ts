@@ -189,6 +189,22 @@ function impliesPartialFilter(filter: Document, partial: Document): boolean {
   );
 }
 
+/**
+ * The fields a partial index's filter conditions that its keys do not: a query that implies the filter gets those
+ * conditions answered by the index's membership, as an equality on a key field would narrow it. mongod's plan race
+ * finds the same (every entry the partial index yields passes those conditions, where an index beside it without
+ * them yields entries that fail them, such as events already fanned out under a `created_at` range).
+ */
+function partialFilterFields(index: CollectionIndex): number {
+  const partial = index.partialFilterExpression;
+  if (!partial) return 0;
+  return new Set(
+    conjuncts(partial)
+      .map(([field]) => field)
+      .filter((field) => !index.fields.some(([path]) => path === field)),
+  ).size;
+}
+
 interface Plan {
   index: CollectionIndex;
   ranges: { lo: unknown[]; loInc: boolean; hi: unknown[]; hiInc: boolean }[];
@@ -268,8 +284,10 @@ function planFor(index: CollectionIndex, bounds: Map<string, FieldBounds>, filte
   if (index.sparse && used === 0) return undefined; // a sparse index does not hold every document
   const lookup = index.unique && eqCount === index.fields.length;
   const exactUnique = lookup && !multiPoint;
+  const filtered = partialFilterFields(index);
   // A lookup of a few keys of a unique index ({_id: {$in: [...]}}) reads at most that many documents.
-  const score = (exactUnique ? 1000 : lookup ? 500 : 0) + eqCount * 10 + (rangeUsed ? 5 : 0) + (sortDirection ? 3 : 0) - index.fields.length * 0.01;
+  const score =
+    (exactUnique ? 1000 : lookup ? 500 : 0) + (eqCount + filtered) * 10 + (rangeUsed ? 5 : 0) + (sortDirection ? 3 : 0) - index.fields.length * 0.01;
   return { index, ranges, sortDirection, score, pointFields, rangeUsed, selectivity: eqCount * 10 + (rangeUsed ? 5 : 0), lookup };
 }
 

@@ -62,15 +62,19 @@ export class LedgerSweep {
 
   private async sweepUsers(before: Date, writtenAfter: Date | null): Promise<number> {
     let seen = 0;
-    let afterUser: string | null = null;
+    let last: UserWithLedger | null = null;
     for (;;) {
-      const users: UserWithLedger[] = await this.deps.wallets.findWithInflight(
-        afterUser,
-        USERS_PER_READ,
-        writtenAfter && { after: writtenAfter, through: before },
-      );
+      // A full sweep reads every user in flight by id; a window, the users written in it, from their index.
+      const users: UserWithLedger[] =
+        writtenAfter === null
+          ? await this.deps.wallets.findWithInflight(last?._id ?? null, USERS_PER_READ)
+          : await this.deps.wallets.findWrittenWithInflight(
+              last ? { at: last.ledger!.updated_at!, userId: last._id } : { at: writtenAfter, userId: null },
+              before,
+              USERS_PER_READ,
+            );
       if (users.length === 0) return seen;
-      afterUser = users.at(-1)!._id;
+      last = users.at(-1)!;
       // A read's users at a time: one read of the projections' versions, and the projections and compactions of
       // those users written together (a backlog of thousands of users is a few commands per read, not per user).
       const owners = users.map((user) => {

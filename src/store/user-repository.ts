@@ -64,6 +64,13 @@ export class UserRepository {
       { key: { "outbox.created_at": 1 }, name: "outbox_pending", partialFilterExpression: { "outbox.0": { $exists: true } } },
       // The ledger sweeper looks for transactions left in flight by a process that stopped.
       { key: { "ledger.inflight_ids": 1 }, name: "ledger_inflight", sparse: true },
+      // ...among the users in flight whose last ledger write falls in its window: without this index each sweep
+      // read every user, one command that held the database for as long as the users took to read.
+      {
+        key: { "ledger.updated_at": 1, _id: 1 },
+        name: "ledger_written",
+        partialFilterExpression: { "ledger.inflight_ids.0": { $exists: true } },
+      },
     ]);
   }
 

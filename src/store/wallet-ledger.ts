@@ -337,18 +337,44 @@ export class WalletLedgerRepository {
 
   /**
    * Users with a transaction in flight (some may have been left mid-way by a process that stopped), by id after
-   * `afterUserId`, and whose last ledger write (an opening or a move) is in `written` when given; the caller looks
-   * at each transaction's own time. Of each, its transactions in flight and its `opens` only (not their profiles,
-   * wallets and outboxes).
+   * `afterUserId`; the caller looks at each transaction's own time. Of each, its transactions in flight, its `opens`
+   * and its last ledger write's time only (not its profile, wallets and outbox).
    */
-  findWithInflight(afterUserId: string | null, limit: number, written: { after: Date; through: Date } | null = null): Promise<UserWithLedger[]> {
-    const filter: Filter<UserWithLedger> = { "ledger.inflight_ids.0": { $exists: true } };
-    if (written !== null) filter["ledger.updated_at"] = { $gt: written.after, $lte: written.through };
+  findWithInflight(afterUserId: string | null, limit: number): Promise<UserWithLedger[]> {
+    const filter: Filter<UserWithLedger> = { ...IN_FLIGHT };
     if (afterUserId !== null) filter._id = { $gt: afterUserId };
-    return this.users
-      .find(filter, { projection: { "ledger.inflight": 1, "ledger.opens": 1 } })
-      .sort({ _id: 1 })
-      .limit(limit)
-      .toArray();
+    return this.users.find(filter, { projection: SWEPT_FIELDS }).sort({ _id: 1 }).limit(limit).toArray();
+  }
+
+  /**
+   * The same users, those whose last ledger write (an opening or a move) is after `from` and at or before
+   * `through`, in the order of that write's time and then of id, from the index of users in flight by their last
+   * write (`ledger_written`): a page reads only its own users. `from` is where the page before ended: its last
+   * user's time and id (the next users are those of that time with a later id, then the later times), or a time
+   * alone (the users after it).
+   */
+  async findWrittenWithInflight(from: WrittenCursor, through: Date, limit: number): Promise<UserWithLedger[]> {
+    const page = (filter: Filter<UserWithLedger>, count: number) =>
+      this.users
+        .find({ ...IN_FLIGHT, ...filter }, { projection: SWEPT_FIELDS })
+        .sort(BY_LAST_WRITE)
+        .limit(count)
+        .toArray();
+    const sameTime = from.userId === null ? [] : await page({ "ledger.updated_at": from.at, _id: { $gt: from.userId } }, limit);
+    if (sameTime.length >= limit) return sameTime;
+    return [...sameTime, ...(await page({ "ledger.updated_at": { $gt: from.at, $lte: through } }, limit - sameTime.length))];
   }
 }
+
+/** Where a page of `findWrittenWithInflight` starts: after the user `userId` written at `at`, or after `at` (null). */
+export interface WrittenCursor {
+  at: Date;
+  userId: string | null;
+}
+
+/** A user with a transaction in flight, as the index `ledger_written` (UserRepository) holds only those. */
+const IN_FLIGHT = { "ledger.inflight_ids.0": { $exists: true } } as const;
+/** The order of that index: the last ledger write's time, then id. */
+const BY_LAST_WRITE = { "ledger.updated_at": 1, _id: 1 } as const;
+/** What a sweep reads of a user in flight. */
+const SWEPT_FIELDS = { "ledger.inflight": 1, "ledger.opens": 1, "ledger.updated_at": 1 } as const;

@@ -4,14 +4,16 @@
 // later than the window before (so a transaction waiting for days is not read again every few seconds), and a full
 // sweep every ten minutes is the backstop.
 import { expect } from "chai";
-import type { Collection, Db } from "mongodb";
+import type { Collection, Db, Document } from "mongodb";
 import { LedgerSweep } from "../../src/ledger/ledger-sweep.ts";
 import type { JobQueue } from "../../src/jobs/job-queue.ts";
 import { TransactionRepository, type TransactionRecord } from "../../src/store/transaction-repository.ts";
+import { UserRepository } from "../../src/store/user-repository.ts";
 import type { UserDocument } from "../../src/store/user-document.ts";
 import { type UserWithLedger, WalletLedgerRepository } from "../../src/store/wallet-ledger.ts";
 import type { Database } from "../../src/store/database.ts";
 import { freshDatabase } from "../support/database.ts";
+import { indexScans } from "../support/index-scans.ts";
 
 const STALE_MS = 10_000;
 const START = Date.parse("2026-03-01T12:00:00Z");
@@ -41,6 +43,26 @@ function record(id: string, userId: string, status: TransactionRecord["status"],
   };
 }
 
+/** A user document holding `inflight` in its ledger, its last ledger write at `writtenAt`. */
+function userHolding(userId: string, inflight: TransactionRecord[], writtenAt: Date): UserWithLedger {
+  return {
+    _id: userId,
+    project_id: "proj_sweep",
+    livemode: false,
+    outbox: [],
+    ledger: {
+      available_cents: 0,
+      pending_in_cents: 0,
+      pending_out_cents: 0,
+      inflight: Object.fromEntries(inflight.map((r) => [r.id, r])),
+      inflight_ids: inflight.map((r) => r.id),
+      opens: inflight.length,
+      compacted_through: 0,
+      updated_at: writtenAt,
+    },
+  } as unknown as UserWithLedger;
+}
+
 describe("The ledger's sweep", () => {
   let database: Database;
   let db: Db;
@@ -51,22 +73,7 @@ describe("The ledger's sweep", () => {
 
   /** A user holding `inflight`, its last ledger write at `writtenAt`, as a process that stopped after it left it. */
   async function plant(userId: string, inflight: TransactionRecord[], writtenAt: Date): Promise<void> {
-    await users.insertOne({
-      _id: userId,
-      project_id: "proj_sweep",
-      livemode: false,
-      outbox: [],
-      ledger: {
-        available_cents: 0,
-        pending_in_cents: 0,
-        pending_out_cents: 0,
-        inflight: Object.fromEntries(inflight.map((r) => [r.id, r])),
-        inflight_ids: inflight.map((r) => r.id),
-        opens: inflight.length,
-        compacted_through: 0,
-        updated_at: writtenAt,
-      },
-    } as unknown as UserWithLedger);
+    await users.insertOne(userHolding(userId, inflight, writtenAt));
   }
 
   before(async () => {
@@ -111,5 +118,58 @@ describe("The ledger's sweep", () => {
     now = START + 10 * 60_000;
     expect(await sweep.sweep(STALE_MS), "the full sweep looks at every user in flight again").to.equal(3);
     expect((await transactions.findById("txn_sweep_missed"))?.status).to.equal("pending");
+  });
+});
+
+describe("The ledger's sweep, with the users collection's indexes", () => {
+  let database: Database;
+  let users: Collection<UserWithLedger>;
+  let transactions: TransactionRepository;
+  let now = START;
+  let sweep: LedgerSweep;
+  /** Users planted so far (each gets a phone of its own: the phone is unique in a project). */
+  let planted = 0;
+
+  before(async () => {
+    database = await freshDatabase("ledger_sweep_indexed");
+    const repository = new UserRepository(database.db);
+    await repository.ensureIndexes();
+    users = database.db.collection<UserWithLedger>("users");
+    transactions = new TransactionRepository(database.db);
+    sweep = new LedgerSweep({ wallets: repository.ledger, transactions, jobs: {} as JobQueue, clock: () => new Date(now) });
+  });
+  after(() => database.close());
+
+  /** `count` users, each holding one pending transaction, their last ledger write at `writtenAt` (or none in flight). */
+  async function plant(prefix: string, count: number, writtenAt: Date, inFlight = true): Promise<void> {
+    await users.insertMany(
+      Array.from({ length: count }, (_, i) => {
+        const id = `usr_${prefix}_${String(i).padStart(4, "0")}`;
+        const inflight = inFlight ? [record(`txn_${prefix}_${i}`, id, "pending", writtenAt, 1)] : [];
+        return { ...userHolding(id, inflight, writtenAt), phone: `+1555${String((planted += 1)).padStart(7, "0")}` };
+      }),
+    );
+  }
+
+  it("reads a window's users from their index, past more than a page written at the same moment", async () => {
+    expect(await sweep.sweep(STALE_MS), "the first, full sweep finds nobody").to.equal(0);
+    // 250 users written at one moment in the next window (more than two pages of 100), and around them users the
+    // window leaves out: written before it, and written in it with nothing in flight.
+    const inWindow = new Date(START);
+    await plant("same", 250, inWindow);
+    await plant("earlier", 30, new Date(START - 3_600_000));
+    await plant("settled", 300, inWindow, false);
+    now = START + STALE_MS;
+    expect(await sweep.sweep(STALE_MS)).to.equal(250);
+    expect((await transactions.findById("txn_same_249"))?.status).to.equal("pending");
+    expect(await transactions.findById("txn_earlier_0")).to.equal(null);
+
+    const explained = (await users
+      .find({ "ledger.inflight_ids.0": { $exists: true }, "ledger.updated_at": { $gt: new Date(START - 1), $lte: inWindow } })
+      .sort({ "ledger.updated_at": 1, _id: 1 })
+      .limit(100)
+      .explain("executionStats")) as Document;
+    expect(indexScans(explained.queryPlanner.winningPlan)).to.deep.equal(["ledger_written"]);
+    expect(explained.executionStats.totalDocsExamined).to.equal(100);
   });
 });

@@ -1,0 +1,150 @@
+// The server decodes a command's bytes into values holding their BSON number types: an int32 as a JS number, a
+// double as a JS number unless it holds an integer of the int32 range (then a bson Double), an int64 as a Long.
+// Documents without such a double are decoded with promoted values at once; the answer must be the same as the
+// wrappers' path (every number a wrapper, then held) for every document, and malformed bytes fail as they did.
+import { expect } from "chai";
+import {
+  Binary,
+  BSONSymbol,
+  Code,
+  DBRef,
+  Decimal128,
+  deserialize,
+  Double,
+  Int32,
+  Long,
+  MaxKey,
+  MinKey,
+  ObjectId,
+  serialize,
+  Timestamp,
+  type Document,
+} from "bson";
+import { decodeDocument, holdNumbers, needsHolding } from "../../src/embedded-mongo/bson/numbers.ts";
+
+/** The form every document had before: decoded with wrappers, then held. */
+function heldByWalking(bytes: Uint8Array): Document {
+  return holdNumbers(deserialize(bytes, { promoteValues: false, promoteBuffers: false, bsonRegExp: false }));
+}
+
+/** A repeatable stream of numbers in [0, 1). */
+function numbers(seed: number): () => number {
+  let x = seed;
+  return () => {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    return x / 2147483648;
+  };
+}
+
+/** A random value of the types commands carry, nested a few levels. */
+function randomValue(next: () => number, depth: number): unknown {
+  const pick = Math.floor(next() * (depth > 2 ? 14 : 17));
+  switch (pick) {
+    case 0:
+      return Math.floor(next() * 2000) - 1000; // int32
+    case 1:
+      return next() * 1000; // a double with a fraction
+    case 2:
+      return new Double(Math.floor(next() * 100)); // an integral double of the int32 range
+    case 3:
+      return 2 ** 40 + Math.floor(next() * 100); // an integral double beyond int32
+    case 4:
+      return Long.fromNumber(Math.floor(next() * 1e6));
+    case 5:
+      return `s${next()}é`;
+    case 6:
+      return new Date(Math.floor(next() * 2e12));
+    case 7:
+      return next() < 0.5;
+    case 8:
+      return null;
+    case 9:
+      return new ObjectId();
+    case 10:
+      return new Binary(Buffer.from([1, 2, 3]), next() < 0.5 ? 0 : 4);
+    case 11:
+      return new Timestamp({ t: 5, i: 7 });
+    case 12:
+      return Decimal128.fromString("1.5");
+    case 13:
+      return next() < 0.5 ? new MinKey() : new MaxKey();
+    case 14:
+      return Array.from({ length: Math.floor(next() * 4) }, () => randomValue(next, depth + 1));
+    case 15:
+      return randomDocument(next, depth + 1);
+    default:
+      return /a.b/i;
+  }
+}
+
+function randomDocument(next: () => number, depth: number): Document {
+  const doc: Document = {};
+  const fields = 1 + Math.floor(next() * 5);
+  for (let f = 0; f < fields; f++) doc[`f${f}`] = randomValue(next, depth);
+  return doc;
+}
+
+describe("embedded-mongo: decoding a command's document", () => {
+  it("decodes a document without integral doubles of the int32 range straight into the held form", () => {
+    const bytes = serialize({ n: 5, d: 2.5, big: 2 ** 40, long: Long.fromNumber(7), nested: { list: [1, 1.5, { x: 3 }] }, s: "x" });
+    expect(needsHolding(bytes)).to.equal(false);
+    const decoded = decodeDocument(bytes);
+    expect(decoded).to.deep.equal(heldByWalking(bytes));
+    expect(decoded.n).to.equal(5);
+    expect(decoded.big).to.equal(2 ** 40);
+    expect(decoded.long).to.be.instanceOf(Long);
+  });
+
+  it("keeps an integral double of the int32 range a Double wherever it is", () => {
+    for (const doc of [{ d: new Double(3) }, { a: [1, { b: [new Double(-7)] }] }, { z: new Double(-0) }]) {
+      const bytes = serialize(doc);
+      expect(needsHolding(bytes)).to.equal(true);
+      expect(decodeDocument(bytes)).to.deep.equal(heldByWalking(bytes));
+    }
+    const decoded = decodeDocument(serialize({ a: [1, { b: [new Double(-7)] }] }));
+    expect(decoded.a[1].b[0]).to.be.instanceOf(Double);
+    expect(decoded.a[0]).to.equal(1);
+  });
+
+  it("decodes DBRefs, codes with scope and symbols as the walk did", () => {
+    const docs = [
+      { ref: new DBRef("c", new ObjectId(), undefined, { n: 1 }), after: 1 },
+      { code: new Code("function () {}", { n: 1 }) },
+      { sym: new BSONSymbol("s"), n: new Int32(4) },
+    ];
+    for (const doc of docs) {
+      const bytes = serialize(doc);
+      expect(decodeDocument(bytes)).to.deep.equal(heldByWalking(bytes));
+    }
+    expect(needsHolding(serialize(docs[0]!))).to.equal(true);
+    expect(needsHolding(serialize(docs[1]!))).to.equal(true);
+    expect(decodeDocument(serialize(docs[2]!)).sym).to.equal("s");
+  });
+
+  it("answers the same as the walk for random documents of every type", () => {
+    const next = numbers(42);
+    let straight = 0;
+    for (let n = 0; n < 2000; n++) {
+      const bytes = serialize(randomDocument(next, 0));
+      if (!needsHolding(bytes)) straight++;
+      expect(decodeDocument(bytes), `document ${n}`).to.deep.equal(heldByWalking(bytes));
+    }
+    // Both paths ran.
+    expect(straight).to.be.within(200, 1800);
+  });
+
+  it("fails on malformed bytes with the decoder's own error", () => {
+    const bytes = serialize({ a: "text", b: { c: 1 } });
+    const cases = [bytes.subarray(0, bytes.length - 1), Buffer.concat([bytes.subarray(0, 10), Buffer.from([0xff, 0xff]), bytes.subarray(12)])];
+    for (const malformed of cases) {
+      let expected: unknown;
+      try {
+        heldByWalking(malformed);
+      } catch (error) {
+        expected = error;
+      }
+      expect(expected, "the walk's decoder refuses it").to.be.instanceOf(Error);
+      expect(() => decodeDocument(malformed)).to.throw((expected as Error).message);
+    }
+  });
+});

@@ -78,7 +78,7 @@ export function createGrpcServer(services: readonly RpcService[], options: GrpcS
   const server = http2.createServer((request, response) => {
     const requestId = requestIds.get(request)!;
     limitRequestBody(request, response, requestId);
-    limitReceiveTime(request, options.receiveTimeoutMs);
+    limitReceiveTime(request.stream, options.receiveTimeoutMs);
     const protocol = rpcProtocolOf(request.headers["content-type"]);
     // Connect writes grpc-message with encodeURIComponent; grpc-js would show "%3A" for ":". The trailers also
     // name the request id when the call failed before the interceptors could put it there.
@@ -124,7 +124,7 @@ export function createGrpcServer(services: readonly RpcService[], options: GrpcS
     }
     const route = unary.get(path);
     if (route && headers[":method"] === "POST" && isBinaryGrpc(contentType) && !asksForCompression(headers["grpc-encoding"] as string | undefined)) {
-      limitStreamReceiveTime(stream, options.receiveTimeoutMs);
+      limitReceiveTime(stream, options.receiveTimeoutMs);
       const values = callContextValues(stream.session?.socket?.remoteAddress, requestId);
       void serveUnary(stream, headers, path, route, values, requestId, unaryOptions).catch((error) => stream.destroy(error));
       return;
@@ -189,16 +189,4 @@ export function createGrpcServer(services: readonly RpcService[], options: GrpcS
         }, graceMs).unref();
       }),
   };
-}
-
-/** A stream whose request body has not ended this long after its headers is cancelled. */
-function limitStreamReceiveTime(stream: http2.ServerHttp2Stream, timeoutMs: number): void {
-  if (stream.readableEnded) return;
-  const timer = setTimeout(() => {
-    if (!stream.closed) stream.close(http2.constants.NGHTTP2_CANCEL);
-  }, timeoutMs);
-  timer.unref();
-  const clear = () => clearTimeout(timer);
-  stream.once("end", clear);
-  stream.once("close", clear);
 }

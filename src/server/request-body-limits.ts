@@ -49,14 +49,18 @@ export function limitRequestBody(
   });
 }
 
-/** An HTTP/2 stream whose request body has not ended this long after its headers is cancelled. */
-export function limitReceiveTime(request: http2.Http2ServerRequest, timeoutMs: number): void {
-  if (request.complete) return;
+/**
+ * An HTTP/2 stream whose request has not fully arrived this long after its headers is cancelled. Arrived means the
+ * client ended its side (END_STREAM), whether or not the handler has read to that end: a server-streaming call reads
+ * its one message and then answers for as long as the stream lasts.
+ */
+export function limitReceiveTime(stream: http2.ServerHttp2Stream, timeoutMs: number): void {
+  if (stream.readableEnded) return;
   const timer = setTimeout(() => {
-    if (!request.stream.closed) request.stream.close(http2.constants.NGHTTP2_CANCEL);
+    if (!stream.closed && !stream.state.remoteClose) stream.close(http2.constants.NGHTTP2_CANCEL);
   }, timeoutMs);
   timer.unref();
   const clear = () => clearTimeout(timer);
-  request.once("end", clear);
-  request.once("close", clear);
+  stream.once("end", clear);
+  stream.once("close", clear);
 }

@@ -1,12 +1,17 @@
 // Limits every transport enforces while reading a request, before it is authenticated: bodies of at most
-// 64 KiB, headers and body received within the receive timeout, JSON nested at most 64 deep.
+// 64 KiB, headers and body received within the receive timeout (a server stream's answer may last longer), JSON
+// nested at most 64 deep.
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
 import { Worker } from "node:worker_threads";
 import * as grpc from "@grpc/grpc-js";
+import { createClient, type Interceptor } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { expect } from "chai";
+import { EventsService } from "../../gen/svc/v1/events_pb.ts";
 import { GrpcTestClient } from "../support/grpc-client.ts";
+import { uniquePhone } from "../support/phones.ts";
 import { startTestService, type TestService } from "../support/test-service.ts";
 
 const RECEIVE_TIMEOUT_MS = 1000;
@@ -100,6 +105,23 @@ function streamedPost(url: string, client: "node:http" | "fetch", bytes: number)
     });
     worker.once("error", reject);
   });
+}
+
+/** A gRPC call that sends 5 bytes of a 100-byte message and never ends its request: closed at the receive timeout. */
+async function expectCancelledAtReceiveTimeout(address: string, headers: http2.OutgoingHttpHeaders): Promise<void> {
+  const session = http2.connect(`http://${address}`);
+  try {
+    const stream = session.request({ ":method": "POST", "content-type": "application/grpc", ...headers });
+    stream.write(Buffer.from([0, 0, 0, 0, 100]));
+    const started = Date.now();
+    stream.resume();
+    await new Promise<void>((resolve) => stream.once("close", () => resolve()));
+    const elapsed = Date.now() - started;
+    expect(elapsed).to.be.at.least(RECEIVE_TIMEOUT_MS - 100);
+    expect(elapsed).to.be.below(RECEIVE_TIMEOUT_MS + 3000);
+  } finally {
+    session.destroy();
+  }
 }
 
 function oversizedEndpoint(): Buffer {
@@ -250,19 +272,52 @@ describe("request limits on every transport", () => {
     });
 
     it("HTTP/2 (gRPC): the stream is cancelled once the receive timeout passes", async () => {
-      const session = http2.connect(`http://${svc.grpcAddress}`);
+      await expectCancelledAtReceiveTimeout(svc.grpcAddress, { ":path": "/svc.v1.UsersService/CreateUser" });
+    });
+  });
+
+  describe("server streams outlive the receive timeout once their request has arrived", () => {
+    it("StreamEvents over gRPC, Connect and gRPC-Web stays open past the timeout and carries an event logged after it", async () => {
+      const options = {
+        interceptors: [
+          ((next) => (request) => {
+            request.header.set("authorization", `Bearer ${svc.sandboxKey}`);
+            return next(request);
+          }) satisfies Interceptor,
+        ],
+      };
+      const transports = {
+        grpc: createGrpcTransport({ baseUrl: `http://${svc.grpcAddress}`, ...options }),
+        connect: createConnectTransport({ baseUrl: svc.baseUrl, httpVersion: "1.1", ...options }),
+        "grpc-web": createGrpcWebTransport({ baseUrl: svc.baseUrl, httpVersion: "1.1", ...options }),
+      };
+      const abort = new AbortController();
+      const streams = Object.entries(transports).map(([protocol, transport]) => ({
+        protocol,
+        messages: createClient(EventsService, transport).streamEvents({}, { signal: abort.signal })[Symbol.asyncIterator](),
+      }));
       try {
-        const stream = session.request({ ":method": "POST", ":path": "/svc.v1.UsersService/CreateUser", "content-type": "application/grpc" });
-        stream.write(Buffer.from([0, 0, 0, 0, 100]));
-        const started = Date.now();
-        stream.resume();
-        await new Promise<void>((resolve) => stream.once("close", () => resolve()));
-        const elapsed = Date.now() - started;
-        expect(elapsed).to.be.at.least(RECEIVE_TIMEOUT_MS - 100);
-        expect(elapsed).to.be.below(RECEIVE_TIMEOUT_MS + 3000);
+        for (const { protocol, messages } of streams) expect((await messages.next()).value?.caughtUp, `${protocol}: caught up`).to.equal(true);
+        await new Promise((resolve) => setTimeout(resolve, RECEIVE_TIMEOUT_MS * 2.5));
+        const user = await svc.request("POST", "/v1/users", { body: { phone: uniquePhone() } });
+        expect(user.status).to.equal(201);
+        for (const { protocol, messages } of streams) {
+          const next = await messages.next();
+          expect(next.done, `${protocol}: the stream is still open`).to.equal(false);
+          expect(next.value?.event?.type, protocol).to.equal("user.created");
+          expect((next.value?.event?.data?.object as { id?: string } | undefined)?.id, protocol).to.equal(user.body.id);
+        }
       } finally {
-        session.destroy();
+        abort.abort();
+        await Promise.all(streams.map(({ messages }) => messages.return?.()));
       }
+    });
+
+    it("HTTP/2 (gRPC): a StreamEvents call whose request never ends is still cancelled at the timeout", async () => {
+      await expectCancelledAtReceiveTimeout(svc.grpcAddress, {
+        ":path": "/svc.v1.EventsService/StreamEvents",
+        authorization: `Bearer ${svc.sandboxKey}`,
+      });
     });
   });
 

@@ -3,30 +3,18 @@
 import { expect } from "chai";
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
-import http from "node:http";
-import https from "node:https";
-import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { postWebhook, type AttemptResult, type WebhookRequest } from "../../src/webhooks/delivery-client.ts";
 import type { TestService } from "../support/test-service.ts";
 import { compiledEntry } from "../support/processes.ts";
 import { createEndpoint, startWebhookTestService } from "./support/fixtures.ts";
 import { FakeDns } from "./support/fake-dns.ts";
+import { WebhookReceiver } from "./support/receiver.ts";
 
 const fixtures = new URL("../fixtures/webhooks/", import.meta.url);
 const CERT = fileURLToPath(new URL("self-signed-localhost.cert.pem", fixtures));
 const KEY = fileURLToPath(new URL("self-signed-localhost.key.pem", fixtures));
 const CLIENT = compiledEntry("src/webhooks/delivery-client.ts");
-
-async function listen(server: http.Server): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return (server.address() as AddressInfo).port;
-}
-
-const answer = (_req: http.IncomingMessage, res: http.ServerResponse) => {
-  _req.resume();
-  _req.on("end", () => res.end("ok"));
-};
 
 const post = (overrides: Partial<WebhookRequest>) =>
   postWebhook({ url: "http://127.0.0.1:1/", body: "{}", headers: {}, timeoutMs: 2000, livemode: false, ...overrides });
@@ -58,20 +46,18 @@ function expectMs(value: unknown): void {
 }
 
 describe("attempt timings and error detail", () => {
-  const plain = http.createServer(answer);
-  const secure = https.createServer({ cert: readFileSync(CERT), key: readFileSync(KEY) }, answer);
-  secure.on("tlsClientError", () => {});
+  let plain: WebhookReceiver;
+  let secure: WebhookReceiver;
   let plainPort = 0;
   let securePort = 0;
   before(async () => {
-    plainPort = await listen(plain);
-    securePort = await listen(secure);
+    plain = await WebhookReceiver.start();
+    secure = await WebhookReceiver.start(undefined, "127.0.0.1", { cert: readFileSync(CERT), key: readFileSync(KEY) });
+    [plainPort, securePort] = [plain.port, secure.port];
   });
   after(async () => {
-    for (const server of [plain, secure]) {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    }
+    await plain.close();
+    await secure.close();
   });
 
   it("http to an IP literal: no DNS, no TLS; connect and first byte measured", async () => {
@@ -108,9 +94,9 @@ describe("attempt timings and error detail", () => {
   });
 
   it("a refused connection: no phase completed", async () => {
-    const closed = http.createServer();
-    const port = await listen(closed);
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const closed = await WebhookReceiver.start();
+    const port = closed.port;
+    await closed.close();
     const result = await post({ url: `http://127.0.0.1:${port}/` });
     expect(result.error).to.equal("connection_refused");
     expect(result.timings).to.deep.equal({ dnsMs: null, connectMs: null, tlsMs: null, firstByteMs: null });

@@ -1,55 +1,9 @@
 import { expect } from "chai";
 import { readFileSync } from "node:fs";
-import http from "node:http";
-import https from "node:https";
-import type { AddressInfo } from "node:net";
 import { createSecureContext } from "node:tls";
 import type { LookupAll } from "../../src/webhooks/address-vetting.ts";
 import { networkErrorCode, postWebhook, type WebhookRequest } from "../../src/webhooks/delivery-client.ts";
-
-interface ReceivedRequest {
-  method: string;
-  url: string;
-  headers: http.IncomingHttpHeaders;
-  body: Buffer;
-}
-
-type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer) => void;
-
-/** A real local receiver whose behaviour each test sets, recording every request it reads in full. */
-class Receiver {
-  readonly received: ReceivedRequest[] = [];
-  handler: Handler = (_req, res) => res.end();
-  private readonly server: http.Server | https.Server;
-
-  constructor(tls?: https.ServerOptions) {
-    const onRequest = (req: http.IncomingMessage, res: http.ServerResponse): void => {
-      const chunks: Buffer[] = [];
-      req.on("data", (chunk: Buffer) => chunks.push(chunk));
-      req.on("end", () => {
-        const body = Buffer.concat(chunks);
-        this.received.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers, body });
-        this.handler(req, res, body);
-      });
-    };
-    this.server = tls ? https.createServer(tls, onRequest) : http.createServer(onRequest);
-    // TLS handshake failures are the point of some tests; they must not crash the server.
-    this.server.on("tlsClientError", () => {});
-  }
-
-  async listen(host = "127.0.0.1"): Promise<number> {
-    await new Promise<void>((resolve, reject) => {
-      this.server.once("error", reject);
-      this.server.listen(0, host, resolve);
-    });
-    return (this.server.address() as AddressInfo).port;
-  }
-
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-}
+import { WebhookReceiver } from "./support/receiver.ts";
 
 const fixtures = new URL("../fixtures/webhooks/", import.meta.url);
 const BODY = '{"id":"0d1f","object":"event","type":"webhook.test","data":{"message":"héllo ✓"}}';
@@ -70,7 +24,7 @@ function lookupReturning(address: string): LookupAll & { calls: string[] } {
 }
 
 describe("postWebhook", () => {
-  const receiver = new Receiver();
+  let receiver: WebhookReceiver;
   let port = 0;
   let base = "";
 
@@ -85,7 +39,8 @@ describe("postWebhook", () => {
     });
 
   before(async () => {
-    port = await receiver.listen();
+    receiver = await WebhookReceiver.start();
+    port = receiver.port;
     base = `http://127.0.0.1:${port}`;
   });
   beforeEach(() => {
@@ -104,8 +59,8 @@ describe("postWebhook", () => {
     expect(receiver.received).to.have.length(1);
     const [request] = receiver.received;
     expect(request!.method).to.equal("POST");
-    expect(request!.url).to.equal("/hooks?x=1");
-    expect(request!.body.equals(Buffer.from(BODY, "utf8"))).to.equal(true);
+    expect(request!.path).to.equal("/hooks?x=1");
+    expect(request!.rawBody).to.equal(BODY);
     expect(request!.headers).to.deep.include({
       "content-type": "application/json",
       "content-length": String(Buffer.byteLength(BODY)),
@@ -147,7 +102,7 @@ describe("postWebhook", () => {
     };
     expect(await post()).to.deep.include({ responseStatus: 302, error: "http_302" });
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(receiver.received.map((r) => r.url)).to.deep.equal(["/hooks?x=1"]);
+    expect(receiver.received.map((r) => r.path)).to.deep.equal(["/hooks?x=1"]);
   });
 
   it("gives timeout when the receiver does not answer within the limit", async () => {
@@ -189,8 +144,8 @@ describe("postWebhook", () => {
   });
 
   it("gives connection_refused for a closed port", async () => {
-    const closed = new Receiver();
-    const closedPort = await closed.listen();
+    const closed = await WebhookReceiver.start();
+    const closedPort = closed.port;
     await closed.close();
     expect(await post({ url: `http://127.0.0.1:${closedPort}/` })).to.deep.include({
       responseStatus: null,
@@ -238,35 +193,35 @@ describe("postWebhook", () => {
   it("resolves once and connects only to the vetted address, sending the host name as Host", async function () {
     // The vetted address (127.0.0.2) differs from what the system resolver says for localhost (127.0.0.1),
     // where nothing listens on this port: the request arrives only if the connection used the pinned address.
-    const pinnedReceiver = new Receiver();
-    let pinnedPort: number;
+    let pinnedReceiver: WebhookReceiver;
     try {
-      pinnedPort = await pinnedReceiver.listen("127.0.0.2");
+      pinnedReceiver = await WebhookReceiver.start(undefined, "127.0.0.2");
     } catch {
       this.skip();
     }
+    const pinnedPort = pinnedReceiver.port;
     try {
       const lookup = lookupReturning("127.0.0.2");
       const result = await post({ url: `http://localhost:${pinnedPort}/pinned`, lookup });
       expect(result).to.deep.include({ responseStatus: 200, error: null });
       expect(lookup.calls).to.deep.equal(["localhost"]);
-      expect(pinnedReceiver.received.map((r) => [r.url, r.headers.host])).to.deep.equal([["/pinned", `localhost:${pinnedPort}`]]);
+      expect(pinnedReceiver.received.map((r) => [r.path, r.headers.host])).to.deep.equal([["/pinned", `localhost:${pinnedPort}`]]);
     } finally {
       await pinnedReceiver.close();
     }
   });
 
   it("delivers to an IPv6 literal in sandbox ([::1])", async function () {
-    const v6Receiver = new Receiver();
-    let v6Port: number;
+    let v6Receiver: WebhookReceiver;
     try {
-      v6Port = await v6Receiver.listen("::1");
+      v6Receiver = await WebhookReceiver.start(undefined, "::1");
     } catch {
       this.skip();
     }
+    const v6Port = v6Receiver.port;
     try {
       expect(await post({ url: `http://[::1]:${v6Port}/v6` })).to.deep.include({ responseStatus: 200, error: null });
-      expect(v6Receiver.received.map((r) => [r.url, r.headers.host])).to.deep.equal([["/v6", `[::1]:${v6Port}`]]);
+      expect(v6Receiver.received.map((r) => [r.path, r.headers.host])).to.deep.equal([["/v6", `[::1]:${v6Port}`]]);
     } finally {
       await v6Receiver.close();
     }
@@ -286,18 +241,19 @@ describe("postWebhook", () => {
     const key = readFileSync(new URL("self-signed-localhost.key.pem", fixtures));
     const cert = readFileSync(new URL("self-signed-localhost.cert.pem", fixtures));
     const serverNames: Array<string | null> = [];
-    const tlsReceiver = new Receiver({
-      key,
-      cert,
-      // Records the SNI each client sent: the certificate is checked against the host name, not the pinned IP.
-      SNICallback: (servername, callback) => {
-        serverNames.push(servername);
-        callback(null, createSecureContext({ key, cert }));
-      },
-    });
+    let tlsReceiver: WebhookReceiver;
     let tlsPort = 0;
     before(async () => {
-      tlsPort = await tlsReceiver.listen();
+      tlsReceiver = await WebhookReceiver.start(undefined, "127.0.0.1", {
+        key,
+        cert,
+        // Records the SNI each client sent: the certificate is checked against the host name, not the pinned IP.
+        SNICallback: (servername, callback) => {
+          serverNames.push(servername);
+          callback(null, createSecureContext({ key, cert }));
+        },
+      });
+      tlsPort = tlsReceiver.port;
     });
     after(() => tlsReceiver.close());
 

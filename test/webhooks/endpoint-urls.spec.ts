@@ -1,8 +1,6 @@
 // Endpoint URLs through the service: sandbox loopback URLs may not aim at the host's own services (the sensitive
 // ports, this service's ports, its database's port), at creation, update and every attempt; and every spelling of
 // one address is one endpoint, stored and answered in its normalised form.
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { expect } from "chai";
 import { databasePorts } from "../../src/store/database.ts";
 import { postWebhook } from "../../src/webhooks/delivery-client.ts";
@@ -10,6 +8,7 @@ import { expectError } from "../support/errors.ts";
 import type { TestService } from "../support/test-service.ts";
 import { createEndpoint, startWebhookTestService } from "./support/fixtures.ts";
 import { FakeDns } from "./support/fake-dns.ts";
+import { WebhookReceiver } from "./support/receiver.ts";
 
 describe("webhook endpoint URLs", () => {
   let svc: TestService;
@@ -77,21 +76,16 @@ describe("webhook endpoint URLs", () => {
     });
 
     it("postWebhook refuses a loopback receiver on a refused port without connecting", async () => {
-      let received = 0;
-      const receiver = http.createServer((_req, res) => {
-        received += 1;
-        res.end();
-      });
-      await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-      const port = (receiver.address() as AddressInfo).port;
+      const receiver = await WebhookReceiver.start();
+      const port = receiver.port;
       try {
         const request = { url: `http://127.0.0.1:${port}/`, body: "{}", headers: {}, timeoutMs: 2000, livemode: false };
         expect(await postWebhook({ ...request, refusedLoopbackPorts: new Set([port]) })).to.include({ error: "ssrf_blocked", responseStatus: null });
-        expect(received).to.equal(0);
+        expect(receiver.received).to.have.length(0);
         expect(await postWebhook({ ...request, refusedLoopbackPorts: new Set([port + 1]) })).to.include({ error: null, responseStatus: 200 });
-        expect(received).to.equal(1);
+        expect(receiver.received).to.have.length(1);
       } finally {
-        await new Promise((resolve) => receiver.close(resolve));
+        await receiver.close();
       }
     });
   });

@@ -30,6 +30,21 @@ describe("encodedOnce", () => {
     expect(fromBinary(StreamEventsResponseSchema, toBinary(StreamEventsResponseSchema, encoded))).to.deep.equal(message);
   });
 
+  it("keeps the encoding as one unknown field, the first field's tag then every other byte, and nothing for an empty message", () => {
+    const many = create(StreamEventsResponseSchema, { events: [event, event], projectId: "p" });
+    const encoded = encodedOnce(StreamEventsResponseSchema, many);
+    const bytes = toBinary(StreamEventsResponseSchema, many);
+    expect(encoded.$unknown).to.have.length(1);
+    // The encoder writes project_id (field 2, length-delimited) first: its tag is one byte, (2 << 3) | 2.
+    expect(bytes[0]).to.equal(0x12);
+    expect(encoded.$unknown![0]!.no).to.equal(2);
+    expect(encoded.$unknown![0]!.wireType).to.equal(2);
+    expect(Buffer.from(encoded.$unknown![0]!.data)).to.deep.equal(Buffer.from(bytes.subarray(1)));
+    const empty = encodedOnce(StreamEventsResponseSchema, create(StreamEventsResponseSchema));
+    expect(empty.$unknown).to.equal(undefined);
+    expect(toBinary(StreamEventsResponseSchema, empty)).to.have.length(0);
+  });
+
   it("writes the original's bytes inside another message, in the order it is given", () => {
     const events = [event, eventMessage(documentOf("evt_2", "0.05"), { structData: false })];
     const plain = create(StreamEventsResponseSchema, { events, projectId: "p" });

@@ -1,7 +1,8 @@
 // The server decodes a command's bytes into values holding their BSON number types: an int32 as a JS number, a
 // double as a JS number unless it holds an integer of the int32 range (then a bson Double), an int64 as a Long.
-// Documents without such a double are decoded with promoted values at once; the answer must be the same as the
-// wrappers' path (every number a wrapper, then held) for every document, and malformed bytes fail as they did.
+// Its own decoder (decode.ts) does so for the types commands carry and leaves the rest to bson's; the answer must
+// be the same as bson's with every number a wrapper, then held, for every document, and malformed bytes fail with
+// bson's errors.
 import { expect } from "chai";
 import {
   Binary,
@@ -20,11 +21,17 @@ import {
   Timestamp,
   type Document,
 } from "bson";
-import { decodeDocument, holdNumbers, needsHolding } from "../../src/embedded-mongo/bson/numbers.ts";
+import { decodeDocument, decodeHeld } from "../../src/embedded-mongo/bson/decode.ts";
+import { holdNumbers } from "../../src/embedded-mongo/bson/numbers.ts";
 
 /** The form every document had before: decoded with wrappers, then held. */
 function heldByWalking(bytes: Uint8Array): Document {
   return holdNumbers(deserialize(bytes, { promoteValues: false, promoteBuffers: false, bsonRegExp: false }));
+}
+
+/** Whether decode.ts's decoder leaves the document to bson's. */
+function leftToBson(bytes: Uint8Array): boolean {
+  return decodeHeld(bytes) === undefined;
 }
 
 /** A repeatable stream of numbers in [0, 1). */
@@ -85,57 +92,101 @@ function randomDocument(next: () => number, depth: number): Document {
 }
 
 describe("embedded-mongo: decoding a command's document", () => {
-  it("decodes a document without integral doubles of the int32 range straight into the held form", () => {
-    const bytes = serialize({ n: 5, d: 2.5, big: 2 ** 40, long: Long.fromNumber(7), nested: { list: [1, 1.5, { x: 3 }] }, s: "x" });
-    expect(needsHolding(bytes)).to.equal(false);
+  it("decodes numbers, strings, dates, ids and binaries itself, as bson's decoder and the walk did", () => {
+    const bytes = serialize({
+      n: 5,
+      d: 2.5,
+      big: 2 ** 40,
+      long: Long.fromNumber(7),
+      nested: { list: [1, 1.5, { x: 3 }], empty: {}, none: [] },
+      s: "x",
+      text: "ünïcode and a long string of more than twenty bytes",
+      when: new Date(-5),
+      id: new ObjectId(),
+      bin: new Binary(Buffer.from([1, 2]), 0),
+      uuid: new Binary(Buffer.alloc(16, 7), 4),
+      ts: new Timestamp({ t: 1, i: 2 }),
+      yes: true,
+      no: null,
+      dec: Decimal128.fromString("2.25"),
+      min: new MinKey(),
+      max: new MaxKey(),
+      sym: new BSONSymbol("s"),
+      i32: new Int32(4),
+    });
+    expect(leftToBson(bytes)).to.equal(false);
     const decoded = decodeDocument(bytes);
     expect(decoded).to.deep.equal(heldByWalking(bytes));
     expect(decoded.n).to.equal(5);
     expect(decoded.big).to.equal(2 ** 40);
     expect(decoded.long).to.be.instanceOf(Long);
+    expect(decoded.sym).to.equal("s");
   });
 
-  it("keeps an integral double of the int32 range a Double wherever it is", () => {
+  it("keeps an integral double of the int32 range a Double wherever it is, and -0 a number", () => {
     for (const doc of [{ d: new Double(3) }, { a: [1, { b: [new Double(-7)] }] }, { z: new Double(-0) }]) {
       const bytes = serialize(doc);
-      expect(needsHolding(bytes)).to.equal(true);
       expect(decodeDocument(bytes)).to.deep.equal(heldByWalking(bytes));
     }
-    const decoded = decodeDocument(serialize({ a: [1, { b: [new Double(-7)] }] }));
+    const decoded = decodeDocument(serialize({ a: [1, { b: [new Double(-7)] }], z: new Double(-0) }));
     expect(decoded.a[1].b[0]).to.be.instanceOf(Double);
     expect(decoded.a[0]).to.equal(1);
+    expect(Object.is(decoded.z, -0)).to.equal(true);
   });
 
-  it("decodes DBRefs, codes with scope and symbols as the walk did", () => {
+  it("takes a repeated key from its cache only when its bytes are the same", () => {
+    // "Aa" and "BB" have the same length and the same hash: only their bytes tell them apart.
+    const first = decodeDocument(serialize({ Aa: 1, status: 2 }));
+    const second = decodeDocument(serialize({ BB: 3, status: 4 }));
+    const third = decodeDocument(serialize({ Aa: 5, BB: 6 }));
+    expect(first).to.deep.equal({ Aa: 1, status: 2 });
+    expect(Object.keys(second)).to.deep.equal(["BB", "status"]);
+    expect(second).to.deep.equal({ BB: 3, status: 4 });
+    expect(third).to.deep.equal({ Aa: 5, BB: 6 });
+  });
+
+  it("leaves DBRefs, codes, regular expressions and strings with a replacement character to bson, with the same answers", () => {
     const docs = [
       { ref: new DBRef("c", new ObjectId(), undefined, { n: 1 }), after: 1 },
       { code: new Code("function () {}", { n: 1 }) },
-      { sym: new BSONSymbol("s"), n: new Int32(4) },
+      { code: new Code("x") },
+      { re: /a.b/i },
+      { text: "a \uFFFD b" },
     ];
     for (const doc of docs) {
       const bytes = serialize(doc);
+      expect(leftToBson(bytes), JSON.stringify(doc)).to.equal(true);
       expect(decodeDocument(bytes)).to.deep.equal(heldByWalking(bytes));
     }
-    expect(needsHolding(serialize(docs[0]!))).to.equal(true);
-    expect(needsHolding(serialize(docs[1]!))).to.equal(true);
-    expect(decodeDocument(serialize(docs[2]!)).sym).to.equal("s");
   });
 
   it("answers the same as the walk for random documents of every type", () => {
     const next = numbers(42);
-    let straight = 0;
+    let own = 0;
     for (let n = 0; n < 2000; n++) {
       const bytes = serialize(randomDocument(next, 0));
-      if (!needsHolding(bytes)) straight++;
+      if (!leftToBson(bytes)) own++;
       expect(decodeDocument(bytes), `document ${n}`).to.deep.equal(heldByWalking(bytes));
     }
-    // Both paths ran.
-    expect(straight).to.be.within(200, 1800);
+    // Both decoders ran.
+    expect(own).to.be.within(200, 1900);
   });
 
-  it("fails on malformed bytes with the decoder's own error", () => {
-    const bytes = serialize({ a: "text", b: { c: 1 } });
-    const cases = [bytes.subarray(0, bytes.length - 1), Buffer.concat([bytes.subarray(0, 10), Buffer.from([0xff, 0xff]), bytes.subarray(12)])];
+  it("fails on malformed bytes with bson's errors", () => {
+    const bytes = serialize({ a: "text", b: { c: 1 }, d: [true] });
+    const withByte = (at: number, byte: number) => {
+      const copy = Buffer.from(bytes);
+      copy[at] = byte;
+      return copy;
+    };
+    const cases = [
+      bytes.subarray(0, bytes.length - 1),
+      Buffer.concat([bytes.subarray(0, 10), Buffer.from([0xff, 0xff]), bytes.subarray(12)]),
+      withByte(bytes.length - 3, 7), // the boolean
+      withByte(9, 0xc3), // inside the string: not UTF-8
+      withByte(7, 0x40), // the string's length
+      withByte(bytes.indexOf(0x03) + 3, 0x60), // the embedded document's length
+    ];
     for (const malformed of cases) {
       let expected: unknown;
       try {
@@ -143,7 +194,7 @@ describe("embedded-mongo: decoding a command's document", () => {
       } catch (error) {
         expected = error;
       }
-      expect(expected, "the walk's decoder refuses it").to.be.instanceOf(Error);
+      expect(expected, "bson's decoder refuses it").to.be.instanceOf(Error);
       expect(() => decodeDocument(malformed)).to.throw((expected as Error).message);
     }
   });

@@ -2,7 +2,7 @@
 // int64 a bson Long (whatever its size), and a double a JS number, except a double holding an integer of the int32
 // range: the serializer would write that number as an int32, so it stays a bson Double. Written back, each value
 // then has the type it came with.
-import { Double, deserialize, Long, type Document } from "bson";
+import { Double, Long, type Document } from "bson";
 
 export type NumericType = "int" | "long" | "double" | "decimal";
 
@@ -41,111 +41,6 @@ export function numericType(v: unknown): NumericType | undefined {
 /** A double as held here: a JS number, or a Double when the number would otherwise be written as an int32. */
 export function heldDouble(n: number): number | Double {
   return isInt32(n) ? new Double(n) : n;
-}
-
-const DESERIALIZE_OPTIONS = { promoteValues: false, promoteBuffers: false, bsonRegExp: false };
-/**
- * Int32s and doubles decoded as JS numbers, int64s as Longs, binaries as Binary: the form above already, for a
- * document without an integral double of the int32 range. The decoder's checks do not depend on these options.
- */
-const PROMOTED_OPTIONS = { promoteValues: true, promoteLongs: false, promoteBuffers: false, bsonRegExp: false };
-
-/**
- * Decodes one BSON document (a command, a journal record) with its numbers held as above. Most documents are
- * decoded straight into that form; the others (see `needsHolding`) with every number a wrapper, then held: that
- * walk over every value was a quarter of decoding a delivery's outcome.
- */
-export function decodeDocument(bytes: Uint8Array): Document {
-  if (!needsHolding(bytes)) return deserialize(bytes, PROMOTED_OPTIONS);
-  return holdNumbers(deserialize(bytes, DESERIALIZE_OPTIONS));
-}
-
-/** "$ref", the key of a DBRef, which holdNumbers leaves as decoded (a bson class, not walked). */
-const REF_KEY = [0x24, 0x72, 0x65, 0x66] as const;
-
-/**
- * Whether decoding with promoted values would not give the held form: the document has a double holding an integer
- * of the int32 range (held as a Double), a code with scope or a possible DBRef (whose values holdNumbers does not
- * reach), a type this scan does not know, or bytes it cannot follow (the decoder then answers its own error). One
- * pass over the bytes, reading type bytes, keys and lengths, without building anything.
- */
-export function needsHolding(bytes: Uint8Array): boolean {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const end = bytes.length;
-  let i = 4;
-  while (i < end) {
-    const type = bytes[i++]!;
-    // The end of a document, embedded or the outermost one: an embedded one's elements were read in line.
-    if (type === 0) continue;
-    const key = i;
-    while (i < end && bytes[i] !== 0) i++;
-    if (i - key === 4 && bytes[key] === REF_KEY[0] && bytes[key + 1] === REF_KEY[1] && bytes[key + 2] === REF_KEY[2] && bytes[key + 3] === REF_KEY[3])
-      return true;
-    i++;
-    if (i > end) return true;
-    switch (type) {
-      case 0x01: {
-        if (i + 8 > end) return true;
-        const n = view.getFloat64(i, true);
-        if (Number.isInteger(n) && n >= INT32_MIN && n <= INT32_MAX) return true;
-        i += 8;
-        break;
-      }
-      case 0x02: // string
-      case 0x0d: // code
-      case 0x0e: {
-        // symbol: decoded as its string either way
-        if (i + 4 > end) return true;
-        const size = view.getInt32(i, true);
-        if (size <= 0) return true;
-        i += 4 + size;
-        break;
-      }
-      case 0x03: // document
-      case 0x04: // array: their elements follow
-        i += 4;
-        break;
-      case 0x05: {
-        if (i + 4 > end) return true;
-        const size = view.getInt32(i, true);
-        if (size < 0) return true;
-        i += 5 + size;
-        break;
-      }
-      case 0x06: // undefined
-      case 0x0a: // null
-      case 0x7f: // max key
-      case 0xff: // min key
-        break;
-      case 0x07: // ObjectId
-        i += 12;
-        break;
-      case 0x08: // boolean
-        i += 1;
-        break;
-      case 0x09: // date
-      case 0x11: // timestamp
-      case 0x12: // int64
-        i += 8;
-        break;
-      case 0x10: // int32
-        i += 4;
-        break;
-      case 0x13: // decimal128
-        i += 16;
-        break;
-      case 0x0b: // regular expression: pattern and options, two C strings
-        for (let strings = 0; strings < 2; strings++) {
-          while (i < end && bytes[i] !== 0) i++;
-          i++;
-        }
-        break;
-      default:
-        // Code with scope, DBPointer, or a type no decoder knows.
-        return true;
-    }
-  }
-  return i !== end;
 }
 
 function isPlainContainer(v: object): boolean {

@@ -2,7 +2,7 @@
 // store is rebuilt from them. Journal records carry whole documents (an update stores the document after it),
 // so replaying a record twice, or over a snapshot that already holds it, gives the same state.
 import { Long, serialize, type Binary, type Document, type Timestamp } from "bson";
-import { decodeDocument } from "../bson/numbers.ts";
+import { decodeDocument } from "../bson/decode.ts";
 import { compareValues } from "../query/bson-order.ts";
 import { CollectionIndex } from "../storage/collection-index.ts";
 import type { Collection } from "../storage/collection.ts";

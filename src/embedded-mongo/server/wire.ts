@@ -1,6 +1,6 @@
 // MongoDB wire protocol framing: parses OP_MSG / OP_QUERY requests and builds OP_MSG / OP_REPLY replies.
 import { serialize, type Document } from "bson";
-import { decodeDocument } from "../bson/numbers.ts";
+import { decodeDocument } from "../bson/decode.ts";
 
 export const OP_REPLY = 1;
 export const OP_QUERY = 2004;

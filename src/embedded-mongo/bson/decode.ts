@@ -1,0 +1,193 @@
+// Decodes a command's BSON straight into the form numbers.ts holds values in (an int32 a JS number, a double a JS
+// number or, holding an integer of the int32 range, a Double, an int64 a Long), for the types commands and documents
+// carry. bson's deserializer decoded every number into a wrapper, which a second pass then held, built each key
+// through an array of its bytes, and allocated a frame per embedded document: the decoding of a command was the
+// largest share of the server's allocations (and so of its garbage collections). Keys repeat from one document to
+// the next, so a key's string is taken from a small cache when its bytes match. Anything else (regular
+// expressions, code, DBRefs, DBPointers, old binary, strings that are not valid UTF-8) and malformed bytes are left
+// to bson's deserializer, whose answers and errors are the reference.
+import { Binary, Decimal128, type Document, deserialize, Long, MaxKey, MinKey, ObjectId, Timestamp, UUID } from "bson";
+import { heldDouble, holdNumbers } from "./numbers.ts";
+
+/** Thrown inside the decoder: the document is left to bson's deserializer. */
+const LEFT_TO_BSON = Symbol("left to bson");
+
+/** Node's UTF-8 decoding of a range of a buffer, without toString's argument handling. */
+const utf8Slice = (Buffer.prototype as unknown as { utf8Slice(this: Buffer, start: number, end: number): string }).utf8Slice;
+
+/** Keys by the hash of their bytes (ASCII keys up to KEY_CACHE_BYTES long); checked byte for byte on every hit. */
+const keys = new Map<number, string>();
+const KEY_CACHE_BYTES = 64;
+const KEY_CACHE_SIZE = 4096;
+
+const DESERIALIZE_OPTIONS = { promoteValues: false, promoteBuffers: false, bsonRegExp: false };
+
+/**
+ * Decodes one BSON document (a command, a journal record) with its numbers held as numbers.ts holds them: here, or,
+ * for what this decoder leaves to bson, by bson's deserializer with every number a wrapper, then held.
+ */
+export function decodeDocument(bytes: Uint8Array): Document {
+  return decodeHeld(bytes) ?? holdNumbers(deserialize(bytes, DESERIALIZE_OPTIONS));
+}
+
+/** The document in the held form, or undefined when it is left to bson's deserializer. */
+export function decodeHeld(bytes: Uint8Array): Document | undefined {
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const size = buf.length;
+  if (size < 5 || buf.readInt32LE(0) !== size || buf[size - 1] !== 0) return undefined;
+  try {
+    return readObject(buf, 4, size - 1);
+  } catch (error) {
+    if (error === LEFT_TO_BSON) return undefined;
+    throw error;
+  }
+}
+
+/** The key whose bytes are buf[start, end), from the cache when it holds them. */
+function keyAt(buf: Buffer, start: number, end: number, hash: number, ascii: boolean): string {
+  if (!ascii || end - start > KEY_CACHE_BYTES) return utf8Slice.call(buf, start, end);
+  const cached = keys.get(hash);
+  if (cached !== undefined && cached.length === end - start) {
+    let same = true;
+    for (let k = 0; k < cached.length; k++) {
+      if (cached.charCodeAt(k) !== buf[start + k]) {
+        same = false;
+        break;
+      }
+    }
+    if (same) return cached;
+  }
+  const key = utf8Slice.call(buf, start, end);
+  if (keys.size >= KEY_CACHE_SIZE) keys.clear();
+  keys.set(hash, key);
+  return key;
+}
+
+/** A document's elements from `start` to its terminating byte at `end`. */
+function readObject(buf: Buffer, start: number, end: number): Document {
+  const doc: Document = {};
+  let i = start;
+  while (i < end) {
+    const type = buf[i++]!;
+    const keyStart = i;
+    let hash = 0;
+    let ascii = true;
+    for (let byte = buf[i]!; byte !== 0; byte = buf[++i]!) {
+      if (i >= end) throw LEFT_TO_BSON;
+      hash = (Math.imul(hash, 31) + byte) | 0;
+      if (byte > 0x7f) ascii = false;
+    }
+    const key = keyAt(buf, keyStart, i, hash, ascii);
+    // A DBRef is decoded as bson's class.
+    if (key === "$ref") throw LEFT_TO_BSON;
+    i = readValue(buf, type, i + 1, end);
+    if (key === "__proto__") Object.defineProperty(doc, key, { value, writable: true, enumerable: true, configurable: true });
+    else doc[key] = value;
+  }
+  if (i !== end) throw LEFT_TO_BSON;
+  return doc;
+}
+
+/** An array's elements from `start` to its terminating byte at `end` (their keys, "0", "1"..., are not read). */
+function readArray(buf: Buffer, start: number, end: number): unknown[] {
+  const array: unknown[] = [];
+  let i = start;
+  while (i < end) {
+    const type = buf[i++]!;
+    while (buf[i] !== 0) if (++i >= end) throw LEFT_TO_BSON;
+    i = readValue(buf, type, i + 1, end);
+    array.push(value);
+  }
+  if (i !== end) throw LEFT_TO_BSON;
+  return array;
+}
+
+/** The value readValue read last: answered beside the index after it, without an object per value. */
+let value: unknown;
+
+/** Reads a value of `type` at `i` into `value`; answers the index after it (at most `end`). */
+function readValue(buf: Buffer, type: number, i: number, end: number): number {
+  switch (type) {
+    case 0x01:
+      if (i + 8 > end) throw LEFT_TO_BSON;
+      value = heldDouble(buf.readDoubleLE(i));
+      return i + 8;
+    case 0x02:
+    case 0x0e: {
+      // A string, or a symbol (held as its string).
+      if (i + 4 > end) throw LEFT_TO_BSON;
+      const size = buf.readInt32LE(i);
+      const stop = i + 4 + size - 1;
+      if (size <= 0 || stop >= end || buf[stop] !== 0) throw LEFT_TO_BSON;
+      const text = utf8Slice.call(buf, i + 4, stop);
+      // A replacement character may stand for bytes that are not UTF-8, which bson's deserializer refuses.
+      if (text.includes("\uFFFD")) throw LEFT_TO_BSON;
+      value = text;
+      return stop + 1;
+    }
+    case 0x03:
+    case 0x04: {
+      if (i + 4 > end) throw LEFT_TO_BSON;
+      const size = buf.readInt32LE(i);
+      const stop = i + size - 1;
+      if (size < 5 || stop >= end || buf[stop] !== 0) throw LEFT_TO_BSON;
+      const read = type === 0x03 ? readObject(buf, i + 4, stop) : readArray(buf, i + 4, stop);
+      value = read;
+      return stop + 1;
+    }
+    case 0x05: {
+      if (i + 5 > end) throw LEFT_TO_BSON;
+      const size = buf.readInt32LE(i);
+      const subtype = buf[i + 4]!;
+      // Subtype 2 (old binary) carries a second length, checked by bson's deserializer.
+      if (size < 0 || subtype === 2 || i + 5 + size > end) throw LEFT_TO_BSON;
+      const binary = new Binary(buf.subarray(i + 5, i + 5 + size), subtype);
+      value = subtype === Binary.SUBTYPE_UUID && UUID.isValid(binary) ? binary.toUUID() : binary;
+      return i + 5 + size;
+    }
+    case 0x06:
+      value = undefined;
+      return i;
+    case 0x07:
+      if (i + 12 > end) throw LEFT_TO_BSON;
+      value = new ObjectId(buf.subarray(i, i + 12));
+      return i + 12;
+    case 0x08: {
+      const byte = buf[i];
+      if (i + 1 > end || (byte !== 0 && byte !== 1)) throw LEFT_TO_BSON;
+      value = byte === 1;
+      return i + 1;
+    }
+    case 0x09:
+      if (i + 8 > end) throw LEFT_TO_BSON;
+      value = new Date(buf.readInt32LE(i + 4) * 4294967296 + buf.readUInt32LE(i));
+      return i + 8;
+    case 0x0a:
+      value = null;
+      return i;
+    case 0x10:
+      if (i + 4 > end) throw LEFT_TO_BSON;
+      value = buf.readInt32LE(i);
+      return i + 4;
+    case 0x11:
+      if (i + 8 > end) throw LEFT_TO_BSON;
+      value = new Timestamp({ i: buf.readUInt32LE(i), t: buf.readUInt32LE(i + 4) });
+      return i + 8;
+    case 0x12:
+      if (i + 8 > end) throw LEFT_TO_BSON;
+      value = new Long(buf.readInt32LE(i), buf.readInt32LE(i + 4));
+      return i + 8;
+    case 0x13:
+      if (i + 16 > end) throw LEFT_TO_BSON;
+      value = new Decimal128(Buffer.from(buf.subarray(i, i + 16)));
+      return i + 16;
+    case 0x7f:
+      value = new MaxKey();
+      return i;
+    case 0xff:
+      value = new MinKey();
+      return i;
+    default:
+      throw LEFT_TO_BSON;
+  }
+}

@@ -20,7 +20,11 @@ export const requestLogSchema = closedObject(
     idempotent_replayed: Type.Boolean(),
     api_key_id: nullable(Type.String()),
     source: stringEnum(REQUEST_LOG_SOURCES),
-    duration_ms: Type.Integer({ minimum: 0 }),
+    duration_ms: Type.Integer({
+      minimum: 0,
+      description:
+        "From the call's arrival at its door to its answer, in milliseconds; for a stream, to its first message (the open, not how long it lasted).",
+    }),
     livemode: Type.Boolean(),
     created_at: dateTime(),
   },

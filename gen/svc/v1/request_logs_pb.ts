@@ -92,7 +92,8 @@ export type RequestLog = Message<"svc.v1.RequestLog"> & {
   source: string;
 
   /**
-   * From the call's arrival at its door to its answer, in whole milliseconds.
+   * From the call's arrival at its door to its answer, in whole milliseconds; for a stream, to its first message
+   * (the entry records the open, not how long the stream lasted).
    *
    * @generated from field: int32 duration_ms = 11;
    */

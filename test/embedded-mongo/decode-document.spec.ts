@@ -134,6 +134,19 @@ describe("embedded-mongo: decoding a command's document", () => {
     expect(Object.is(decoded.z, -0)).to.equal(true);
   });
 
+  it("takes a repeated short value from its cache only when its bytes are the same", () => {
+    const long = "x".repeat(40);
+    const docs = [
+      { a: "Aa", b: "status", c: long },
+      { a: "BB", b: "status", c: long, d: "é" },
+      { a: "Aa", b: "BB", c: `${long}y`, d: "è" },
+    ];
+    for (const doc of docs) {
+      const decoded = decodeDocument(serialize(doc));
+      expect(decoded).to.deep.equal(doc);
+    }
+  });
+
   it("takes a repeated key from its cache only when its bytes are the same", () => {
     // "Aa" and "BB" have the same length and the same hash: only their bytes tell them apart.
     const first = decodeDocument(serialize({ Aa: 1, status: 2 }));

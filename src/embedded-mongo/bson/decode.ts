@@ -2,10 +2,10 @@
 // number or, holding an integer of the int32 range, a Double, an int64 a Long), for the types commands and documents
 // carry. bson's deserializer decoded every number into a wrapper, which a second pass then held, built each key
 // through an array of its bytes, and allocated a frame per embedded document: the decoding of a command was the
-// largest share of the server's allocations (and so of its garbage collections). Keys repeat from one document to
-// the next, so a key's string is taken from a small cache when its bytes match. Anything else (regular
-// expressions, code, DBRefs, DBPointers, old binary, strings that are not valid UTF-8) and malformed bytes are left
-// to bson's deserializer, whose answers and errors are the reference.
+// largest share of the server's allocations (and so of its garbage collections). Keys and short values repeat from
+// one document to the next, so their strings are taken from small caches when their bytes match. Anything else
+// (regular expressions, code, DBRefs, DBPointers, old binary, strings that are not valid UTF-8) and malformed bytes
+// are left to bson's deserializer, whose answers and errors are the reference.
 import { Binary, Decimal128, type Document, deserialize, Long, MaxKey, MinKey, ObjectId, Timestamp, UUID } from "bson";
 import { heldDouble, holdNumbers } from "./numbers.ts";
 
@@ -15,10 +15,18 @@ const LEFT_TO_BSON = Symbol("left to bson");
 /** Node's UTF-8 decoding of a range of a buffer, without toString's argument handling. */
 const utf8Slice = (Buffer.prototype as unknown as { utf8Slice(this: Buffer, start: number, end: number): string }).utf8Slice;
 
-/** Keys by the hash of their bytes (ASCII keys up to KEY_CACHE_BYTES long); checked byte for byte on every hit. */
+/**
+ * Strings by the hash of their bytes, checked byte for byte on every hit: keys, and short values (a status, a type,
+ * a header's name), which repeat from one document to the next. A repeated value is then one string in memory where
+ * every stored document held a copy of its own, each surviving young-generation collections with the document.
+ */
 const keys = new Map<number, string>();
-const KEY_CACHE_BYTES = 64;
-const KEY_CACHE_SIZE = 4096;
+const values = new Map<number, string>();
+/** The longest key, and the longest value, taken from a cache (ASCII only). */
+const CACHED_KEY_BYTES = 64;
+const CACHED_VALUE_BYTES = 32;
+/** Entries a cache holds before it starts again (unique values, such as ids, pass through the values' cache). */
+const CACHE_SIZE = 4096;
 
 const DESERIALIZE_OPTIONS = { promoteValues: false, promoteBuffers: false, bsonRegExp: false };
 
@@ -43,24 +51,35 @@ export function decodeHeld(bytes: Uint8Array): Document | undefined {
   }
 }
 
-/** The key whose bytes are buf[start, end), from the cache when it holds them. */
-function keyAt(buf: Buffer, start: number, end: number, hash: number, ascii: boolean): string {
-  if (!ascii || end - start > KEY_CACHE_BYTES) return utf8Slice.call(buf, start, end);
-  const cached = keys.get(hash);
-  if (cached !== undefined && cached.length === end - start) {
+/** The ASCII string of buf[start, end) whose hash is `hash`, from `cache` when it holds it. */
+function cached(cache: Map<number, string>, buf: Buffer, start: number, end: number, hash: number): string {
+  const known = cache.get(hash);
+  if (known !== undefined && known.length === end - start) {
     let same = true;
-    for (let k = 0; k < cached.length; k++) {
-      if (cached.charCodeAt(k) !== buf[start + k]) {
+    for (let k = 0; k < known.length; k++) {
+      if (known.charCodeAt(k) !== buf[start + k]) {
         same = false;
         break;
       }
     }
-    if (same) return cached;
+    if (same) return known;
   }
-  const key = utf8Slice.call(buf, start, end);
-  if (keys.size >= KEY_CACHE_SIZE) keys.clear();
-  keys.set(hash, key);
-  return key;
+  const text = utf8Slice.call(buf, start, end);
+  if (cache.size >= CACHE_SIZE) cache.clear();
+  cache.set(hash, text);
+  return text;
+}
+
+/** A string value's text: a short ASCII one from the values' cache. */
+function stringAt(buf: Buffer, start: number, end: number): string {
+  if (end - start > CACHED_VALUE_BYTES) return utf8Slice.call(buf, start, end);
+  let hash = 0;
+  for (let i = start; i < end; i++) {
+    const byte = buf[i]!;
+    if (byte > 0x7f) return utf8Slice.call(buf, start, end);
+    hash = (Math.imul(hash, 31) + byte) | 0;
+  }
+  return cached(values, buf, start, end, hash);
 }
 
 /** A document's elements from `start` to its terminating byte at `end`. */
@@ -77,7 +96,7 @@ function readObject(buf: Buffer, start: number, end: number): Document {
       hash = (Math.imul(hash, 31) + byte) | 0;
       if (byte > 0x7f) ascii = false;
     }
-    const key = keyAt(buf, keyStart, i, hash, ascii);
+    const key = ascii && i - keyStart <= CACHED_KEY_BYTES ? cached(keys, buf, keyStart, i, hash) : utf8Slice.call(buf, keyStart, i);
     // A DBRef is decoded as bson's class.
     if (key === "$ref") throw LEFT_TO_BSON;
     i = readValue(buf, type, i + 1, end);
@@ -119,7 +138,7 @@ function readValue(buf: Buffer, type: number, i: number, end: number): number {
       const size = buf.readInt32LE(i);
       const stop = i + 4 + size - 1;
       if (size <= 0 || stop >= end || buf[stop] !== 0) throw LEFT_TO_BSON;
-      const text = utf8Slice.call(buf, i + 4, stop);
+      const text = stringAt(buf, i + 4, stop);
       // A replacement character may stand for bytes that are not UTF-8, which bson's deserializer refuses.
       if (text.includes("\uFFFD")) throw LEFT_TO_BSON;
       value = text;

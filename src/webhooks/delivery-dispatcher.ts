@@ -1,10 +1,10 @@
 // The in-process queue of fan-out's first attempts: new deliveries start as soon as their record exists, without
 // waiting for their job. At most `concurrency` attempts run at once; an id already queued is not queued twice.
-// Attempts submitted together start at most `startsPerTurn` to an event-loop turn: starting one (URL checks, signing,
-// opening its request) costs a fraction of a millisecond, and a fan-out's hundreds started together made turns of 50
-// to 100 ms in which nothing else of the process (an event stream's write, a database reply) ran. An attempt that
-// ends hands its slot to the next one at once, outside that count: those starts come one per answer, spread over
-// the turn's I/O, and holding them back would cap deliveries at `startsPerTurn` per turn of a busy process.
+// Attempts start at most `startsPerTurn` to an event-loop turn, those of a fan-out and those taking the slot of an
+// attempt that ended alike: starting one (URL checks, signing, opening its request) costs a fraction of a
+// millisecond, and hundreds started together made turns of 50 to 100 ms in which nothing else of the process (an
+// event stream's write, a database reply) ran. Slots are freed together too: the outcomes of a batch are recorded by
+// one bulk write, and its reply ended every attempt of the batch in the same turn.
 
 export type AttemptRunner<H> = (deliveryId: string, hints: H | undefined) => Promise<void>;
 
@@ -68,7 +68,8 @@ export class DeliveryDispatcher<H> {
   /** Starts what the free slots and this turn's count allow. */
   private pump(): void {
     while (this.startedThisTurn < this.startsPerTurn && this.startOne()) {
-      // setImmediate runs after the I/O this turn's poll found ready: the next turn's starts wait for that, not longer.
+      // setImmediate runs after the I/O this turn's poll found ready: the next turn's starts wait for that, not longer,
+      // so the count spreads starts over turns without leaving the loop idle while attempts wait.
       if (this.startedThisTurn++ === 0) setImmediate(() => this.nextTurn());
     }
   }
@@ -96,7 +97,7 @@ export class DeliveryDispatcher<H> {
           this.laterHints.delete(item.deliveryId);
           this.submit(item.deliveryId, later);
         }
-        this.startOne();
+        this.pump();
         this.settleIdle();
       });
     return true;

@@ -136,7 +136,7 @@ describe("DeliveryDispatcher", () => {
     expect(dispatcher.backlog).to.equal(0);
   });
 
-  it("hands a finished attempt's slot to the next one at once, whatever this turn has started", async () => {
+  it("hands a finished attempt's slot to the next one within the turn's count of starts", async () => {
     const started: string[] = [];
     const gates = new Map<string, ReturnType<typeof deferred>>();
     const dispatcher = new DeliveryDispatcher<string>(
@@ -153,14 +153,39 @@ describe("DeliveryDispatcher", () => {
     for (const id of ["a", "b", "c", "d"]) dispatcher.submit(id);
     expect(started).to.deep.equal(["a", "b"]);
     gates.get("a")!.resolve();
-    // Promise callbacks only: the turn's setImmediate has not run yet.
+    gates.get("b")!.resolve();
+    // Promise callbacks only: this turn has started its 2 already, so the freed slots wait for the next turn.
     for (let i = 0; i < 5; i++) await Promise.resolve();
-    expect(started).to.deep.equal(["a", "b", "c"]);
-    for (const id of ["b", "c", "d"]) {
-      gates.get(id)?.resolve();
-      await tick();
-    }
-    await dispatcher.whenIdle();
+    expect(started).to.deep.equal(["a", "b"]);
+    expect(dispatcher.backlog).to.equal(2);
+    await tick();
     expect(started).to.deep.equal(["a", "b", "c", "d"]);
+    gates.get("c")!.resolve();
+    gates.get("d")!.resolve();
+    await dispatcher.whenIdle();
+    expect(dispatcher.backlog).to.equal(0);
+  });
+
+  it("starts the next attempt in a freed slot at once while the turn's count allows", async () => {
+    const started: string[] = [];
+    const gates = new Map<string, ReturnType<typeof deferred>>();
+    const dispatcher = new DeliveryDispatcher<string>(
+      async (id) => {
+        started.push(id);
+        const gate = deferred();
+        gates.set(id, gate);
+        await gate.promise;
+      },
+      1,
+      () => {},
+      4,
+    );
+    for (const id of ["a", "b"]) dispatcher.submit(id);
+    expect(started).to.deep.equal(["a"]);
+    gates.get("a")!.resolve();
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    expect(started).to.deep.equal(["a", "b"]);
+    gates.get("b")!.resolve();
+    await dispatcher.whenIdle();
   });
 });

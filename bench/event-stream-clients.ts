@@ -93,14 +93,19 @@ function check(ids: string[]) {
 
 await Promise.all(ready);
 process.stdout.write("ready\n");
-createInterface({ input: process.stdin }).on("line", (line) => {
-  const [command, argument] = [line.split(" ", 1)[0], line.slice(line.indexOf(" ") + 1)];
-  if (command === "fewest") {
-    process.stdout.write(`${JSON.stringify(Math.min(...received))}\n`);
-  } else if (command === "check") {
-    process.stdout.write(`${JSON.stringify(check(JSON.parse(argument) as string[]))}\n`);
-  } else if (command === "close") {
-    abort.abort();
+createInterface({ input: process.stdin })
+  .on("line", (line) => {
+    const [command, argument] = [line.split(" ", 1)[0], line.slice(line.indexOf(" ") + 1)];
+    if (command === "fewest") {
+      process.stdout.write(`${JSON.stringify(Math.min(...received))}\n`);
+    } else if (command === "check") {
+      process.stdout.write(`${JSON.stringify(check(JSON.parse(argument) as string[]))}\n`);
+    } else if (command === "close") {
+      abort.abort();
+      process.exit(0);
+    }
+  })
+  .on("close", () => {
+    // Standard input ended without "close": the bench is gone (killed or crashed); its streams go with it.
     process.exit(0);
-  }
-});
+  });

@@ -11,7 +11,8 @@ export interface ReceiverProcess {
 
 export async function startReceiverProcess(): Promise<ReceiverProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", new URL("./webhook-receiver.ts", import.meta.url).pathname], {
-    stdio: ["ignore", "pipe", "inherit"],
+    // Its standard input stays open while this process lives: the receiver ends with it, whatever ends it.
+    stdio: ["pipe", "pipe", "inherit"],
   });
   const port = await new Promise<number>((resolve) => {
     child.stdout!.on("data", (chunk: Buffer) => {

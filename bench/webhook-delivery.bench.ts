@@ -35,6 +35,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
  */
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 2000);
 const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 10_000);
+// The latency part is what the p99 goal is read from: it cannot be left out, only shortened.
+if (!(LATENCY_MS >= 1000)) throw new Error(`BENCH_LATENCY_MS must be at least 1000 (ms of the latency part); it is ${process.env.BENCH_LATENCY_MS}`);
 const ENDPOINTS = 10;
 /**
  * Concurrent publishers of the throughput rounds (BENCH_PUBLISHERS). The relay writes one batch at a time and a

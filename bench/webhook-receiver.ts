@@ -1,6 +1,7 @@
 // The webhook benchmark's receiver, in its own process so its work does not share the service's cores' event
 // loop: answers 200 at once and records when each event id arrived. Prints its port; GET /__receipts answers
-// (and forgets) the receipts so far as [event id, ms since the epoch] pairs.
+// (and forgets) the receipts so far as [event id, ms since the epoch] pairs. It ends when its standard input does:
+// the bench that started it is gone, killed or crashed, and nothing would stop it otherwise.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -21,3 +22,5 @@ const server = http.createServer((req, res) => {
 });
 server.keepAliveTimeout = 5000;
 server.listen(0, "127.0.0.1", () => console.log(`port ${(server.address() as AddressInfo).port}`));
+process.stdin.resume();
+process.stdin.once("end", () => process.exit(0));

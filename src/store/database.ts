@@ -1,5 +1,14 @@
 // Connection to the system of record. Repositories take collections from here; nothing else talks to MongoDB.
-import { MongoClient, type Db, type MongoClientOptions, Timestamp } from "mongodb";
+import {
+  type ChangeStream,
+  type ChangeStreamInsertDocument,
+  type Collection,
+  type Db,
+  type Document,
+  MongoClient,
+  type MongoClientOptions,
+  Timestamp,
+} from "mongodb";
 
 export interface Database {
   client: MongoClient;
@@ -50,6 +59,14 @@ export async function changeStreamStart(db: Db, collection: string): Promise<Tim
   if (!(read instanceof Timestamp)) throw new Error("The database answered a majority read without an operationTime: is it a replica set?");
   // A timestamp's increment is 32 bits: past its last value the next second begins.
   return read.i === 0xffff_ffff ? new Timestamp({ t: read.t + 1, i: 0 }) : new Timestamp({ t: read.t, i: read.i + 1 });
+}
+
+/** The inserts into `collection` from `startAtOperationTime` on (a time changeStreamStart gave), by any process. */
+export function insertChangeStream<T extends Document>(
+  collection: Collection<T>,
+  startAtOperationTime: Timestamp,
+): ChangeStream<T, ChangeStreamInsertDocument<T>> {
+  return collection.watch<T, ChangeStreamInsertDocument<T>>([{ $match: { operationType: "insert" } }], { startAtOperationTime });
 }
 
 /** The first cluster time of the second that `at` falls in (a change stream's start at a wall-clock moment). */

@@ -1,7 +1,7 @@
 // The event log: every event of a project and environment, kept 30 days, with the fan-out state that lets a
 // relay that died half way be finished by another.
 import type { ChangeStream, ChangeStreamInsertDocument, Collection, Db, Filter, Timestamp } from "mongodb";
-import { changeStreamStart, isChangeStreamHistoryLost, isDuplicateKeyError, timestampAtSecond } from "./database.ts";
+import { changeStreamStart, insertChangeStream, isChangeStreamHistoryLost, isDuplicateKeyError, timestampAtSecond } from "./database.ts";
 import { type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 import { rawInsertsOnce } from "./write-batcher.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
@@ -91,9 +91,7 @@ export class EventRepository {
 
   /** Every event logged from now on, by any process (a replica set's change stream). */
   watchInserts(startAtOperationTime: Timestamp): ChangeStream<EventDocument, ChangeStreamInsertDocument<EventDocument>> {
-    return this.collection.watch<EventDocument, ChangeStreamInsertDocument<EventDocument>>([{ $match: { operationType: "insert" } }], {
-      startAtOperationTime,
-    });
+    return insertChangeStream(this.collection, startAtOperationTime);
   }
 
   /** Where a change stream of inserts starts so as to miss nothing logged after this answer (database.ts). */

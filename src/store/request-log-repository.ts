@@ -4,7 +4,7 @@ import type { ChangeStream, ChangeStreamInsertDocument, Collection, Db, Filter, 
 import { REQUEST_LOG_RETENTION_SECONDS, type RequestLogSource, type StatusRange } from "../domain/request-logs.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import type { RequestLogJson } from "../representations/request-logs.ts";
-import { changeStreamStart } from "./database.ts";
+import { changeStreamStart, insertChangeStream } from "./database.ts";
 import { dropIndexesIfPresent } from "./earlier-indexes.ts";
 import { type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 import { rawInsertsOnce } from "./write-batcher.ts";
@@ -114,9 +114,7 @@ export class RequestLogRepository {
 
   /** Every entry inserted by any process, as it is written (replica sets): the feed of TailRequestLogs. */
   watchInserts(startAtOperationTime: Timestamp): ChangeStream<RequestLogDocument, ChangeStreamInsertDocument<RequestLogDocument>> {
-    return this.collection.watch<RequestLogDocument, ChangeStreamInsertDocument<RequestLogDocument>>([{ $match: { operationType: "insert" } }], {
-      startAtOperationTime,
-    });
+    return insertChangeStream(this.collection, startAtOperationTime);
   }
 
   /** Where a change stream of inserts starts so as to miss nothing logged after this answer (database.ts). */

@@ -2,6 +2,7 @@
 // change-stream notification channel, removeOnComplete, unique keys on `data.<field>`), against a baseline measured
 // in the same run: the bare insert, locking findOneAndUpdate and delete of the same documents through the driver.
 // Writes bench/results/agenda.md.
+import { loadConfig } from "../src/config.ts";
 import { execSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
@@ -16,10 +17,8 @@ const JOBS = Number(process.env.BENCH_AGENDA_JOBS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 /** Jobs scheduled at once (each schedule is one save), as a burst of requests would. */
 const SCHEDULERS = 100;
-/** JobQueue's settings in the service (SVC_JOB_POLL_MS, SVC_JOB_LOCK_MS, SVC_JOB_CONCURRENCY defaults). */
-const POLL_MS = 1000;
-const LOCK_MS = 60_000;
-const CONCURRENCY = 50;
+/** JobQueue's settings in the service: the defaults of SVC_JOB_POLL_MS, SVC_JOB_LOCK_MS and SVC_JOB_CONCURRENCY. */
+const { jobPollMs: POLL_MS, jobLockMs: LOCK_MS, jobConcurrency: CONCURRENCY } = loadConfig({});
 
 /** What the profiles showed and what is left (measured on the commits named; the tables above are this run's). */
 const ANALYSIS = [

@@ -2,6 +2,7 @@
 // `npm start` runs it (a one-member replica set in a worker thread, in memory, so change streams wake Agenda), the
 // repositories with their indexes, the job queue with the service's default settings, and webhook delivery with
 // the relay that publishes into it.
+import { loadConfig } from "../src/config.ts";
 import type { Clock } from "../src/domain/clock.ts";
 import { startEmbeddedMongo } from "../src/embedded-mongo/index.ts";
 import { EventRelay } from "../src/events/event-relay.ts";
@@ -17,11 +18,11 @@ import { WebhookDelivery } from "../src/webhooks/webhook-delivery.ts";
 import type { CommandStartedEvent, MongoClient } from "mongodb";
 import { countCommands } from "./command-shapes.ts";
 
-/** SVC_JOB_CONCURRENCY and SVC_WEBHOOK_CONCURRENCY's defaults. */
-export const JOB_CONCURRENCY = 50;
-export const WEBHOOK_CONCURRENCY = 256;
-/** SVC_WEBHOOK_RETRY_SCHEDULE's default: 1m, 5m, 30m, 2h, 6h, 24h. */
-const RETRY_SCHEDULE_MS = [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 86_400_000];
+/** The service's configuration with nothing set: the defaults of SVC_JOB_CONCURRENCY, SVC_WEBHOOK_CONCURRENCY... */
+const SERVICE_DEFAULTS = loadConfig({});
+export const JOB_CONCURRENCY = SERVICE_DEFAULTS.jobConcurrency;
+export const WEBHOOK_CONCURRENCY = SERVICE_DEFAULTS.webhookConcurrency;
+const RETRY_SCHEDULE_MS = SERVICE_DEFAULTS.webhookRetrySchedule;
 
 /**
  * Counts the documents each write command asks to insert, update or delete, by command and collection (the driver's

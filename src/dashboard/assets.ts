@@ -32,7 +32,7 @@ th, td { text-align: left; padding: .45rem .6rem; border-bottom: 1px solid var(-
 th { font-weight: 600; background: #eef0f4; }
 form.inline { display: inline; }
 form.stack label, .field label { display: block; font-weight: 600; margin: .5rem 0 .2rem; }
-input[type="text"], input[type="password"], input[type="url"], input[type="number"], input[type="datetime-local"], select, textarea {
+input:not([type]), input[type="text"], input[type="password"], input[type="url"], input[type="number"], input[type="datetime-local"], select, textarea {
   font: inherit; padding: .35rem .5rem; border: 1px solid #6b7280; border-radius: 4px; min-width: 16rem; background: #fff; color: var(--fg); }
 button { font: inherit; padding: .3rem .8rem; border-radius: 4px; border: 1px solid #1e3a8a; background: var(--accent); color: #fff; cursor: pointer; }
 button.danger { background: #b91c1c; border-color: #7f1d1d; }

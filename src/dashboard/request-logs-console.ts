@@ -51,12 +51,12 @@ function filterForm(q: Record<string, string | undefined>): Html {
   const option = (value: string, label: string, current: string | undefined) =>
     html`<option value="${value}"${value === (current ?? "") ? html` selected` : ""}>${label}</option>`;
   return html`<form method="get" action="/dashboard/logs" class="row" aria-label="Find a request by its id">
-      <div class="field"><label for="f-request-id">Request id</label><input id="f-request-id" name="request_id" value="${q.request_id ?? ""}" placeholder="req_…" spellcheck="false"></div>
+      <div class="field"><label for="f-request-id">Request id</label><input type="text" id="f-request-id" name="request_id" value="${q.request_id ?? ""}" placeholder="req_…" spellcheck="false"></div>
       <button type="submit">Find</button>
     </form>
     <form method="get" action="/dashboard/logs" class="row" aria-label="Filter requests" data-filter>
       <div class="field"><label for="f-status">Status</label><select id="f-status" name="status">${option("", "Any status", q.status)}${STATUS_CLASSES.map((s) => option(s, s, q.status))}</select></div>
-      <div class="field"><label for="f-route">Route</label><input id="f-route" name="route" value="${q.route ?? ""}" placeholder="/v1/users/{id}" spellcheck="false"></div>
+      <div class="field"><label for="f-route">Route</label><input type="text" id="f-route" name="route" value="${q.route ?? ""}" placeholder="/v1/users/{id}" spellcheck="false"></div>
       <div class="field"><label for="f-source">Source</label><select id="f-source" name="source">${option("", "Every source", q.source)}${REQUEST_LOG_SOURCES.map((s) => option(s, s, q.source))}</select></div>
       <button type="submit">Filter</button>
     </form>`;

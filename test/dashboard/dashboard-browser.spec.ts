@@ -186,6 +186,11 @@ describe("dashboard in a browser", function () {
     const requestId = refused.headers.get("x-request-id")!;
     await go("/dashboard/logs");
     await checkAccessibility();
+    // The filters' text fields are styled as the form's other fields (unstyled, they were a third shorter than its selects).
+    const heightOf = (selector: string) => page.$eval(selector, (field) => Math.round(field.getBoundingClientRect().height));
+    const [requestIdField, routeField, statusField] = [await heightOf("#f-request-id"), await heightOf("#f-route"), await heightOf("#f-status")];
+    expect(routeField, "the route field").to.equal(requestIdField);
+    expect(requestIdField, "a text field against a select").to.be.at.least(statusField);
     await page.fill("#f-request-id", requestId);
     await click("form[aria-label='Find a request by its id'] button");
     expect(await page.textContent("pre.json")).to.include('"error_code": "user_not_found"');

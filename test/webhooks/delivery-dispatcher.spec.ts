@@ -11,6 +11,24 @@ function deferred() {
 
 const tick = () => new Promise((r) => setImmediate(r));
 
+/** A dispatcher whose attempts record their start and then wait for their gate, opened by the test. */
+function gatedDispatcher(concurrency: number, startsPerTurn: number) {
+  const started: string[] = [];
+  const gates = new Map<string, ReturnType<typeof deferred>>();
+  const dispatcher = new DeliveryDispatcher<string>(
+    async (id) => {
+      started.push(id);
+      const gate = deferred();
+      gates.set(id, gate);
+      await gate.promise;
+    },
+    concurrency,
+    () => {},
+    startsPerTurn,
+  );
+  return { dispatcher, started, gates };
+}
+
 describe("DeliveryDispatcher", () => {
   it("runs at most `concurrency` attempts at once", async () => {
     const gates = new Map<string, ReturnType<typeof deferred>>();
@@ -137,19 +155,7 @@ describe("DeliveryDispatcher", () => {
   });
 
   it("hands a finished attempt's slot to the next one within the turn's count of starts", async () => {
-    const started: string[] = [];
-    const gates = new Map<string, ReturnType<typeof deferred>>();
-    const dispatcher = new DeliveryDispatcher<string>(
-      async (id) => {
-        started.push(id);
-        const gate = deferred();
-        gates.set(id, gate);
-        await gate.promise;
-      },
-      2,
-      () => {},
-      2,
-    );
+    const { dispatcher, started, gates } = gatedDispatcher(2, 2);
     for (const id of ["a", "b", "c", "d"]) dispatcher.submit(id);
     expect(started).to.deep.equal(["a", "b"]);
     gates.get("a")!.resolve();
@@ -167,19 +173,7 @@ describe("DeliveryDispatcher", () => {
   });
 
   it("starts the next attempt in a freed slot at once while the turn's count allows", async () => {
-    const started: string[] = [];
-    const gates = new Map<string, ReturnType<typeof deferred>>();
-    const dispatcher = new DeliveryDispatcher<string>(
-      async (id) => {
-        started.push(id);
-        const gate = deferred();
-        gates.set(id, gate);
-        await gate.promise;
-      },
-      1,
-      () => {},
-      4,
-    );
+    const { dispatcher, started, gates } = gatedDispatcher(1, 4);
     for (const id of ["a", "b"]) dispatcher.submit(id);
     expect(started).to.deep.equal(["a"]);
     gates.get("a")!.resolve();

@@ -5,21 +5,16 @@ import { expect } from "chai";
 import { approvedUser, fund } from "../money/support.ts";
 import { uniquePhone } from "../support/phones.ts";
 import { createKey } from "../support/tenancy.ts";
-import { startTestService, TEST_ADMIN_TOKEN, type TestService } from "../support/test-service.ts";
-import { DashboardClient, formFields } from "./support.ts";
+import { TEST_ADMIN_TOKEN, type TestService } from "../support/test-service.ts";
+import { DashboardClient, formFields, signedInConsole } from "./support.ts";
 
 describe("dashboard forms replay their first result", function () {
   this.timeout(30_000);
   let service: TestService;
   let client: DashboardClient;
-
-  before(async () => {
-    service = await startTestService();
-    client = new DashboardClient(service);
-    expect((await client.signIn(service.sandboxKey)).status).to.equal(303);
-  });
-  after(async () => {
-    await service?.stop();
+  signedInConsole((started, signedIn) => {
+    service = started;
+    client = signedIn;
   });
 
   const depositsOf = (userId: string) => service.database.db.collection("transactions").countDocuments({ user_id: userId, type: "deposit" });

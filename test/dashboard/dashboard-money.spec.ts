@@ -4,21 +4,16 @@
 import { expect } from "chai";
 import { approvedUser, balanceOf, fund } from "../money/support.ts";
 import { eventually } from "../support/eventually.ts";
-import { startTestService, type TestService } from "../support/test-service.ts";
-import { DashboardClient } from "./support.ts";
+import type { TestService } from "../support/test-service.ts";
+import { type DashboardClient, signedInConsole } from "./support.ts";
 
 describe("the console's money pages", function () {
   this.timeout(40_000);
   let service: TestService;
   let client: DashboardClient;
-
-  before(async () => {
-    service = await startTestService();
-    client = new DashboardClient(service);
-    expect((await client.signIn(service.sandboxKey)).status).to.equal(303);
-  });
-  after(async () => {
-    await service?.stop();
+  signedInConsole((started, signedIn) => {
+    service = started;
+    client = signedIn;
   });
 
   const post = (from: string, action: string, fields: Record<string, string> = {}) => client.submit(from, action, fields);

@@ -5,21 +5,16 @@ import { expect } from "chai";
 import { EVENT_TYPES } from "../../src/domain/event-types.ts";
 import { MAX_GRACE_PERIOD_HOURS } from "../../src/domain/webhook-endpoint-rules.ts";
 import { approvedUser } from "../money/support.ts";
-import { startTestService, type TestService } from "../support/test-service.ts";
-import { csrfOf, DashboardClient } from "./support.ts";
+import type { TestService } from "../support/test-service.ts";
+import { csrfOf, type DashboardClient, signedInConsole } from "./support.ts";
 
 describe("project console pages", function () {
   this.timeout(30_000);
   let service: TestService;
   let client: DashboardClient;
-
-  before(async () => {
-    service = await startTestService();
-    client = new DashboardClient(service);
-    expect((await client.signIn(service.sandboxKey)).status).to.equal(303);
-  });
-  after(async () => {
-    await service?.stop();
+  signedInConsole((started, signedIn) => {
+    service = started;
+    client = signedIn;
   });
 
   it("offers every event type in the events filter, the chosen one selected", async () => {
@@ -73,13 +68,9 @@ describe("project console: a user's page", function () {
   this.timeout(30_000);
   let service: TestService;
   let client: DashboardClient;
-  before(async () => {
-    service = await startTestService();
-    client = new DashboardClient(service);
-    expect((await client.signIn(service.sandboxKey)).status).to.equal(303);
-  });
-  after(async () => {
-    await service?.stop();
+  signedInConsole((started, signedIn) => {
+    service = started;
+    client = signedIn;
   });
 
   it("leads with who the user is (phone, verification, KYC, suspension, wallet balance), the raw JSON behind a toggle", async () => {

@@ -1,5 +1,7 @@
-// HTTP helpers for the dashboard tests: a cookie jar, the sign-in form's token, CSRF fields read from pages.
-import type { TestService } from "../support/test-service.ts";
+// HTTP helpers for the dashboard tests: a cookie jar, the sign-in form's token, CSRF fields read from pages, and a
+// suite's service with a console signed in to it.
+import { expect } from "chai";
+import { startTestService, type TestService } from "../support/test-service.ts";
 
 export interface DashboardResponse {
   status: number;
@@ -84,4 +86,21 @@ export function csrfOf(markup: string): string {
   const match = /name="_csrf" value="([^"]+)"/.exec(markup);
   if (!match) throw new Error("no CSRF field in the page");
   return match[1]!;
+}
+
+/**
+ * A suite's service and a console client signed in with its sandbox key: started before the suite's tests, stopped
+ * after them. `use` hands both to the suite's own variables once they exist.
+ */
+export function signedInConsole(use: (service: TestService, client: DashboardClient) => void): void {
+  let service: TestService | undefined;
+  before(async () => {
+    service = await startTestService();
+    const client = new DashboardClient(service);
+    expect((await client.signIn(service.sandboxKey)).status).to.equal(303);
+    use(service, client);
+  });
+  after(async () => {
+    await service?.stop();
+  });
 }

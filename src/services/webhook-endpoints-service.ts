@@ -48,7 +48,7 @@ import { UniqueConflict } from "../store/unique-conflict.ts";
 import { testEvent } from "../events/event-factory.ts";
 import type { EventRepository } from "../store/event-repository.ts";
 import { DELIVERY_STATUSES, type DeliveryStatus, type WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
-import type { WebhookEndpointDocument, WebhookEndpointRepository } from "../store/webhook-endpoint-repository.ts";
+import { newWebhookEndpoint, type WebhookEndpointDocument, type WebhookEndpointRepository } from "../store/webhook-endpoint-repository.ts";
 import { assertResolvableHostAllowed } from "../webhooks/address-vetting.ts";
 import { settleDeliveriesOfDisabledEndpoint } from "../webhooks/endpoint-disabling.ts";
 import { sendSignedEvent, type SendSettings } from "../webhooks/signed-request.ts";
@@ -101,22 +101,7 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
       if (earlier) return create(CreateWebhookEndpointResponseSchema, { webhookEndpoint: endpointMessage(earlier, now, { withSecret: true }) });
     }
     if ((await this.deps.endpoints.count(scope)) >= MAX_WEBHOOK_ENDPOINTS) throw svcError("webhook_endpoint_limit");
-    const endpoint: WebhookEndpointDocument = {
-      _id: id,
-      project_id: scope.projectId,
-      livemode: scope.livemode,
-      url,
-      description,
-      event_types: eventTypes,
-      enabled: true,
-      disabled_reason: null,
-      secret: generateWebhookSecret(),
-      previous_secret: null,
-      previous_secret_expires_at: null,
-      consecutive_failures: 0,
-      created_at: now,
-      updated_at: now,
-    };
+    const endpoint = newWebhookEndpoint({ id, scope, url, description, eventTypes, now });
     await this.deps.endpoints.insert(endpoint).catch(throwConflict);
     // Creations racing for the last places all passed the count above: the earliest MAX_WEBHOOK_ENDPOINTS in creation order
     // stay, and a later one is taken back (no transactions needed).

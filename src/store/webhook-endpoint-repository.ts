@@ -3,6 +3,7 @@
 import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
 import { type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
+import { generateWebhookSecret } from "../domain/webhook-signature.ts";
 import { CHANGED, compareAndSet } from "../lib/compare-and-set.ts";
 import { asUniqueConflict } from "./unique-conflict.ts";
 
@@ -38,6 +39,34 @@ export interface WebhookEndpointDocument {
   recovery_paced_until?: Date | null;
   created_at: Date;
   updated_at: Date;
+}
+
+/** What a new registration holds: enabled, subscribed to `eventTypes`, no failures yet, a fresh signing secret. */
+export function newWebhookEndpoint(registration: {
+  id: string;
+  scope: TenantScope;
+  url: string;
+  description: string;
+  eventTypes: string[];
+  now: Date;
+}): WebhookEndpointDocument {
+  const { id, scope, url, description, eventTypes, now } = registration;
+  return {
+    _id: id,
+    project_id: scope.projectId,
+    livemode: scope.livemode,
+    url,
+    description,
+    event_types: eventTypes,
+    enabled: true,
+    disabled_reason: null,
+    secret: generateWebhookSecret(),
+    previous_secret: null,
+    previous_secret_expires_at: null,
+    consecutive_failures: 0,
+    created_at: now,
+    updated_at: now,
+  };
 }
 
 export class WebhookEndpointRepository {

@@ -6,11 +6,10 @@ import { principalKey } from "../../../src/access/principal.ts";
 import { JobQueue } from "../../../src/jobs/job-queue.ts";
 import { newEventId } from "../../../src/domain/ids.ts";
 import { newUuid } from "../../../src/domain/random.ts";
-import { generateWebhookSecret } from "../../../src/domain/webhook-signature.ts";
 import type { Database } from "../../../src/store/database.ts";
 import { EventRepository, type EventDocument } from "../../../src/store/event-repository.ts";
 import { WebhookDeliveryRepository, type WebhookDeliveryDocument } from "../../../src/store/webhook-delivery-repository.ts";
-import { WebhookEndpointRepository, type WebhookEndpointDocument } from "../../../src/store/webhook-endpoint-repository.ts";
+import { newWebhookEndpoint, WebhookEndpointRepository, type WebhookEndpointDocument } from "../../../src/store/webhook-endpoint-repository.ts";
 import type { AttemptResult } from "../../../src/webhooks/delivery-client.ts";
 import type { AttemptSender } from "../../../src/webhooks/delivery-worker.ts";
 import { FIRST_ATTEMPTS_JOB, type FirstAttemptsJobData } from "../../../src/webhooks/first-attempt-guarantees.ts";
@@ -130,24 +129,15 @@ export class DeliveryHarness {
   }
 
   async addEndpoint(fields: Partial<WebhookEndpointDocument> = {}): Promise<WebhookEndpointDocument> {
-    const now = this.clock.read();
-    const endpoint: WebhookEndpointDocument = {
-      _id: newUuid(),
-      project_id: this.projectId,
-      livemode: false,
+    const registered = newWebhookEndpoint({
+      id: newUuid(),
+      scope: { projectId: this.projectId, livemode: false },
       url: `https://receiver.example.com/${newUuid()}`,
       description: "",
-      event_types: ["*"],
-      enabled: true,
-      disabled_reason: null,
-      secret: generateWebhookSecret(),
-      previous_secret: null,
-      previous_secret_expires_at: null,
-      consecutive_failures: 0,
-      created_at: now,
-      updated_at: now,
-      ...fields,
-    };
+      eventTypes: ["*"],
+      now: this.clock.read(),
+    });
+    const endpoint: WebhookEndpointDocument = { ...registered, ...fields };
     await this.endpoints.insert(endpoint);
     return endpoint;
   }

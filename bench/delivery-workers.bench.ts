@@ -5,6 +5,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { writeFileSync } from "node:fs";
 import { MongoClient } from "mongodb";
+import { deliveryRecord } from "../src/webhooks/webhook-fanout.ts";
 import { startDatabaseProcess, startServiceProcess, type RunningProcess } from "../test/support/processes.ts";
 import { machineDescription } from "./machine.ts";
 
@@ -46,7 +47,7 @@ async function run(workerCount: number): Promise<{ perSecond: number; seconds: n
 
   const client = await MongoClient.connect(uri);
   const db = client.db();
-  const project = await db.collection("projects").findOne({});
+  const project = await db.collection<{ _id: string }>("projects").findOne({});
   const now = new Date();
   const events = Array.from({ length: DELIVERIES }, (_, i) => ({
     _id: `evt_bench_${workerCount}_${i}`,
@@ -61,23 +62,9 @@ async function run(workerCount: number): Promise<{ perSecond: number; seconds: n
   received.clear();
   const started = performance.now();
   // Recorded as API processes record them: pending, unclaimed, due now.
-  await db.collection("webhook_deliveries").insertMany(
-    events.map((event, i) => ({
-      _id: `whd_bench_${workerCount}_${i}`,
-      project_id: event.project_id,
-      livemode: false,
-      endpoint_id: endpoint.id,
-      event_id: event._id,
-      event_type: event.type,
-      status: "pending",
-      attempt_count: 0,
-      next_attempt_at: now,
-      last_attempt: null,
-      lease_until: null,
-      created_at: now,
-      updated_at: now,
-    })) as never[],
-  );
+  await db
+    .collection("webhook_deliveries")
+    .insertMany(events.map((event) => deliveryRecord({ _id: endpoint.id }, event, now, "unclaimed")) as never[]);
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`only ${received.size} of ${DELIVERIES} delivered in 5 minutes`)), 300_000);
     onReceive = () => {

@@ -138,9 +138,9 @@ const QUEUE_FULL = "queue_full";
  * any worker to claim ("unclaimed"); or (queue full, endpoint disabled) one already failed with 0 attempts,
  * visible, recoverable and replayable.
  */
-function deliveryRecord(
-  endpoint: WebhookEndpointDocument,
-  event: EventDocument,
+export function deliveryRecord(
+  endpoint: Pick<WebhookEndpointDocument, "_id">,
+  event: Pick<EventDocument, "_id" | "project_id" | "livemode" | "type">,
   now: Date,
   claim: Date | "unclaimed" | typeof QUEUE_FULL | typeof ENDPOINT_DISABLED,
 ): WebhookDeliveryDocument {

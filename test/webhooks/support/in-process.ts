@@ -14,6 +14,7 @@ import type { AttemptResult } from "../../../src/webhooks/delivery-client.ts";
 import type { AttemptSender } from "../../../src/webhooks/delivery-worker.ts";
 import { FIRST_ATTEMPTS_JOB, type FirstAttemptsJobData } from "../../../src/webhooks/first-attempt-guarantees.ts";
 import { DELIVERY_JOB, WebhookDelivery, type WebhookDeliveryOptions } from "../../../src/webhooks/webhook-delivery.ts";
+import { deliveryRecord } from "../../../src/webhooks/webhook-fanout.ts";
 import { freshDatabase } from "../../support/database.ts";
 
 /** Delays after failed attempts 1..6: distinct, so a test can tell which one was applied. */
@@ -160,25 +161,9 @@ export class DeliveryHarness {
 
   /** A pending delivery as an API process records it (unclaimed, due now), or with the fields given. */
   async recordDelivery(endpoint: WebhookEndpointDocument, event: EventDocument, fields: Partial<WebhookDeliveryDocument> = {}): Promise<string> {
-    const now = this.clock.read();
-    const id = `whd_${newUuid().replace(/-/g, "")}`;
-    await this.database.db.collection<WebhookDeliveryDocument>("webhook_deliveries").insertOne({
-      _id: id,
-      project_id: event.project_id,
-      livemode: event.livemode,
-      endpoint_id: endpoint._id,
-      event_id: event._id,
-      event_type: event.type,
-      status: "pending",
-      attempt_count: 0,
-      next_attempt_at: now,
-      last_attempt: null,
-      lease_until: null,
-      created_at: now,
-      updated_at: now,
-      ...fields,
-    });
-    return id;
+    const record = { ...deliveryRecord(endpoint, event, this.clock.read(), "unclaimed"), ...fields };
+    await this.database.db.collection<WebhookDeliveryDocument>("webhook_deliveries").insertOne(record);
+    return record._id;
   }
 
   record(id: string): Promise<WebhookDeliveryDocument | null> {

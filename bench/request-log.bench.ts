@@ -317,8 +317,8 @@ Method (\`npm run bench -- request-log\`, bench/request-log.bench.ts), each part
 - The embedded database (src/embedded-mongo/cli.ts, in memory).
 - Two Svc services (bench/withdrawals-service.ts, role \`api\`: no job workers), each over its own database of that
   server: one recording every call in the request log (the shipped writer: 500 entries per insert, or 200 ms after
-  a batch's first entry), one not (\`recordRequests: false\`). Both count the commands they send (the driver's
-  command monitoring, which that service file turns on), alike.
+  a batch's first entry), one not (\`recordRequests: false\`). Neither monitors its commands, as in production (that
+  service file turns the driver's command monitoring on only with \`BENCH_COMMANDS=1\`).
 - The load generator (bench/request-log-load.ts), one process per run: ${CONCURRENCY} requests in flight over keep-alive
   connections, ${DURATION_MS / 1000} s per run after a ${WARM_UP_MS / 1000} s warm-up of each load and variant; ${ROUNDS} rounds, each running both variants
   of a load in turn, the order swapped every round.

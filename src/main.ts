@@ -74,6 +74,8 @@ async function main(): Promise<void> {
     };
     lines.push(`sandbox key   ${shown(boot.sandboxKey, config.sandboxKey, "SVC_SANDBOX_KEY", boot.sandboxKeyId)}`);
     lines.push(`live key      ${shown(boot.liveKey, config.liveKey, "SVC_LIVE_KEY", boot.liveKeyId)}`);
+    // The `svc` CLI's key (SVC_API_KEY): the sandbox one, so the README's developer loop runs right after the paste.
+    if (config.sandboxKey === undefined && boot.sandboxKey !== null) exports.push(`SVC_API_KEY=${boot.sandboxKey}`);
     if (embedded)
       lines.push(`credentials   ${devCredentialsPath(config.dataDir)} (development only, readable by you alone: the token and secrets above)`);
     const kept = [

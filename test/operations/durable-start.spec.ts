@@ -74,7 +74,7 @@ describe("npm start on the durable embedded database (SVC_DATA_DIR)", function (
     // URLs aside: PORT=0 picks new ports), and they work.
     const withoutUrls = (line: string) => line.replace(/ SVC_URL=\S+ SVC_GRPC_URL=\S+$/, "");
     expect(first.exportLine).to.match(
-      /^export SVC_ADMIN_TOKEN=\S+ SVC_SANDBOX_KEY=svc_test_\w+ SVC_LIVE_KEY=svc_live_\w+ SVC_URL=http:\/\/\S+ SVC_GRPC_URL=http:\/\/\S+$/,
+      /^export SVC_ADMIN_TOKEN=\S+ SVC_SANDBOX_KEY=(svc_test_\w+) SVC_LIVE_KEY=svc_live_\w+ SVC_API_KEY=\1 SVC_URL=http:\/\/\S+ SVC_GRPC_URL=http:\/\/\S+$/,
     );
     for (let restart = 1; restart <= 2; restart++) {
       const again = await start();

@@ -1,6 +1,7 @@
 // The README's "Trying it" examples run as written after pasting the `export` line `src/main.ts` prints: the
 // banner names the organization, project and key ids, every curl of the section gets a 2xx and every buf curl
-// succeeds, on the ports the service took (the export line's SVC_URL and SVC_GRPC_URL).
+// succeeds, on the ports the service took (the export line's SVC_URL and SVC_GRPC_URL); and the same line is all
+// "Developing against Svc" needs before `svc trigger`.
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
@@ -51,7 +52,8 @@ describe("README examples", function () {
     const exportLine = running.output.find((line) => line.startsWith("export "))!;
     expect(exportLine).to.equal(
       `export SVC_ADMIN_TOKEN=${/SVC_ADMIN_TOKEN=(\S+)/.exec(exportLine)![1]} SVC_SANDBOX_KEY=${/svc_test_\w+/.exec(banner)![0]} ` +
-        `SVC_LIVE_KEY=${/svc_live_\w+/.exec(banner)![0]} SVC_URL=http://127.0.0.1:${port} SVC_GRPC_URL=http://127.0.0.1:${grpcPort}`,
+        `SVC_LIVE_KEY=${/svc_live_\w+/.exec(banner)![0]} SVC_API_KEY=${/svc_test_\w+/.exec(banner)![0]} ` +
+        `SVC_URL=http://127.0.0.1:${port} SVC_GRPC_URL=http://127.0.0.1:${grpcPort}`,
     );
     expect(banner).to.include(`dashboard     http://127.0.0.1:${port}/dashboard`);
     expect(banner).to.match(/^admin token {3}\S+ {3}\(new for this run: set SVC_ADMIN_TOKEN to keep one\)$/m);
@@ -82,5 +84,16 @@ describe("README examples", function () {
     expect(stdout).to.match(/^svc\.v1\.UsersService$/m);
     expect(stdout).to.not.match(/^svc\.admin\.v1\.AdminService$/m);
     expect(stdout).to.match(/"name": "Default"/);
+
+    // "Developing against Svc": the CLI takes its key and the service's address from the same line, nothing else.
+    const trigger = await run(
+      "bash",
+      ["--norc", "--noprofile", "-c", `set -euo pipefail\n${exportLine}\nnode ${compiledEntry("src/cli/svc.ts")} trigger kyc.approved`],
+      {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH },
+      },
+    );
+    expect(trigger.stdout).to.include("Trigger succeeded! Check svc listen (or the dashboard's live events) for kyc.approved.");
   });
 });

@@ -172,8 +172,12 @@ let closing = false;
 /** Stream `i`: resolves once it is caught up; fails on a gRPC error, an unexpected end or a compressed message. */
 function openStream(i: number): Promise<void> {
   return new Promise<void>((resolve, reject) => {
+    // Before "ready" a failure ends the process (the bench sees no "ready"); after it, the stream stops counting,
+    // which the round's check reports, and the reason is printed here.
     const fail = (error: Error) => {
-      if (!closing) reject(error);
+      if (closing) return;
+      console.error("stream clients:", error.message);
+      reject(error);
     };
     const stream = session.request({
       ":method": "POST",

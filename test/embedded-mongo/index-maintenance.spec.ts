@@ -50,6 +50,28 @@ describe("embedded-mongo: index maintenance on update", () => {
     expect(error.code).to.equal(11000);
   });
 
+  it("frees the unique key a document moves from, from a scalar to an array and back, and refuses the keys it takes", async () => {
+    const c = t.db.collection<Document>("moves");
+    await c.createIndex({ code: 1 }, { name: "code", unique: true });
+    await c.insertMany([
+      { _id: 1 as never, code: "a" },
+      { _id: 2 as never, code: "b" },
+    ]);
+    const duplicate = async (doc: Document) => ((await c.insertOne(doc).catch((e: unknown) => e)) as MongoServerError).code;
+    await c.updateOne({ _id: 1 as never }, { $set: { code: "c" } });
+    await c.insertOne({ _id: 3 as never, code: "a" });
+    expect(await duplicate({ _id: 4, code: "c" })).to.equal(11000);
+    await c.updateOne({ _id: 2 as never }, { $set: { code: ["b", "d"] } });
+    expect(await duplicate({ _id: 4, code: "d" })).to.equal(11000);
+    await c.updateOne({ _id: 2 as never }, { $set: { code: "e" } });
+    await c.insertMany([
+      { _id: 4 as never, code: "d" },
+      { _id: 5 as never, code: "b" },
+    ]);
+    const byCode = async (code: string) => (await c.find({ code }, { hint: "code" }).toArray()).map((d) => d._id);
+    expect([await byCode("a"), await byCode("b"), await byCode("c"), await byCode("d"), await byCode("e")]).to.deep.equal([[3], [5], [1], [4], [2]]);
+  });
+
   it("applies a partial unique index when only a field of its filter changes", async () => {
     const c = t.db.collection<Document>("partial");
     await c.createIndex({ email: 1 }, { unique: true, name: "email_active", partialFilterExpression: { active: true } });

@@ -45,6 +45,12 @@ export class CollectionIndex {
   private readonly hash?: Map<string, number>;
   /** Entries whose key has a value without a canonical string; while any exist the hash is not trusted. */
   private unhashable = 0;
+  /**
+   * The last key hashed and its canonical string: an insert checks a key's uniqueness and then adds the same key
+   * (the same array), and the string, built and hashed by the map once, serves both.
+   */
+  private hashedKey: unknown[] | undefined;
+  private hashedAs: string | undefined;
   /** The partial filter's test, compiled once (a plain filter such as `{field: {$type: "string"}}` tested directly). */
   private readonly partialQuery?: { test(doc: Document): boolean };
   /** The index's collation (spec.collation): its keys are ordered and compared under it. Undefined: binary. */
@@ -194,7 +200,7 @@ export class CollectionIndex {
     for (const key of keys) {
       this.entries.insert({ key, rid, first: key[0] });
       if (this.hash) {
-        const h = hashKey(key);
+        const h = this.hashOf(key);
         if (h === undefined) this.unhashable++;
         else this.hash.set(h, rid);
       }
@@ -207,6 +213,12 @@ export class CollectionIndex {
    * to a long indexed array changes one entry, not all of them. Keys without a canonical string are all moved.
    */
   replaceKeys(oldKeys: unknown[][], newKeys: unknown[][], rid: number): void {
+    // One key or none on a side (a document entering or leaving a partial index, a changed scalar): nothing to
+    // spare by matching keys, which would only build their strings.
+    if (oldKeys.length <= 1 || newKeys.length <= 1) {
+      this.moveAll(oldKeys, newKeys, rid);
+      return;
+    }
     const oldByHash = new Map<string, unknown[]>();
     for (const key of oldKeys) {
       const h = hashKey(key);
@@ -238,7 +250,7 @@ export class CollectionIndex {
   remove(keys: unknown[][], rid: number): void {
     for (const key of keys) {
       if (!this.entries.delete({ key, rid, first: key[0] }) || !this.hash) continue;
-      const h = hashKey(key);
+      const h = this.hashOf(key);
       if (h === undefined) this.unhashable--;
       else if (this.hash.get(h) === rid) this.hash.delete(h);
     }
@@ -250,9 +262,18 @@ export class CollectionIndex {
    */
   hashLookup(key: unknown[]): number | null | undefined {
     if (!this.hash || this.unhashable > 0 || key.length !== this.fields.length) return undefined;
-    const h = hashKey(key);
+    const h = this.hashOf(key);
     if (h === undefined) return undefined;
     return this.hash.get(h) ?? null;
+  }
+
+  /** `hashKey(key)`, the last key's string again when `key` is that same array (keys are never changed). */
+  private hashOf(key: unknown[]): string | undefined {
+    if (key !== this.hashedKey) {
+      this.hashedKey = key;
+      this.hashedAs = hashKey(key);
+    }
+    return this.hashedAs;
   }
 
   /** Record ids whose key equals `key` exactly (all fields). */

@@ -13,7 +13,7 @@ import type { Clock } from "../domain/clock.ts";
 import { isFinal } from "../domain/transaction-transitions.ts";
 import type { JobQueue } from "../jobs/job-queue.ts";
 import type { TransactionRepository } from "../store/transaction-repository.ts";
-import { ledgerOf, type UserWithLedger, type WalletLedgerRepository } from "../store/wallet-ledger.ts";
+import { EARLIEST_WRITE, LATEST_WRITE, ledgerOf, type UserWithLedger, type WalletLedgerRepository } from "../store/wallet-ledger.ts";
 
 /** The recurring job of the ledger's sweep. */
 const LEDGER_SWEEP_JOB = "ledger-sweep";
@@ -64,15 +64,13 @@ export class LedgerSweep {
     let seen = 0;
     let last: UserWithLedger | null = null;
     for (;;) {
-      // A full sweep reads every user in flight by id; a window, the users written in it, from their index.
-      const users: UserWithLedger[] =
-        writtenAfter === null
-          ? await this.deps.wallets.findWithInflight(last?._id ?? null, USERS_PER_READ)
-          : await this.deps.wallets.findWrittenWithInflight(
-              last ? { at: last.ledger!.updated_at!, userId: last._id } : { at: writtenAfter, userId: null },
-              before,
-              USERS_PER_READ,
-            );
+      // A window reads the users written in it, a full sweep every user in flight, both from their index in the order
+      // of their last write: a full sweep reads only the users in flight, however many others there are.
+      const users: UserWithLedger[] = await this.deps.wallets.findWrittenWithInflight(
+        last ? { at: last.ledger!.updated_at!, userId: last._id } : { at: writtenAfter ?? EARLIEST_WRITE, userId: null },
+        writtenAfter === null ? LATEST_WRITE : before,
+        USERS_PER_READ,
+      );
       if (users.length === 0) return seen;
       last = users.at(-1)!;
       // A read's users at a time: one read of the projections' versions, and the projections and compactions of

@@ -336,22 +336,13 @@ export class WalletLedgerRepository {
   }
 
   /**
-   * Users with a transaction in flight (some may have been left mid-way by a process that stopped), by id after
-   * `afterUserId`; the caller looks at each transaction's own time. Of each, its transactions in flight, its `opens`
-   * and its last ledger write's time only (not its profile, wallets and outbox).
-   */
-  findWithInflight(afterUserId: string | null, limit: number): Promise<UserWithLedger[]> {
-    const filter: Filter<UserWithLedger> = { ...IN_FLIGHT };
-    if (afterUserId !== null) filter._id = { $gt: afterUserId };
-    return this.users.find(filter, { projection: SWEPT_FIELDS }).sort({ _id: 1 }).limit(limit).toArray();
-  }
-
-  /**
-   * The same users, those whose last ledger write (an opening or a move) is after `from` and at or before
-   * `through`, in the order of that write's time and then of id, from the index of users in flight by their last
-   * write (`ledger_written`): a page reads only its own users. `from` is where the page before ended: its last
-   * user's time and id (the next users are those of that time with a later id, then the later times), or a time
-   * alone (the users after it).
+   * Users with a transaction in flight (some may have been left mid-way by a process that stopped) whose last ledger
+   * write (an opening or a move) is after `from` and at or before `through`, in the order of that write's time and
+   * then of id, from the index of users in flight by their last write (`ledger_written`): a page reads only its own
+   * users. `from` is where the page before ended: its last user's time and id (the next users are those of that time
+   * with a later id, then the later times), or a time alone (the users after it). Of each user, its transactions in
+   * flight, its `opens` and its last write's time only (not its profile, wallets and outbox); the caller looks at
+   * each transaction's own time.
    */
   async findWrittenWithInflight(from: WrittenCursor, through: Date, limit: number): Promise<UserWithLedger[]> {
     const page = (filter: Filter<UserWithLedger>, count: number) =>
@@ -371,6 +362,10 @@ export interface WrittenCursor {
   at: Date;
   userId: string | null;
 }
+
+/** The earliest and latest times a Date holds: a page from the first and through the last reads every user in flight. */
+export const EARLIEST_WRITE = new Date(-8.64e15);
+export const LATEST_WRITE = new Date(8.64e15);
 
 /** A user with a transaction in flight, as the index `ledger_written` (UserRepository) holds only those. */
 const IN_FLIGHT = { "ledger.inflight_ids.0": { $exists: true } } as const;

@@ -135,6 +135,27 @@ describe("embedded-mongo: query planner", () => {
     expect(range.stats.docsExamined).to.equal(50);
   });
 
+  it("reads a sort's fields the filter pins to one value as no constraint, wherever they stand, as mongod does", () => {
+    const expected = [19983, 19963, 19943, 19923, 19903];
+    for (const sort of [
+      { tenant: 1, createdAt: -1 },
+      { tenant: -1, createdAt: -1 },
+      { createdAt: -1, tenant: 1 },
+    ]) {
+      const r = run(coll, { tenant: "t3" }, { sort, limit: 5 });
+      expect(r.stats.plan, JSON.stringify(sort)).to.equal("IXSCAN tenant_1_createdAt_-1");
+      expect(r.stats.docsExamined, JSON.stringify(sort)).to.equal(5);
+      expect(r.docs.map((d) => d._id)).to.deep.equal(expected);
+    }
+    // Backwards for the reverse order; and a sort on the pinned field alone is any order of the index's.
+    const ascending = run(coll, { tenant: "t3" }, { sort: { tenant: 1, createdAt: 1 }, limit: 2 });
+    expect(ascending.docs.map((d) => d._id)).to.deep.equal([3, 23]);
+    expect(ascending.stats.docsExamined).to.equal(2);
+    expect(run(coll, { tenant: "t3" }, { sort: { tenant: 1 }, limit: 4 }).stats.docsExamined).to.equal(4);
+    // A pinned field does not excuse a sort field the index does not hold next.
+    expect(run(coll, { tenant: "t3" }, { sort: { tenant: 1, n: 1 }, limit: 5 }).stats.docsExamined).to.equal(1000);
+  });
+
   it("uses $in points and keeps multikey results unique", () => {
     const r = run(coll, { tags: { $in: [0, 10] } });
     expect(r.stats.plan).to.equal("IXSCAN tags_1");
@@ -207,6 +228,8 @@ describe("embedded-mongo: query planner", () => {
       [{ tenant: "t5", $or: [{ n: 5 }, { n: 45 }] }, {}],
       [{ email: { $in: ["u1@x.io", "u2@x.io", "nope"] } }, { sort: { _id: 1 } }],
       [{ _id: { $gt: 19990 } }, { sort: { n: -1, _id: 1 } }],
+      [{ tenant: "t7" }, { sort: { createdAt: 1, tenant: -1 }, skip: 3, limit: 6 }],
+      [{ tenant: "t7", createdAt: { $lt: new Date(1_700_000_000_000 + 900_000) } }, { sort: { tenant: 1, createdAt: -1 } }],
     ];
     for (const [filter, options] of cases) {
       // Without a sort the order is unspecified (index order, as with mongod), so compare as sets then.

@@ -2,7 +2,7 @@
 // undone: the projection of a transaction in flight, the compaction of a settled one. A process's first sweep looks
 // at every user with a transaction in flight; the next ones only at users whose last ledger write is stale and
 // later than the window before (so a transaction waiting for days is not read again every few seconds), and a full
-// sweep every ten minutes is the backstop.
+// sweep every ten minutes is the backstop. Windows and full sweeps read the users in flight from their own index.
 import { expect } from "chai";
 import type { Collection, Db, Document } from "mongodb";
 import { LedgerSweep } from "../../src/ledger/ledger-sweep.ts";
@@ -12,7 +12,8 @@ import { UserRepository } from "../../src/store/user-repository.ts";
 import type { UserDocument } from "../../src/store/user-document.ts";
 import { type UserWithLedger, WalletLedgerRepository } from "../../src/store/wallet-ledger.ts";
 import type { Database } from "../../src/store/database.ts";
-import { freshDatabase } from "../support/database.ts";
+import { connectDatabase } from "../../src/store/database.ts";
+import { freshDatabase, freshDatabaseUri } from "../support/database.ts";
 import { indexScans } from "../support/index-scans.ts";
 
 const STALE_MS = 10_000;
@@ -130,8 +131,14 @@ describe("The ledger's sweep, with the users collection's indexes", () => {
   /** Users planted so far (each gets a phone of its own: the phone is unique in a project). */
   let planted = 0;
 
+  /** The finds sent to the users collection, as the driver sent them. */
+  const usersFinds: Document[] = [];
+
   before(async () => {
-    database = await freshDatabase("ledger_sweep_indexed");
+    database = await connectDatabase(await freshDatabaseUri("ledger_sweep_indexed"), { monitorCommands: true });
+    database.client.on("commandStarted", (started) => {
+      if (started.commandName === "find" && started.command.find === "users") usersFinds.push(started.command);
+    });
     const repository = new UserRepository(database.db);
     await repository.ensureIndexes();
     users = database.db.collection<UserWithLedger>("users");
@@ -171,5 +178,29 @@ describe("The ledger's sweep, with the users collection's indexes", () => {
       .explain("executionStats")) as Document;
     expect(indexScans(explained.queryPlanner.winningPlan)).to.deep.equal(["ledger_written"]);
     expect(explained.executionStats.totalDocsExamined).to.equal(100);
+  });
+
+  it("reads a full sweep's users from the same index, every user in flight and no other", async () => {
+    // A process's first sweep is full: the users in flight of the test above (250 in the window, 30 before it) and
+    // 150 more, among the 300 with nothing in flight.
+    await plant("bulk", 150, new Date(START - 7_200_000));
+    usersFinds.length = 0;
+    const fresh = new LedgerSweep({
+      wallets: new UserRepository(database.db).ledger,
+      transactions,
+      jobs: {} as JobQueue,
+      clock: () => new Date(now),
+    });
+    expect(await fresh.sweep(STALE_MS)).to.equal(430);
+    expect((await transactions.findById("txn_bulk_149"))?.status).to.equal("pending");
+    expect((await transactions.findById("txn_earlier_29"))?.status).to.equal("pending");
+
+    // Each read the full sweep made went through the index and examined no user beyond its page.
+    expect(usersFinds.length).to.be.at.least(5);
+    for (const { find, filter, sort, limit, projection } of usersFinds) {
+      const explained = await database.db.command({ explain: { find, filter, sort, limit, projection }, verbosity: "executionStats" });
+      expect(indexScans(explained.queryPlanner.winningPlan), JSON.stringify(filter)).to.deep.equal(["ledger_written"]);
+      expect(explained.executionStats.totalDocsExamined, JSON.stringify({ filter, plan: explained.queryPlanner.winningPlan })).to.be.at.most(limit);
+    }
   });
 });

@@ -273,11 +273,15 @@ function planFor(index: CollectionIndex, bounds: Map<string, FieldBounds>, filte
   }));
   let sortDirection: 0 | 1 | -1 = 0;
   if (sort.length && !index.multikey && !multiPoint) {
-    // The sort must follow the index fields after the equality prefix, all in the same or all in reverse order.
+    // The sort must follow the index fields after the equality prefix, all in the same or all in reverse order. A
+    // sort field the filter pins to one value orders nothing (mongod drops it from the sort it needs), wherever it
+    // stands in the sort: {a: 1, b: 1} on index {a: 1, b: 1} with a filter {a: 5} is the index's own order.
     const rest = index.fields.slice(eqCount);
-    if (sort.length <= rest.length) {
-      const sign = sort[0]![1] * rest[0]![1];
-      if (sort.every(([p, d], i) => rest[i]![0] === p && d * rest[i]![1] === sign)) sortDirection = sign as 1 | -1;
+    const needed = sort.filter(([path]) => !pointFields.includes(path));
+    if (needed.length === 0) sortDirection = 1;
+    else if (needed.length <= rest.length) {
+      const sign = needed[0]![1] * rest[0]![1];
+      if (needed.every(([p, d], i) => rest[i]![0] === p && d * rest[i]![1] === sign)) sortDirection = sign as 1 | -1;
     }
   }
   if (used === 0 && sortDirection === 0) return undefined;

@@ -14,7 +14,7 @@ import {
 } from "../../gen/svc/v1/webhook_endpoints_pb.ts";
 import type { RecoveryWindow } from "../domain/webhook-endpoint-rules.ts";
 import { previousSecretInGrace } from "../domain/webhook-secrets.ts";
-import type { DeliveryAttemptRecord, HeaderPairs, WebhookDeliveryDocument } from "../store/webhook-delivery-repository.ts";
+import { type DeliveryAttemptRecord, headersOf, type WebhookDeliveryDocument } from "../store/webhook-delivery-repository.ts";
 import type { WebhookEndpointDocument } from "../store/webhook-endpoint-repository.ts";
 
 /** `secret` is given only by creation and rotation; every other answer shows `secret_last4` alone. */
@@ -54,10 +54,6 @@ export function deliveryMessage(doc: WebhookDeliveryDocument): WebhookDelivery {
   });
 }
 
-function headerMap(pairs: HeaderPairs): Record<string, string> {
-  return Object.fromEntries(pairs.map(({ name, value }) => [name, value]));
-}
-
 function attemptMessage(attempt: DeliveryAttemptRecord): MessageInitShape<typeof WebhookDeliveryAttemptSchema> {
   const { request, response } = attempt;
   return {
@@ -66,9 +62,9 @@ function attemptMessage(attempt: DeliveryAttemptRecord): MessageInitShape<typeof
     ...(attempt.error !== null ? { error: attempt.error } : {}),
     durationMs: attempt.duration_ms,
     ...(request
-      ? { request: { url: request.url, headers: headerMap(request.headers), body: request.body, bodyTruncated: request.body_truncated } }
+      ? { request: { url: request.url, headers: headersOf(request.headers), body: request.body, bodyTruncated: request.body_truncated } }
       : {}),
-    ...(response ? { response: { headers: headerMap(response.headers), body: response.body, bodyTruncated: response.body_truncated } } : {}),
+    ...(response ? { response: { headers: headersOf(response.headers), body: response.body, bodyTruncated: response.body_truncated } } : {}),
   };
 }
 

@@ -13,20 +13,36 @@ export type DeliveryStatus = "pending" | "succeeded" | "failed";
 
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ["pending", "succeeded", "failed"];
 
-/** Headers as name and value pairs: a header name may hold a "." or start with "$", which a field name may not. */
-export type HeaderPairs = { name: string; value: string }[];
+/**
+ * An attempt's headers as stored: the JSON text of their names and values, one string. Not a document of fields (a
+ * header name may hold a "." or start with "$", which a field name may not), nor the name and value pairs records
+ * written before held (`{name, value}[]`, still read): a pair is an object and two strings for the database to decode
+ * and keep, some fifteen per attempt, where the text is one.
+ */
+export type StoredHeaders = string | { name: string; value: string }[];
+
+/** Headers as an attempt's record stores them. */
+export function storedHeaders(headers: Record<string, string>): string {
+  return JSON.stringify(headers);
+}
+
+/** The headers a record stores, as names and values (from either form). */
+export function headersOf(stored: StoredHeaders): Record<string, string> {
+  if (typeof stored === "string") return JSON.parse(stored) as Record<string, string>;
+  return Object.fromEntries(stored.map(({ name, value }) => [name, value]));
+}
 
 /** An attempt's request as sent (its body cut to a bounded prefix). */
 export interface AttemptRequestRecord {
   url: string;
-  headers: HeaderPairs;
+  headers: StoredHeaders;
   body: string;
   body_truncated: boolean;
 }
 
 /** The receiver's answer to an attempt (its body cut to 4 KiB). */
 export interface AttemptResponseRecord {
-  headers: HeaderPairs;
+  headers: StoredHeaders;
   body: string;
   body_truncated: boolean;
 }

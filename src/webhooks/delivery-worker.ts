@@ -9,10 +9,10 @@ import type { EventDocument, EventRepository } from "../store/event-repository.t
 import {
   type AttemptOutcome,
   type DeliveryAttemptRecord,
-  type HeaderPairs,
   type WebhookDeliveryDocument,
   type WebhookDeliveryRepository,
   legacyHistory,
+  storedHeaders,
 } from "../store/webhook-delivery-repository.ts";
 import type { WebhookEndpointDocument, WebhookEndpointRepository } from "../store/webhook-endpoint-repository.ts";
 import type { AttemptResult, ReceivedResponse, SentRequest } from "./delivery-client.ts";
@@ -252,13 +252,6 @@ export class DeliveryWorker {
   }
 }
 
-function headerPairs(headers: Record<string, string>): HeaderPairs {
-  // A loop rather than Object.entries: no array per header, on the path of every attempt.
-  const pairs: HeaderPairs = [];
-  for (const name in headers) pairs.push({ name, value: headers[name]! });
-  return pairs;
-}
-
 /** An attempt as the delivery's history keeps it: its outcome, the request as sent and the answer. */
 function attemptRecord(attemptedAt: Date, result: AttemptRecord): DeliveryAttemptRecord {
   const { request, response } = result;
@@ -267,7 +260,9 @@ function attemptRecord(attemptedAt: Date, result: AttemptRecord): DeliveryAttemp
     response_status: result.responseStatus,
     error: result.error,
     duration_ms: result.durationMs,
-    request: request ? { url: request.url, headers: headerPairs(request.headers), body: request.body, body_truncated: request.bodyTruncated } : null,
-    response: response ? { headers: headerPairs(response.headers), body: response.body, body_truncated: response.bodyTruncated } : null,
+    request: request
+      ? { url: request.url, headers: storedHeaders(request.headers), body: request.body, body_truncated: request.bodyTruncated }
+      : null,
+    response: response ? { headers: storedHeaders(response.headers), body: response.body, body_truncated: response.bodyTruncated } : null,
   };
 }

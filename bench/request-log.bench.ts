@@ -40,6 +40,13 @@ const SERVICES_CORE = "0";
 const CONTROLS = process.env.BENCH_CONTROLS === "1";
 type Control = "inserts aside" | "busy aside";
 const CONTROL_KINDS: Control[] = ["inserts aside", "busy aside"];
+/**
+ * V8's allocation-site pretenuring, off in both services (BENCH_PRETENURING=1 keeps it, as `npm start` runs): with
+ * it, a service process settles early into one of two states that last its life, whether it records or not, and
+ * under the users-create load one grows its old space by about twice the other's bytes per request and pauses for GC
+ * 11 to 17 µs more per request. Two services drawn so differ by a few percent that is not recording's.
+ */
+const PRETENURING = process.env.BENCH_PRETENURING === "1";
 
 /** Pins every thread of a process to a core (threads it starts later inherit it). */
 function pin(pid: number, core: string): void {
@@ -62,13 +69,15 @@ type Variant = "recording" | "not recording";
 const VARIANTS: Variant[] = ["recording", "not recording"];
 interface Service {
   child: ChildProcess;
+  /** The service's next line of output (its answer to a line sent to it). */
+  nextLine: () => Promise<string>;
   pid: number;
   httpPort: number;
   userId: string;
 }
 /** One API service per variant, each over a database of its own (the same server), with the user the reads load. */
 async function startService(variant: Variant): Promise<Service> {
-  const { child, line } = await startProcess(
+  const { child, line, nextLine } = await startProcess(
     "bench/withdrawals-service.ts",
     [],
     {
@@ -77,9 +86,10 @@ async function startService(variant: Variant): Promise<Service> {
       BENCH_ROLE: "api",
       BENCH_SANDBOX_KEY: KEY,
       BENCH_RECORD_REQUESTS: String(variant === "recording"),
+      BENCH_GC: "1",
     },
     /^\{/,
-    nodeArgsFrom("BENCH_SERVICE_NODE_ARGS"),
+    [...(PRETENURING ? [] : ["--no-allocation-site-pretenuring"]), ...nodeArgsFrom("BENCH_SERVICE_NODE_ARGS")],
   );
   const { pid, httpPort } = JSON.parse(line) as { pid: number; httpPort: number };
   const created = await fetch(`http://127.0.0.1:${httpPort}/v1/users`, {
@@ -88,7 +98,7 @@ async function startService(variant: Variant): Promise<Service> {
     body: JSON.stringify({ phone: "+14155550100", email: "bench@example.com", first_name: "Bench" }),
   });
   if (created.status !== 201) throw new Error(`creating the user answered ${created.status}: ${await created.text()}`);
-  return { child, pid, httpPort, userId: ((await created.json()) as { id: string }).id };
+  return { child, nextLine, pid, httpPort, userId: ((await created.json()) as { id: string }).id };
 }
 const services = new Map<Variant, Service>();
 for (const variant of VARIANTS) services.set(variant, await startService(variant));
@@ -102,6 +112,14 @@ interface Run extends LoadResult {
   databaseMicros: number;
   /** The load generator's CPU per request. */
   loaderMicros: number;
+  /** The service's GC pauses per request, and how many bytes per request its old space grew by. */
+  serviceGcMicros: number;
+  oldSpaceBytes: number;
+}
+/** The service's GC pauses and old-space growth so far (bench/withdrawals-service.ts, its `gc` line). */
+async function gcOf(service: Service): Promise<{ pauseMs: number; oldSpaceGrowthBytes: number }> {
+  service.child.stdin!.write("gc\n");
+  return (JSON.parse(await service.nextLine()) as { gc: { pauseMs: number; oldSpaceGrowthBytes: number } }).gc;
 }
 let phoneOffset = 0;
 interface Aside {
@@ -131,19 +149,25 @@ async function load(kind: Load, variant: Variant, durationMs: number, aside?: As
       )
     : null;
   const spec = { load: kind, httpPort: service.httpPort, key: KEY, userId: service.userId, concurrency: CONCURRENCY, durationMs, phoneOffset };
+  const gcBefore = await gcOf(service);
   const serviceBefore = cpuSeconds(service.pid);
   const databaseBefore = cpuSeconds(databasePid);
   const result = await runToCompletion<LoadResult & { loaderMicros: number }>("bench/request-log-load.ts", [JSON.stringify(spec)]);
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
   if (asideProcess) console.error(aside!.control, await asideProcess.nextLine());
+  const serviceAfter = cpuSeconds(service.pid);
+  const databaseAfter = cpuSeconds(databasePid);
+  const gcAfter = await gcOf(service);
   phoneOffset += result.requests;
   if (result.errors > 0) throw new Error(`${kind}, ${variant}: ${result.errors} failed requests`);
   const perRequest = (seconds: number) => (seconds * 1e6) / Math.max(1, result.requests);
   return {
     ...result,
-    serviceMicros: perRequest(cpuSeconds(service.pid) - serviceBefore),
-    databaseMicros: perRequest(cpuSeconds(databasePid) - databaseBefore),
+    serviceMicros: perRequest(serviceAfter - serviceBefore),
+    databaseMicros: perRequest(databaseAfter - databaseBefore),
     loaderMicros: result.loaderMicros / Math.max(1, result.requests),
+    serviceGcMicros: perRequest((gcAfter.pauseMs - gcBefore.pauseMs) / 1000),
+    oldSpaceBytes: (gcAfter.oldSpaceGrowthBytes - gcBefore.oldSpaceGrowthBytes) / Math.max(1, result.requests),
   };
 }
 
@@ -196,7 +220,9 @@ for (let round = 1; round <= ROUNDS; round++) {
         controls[kind][slot.control].push(run);
         label = `${LABELS[kind]}, not recording, ${slot.control}, round ${round}`;
       }
-      rows.push(`${formatLoad(label, run)} ${run.serviceMicros.toFixed(0)} | ${run.databaseMicros.toFixed(0)} | ${run.loaderMicros.toFixed(0)} |`);
+      rows.push(
+        `${formatLoad(label, run)} ${run.serviceMicros.toFixed(0)} | ${run.databaseMicros.toFixed(0)} | ${run.loaderMicros.toFixed(0)} | ${run.serviceGcMicros.toFixed(0)} | ${run.oldSpaceBytes.toFixed(0)} |`,
+      );
       console.error(rows.at(-1), `load ${loadavg()[0]!.toFixed(1)}`);
     }
   }
@@ -258,6 +284,11 @@ const summary = LOADS.flatMap((kind) => {
       alone[kind].serviceMicrosPerEntry / without,
     ]),
     plainRow(
+      `${LABELS[kind]}: service GC pauses per request, with − without`,
+      perRound(kind, (w, wo) => w.serviceGcMicros - wo.serviceGcMicros),
+      micros,
+    ),
+    plainRow(
       `${LABELS[kind]}: database CPU per request, with − without`,
       perRound(kind, (w, wo) => w.databaseMicros - wo.databaseMicros),
       micros,
@@ -318,7 +349,14 @@ Method (\`npm run bench -- request-log\`, bench/request-log.bench.ts), each part
 - Two Svc services (bench/withdrawals-service.ts, role \`api\`: no job workers), each over its own database of that
   server: one recording every call in the request log (the shipped writer: 500 entries per insert, or 200 ms after
   a batch's first entry), one not (\`recordRequests: false\`). Neither monitors its commands, as in production (that
-  service file turns the driver's command monitoring on only with \`BENCH_COMMANDS=1\`).
+  service file turns the driver's command monitoring on only with \`BENCH_COMMANDS=1\`). ${
+    PRETENURING
+      ? "V8's allocation-site pretenuring on, as `npm start` runs (`BENCH_PRETENURING=1`)."
+      : `Both run with V8's allocation-site
+  pretenuring off (\`--no-allocation-site-pretenuring\`; \`BENCH_PRETENURING=1\` keeps it, as \`npm start\` runs): with it, a
+  service process settles early into one of two states for its life, whether it records or not, one growing its old
+  space by about twice the other's bytes per request (see "Where recording's cost is").`
+  }
 - The load generator (bench/request-log-load.ts), one process per run: ${CONCURRENCY} requests in flight over keep-alive
   connections, ${DURATION_MS / 1000} s per run after a ${WARM_UP_MS / 1000} s warm-up of each load and variant; ${ROUNDS} rounds, each running both variants
   of a load in turn, the order swapped every round.
@@ -326,7 +364,9 @@ Method (\`npm run bench -- request-log\`, bench/request-log.bench.ts), each part
   - users-create: \`POST /v1/users\` with a fresh Idempotency-Key and phone number, as bench/users-create.bench.ts.
 - CPU µs/request: the CPU time (all threads) of the service process and of the database process from the start of
   the run to ${SETTLE_MS} ms after it (the writer's last batch included), and the load generator's while it loads, per
-  answered request.
+  answered request. Over the same span, the service's GC pauses (its main thread stopped; the collector's helper
+  threads are in its CPU) and how much its old space grew between collections (what the young generation promoted,
+  and what was allocated there directly), per request.
 - Recording alone (bench/request-log-alone.ts, its own process): the entries of each load's calls for ${ALONE_SECONDS} s at the
   rate the load reached with recording (median of the rounds), built by the pipeline's function, batched by the
   shipped writer and inserted into the recording service's database, after a warm-up of 20,000 entries; the CPU of
@@ -338,8 +378,8 @@ Method (\`npm run bench -- request-log\`, bench/request-log.bench.ts), each part
   beforehand; the database process's CPU per entry over the last ${INSERTS_ENTRIES.toLocaleString("en")}. Steadier than the row above (no pacing,
   full batches, nothing else sent meanwhile), it is the database's own cost of an entry.
 
-| run | requests/s | p50 ms | p99 ms | requests | errors | service CPU µs/request | database CPU µs/request | load generator CPU µs/request |
-|---|---|---|---|---|---|---|---|---|
+| run | requests/s | p50 ms | p99 ms | requests | errors | service CPU µs/request | database CPU µs/request | load generator CPU µs/request | service GC pauses µs/request | service old space grown, bytes/request |
+|---|---|---|---|---|---|---|---|---|---|---|
 ${rows.join("\n")}
 
 | recording alone, per entry | entries | entries/s | writer's failures and drops | service CPU µs | database CPU µs |
@@ -389,6 +429,18 @@ measured in isolation on this machine (2026-11-27):
   process makes at most five such round trips a second; from a few hundred calls a second batches hold 100 to 500
   entries and the round trip is a few µs per entry. This is why the "recording alone" row weighs more at the low
   rates of a busy machine than at a quiet machine's.
+- What the runs' pairs put on recording beyond that (POST: +4.3% and +4.6% of service CPU per request in the quiet
+  series of 2026-11-28, against 2.1% for recording alone) was mostly the two service processes' garbage collection,
+  not recording. With V8's allocation-site pretenuring (on by default), each service process settles early into one
+  of two states that last its life. Under the users-create load, on this machine at load averages of 4 to 9
+  (2026-11-28, 2.5 s runs of each process in turn), four processes alike, none recording, twice: two grew their old
+  space by 6.6 to 7.9 KB per request and paused 33 to 38 µs per request for GC, the other two by 3.4 to 3.8 KB and
+  20 to 22 µs. In the other such runs, recording services and the others alike landed in either state: a pair of
+  services drawn differently differs by 11 to 17 µs of GC pauses per POST (a quiet run's POST costs the service
+  about 300 µs), whichever records. With \`--no-allocation-site-pretenuring\`, eight processes out of eight grew their
+  old space by 3.3 to 4.0 KB per request, and among them two recording services as the two beside them that did not
+  (3.5 and 3.6 KB against 3.5 and 3.5 KB): recording adds nothing to it that this shows. So both services run with
+  that flag, and the GC columns show each run's share.
 - Nothing of Svc's part was waste to cut: every field is kept, the entry is built once, after the answer, and the
   driver serializes each document once (the size check reuses the bytes). What remains is the encoding and the
   round trip, which batching already divides.

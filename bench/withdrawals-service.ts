@@ -11,8 +11,11 @@
 // line `loop` is answered with one JSON line ({ loop: { p99Ms, maxMs } }): how late its event loop ran what was due
 // since the last such line (stalls of the process that every request in flight waits through). A line `pause` stops
 // its job queue (as at shutdown) and `resume` starts it again, each answered with {"jobs":"paused"} or
-// {"jobs":"resumed"} once done: the settlement of a backlog by a worker that has been running.
-import { monitorEventLoopDelay } from "node:perf_hooks";
+// {"jobs":"resumed"} once done: the settlement of a backlog by a worker that has been running. With BENCH_GC "1", each
+// line `gc` is answered with one JSON line ({ gc: { pauseMs, oldSpaceGrowthBytes } }): the garbage collector's pauses
+// and how much its old space grew (objects promoted or allocated there), in all, since the process started.
+import { getHeapSpaceStatistics } from "node:v8";
+import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import Fastify from "fastify";
 import { createApp } from "../src/app.ts";
@@ -55,6 +58,19 @@ const barePort = (bare.server.address() as { port: number }).port;
 
 process.stdout.write(`${JSON.stringify({ pid: process.pid, httpPort, barePort })}\n`);
 
+/** The old space's bytes in use; its growth between two collections is what the young generation promoted or pretenured. */
+const oldSpaceUsed = () => getHeapSpaceStatistics().find((space) => space.space_name === "old_space")?.space_used_size ?? 0;
+const gc = { pauseMs: 0, oldSpaceGrowthBytes: 0 };
+if (process.env.BENCH_GC === "1") {
+  let lastOldSpace = oldSpaceUsed();
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) gc.pauseMs += entry.duration;
+    const used = oldSpaceUsed();
+    gc.oldSpaceGrowthBytes += Math.max(0, used - lastOldSpace);
+    lastOldSpace = used;
+  }).observe({ entryTypes: ["gc"] });
+}
+
 const loopDelay = monitorEventLoopDelay({ resolution: 10 });
 loopDelay.enable();
 createInterface({ input: process.stdin }).on("line", (line) => {
@@ -63,6 +79,7 @@ createInterface({ input: process.stdin }).on("line", (line) => {
     loopDelay.reset();
     process.stdout.write(`${JSON.stringify({ loop })}\n`);
   }
+  if (line.trim() === "gc") process.stdout.write(`${JSON.stringify({ gc })}\n`);
   if (line.trim() === "pause") void app.jobs.stop().then(() => process.stdout.write('{"jobs":"paused"}\n'));
   if (line.trim() === "resume") void app.jobs.start().then(() => process.stdout.write('{"jobs":"resumed"}\n'));
   if (line.trim() === "commands") process.stdout.write(`${JSON.stringify({ commands: Object.fromEntries(commands?.take() ?? []) })}\n`);

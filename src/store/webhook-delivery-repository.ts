@@ -14,22 +14,37 @@ export type DeliveryStatus = "pending" | "succeeded" | "failed";
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ["pending", "succeeded", "failed"];
 
 /**
- * An attempt's headers as stored: the JSON text of their names and values, one string. Not a document of fields (a
- * header name may hold a "." or start with "$", which a field name may not), nor the name and value pairs records
- * written before held (`{name, value}[]`, still read): a pair is an object and two strings for the database to decode
- * and keep, some fifteen per attempt, where the text is one.
+ * An attempt's headers as stored: one string, the header block as HTTP/1.1 writes it, a `name: value` line each (a
+ * name never holds a ":", a value never a line break: HTTP's parser and Node's writer refuse both). Not a document of
+ * fields (a header name may hold a "." or start with "$", which a field name may not), nor the name and value pairs
+ * records written before held (`{name, value}[]`, still read): a pair is an object and two strings for the database
+ * to decode and keep, some fifteen per attempt, where the block is one string.
  */
 export type StoredHeaders = string | { name: string; value: string }[];
 
 /** Headers as an attempt's record stores them. */
 export function storedHeaders(headers: Record<string, string>): string {
-  return JSON.stringify(headers);
+  let block = "";
+  for (const name in headers) {
+    const value = headers[name]!;
+    // Never so in HTTP; a line break would otherwise start a header of its own when read back.
+    block += `${name}: ${value.includes("\n") ? value.replaceAll(/[\r\n]/g, " ") : value}\n`;
+  }
+  return block;
 }
 
 /** The headers a record stores, as names and values (from either form). */
 export function headersOf(stored: StoredHeaders): Record<string, string> {
-  if (typeof stored === "string") return JSON.parse(stored) as Record<string, string>;
-  return Object.fromEntries(stored.map(({ name, value }) => [name, value]));
+  if (typeof stored !== "string") return Object.fromEntries(stored.map(({ name, value }) => [name, value]));
+  // Entries, then an object of them: a receiver's header may be named "__proto__", which an assignment would drop.
+  const entries: [string, string][] = [];
+  for (let start = 0; start < stored.length; ) {
+    const end = stored.indexOf("\n", start);
+    const colon = stored.indexOf(": ", start);
+    entries.push([stored.slice(start, colon), stored.slice(colon + 2, end)]);
+    start = end + 1;
+  }
+  return Object.fromEntries(entries);
 }
 
 /** An attempt's request as sent (its body cut to a bounded prefix). */

@@ -96,24 +96,29 @@ describe("webhook delivery attempts: request and response", () => {
     const stored = await svc.database.db.collection("webhook_deliveries").findOne({ _id: delivery.id });
     expect(stored!.last_attempt).to.have.keys(["attempted_at", "response_status", "error", "duration_ms"]);
     expect(stored!.attempts.at(-1).request.body).to.equal(second.request.body);
-    // Each side's headers are one string, the JSON text of what the API shows.
+    // Each side's headers are one string, a "name: value" line each, of what the API shows.
     const keptAttempt = stored!.attempts.at(-1);
-    expect(keptAttempt.request.headers).to.be.a("string");
-    expect(JSON.parse(keptAttempt.request.headers)).to.deep.equal(second.request.headers);
-    expect(JSON.parse(keptAttempt.response.headers)).to.deep.equal(second.response.headers);
+    const block = (headers: Record<string, string>) =>
+      Object.entries(headers)
+        .map(([name, value]) => `${name}: ${value}\n`)
+        .join("");
+    expect(keptAttempt.request.headers).to.equal(block(second.request.headers));
+    expect(keptAttempt.response.headers).to.equal(block(second.response.headers));
     // A record written before kept them as name and value pairs, which read the same.
-    const asPairs = (text: string) => Object.entries(JSON.parse(text) as Record<string, string>).map(([name, value]) => ({ name, value }));
-    await svc.database.db
-      .collection("webhook_deliveries")
-      .updateOne(
-        { _id: delivery.id },
-        {
-          $set: {
-            "attempts.1.request.headers": asPairs(keptAttempt.request.headers),
-            "attempts.1.response.headers": asPairs(keptAttempt.response.headers),
-          },
+    const asPairs = (text: string) =>
+      text
+        .split("\n")
+        .slice(0, -1)
+        .map((line) => ({ name: line.slice(0, line.indexOf(": ")), value: line.slice(line.indexOf(": ") + 2) }));
+    await svc.database.db.collection("webhook_deliveries").updateOne(
+      { _id: delivery.id },
+      {
+        $set: {
+          "attempts.1.request.headers": asPairs(keptAttempt.request.headers),
+          "attempts.1.response.headers": asPairs(keptAttempt.response.headers),
         },
-      );
+      },
+    );
     const older = await svc.request("GET", `/v1/webhook-endpoints/${answering.id}/deliveries/${delivery.id}`);
     expect(older.body.attempts[1]).to.deep.equal(second);
 

@@ -8,7 +8,7 @@ import type { UserDocument, WalletRecord, WalletStatus } from "./user-document.t
 import { type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 import { asUniqueConflict } from "./unique-conflict.ts";
 import { WalletLedgerRepository } from "./wallet-ledger.ts";
-import { batchedInsert, throwDocumentError } from "./write-batcher.ts";
+import { batchedInsert, rawUpdates, throwDocumentError } from "./write-batcher.ts";
 
 /** Exact-match filters of the user list. */
 export interface UserListFilters {
@@ -24,6 +24,9 @@ export interface UserListFilters {
 /** The unique values of a user, by the document field their index covers. */
 const UNIQUE_FIELDS = { phone: "phone", external_id: "external_id", tagname_key: "tagname", _id: "id" } as const;
 
+/** Outbox removals per command: each a user id and a few event ids, so a full command stays far under 16 MiB. */
+const OUTBOX_REMOVALS_PER_COMMAND = 1000;
+
 /** The users collection's one repository: every write of a user document goes through it or its `ledger`. */
 export class UserRepository {
   private readonly collection: Collection<UserDocument>;
@@ -32,7 +35,7 @@ export class UserRepository {
   // Creations arriving together share one insert command.
   private readonly batchInsert: ReturnType<typeof batchedInsert<UserDocument>>;
 
-  constructor(db: Db) {
+  constructor(private readonly db: Db) {
     this.collection = db.collection<UserDocument>("users");
     this.ledger = new WalletLedgerRepository(db, this.collection);
     this.batchInsert = batchedInsert(db, this.collection.collectionName, { explainDuplicates: true });
@@ -155,12 +158,10 @@ export class UserRepository {
   /** Removes relayed events from users' outboxes: event ids by user id. */
   async removeFromOutboxes(eventIdsByUser: ReadonlyMap<string, string[]>): Promise<void> {
     if (eventIdsByUser.size === 0) return;
-    await this.collection.bulkWrite(
-      [...eventIdsByUser].map(([userId, eventIds]) => ({
-        updateOne: { filter: { _id: userId }, update: { $pull: { outbox: { id: { $in: eventIds } } } } },
-      })),
-      { ordered: false },
-    );
+    // A raw update command, as the ledger's writes of the same documents: the driver's bulk write would size every
+    // statement before serializing it.
+    const updates = [...eventIdsByUser].map(([userId, eventIds]) => ({ q: { _id: userId }, u: { $pull: { outbox: { id: { $in: eventIds } } } } }));
+    await rawUpdates(this.db, this.collection.collectionName, updates, OUTBOX_REMOVALS_PER_COMMAND);
   }
 
   /** Users whose outbox holds events older than `before` (their request may have died before relaying). */

@@ -57,17 +57,22 @@ export class LedgerWriter {
   async write(owner: LedgerOwner, current: TransactionRecord, next: TransactionRecord): Promise<boolean> {
     const events = transactionEventTypes(current, next).map((type) => transactionEvent(type, next, next.updated_at));
     if (!(await this.deps.wallets.transition(current.user_id, current, next, movingDelta(current, next.status), events))) return false;
-    await this.afterWrite(owner, next, events);
+    await this.afterWrite(owner, next, events, current);
     return true;
   }
 
   /**
    * After a write: the projection and the events' relay, together; for a settled transaction then its compaction,
    * which also removes its events from the outbox (the relay leaves them there for it: one write of the owner for
-   * both). A failure here loses nothing: the sweepers (ledger and relay) finish it. `opened`: the write opened
-   * `record`.
+   * both). A failure here loses nothing: the sweepers (ledger and relay) finish it. `from`: "new" when the write
+   * opened `record`, the record it moved from when it moved it (see TransactionRepository.project).
    */
-  async afterWrite(owner: LedgerOwner, record: TransactionRecord, events: OutboxEvent[], opened = false): Promise<void> {
+  async afterWrite(
+    owner: LedgerOwner,
+    record: TransactionRecord,
+    events: OutboxEvent[],
+    from: TransactionRecord | "new" | null = null,
+  ): Promise<void> {
     const settled = isFinal(record.status);
     const succeeded = (work: Promise<void>) =>
       work.then(
@@ -79,7 +84,7 @@ export class LedgerWriter {
       );
     const withEvents = { ...owner, outbox: events };
     const [projected, logged] = await Promise.all([
-      succeeded(this.deps.transactions.project(record, opened)),
+      succeeded(this.deps.transactions.project(record, from)),
       events.length === 0 || succeeded(settled ? this.deps.relay.logUserOutbox(withEvents) : this.deps.relay.relayUserOutbox(withEvents)),
     ]);
     if (!settled || !projected) return;

@@ -110,7 +110,7 @@ export class TransactionOpening {
     if (outcome === "unknown" && !inflightOf(await this.deps.wallets.findForOpening(scope, opening.user_id, opening.id), opening.id)) return null;
     // `opens` is read by compactions only, and an opening never settles a transaction.
     const owner = { _id: opening.user_id, project_id: scope.projectId, livemode: scope.livemode, opens: 0 };
-    await finish(this.deps.writer.afterWrite(owner, opening, write.events, true));
+    await finish(this.deps.writer.afterWrite(owner, opening, write.events, "new"));
     return opening;
   }
 }

@@ -1,11 +1,11 @@
 // Transactions as clients read and list them: a projection of the wallet ledger (store/wallet-ledger.ts), which
 // holds each transaction while it is in flight. Every write here is an upsert guarded by the transaction's
 // version, so projections written late, twice or out of order never move a transaction backwards.
-import type { Collection, Db, Filter } from "mongodb";
+import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import type { TransactionStatus, TransactionType } from "../domain/money.ts";
 import { isDuplicateKeyError } from "./database.ts";
-import { batchedInsert, batchedUpdate, throwUnlessDuplicate } from "./write-batcher.ts";
+import { batchedConditionalUpdate, batchedInsert, batchedUpdate, throwUnlessDuplicate } from "./write-batcher.ts";
 import { type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 
 /** One transaction, as the ledger holds it in flight and the projection holds it for ever. */
@@ -53,6 +53,29 @@ interface DepositReferenceDocument {
 
 export type TransactionDocument = Omit<TransactionRecord, "id"> & { _id: string };
 
+/**
+ * The fields of `next` that differ from `from` (a record made by spreading `from`: an unchanged field keeps its
+ * value), as paths under `path` (top-level fields without one): a move writes only what it changes of a record (its
+ * status, version, times and stamp), not the whole record, which the database would decode and compare field by
+ * field. The objects have no prototype: their paths may name a transaction, and V8 keeps such an object as a hash
+ * table from the start instead of making a new hidden class for every new name.
+ */
+export function changedFields(
+  from: TransactionRecord,
+  next: TransactionRecord,
+  path?: string,
+): { set: Record<string, unknown>; unset: Record<string, ""> | null } {
+  const set = Object.create(null) as Record<string, unknown>;
+  let unset: Record<string, ""> | null = null;
+  for (const field of Object.keys(next) as (keyof TransactionRecord)[]) {
+    if (next[field] !== from[field]) set[path ? `${path}.${field}` : field] = next[field];
+  }
+  for (const field of Object.keys(from)) {
+    if (!Object.hasOwn(next, field)) (unset ??= Object.create(null) as Record<string, "">)[path ? `${path}.${field}` : field] = "";
+  }
+  return { set, unset };
+}
+
 function toDocument(record: TransactionRecord): TransactionDocument {
   const { id, ...rest } = record;
   return { _id: id, ...rest };
@@ -68,6 +91,7 @@ export class TransactionRepository {
   /** Projections written at the same moment (many requests, a sweep) share one command. */
   private readonly batchedUpsert: ReturnType<typeof batchedUpdate<TransactionDocument>>;
   private readonly batchedInsertNew: ReturnType<typeof batchedInsert<TransactionDocument>>;
+  private readonly batchedMove: ReturnType<typeof batchedConditionalUpdate<TransactionDocument>>;
   private readonly references: Collection<DepositReferenceDocument>;
 
   constructor(db: Db) {
@@ -75,6 +99,7 @@ export class TransactionRepository {
     this.references = db.collection<DepositReferenceDocument>("deposit_references");
     this.batchedUpsert = batchedUpdate(db, this.collection.collectionName);
     this.batchedInsertNew = batchedInsert(db, this.collection.collectionName);
+    this.batchedMove = batchedConditionalUpdate(db, this.collection.collectionName);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -83,14 +108,22 @@ export class TransactionRepository {
 
   /**
    * Writes the record unless the projection already holds this version or a later one. Two writers of the same
-   * version write the same content, so either may win. `isNew`: the record's first version, just opened, which
-   * nothing projected before unless a later version (an insert is cheaper than an upsert; a duplicate is ignored).
+   * version write the same content, so either may win. `from`: "new" for the record's first version, just opened,
+   * which nothing projected before unless a later version (an insert is cheaper than an upsert; a duplicate is
+   * ignored); or the record it was moved from, whose projection (the same content, as every projection of a
+   * version is) gets only the fields that differ. When the projection does not hold that version (not projected
+   * yet, or a later one) or a move sent with it in one command did not apply, the whole record is written.
    */
-  async project(record: TransactionRecord, isNew = false): Promise<void> {
-    if (isNew) {
+  async project(record: TransactionRecord, from: TransactionRecord | "new" | null = null): Promise<void> {
+    if (from === "new") {
       const error = await this.batchedInsertNew(toDocument(record));
       throwUnlessDuplicate(error);
       return;
+    }
+    if (from !== null && from.id === record.id && from.version < record.version) {
+      const { set, unset } = changedFields(from, record);
+      const update = { $set: set, ...(unset ? { $unset: unset } : {}) } as UpdateFilter<TransactionDocument>;
+      if ((await this.batchedMove({ updateOne: { filter: { _id: record.id, version: from.version }, update } })) === "applied") return;
     }
     const { _id, ...fields } = toDocument(record);
     const error = await this.batchedUpsert({

@@ -8,7 +8,7 @@ import { batchedConditionalUpdate, batchedUpdate, throwDocumentError } from "./w
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import type { BalanceDelta } from "../domain/transaction-transitions.ts";
 import type { OutboxEvent } from "./outbox.ts";
-import type { TransactionRecord } from "./transaction-repository.ts";
+import { changedFields, type TransactionRecord } from "./transaction-repository.ts";
 import type { UserDocument } from "./user-document.ts";
 
 /** As stored: the in-flight transactions by id (one field each, so each is updated on its own path). */
@@ -114,27 +114,6 @@ function incOf(delta: BalanceDelta): Record<string, number> {
   if (delta.pending_in) inc["ledger.pending_in_cents"] = delta.pending_in;
   if (delta.pending_out) inc["ledger.pending_out_cents"] = delta.pending_out;
   return inc;
-}
-
-/**
- * The fields of `next` that differ from `from` (a record made by spreading `from`: an unchanged field keeps its
- * value), as paths under `path`: a move writes only what it changes of the in-flight record (its status, version,
- * times and stamp), not the whole record, which the database would decode and compare field by field.
- */
-function changedFields(
-  path: string,
-  from: TransactionRecord,
-  next: TransactionRecord,
-): { set: Record<string, unknown>; unset: Record<string, ""> | null } {
-  const set = byPath<unknown>();
-  let unset: Record<string, ""> | null = null;
-  for (const field of Object.keys(next) as (keyof TransactionRecord)[]) {
-    if (next[field] !== from[field]) set[`${path}.${field}`] = next[field];
-  }
-  for (const field of Object.keys(from)) {
-    if (!Object.hasOwn(next, field)) (unset ??= byPath<"">())[`${path}.${field}`] = "";
-  }
-  return { set, unset };
 }
 
 export interface OpeningOptions {
@@ -281,7 +260,7 @@ export class WalletLedgerRepository {
    */
   async transition(userId: string, from: TransactionRecord, next: TransactionRecord, delta: BalanceDelta, events: OutboxEvent[]): Promise<boolean> {
     const token = randomUUID();
-    const { set, unset } = changedFields(`ledger.inflight.${next.id}`, from, next);
+    const { set, unset } = changedFields(from, next, `ledger.inflight.${next.id}`);
     const inc = incOf(delta);
     set[`ledger.moves.${next.id}`] = token;
     set["ledger.updated_at"] = next.updated_at;

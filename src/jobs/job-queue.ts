@@ -240,7 +240,7 @@ export class JobQueue {
       .createIndex({ name: 1, [`data.${uniqueBy}`]: 1 }, { name: `unique_${name}`, unique: true, partialFilterExpression: { name } })
       .then(() => undefined);
     // A plain insert (an upsert costs several times more): the unique index refuses a second job, which then exists.
-    const job = { name, data, type: "normal", priority: 0, nextRunAt: at, lockedAt: null, lastModifiedBy: null };
+    const job = { ...NEW_JOB_FIELDS, name, data, nextRunAt: at };
     return this.uniqueIndexes[name].then(async () => {
       const error = await this.insertJob(job);
       throwUnlessDuplicate(error);
@@ -321,8 +321,24 @@ export class JobQueue {
   }
 }
 
-/** The fields Agenda's own inserts give a new job, besides its name, data and time. */
-const NEW_JOB_FIELDS = { priority: 0, type: "normal", lockedAt: null, lastModifiedBy: null, disabled: null };
+/**
+ * The fields Agenda's own inserts give a new job, besides its name, data and time; and, null, the state fields that
+ * the save ending a run sets (BatchedJobRepository.saveState), so that its first save replaces values instead of
+ * adding six fields to the stored document, which costs the database more.
+ */
+const NEW_JOB_FIELDS = {
+  priority: 0,
+  type: "normal",
+  lockedAt: null,
+  lastModifiedBy: null,
+  disabled: null,
+  lastRunAt: null,
+  progress: null,
+  failReason: null,
+  failCount: null,
+  failedAt: null,
+  lastFinishedAt: null,
+};
 
 /** Whether a bulk write failed only on duplicate keys (code 11000). */
 function isOnlyDuplicateKeys(error: unknown): boolean {

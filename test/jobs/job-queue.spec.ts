@@ -67,4 +67,27 @@ describe("JobQueue", () => {
     expect(stored.map((job) => job.data.key)).to.deep.equal([0, 1]);
     expect(stored.map((job) => job.nextRunAt.getTime())).to.deep.equal([first.getTime(), first.getTime()]);
   });
+
+  it("writes a new job with the fields Agenda's inserts give it and, null, the state its runs' saves set", async () => {
+    const jobs = database.db.collection("jobs");
+    const at = new Date(Date.now() + 3_600_000);
+    await queue.insertUnique("test-new-job-fields", { key: "a" }, at, "key");
+    const { _id, ...stored } = (await jobs.findOne({ name: "test-new-job-fields" }))!;
+    expect(stored).to.deep.equal({
+      name: "test-new-job-fields",
+      data: { key: "a" },
+      nextRunAt: at,
+      priority: 0,
+      type: "normal",
+      lockedAt: null,
+      lastModifiedBy: null,
+      disabled: null,
+      lastRunAt: null,
+      progress: null,
+      failReason: null,
+      failCount: null,
+      failedAt: null,
+      lastFinishedAt: null,
+    });
+  });
 });

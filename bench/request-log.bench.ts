@@ -41,12 +41,13 @@ const CONTROLS = process.env.BENCH_CONTROLS === "1";
 type Control = "inserts aside" | "busy aside";
 const CONTROL_KINDS: Control[] = ["inserts aside", "busy aside"];
 /**
- * V8's allocation-site pretenuring, off in both services (BENCH_PRETENURING=1 keeps it, as `npm start` runs): with
+ * V8's allocation-site pretenuring, on as `npm start` runs (BENCH_PRETENURING=0 turns it off in both services). With
  * it, a service process settles early into one of two states that last its life, whether it records or not, and
  * under the users-create load one grows its old space by about twice the other's bytes per request and pauses for GC
- * 11 to 17 µs more per request. Two services drawn so differ by a few percent that is not recording's.
+ * 11 to 17 µs more per request: two services drawn so differ by a few percent that is not recording's. So every
+ * round starts a fresh pair, and the median of the rounds is taken over the draws.
  */
-const PRETENURING = process.env.BENCH_PRETENURING === "1";
+const PRETENURING = process.env.BENCH_PRETENURING !== "0";
 
 /** Pins every thread of a process to a core (threads it starts later inherit it). */
 function pin(pid: number, core: string): void {
@@ -75,13 +76,17 @@ interface Service {
   httpPort: number;
   userId: string;
 }
-/** One API service per variant, each over a database of its own (the same server), with the user the reads load. */
-async function startService(variant: Variant): Promise<Service> {
+/** The database of a round's service of a variant (the same server for all). */
+function databaseOf(variant: Variant, round: number): string {
+  return `${serverUri}/bench_request_log_${variant === "recording" ? "recording" : "not_recording"}_${round}`;
+}
+/** One API service per variant, each over a database of its own, with the user the reads load. */
+async function startService(variant: Variant, round: number): Promise<Service> {
   const { child, line, nextLine } = await startProcess(
     "bench/withdrawals-service.ts",
     [],
     {
-      BENCH_MONGO_URI: `${serverUri}/bench_request_log_${variant === "recording" ? "recording" : "not_recording"}`,
+      BENCH_MONGO_URI: databaseOf(variant, round),
       // API role: no job workers or sweeps, whose timers would weigh on CPU per request.
       BENCH_ROLE: "api",
       BENCH_SANDBOX_KEY: KEY,
@@ -100,8 +105,7 @@ async function startService(variant: Variant): Promise<Service> {
   if (created.status !== 201) throw new Error(`creating the user answered ${created.status}: ${await created.text()}`);
   return { child, nextLine, pid, httpPort, userId: ((await created.json()) as { id: string }).id };
 }
-const services = new Map<Variant, Service>();
-for (const variant of VARIANTS) services.set(variant, await startService(variant));
+let services = new Map<Variant, Service>();
 
 type Load = "rest-read" | "users-create";
 const LOADS: Load[] = ["rest-read", "users-create"];
@@ -172,10 +176,13 @@ async function load(kind: Load, variant: Variant, durationMs: number, aside?: As
 }
 
 /** Each load's latest run of each variant (warm-ups included): what a control takes its rate and share from. */
-const latest = {} as Record<Load, Record<Variant, Run>>;
-for (const kind of LOADS) {
-  latest[kind] = {} as Record<Variant, Run>;
-  for (const variant of VARIANTS) latest[kind][variant] = await load(kind, variant, WARM_UP_MS); // JIT, pools, indexes
+const latest = Object.fromEntries(LOADS.map((kind) => [kind, {}])) as Record<Load, Record<Variant, Run>>;
+/** A round's fresh pair of services (the last round's stopped), each load and variant warmed up: JIT, pools, indexes. */
+async function startRound(round: number): Promise<void> {
+  for (const { child } of services.values()) await stopProcess(child);
+  services = new Map();
+  for (const variant of VARIANTS) services.set(variant, await startService(variant, round));
+  for (const kind of LOADS) for (const variant of VARIANTS) latest[kind][variant] = await load(kind, variant, WARM_UP_MS);
 }
 
 const rows: string[] = [];
@@ -199,6 +206,7 @@ function orderOf(round: number): Slot[] {
   return [...SLOTS.slice(shift), ...SLOTS.slice(0, shift)];
 }
 for (let round = 1; round <= ROUNDS; round++) {
+  await startRound(round);
   for (const kind of LOADS) {
     for (const slot of orderOf(round)) {
       let run: Run;
@@ -241,7 +249,7 @@ const alone = {} as Record<Load, { entries: number; failures: number; serviceMic
 for (const kind of LOADS) {
   const perSecond = Math.round(median(runs[kind].recording.map((r) => r.perSecond)));
   alone[kind] = await runToCompletion("bench/request-log-alone.ts", [JSON.stringify({ load: kind, perSecond, seconds: ALONE_SECONDS })], {
-    BENCH_MONGO_URI: `${serverUri}/bench_request_log_recording`,
+    BENCH_MONGO_URI: databaseOf("recording", ROUNDS),
     BENCH_DB_PID: String(databasePid),
   });
 }
@@ -349,17 +357,18 @@ Method (\`npm run bench -- request-log\`, bench/request-log.bench.ts), each part
 - Two Svc services (bench/withdrawals-service.ts, role \`api\`: no job workers), each over its own database of that
   server: one recording every call in the request log (the shipped writer: 500 entries per insert, or 200 ms after
   a batch's first entry), one not (\`recordRequests: false\`). Neither monitors its commands, as in production (that
-  service file turns the driver's command monitoring on only with \`BENCH_COMMANDS=1\`). ${
+  service file turns the driver's command monitoring on only with \`BENCH_COMMANDS=1\`). Every round starts a fresh
+  pair, each over databases of its own, and warms it up: a service process settles early into one of two states for
+  its life, whether it records or not, one growing its old space by about twice the other's bytes per request (V8's
+  allocation-site pretenuring; see "Where recording's cost is"), so a pair kept for the whole run would weigh its draw
+  on every round alike. ${
     PRETENURING
-      ? "V8's allocation-site pretenuring on, as `npm start` runs (`BENCH_PRETENURING=1`)."
-      : `Both run with V8's allocation-site
-  pretenuring off (\`--no-allocation-site-pretenuring\`; \`BENCH_PRETENURING=1\` keeps it, as \`npm start\` runs): with it, a
-  service process settles early into one of two states for its life, whether it records or not, one growing its old
-  space by about twice the other's bytes per request (see "Where recording's cost is").`
+      ? "V8's allocation-site pretenuring is on, as `npm start` runs (`BENCH_PRETENURING=0` turns it off)."
+      : "Both run with V8's allocation-site pretenuring off (`--no-allocation-site-pretenuring`, `BENCH_PRETENURING=0`), unlike `npm start`."
   }
 - The load generator (bench/request-log-load.ts), one process per run: ${CONCURRENCY} requests in flight over keep-alive
-  connections, ${DURATION_MS / 1000} s per run after a ${WARM_UP_MS / 1000} s warm-up of each load and variant; ${ROUNDS} rounds, each running both variants
-  of a load in turn, the order swapped every round.
+  connections, ${DURATION_MS / 1000} s per run after a ${WARM_UP_MS / 1000} s warm-up of each load and variant of the round's services; ${ROUNDS} rounds, each
+  running both variants of a load in turn, the order swapped every round.
   - rest-read: \`GET /v1/users/{id}\` with a sandbox key, as bench/rest-read.bench.ts loads it.
   - users-create: \`POST /v1/users\` with a fresh Idempotency-Key and phone number, as bench/users-create.bench.ts.
 - CPU µs/request: the CPU time (all threads) of the service process and of the database process from the start of
@@ -439,8 +448,9 @@ measured in isolation on this machine (2026-11-27):
   services drawn differently differs by 11 to 17 µs of GC pauses per POST (a quiet run's POST costs the service
   about 300 µs), whichever records. With \`--no-allocation-site-pretenuring\`, eight processes out of eight grew their
   old space by 3.3 to 4.0 KB per request, and among them two recording services as the two beside them that did not
-  (3.5 and 3.6 KB against 3.5 and 3.5 KB): recording adds nothing to it that this shows. So both services run with
-  that flag, and the GC columns show each run's share.
+  (3.5 and 3.6 KB against 3.5 and 3.5 KB): recording adds nothing to it that this shows. So every round starts a
+  fresh pair of services (the draws then vary from round to round and the median is taken over them, with V8's
+  defaults, as \`npm start\` runs), and the GC columns show each run's share.
 - Nothing of Svc's part was waste to cut: every field is kept, the entry is built once, after the answer, and the
   driver serializes each document once (the size check reuses the bytes). What remains is the encoding and the
   round trip, which batching already divides.

@@ -15,33 +15,23 @@ import type { Database } from "../../src/store/database.ts";
 import { connectDatabase } from "../../src/store/database.ts";
 import { freshDatabase, freshDatabaseUri } from "../support/database.ts";
 import { indexScans } from "../support/index-scans.ts";
+import { transactionRecord } from "../support/transaction-records.ts";
 
 const STALE_MS = 10_000;
 const START = Date.parse("2026-03-01T12:00:00Z");
 
 function record(id: string, userId: string, status: TransactionRecord["status"], at: Date, version: number): TransactionRecord {
-  return {
+  return transactionRecord({
     id,
     project_id: "proj_sweep",
-    livemode: false,
     user_id: userId,
-    wallet_id: `wal_${userId}`,
-    type: "deposit",
     amount_cents: 500,
-    fee_cents: 0,
-    status,
-    failure_code: null,
-    failure_message: null,
-    fiat_currency: "USD",
     fiat_amount_minor: 500,
-    fiat_exponent: 2,
-    description: null,
-    simulated: true,
-    reference: null,
+    status,
     created_at: new Date(START - 3_600_000),
     updated_at: at,
     version,
-  };
+  });
 }
 
 /** A user document holding `inflight` in its ledger, its last ledger write at `writtenAt`. */

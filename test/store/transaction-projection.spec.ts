@@ -5,31 +5,18 @@ import { expect } from "chai";
 import { type Collection, MongoClient } from "mongodb";
 import { type TransactionDocument, type TransactionRecord, TransactionRepository } from "../../src/store/transaction-repository.ts";
 import { freshDatabaseUri } from "../support/database.ts";
+import { transactionRecord } from "../support/transaction-records.ts";
 
 function opened(id: string): TransactionRecord {
-  const at = new Date("2026-01-01T00:00:00Z");
-  return {
+  return transactionRecord({
     id,
     project_id: "proj_projection",
-    livemode: false,
     user_id: "usr_projection0000000000001",
     wallet_id: "wal_projection",
     type: "withdrawal",
-    amount_cents: 1000,
     fee_cents: 25,
-    status: "pending",
-    failure_code: null,
-    failure_message: null,
-    fiat_currency: "USD",
-    fiat_amount_minor: 1000,
-    fiat_exponent: 2,
     description: "rent",
-    simulated: true,
-    reference: null,
-    created_at: at,
-    updated_at: at,
-    version: 1,
-  };
+  });
 }
 
 /** `from` moved to `status`, as LedgerWriter.moved makes it (a spread: unchanged fields keep their values). */

@@ -9,33 +9,12 @@ import type { TransactionRecord } from "../../src/store/transaction-repository.t
 import type { UserDocument } from "../../src/store/user-document.ts";
 import { type UserWithLedger, WalletLedgerRepository } from "../../src/store/wallet-ledger.ts";
 import { freshDatabaseUri } from "../support/database.ts";
+import { transactionRecord } from "../support/transaction-records.ts";
 
 const USER = "usr_walletledgermoves0000001";
 
 function pending(id: string): TransactionRecord {
-  const at = new Date("2026-01-01T00:00:00Z");
-  return {
-    id,
-    project_id: "proj_moves",
-    livemode: false,
-    user_id: USER,
-    wallet_id: "wal_moves",
-    type: "deposit",
-    amount_cents: 1000,
-    fee_cents: 0,
-    status: "pending",
-    failure_code: null,
-    failure_message: null,
-    fiat_currency: "USD",
-    fiat_amount_minor: 1000,
-    fiat_exponent: 2,
-    description: null,
-    simulated: true,
-    reference: null,
-    created_at: at,
-    updated_at: at,
-    version: 1,
-  };
+  return transactionRecord({ id, project_id: "proj_moves", user_id: USER, wallet_id: "wal_moves" });
 }
 
 const event = (id: string, type: string): OutboxEvent => ({ id, type, created_at: new Date(), data: {} });

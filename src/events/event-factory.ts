@@ -36,11 +36,14 @@ export function kycEvent(type: KycEventType, user: Pick<UserDocument, "_id" | "l
 }
 
 /**
- * An event about a transaction, for its wallet owner's outbox: `data.object` is the Transaction at the state the
- * same write gives it, as GET /v1/transactions/{id} shows it then.
+ * The events of one write of a transaction, for its wallet owner's outbox: each `data.object` is the Transaction at
+ * the state that write gives it, as GET /v1/transactions/{id} shows it then, rendered once for all of them (a
+ * completed withdrawal emits two).
  */
-export function transactionEvent(type: TransactionEventType, record: TransactionRecord, createdAt: Date): OutboxEvent {
-  return { id: newEventId(), type, created_at: createdAt, data: { object: transactionEventObject(record) } };
+export function transactionEvents(types: readonly TransactionEventType[], record: TransactionRecord, createdAt: Date): OutboxEvent[] {
+  if (types.length === 0) return [];
+  const object = transactionEventObject(record);
+  return types.map((type) => ({ id: newEventId(), type, created_at: createdAt, data: { object } }));
 }
 
 /** An outbox event as the event log holds it, not yet fanned out. */

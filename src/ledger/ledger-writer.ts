@@ -4,7 +4,7 @@
 // write of the wallet owner's document.
 import type { Clock } from "../domain/clock.ts";
 import { isFinal, movingDelta, statusAfter, transactionEventTypes, type TransactionMove } from "../domain/transaction-transitions.ts";
-import { transactionEvent } from "../events/event-factory.ts";
+import { transactionEvents } from "../events/event-factory.ts";
 import type { EventRelay } from "../events/event-relay.ts";
 import type { OutboxEvent } from "../store/outbox.ts";
 import type { TransactionRecord, TransactionRepository } from "../store/transaction-repository.ts";
@@ -55,7 +55,7 @@ export class LedgerWriter {
    * fences the compaction); false when `current` is no longer the ledger's state.
    */
   async write(owner: LedgerOwner, current: TransactionRecord, next: TransactionRecord): Promise<boolean> {
-    const events = transactionEventTypes(current, next).map((type) => transactionEvent(type, next, next.updated_at));
+    const events = transactionEvents(transactionEventTypes(current, next), next, next.updated_at);
     if (!(await this.deps.wallets.transition(current.user_id, current, next, movingDelta(current, next.status), events))) return false;
     await this.afterWrite(owner, next, events, current);
     return true;

@@ -5,7 +5,7 @@
 import { svcError } from "../domain/errors.ts";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import { openingDelta, requiredCents, transactionEventTypes } from "../domain/transaction-transitions.ts";
-import { transactionEvent } from "../events/event-factory.ts";
+import { transactionEvents } from "../events/event-factory.ts";
 import { CHANGED, compareAndSet } from "../lib/compare-and-set.ts";
 import { TtlCache } from "../lib/ttl-cache.ts";
 import type { TransactionRecord, TransactionRepository } from "../store/transaction-repository.ts";
@@ -30,7 +30,7 @@ export interface TransactionOpeningDependencies {
 
 /** The opening write of `record`: its balance change, the funds it needs and its events. */
 function openingWriteOf(record: TransactionRecord) {
-  const events = transactionEventTypes(null, record).map((type) => transactionEvent(type, record, record.created_at));
+  const events = transactionEvents(transactionEventTypes(null, record), record, record.created_at);
   return { delta: openingDelta(record), requireAvailable: requiredCents(record), events };
 }
 

@@ -1,8 +1,11 @@
 // The ordered set under index entries keeps its order whatever the pattern of inserts: keys growing within
 // ranges that other keys follow (a tenant's time-ordered keys), appended between chunks and cut just after the new
 // entry; keys past the end, or just before it; keys shrinking within ranges; random keys; with deletes and copies
-// between them.
+// between them. An index's entries are searched by their ranks (a string key's leading characters) where those
+// tell, and stay in the order of the keys' comparison whatever the strings hold.
 import { expect } from "chai";
+import { compareValues } from "../../src/embedded-mongo/query/bson-order.ts";
+import { CollectionIndex } from "../../src/embedded-mongo/storage/collection-index.ts";
 import { OrderedSet } from "../../src/embedded-mongo/storage/ordered-set.ts";
 
 type Entry = [range: number, n: number];
@@ -68,6 +71,57 @@ describe("embedded-mongo: the ordered set of index entries", () => {
       }
       expectOrder(copy, copied);
       expectOrder(set, held);
+    });
+  }
+});
+
+describe("embedded-mongo: an index's entries searched by their ranks", () => {
+  // Code units around the rank's limits: NUL, the last ASCII ones (126, 127), the first beyond, a surrogate, the largest.
+  const units = ["\0", "a", "b", "z", "~", "\u007f", "\u0080", "é", "\ud83d", "\uffff"];
+  function key(random: () => number): unknown {
+    const kind = random();
+    if (kind < 0.1) return Math.floor(random() * 10);
+    if (kind < 0.15) return null;
+    if (kind < 0.2) return new Date(Math.floor(random() * 10));
+    // Up to 9 code units: past the seven a rank holds, with long shared beginnings (two of the units most of the time).
+    const length = Math.floor(random() * 10);
+    let text = "";
+    for (let i = 0; i < length; i++) text += units[Math.floor(random() * (random() < 0.7 ? 2 : units.length))];
+    return text;
+  }
+
+  for (const direction of [1, -1] as const) {
+    it(`keeps strings, numbers, dates and nulls in the keys' order, ${direction === 1 ? "ascending" : "descending"}, through inserts and deletes`, () => {
+      const random = numbers(11);
+      const index = new CollectionIndex({ v: 2, key: { k: direction, n: 1 }, name: "k_n" });
+      const held: { key: unknown[]; rid: number }[] = [];
+      for (let rid = 1; rid <= 6_000; rid++) {
+        const entry = { key: [key(random), rid % 3], rid };
+        index.add([entry.key], rid);
+        held.push(entry);
+        if (rid % 7 === 0) {
+          const [gone] = held.splice(Math.floor(random() * held.length), 1);
+          index.remove([gone!.key], gone!.rid);
+        }
+      }
+      // A copy shares the chunks and their ranks until either side changes one: each side inserts on its own.
+      const copy = index.clone();
+      const copied = [...held];
+      for (const [target, entries, first] of [
+        [copy, copied, 10_000],
+        [index, held, 20_000],
+      ] as const) {
+        for (let rid = first; rid < first + 2_000; rid++) {
+          const entry = { key: [key(random), rid % 3], rid };
+          target.add([entry.key], rid);
+          entries.push(entry);
+        }
+      }
+      const order = (a: { key: unknown[]; rid: number }, b: { key: unknown[]; rid: number }) =>
+        direction * compareValues(a.key[0], b.key[0]) || compareValues(a.key[1], b.key[1]) || a.rid - b.rid;
+      expect([...index.entries].map((e) => e.rid)).to.deep.equal([...held].sort(order).map((e) => e.rid));
+      expect([...copy.entries].map((e) => e.rid)).to.deep.equal([...copied].sort(order).map((e) => e.rid));
+      for (const entry of held.slice(0, 200)) expect(index.lookup(entry.key)).to.include(entry.rid);
     });
   }
 });

@@ -85,15 +85,18 @@ export class CollectionIndex {
     if (this.unique && !this.collation) this.hash = new Map();
     const dirs = this.fields.map(([, d]) => d);
     const firstDirection = dirs[0]!; // an index has at least one field
-    this.entries = new OrderedSet<IndexEntry>((a, b) => {
-      const first = compareValues(a.first, b.first, strings);
-      if (first) return first * firstDirection;
-      for (let i = 1; i < dirs.length; i++) {
-        const c = compareValues(a.key[i], b.key[i], strings);
-        if (c) return c * dirs[i]!;
-      }
-      return a.rid - b.rid;
-    });
+    this.entries = new OrderedSet<IndexEntry>(
+      (a, b) => {
+        const first = compareValues(a.first, b.first, strings);
+        if (first) return first * firstDirection;
+        for (let i = 1; i < dirs.length; i++) {
+          const c = compareValues(a.key[i], b.key[i], strings);
+          if (c) return c * dirs[i]!;
+        }
+        return a.rid - b.rid;
+      },
+      strings ? undefined : (e) => firstFieldRank(e.first, firstDirection),
+    );
   }
 
   get keyPattern(): Document {
@@ -354,6 +357,35 @@ function hashValue(v: unknown): string | undefined {
     default:
       return undefined;
   }
+}
+
+/** Leading characters a string's rank holds, and the digits of each: 0 its end, 1 to 127 a code unit below 127, 128 one from 127 up. */
+const RANKED_CHARACTERS = 7;
+const RANK_BASE = 129;
+
+/**
+ * An entry's rank in the ordered set (ordered-set.ts): for a string in the first field (binary order), its first
+ * seven UTF-16 code units as the digits of a number, so that a smaller rank is a smaller string; the digits stop at
+ * the first code unit from 127 up (counted as the largest digit), which only ASCII keeps apart. NaN for any other
+ * value (the comparison decides). 129^7 is below 2^53: every rank is an exact integer.
+ */
+function firstFieldRank(first: unknown, direction: 1 | -1): number {
+  if (typeof first !== "string") return Number.NaN;
+  let rank = 0;
+  let open = true;
+  for (let i = 0; i < RANKED_CHARACTERS; i++) {
+    let digit = 0;
+    if (open && i < first.length) {
+      const unit = first.charCodeAt(i);
+      if (unit < 127) digit = unit + 1;
+      else {
+        digit = 128;
+        open = false;
+      }
+    } else open = false;
+    rank = rank * RANK_BASE + digit;
+  }
+  return rank * direction;
 }
 
 /** `values` without repeats (equal as index keys compare). Linear by canonical string when every value has one. */

@@ -2,6 +2,8 @@
 // are O(log n) comparisons plus a bounded splice, so index operations cost the same at 1M entries as at 10k.
 // A copy shares the chunks with its original (one entry per chunk, not per entry: a transaction's private copy
 // of an index is cheap); whichever side changes a chunk first after the copy changes its own copy of it.
+// An insert's search reads each entry's rank first (a number abbreviating its place, kept in arrays beside the
+// chunks), and the entry itself only where the ranks do not decide.
 
 const MAX_CHUNK = 512;
 
@@ -20,12 +22,26 @@ export class OrderedSet<T> {
    * through each chunk it visits to its end: a random key's insert visits a dozen chunks, each a cache miss more.
    */
   private lasts: T[] = [];
+  /**
+   * ranks[i][j]: the rank of chunks[i][j], and lastRanks[i] that of lasts[i] (see `rank`). Numbers held in arrays
+   * of their own: a random key's insert compares it with some twenty entries, and reading a rank from a contiguous
+   * array spares reaching through each entry to its key (two cache misses each in a large index).
+   */
+  private ranks: number[][] = [];
+  private lastRanks: number[] = [];
   /** owners[i]: the copy generation that may change chunks[i] in place. */
   private owners: number[] = [];
   private generation = ++generations;
   private count = 0;
 
-  constructor(private readonly compare: (a: T, b: T) => number) {}
+  /**
+   * `rank`: a number for an entry such that rank(a) < rank(b) only where compare(a, b) < 0, or NaN where it cannot
+   * tell (equal ranks, or a NaN, leave the order to `compare`). Without it every rank is NaN.
+   */
+  constructor(
+    private readonly compare: (a: T, b: T) => number,
+    private readonly rank: (item: T) => number = () => Number.NaN,
+  ) {}
 
   get size(): number {
     return this.count;
@@ -35,6 +51,8 @@ export class OrderedSet<T> {
   copyFrom(other: OrderedSet<T>): void {
     this.chunks = other.chunks.slice();
     this.lasts = other.lasts.slice();
+    this.ranks = other.ranks.slice();
+    this.lastRanks = other.lastRanks.slice();
     this.owners = other.owners.slice();
     this.count = other.count;
     // Neither side owns the shared chunks any more.
@@ -45,16 +63,19 @@ export class OrderedSet<T> {
   clear(): void {
     this.chunks = [];
     this.lasts = [];
+    this.ranks = [];
+    this.lastRanks = [];
     this.owners = [];
     this.count = 0;
   }
 
-  /** chunks[index], made this set's own to change. */
+  /** chunks[index] and its ranks, made this set's own to change. */
   private writable(index: number): T[] {
     const chunk = this.chunks[index]!; // callers pass an existing chunk's index
     if (this.owners[index] === this.generation) return chunk;
     const own = chunk.slice();
     this.chunks[index] = own;
+    this.ranks[index] = this.ranks[index]!.slice();
     this.owners[index] = this.generation;
     return own;
   }
@@ -77,55 +98,82 @@ export class OrderedSet<T> {
 
   insert(item: T): void {
     const cmp = this.compare;
+    const rank = this.rank(item);
     if (this.chunks.length === 0) {
       this.chunks.push([item]);
+      this.ranks.push([rank]);
       this.lasts.push(item);
+      this.lastRanks.push(rank);
       this.owners.push(this.generation);
       this.count = 1;
       return;
     }
     const last = this.chunks.length - 1;
     const lastChunk = this.chunks[last]!;
-    if (cmp(this.lasts[last]!, item) < 0) {
+    if (precedes(this.lastRanks[last]!, this.lasts[last]!, rank, item, cmp)) {
       // Past the end (keys that grow: time-ordered ids, a lone tenant's time keys): one comparison instead of a
       // search, and a full last chunk is followed by a new one rather than halved, as nothing will come before it.
       if (lastChunk.length < MAX_CHUNK) {
         this.writable(last).push(item);
+        this.ranks[last]!.push(rank);
         this.lasts[last] = item;
+        this.lastRanks[last] = rank;
       } else {
         this.chunks.push([item]);
+        this.ranks.push([rank]);
         this.lasts.push(item);
+        this.lastRanks.push(rank);
         this.owners.push(this.generation);
       }
       this.count++;
       return;
     }
     // Keys that grow with ties broken at random (time-ordered ids within a millisecond) land in the last chunk:
-    // searched alone, without the search among chunks. (The tests are written in place: a closure held in a
-    // constant would be named again on every insert by the TypeScript loader.)
-    let pos =
-      cmp(lastChunk[0]!, item) < 0 ? { chunk: last, offset: searchChunk(lastChunk, (e) => cmp(e, item) < 0) } : this.seek((e) => cmp(e, item) < 0);
-    if (pos.offset === 0 && pos.chunk > 0) {
-      // Between two chunks (or past the end), appended to the earlier one: no entry moves, and keys that grow
-      // within a range followed by others (a tenant's time-ordered keys) go on being appended there.
-      pos = { chunk: pos.chunk - 1, offset: this.chunks[pos.chunk - 1]!.length };
+    // searched alone, without the search among chunks.
+    let chunkAt = last;
+    if (!precedes(this.ranks[last]![0]!, lastChunk[0]!, rank, item, cmp)) {
+      // The first chunk whose last entry does not precede the item.
+      let lo = 0;
+      let hi = last;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (precedes(this.lastRanks[mid]!, this.lasts[mid]!, rank, item, cmp)) lo = mid + 1;
+        else hi = mid;
+      }
+      chunkAt = lo;
     }
-    const chunk = this.writable(pos.chunk);
-    chunk.splice(pos.offset, 0, item);
-    if (pos.offset === chunk.length - 1) this.lasts[pos.chunk] = item;
+    let offset = rankedSearch(this.chunks[chunkAt]!, this.ranks[chunkAt]!, rank, item, cmp);
+    if (offset === 0 && chunkAt > 0) {
+      // Between two chunks, appended to the earlier one: no entry moves, and keys that grow within a range followed
+      // by others (a tenant's time-ordered keys) go on being appended there.
+      chunkAt--;
+      offset = this.chunks[chunkAt]!.length;
+    }
+    const chunk = this.writable(chunkAt);
+    const ranks = this.ranks[chunkAt]!;
+    chunk.splice(offset, 0, item);
+    ranks.splice(offset, 0, rank);
+    if (offset === chunk.length - 1) {
+      this.lasts[chunkAt] = item;
+      this.lastRanks[chunkAt] = rank;
+    }
     this.count++;
     if (chunk.length > MAX_CHUNK) {
       // Cut just after the new entry when that leaves both parts a fair size: its chunk then ends with it, and the
       // next larger key appends instead of moving the entries that followed it. Otherwise in halves. The last
       // chunk's tail may be short: the keys that grow past the end will fill it.
-      const after = pos.offset + 1;
-      const tailFair = pos.chunk === this.chunks.length - 1 ? after < chunk.length : chunk.length - after >= MAX_CHUNK / 8;
+      const after = offset + 1;
+      const tailFair = chunkAt === this.chunks.length - 1 ? after < chunk.length : chunk.length - after >= MAX_CHUNK / 8;
       const at = after >= MAX_CHUNK / 4 && tailFair ? after : MAX_CHUNK >>> 1;
       const tail = chunk.splice(at);
-      this.chunks.splice(pos.chunk + 1, 0, tail);
-      this.lasts[pos.chunk] = chunk[chunk.length - 1]!;
-      this.lasts.splice(pos.chunk + 1, 0, tail[tail.length - 1]!);
-      this.owners.splice(pos.chunk + 1, 0, this.generation);
+      const tailRanks = ranks.splice(at);
+      this.chunks.splice(chunkAt + 1, 0, tail);
+      this.ranks.splice(chunkAt + 1, 0, tailRanks);
+      this.lasts[chunkAt] = chunk[chunk.length - 1]!;
+      this.lastRanks[chunkAt] = ranks[ranks.length - 1]!;
+      this.lasts.splice(chunkAt + 1, 0, tail[tail.length - 1]!);
+      this.lastRanks.splice(chunkAt + 1, 0, tailRanks[tailRanks.length - 1]!);
+      this.owners.splice(chunkAt + 1, 0, this.generation);
     }
   }
 
@@ -136,13 +184,20 @@ export class OrderedSet<T> {
     const found = this.chunks[pos.chunk];
     if (!found || pos.offset >= found.length || cmp(found[pos.offset]!, item) !== 0) return false;
     const chunk = this.writable(pos.chunk);
+    const ranks = this.ranks[pos.chunk]!;
     chunk.splice(pos.offset, 1);
+    ranks.splice(pos.offset, 1);
     this.count--;
     if (chunk.length === 0) {
       this.chunks.splice(pos.chunk, 1);
+      this.ranks.splice(pos.chunk, 1);
       this.lasts.splice(pos.chunk, 1);
+      this.lastRanks.splice(pos.chunk, 1);
       this.owners.splice(pos.chunk, 1);
-    } else if (pos.offset === chunk.length) this.lasts[pos.chunk] = chunk[pos.offset - 1]!;
+    } else if (pos.offset === chunk.length) {
+      this.lasts[pos.chunk] = chunk[pos.offset - 1]!;
+      this.lastRanks[pos.chunk] = ranks[pos.offset - 1]!;
+    }
     return true;
   }
 
@@ -189,6 +244,25 @@ function searchChunk<T>(chunk: T[], before: (entry: T) => boolean): number {
   while (a < b) {
     const mid = (a + b) >>> 1;
     if (before(chunk[mid]!)) a = mid + 1;
+    else b = mid;
+  }
+  return a;
+}
+
+/** Whether the entry of rank `entryRank` comes before the item of rank `itemRank`: by the ranks when they tell. */
+function precedes<T>(entryRank: number, entry: T, itemRank: number, item: T, cmp: (a: T, b: T) => number): boolean {
+  if (entryRank < itemRank) return true;
+  if (entryRank > itemRank) return false;
+  return cmp(entry, item) < 0;
+}
+
+/** The first offset in `chunk` whose entry does not come before the item (`ranks`: the chunk's ranks). */
+function rankedSearch<T>(chunk: T[], ranks: number[], itemRank: number, item: T, cmp: (a: T, b: T) => number): number {
+  let a = 0;
+  let b = chunk.length;
+  while (a < b) {
+    const mid = (a + b) >>> 1;
+    if (precedes(ranks[mid]!, chunk[mid]!, itemRank, item, cmp)) a = mid + 1;
     else b = mid;
   }
   return a;

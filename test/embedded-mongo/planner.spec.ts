@@ -255,6 +255,39 @@ describe("embedded-mongo: query planner", () => {
     c.remove(5);
     expect(() => c.insert({ _id: 7, k: 0 })).to.throw(/E11000/);
   });
+
+  it("unique lookups tell a string key from a value whose canonical string it spells, and forget a removed string", () => {
+    const c = new Collection("db", "strings");
+    c.addIndex(new CollectionIndex({ v: 2, key: { k: 1 }, name: "k_1", unique: true }));
+    // n5, sx, z: the canonical strings of 5, "x" and null, which a one-field string key is held beside.
+    for (const [id, k] of [
+      [1, 5],
+      [2, "n5"],
+      [3, "x"],
+      [4, "sx"],
+      [5, null],
+      [6, "z"],
+    ] as const)
+      c.insert({ _id: id, k });
+    for (const [k, id] of [
+      [5, 1],
+      ["n5", 2],
+      ["x", 3],
+      ["sx", 4],
+      [null, 5],
+      ["z", 6],
+    ] as const)
+      expect(
+        run(c, { k }).docs.map((d) => d._id),
+        String(k),
+      ).to.deep.equal([id]);
+    expect(() => c.insert({ _id: 7, k: "n5" })).to.throw(/E11000.*k: "n5"/);
+    expect(() => c.insert({ _id: 7, k: Long.fromNumber(5) })).to.throw(/E11000/);
+    c.remove(c.ridsById(4)[0]!);
+    expect(run(c, { k: "sx" }).docs).to.deep.equal([]);
+    c.insert({ _id: 8, k: "sx" });
+    expect(run(c, { k: "sx" }).docs.map((d) => d._id)).to.deep.equal([8]);
+  });
 });
 
 describe("embedded-mongo: query planner, $or branch by branch", () => {

@@ -43,6 +43,11 @@ export class CollectionIndex {
    * hash probe instead of a walk down the ordered set (fewer cache misses on large collections).
    */
   private readonly hash?: Map<string, number>;
+  /**
+   * The hash's keys of one field holding a string (an _id of a string, the commonest), by the string itself: no
+   * canonical string to build, copy and hash again, the decoded string's hash serving both probes of an insert.
+   */
+  private readonly stringHash?: Map<string, number>;
   /** Entries whose key has a value without a canonical string; while any exist the hash is not trusted. */
   private unhashable = 0;
   /**
@@ -82,7 +87,10 @@ export class CollectionIndex {
       this.partialFilterExpression,
     );
     // Keys equal under a collation have no canonical string: a collated index has no hash.
-    if (this.unique && !this.collation) this.hash = new Map();
+    if (this.unique && !this.collation) {
+      this.hash = new Map();
+      this.stringHash = new Map();
+    }
     const dirs = this.fields.map(([, d]) => d);
     const firstDirection = dirs[0]!; // an index has at least one field
     this.entries = new OrderedSet<IndexEntry>(
@@ -205,7 +213,7 @@ export class CollectionIndex {
       if (this.hash) {
         const h = this.hashOf(key);
         if (h === undefined) this.unhashable++;
-        else this.hash.set(h, rid);
+        else this.hashMapOf(key).set(h, rid);
       }
     }
     this.noteMultikey(keys);
@@ -254,8 +262,9 @@ export class CollectionIndex {
     for (const key of keys) {
       if (!this.entries.delete({ key, rid, first: key[0] }) || !this.hash) continue;
       const h = this.hashOf(key);
+      const map = this.hashMapOf(key);
       if (h === undefined) this.unhashable--;
-      else if (this.hash.get(h) === rid) this.hash.delete(h);
+      else if (map.get(h) === rid) map.delete(h);
     }
   }
 
@@ -267,11 +276,21 @@ export class CollectionIndex {
     if (!this.hash || this.unhashable > 0 || key.length !== this.fields.length) return undefined;
     const h = this.hashOf(key);
     if (h === undefined) return undefined;
-    return this.hash.get(h) ?? null;
+    return this.hashMapOf(key).get(h) ?? null;
   }
 
-  /** `hashKey(key)`, the last key's string again when `key` is that same array (keys are never changed). */
+  /** The map of the hash that holds `key`: stringHash for one field holding a string, else hash (see hashOf). */
+  private hashMapOf(key: unknown[]): Map<string, number> {
+    // Both are set together, for a unique index.
+    return (key.length === 1 && typeof key[0] === "string" ? this.stringHash : this.hash)!;
+  }
+
+  /**
+   * `key`'s key in its map (hashMapOf): a one-field string's the string itself; otherwise `hashKey(key)`, the last
+   * key's string again when `key` is that same array (keys are never changed).
+   */
   private hashOf(key: unknown[]): string | undefined {
+    if (key.length === 1 && typeof key[0] === "string") return key[0];
     if (key !== this.hashedKey) {
       this.hashedKey = key;
       this.hashedAs = hashKey(key);

@@ -158,6 +158,24 @@ describe("embedded-mongo: decoding a command's document", () => {
     expect(third).to.deep.equal({ Aa: 5, BB: 6 });
   });
 
+  it("reads each key whatever the last document held at its place: shorter, longer, another, nested, after a document left to bson", () => {
+    const docs: Document[] = [
+      { status: 1, route: "/a", n: { status: 2, x: 1 } },
+      { stat: 1, route: "/a", n: { status: 2 } },
+      { status2: 1, routes: "/a" },
+      { status: 1, "rout\u00e9": "/a", n: 3 },
+      { status: 1, route: { $ref: "c", $id: 1 } },
+      { route: 1, status: 2 },
+      { status: 1, route: "/a", n: { status: 2, x: 1 } },
+      { s: 1 },
+      { status: 1, route: "/a", extra: true },
+    ];
+    for (const doc of [...docs, ...docs]) {
+      const bytes = serialize(doc);
+      expect(decodeDocument(bytes), JSON.stringify(doc)).to.deep.equal(heldByWalking(bytes));
+    }
+  });
+
   it("leaves DBRefs, codes, regular expressions and strings with a replacement character to bson, with the same answers", () => {
     const docs = [
       { ref: new DBRef("c", new ObjectId(), undefined, { n: 1 }), after: 1 },

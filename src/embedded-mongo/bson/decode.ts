@@ -15,18 +15,21 @@ const LEFT_TO_BSON = Symbol("left to bson");
 /** Node's UTF-8 decoding of a range of a buffer, without toString's argument handling. */
 const utf8Slice = (Buffer.prototype as unknown as { utf8Slice(this: Buffer, start: number, end: number): string }).utf8Slice;
 
+/** Slots of a cache of strings, a power of two: a string takes the slot of its hash, replacing the one there. */
+const CACHE_BITS = 13;
 /**
  * Strings by the hash of their bytes, checked byte for byte on every hit: keys, and short values (a status, a type,
  * a header's name), which repeat from one document to the next. A repeated value is then one string in memory where
  * every stored document held a copy of its own, each surviving young-generation collections with the document.
+ * Arrays indexed by the hash's slot rather than maps: a document reads the cache once per key and short value, and
+ * an array's slot is read without a map's hashing and probing. Unique values (ids) pass through the values' cache,
+ * each replacing one slot's string.
  */
-const keys = new Map<number, string>();
-const values = new Map<number, string>();
+const keys = new Array<string | undefined>(1 << CACHE_BITS).fill(undefined);
+const values = new Array<string | undefined>(1 << CACHE_BITS).fill(undefined);
 /** The longest key, and the longest value, taken from a cache (ASCII only). */
 const CACHED_KEY_BYTES = 64;
 const CACHED_VALUE_BYTES = 32;
-/** Entries a cache holds before it starts again (unique values, such as ids, pass through the values' cache). */
-const CACHE_SIZE = 4096;
 
 const DESERIALIZE_OPTIONS = { promoteValues: false, promoteBuffers: false, bsonRegExp: false };
 
@@ -44,6 +47,8 @@ export function decodeHeld(bytes: Uint8Array): Document | undefined {
   const size = buf.length;
   if (size < 5 || buf.readInt32LE(0) !== size || buf[size - 1] !== 0) return undefined;
   try {
+    // A document left to bson's deserializer may have left its reading in the middle of an object.
+    depth = 0;
     return readObject(buf, 4, size - 1);
   } catch (error) {
     if (error === LEFT_TO_BSON) return undefined;
@@ -52,8 +57,10 @@ export function decodeHeld(bytes: Uint8Array): Document | undefined {
 }
 
 /** The ASCII string of buf[start, end) whose hash is `hash`, from `cache` when it holds it. */
-function cached(cache: Map<number, string>, buf: Buffer, start: number, end: number, hash: number): string {
-  const known = cache.get(hash);
+function cached(cache: (string | undefined)[], buf: Buffer, start: number, end: number, hash: number): string {
+  // The hash's bits mixed into the slot's (Fibonacci hashing): nearby hashes of similar strings spread apart.
+  const slot = Math.imul(hash, 0x9e3779b1) >>> (32 - CACHE_BITS);
+  const known = cache[slot];
   if (known !== undefined && known.length === end - start) {
     let same = true;
     for (let k = 0; k < known.length; k++) {
@@ -65,44 +72,77 @@ function cached(cache: Map<number, string>, buf: Buffer, start: number, end: num
     if (same) return known;
   }
   const text = utf8Slice.call(buf, start, end);
-  if (cache.size >= CACHE_SIZE) cache.clear();
-  cache.set(hash, text);
+  cache[slot] = text;
   return text;
 }
 
 /** A string value's text: a short ASCII one from the values' cache. */
 function stringAt(buf: Buffer, start: number, end: number): string {
-  if (end - start > CACHED_VALUE_BYTES) return utf8Slice.call(buf, start, end);
-  let hash = 0;
-  for (let i = start; i < end; i++) {
-    const byte = buf[i]!;
-    if (byte > 0x7f) return utf8Slice.call(buf, start, end);
-    hash = (Math.imul(hash, 31) + byte) | 0;
+  if (end - start <= CACHED_VALUE_BYTES) {
+    let hash = 0;
+    let i = start;
+    for (; i < end; i++) {
+      const byte = buf[i]!;
+      if (byte > 0x7f) break;
+      hash = (Math.imul(hash, 31) + byte) | 0;
+    }
+    if (i === end) return cached(values, buf, start, end, hash);
   }
-  return cached(values, buf, start, end, hash);
+  const text = utf8Slice.call(buf, start, end);
+  // A replacement character may stand for bytes that are not UTF-8, which bson's deserializer refuses (ASCII has none).
+  if (text.includes("\uFFFD")) throw LEFT_TO_BSON;
+  return text;
+}
+
+/**
+ * The keys of the last top-level document read, by position: documents sent together (an insert's) have the same
+ * fields in the same order, so a key is most often the one at its place in the last document, checked in one pass
+ * over its bytes instead of hashed and then checked.
+ */
+const lastKeys: (string | undefined)[] = [];
+/** Objects being read around the current one (0: a top-level document). */
+let depth = 0;
+
+/** Whether buf[at...] holds the ASCII `key` and its terminating byte, before `end`. */
+function keyAt(buf: Buffer, at: number, end: number, key: string): boolean {
+  const length = key.length;
+  if (at + length >= end || buf[at + length] !== 0) return false;
+  for (let k = 0; k < length; k++) if (buf[at + k] !== key.charCodeAt(k)) return false;
+  return true;
 }
 
 /** A document's elements from `start` to its terminating byte at `end`. */
 function readObject(buf: Buffer, start: number, end: number): Document {
   const doc: Document = {};
+  const topLevel = depth++ === 0;
   let i = start;
-  while (i < end) {
+  for (let field = 0; i < end; field++) {
     const type = buf[i++]!;
-    const keyStart = i;
-    let hash = 0;
-    let ascii = true;
-    for (let byte = buf[i]!; byte !== 0; byte = buf[++i]!) {
-      if (i >= end) throw LEFT_TO_BSON;
-      hash = (Math.imul(hash, 31) + byte) | 0;
-      if (byte > 0x7f) ascii = false;
+    const predicted = topLevel ? lastKeys[field] : undefined;
+    let key: string;
+    if (predicted !== undefined && keyAt(buf, i, end, predicted)) {
+      key = predicted;
+      i += predicted.length;
+    } else {
+      const keyStart = i;
+      let hash = 0;
+      let ascii = true;
+      for (let byte = buf[i]!; byte !== 0; byte = buf[++i]!) {
+        if (i >= end) throw LEFT_TO_BSON;
+        hash = (Math.imul(hash, 31) + byte) | 0;
+        if (byte > 0x7f) ascii = false;
+      }
+      const cachedKey = ascii && i - keyStart <= CACHED_KEY_BYTES;
+      key = cachedKey ? cached(keys, buf, keyStart, i, hash) : utf8Slice.call(buf, keyStart, i);
+      if (topLevel) lastKeys[field] = cachedKey ? key : undefined;
     }
-    const key = ascii && i - keyStart <= CACHED_KEY_BYTES ? cached(keys, buf, keyStart, i, hash) : utf8Slice.call(buf, keyStart, i);
     // A DBRef is decoded as bson's class.
     if (key === "$ref") throw LEFT_TO_BSON;
     i = readValue(buf, type, i + 1, end);
     if (key === "__proto__") Object.defineProperty(doc, key, { value, writable: true, enumerable: true, configurable: true });
     else doc[key] = value;
   }
+  depth--;
   if (i !== end) throw LEFT_TO_BSON;
   return doc;
 }
@@ -138,10 +178,7 @@ function readValue(buf: Buffer, type: number, i: number, end: number): number {
       const size = buf.readInt32LE(i);
       const stop = i + 4 + size - 1;
       if (size <= 0 || stop >= end || buf[stop] !== 0) throw LEFT_TO_BSON;
-      const text = stringAt(buf, i + 4, stop);
-      // A replacement character may stand for bytes that are not UTF-8, which bson's deserializer refuses.
-      if (text.includes("\uFFFD")) throw LEFT_TO_BSON;
-      value = text;
+      value = stringAt(buf, i + 4, stop);
       return stop + 1;
     }
     case 0x03:

@@ -5,8 +5,12 @@ import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import type { TransactionStatus, TransactionType } from "../domain/money.ts";
 import { isDuplicateKeyError } from "./database.ts";
+import { dropIndexesIfPresent } from "./earlier-indexes.ts";
 import { batchedConditionalUpdate, batchedInsert, batchedUpdate, throwUnlessDuplicate } from "./write-batcher.ts";
 import { type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
+
+/** An index of an earlier version, replaced: the user's transactions led by the tenant, time and id descending. */
+const EARLIER_INDEXES = ["user_newest_first"] as const;
 
 /** One transaction, as the ledger holds it in flight and the projection holds it for ever. */
 export interface TransactionRecord {
@@ -102,8 +106,15 @@ export class TransactionRepository {
     this.batchedMove = batchedConditionalUpdate(db, this.collection.collectionName);
   }
 
+  /**
+   * A user's transactions in time order (the list reads them backward, newest first). The user leads: its ids are
+   * random, so a new transaction goes anywhere among the users, and a search led by the tenant compared three
+   * fields at each step (the tenant's two always equal) where the user alone decides; a user belongs to one tenant,
+   * which the list's query still pins. Time and id ascend, as a user's new transactions do.
+   */
   async ensureIndexes(): Promise<void> {
-    await this.collection.createIndexes([{ key: { project_id: 1, livemode: 1, user_id: 1, created_at: -1, _id: -1 }, name: "user_newest_first" }]);
+    await dropIndexesIfPresent(this.collection, EARLIER_INDEXES);
+    await this.collection.createIndexes([{ key: { user_id: 1, created_at: 1, _id: 1 }, name: "user_by_time" }]);
   }
 
   /**

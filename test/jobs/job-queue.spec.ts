@@ -68,6 +68,26 @@ describe("JobQueue", () => {
     expect(stored.map((job) => job.nextRunAt.getTime())).to.deep.equal([first.getTime(), first.getTime()]);
   });
 
+  it("keeps jobs unique by a field with the one-field index of ensureUniqueIndex, and drops the (name, field) index of earlier versions", async () => {
+    const jobs = database.db.collection("jobs");
+    await jobs.createIndex(
+      { name: 1, "data.key": 1 },
+      { name: "unique_test-index-shape", unique: true, partialFilterExpression: { name: "test-index-shape" } },
+    );
+    await queue.insertUnique("test-index-shape", { key: "a" }, new Date(Date.now() + 3_600_000), "key");
+    await queue.insertUnique("test-index-shape", { key: "a" }, new Date(), "key");
+    const indexes = (await jobs.indexes()).filter((index) => index.name?.includes("test-index-shape"));
+    expect(indexes.map(({ name, key, unique, partialFilterExpression }) => ({ name, key, unique, partialFilterExpression }))).to.deep.equal([
+      {
+        name: "test-index-shape_unique_key",
+        key: { "data.key": 1 },
+        unique: true,
+        partialFilterExpression: { name: "test-index-shape" },
+      },
+    ]);
+    expect(await jobs.countDocuments({ name: "test-index-shape" })).to.equal(1);
+  });
+
   it("writes a new job with the fields Agenda's inserts give it and, null, the state its runs' saves set", async () => {
     const jobs = database.db.collection("jobs");
     const at = new Date(Date.now() + 3_600_000);

@@ -65,13 +65,45 @@ export function countCommands(client: MongoClient): { take(): Map<string, number
   };
 }
 
-/** Counted commands as a titled Markdown table, per `items` of `unit` (a job, a request), most frequent first. */
-export function commandTable(title: string, commands: Map<string, number>, items: number, unit: string): string[] {
+/**
+ * Counts the documents each write command asks to insert, update or delete, by command and collection (the driver's
+ * command monitoring, as `countCommands`); `take` answers the counts since the last take.
+ */
+export function countWrittenDocuments(client: MongoClient): { take(): Map<string, number> } {
+  let counts = new Map<string, number>();
+  const statements: Record<string, string> = { insert: "documents", update: "updates", delete: "deletes" };
+  client.on("commandStarted", (event: CommandStartedEvent) => {
+    const field = statements[event.commandName];
+    if (field === undefined && event.commandName !== "findAndModify") return;
+    const key = `${event.commandName} ${String(event.command[event.commandName])}`;
+    const documents = field === undefined ? 1 : ((event.command[field] as unknown[] | undefined)?.length ?? 0);
+    counts.set(key, (counts.get(key) ?? 0) + documents);
+  });
+  return {
+    take() {
+      const taken = counts;
+      counts = new Map();
+      return taken;
+    },
+  };
+}
+
+/**
+ * Counted commands as a titled Markdown table, per `items` of `unit` (a job, a request), most frequent first;
+ * `counted` names what was counted and by what (the documents of countWrittenDocuments, by command and collection).
+ */
+export function commandTable(
+  title: string,
+  commands: Map<string, number>,
+  items: number,
+  unit: string,
+  counted: { what: string; by: string } = { what: "commands", by: "command (filter shape)" },
+): string[] {
   const per = (n: number) => Math.round((n / Math.max(1, items)) * 100) / 100;
   return [
-    `${title} (${per([...commands.values()].reduce((a, b) => a + b, 0))} commands per ${unit}):`,
+    `${title} (${per([...commands.values()].reduce((a, b) => a + b, 0))} ${counted.what} per ${unit}):`,
     "",
-    `| command (filter shape) | count | per ${unit} |`,
+    `| ${counted.by} | count | per ${unit} |`,
     "|---|---|---|",
     ...[...commands.entries()].sort((a, b) => b[1] - a[1]).map(([shape, n]) => `| \`${shape}\` | ${n} | ${per(n)} |`),
     "",

@@ -15,37 +15,13 @@ import { WebhookEndpointRepository } from "../src/store/webhook-endpoint-reposit
 import { DEFAULT_MAX_PENDING_PER_ENDPOINT } from "../src/webhooks/delivery-policy.ts";
 import type { AttemptSender } from "../src/webhooks/delivery-worker.ts";
 import { WebhookDelivery } from "../src/webhooks/webhook-delivery.ts";
-import type { CommandStartedEvent, MongoClient } from "mongodb";
-import { countCommands } from "./command-shapes.ts";
+import { countCommands, countWrittenDocuments } from "./command-shapes.ts";
 
 /** The service's configuration with nothing set: the defaults of SVC_JOB_CONCURRENCY, SVC_WEBHOOK_CONCURRENCY... */
 const SERVICE_DEFAULTS = loadConfig({});
 export const JOB_CONCURRENCY = SERVICE_DEFAULTS.jobConcurrency;
 export const WEBHOOK_CONCURRENCY = SERVICE_DEFAULTS.webhookConcurrency;
 const RETRY_SCHEDULE_MS = SERVICE_DEFAULTS.webhookRetrySchedule;
-
-/**
- * Counts the documents each write command asks to insert, update or delete, by command and collection (the driver's
- * command monitoring, as `countCommands`); `take` answers the counts since the last take.
- */
-function countWrittenDocuments(client: MongoClient): { take(): Map<string, number> } {
-  let counts = new Map<string, number>();
-  const statements: Record<string, string> = { insert: "documents", update: "updates", delete: "deletes" };
-  client.on("commandStarted", (event: CommandStartedEvent) => {
-    const field = statements[event.commandName];
-    if (field === undefined && event.commandName !== "findAndModify") return;
-    const key = `${event.commandName} ${String(event.command[event.commandName])}`;
-    const documents = field === undefined ? 1 : ((event.command[field] as unknown[] | undefined)?.length ?? 0);
-    counts.set(key, (counts.get(key) ?? 0) + documents);
-  });
-  return {
-    take() {
-      const taken = counts;
-      counts = new Map();
-      return taken;
-    },
-  };
-}
 
 async function startDeliveryPipeline(databaseName: string) {
   const mongo = await startEmbeddedMongo({ host: "127.0.0.1", inWorkerThread: true, replSet: "rs0" });

@@ -8,6 +8,8 @@
 // line `commands` it reads is answered with one JSON line ({ commands }) of the commands it sent the database since
 // the last such line, by shape (bench/command-shapes.ts), counted only when BENCH_COMMANDS is "1": the driver's
 // command monitoring decodes every reply a second time for its events, CPU that `npm start` does not spend. Each
+// line `written` is answered likewise with the documents its write commands inserted, updated or deleted
+// ({ written }), by command and collection. Each
 // line `loop` is answered with one JSON line ({ loop: { p99Ms, maxMs } }): how late its event loop ran what was due
 // since the last such line (stalls of the process that every request in flight waits through). A line `pause` stops
 // its job queue (as at shutdown) and `resume` starts it again, each answered with {"jobs":"paused"} or
@@ -22,12 +24,13 @@ import { createApp } from "../src/app.ts";
 import { bootstrapDefaultProject } from "../src/bootstrap.ts";
 import { connectDatabase } from "../src/store/database.ts";
 import { benchAppOptions } from "./bench-service.ts";
-import { countCommands } from "./command-shapes.ts";
+import { countCommands, countWrittenDocuments } from "./command-shapes.ts";
 
 const uri = process.env.BENCH_MONGO_URI!;
 const monitored = process.env.BENCH_COMMANDS === "1";
 const database = await connectDatabase(uri, { monitorCommands: monitored });
 const commands = monitored ? countCommands(database.client) : null;
+const written = monitored ? countWrittenDocuments(database.client) : null;
 // Other SVC_* variables of the environment apply (to try other settings); the bench sets none.
 const settings = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith("SVC_"))) as Record<string, string>;
 const app = await createApp({
@@ -83,6 +86,7 @@ createInterface({ input: process.stdin }).on("line", (line) => {
   if (line.trim() === "pause") void app.jobs.stop().then(() => process.stdout.write('{"jobs":"paused"}\n'));
   if (line.trim() === "resume") void app.jobs.start().then(() => process.stdout.write('{"jobs":"resumed"}\n'));
   if (line.trim() === "commands") process.stdout.write(`${JSON.stringify({ commands: Object.fromEntries(commands?.take() ?? []) })}\n`);
+  if (line.trim() === "written") process.stdout.write(`${JSON.stringify({ written: Object.fromEntries(written?.take() ?? []) })}\n`);
 });
 process.stdin.once("end", async () => {
   await bare.close();

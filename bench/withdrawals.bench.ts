@@ -36,8 +36,9 @@ const KEY = "svc_test_benchwithdrawalsbenchwithdraw1";
  */
 const PARTS = new Set((process.env.BENCH_PARTS ?? "all,settlement,api").split(","));
 /**
- * BENCH_COMMANDS=1: the services count the commands they send (the driver's command monitoring, which costs their
- * CPU: the figures of such a run are not comparable with a run without it).
+ * BENCH_COMMANDS=1: the services count the commands they send, and in role all the statements of their writes per
+ * withdrawal end to end (the driver's command monitoring, which costs their CPU: the figures of such a run are not
+ * comparable with a run without it).
  */
 const COUNTED = process.env.BENCH_COMMANDS === "1";
 const EVERY_PART = ["all", "settlement", "api"].every((part) => PARTS.has(part)) && process.env.BENCH_LEVELS === undefined;
@@ -49,6 +50,8 @@ interface Service {
   barePort: number;
   /** The commands the service sent the database since the last call, by shape (bench/command-shapes.ts). */
   commands: () => Promise<Map<string, number>>;
+  /** The statements of its write commands since the last call (countWrittenDocuments), by command and collection. */
+  written: () => Promise<Map<string, number>>;
   /** The service's event-loop delay since the last call: its 99th percentile and its longest, in ms. */
   loopDelay: () => Promise<{ p99Ms: number; maxMs: number }>;
   /** Stops its job queue (the jobs it holds unlocked or finished, as at shutdown), and starts it again. */
@@ -65,11 +68,12 @@ async function startService(role: string, extraEnv: Record<string, string> = {})
     /^\{/,
     nodeArgs,
   );
-  const commands = async () => {
-    child.stdin!.write("commands\n");
+  /** Asks the service for one of its counts (`commands`, `written`) and answers it. */
+  const counts = (what: "commands" | "written") => async () => {
+    child.stdin!.write(`${what}\n`);
     for (;;) {
       const answer = await nextLine();
-      if (answer.startsWith('{"commands"')) return new Map(Object.entries((JSON.parse(answer) as { commands: Record<string, number> }).commands));
+      if (answer.startsWith(`{"${what}"`)) return new Map(Object.entries((JSON.parse(answer) as Record<string, Record<string, number>>)[what]!));
     }
   };
   const loopDelay = async () => {
@@ -85,7 +89,8 @@ async function startService(role: string, extraEnv: Record<string, string> = {})
   };
   return {
     child,
-    commands,
+    commands: counts("commands"),
+    written: counts("written"),
     loopDelay,
     pauseJobs: jobsCommand("pause"),
     resumeJobs: jobsCommand("resume"),
@@ -214,6 +219,8 @@ function pingWhile(): { stop: () => Promise<PingStats> } {
 const rows: string[] = [];
 /** The commands of the last withdrawal run at the highest level, per deployment, and its requests. */
 const withdrawalCommands = new Map<string, { commands: Map<string, number>; requests: number }>();
+/** Role all: the write statements of the last withdrawal run at the highest level and its settlement, and its requests. */
+const writtenEndToEnd = new Map<string, { written: Map<string, number>; requests: number }>();
 /** The median of some figures (the mean of the middle two of an even count). */
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -262,9 +269,11 @@ async function measure(setup: string, summary: string[], settles: boolean): Prom
     for (let round = 1; round <= ROUNDS; round++) {
       const bare = await load("bare", concurrency, DURATION_MS);
       await settled("a bare run");
+      await service.written();
       const withdrawal = await load("withdrawal", concurrency, DURATION_MS);
       if (settles) left.push(await stepsLeft());
       await settled("a withdrawal run");
+      if (settles) writtenEndToEnd.set(setup, { written: await service.written(), requests: withdrawal.requests });
       const stalls = (r: typeof bare) =>
         `${r.loop.p99Ms.toFixed(0)} / ${r.loop.maxMs.toFixed(0)} | ${r.ping.p99Ms.toFixed(0)} / ${r.ping.maxMs.toFixed(0)} |`;
       rows.push(
@@ -426,6 +435,17 @@ const commandsSection = COUNTED
           "withdrawal",
         ),
       ),
+      ...[...writtenEndToEnd].flatMap(([setup, { written, requests }]) => [
+        `Statements of the service's write commands per withdrawal, end to end: ${setup}, the last withdrawal run and what`,
+        "followed it until its last step job had run (the settlement, the sweeps of that time and the request log), by",
+        "command and collection: each document inserted, each update or deletion (one statement may match many documents:",
+        "a lock of the due step jobs, the removal of finished ones).",
+        "",
+        ...commandTable(`${setup}, the last withdrawal run with its settlement`, written, requests, "withdrawal", {
+          what: "statements",
+          by: "command and collection",
+        }),
+      ]),
       ...commandTable("Settlement by one worker that has been running (below)", warm.settlementCommands, DEPOSITS, "settled deposit"),
     ].join("\n")
   : "Commands per withdrawal and per settlement: counted only in a run with `BENCH_COMMANDS=1` (not this one): the driver's\ncommand monitoring decodes every reply a second time, CPU the service does not spend under `npm start`.\n";

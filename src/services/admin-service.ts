@@ -154,8 +154,8 @@ export class AdminServiceImpl implements ServiceImpl<typeof AdminService> {
     const now = this.deps.clock();
     const record = newTransaction(
       scope,
+      derivedTransactionId(`${scope.projectId}|${scope.livemode}|${request.reference}`, "reference"),
       {
-        id: derivedTransactionId(`${scope.projectId}|${scope.livemode}|${request.reference}`, "reference"),
         user_id: request.userId,
         type: "deposit",
         ...money,

@@ -139,7 +139,7 @@ export class JobQueue {
     await this.agenda.ready;
     const operations: AnyBulkWriteOperation<Document>[] = jobs.map(({ data, at }) =>
       keepExisting
-        ? { insertOne: { document: { ...NEW_JOB_FIELDS, name, data, nextRunAt: at } } }
+        ? { insertOne: { document: newJob(name, data, at) } }
         : {
             updateOne: {
               filter: { name, [`data.${uniqueBy}`]: data[uniqueBy], lockedAt: null },
@@ -242,7 +242,7 @@ export class JobQueue {
       dropIndexesIfPresent(this.db.collection("jobs"), [`unique_${name}`]),
     );
     // A plain insert (an upsert costs several times more): the unique index refuses a second job, which then exists.
-    const job = { ...NEW_JOB_FIELDS, name, data, nextRunAt: at };
+    const job = newJob(name, data, at);
     return this.uniqueIndexes[name].then(async () => {
       const error = await this.insertJob(job);
       throwUnlessDuplicate(error);
@@ -341,6 +341,30 @@ const NEW_JOB_FIELDS = {
   failedAt: null,
   lastFinishedAt: null,
 };
+
+/**
+ * A new job of `name`: NEW_JOB_FIELDS, its data and its time, as one object literal (a spread of NEW_JOB_FIELDS
+ * copied it property by property for every job inserted: a step job per withdrawal, a job per delivery).
+ */
+function newJob(name: string, data: unknown, nextRunAt: Date) {
+  const f = NEW_JOB_FIELDS;
+  return {
+    priority: f.priority,
+    type: f.type,
+    lockedAt: f.lockedAt,
+    lastModifiedBy: f.lastModifiedBy,
+    disabled: f.disabled,
+    lastRunAt: f.lastRunAt,
+    progress: f.progress,
+    failReason: f.failReason,
+    failCount: f.failCount,
+    failedAt: f.failedAt,
+    lastFinishedAt: f.lastFinishedAt,
+    name,
+    data,
+    nextRunAt,
+  };
+}
 
 /** Whether a bulk write failed only on duplicate keys (code 11000). */
 function isOnlyDuplicateKeys(error: unknown): boolean {

@@ -118,6 +118,27 @@ function compareBytes(a: Uint8Array, b: Uint8Array): number {
   return a.length - b.length;
 }
 
+/** An ObjectId as bson 7 holds it: its twelve bytes as four numbers of three bytes each, in order. */
+interface ObjectIdParts {
+  i0?: number;
+  i1?: number;
+  i2?: number;
+  i3?: number;
+  id: Uint8Array;
+}
+
+/**
+ * Two ObjectIds in the order of their bytes. bson 7's `id` builds a new buffer at every read, two per comparison,
+ * and a search of the jobs' _id index (a job's removal, one per withdrawal) makes some twenty: its three-byte parts
+ * compare the same without one.
+ */
+function compareObjectIds(a: ObjectIdParts, b: ObjectIdParts): number {
+  if (typeof a.i0 === "number" && typeof b.i0 === "number") {
+    return a.i0 - b.i0 || a.i1! - b.i1! || a.i2! - b.i2! || a.i3! - b.i3!;
+  }
+  return compareBytes(a.id, b.id);
+}
+
 /**
  * mongod's comparison of two BSON values; `strings` compares strings under a collation (binary without one).
  * Strings nested in arrays and documents are collated too; field names never are.
@@ -150,7 +171,7 @@ export function compareValues(a: unknown, b: unknown, strings?: StringCompare): 
     case TypeRank.Date:
       return cmp((a as Date).getTime(), (b as Date).getTime());
     case TypeRank.ObjectId:
-      return compareBytes((a as { id: Uint8Array }).id, (b as { id: Uint8Array }).id);
+      return compareObjectIds(a as ObjectIdParts, b as ObjectIdParts);
     case TypeRank.Timestamp: {
       const x = a as Long;
       const y = b as Long;

@@ -344,10 +344,12 @@ const lines = [
   `| Agenda alone: no-op jobs scheduled for now, locked, run and removed | ${agenda.jobsPerSecond} jobs/s (${AGENDA_JOBS} jobs) | |`,
   "",
   "Design: a delivery's next attempt is one Agenda job (`webhook-attempt`, unique by the delivery id). The process that",
-  "relays events sends their first attempts at once, claimed in the records fan-out inserts, behind one job for the",
-  "batch (`webhook-first-attempts`, due one lease later, naming the events) as their guarantee: removed once every",
-  "first attempt of the batch is recorded, a failed one's `webhook-attempt` job inserted at its retry time first. Every",
-  "other attempt is a run of its job: one lock, the record's claim and outcome, the job's save or removal.",
+  "relays events sends their first attempts at once, their records held until their outcomes and then written once,",
+  "finished (pending with its attempt claimed if no outcome came within 2 s), behind one job for the batch",
+  "(`webhook-first-attempts`, due one lease later, naming the events) as their guarantee: removed once every first",
+  "attempt of the batch is recorded, a failed one's `webhook-attempt` job inserted at its retry time first. A relay",
+  "waits (250 ms at most) while more than four times the attempts in flight wait for a slot. Every other attempt is a",
+  "run of its job: one lock, the record's claim and outcome, the job's save or removal.",
 ];
 const report = lines.join("\n");
 writeResults("webhook-delivery.md", report);

@@ -59,6 +59,7 @@ export async function wireWebhooks(foundation: Foundation, options: WebhooksOpti
     send,
     dispatch: (id) => webhooks.dispatch(id),
     recovery: webhooks.recovery,
+    removeDeliveriesOf: (id) => webhooks.removeDeliveriesOf(id),
   });
   const services: RegisteredService[] = [
     {

@@ -77,15 +77,16 @@ export class EventRelay {
    * Events are logged before their deliveries exist, so a worker never holds a delivery whose event it cannot
    * read. An event from an outbox is logged as fanned out: its outbox entry, removed last, is what says its
    * fan-out may be unfinished, and a crash anywhere only means the sweeper does it again. An event without an
-   * outbox is logged unfinished and marked once fanned out, so the log itself remembers.
+   * outbox is logged unfinished and marked once fanned out, so the log itself remembers. Logging is also what
+   * tells a first relay from one that runs again: only the relay that logs an event sends its first attempts.
    */
   private async relayBatch(batch: PendingRelay[]): Promise<void> {
     if (batch.length === 0) return;
     const fromOutbox = batch.filter((item) => item.userId !== null).map((item) => item.event);
     const standalone = batch.filter((item) => item.userId === null).map((item) => item.event);
     const unfinished = standalone.filter((e) => !e.fanned_out);
-    await this.events.insertManyOnce([...standalone, ...fromOutbox.map((event) => ({ ...event, fanned_out: true }))]);
-    await this.fanout.fanOut([...fromOutbox, ...unfinished]);
+    const loggedBefore = await this.events.insertManyOnce([...standalone, ...fromOutbox.map((event) => ({ ...event, fanned_out: true }))]);
+    await this.fanout.fanOut([...fromOutbox, ...unfinished], loggedBefore);
     await this.events.markFannedOut(unfinished.map((e) => e._id));
     const byUser = new Map<string, string[]>();
     for (const { userId, event, removes } of batch) {

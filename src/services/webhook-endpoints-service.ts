@@ -71,6 +71,8 @@ export interface WebhookEndpointsDependencies {
   dispatch: (deliveryId: string) => Promise<void>;
   /** Restarts the failed deliveries of a window, paced. */
   recovery: DeliveryRecovery;
+  /** Removes a deleted endpoint's deliveries (WebhookDelivery.removeDeliveriesOf). */
+  removeDeliveriesOf: (endpointId: string) => Promise<void>;
 }
 
 type UpdatePath = "url" | "description" | "event_types" | "enabled";
@@ -175,9 +177,9 @@ export class WebhookEndpointsServiceImpl implements ServiceImpl<typeof WebhookEn
   async deleteWebhookEndpoint(request: DeleteWebhookEndpointRequest, context: HandlerContext) {
     const scope = tenantOf(context);
     if (!(await this.deps.endpoints.delete(scope, request.id))) this.notFound();
-    // The endpoint goes first: a worker that finds it gone drops its attempt. The records are the only
-    // schedule of their attempts, so removing them leaves nothing due anywhere.
-    await this.deps.deliveries.deleteForEndpoint(request.id);
+    // The endpoint goes first: a worker that finds it gone drops its attempt, and no fan-out adds a delivery. A
+    // delivery's job finds its record gone and ends, so removing the records leaves nothing due anywhere.
+    await this.deps.removeDeliveriesOf(request.id);
     return create(DeleteWebhookEndpointResponseSchema, { id: request.id, deleted: true });
   }
 

@@ -75,12 +75,13 @@ export class EventRepository {
     }
   }
 
-  /** Inserts the events not logged yet; a relay that runs twice logs each once. */
-  async insertManyOnce(events: EventDocument[]): Promise<void> {
-    if (events.length === 0) return;
+  /** Inserts the events not logged yet (a relay that runs twice logs each once); answers the ids logged before. */
+  async insertManyOnce(events: EventDocument[]): Promise<Set<string>> {
+    if (events.length === 0) return new Set();
     // A raw insert command: the driver's insertMany sizes every document before serializing it.
     const duplicates = await rawInsertsOnce(this.db, this.collection.collectionName, events, EVENTS_PER_COMMAND);
     this.notifyInserted(duplicates.size === 0 ? events : events.filter((_, i) => !duplicates.has(i)));
+    return new Set([...duplicates].map((i) => events[i]!._id));
   }
 
   /**

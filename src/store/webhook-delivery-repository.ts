@@ -117,6 +117,19 @@ export interface AttemptOutcome {
   legacyHistory?: DeliveryAttemptRecord[];
 }
 
+/** An outcome to record: of the delivery `id`'s attempt `attempt`, written at `now`. */
+export interface OutcomeWrite {
+  id: string;
+  attempt: number;
+  outcome: AttemptOutcome;
+  now: Date;
+  /**
+   * The delivery's record as fan-out built it, not written yet (a first attempt's, held until its outcome): it is
+   * inserted with the outcome, in place of an update.
+   */
+  held?: WebhookDeliveryDocument;
+}
+
 /**
  * What a claim answers of a record: all but the requests and responses of its earlier attempts, which an attempt
  * never reads (its outcome is appended to the history), so that a retry's claim does not carry them back.
@@ -259,40 +272,66 @@ export class WebhookDeliveryRepository {
   }
 
   /** Records many outcomes in one round trip, each unless its delivery moved on meanwhile (the hot path of successes). */
-  async recordAttempts(outcomes: readonly { id: string; attempt: number; outcome: AttemptOutcome; now: Date }[]): Promise<void> {
+  async recordAttempts(outcomes: readonly OutcomeWrite[]): Promise<void> {
     if (outcomes.length === 0) return;
     await this.writeOutcomes(outcomes);
   }
 
-  /** Writes outcomes, each unless its delivery moved on meanwhile; answers how many were written. */
-  private writeOutcomes(outcomes: readonly { id: string; attempt: number; outcome: AttemptOutcome; now: Date }[]): Promise<number> {
-    return rawUpdates(
-      this.db,
-      this.collection.collectionName,
-      outcomes.map(({ id, attempt, outcome, now }) => ({
-        q: { _id: id, status: "pending", attempt_count: attempt },
-        u: outcomeUpdate(outcome, now),
-      })),
-      OUTCOMES_PER_COMMAND,
-    );
+  /**
+   * Records many outcomes, each unless its delivery moved on meanwhile, in one round trip, and answers for each whether it was recorded. When
+   * some updates were not (their deliveries moved on meanwhile), the records are read back: one carrying the outcome's
+   * attempt number, no lease and its time was written by this call. A held record was recorded unless another
+   * record of its event and endpoint was there first.
+   */
+  async recordAttemptsEach(outcomes: readonly OutcomeWrite[]): Promise<boolean[]> {
+    if (outcomes.length === 0) return [];
+    const { updates, updated, duplicates } = await this.writeOutcomes(outcomes);
+    const recorded = outcomes.map((o, i) => (o.held ? !duplicates.has(i) : true));
+    if (updated === updates.length) return recorded;
+    const records = await this.collection
+      .find({ _id: { $in: updates.map((i) => outcomes[i]!.id) } }, { projection: { attempt_count: 1, lease_until: 1, updated_at: 1 } })
+      .toArray();
+    const byId = new Map(records.map((r) => [r._id, r]));
+    for (const i of updates) {
+      const { id, attempt, now } = outcomes[i]!;
+      const record = byId.get(id);
+      recorded[i] =
+        record !== undefined && record.attempt_count === attempt && record.lease_until === null && record.updated_at.getTime() === now.getTime();
+    }
+    return recorded;
   }
 
   /**
-   * Records many outcomes, each unless its delivery moved on meanwhile (settled, replayed), in one round trip, and answers for each whether it was recorded. When
-   * some were not (their deliveries moved on meanwhile), the records are read back: one carrying the outcome's
-   * attempt number, no lease and its time was written by this call.
+   * Writes outcomes: a held record inserted finished, with its outcome (unless its event and endpoint have a record
+   * already), every other as an update unless its delivery moved on meanwhile. Answers the positions of the updates,
+   * how many were written, and the positions of the held records found already recorded.
    */
-  async recordAttemptsEach(outcomes: readonly { id: string; attempt: number; outcome: AttemptOutcome; now: Date }[]): Promise<boolean[]> {
-    if (outcomes.length === 0) return [];
-    if ((await this.writeOutcomes(outcomes)) === outcomes.length) return outcomes.map(() => true);
-    const records = await this.collection
-      .find({ _id: { $in: outcomes.map((o) => o.id) } }, { projection: { attempt_count: 1, lease_until: 1, updated_at: 1 } })
-      .toArray();
-    const byId = new Map(records.map((r) => [r._id, r]));
-    return outcomes.map(({ id, attempt, now }) => {
-      const record = byId.get(id);
-      return record !== undefined && record.attempt_count === attempt && record.lease_until === null && record.updated_at.getTime() === now.getTime();
-    });
+  private async writeOutcomes(outcomes: readonly OutcomeWrite[]): Promise<{ updates: number[]; updated: number; duplicates: Set<number> }> {
+    const updates: number[] = [];
+    const held: number[] = [];
+    outcomes.forEach((o, i) => (o.held ? held : updates).push(i));
+    const [updated, heldDuplicates] = await Promise.all([
+      updates.length === 0
+        ? 0
+        : rawUpdates(
+            this.db,
+            this.collection.collectionName,
+            updates.map((i) => {
+              const { id, attempt, outcome, now } = outcomes[i]!;
+              return { q: { _id: id, status: "pending", attempt_count: attempt }, u: outcomeUpdate(outcome, now) };
+            }),
+            OUTCOMES_PER_COMMAND,
+          ),
+      held.length === 0
+        ? new Set<number>()
+        : rawInsertsOnce(
+            this.db,
+            this.collection.collectionName,
+            held.map((i) => finishedRecord(outcomes[i]!)),
+            OUTCOMES_PER_COMMAND,
+          ),
+    ]);
+    return { updates, updated, duplicates: new Set([...heldDuplicates].map((k) => held[k]!)) };
   }
 
   /** Settles as failed every pending delivery matching `filter`, recording `error` as its last attempt. */
@@ -376,6 +415,14 @@ function outcomeUpdate({ status, next_attempt_at, attempt, legacyHistory }: Atte
   const set = { status, next_attempt_at, last_attempt: outcome, lease_until: null, updated_at: now };
   if (legacyHistory !== undefined) return { $set: { ...set, attempts: [...legacyHistory, attempt].slice(-DELIVERY_ATTEMPTS_KEPT) } };
   return { $set: set, $push: historyOf(attempt) };
+}
+
+/**
+ * A held record (fan-out's, never written) with its first outcome: the document its insert and that outcome's
+ * update would have left, field for field, written by one insert.
+ */
+function finishedRecord({ held, outcome, now }: OutcomeWrite): WebhookDeliveryDocument {
+  return { ...held!, ...outcomeUpdate(outcome, now).$set, attempts: [...(held!.attempts ?? []), outcome.attempt].slice(-DELIVERY_ATTEMPTS_KEPT) };
 }
 
 /**

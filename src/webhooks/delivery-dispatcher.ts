@@ -1,4 +1,4 @@
-// The in-process queue of fan-out's first attempts: new deliveries start as soon as their record exists, without
+// The in-process queue of fan-out's first attempts: new deliveries start as soon as fan-out has built them, without
 // waiting for their job. At most `concurrency` attempts run at once; an id already queued is not queued twice.
 // Attempts start at most `startsPerTurn` to an event-loop turn, those of a fan-out and those taking the slot of an
 // attempt that ended alike: starting one (URL checks, signing, opening its request) costs a fraction of a
@@ -8,8 +8,20 @@
 
 export type AttemptRunner<H> = (deliveryId: string, hints: H | undefined) => Promise<void>;
 
+/**
+ * Attempts that may wait, in slots' worth, before a fan-out waits for room (`room`): enough queued work for the
+ * slots while the relay writes its next batch (at one slot's worth, attempts ran out between batches and slots
+ * went idle), little enough that a record held until its outcome waits a fraction of a second in memory.
+ */
+const ROOM_IN_SLOTS = 4;
+
 /** Attempts started in one event-loop turn unless the constructor says otherwise. */
 export const DEFAULT_STARTS_PER_TURN = 32;
+
+interface RoomWaiter {
+  resolve: () => void;
+  timer: NodeJS.Timeout;
+}
 
 interface QueuedAttempt<H> {
   deliveryId: string;
@@ -27,6 +39,8 @@ export class DeliveryDispatcher<H> {
   private idle: (() => void)[] = [];
   /** Attempts started in this turn; a turn that starts any ends by resetting it and starting the ones held back. */
   private startedThisTurn = 0;
+  /** Fan-outs waiting for the backlog to shrink (`room`). */
+  private readonly roomWaiters = new Set<RoomWaiter>();
 
   constructor(
     private readonly run: AttemptRunner<H>,
@@ -63,6 +77,34 @@ export class DeliveryDispatcher<H> {
   /** Attempts waiting for a free slot. */
   get backlog(): number {
     return this.queue.length - this.head;
+  }
+
+  /**
+   * Resolves once at most ROOM_IN_SLOTS times `concurrency` attempts wait for a slot, or `maxWaitMs` has passed:
+   * what a fan-out waits for before it goes on, so that events are not relayed much faster than their first
+   * attempts run, while a slow receiver holding every slot delays a relay by `maxWaitMs` at most.
+   */
+  room(maxWaitMs: number): Promise<void> {
+    if (this.hasRoom()) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => this.admit(waiter), maxWaitMs);
+      const waiter = { resolve, timer };
+      this.roomWaiters.add(waiter);
+    });
+  }
+
+  private hasRoom(): boolean {
+    return this.stopped || this.backlog <= ROOM_IN_SLOTS * this.concurrency;
+  }
+
+  private admit(waiter: RoomWaiter): void {
+    clearTimeout(waiter.timer);
+    this.roomWaiters.delete(waiter);
+    waiter.resolve();
+  }
+
+  private admitWaiters(): void {
+    if (this.roomWaiters.size > 0 && this.hasRoom()) for (const waiter of [...this.roomWaiters]) this.admit(waiter);
   }
 
   /** Starts what the free slots and this turn's count allow. */
@@ -106,6 +148,7 @@ export class DeliveryDispatcher<H> {
   private nextTurn(): void {
     this.startedThisTurn = 0;
     this.pump();
+    this.admitWaiters();
     this.settleIdle();
   }
 
@@ -119,6 +162,7 @@ export class DeliveryDispatcher<H> {
     this.head = 0;
     this.queued.clear();
     this.laterHints.clear();
+    this.admitWaiters();
     if (this.running > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
   }
 }

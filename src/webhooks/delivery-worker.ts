@@ -9,6 +9,7 @@ import type { EventDocument, EventRepository } from "../store/event-repository.t
 import {
   type AttemptOutcome,
   type DeliveryAttemptRecord,
+  type OutcomeWrite,
   type WebhookDeliveryDocument,
   type WebhookDeliveryRepository,
   legacyHistory,
@@ -22,6 +23,7 @@ import { TurnBatch, turnBatchedReads } from "../lib/turn-batch.ts";
 import { sendSignedEvent, type SendSettings } from "./signed-request.ts";
 import type { DeliveryPlace } from "./delivery-job.ts";
 import type { FailureRecorder } from "./failure-recorder.ts";
+import type { HeldRecords } from "./held-records.ts";
 import type { SuccessRecorder } from "./success-recorder.ts";
 
 /**
@@ -51,6 +53,8 @@ export interface DeliveryWorkerDependencies {
   leaseMs: number;
   successes: SuccessRecorder;
   failures: FailureRecorder;
+  /** Fan-out's records of first attempts, not written until their outcomes. */
+  held: HeldRecords;
   /** Hears of every attempt's outcome (metrics): its error code, null on success. */
   onAttempt?: (error: string | null) => void;
   /** Hears of our own failures (an attempt that could not be made), which are recorded as `internal_error`. */
@@ -174,9 +178,9 @@ export class DeliveryWorker {
     return this.attempt(claimed, endpoint, event ?? undefined, claimedAt);
   }
 
-  /** Fan-out's first attempt, claimed at insertion: sent now. Answers what follows for its guarantee job. */
+  /** Fan-out's first attempt, claimed by fan-out (its record held): sent now. Answers what follows for its guarantee job. */
   runFirst(hints: AttemptHints): Promise<NextRun> {
-    return this.attempt(hints.claimed, hints.endpoint, hints.event, this.deps.clock());
+    return this.attempt(hints.claimed, hints.endpoint, hints.event, this.deps.clock(), true);
   }
 
   /** Sends a claimed attempt and applies what follows it. */
@@ -185,6 +189,7 @@ export class DeliveryWorker {
     endpoint: WebhookEndpointDocument,
     known: EventDocument | undefined,
     claimedAt: Date,
+    first = false,
   ): Promise<NextRun> {
     const { deliveries, clock, send } = this.deps;
     if (!endpoint.enabled) {
@@ -212,7 +217,7 @@ export class DeliveryWorker {
       now: clock(),
       retryScheduleMs: this.deps.retryScheduleMs,
     });
-    const next = await this.apply(delivery, endpoint, claimedAt, result, verdict);
+    const next = await this.apply(delivery, endpoint, claimedAt, result, verdict, first);
     if (failure !== null) this.deps.onError(failure);
     return next;
   }
@@ -224,6 +229,7 @@ export class DeliveryWorker {
     attemptedAt: Date,
     result: AttemptRecord,
     verdict: AttemptVerdict,
+    first = false,
   ): Promise<NextRun> {
     const { deliveries, endpoints, clock } = this.deps;
     const now = clock();
@@ -236,9 +242,11 @@ export class DeliveryWorker {
       attempt,
       ...(legacy !== undefined ? { legacyHistory: legacy } : {}),
     };
+    const held = first ? await this.deps.held.release(delivery._id) : null;
+    const write: OutcomeWrite = { id: delivery._id, attempt: delivery.attempt_count, outcome: written, now, ...(held ? { held } : {}) };
     let recorded = true;
-    if (verdict.delivery.status === "succeeded") await this.deps.successes.record(delivery._id, delivery.attempt_count, written, now, endpoint._id);
-    else recorded = await this.deps.failures.record(delivery._id, delivery.attempt_count, written, now);
+    if (verdict.delivery.status === "succeeded") await this.deps.successes.record(write, endpoint._id);
+    else recorded = await this.deps.failures.record(write);
     // Heard once the outcome is written, so what listeners count agrees with the delivery records.
     this.deps.onAttempt?.(result.error);
     if (verdict.disableEndpoint && (await endpoints.disableForFailures(endpoint._id, now))) {

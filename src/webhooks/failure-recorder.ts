@@ -4,19 +4,12 @@
 // successes, each caller waits for its answer (the endpoint's run of failures, whether its outcome was recorded)
 // before its job is moved on, so the batch is of one turn, without a window.
 import { TurnBatch } from "../lib/turn-batch.ts";
-import type { AttemptOutcome, WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
+import type { OutcomeWrite, WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
 import type { WebhookEndpointRepository } from "../store/webhook-endpoint-repository.ts";
-
-interface OutcomeRecord {
-  id: string;
-  attempt: number;
-  outcome: AttemptOutcome;
-  now: Date;
-}
 
 export class FailureRecorder {
   private readonly counts: TurnBatch<string, number | null>;
-  private readonly outcomes: TurnBatch<OutcomeRecord, boolean>;
+  private readonly outcomes: TurnBatch<OutcomeWrite, boolean>;
 
   constructor(deliveries: WebhookDeliveryRepository, endpoints: WebhookEndpointRepository) {
     this.counts = new TurnBatch<string, number | null>(async (endpointIds) => {
@@ -31,7 +24,7 @@ export class FailureRecorder {
         return Number.isNaN(run) ? null : run;
       });
     });
-    this.outcomes = new TurnBatch<OutcomeRecord, boolean>((records) => deliveries.recordAttemptsEach(records));
+    this.outcomes = new TurnBatch<OutcomeWrite, boolean>((records) => deliveries.recordAttemptsEach(records));
   }
 
   /** Counts a failed attempt against its endpoint; answers the endpoint's consecutive failures with it (null: gone). */
@@ -40,7 +33,7 @@ export class FailureRecorder {
   }
 
   /** Records an outcome other than success; answers whether it was recorded (false: the delivery moved on). */
-  record(id: string, attempt: number, outcome: AttemptOutcome, now: Date): Promise<boolean> {
-    return this.outcomes.add({ id, attempt, outcome, now });
+  record(write: OutcomeWrite): Promise<boolean> {
+    return this.outcomes.add(write);
   }
 }

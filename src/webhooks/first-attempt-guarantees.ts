@@ -1,16 +1,14 @@
 // The guarantee behind fan-out's first attempts, one Agenda job per fan-out batch instead of one per delivery. A
-// delivering process that relays events sends their first attempts at once; one job (`webhook-first-attempts`,
-// naming the batch's events) waits one lease later in case the process dies before recording them. Once every
-// first attempt of the batch is recorded (and a failed one's retry has its own `webhook-attempt` job), the batch's
-// job is removed. If it runs instead, it gives every pending delivery of those events that has no job its
-// `webhook-attempt` job, and the deliveries go on from there as any other. A delivery's job per batch rather than
-// per delivery: a job inserted and removed per delivery was a third of what the database did per delivery.
-import type { Clock } from "../domain/clock.ts";
+// delivering process that relays events sends their first attempts at once, their records held until their
+// outcomes; one job (`webhook-first-attempts`, naming the batch's events) waits one lease later in case the process
+// dies before recording them. Once every first attempt of the batch is recorded (and a failed one's retry has its
+// own `webhook-attempt` job), the batch's job is removed. If it runs instead, its events are fanned out again as a
+// recovery: a delivery with no record gets one, pending with its job due at once, and a pending one with no job gets
+// its job; the deliveries go on from there as any other. A job per batch rather than per delivery: a job inserted
+// and removed per delivery was a third of what the database did per delivery.
 import { newUuid } from "../domain/random.ts";
-import type { JobQueue, ScheduledJob } from "../jobs/job-queue.ts";
+import type { JobQueue } from "../jobs/job-queue.ts";
 import { TurnBatch } from "../lib/turn-batch.ts";
-import type { WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
-import { type DeliveryJobData, jobDataOf } from "./delivery-job.ts";
 
 export const FIRST_ATTEMPTS_JOB = "webhook-first-attempts";
 
@@ -31,11 +29,9 @@ export interface FirstAttemptBatch {
 }
 
 export interface FirstAttemptGuaranteeDependencies {
-  deliveries: WebhookDeliveryRepository;
-  clock: Clock;
   jobs: Pick<JobQueue, "scheduleMany" | "moveMany">;
-  /** Writes the `webhook-attempt` jobs of these deliveries; an existing one keeps its time. */
-  addDeliveryJobs: (jobs: readonly ScheduledJob<DeliveryJobData>[]) => Promise<void>;
+  /** Fans these events out again as a recovery (WebhookFanout.recover). */
+  recover: (eventIds: readonly string[]) => Promise<void>;
 }
 
 export class FirstAttemptGuarantees {
@@ -74,13 +70,12 @@ export class FirstAttemptGuarantees {
   }
 
   /**
-   * A run of a batch's job: its process did not record every first attempt within their lease. Every pending
-   * delivery of its events gets its job if it has none: due when its lease ends (an attempt in flight: the
-   * delivery's run counts it as lost if its lease is over), else at its next attempt's time.
+   * A run of a batch's job: its process did not record every first attempt within their lease. Its events are
+   * fanned out again as a recovery: the records its process held and never wrote are written, their jobs due at once;
+   * a pending delivery with no job gets its job, due when its lease ends (an attempt in flight: the delivery's run
+   * counts it as lost if its lease is over), else at its next attempt's time.
    */
-  async run(data: FirstAttemptsJobData): Promise<void> {
-    const now = this.deps.clock();
-    const pending = await this.deps.deliveries.findPendingOfEvents(data.eventIds);
-    await this.deps.addDeliveryJobs(pending.map((d) => ({ data: jobDataOf(d), at: d.lease_until ?? d.next_attempt_at ?? now })));
+  run(data: FirstAttemptsJobData): Promise<void> {
+    return this.deps.recover(data.eventIds);
   }
 }

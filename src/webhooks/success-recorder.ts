@@ -8,14 +8,10 @@
 // failures of other deliveries counted meanwhile are before this success, and an endpoint whose deliveries
 // alternate between failing and succeeding must never reach the count that disables it.
 import { TurnBatch } from "../lib/turn-batch.ts";
-import type { AttemptOutcome, WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
+import type { OutcomeWrite, WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
 import type { WebhookEndpointRepository } from "../store/webhook-endpoint-repository.ts";
 
-interface PendingRecord {
-  id: string;
-  attempt: number;
-  outcome: AttemptOutcome;
-  now: Date;
+interface PendingRecord extends OutcomeWrite {
   endpointId: string;
 }
 
@@ -38,7 +34,7 @@ export class SuccessRecorder {
   }
 
   /** Resolves once the outcome and the end of its endpoint's failures are written (with the others of its batch). */
-  record(id: string, attempt: number, outcome: AttemptOutcome, now: Date, endpointId: string): Promise<void> {
-    return this.batch.add({ id, attempt, outcome, now, endpointId });
+  record(write: OutcomeWrite, endpointId: string): Promise<void> {
+    return this.batch.add({ ...write, endpointId });
   }
 }

@@ -2,9 +2,10 @@
 // delivery id) whose `nextRunAt` is the one schedule of that attempt, and whose lock is the attempt's lease: retries,
 // replays, recoveries and first attempts nobody sent at once are runs of that job, moved along by the dates its
 // runs answer (DeliveryWorker). The one fast path is fan-out's: the process that relays fresh events sends their
-// first attempts at once, while one job for the batch (`webhook-first-attempts`) waits one lease later as the
-// guarantee that they are made even if this process dies; a first attempt that fails gets its delivery's job at
-// the retry time, and once every first attempt of the batch is recorded the batch's job is removed.
+// first attempts at once, their records written with their outcomes (HeldRecords), while one job for the batch
+// (`webhook-first-attempts`) waits one lease later as the guarantee that they are made and recorded even if this
+// process dies; a first attempt that fails gets its delivery's job at the retry time, and once every first attempt
+// of the batch is recorded the batch's job is removed.
 import type { Clock } from "../domain/clock.ts";
 import type { JobQueue, ScheduledJob } from "../jobs/job-queue.ts";
 import { TurnBatch } from "../lib/turn-batch.ts";
@@ -20,12 +21,26 @@ import { type DeliveryJobData, type DeliveryPlace, jobDataOf, placeIn } from "./
 import { DeliveryWorker, type AttemptHints, type AttemptSender, type NextRun } from "./delivery-worker.ts";
 import type { SendSettings } from "./signed-request.ts";
 import { FailureRecorder } from "./failure-recorder.ts";
+import { HeldRecords } from "./held-records.ts";
 import { InFlightAttempts } from "./in-flight-attempts.ts";
 import { SuccessRecorder } from "./success-recorder.ts";
 import { WebhookFanout } from "./webhook-fanout.ts";
 
+/**
+ * How long a relay waits at most for this process's first attempts to catch up before it goes on (a fan-out
+ * resolves once no more attempts wait than run): under a burst, events are relayed about as fast as they are
+ * delivered, and their records, written with their outcomes, wait in memory for a fraction of a second.
+ */
+const RELAY_WAITS_FOR_ROOM_MS = 250;
+
 /** The job of a delivery: its data names the delivery, one job per delivery. */
 export const DELIVERY_JOB = "webhook-attempt";
+
+/**
+ * The second removal of a deleted endpoint's deliveries, one lease after the first: a first attempt in flight then
+ * (its record held by fan-out, in any process) writes its record within that time, and this removes it.
+ */
+export const DELETED_ENDPOINT_JOB = "webhook-deleted-endpoint";
 
 export type { DeliveryJobData };
 
@@ -45,6 +60,8 @@ export interface WebhookDeliveryOptions {
   deliversInProcess: boolean;
   /** First attempts of recovered deliveries per second per endpoint; default DEFAULT_RECOVERY_RATE_PER_SECOND. */
   recoveryRatePerSecond?: number;
+  /** How long a first attempt's record may wait for its outcome before it is written pending (HeldRecords). */
+  heldRecordsVisibleWithinMs?: number;
 }
 
 export interface WebhookDeliveryDependencies {
@@ -82,12 +99,15 @@ export class WebhookDelivery {
   private readonly inFlight = new InFlightAttempts();
   /** The connections attempts keep open to their receivers' vetted addresses. */
   private readonly connections = new AttemptConnections();
+  /** Fan-out's records of first attempts, written with their outcomes. */
+  private readonly held: HeldRecords;
 
   constructor(
     private readonly deps: WebhookDeliveryDependencies,
     options: WebhookDeliveryOptions,
   ) {
     const leaseMs = options.send.timeoutMs + LEASE_MARGIN_MS;
+    this.held = new HeldRecords(deps.deliveries, deps.onError, options.heldRecordsVisibleWithinMs);
     this.worker = new DeliveryWorker({
       ...deps,
       send: { ...options.send, inFlight: this.inFlight, connections: this.connections },
@@ -95,6 +115,7 @@ export class WebhookDelivery {
       leaseMs,
       successes: new SuccessRecorder(deps.deliveries, deps.endpoints),
       failures: new FailureRecorder(deps.deliveries, deps.endpoints),
+      held: this.held,
     });
     this.retryJobs = new TurnBatch<ScheduledJob<DeliveryJobData>>(async (jobs) => {
       // Added, not moved: a job of the delivery exists only if the batch's guarantee ran meanwhile, and then stands.
@@ -102,10 +123,8 @@ export class WebhookDelivery {
       return jobs.map(() => undefined);
     });
     this.guarantees = new FirstAttemptGuarantees({
-      deliveries: deps.deliveries,
-      clock: deps.clock,
       jobs: deps.jobs,
-      addDeliveryJobs: (jobs) => this.schedule(jobs, { keepExisting: true }),
+      recover: async (eventIds) => this.fanout.recover(await deps.events.findManyById(eventIds)),
     });
     this.firstAttempts = new DeliveryDispatcher<FirstAttempt>(
       async (_deliveryId, first) => {
@@ -150,12 +169,29 @@ export class WebhookDelivery {
       lockLifetimeMs: leaseMs,
     });
     deps.jobs.define<FirstAttemptsJobData>(FIRST_ATTEMPTS_JOB, (data) => this.guarantees.run(data));
+    deps.jobs.define<{ endpointId: string }>(DELETED_ENDPOINT_JOB, async (data) => {
+      await deps.deliveries.deleteForEndpoint(data.endpointId);
+    });
+    this.leaseMs = leaseMs;
   }
 
-  /** Creates the indexes that keep one job per delivery and one per batch of first attempts. */
+  private readonly leaseMs: number;
+
+  /**
+   * Removes the deliveries of an endpoint just deleted, now and once more one lease later (a job): records held by
+   * first attempts in flight are written meanwhile. The endpoint is gone first, so no fan-out adds any after.
+   */
+  async removeDeliveriesOf(endpointId: string): Promise<void> {
+    await this.deps.deliveries.deleteForEndpoint(endpointId);
+    const at = new Date(this.deps.clock().getTime() + this.leaseMs);
+    await this.deps.jobs.scheduleMany(DELETED_ENDPOINT_JOB, [{ data: { endpointId }, at }], "endpointId", { keepExisting: true });
+  }
+
+  /** Creates the indexes that keep one job per delivery, one per batch of first attempts and one per deleted endpoint. */
   async ensureIndexes(): Promise<void> {
     await this.deps.jobs.ensureUniqueIndex(DELIVERY_JOB, "deliveryId");
     await this.deps.jobs.ensureUniqueIndex(FIRST_ATTEMPTS_JOB, "batchId");
+    await this.deps.jobs.ensureUniqueIndex(DELETED_ENDPOINT_JOB, "endpointId");
   }
 
   /** Starts fan-out's first attempts behind their batch's job; resolves once that job is written. */
@@ -165,8 +201,9 @@ export class WebhookDelivery {
       firsts.length,
       leaseEnd,
     );
+    this.held.hold(firsts.map((hints) => hints.claimed));
     for (const hints of firsts) this.firstAttempts.submit(hints.claimed._id, { hints, batch });
-    return batch.written;
+    return Promise.all([batch.written, this.firstAttempts.room(RELAY_WAITS_FOR_ROOM_MS)]).then(() => undefined);
   }
 
   /** A run of a batch's guarantee job, as Agenda starts it (tests run it by hand). */
@@ -207,6 +244,8 @@ export class WebhookDelivery {
     const timer = Number.isFinite(graceMs) ? setTimeout(() => this.inFlight.cutShort(), graceMs) : null;
     try {
       await this.firstAttempts.stop();
+      // Records of first attempts that never started stay unwritten: their batches' jobs record them.
+      this.held.stop();
       if (this.running > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
     } finally {
       if (timer !== null) clearTimeout(timer);

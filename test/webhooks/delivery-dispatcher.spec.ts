@@ -182,4 +182,38 @@ describe("DeliveryDispatcher", () => {
     gates.get("b")!.resolve();
     await dispatcher.whenIdle();
   });
+
+  it("has room once at most four slots' worth of attempts wait, and lets a fan-out wait no longer than it asks", async () => {
+    const { dispatcher, gates } = gatedDispatcher(2, 100);
+    for (let i = 0; i < 2 + 9; i++) dispatcher.submit(`a${i}`);
+    await tick();
+    expect(dispatcher.backlog).to.equal(9);
+    let roomy = false;
+    const waiting = dispatcher.room(60_000).then(() => (roomy = true));
+    await tick();
+    expect(roomy).to.equal(false);
+    gates.get("a0")!.resolve();
+    await tick();
+    await tick();
+    expect(dispatcher.backlog).to.equal(8);
+    await waiting;
+    expect(roomy).to.equal(true);
+    // Room at once while the backlog is within bounds.
+    let at = Date.now();
+    await dispatcher.room(60_000);
+    expect(Date.now() - at).to.be.below(1000);
+    // A full queue whose slots never free: the wait ends at its limit.
+    for (let i = 0; i < 5; i++) dispatcher.submit(`b${i}`);
+    await tick();
+    expect(dispatcher.backlog).to.equal(13);
+    at = Date.now();
+    await dispatcher.room(30);
+    expect(Date.now() - at).to.be.at.least(25);
+    // Stopping ends every wait.
+    const stopped = dispatcher.room(60_000);
+    const stopping = dispatcher.stop();
+    await stopped;
+    for (const gate of gates.values()) gate.resolve();
+    await stopping;
+  });
 });

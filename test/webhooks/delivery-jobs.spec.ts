@@ -9,7 +9,7 @@ import { expect } from "chai";
 import { DeleteWebhookEndpointRequestSchema, ReplayWebhookDeliveryRequestSchema } from "../../gen/svc/v1/webhook_endpoints_pb.ts";
 import { WebhookEndpointsServiceImpl } from "../../src/services/webhook-endpoints-service.ts";
 import { decideAfterAttempt, LEASE_MARGIN_MS, MAX_DELIVERY_ATTEMPTS } from "../../src/webhooks/delivery-policy.ts";
-import type { WebhookDelivery } from "../../src/webhooks/webhook-delivery.ts";
+import { DELETED_ENDPOINT_JOB, type WebhookDelivery } from "../../src/webhooks/webhook-delivery.ts";
 import { eventually } from "../support/eventually.ts";
 import { DeliveryHarness, HTTP_500, OK, SCHEDULE_MS } from "./support/in-process.ts";
 
@@ -223,6 +223,31 @@ describe("the delivery's job as the one schedule of its attempts", () => {
     expect(h.sender.sent).to.have.length(1);
   });
 
+  it("removes a record that a first attempt in flight writes after its endpoint was deleted, by a job one lease later", async () => {
+    // Real time here: Agenda runs jobs by the wall clock.
+    h.clock.realTime = true;
+    const endpoint = await h.addEndpoint();
+    const release = h.sender.hold();
+    const process = await h.process();
+    const event = await h.logEvent();
+    await process.fanout.fanOut([event]);
+    const deletedAt = Date.now();
+    await serviceOf(h, process).deleteWebhookEndpoint(create(DeleteWebhookEndpointRequestSchema, { id: endpoint._id }), h.callerContext());
+    release();
+    await process.whenIdle();
+    // Its outcome came after the removal: the record it held is written then.
+    expect(await h.recordsOf(endpoint._id)).to.have.length(1);
+    const job = await h.database.db.collection("jobs").findOne({ name: DELETED_ENDPOINT_JOB, "data.endpointId": endpoint._id });
+    // One lease: the time-out (1 s) and 2 s of margin.
+    expect(job!.nextRunAt.getTime() - deletedAt).to.be.within(3000, 3000 + (Date.now() - deletedAt));
+    await h.queues.get(process)!.start();
+    await eventually(
+      () => h.recordsOf(endpoint._id),
+      (records) => records.length === 0,
+      8000,
+    );
+  });
+
   it("a replay writes the delivery's job due now, and its runs number the attempts from 1 again", async () => {
     h.sender.answer = () => HTTP_500;
     const endpoint = await h.addEndpoint();
@@ -258,8 +283,11 @@ describe("the delivery's job as the one schedule of its attempts", () => {
     const event = await h.logEvent();
     const process = await h.process({ retryScheduleMs: [100, 100, 100, 100, 100, 100] });
     await process.fanout.fanOut([event]);
-    const [record] = await h.recordsOf(endpoint._id);
-    // The first attempt was sent at once; its job waits as the guarantee, then holds the retry.
+    // The first attempt was sent at once; its record is written with its outcome, and its job holds the retry.
+    const [record] = await eventually(
+      () => h.recordsOf(endpoint._id),
+      (records) => records.length > 0,
+    );
     await eventually(
       async () => ({ job: await h.job(record!._id), record: await h.record(record!._id) }),
       ({ job, record }) => record!.lease_until === null && job?.nextRunAt?.getTime() === record!.next_attempt_at?.getTime(),
@@ -287,5 +315,6 @@ function serviceOf(h: DeliveryHarness, process: WebhookDelivery): WebhookEndpoin
     send: { timeoutMs: 1000, clock: h.clock.read },
     dispatch: (id) => process.dispatch(id),
     recovery: process.recovery,
+    removeDeliveriesOf: (id) => process.removeDeliveriesOf(id),
   });
 }

@@ -42,6 +42,7 @@ describe("settling the deliveries of a disabled endpoint", () => {
       send: { timeoutMs: 1000, clock: h.clock.read },
       dispatch: async () => {},
       recovery: (await h.process()).recovery,
+      removeDeliveriesOf: (id) => h.deliveries.deleteForEndpoint(id).then(() => undefined),
     });
     await service.updateWebhookEndpoint(
       create(UpdateWebhookEndpointRequestSchema, { id: endpoint._id, endpoint: { enabled: false }, updateMask: { paths: ["enabled"] } }),
@@ -74,8 +75,7 @@ describe("settling the deliveries of a disabled endpoint", () => {
   it("a success ends the run of failures counted while it was in flight, so alternating outcomes never disable", async () => {
     const endpoint = await h.addEndpoint();
     const delivery = await h.recordDelivery(endpoint, await h.logEvent());
-    let open: () => void = () => {};
-    h.sender.gate = new Promise<void>((resolve) => (open = resolve));
+    const open = h.sender.hold();
     const process = await h.process();
     const run = process.runJob(delivery);
     await until(async () => h.sender.sent.length === 1, 5000);

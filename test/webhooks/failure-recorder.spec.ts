@@ -46,9 +46,9 @@ describe("FailureRecorder", () => {
       attempt: { attempted_at: now, response_status: 503, error: "http_503", duration_ms: 5, request: null, response: null },
     };
     const recorded = await Promise.all([
-      failures.record(ids[0]!, 1, outcome, now),
-      failures.record(ids[1]!, 2, outcome, now),
-      failures.record(ids[2]!, 1, outcome, now),
+      failures.record({ id: ids[0]!, attempt: 1, outcome, now }),
+      failures.record({ id: ids[1]!, attempt: 2, outcome, now }),
+      failures.record({ id: ids[2]!, attempt: 1, outcome, now }),
     ]);
     expect(recorded).to.deep.equal([true, false, false]);
     expect(await h.record(ids[0]!)).to.deep.include({ status: "pending", next_attempt_at: outcome.next_attempt_at, lease_until: null });

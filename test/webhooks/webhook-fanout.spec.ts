@@ -1,7 +1,10 @@
-// Fan-out: one delivery record per (event, matching endpoint), inserted once however often it runs; the
-// first attempts claimed at insertion and run at once in a delivering process, each with its job a lease later as
-// the guarantee; left unclaimed, their jobs due now, for workers in an API process; past the pending limit, recorded as failed with queue_full. In process, on the embedded database.
+// Fan-out: one delivery record per (event, matching endpoint), written once however often it runs; in a delivering
+// process the first attempts run at once, their records held until their outcomes (then written once, finished),
+// behind one guarantee job per batch a lease later; a relay that runs again records what is missing without sending
+// it at once; left unclaimed, their jobs due now, for workers in an API process; past the pending limit, recorded as
+// failed with queue_full. In process, on the embedded database.
 import { expect } from "chai";
+import { eventually } from "../support/eventually.ts";
 import { DeliveryHarness } from "./support/in-process.ts";
 
 describe("WebhookFanout", () => {
@@ -22,6 +25,7 @@ describe("WebhookFanout", () => {
     const approved = await h.logEvent("kyc.approved");
     const now = h.clock.read();
     await process.fanout.fanOut([created, approved]);
+    await process.whenIdle();
     const records = [...(await h.recordsOf(all._id)), ...(await h.recordsOf(kycOnly._id))];
     expect(records.map((r) => [r.endpoint_id, r.event_id]).sort()).to.deep.equal(
       [
@@ -30,7 +34,6 @@ describe("WebhookFanout", () => {
         [kycOnly._id, approved._id],
       ].sort(),
     );
-    await process.whenIdle();
     expect(h.sender.sent.map((s) => [s.endpointId, s.eventId, s.attempt]).sort()).to.deep.equal(
       [
         [all._id, created._id, 1],
@@ -53,11 +56,95 @@ describe("WebhookFanout", () => {
     await process.fanout.fanOut(events);
     await process.whenIdle();
     const first = await h.recordsOf(endpoint._id);
-    await process.fanout.fanOut(events);
-    await (await h.process()).fanout.fanOut(events); // another process's relay, too
+    const relayedBefore = new Set(events.map((e) => e._id));
+    await process.fanout.fanOut(events, relayedBefore);
+    await (await h.process()).fanout.fanOut(events, relayedBefore); // another process's relay, too
     await process.whenIdle();
     expect(await h.recordsOf(endpoint._id)).to.deep.equal(first);
     expect(h.sender.sent).to.have.length(2);
+    expect(await h.jobCount()).to.equal(0);
+  });
+
+  it("holds a first attempt's record until its outcome, then writes it once, finished", async () => {
+    const endpoint = await h.addEndpoint();
+    const release = h.sender.hold();
+    const process = await h.process();
+    const event = await h.logEvent();
+    const now = h.clock.read();
+    await process.fanout.fanOut([event]);
+    expect(h.sender.attemptsOf(event._id)).to.deep.equal([1]);
+    expect(await h.recordsOf(endpoint._id)).to.deep.equal([]);
+    release();
+    await process.whenIdle();
+    const [record, ...others] = await h.recordsOf(endpoint._id);
+    expect(others).to.deep.equal([]);
+    expect(record).to.include({ event_id: event._id, status: "succeeded", attempt_count: 1, next_attempt_at: null, lease_until: null });
+    expect(record!.created_at.getTime()).to.equal(now.getTime());
+    expect(record!.attempts!.map((a) => a.response_status)).to.deep.equal([200]);
+    expect(record!.last_attempt).to.deep.equal({
+      attempted_at: now,
+      response_status: 200,
+      error: null,
+      duration_ms: record!.attempts![0]!.duration_ms,
+    });
+  });
+
+  it("writes a record still waiting for its outcome after the visibility window pending, its attempt claimed; the outcome then updates it", async () => {
+    const endpoint = await h.addEndpoint();
+    const release = h.sender.hold();
+    const process = await h.process({ heldRecordsVisibleWithinMs: 20 });
+    const event = await h.logEvent();
+    const now = h.clock.read();
+    await process.fanout.fanOut([event]);
+    const [pending] = await eventually(
+      () => h.recordsOf(endpoint._id),
+      (records) => records.length > 0,
+    );
+    expect(pending).to.include({ status: "pending", attempt_count: 1 });
+    expect(pending!.lease_until!.getTime()).to.be.above(now.getTime());
+    release();
+    await process.whenIdle();
+    expect(await h.record(pending!._id)).to.include({ status: "succeeded", attempt_count: 1, lease_until: null });
+    expect(await h.recordsOf(endpoint._id)).to.have.length(1);
+    expect(await h.firstAttemptJobs()).to.deep.equal([]);
+  });
+
+  it("a relay that runs again while first attempts are in flight records them unclaimed, their jobs a lease later, and sends nothing at once", async () => {
+    const endpoint = await h.addEndpoint();
+    const release = h.sender.hold();
+    const relaying = await h.process();
+    const event = await h.logEvent();
+    await relaying.fanout.fanOut([event]);
+    // Another relay of the same event (the user's outbox relayed twice at once), in another process.
+    const other = await h.process();
+    const now = h.clock.read();
+    await other.fanout.fanOut([event], new Set([event._id]));
+    const [record, ...others] = await h.recordsOf(endpoint._id);
+    expect(others).to.deep.equal([]);
+    expect(record).to.include({ status: "pending", attempt_count: 0, lease_until: null });
+    // Due once the first relay's attempt is over, whatever it was: a first attempt's lease (time-out 1 s, lease 3 s).
+    expect((await h.job(record!._id))!.nextRunAt!.getTime()).to.equal(now.getTime() + 4000);
+    expect(h.sender.attemptsOf(event._id)).to.deep.equal([1]);
+    release();
+    await relaying.whenIdle();
+    // The first relay's outcome finds its delivery recorded by the other: it is not written over it.
+    expect(await h.recordsOf(endpoint._id)).to.deep.equal([record]);
+    expect(await h.firstAttemptJobs()).to.deep.equal([]);
+    h.clock.advance(4000);
+    expect(await other.runJob(record!._id)).to.equal(undefined);
+    expect(await h.record(record!._id)).to.include({ status: "succeeded", attempt_count: 1 });
+    expect(h.sender.attemptsOf(event._id)).to.deep.equal([1, 1]);
+  });
+
+  it("a relay that runs again gives an endpoint none of the events from before it existed", async () => {
+    const process = await h.process();
+    const event = await h.logEvent();
+    h.clock.advance(1000);
+    const later = await h.addEndpoint();
+    await process.fanout.fanOut([event], new Set([event._id]));
+    await process.whenIdle();
+    expect(await h.recordsOf(later._id)).to.deep.equal([]);
+    expect(h.sender.sent).to.deep.equal([]);
   });
 
   it("records events past the pending limit as failed with queue_full and 0 attempts", async () => {
@@ -110,22 +197,19 @@ describe("WebhookFanout", () => {
       sent.endpointId === failing._id
         ? { responseStatus: 500, error: "http_500", durationMs: 1 }
         : { responseStatus: 200, error: null, durationMs: 1 };
-    let release = () => {};
     // Hold the attempts in flight: the guarantee job is there, a lease later.
-    h.sender.gate = new Promise<void>((resolve) => (release = resolve));
+    const release = h.sender.hold();
     const process = await h.process();
     const events = [await h.logEvent(), await h.logEvent()];
     const now = h.clock.read();
     await process.fanout.fanOut(events);
-    const [record] = await h.recordsOf(failing._id);
-    expect(record).to.include({ status: "pending", attempt_count: 1 });
-    expect(record!.lease_until!.getTime()).to.be.above(now.getTime());
     const [guarantee, ...others] = await h.firstAttemptJobs();
     expect(others).to.deep.equal([]);
-    expect(guarantee!.nextRunAt!.getTime()).to.equal(record!.lease_until!.getTime());
+    // A first attempt's lease: time-out (1 s) and the lease of an attempt (time-out and 2 s of margin).
+    expect(guarantee!.nextRunAt!.getTime()).to.equal(now.getTime() + 4000);
     expect(guarantee!.data.eventIds.sort()).to.deep.equal(events.map((e) => e._id).sort());
     // No job per delivery while its first attempt is in flight: the batch's job stands behind all four.
-    for (const d of [...(await h.recordsOf(failing._id)), ...(await h.recordsOf(healthy._id))]) expect(await h.job(d._id)).to.equal(null);
+    expect(await h.jobCount()).to.equal(1);
     release();
     await process.whenIdle();
     for (const failed of await h.recordsOf(failing._id)) {
@@ -141,18 +225,21 @@ describe("WebhookFanout", () => {
 
   it("keeps the batch's job while a first attempt is unrecorded; its run gives each pending delivery its job, and the lost attempt is followed once", async () => {
     const endpoint = await h.addEndpoint();
-    let release = () => {};
-    h.sender.gate = new Promise<void>((resolve) => (release = resolve));
+    const release = h.sender.hold();
     // The process that relays the event holds its first attempt past the lease, as one that died would.
     const relaying = await h.process();
     const event = await h.logEvent();
     await relaying.fanout.fanOut([event]);
-    const [record] = await h.recordsOf(endpoint._id);
     const [guarantee] = await h.firstAttemptJobs();
     h.clock.advance(guarantee!.nextRunAt!.getTime() - h.clock.read().getTime());
     h.sender.gate = null;
     const other = await h.process();
     await other.runFirstAttemptsGuarantee(guarantee!.data);
+    // The record the relaying process held is written as it held it, its attempt claimed, the lease over.
+    const [record, ...others] = await h.recordsOf(endpoint._id);
+    expect(others).to.deep.equal([]);
+    expect(record).to.include({ status: "pending", attempt_count: 1 });
+    expect(record!.lease_until!.getTime()).to.equal(guarantee!.nextRunAt!.getTime());
     expect((await h.job(record!._id))!.nextRunAt!.getTime()).to.equal(record!.lease_until!.getTime());
     // The delivery's job runs: attempt 1 counts as lost, attempt 2 is sent and recorded.
     expect(await other.runJob(record!._id)).to.equal(undefined);

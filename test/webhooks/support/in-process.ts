@@ -51,6 +51,12 @@ export class FakeSender {
     if (this.gate) await this.gate;
     return this.answer(sent);
   };
+  /** Holds the attempts sent from now on in flight (`gate`) until the function it answers is called. */
+  hold(): () => void {
+    let release = () => {};
+    this.gate = new Promise<void>((resolve) => (release = resolve));
+    return release;
+  }
   attemptsOf(eventId: string): number[] {
     return this.sent.filter((s) => s.eventId === eventId).map((s) => s.attempt);
   }

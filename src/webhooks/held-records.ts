@@ -1,0 +1,86 @@
+// The records of fan-out's first attempts, held until their outcomes: a record is then written once, finished, where
+// it was inserted pending and updated with its outcome (one write of a delivery where there were two: half the
+// database's work per delivery, and of its garbage). What a held record would have guarded, its guarantee job
+// covers: the relay logged its event first (a relay that runs again records its deliveries without sending them at
+// once), and the batch's job, written before fan-out returns, records whatever is missing once the lease is over.
+//
+// A record whose outcome has not come within `visibleWithinMs` (a slow receiver, a long queue of attempts) is
+// written as fan-out built it, pending with its attempt leased, so that the API shows it; its outcome then updates
+// it. One timer per fan-out batch, not per delivery.
+import type { WebhookDeliveryDocument, WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
+
+/** How long a first attempt's record may wait for its outcome before it is written pending. */
+export const DEFAULT_VISIBLE_WITHIN_MS = 2000;
+
+interface HeldBatch {
+  /** Records of the batch still held (their outcomes not come). */
+  readonly held: Map<string, WebhookDeliveryDocument>;
+  readonly timer: NodeJS.Timeout;
+  /** Set once the timer fired: settles when the records still held then are written. */
+  written?: Promise<void>;
+}
+
+export class HeldRecords {
+  private readonly batchOf = new Map<string, HeldBatch>();
+  private readonly batches = new Set<HeldBatch>();
+
+  constructor(
+    private readonly deliveries: WebhookDeliveryRepository,
+    private readonly onError: (error: unknown) => void,
+    private readonly visibleWithinMs = DEFAULT_VISIBLE_WITHIN_MS,
+  ) {}
+
+  /** Holds a fan-out batch's records of first attempts. */
+  hold(records: readonly WebhookDeliveryDocument[]): void {
+    if (records.length === 0) return;
+    const batch: HeldBatch = {
+      held: new Map(records.map((record) => [record._id, record])),
+      timer: setTimeout(() => this.writePending(batch), this.visibleWithinMs),
+    };
+    this.batches.add(batch);
+    for (const record of records) this.batchOf.set(record._id, batch);
+  }
+
+  /**
+   * The outcome of `id`'s first attempt is being recorded: answers its record to insert with it, or null when it is
+   * written already (pending; once that write has settled) or was never held, and the outcome is an update.
+   */
+  async release(id: string): Promise<WebhookDeliveryDocument | null> {
+    const batch = this.batchOf.get(id);
+    if (batch === undefined) return null;
+    this.batchOf.delete(id);
+    if (batch.written !== undefined) {
+      await batch.written;
+      return null;
+    }
+    const record = batch.held.get(id)!;
+    batch.held.delete(id);
+    if (batch.held.size === 0) this.end(batch);
+    return record;
+  }
+
+  /** Writes no more: records still held are left to their batches' guarantee jobs. */
+  stop(): void {
+    for (const batch of this.batches) this.end(batch);
+    this.batchOf.clear();
+  }
+
+  private writePending(batch: HeldBatch): void {
+    this.batches.delete(batch);
+    const records = [...batch.held.values()];
+    batch.held.clear();
+    // A record another relay wrote first is left as it is: this attempt's outcome then finds nothing to update.
+    batch.written = this.deliveries.insertManyOnce(records).then(
+      () => undefined,
+      (error: unknown) => this.onError(error),
+    );
+    void batch.written.then(() => {
+      for (const record of records) if (this.batchOf.get(record._id) === batch) this.batchOf.delete(record._id);
+    });
+  }
+
+  private end(batch: HeldBatch): void {
+    clearTimeout(batch.timer);
+    this.batches.delete(batch);
+  }
+}

@@ -23,6 +23,8 @@ interface HeldBatch {
 export class HeldRecords {
   private readonly batchOf = new Map<string, HeldBatch>();
   private readonly batches = new Set<HeldBatch>();
+  /** The (event, endpoint) pairs of the records held, not written yet. */
+  private readonly pairs = new Set<string>();
 
   constructor(
     private readonly deliveries: WebhookDeliveryRepository,
@@ -38,7 +40,18 @@ export class HeldRecords {
       timer: setTimeout(() => this.writePending(batch), this.visibleWithinMs),
     };
     this.batches.add(batch);
-    for (const record of records) this.batchOf.set(record._id, batch);
+    for (const record of records) {
+      this.batchOf.set(record._id, batch);
+      this.pairs.add(pairOf(record));
+    }
+  }
+
+  /**
+   * Whether this process holds the record of this event's delivery to this endpoint, to be written with its
+   * outcome: a relay of the event that runs again here (the user's outbox relayed by a later write) leaves it be.
+   */
+  holds(eventId: string, endpointId: string): boolean {
+    return this.pairs.has(`${eventId}\u0000${endpointId}`);
   }
 
   /**
@@ -55,6 +68,7 @@ export class HeldRecords {
     }
     const record = batch.held.get(id)!;
     batch.held.delete(id);
+    this.pairs.delete(pairOf(record));
     if (batch.held.size === 0) this.end(batch);
     return record;
   }
@@ -63,12 +77,14 @@ export class HeldRecords {
   stop(): void {
     for (const batch of this.batches) this.end(batch);
     this.batchOf.clear();
+    this.pairs.clear();
   }
 
   private writePending(batch: HeldBatch): void {
     this.batches.delete(batch);
     const records = [...batch.held.values()];
     batch.held.clear();
+    for (const record of records) this.pairs.delete(pairOf(record));
     // A record another relay wrote first is left as it is: this attempt's outcome then finds nothing to update.
     batch.written = this.deliveries.insertManyOnce(records).then(
       () => undefined,
@@ -83,4 +99,8 @@ export class HeldRecords {
     clearTimeout(batch.timer);
     this.batches.delete(batch);
   }
+}
+
+function pairOf(record: WebhookDeliveryDocument): string {
+  return `${record.event_id}\u0000${record.endpoint_id}`;
 }

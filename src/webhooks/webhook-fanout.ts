@@ -32,6 +32,8 @@ export interface FanoutDependencies {
   maxPendingPerEndpoint: number;
   /** How long a first attempt is leased to this process: its guarantee job runs then. */
   leaseMs: number;
+  /** Whether this process holds the record of a delivery, to be written with its first outcome (HeldRecords). */
+  holds?: (eventId: string, endpointId: string) => boolean;
 }
 
 /** While an endpoint's pending count is under half the limit, it is recounted at most this often. */
@@ -107,9 +109,12 @@ export class WebhookFanout implements EventFanout {
     const hints = new Map<string, AttemptHints>();
     await Promise.all(
       candidates.map(async (endpoint) => {
-        // A recovery gives an endpoint none of the events from before it existed, as their first relay did not.
+        // A recovery gives an endpoint none of the events from before it existed, as their first relay did not, and
+        // writes no record this process holds: its first attempt is under way here.
         const matching = events.filter(
-          (event) => subscribes(endpoint, event.type) && (onward === "send" || endpoint.created_at.getTime() <= event.created_at.getTime()),
+          (event) =>
+            subscribes(endpoint, event.type) &&
+            (onward === "send" || (endpoint.created_at.getTime() <= event.created_at.getTime() && !this.deps.holds?.(event._id, endpoint._id))),
         );
         if (matching.length === 0) return;
         if (!endpoint.enabled) {

@@ -136,6 +136,25 @@ describe("WebhookFanout", () => {
     expect(h.sender.attemptsOf(event._id)).to.deep.equal([1, 1]);
   });
 
+  it("a relay that runs again in the process holding a first attempt's record leaves it be: written once, with its outcome", async () => {
+    const endpoint = await h.addEndpoint();
+    const release = h.sender.hold();
+    const process = await h.process();
+    const event = await h.logEvent();
+    await process.fanout.fanOut([event]);
+    // The user's outbox relayed again by a later write of the user, in the same process.
+    await process.fanout.fanOut([event], new Set([event._id]));
+    expect(await h.recordsOf(endpoint._id)).to.deep.equal([]);
+    expect(await h.jobCount()).to.equal(1);
+    release();
+    await process.whenIdle();
+    const [record, ...others] = await h.recordsOf(endpoint._id);
+    expect(others).to.deep.equal([]);
+    expect(record).to.include({ status: "succeeded", attempt_count: 1 });
+    expect(h.sender.attemptsOf(event._id)).to.deep.equal([1]);
+    expect(await h.jobCount()).to.equal(0);
+  });
+
   it("a relay that runs again gives an endpoint none of the events from before it existed", async () => {
     const process = await h.process();
     const event = await h.logEvent();

@@ -36,6 +36,8 @@ export async function newestFirstPage<T extends Document & Position>(
   collection: Collection<T>,
   filter: Filter<T>,
   window: ListWindow<Position>,
+  /** The index that answers it, where two could and the better one needs saying (a planner's trial would find it). */
+  hint?: string,
 ): Promise<Page<WithId<T>>> {
   const clauses: Document[] = [filter];
   const created = createdFilter(window.created ?? {});
@@ -45,7 +47,7 @@ export async function newestFirstPage<T extends Document & Position>(
   const query = (clauses.length === 1 ? filter : { $and: clauses }) as Filter<T>;
   const direction = window.before ? 1 : -1;
   const found = await collection
-    .find(query)
+    .find(query, hint === undefined ? {} : { hint })
     .sort({ created_at: direction, _id: direction })
     .limit(window.limit + 1)
     .toArray();

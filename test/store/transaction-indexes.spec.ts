@@ -1,9 +1,11 @@
 // A user's transaction list is answered from `user_by_time` (the user, then time and id ascending, read backward),
-// shown by explain as on mongod, and never lists another tenant's transaction; the index led by the tenant with time
+// and the dashboard's overview of a tenant (its latest transactions, its week's volumes) from `tenant_by_time`,
+// shown by explain as on mongod; neither lists another tenant's transaction; the index led by the tenant with time
 // and id descending, which earlier versions made, is dropped.
 import { expect } from "chai";
 import type { Document } from "mongodb";
 import type { Database } from "../../src/store/database.ts";
+import { ConsoleQueries } from "../../src/store/console-queries.ts";
 import { type TransactionDocument, TransactionRepository } from "../../src/store/transaction-repository.ts";
 import { freshDatabase } from "../support/database.ts";
 import { indexScans } from "../support/index-scans.ts";
@@ -40,7 +42,8 @@ describe("transaction indexes", () => {
   it("answers a user's list, newest first, from user_by_time, reading only the entries it returns", async () => {
     const explained = (await database.db
       .collection<TransactionDocument>("transactions")
-      .find({ project_id: scope.projectId, livemode: scope.livemode, user_id: USERS[1]! })
+      // As the repository asks it: with the user's index named, the tenant's ordering by time as well.
+      .find({ project_id: scope.projectId, livemode: scope.livemode, user_id: USERS[1]! }, { hint: "user_by_time" })
       .sort({ created_at: -1, _id: -1 })
       .limit(11)
       .explain("executionStats")) as Document;
@@ -50,6 +53,26 @@ describe("transaction indexes", () => {
     expect(page.items.map((t) => t.id)).to.deep.equal(["txn_index_0397", "txn_index_0393", "txn_index_0389"]);
     const next = await repository.list(scope, USERS[1]!, { limit: 2, after: page.items[2]! });
     expect(next.items.map((t) => t.id)).to.deep.equal(["txn_index_0385", "txn_index_0381"]);
+  });
+
+  it("answers the dashboard's overview of a tenant from tenant_by_time: its latest, reading only those, and its week", async () => {
+    const queries = new ConsoleQueries(database.db);
+    const latest = database.db
+      .collection<TransactionDocument>("transactions")
+      .find({ project_id: scope.projectId, livemode: scope.livemode })
+      .sort({ created_at: -1, _id: -1 })
+      .limit(5);
+    const explained = (await latest.explain("executionStats")) as Document;
+    expect(indexScans(explained.queryPlanner.winningPlan)).to.deep.equal(["tenant_by_time"]);
+    expect(explained.executionStats.totalDocsExamined).to.equal(5);
+    const activity = await queries.recentActivity(scope, 3);
+    expect(activity.transactions.map((t: { _id: string }) => t._id)).to.deep.equal(["txn_index_0399", "txn_index_0398", "txn_index_0397"]);
+    const week = (await database.db
+      .collection<TransactionDocument>("transactions")
+      .find({ project_id: scope.projectId, livemode: scope.livemode, status: "completed", created_at: { $gte: new Date(START + 390_000) } })
+      .explain("executionStats")) as Document;
+    expect(indexScans(week.queryPlanner.winningPlan)).to.deep.equal(["tenant_by_time"]);
+    expect(week.executionStats.totalKeysExamined).to.equal(10);
   });
 
   it("lists a user's transactions of the caller's environment alone", async () => {
@@ -67,7 +90,7 @@ describe("transaction indexes", () => {
       await collection.createIndex({ project_id: 1, livemode: 1, user_id: 1, created_at: -1, _id: -1 }, { name: "user_newest_first" });
       await new TransactionRepository(earlier.db).ensureIndexes();
       await new TransactionRepository(earlier.db).ensureIndexes();
-      expect((await collection.indexes()).map((index) => index.name).sort()).to.deep.equal(["_id_", "user_by_time"]);
+      expect((await collection.indexes()).map((index) => index.name).sort()).to.deep.equal(["_id_", "tenant_by_time", "user_by_time"]);
     } finally {
       await earlier.close();
     }

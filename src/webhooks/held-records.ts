@@ -51,7 +51,7 @@ export class HeldRecords {
    * outcome: a relay of the event that runs again here (the user's outbox relayed by a later write) leaves it be.
    */
   holds(eventId: string, endpointId: string): boolean {
-    return this.pairs.has(`${eventId}\u0000${endpointId}`);
+    return this.pairs.has(pairKey(eventId, endpointId));
   }
 
   /**
@@ -101,6 +101,10 @@ export class HeldRecords {
   }
 }
 
+function pairKey(eventId: string, endpointId: string): string {
+  return `${eventId}\u0000${endpointId}`;
+}
+
 function pairOf(record: WebhookDeliveryDocument): string {
-  return `${record.event_id}\u0000${record.endpoint_id}`;
+  return pairKey(record.event_id, record.endpoint_id);
 }

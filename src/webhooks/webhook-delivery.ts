@@ -101,12 +101,15 @@ export class WebhookDelivery {
   private readonly connections = new AttemptConnections();
   /** Fan-out's records of first attempts, written with their outcomes. */
   private readonly held: HeldRecords;
+  /** An attempt's lease: its time-out and a margin (a delivery job's lock lifetime). */
+  private readonly leaseMs: number;
 
   constructor(
     private readonly deps: WebhookDeliveryDependencies,
     options: WebhookDeliveryOptions,
   ) {
     const leaseMs = options.send.timeoutMs + LEASE_MARGIN_MS;
+    this.leaseMs = leaseMs;
     this.held = new HeldRecords(deps.deliveries, deps.onError, options.heldRecordsVisibleWithinMs);
     this.worker = new DeliveryWorker({
       ...deps,
@@ -173,10 +176,7 @@ export class WebhookDelivery {
     deps.jobs.define<{ endpointId: string }>(DELETED_ENDPOINT_JOB, async (data) => {
       await deps.deliveries.deleteForEndpoint(data.endpointId);
     });
-    this.leaseMs = leaseMs;
   }
-
-  private readonly leaseMs: number;
 
   /**
    * Removes the deliveries of an endpoint just deleted, now and once more one lease later (a job): records held by

@@ -245,8 +245,12 @@ export class DeliveryWorker {
     const held = first ? await this.deps.held.release(delivery._id) : null;
     const write: OutcomeWrite = { id: delivery._id, attempt: delivery.attempt_count, outcome: written, now, ...(held ? { held } : {}) };
     let recorded = true;
-    if (verdict.delivery.status === "succeeded") await this.deps.successes.record(write, endpoint._id);
-    else recorded = await this.deps.failures.record(write);
+    try {
+      if (verdict.delivery.status === "succeeded") await this.deps.successes.record(write, endpoint._id);
+      else recorded = await this.deps.failures.record(write);
+    } finally {
+      if (held) this.deps.held.written(held);
+    }
     // Heard once the outcome is written, so what listeners count agrees with the delivery records.
     this.deps.onAttempt?.(result.error);
     if (verdict.disableEndpoint && (await endpoints.disableForFailures(endpoint._id, now))) {

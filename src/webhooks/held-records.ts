@@ -56,7 +56,8 @@ export class HeldRecords {
 
   /**
    * The outcome of `id`'s first attempt is being recorded: answers its record to insert with it, or null when it is
-   * written already (pending; once that write has settled) or was never held, and the outcome is an update.
+   * written already (pending; once that write has settled) or was never held, and the outcome is an update. A record
+   * answered is still held for `holds` until `written` says its insert has settled.
    */
   async release(id: string): Promise<WebhookDeliveryDocument | null> {
     const batch = this.batchOf.get(id);
@@ -68,9 +69,13 @@ export class HeldRecords {
     }
     const record = batch.held.get(id)!;
     batch.held.delete(id);
-    this.pairs.delete(pairOf(record));
     if (batch.held.size === 0) this.end(batch);
     return record;
+  }
+
+  /** The insert of a record `release` answered has settled (written, or refused: another was there first). */
+  written(record: WebhookDeliveryDocument): void {
+    this.pairs.delete(pairOf(record));
   }
 
   /** Writes no more: records still held are left to their batches' guarantee jobs. */

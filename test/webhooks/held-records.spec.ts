@@ -43,6 +43,9 @@ describe("HeldRecords", () => {
     expect(held.holds("evt_a", "we_held")).to.equal(true);
     expect(held.holds("evt_a", "we_other")).to.equal(false);
     expect(await held.release(a._id)).to.equal(a);
+    // Still held while its insert is under way.
+    expect(held.holds("evt_a", "we_held")).to.equal(true);
+    held.written(a);
     expect(held.holds("evt_a", "we_held")).to.equal(false);
     expect(await held.release(a._id)).to.equal(null);
     expect(await held.release("whd_unknown")).to.equal(null);

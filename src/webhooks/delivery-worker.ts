@@ -242,7 +242,8 @@ export class DeliveryWorker {
       attempt,
       ...(legacy !== undefined ? { legacyHistory: legacy } : {}),
     };
-    const held = first ? await this.deps.held.release(delivery._id) : null;
+    let held = first ? this.deps.held.release(delivery._id) : null;
+    if (held instanceof Promise) held = await held;
     const write: OutcomeWrite = { id: delivery._id, attempt: delivery.attempt_count, outcome: written, now, ...(held ? { held } : {}) };
     let recorded = true;
     try {

@@ -23,8 +23,8 @@ interface HeldBatch {
 export class HeldRecords {
   private readonly batchOf = new Map<string, HeldBatch>();
   private readonly batches = new Set<HeldBatch>();
-  /** The (event, endpoint) pairs of the records held, not written yet. */
-  private readonly pairs = new Set<string>();
+  /** Records held, not written yet, by event (their events' ids are the strings fan-out read, hashed once). */
+  private readonly heldOfEvent = new Map<string, number>();
 
   constructor(
     private readonly deliveries: WebhookDeliveryRepository,
@@ -42,31 +42,30 @@ export class HeldRecords {
     this.batches.add(batch);
     for (const record of records) {
       this.batchOf.set(record._id, batch);
-      this.pairs.add(pairOf(record));
+      this.heldOfEvent.set(record.event_id, (this.heldOfEvent.get(record.event_id) ?? 0) + 1);
     }
   }
 
   /**
-   * Whether this process holds the record of this event's delivery to this endpoint, to be written with its
-   * outcome: a relay of the event that runs again here (the user's outbox relayed by a later write) leaves it be.
+   * Whether this process holds records of this event, to be written with their outcomes: a relay of the event that
+   * runs again here (the user's outbox relayed by a later write) leaves its deliveries be. Fan-out holds all of an
+   * event's first attempts at once, so one held means the event's deliveries are under way here.
    */
-  holds(eventId: string, endpointId: string): boolean {
-    return this.pairs.has(pairKey(eventId, endpointId));
+  holds(eventId: string): boolean {
+    return this.heldOfEvent.has(eventId);
   }
 
   /**
    * The outcome of `id`'s first attempt is being recorded: answers its record to insert with it, or null when it is
-   * written already (pending; once that write has settled) or was never held, and the outcome is an update. A record
-   * answered is still held for `holds` until `written` says its insert has settled.
+   * written already (pending; a promise of null, settled once that write has) or was never held, and the outcome is
+   * an update. A record answered is still held for `holds` until `written` says its insert has settled. Not an async
+   * function: the outcome of every first attempt asks, and most are answered at once.
    */
-  async release(id: string): Promise<WebhookDeliveryDocument | null> {
+  release(id: string): WebhookDeliveryDocument | Promise<null> | null {
     const batch = this.batchOf.get(id);
     if (batch === undefined) return null;
     this.batchOf.delete(id);
-    if (batch.written !== undefined) {
-      await batch.written;
-      return null;
-    }
+    if (batch.written !== undefined) return batch.written.then(() => null);
     const record = batch.held.get(id)!;
     batch.held.delete(id);
     if (batch.held.size === 0) this.end(batch);
@@ -75,21 +74,21 @@ export class HeldRecords {
 
   /** The insert of a record `release` answered has settled (written, or refused: another was there first). */
   written(record: WebhookDeliveryDocument): void {
-    this.pairs.delete(pairOf(record));
+    this.forget(record);
   }
 
   /** Writes no more: records still held are left to their batches' guarantee jobs. */
   stop(): void {
     for (const batch of this.batches) this.end(batch);
     this.batchOf.clear();
-    this.pairs.clear();
+    this.heldOfEvent.clear();
   }
 
   private writePending(batch: HeldBatch): void {
     this.batches.delete(batch);
     const records = [...batch.held.values()];
     batch.held.clear();
-    for (const record of records) this.pairs.delete(pairOf(record));
+    for (const record of records) this.forget(record);
     // A record another relay wrote first is left as it is: this attempt's outcome then finds nothing to update.
     batch.written = this.deliveries.insertManyOnce(records).then(
       () => undefined,
@@ -100,16 +99,14 @@ export class HeldRecords {
     });
   }
 
+  private forget(record: WebhookDeliveryDocument): void {
+    const left = (this.heldOfEvent.get(record.event_id) ?? 1) - 1;
+    if (left > 0) this.heldOfEvent.set(record.event_id, left);
+    else this.heldOfEvent.delete(record.event_id);
+  }
+
   private end(batch: HeldBatch): void {
     clearTimeout(batch.timer);
     this.batches.delete(batch);
   }
-}
-
-function pairKey(eventId: string, endpointId: string): string {
-  return `${eventId}\u0000${endpointId}`;
-}
-
-function pairOf(record: WebhookDeliveryDocument): string {
-  return pairKey(record.event_id, record.endpoint_id);
 }

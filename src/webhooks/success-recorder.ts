@@ -11,7 +11,8 @@ import { TurnBatch } from "../lib/turn-batch.ts";
 import type { OutcomeWrite, WebhookDeliveryRepository } from "../store/webhook-delivery-repository.ts";
 import type { WebhookEndpointRepository } from "../store/webhook-endpoint-repository.ts";
 
-interface PendingRecord extends OutcomeWrite {
+interface PendingRecord {
+  write: OutcomeWrite;
   endpointId: string;
 }
 
@@ -26,7 +27,7 @@ export class SuccessRecorder {
     this.batch = new TurnBatch<PendingRecord>(
       async (records) => {
         const endpointIds = [...new Set(records.map((r) => r.endpointId))];
-        await Promise.all([deliveries.recordAttempts(records), endpoints.endFailureStreaks(endpointIds)]);
+        await Promise.all([deliveries.recordAttempts(records.map((r) => r.write)), endpoints.endFailureStreaks(endpointIds)]);
         return records.map(() => undefined);
       },
       { windowMs: BATCH_WINDOW_MS, maxItems: MAX_BATCH },
@@ -35,6 +36,6 @@ export class SuccessRecorder {
 
   /** Resolves once the outcome and the end of its endpoint's failures are written (with the others of its batch). */
   record(write: OutcomeWrite, endpointId: string): Promise<void> {
-    return this.batch.add({ ...write, endpointId });
+    return this.batch.add({ write, endpointId });
   }
 }

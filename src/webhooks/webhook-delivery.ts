@@ -151,7 +151,7 @@ export class WebhookDelivery {
       clock: deps.clock,
       maxPendingPerEndpoint: options.maxPendingPerEndpoint,
       leaseMs: firstLeaseMs,
-      holds: (eventId, endpointId) => this.held.holds(eventId, endpointId),
+      holds: (eventId) => this.held.holds(eventId),
       schedule: (jobs, scheduling) => this.schedule(jobs, scheduling),
       ...(options.deliversInProcess ? { dispatch: (firsts: readonly AttemptHints[], leaseEnd: Date) => this.dispatchFirsts(firsts, leaseEnd) } : {}),
     });

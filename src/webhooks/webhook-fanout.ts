@@ -32,8 +32,8 @@ export interface FanoutDependencies {
   maxPendingPerEndpoint: number;
   /** How long a first attempt is leased to this process: its guarantee job runs then. */
   leaseMs: number;
-  /** Whether this process holds the record of a delivery, to be written with its first outcome (HeldRecords). */
-  holds?: (eventId: string, endpointId: string) => boolean;
+  /** Whether this process holds records of an event's deliveries, to be written with their first outcomes (HeldRecords). */
+  holds?: (eventId: string) => boolean;
 }
 
 /** While an endpoint's pending count is under half the limit, it is recounted at most this often. */
@@ -110,11 +110,11 @@ export class WebhookFanout implements EventFanout {
     await Promise.all(
       candidates.map(async (endpoint) => {
         // A recovery gives an endpoint none of the events from before it existed, as their first relay did not, and
-        // writes no record this process holds: its first attempt is under way here.
+        // writes no record of an event whose records this process holds: its first attempts are under way here.
         const matching = events.filter(
           (event) =>
             subscribes(endpoint, event.type) &&
-            (onward === "send" || (endpoint.created_at.getTime() <= event.created_at.getTime() && !this.deps.holds?.(event._id, endpoint._id))),
+            (onward === "send" || (endpoint.created_at.getTime() <= event.created_at.getTime() && !this.deps.holds?.(event._id))),
         );
         if (matching.length === 0) return;
         if (!endpoint.enabled) {

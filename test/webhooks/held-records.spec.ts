@@ -40,13 +40,13 @@ describe("HeldRecords", () => {
     const held = new HeldRecords(deliveries, (e) => errors.push(e), 60_000);
     const [a, b] = [claimed("evt_a"), claimed("evt_b")];
     held.hold([a, b]);
-    expect(held.holds("evt_a", "we_held")).to.equal(true);
-    expect(held.holds("evt_a", "we_other")).to.equal(false);
+    expect(held.holds("evt_a")).to.equal(true);
+    expect(held.holds("evt_other")).to.equal(false);
     expect(await held.release(a._id)).to.equal(a);
     // Still held while its insert is under way.
-    expect(held.holds("evt_a", "we_held")).to.equal(true);
+    expect(held.holds("evt_a")).to.equal(true);
     held.written(a);
-    expect(held.holds("evt_a", "we_held")).to.equal(false);
+    expect(held.holds("evt_a")).to.equal(false);
     expect(await held.release(a._id)).to.equal(null);
     expect(await held.release("whd_unknown")).to.equal(null);
     expect(await held.release(b._id)).to.equal(b);
@@ -60,7 +60,7 @@ describe("HeldRecords", () => {
     expect(await held.release(a._id)).to.equal(a);
     await eventually(stored, (records) => records.length > 0);
     expect(await stored()).to.deep.equal([b]);
-    expect(held.holds("evt_b", "we_held")).to.equal(false);
+    expect(held.holds("evt_b")).to.equal(false);
     expect(await held.release(b._id)).to.equal(null);
     held.stop();
   });
@@ -78,7 +78,7 @@ describe("HeldRecords", () => {
     const held = new HeldRecords(deliveries, (e) => errors.push(e), 20);
     held.hold([claimed("evt_a")]);
     held.stop();
-    expect(held.holds("evt_a", "we_held")).to.equal(false);
+    expect(held.holds("evt_a")).to.equal(false);
     await new Promise((resolve) => setTimeout(resolve, 60));
     expect(await stored()).to.deep.equal([]);
   });

@@ -324,47 +324,32 @@ export class JobQueue {
 }
 
 /**
- * The fields Agenda's own inserts give a new job, besides its name, data and time; and, null, the state fields that
- * the save ending a run sets (BatchedJobRepository.saveState), so that its first save replaces values instead of
- * adding six fields to the stored document, which costs the database more.
- */
-const NEW_JOB_FIELDS = {
-  priority: 0,
-  type: "normal",
-  lockedAt: null,
-  lastModifiedBy: null,
-  disabled: null,
-  lastRunAt: null,
-  progress: null,
-  failReason: null,
-  failCount: null,
-  failedAt: null,
-  lastFinishedAt: null,
-};
-
-/**
- * A new job of `name`: NEW_JOB_FIELDS, its data and its time, as one object literal (a spread of NEW_JOB_FIELDS
- * copied it property by property for every job inserted: a step job per withdrawal, a job per delivery).
+ * A new job of `name`, due at `nextRunAt`: the fields Agenda's own inserts give a new job and, null, the state fields
+ * that the save ending a run sets (BatchedJobRepository.saveState), so that its first save replaces values instead
+ * of adding six fields to the stored document, which costs the database more. One object literal: a spread of
+ * shared defaults copied them property by property for every job inserted (a step job per withdrawal).
  */
 function newJob(name: string, data: unknown, nextRunAt: Date) {
-  const f = NEW_JOB_FIELDS;
   return {
-    priority: f.priority,
-    type: f.type,
-    lockedAt: f.lockedAt,
-    lastModifiedBy: f.lastModifiedBy,
-    disabled: f.disabled,
-    lastRunAt: f.lastRunAt,
-    progress: f.progress,
-    failReason: f.failReason,
-    failCount: f.failCount,
-    failedAt: f.failedAt,
-    lastFinishedAt: f.lastFinishedAt,
+    priority: 0,
+    type: "normal",
+    lockedAt: null,
+    lastModifiedBy: null,
+    disabled: null,
+    lastRunAt: null,
+    progress: null,
+    failReason: null,
+    failCount: null,
+    failedAt: null,
+    lastFinishedAt: null,
     name,
     data,
     nextRunAt,
   };
 }
+
+/** A new job's fields besides its name, data and time (an upsert's `$setOnInsert`), taken from `newJob`. */
+const { name: _name, data: _data, nextRunAt: _nextRunAt, ...NEW_JOB_FIELDS } = newJob("", null, new Date(0));
 
 /** Whether a bulk write failed only on duplicate keys (code 11000). */
 function isOnlyDuplicateKeys(error: unknown): boolean {

@@ -4,6 +4,7 @@
 import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import type { TransactionStatus, TransactionType } from "../domain/money.ts";
+import { byPath } from "./by-path.ts";
 import { isDuplicateKeyError } from "./database.ts";
 import { dropIndexesIfPresent } from "./earlier-indexes.ts";
 import { batchedConditionalUpdate, batchedInsert, batchedUpdate, throwUnlessDuplicate } from "./write-batcher.ts";
@@ -61,21 +62,20 @@ export type TransactionDocument = Omit<TransactionRecord, "id"> & { _id: string 
  * The fields of `next` that differ from `from` (a record made by spreading `from`: an unchanged field keeps its
  * value), as paths under `path` (top-level fields without one): a move writes only what it changes of a record (its
  * status, version, times and stamp), not the whole record, which the database would decode and compare field by
- * field. The objects have no prototype: their paths may name a transaction, and V8 keeps such an object as a hash
- * table from the start instead of making a new hidden class for every new name.
+ * field. Their paths may name a transaction (`byPath`).
  */
 export function changedFields(
   from: TransactionRecord,
   next: TransactionRecord,
   path?: string,
 ): { set: Record<string, unknown>; unset: Record<string, ""> | null } {
-  const set = Object.create(null) as Record<string, unknown>;
+  const set = byPath<unknown>();
   let unset: Record<string, ""> | null = null;
   for (const field of Object.keys(next) as (keyof TransactionRecord)[]) {
     if (next[field] !== from[field]) set[path ? `${path}.${field}` : field] = next[field];
   }
   for (const field of Object.keys(from)) {
-    if (!Object.hasOwn(next, field)) (unset ??= Object.create(null) as Record<string, "">)[path ? `${path}.${field}` : field] = "";
+    if (!Object.hasOwn(next, field)) (unset ??= byPath<"">())[path ? `${path}.${field}` : field] = "";
   }
   return { set, unset };
 }

@@ -8,6 +8,7 @@ import { batchedConditionalUpdate, batchedUpdate, throwDocumentError } from "./w
 import type { TenantScope } from "../domain/tenant-scope.ts";
 import type { BalanceDelta } from "../domain/transaction-transitions.ts";
 import type { OutboxEvent } from "./outbox.ts";
+import { byPath } from "./by-path.ts";
 import { changedFields, type TransactionRecord } from "./transaction-repository.ts";
 import type { UserDocument } from "./user-document.ts";
 
@@ -87,18 +88,6 @@ const MOVES_PER_COMMAND = 50;
 
 /** The fields of the user document a ledger write reads back (not the whole document: it can be large). */
 const OWNER_FIELDS = { project_id: 1, livemode: 1, "ledger.opens": 1 } as const;
-
-/**
- * An object keyed by field paths that name transactions (`ledger.inflight.<id>.status`), made without a prototype:
- * V8 keeps such an object as a hash table from the start. An ordinary object gets a new hidden class for every
- * property name it has not seen before, and these names are new for every transaction, so building each write's
- * filter and update cost about twice as much (measured while settling deposits).
- */
-function byPath<V>(entries: Iterable<readonly [string, V]> = []): Record<string, V> {
-  const record = Object.create(null) as Record<string, V>;
-  for (const [path, value] of entries) record[path] = value;
-  return record;
-}
 
 /** The owner as `doc` (a whole user document, or its owner fields) shows it. */
 export function ownerOf(doc: UserWithLedger): LedgerOwner;

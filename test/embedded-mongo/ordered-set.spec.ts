@@ -5,7 +5,7 @@
 // tell, and stay in the order of the keys' comparison whatever the strings hold.
 import { expect } from "chai";
 import { compareValues } from "../../src/embedded-mongo/query/bson-order.ts";
-import { CollectionIndex } from "../../src/embedded-mongo/storage/collection-index.ts";
+import { CollectionIndex, entryRid } from "../../src/embedded-mongo/storage/collection-index.ts";
 import { OrderedSet } from "../../src/embedded-mongo/storage/ordered-set.ts";
 
 type Entry = [range: number, n: number];
@@ -119,8 +119,8 @@ describe("embedded-mongo: an index's entries searched by their ranks", () => {
       }
       const order = (a: { key: unknown[]; rid: number }, b: { key: unknown[]; rid: number }) =>
         direction * compareValues(a.key[0], b.key[0]) || compareValues(a.key[1], b.key[1]) || a.rid - b.rid;
-      expect([...index.entries].map((e) => e.rid)).to.deep.equal([...held].sort(order).map((e) => e.rid));
-      expect([...copy.entries].map((e) => e.rid)).to.deep.equal([...copied].sort(order).map((e) => e.rid));
+      expect([...index.entries].map(entryRid)).to.deep.equal([...held].sort(order).map((e) => e.rid));
+      expect([...copy.entries].map(entryRid)).to.deep.equal([...copied].sort(order).map((e) => e.rid));
       for (const entry of held.slice(0, 200)) expect(index.lookup(entry.key)).to.include(entry.rid);
     });
   }

@@ -7,7 +7,7 @@ import type { CommandHandler } from "./context.ts";
 import { commandError, ErrorCodes } from "../bson/errors.ts";
 import { isView, validateViewOptions } from "../storage/views.ts";
 import { collectionName, GENERIC_COMMAND_FIELDS, ns } from "./common.ts";
-import { CollectionIndex } from "../storage/collection-index.ts";
+import { CollectionIndex, entryRid } from "../storage/collection-index.ts";
 import { checkValidationOptions } from "../query/validation.ts";
 
 const VALIDATION_FIELDS = ["validator", "validationLevel", "validationAction"];
@@ -64,11 +64,11 @@ function duplicateGroups(coll: Collection, index: CollectionIndex): Document[] {
   index.entries.forwardFrom(
     index.entries.seek(() => false),
     (e) => {
-      if (!current || index.compareKeys(e.key, current.key) !== 0) {
+      if (!current || index.compareKeys(e, current.key) !== 0) {
         close();
-        current = { key: e.key, rids: new Set() };
+        current = { key: index.keyOf(e), rids: new Set() };
       }
-      current.rids.add(e.rid);
+      current.rids.add(entryRid(e));
       return true;
     },
   );

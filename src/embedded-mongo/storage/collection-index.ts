@@ -7,15 +7,28 @@ import { formatValue } from "../bson/format.ts";
 import { compileFilter } from "../query/matcher.ts";
 import { type Collation, parseCollation } from "../query/collation.ts";
 
-export interface IndexEntry {
-  key: unknown[];
-  rid: number;
-  /**
-   * key[0], held by the entry itself: most comparisons of an insert's search are decided by the first field (an
-   * id's, a random key's), and reading it here spares reaching through the key's array, a cache miss more in a large
-   * index.
-   */
-  first: unknown;
+/**
+ * An index entry: its key's fields, then its record id, in one array. Every stored document holds one per index it
+ * is in, for as long as it is stored: one object rather than an entry and its key's array spares the garbage
+ * collector an object per index of every document (most of what a document holds beside its own fields). The
+ * entry's leading fields are its key wherever a key is compared (compareKeys reads as many fields as the key it is
+ * given has).
+ */
+export type IndexEntry = unknown[];
+
+/** The record id of an index entry. */
+export function entryRid(entry: IndexEntry): number {
+  return entry[entry.length - 1] as number;
+}
+
+/** The entry of `key` for record `rid`. */
+function indexEntry(key: unknown[], rid: number): IndexEntry {
+  const length = key.length;
+  // Allocated at its size, then filled: no backing store grown and left behind.
+  const entry: unknown[] = new Array(length + 1);
+  for (let i = 0; i < length; i++) entry[i] = key[i];
+  entry[length] = rid;
+  return entry;
 }
 
 export type IndexField = [path: string, direction: 1 | -1];
@@ -93,17 +106,18 @@ export class CollectionIndex {
     }
     const dirs = this.fields.map(([, d]) => d);
     const firstDirection = dirs[0]!; // an index has at least one field
+    const ridAt = dirs.length;
     this.entries = new OrderedSet<IndexEntry>(
       (a, b) => {
-        const first = compareValues(a.first, b.first, strings);
+        const first = compareValues(a[0], b[0], strings);
         if (first) return first * firstDirection;
-        for (let i = 1; i < dirs.length; i++) {
-          const c = compareValues(a.key[i], b.key[i], strings);
+        for (let i = 1; i < ridAt; i++) {
+          const c = compareValues(a[i], b[i], strings);
           if (c) return c * dirs[i]!;
         }
-        return a.rid - b.rid;
+        return (a[ridAt] as number) - (b[ridAt] as number);
       },
-      strings ? undefined : (e) => firstFieldRank(e.first, firstDirection),
+      strings ? undefined : (e) => firstFieldRank(e[0], firstDirection),
     );
   }
 
@@ -185,8 +199,8 @@ export class CollectionIndex {
       const pos = this.seekKey(key);
       let conflict = false;
       this.entries.forwardFrom(pos, (e) => {
-        if (this.compareKeys(e.key, key) !== 0) return false;
-        if (e.rid !== rid) conflict = true;
+        if (this.compareKeys(e, key) !== 0) return false;
+        if (entryRid(e) !== rid) conflict = true;
         return !conflict;
       });
       if (conflict) return key;
@@ -209,7 +223,7 @@ export class CollectionIndex {
 
   add(keys: unknown[][], rid: number): void {
     for (const key of keys) {
-      this.entries.insert({ key, rid, first: key[0] });
+      this.entries.insert(indexEntry(key, rid));
       if (this.hash) {
         const h = this.hashOf(key);
         if (h === undefined) this.unhashable++;
@@ -260,7 +274,7 @@ export class CollectionIndex {
 
   remove(keys: unknown[][], rid: number): void {
     for (const key of keys) {
-      if (!this.entries.delete({ key, rid, first: key[0] }) || !this.hash) continue;
+      if (!this.entries.delete(indexEntry(key, rid)) || !this.hash) continue;
       const h = this.hashOf(key);
       const map = this.hashMapOf(key);
       if (h === undefined) this.unhashable--;
@@ -304,18 +318,26 @@ export class CollectionIndex {
     if (owner !== undefined) return owner === null ? [] : [owner];
     const rids: number[] = [];
     this.entries.forwardFrom(this.seekKey(key), (e) => {
-      if (this.compareKeys(e.key, key) !== 0) return false;
-      rids.push(e.rid);
+      if (this.compareKeys(e, key) !== 0) return false;
+      rids.push(entryRid(e));
       return true;
     });
     return rids;
   }
 
   seekKey(key: unknown[]): Position {
-    return this.entries.seek((e) => this.compareKeys(e.key, key) < 0);
+    return this.entries.seek((e) => this.compareKeys(e, key) < 0);
   }
 
-  /** Compares the first key.length fields in index order (direction applied). */
+  /** An entry's key: its fields without the record id. */
+  keyOf(entry: IndexEntry): unknown[] {
+    return entry.slice(0, this.fields.length);
+  }
+
+  /**
+   * Compares the first key.length fields in index order (direction applied); `entryKey` may be an entry, whose
+   * record id follows its key's fields.
+   */
   compareKeys(entryKey: unknown[], key: unknown[]): number {
     const strings = this.collation?.compare;
     for (let i = 0; i < key.length; i++) {

@@ -15,7 +15,7 @@ import {
 } from "../query/bson-order.ts";
 import { type Collation, sameCollation, type StringCompare } from "../query/collation.ts";
 import type { Collection } from "./collection.ts";
-import type { CollectionIndex, IndexEntry } from "./collection-index.ts";
+import { type CollectionIndex, entryRid, type IndexEntry } from "./collection-index.ts";
 import { compileFilter, createQuery } from "../query/matcher.ts";
 import { commandError, ErrorCodes } from "../bson/errors.ts";
 
@@ -364,24 +364,24 @@ function scanRange(index: CollectionIndex, range: Plan["ranges"][number], revers
   const set = index.entries;
   if (!reverse) {
     const start = set.seek((e) => {
-      const c = index.compareKeys(e.key, range.lo);
+      const c = index.compareKeys(e, range.lo);
       return c < 0 || (c === 0 && !range.loInc);
     });
     set.forwardFrom(start, (e) => {
       if (n) {
-        const c = index.compareKeys(e.key, range.hi);
+        const c = index.compareKeys(e, range.hi);
         if (c > 0 || (c === 0 && !range.hiInc)) return false;
       }
       return visit(e);
     });
   } else {
     const end = set.seek((e) => {
-      const c = index.compareKeys(e.key, range.hi);
+      const c = index.compareKeys(e, range.hi);
       return c < 0 || (c === 0 && range.hiInc);
     });
     set.backwardFrom(end, (e) => {
       if (n) {
-        const c = index.compareKeys(e.key, range.lo);
+        const c = index.compareKeys(e, range.lo);
         if (c < 0 || (c === 0 && !range.loInc)) return false;
       }
       return visit(e);
@@ -438,12 +438,13 @@ function scanPlan(coll: Collection, plan: Plan, stats: ExecutionStats | undefine
     let go = true;
     scanRange(plan.index, range, reverse, (e) => {
       if (stats) stats.keysExamined++;
+      const rid = entryRid(e);
       if (seen) {
-        if (seen.has(e.rid)) return true;
-        seen.add(e.rid);
+        if (seen.has(rid)) return true;
+        seen.add(rid);
       }
-      const doc = coll.docs.get(e.rid);
-      go = doc ? visit(e.rid, doc) : true;
+      const doc = coll.docs.get(rid);
+      go = doc ? visit(rid, doc) : true;
       return go;
     });
     if (!go) break;

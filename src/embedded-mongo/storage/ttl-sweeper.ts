@@ -1,6 +1,7 @@
 // Deletes documents whose TTL-indexed date is older than expireAfterSeconds, like mongod's TTLMonitor.
 import { TypeBound, TypeRank } from "../query/bson-order.ts";
 import type { Store } from "./store.ts";
+import { entryRid } from "./collection-index.ts";
 import { expiredTimeseriesRecords } from "./collection-options.ts";
 
 /** One pass over every TTL index; returns how many documents were removed. */
@@ -16,22 +17,22 @@ export function sweepExpired(store: Store, now = Date.now()): number {
       // Only dates expire (an array expires on its earliest date): scan the date bracket of the index up to cutoff.
       const expired = new Set<number>();
       const ascending = keyField[1] === 1;
-      const before = (key: unknown[]) => index.compareKeys(key, [ascending ? new TypeBound(TypeRank.Date, -1) : cutoff]) < 0;
+      const before = (entry: unknown[]) => index.compareKeys(entry, [ascending ? new TypeBound(TypeRank.Date, -1) : cutoff]) < 0;
       if (ascending) {
         index.entries.forwardFrom(
-          index.entries.seek((e) => before(e.key)),
+          index.entries.seek(before),
           (e) => {
-            if (!(e.key[0] instanceof Date) || e.key[0].getTime() > cutoff.getTime()) return false;
-            if (e.key[0].getTime() < cutoff.getTime()) expired.add(e.rid);
+            if (!(e[0] instanceof Date) || e[0].getTime() > cutoff.getTime()) return false;
+            if (e[0].getTime() < cutoff.getTime()) expired.add(entryRid(e));
             return true;
           },
         );
       } else {
         index.entries.forwardFrom(
-          index.entries.seek((e) => before(e.key)),
+          index.entries.seek(before),
           (e) => {
-            if (!(e.key[0] instanceof Date)) return false;
-            if (e.key[0].getTime() < cutoff.getTime()) expired.add(e.rid);
+            if (!(e[0] instanceof Date)) return false;
+            if (e[0].getTime() < cutoff.getTime()) expired.add(entryRid(e));
             return true;
           },
         );

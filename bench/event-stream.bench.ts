@@ -1,17 +1,16 @@
 // Event streams under the webhook-delivery load: the delivery pipeline of bench/webhook-delivery.bench.ts (relay,
 // fan-out to 10 endpoints on a receiver process, delivery jobs on Agenda, the embedded database in a worker thread)
 // runs in rounds without streams and with 100 StreamEvents streams open on the same process. Each stream is the
-// service's own: EventsServiceImpl served by Connect's Node handler over HTTP/2 (gRPC), its clients in a process of
+// service's own: EventsServiceImpl served by the service's gRPC server (server/grpc-server.ts), its clients in a process of
 // their own (bench/event-stream-clients.ts), fed by the one change stream of LiveEvents. Measures: every event reaching every stream, log-to-stream time (the event's creation to its
 // arrival at the client), and deliveries/s with streams against the rounds without.
 import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
 import { loadavg } from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import http2 from "node:http2";
-import type { AddressInfo } from "node:net";
 import { createInterface } from "node:readline";
 import type { Interceptor } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { type DescMessage, fromBinary, type Message, toBinary } from "@bufbuild/protobuf";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { type Event, EventSchema, EventsService, type StreamEventsResponse, StreamEventsResponseSchema } from "../gen/svc/v1/events_pb.ts";
@@ -20,6 +19,8 @@ import type { Clock } from "../src/domain/clock.ts";
 import { newEventId } from "../src/domain/ids.ts";
 import { newUuid } from "../src/domain/random.ts";
 import { LiveEvents } from "../src/events/live-events.ts";
+import { createLogger } from "../src/observability/logger.ts";
+import { createGrpcServer } from "../src/server/grpc-server.ts";
 import { EventsServiceImpl } from "../src/services/events-service.ts";
 import type { EventDocument } from "../src/store/event-repository.ts";
 import { addBenchEndpoint } from "./bench-endpoint.ts";
@@ -45,8 +46,9 @@ const { mongo, database, events, endpoints, jobs, webhooks, relay } = await star
 const projectId = newUuid();
 for (let i = 0; i < ENDPOINTS; i++) await addBenchEndpoint(endpoints, projectId, `${receiverUrl}/e${i}`);
 
-// The streams: the service's implementation served by Connect's Node handler over HTTP/2 (gRPC), the caller's
-// principal as the pipeline would have put it; their clients in a process of their own.
+// The streams: the service's implementation served by the service's gRPC server, the caller's principal as the
+// pipeline would have put it (the pipeline's admission is per stream, not per message); their clients in a process
+// of their own.
 const live = new LiveEvents(events, { changeStreams: true, onError });
 const principal = { apiKeyId: "key_bench", projectId, organizationId: newUuid(), livemode: false, rateLimit: 1_000_000 };
 const asTheKey: Interceptor = (next) => (request) => {
@@ -54,7 +56,7 @@ const asTheKey: Interceptor = (next) => (request) => {
   return next(request);
 };
 /**
- * Each message's latest hand-over to Connect's writer of a stream (Date.now()); after the round, each of its events'
+ * Each message's latest hand-over to the gRPC writer of a stream (Date.now()); after the round, each of its events'
  * time after creation: log-to-write, the service's share of log-to-stream (the clients' process then receives and
  * decodes what 100 streams carry, on the same cores). Streams share a message object when they take the same events,
  * so this is one entry per message, not one per event and stream in the service's turns.
@@ -103,18 +105,30 @@ const timesHandOver: Interceptor = (next) => async (request) => {
   };
   return { ...response, message: { [Symbol.asyncIterator]: () => timed } } as typeof response;
 };
-const server = http2.createServer(
-  connectNodeAdapter({
-    // As the service's servers: no compression (each stream would gzip the same bytes again, on the thread pool).
-    acceptCompression: [],
-    routes: (router) =>
-      router.service(EventsService, new EventsServiceImpl({ events, live, clock, changeStreams: true }) as never, {
-        interceptors: [asTheKey, timesHandOver],
-      }),
-  }),
+// The service's own gRPC server, as GRPC_PORT serves it: binary gRPC streams take its direct path.
+const server = createGrpcServer(
+  [
+    {
+      service: EventsService,
+      implementation: new EventsServiceImpl({ events, live, clock, changeStreams: true }),
+      interceptors: [asTheKey, timesHandOver],
+    },
+  ],
+  {
+    receiveTimeoutMs: 10_000,
+    idleTimeoutMs: 600_000,
+    maxConnectionsPerAddress: 16,
+    // Asked only of a path no service has: the clients call StreamEvents alone.
+    pipeline: {
+      refuseAnonymous: () => {
+        throw new Error("the bench's clients call StreamEvents only");
+      },
+    },
+    onEarlyFailure: (failure) => console.error("bench: a stream was refused before its interceptors", failure),
+    logger: createLogger({ level: "warn" }),
+  },
 );
-await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-const serverUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+const serverUrl = `http://127.0.0.1:${await server.listen(0, "127.0.0.1")}`;
 
 /**
  * What the clients' process found: how many of the events every stream received, in the same order and once each
@@ -213,7 +227,7 @@ interface RoundResult {
   /** The same measured at a raw LiveEvents subscription (before the stream's own work and Connect's). */
   changeStreamP50?: number;
   changeStreamP99?: number;
-  /** The same at the hand-over of the event's message to Connect's writer, at the last stream to take it. */
+  /** The same at the hand-over of the event's message to the gRPC writer, at the last stream to take it. */
   writeP50?: number;
   writeP99?: number;
   /**
@@ -240,7 +254,33 @@ async function rawSubscription(): Promise<{ delays: number[]; close: () => void 
   return { delays, close: () => subscription.close() };
 }
 
+/**
+ * BENCH_PROFILE_DIR: a CPU profile of this process's main thread for each round (`<n>-<kind>.cpuprofile`), so that
+ * the rounds with streams compare with those without, event for event.
+ */
+const profileDir = process.env.BENCH_PROFILE_DIR;
+let roundsRun = 0;
+async function profiled<T>(name: string, run: () => Promise<T>): Promise<T> {
+  if (!profileDir) return run();
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.start");
+  try {
+    return await run();
+  } finally {
+    const { profile } = await session.post("Profiler.stop");
+    writeFileSync(`${profileDir}/${name}.cpuprofile`, JSON.stringify(profile));
+    session.disconnect();
+  }
+}
+
 async function runRound(kind: StreamKind): Promise<RoundResult> {
+  roundsRun++;
+  return profiled(`${roundsRun}-${kind}`, () => measureRound(kind));
+}
+
+async function measureRound(kind: StreamKind): Promise<RoundResult> {
   const load = loadavg()[0]!;
   const withStreams = kind !== "none";
   const raw = withStreams ? await rawSubscription() : null;
@@ -332,7 +372,7 @@ for (let i = 0; i < ROUNDS; i++) {
   }
 }
 await live.drain();
-server.close();
+await server.close(1000);
 await Promise.all([webhooks.stop(), jobs.stop()]);
 await database.close();
 await mongo.stop();
@@ -367,7 +407,8 @@ const report = [
   `One process: the delivery pipeline of bench/webhook-delivery.bench.ts (${PUBLISHERS} publishers through \`EventRelay.publish\`, ${ENDPOINTS} endpoints`,
   "per event on a receiver process, delivery jobs on Agenda, the embedded database in a worker thread), in rounds of",
   `${ROUND_MS / 1000} s after ${WARMUP_MS / 1000} s of publishing unmeasured, each round with ${STREAMS} \`StreamEvents\` streams open on the same process after one without. A stream is the`,
-  "service's implementation served by Connect's Node handler over HTTP/2 (gRPC, binary messages), its 100 clients",
+  "service's implementation served by the service's gRPC server (binary gRPC streams take its direct path,",
+  "src/rpc/grpc-server-stream.ts), its 100 clients",
   "gRPC calls on one HTTP/2 connection from a process of their own, which reads of each message an event's id (and, once",
   "per event, its creation time) to check that every stream receives every event once and in the same order, and times",
   "each arrival; the streams read `data_json` alone (`exclude_struct_data`, as `svc listen` and the dashboard), one event per",
@@ -375,7 +416,7 @@ const report = [
   "deprecated Struct (a client built before `data_json`). They are fed by the process's one change stream",
   `(${live.feedsOpened} opened in the whole run). Log-to-stream: the event's creation (just before it is logged) to its arrival at the`,
   "client process; log-to-subscription: the same at a raw LiveEvents subscription, the change stream's share;",
-  "log-to-write: the same at the hand-over of the event's message to Connect's writer of the last stream to take it",
+  "log-to-write: the same at the hand-over of the event's message to the gRPC writer of the last stream to take it",
   "(the service's share; the rest is the clients' process receiving and decoding 100 streams on the same cores). CPU",
   "per event: milliseconds of CPU per event published, of the service process's main thread (relay, deliveries,",
   "streams), of its embedded database's worker thread and of its other threads (GC helpers, libuv's pool), of the",

@@ -1,6 +1,7 @@
-// gRPC over HTTP/2 cleartext on GRPC_PORT, serving the same services as the HTTP/1.1 server. Unary calls with
-// binary messages (what gRPC clients send) take the direct path of rpc/grpc-unary.ts; every other request
-// (streaming methods, JSON messages, Connect or gRPC-Web over HTTP/2) goes to Connect's Node handler. A path
+// gRPC over HTTP/2 cleartext on GRPC_PORT, serving the same services as the HTTP/1.1 server. Unary and
+// server-streaming calls with binary messages (what gRPC clients send) take the direct paths of
+// rpc/grpc-unary.ts and rpc/grpc-server-stream.ts; every other request (JSON messages, compression, Connect or
+// gRPC-Web over HTTP/2) goes to Connect's Node handler. A path
 // no service has answers UNIMPLEMENTED. Every request gets its request id on arrival, so refusals made before
 // the interceptors (unknown method, undecodable message, body too large) carry it and are logged too.
 import { setMaxListeners } from "node:events";
@@ -14,7 +15,9 @@ import { REQUEST_ID_HEADER } from "../pipeline/response-headers.ts";
 import { connectErrorOf } from "../pipeline/connect-errors.ts";
 import { connectRoutes, type RpcService } from "../rpc/connect-routes.ts";
 import { respecGrpcMessage } from "../rpc/grpc-message.ts";
-import { asksForCompression, isBinaryGrpc, serveUnary, type EarlyFailure, type UnaryRoute } from "../rpc/grpc-unary.ts";
+import { asksForCompression, type EarlyFailure, isBinaryGrpc } from "../rpc/grpc-call.ts";
+import { type ServerStreamRoute, serveServerStream } from "../rpc/grpc-server-stream.ts";
+import { serveUnary, type UnaryRoute } from "../rpc/grpc-unary.ts";
 import { rpcProtocolOf } from "../rpc/observability-interceptor.ts";
 import { callContextValues } from "../rpc/request-id.ts";
 import { errorAnswer, unimplementedError } from "../rpc/unimplemented.ts";
@@ -32,7 +35,7 @@ export interface GrpcServerOptions {
   /** A request's body must have arrived this long after its headers. */
   receiveTimeoutMs: number;
   /** Counts refusals made before a key was checked (an unknown method) against the client address. */
-  pipeline: CallPipeline;
+  pipeline: Pick<CallPipeline, "refuseAnonymous">;
   /** Hears of calls that failed before their interceptors ran (those log every other call). */
   onEarlyFailure: (failure: EarlyFailure & { protocol: string }) => void;
   /**
@@ -52,15 +55,17 @@ export function createGrpcServer(services: readonly RpcService[], options: GrpcS
   // Every open call listens on it, and event streams stay open: no listener count is a leak here.
   setMaxListeners(0, shutdown.signal);
   const unary = new Map<string, UnaryRoute>();
+  const serverStreams = new Map<string, ServerStreamRoute>();
   const served = new Set<string>();
   for (const { service, implementation, interceptors } of services) {
     for (const spec of Object.values(createServiceImplSpec(service, implementation as never).methods)) {
       const path = `/${service.typeName}/${spec.method.name}`;
       served.add(path);
       if (spec.kind === "unary") unary.set(path, { spec, interceptors });
+      if (spec.kind === "server_streaming") serverStreams.set(path, { spec, interceptors });
     }
   }
-  const unaryOptions = {
+  const directOptions = {
     shutdownSignal: shutdown.signal,
     onEarlyFailure: (failure: EarlyFailure) => options.onEarlyFailure({ ...failure, protocol: "grpc" }),
   };
@@ -122,12 +127,18 @@ export function createGrpcServer(services: readonly RpcService[], options: GrpcS
       void refuseUnknown(stream, path, contentType, requestId, headers.authorization);
       return;
     }
-    const route = unary.get(path);
-    if (route && headers[":method"] === "POST" && isBinaryGrpc(contentType) && !asksForCompression(headers["grpc-encoding"] as string | undefined)) {
-      limitReceiveTime(stream, options.receiveTimeoutMs);
-      const values = callContextValues(stream.session?.socket?.remoteAddress, requestId);
-      void serveUnary(stream, headers, path, route, values, requestId, unaryOptions).catch((error) => stream.destroy(error));
-      return;
+    if (headers[":method"] === "POST" && isBinaryGrpc(contentType) && !asksForCompression(headers["grpc-encoding"] as string | undefined)) {
+      const route = unary.get(path);
+      const streamRoute = route ? undefined : serverStreams.get(path);
+      if (route || streamRoute) {
+        limitReceiveTime(stream, options.receiveTimeoutMs);
+        const values = callContextValues(stream.session?.socket?.remoteAddress, requestId);
+        const served = route
+          ? serveUnary(stream, headers, path, route, values, requestId, directOptions)
+          : serveServerStream(stream, headers, path, streamRoute!, values, requestId, directOptions);
+        void served.catch((error) => stream.destroy(error));
+        return;
+      }
     }
     // The compatibility layer emits "request" synchronously: its request object is the one remembered.
     server.prependOnceListener("request", (request) => requestIds.set(request, requestId));

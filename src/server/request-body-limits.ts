@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import http2 from "node:http2";
 import { MAX_BODY_BYTES } from "../domain/limits.ts";
 import { REQUEST_ID_HEADER } from "../pipeline/response-headers.ts";
-import { tooLarge } from "../rpc/grpc-unary.ts";
+import { tooLarge } from "../rpc/grpc-call.ts";
 
 /**
  * Connect reads a request body by iterating the Node request. Iteration is replaced, on this request only, by

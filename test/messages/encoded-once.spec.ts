@@ -1,9 +1,10 @@
 // A message encoded once: the binary encoder writes exactly the original's bytes, alone or inside another message,
-// and a reader decodes the original from them; which content types count as binary codecs.
+// and a reader decodes the original from them; the encoding told to a writer that frames it; which content types
+// count as binary codecs.
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import { EventSchema, StreamEventsResponseSchema } from "../../gen/svc/v1/events_pb.ts";
-import { encodedOnce, isBinaryContentType } from "../../src/messages/encoded-once.ts";
+import { encodedOnce, encodingOf, isBinaryContentType } from "../../src/messages/encoded-once.ts";
 import { eventMessage } from "../../src/messages/event-messages.ts";
 import type { EventDocument } from "../../src/store/event-repository.ts";
 
@@ -28,6 +29,14 @@ describe("encodedOnce", () => {
     expect(encoded.event).to.equal(undefined);
     expect(Buffer.from(toBinary(StreamEventsResponseSchema, encoded))).to.deep.equal(Buffer.from(toBinary(StreamEventsResponseSchema, message)));
     expect(fromBinary(StreamEventsResponseSchema, toBinary(StreamEventsResponseSchema, encoded))).to.deep.equal(message);
+  });
+
+  it("tells its whole encoding to a writer that frames it (a gRPC stream), and nothing of any other message", () => {
+    const encoded = encodedOnce(StreamEventsResponseSchema, message);
+    expect(Buffer.from(encodingOf(encoded)!)).to.deep.equal(Buffer.from(toBinary(StreamEventsResponseSchema, message)));
+    expect(encodingOf(message)).to.equal(undefined);
+    expect(encodingOf(create(StreamEventsResponseSchema, { caughtUp: true }))).to.equal(undefined);
+    expect(encodingOf(encodedOnce(StreamEventsResponseSchema, create(StreamEventsResponseSchema)))).to.have.length(0);
   });
 
   it("keeps the encoding as one unknown field, the first field's tag then every other byte, and nothing for an empty message", () => {

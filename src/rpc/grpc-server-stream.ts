@@ -1,0 +1,122 @@
+// Server-streaming gRPC calls (binary messages, no compression) straight over an HTTP/2 stream: read the one
+// enveloped request message, run the method through Connect's own streaming invocation with the same
+// interceptors as every other transport, write each message it yields as one gRPC frame, and end with
+// `grpc-status` in the trailers (a trailers-only answer when it fails before its first message). Connect's handler
+// passes every message through five more async iterables (serialize, compress, join, catch, the Node adapter's
+// writer), encodes it again for each stream and copies it twice more; an event stream's message, shared by every
+// stream of a project, is encoded and framed once here and written to each stream as the same bytes.
+import type { ServerHttp2Stream } from "node:http2";
+import { type DescMessage, type Message, toBinary } from "@bufbuild/protobuf";
+import { Code, ConnectError, type ContextValues, type HandlerContext, type Interceptor, type MethodImplSpec } from "@connectrpc/connect";
+import { transformInvokeImplementation } from "@connectrpc/connect/protocol";
+import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import { encodingOf } from "../messages/encoded-once.ts";
+import { REQUEST_ID_HEADER } from "../pipeline/response-headers.ts";
+import { callError, envelope, failureHeaders, type GrpcCallOptions, openCall, outgoingHeaders, respondTrailersOnly } from "./grpc-call.ts";
+
+export interface ServerStreamRoute {
+  spec: Extract<MethodImplSpec, { kind: "server_streaming" }>;
+  interceptors: Interceptor[];
+}
+
+/**
+ * Bytes written but not yet taken by HTTP/2 (the client's flow-control window) past which the stream stops taking
+ * messages from its method until they drain: a reader that does not read holds up its method, whose own limit then
+ * ends it (an event stream's backlog), not this process's memory.
+ */
+const MAX_UNSENT_BYTES = 256 * 1024;
+
+/** gRPC frames of the messages encoded once for many streams (messages/encoded-once.ts), made at their first write. */
+const sharedFrames = new WeakMap<Message, Buffer>();
+
+/** A message as one gRPC frame: not compressed, its length, its bytes. */
+function frameOf(schema: DescMessage, message: Message): Buffer {
+  const encoding = encodingOf(message);
+  if (encoding === undefined) return envelope(toBinary(schema, message));
+  let frame = sharedFrames.get(message);
+  if (frame === undefined) {
+    frame = envelope(encoding);
+    sharedFrames.set(message, frame);
+  }
+  return frame;
+}
+
+/** Resolves once the stream has taken what was written, or closed. */
+function drained(stream: ServerHttp2Stream): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off("drain", done);
+      stream.off("close", done);
+      resolve();
+    };
+    stream.on("drain", done);
+    stream.on("close", done);
+  });
+}
+
+async function* only(message: Message): AsyncIterable<Message> {
+  yield message;
+}
+
+function respondHeaders(stream: ServerHttp2Stream, context: HandlerContext): void {
+  const headers: Record<string, string | string[]> = { ":status": 200 } as never;
+  outgoingHeaders(context.responseHeader, headers);
+  stream.respond(headers, { waitForTrailers: true });
+}
+
+function endWithTrailers(stream: ServerHttp2Stream, trailers: Headers): void {
+  const sent: Record<string, string | string[]> = {};
+  outgoingHeaders(trailers, sent);
+  stream.once("wantTrailers", () => stream.sendTrailers(sent));
+  stream.end();
+}
+
+/**
+ * Runs one server-streaming call whose route is known, until its method ends, fails, or the client cancels (the
+ * stream closes: the method's signal aborts and its iterator is returned, so what it holds is released).
+ */
+export async function serveServerStream(
+  stream: ServerHttp2Stream,
+  headers: Record<string, string | string[] | undefined>,
+  path: string,
+  route: ServerStreamRoute,
+  values: ContextValues,
+  requestId: string,
+  options: GrpcCallOptions,
+): Promise<void> {
+  const cancelled = new AbortController();
+  const cancel = () => cancelled.abort(new ConnectError("the stream was closed", Code.Canceled));
+  stream.once("close", cancel);
+  // A reset or a failed write also closes the stream; its error is that close, not the process's.
+  stream.on("error", cancel);
+  const opened = await openCall(stream, headers, path, route.spec.method, values, requestId, options, cancelled.signal);
+  if (opened === null) return;
+  const { input, context } = opened;
+  const schema = route.spec.method.output;
+  const messages = transformInvokeImplementation(route.spec, context as never, route.interceptors)(only(input))[Symbol.asyncIterator]();
+  try {
+    for (let next = await messages.next(); !next.done; next = await messages.next()) {
+      if (stream.destroyed) {
+        await messages.return?.();
+        return;
+      }
+      // Headers wait for the first message, as Connect's do: the interceptors set theirs as the method opens.
+      if (!stream.headersSent) respondHeaders(stream, context);
+      if (!stream.write(frameOf(schema, next.value)) && stream.writableLength >= MAX_UNSENT_BYTES) await drained(stream);
+    }
+  } catch (error) {
+    if (stream.destroyed) return;
+    const failure = callError(error);
+    if (!stream.headersSent) {
+      respondTrailersOnly(stream, failure, failureHeaders(context), requestId);
+      return;
+    }
+    const trailers = setTrailerStatus(new Headers(context.responseTrailer), failure);
+    if (!trailers.has(REQUEST_ID_HEADER)) trailers.set(REQUEST_ID_HEADER, requestId);
+    endWithTrailers(stream, trailers);
+    return;
+  }
+  if (stream.destroyed) return;
+  if (!stream.headersSent) respondHeaders(stream, context);
+  endWithTrailers(stream, setTrailerStatus(new Headers(context.responseTrailer), undefined));
+}

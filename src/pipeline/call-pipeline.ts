@@ -266,20 +266,23 @@ export class CallPipeline {
     return {
       [Symbol.asyncIterator]() {
         return {
-          async next() {
+          next() {
             if (pending !== null) {
               const result = pending;
               pending = null;
-              return result;
+              return Promise.resolve(result);
             }
-            try {
-              const result = await messages.next();
-              if (result.done) release();
-              return result;
-            } catch (error) {
-              release();
-              throw failure(error);
-            }
+            // Without an async function's own promise: this passes every message of every stream.
+            return messages.next().then(
+              (result) => {
+                if (result.done) release();
+                return result;
+              },
+              (error: unknown) => {
+                release();
+                throw failure(error);
+              },
+            );
           },
           async return(value?: unknown) {
             release();

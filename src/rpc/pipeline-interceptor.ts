@@ -144,10 +144,18 @@ async function* singleMessage(message: Message): AsyncIterable<Message> {
   yield message;
 }
 
-async function* rpcErrors<T>(messages: AsyncIterable<T>): AsyncIterable<T> {
-  try {
-    yield* messages;
-  } catch (error) {
-    throw asRpcError(error);
-  }
+/** The stream's messages, a failure converted; a bare iterator, as it passes every message of every stream. */
+function rpcErrors<T>(messages: AsyncIterable<T>): AsyncIterable<T> {
+  return {
+    [Symbol.asyncIterator]() {
+      const iterator = messages[Symbol.asyncIterator]();
+      return {
+        next: () =>
+          iterator.next().catch((error: unknown) => {
+            throw asRpcError(error);
+          }),
+        return: (value?: unknown) => iterator.return?.(value) ?? Promise.resolve({ done: true, value } as IteratorReturnResult<T>),
+      };
+    },
+  };
 }

@@ -1,6 +1,6 @@
 // The clients of bench/event-stream.bench.ts, in a process of their own: STREAMS StreamEvents streams over one
-// HTTP/2 connection to the address given, each a gRPC call (the generated request, its messages read from the
-// wire), doing what a client of the stream must and no more: check that every event reaches it once and in the same
+// HTTP/2 connection to the address given, with the API key given, each a gRPC call (the generated request, its
+// messages read from the wire), doing what a client of the stream must and no more: check that every event reaches it once and in the same
 // order as every other stream, and time each arrival (milliseconds after the event's creation). It is a load
 // generator on the service's own cores, so it reads of each message only what the check needs: an event's id and,
 // the first time any stream receives the event, its creation time; the rest of the bytes (`data_json`, the Struct) is
@@ -19,7 +19,7 @@ import { StreamEventsRequestSchema } from "../gen/svc/v1/events_pb.ts";
 
 // "struct": the streams also carry the deprecated Struct (as a client built before `data_json`); "json": not;
 // "batched": not, and a message carries every event waiting for its stream, up to 100 (`max_events_per_message`).
-const [baseUrl, count, data] = [process.argv[2]!, Number(process.argv[3]), process.argv[4]];
+const [baseUrl, count, data, apiKey] = [process.argv[2]!, Number(process.argv[3]), process.argv[4], process.argv[5]!];
 /** HTTP/2's initial window of a stream, which the clients keep. */
 const STREAM_WINDOW_BYTES = 65_535;
 /** Arrival times are counted by millisecond up to this; a later one counts here (and is the max). */
@@ -184,6 +184,7 @@ function openStream(i: number): Promise<void> {
       ":path": "/svc.v1.EventsService/StreamEvents",
       "content-type": "application/grpc+proto",
       te: "trailers",
+      authorization: `Bearer ${apiKey}`,
     });
     stream.end(requestFrame);
     stream.on("response", (headers) => {

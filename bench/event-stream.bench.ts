@@ -1,30 +1,24 @@
-// Event streams under the webhook-delivery load: the delivery pipeline of bench/webhook-delivery.bench.ts (relay,
-// fan-out to 10 endpoints on a receiver process, delivery jobs on Agenda, the embedded database in a worker thread)
-// runs in rounds without streams and with 100 StreamEvents streams open on the same process. Each stream is the
-// service's own: EventsServiceImpl served by the service's gRPC server (server/grpc-server.ts), its clients in a process of
-// their own (bench/event-stream-clients.ts), fed by the one change stream of LiveEvents. Measures: every event reaching every stream, log-to-stream time (the event's creation to its
-// arrival at the client), and deliveries/s with streams against the rounds without.
+// Event streams under the webhook-delivery load: the whole service in this process, its relay publishing the load of
+// bench/webhook-delivery.bench.ts (fan-out to 10 endpoints on a receiver process, delivery jobs on Agenda, the
+// embedded database in a worker thread), in rounds without streams and with 100 StreamEvents streams open on the
+// same process. Each stream is a call to the service's gRPC port with its sandbox key, through every interceptor;
+// its clients are in a process of their own (bench/event-stream-clients.ts); all are fed by the one change stream of
+// LiveEvents. Measures: every event reaching every stream, log-to-stream time (the event's creation to its arrival
+// at the client), and deliveries/s with streams against the rounds without.
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { loadavg } from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createInterface } from "node:readline";
-import type { Interceptor } from "@connectrpc/connect";
-import { type DescMessage, fromBinary, type Message, toBinary } from "@bufbuild/protobuf";
-import { timestampMs } from "@bufbuild/protobuf/wkt";
-import { type Event, EventSchema, EventsService, type StreamEventsResponse, StreamEventsResponseSchema } from "../gen/svc/v1/events_pb.ts";
-import { principalKey } from "../src/access/principal.ts";
-import type { Clock } from "../src/domain/clock.ts";
+import { createApp } from "../src/app.ts";
+import { bootstrapDefaultProject } from "../src/bootstrap.ts";
+import { startEmbeddedMongo } from "../src/embedded-mongo/index.ts";
+import { connectDatabase } from "../src/store/database.ts";
 import { newEventId } from "../src/domain/ids.ts";
-import { newUuid } from "../src/domain/random.ts";
-import { LiveEvents } from "../src/events/live-events.ts";
-import { createLogger } from "../src/observability/logger.ts";
-import { createGrpcServer } from "../src/server/grpc-server.ts";
-import { EventsServiceImpl } from "../src/services/events-service.ts";
 import type { EventDocument } from "../src/store/event-repository.ts";
 import { addBenchEndpoint } from "./bench-endpoint.ts";
-import { startWebhookDelivery } from "./delivery-pipeline.ts";
+import { benchAppOptions } from "./bench-service.ts";
 import { codeRevision, machineDescription } from "./machine.ts";
 import { cpuSecondsOf, threadCpuSecondsOf, threadCpuSplit } from "./process-cpu.ts";
 import { writeResults } from "./results-file.ts";
@@ -40,95 +34,21 @@ const PUBLISHERS = 64;
 
 const { process: receiverProcess, url: receiverUrl, takeReceipts } = await startReceiverProcess();
 
-const clock: Clock = () => new Date();
-const onError = (error: unknown) => console.error("bench", error);
-const { mongo, database, events, endpoints, jobs, webhooks, relay } = await startWebhookDelivery("bench_event_stream", { clock, onError });
-const projectId = newUuid();
-for (let i = 0; i < ENDPOINTS; i++) await addBenchEndpoint(endpoints, projectId, `${receiverUrl}/e${i}`);
-
-// The streams: the service's implementation served by the service's gRPC server, the caller's principal as the
-// pipeline would have put it (the pipeline's admission is per stream, not per message); their clients in a process
-// of their own.
-const live = new LiveEvents(events, { changeStreams: true, onError });
-const principal = { apiKeyId: "key_bench", projectId, organizationId: newUuid(), livemode: false, rateLimit: 1_000_000 };
-const asTheKey: Interceptor = (next) => (request) => {
-  request.contextValues.set(principalKey, principal);
-  return next(request);
-};
-/**
- * Each message's latest hand-over to the gRPC writer of a stream (Date.now()); after the round, each of its events'
- * time after creation: log-to-write, the service's share of log-to-stream (the clients' process then receives and
- * decodes what 100 streams carry, on the same cores). Streams share a message object when they take the same events,
- * so this is one entry per message, not one per event and stream in the service's turns.
- */
-const handedOver = new Map<StreamEventsResponse, number>();
-/** Each event's latest hand-over, ms after its creation. */
-function handOverDelays(): Map<string, number> {
-  const delays = new Map<string, number>();
-  for (const [message, at] of handedOver) {
-    for (const [id, createdMs] of eventsOf(message)) delays.set(id, Math.max(delays.get(id) ?? Number.NEGATIVE_INFINITY, at - createdMs));
-  }
-  return delays;
-}
-/**
- * The events of a message as [id, creation ms]. A binary stream's message carries its event, or each of its events,
- * encoded once for every stream (src/messages/encoded-once.ts): those are decoded once, by object, not per stream.
- */
-const decoded = new WeakMap<object, [string, number][]>();
-function eventsOf(message: StreamEventsResponse): [string, number][] {
-  const read = (event: Event): [string, number] => [event.id, timestampMs(event.createdAt!)];
-  if (message.event) return message.event.id ? [read(message.event)] : once(message.event, EventSchema);
-  if (message.events.length > 0) return message.events.flatMap((event) => (event.id ? [read(event)] : once(event, EventSchema)));
-  return message.$unknown ? once(message, StreamEventsResponseSchema) : [];
-  function once(encoded: Message, schema: DescMessage): [string, number][] {
-    let events = decoded.get(encoded);
-    if (events === undefined) {
-      const plain = fromBinary(schema, toBinary(schema, encoded)) as Event | StreamEventsResponse;
-      events = "caughtUp" in plain ? eventsOf(plain) : [read(plain)];
-      decoded.set(encoded, events);
-    }
-    return events;
-  }
-}
-const timesHandOver: Interceptor = (next) => async (request) => {
-  const response = await next(request);
-  if (!response.stream) return response;
-  const messages = (response.message as AsyncIterable<StreamEventsResponse>)[Symbol.asyncIterator]();
-  // A bare iterator, not an async generator: one promise more per message, not a generator's chain.
-  const timed: AsyncIterator<StreamEventsResponse> = {
-    next: () =>
-      messages.next().then((result) => {
-        if (!result.done) handedOver.set(result.value, Date.now());
-        return result;
-      }),
-    return: (value) => messages.return?.(value) ?? Promise.resolve({ done: true, value }),
-  };
-  return { ...response, message: { [Symbol.asyncIterator]: () => timed } } as typeof response;
-};
-// The service's own gRPC server, as GRPC_PORT serves it: binary gRPC streams take its direct path.
-const server = createGrpcServer(
-  [
-    {
-      service: EventsService,
-      implementation: new EventsServiceImpl({ events, live, clock, changeStreams: true }),
-      interceptors: [asTheKey, timesHandOver],
-    },
-  ],
-  {
-    receiveTimeoutMs: 10_000,
-    idleTimeoutMs: 600_000,
-    maxConnectionsPerAddress: 16,
-    // Asked only of a path no service has: the clients call StreamEvents alone.
-    pipeline: {
-      refuseAnonymous: () => {
-        throw new Error("the bench's clients call StreamEvents only");
-      },
-    },
-    onEarlyFailure: (failure) => console.error("bench: a stream was refused before its interceptors", failure),
-    logger: createLogger({ level: "warn" }),
-  },
-);
-const serverUrl = `http://127.0.0.1:${await server.listen(0, "127.0.0.1")}`;
+// The whole service in this process, as `npm start` runs it (role all): the embedded database as a one-member
+// replica set in a worker thread (change streams feed the streams and wake Agenda), its Default project and sandbox
+// key, its servers on ephemeral ports. Each key may hold the bench's streams (SVC_MAX_STREAMS_PER_KEY).
+const mongo = await startEmbeddedMongo({ host: "127.0.0.1", inWorkerThread: true, replSet: "rs0" });
+const uri = new URL(mongo.uri);
+uri.pathname = "/bench_event_stream";
+const database = await connectDatabase(uri.toString());
+const app = await createApp(benchAppOptions(uri.toString(), database, "adm_bench_event_stream", { SVC_MAX_STREAMS_PER_KEY: String(STREAMS) }));
+const { projectId, sandboxKey: newKey } = await bootstrapDefaultProject({ tenancy: app.tenancy, ...app.repositories }, {});
+if (newKey === null) throw new Error("the bench's fresh database gave its Default project no new sandbox key");
+const sandboxKey: string = newKey;
+for (let i = 0; i < ENDPOINTS; i++) await addBenchEndpoint(app.repositories.webhookEndpoints, projectId, `${receiverUrl}/e${i}`);
+const { grpcPort } = await app.listen({ http: 0, grpc: 0 });
+const serverUrl = `http://127.0.0.1:${grpcPort}`;
+const live = app.liveEvents;
 
 /**
  * What the clients' process found: how many of the events every stream received, in the same order and once each
@@ -158,7 +78,7 @@ async function openStreams(count: number, kind: Exclude<StreamKind, "none">): Pr
   const nodeArgs = process.env.BENCH_CLIENT_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
   const child = spawn(
     process.execPath,
-    [...nodeArgs, "--import", "tsx", new URL("./event-stream-clients.ts", import.meta.url).pathname, serverUrl, String(count), kind],
+    [...nodeArgs, "--import", "tsx", new URL("./event-stream-clients.ts", import.meta.url).pathname, serverUrl, String(count), kind, sandboxKey],
     { stdio: ["pipe", "pipe", "inherit"] },
   );
   const lines = createInterface({ input: child.stdout! });
@@ -191,12 +111,12 @@ async function publish(): Promise<void> {
     project_id: projectId,
     livemode: false,
     type: "transaction.completed",
-    created_at: clock(),
+    created_at: new Date(),
     data: { object: { id: "tx_1", object: "transaction", user_id: "123456789", type: "deposit", status: "completed", livemode: false } },
     fanned_out: false,
   };
   published.push(event._id);
-  await relay.publish(event);
+  await app.relay.publish(event);
 }
 const round = (n: number, digits = 1) => Number(n.toFixed(digits));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -227,9 +147,6 @@ interface RoundResult {
   /** The same measured at a raw LiveEvents subscription (before the stream's own work and Connect's). */
   changeStreamP50?: number;
   changeStreamP99?: number;
-  /** The same at the hand-over of the event's message to the gRPC writer, at the last stream to take it. */
-  writeP50?: number;
-  writeP99?: number;
   /**
    * CPU milliseconds per event published: this process's main thread (the service: relay, deliveries, streams), its
    * database's worker thread, its other threads (GC helpers, libuv's pool); the stream clients', the receiver's.
@@ -284,7 +201,6 @@ async function measureRound(kind: StreamKind): Promise<RoundResult> {
   const load = loadavg()[0]!;
   const withStreams = kind !== "none";
   const raw = withStreams ? await rawSubscription() : null;
-  handedOver.clear();
   await takeReceipts();
   const streams = withStreams ? await openStreams(STREAMS, kind) : null;
   published.length = 0;
@@ -339,10 +255,6 @@ async function measureRound(kind: StreamKind): Promise<RoundResult> {
     raw!.close();
     result.changeStreamP50 = percentile(rawDelays, 50);
     result.changeStreamP99 = percentile(rawDelays, 99);
-    const delays = handOverDelays();
-    const writeDelays = published.map((id) => delays.get(id) ?? Number.NaN).sort((a, b) => a - b);
-    result.writeP50 = percentile(writeDelays, 50);
-    result.writeP99 = percentile(writeDelays, 99);
   }
   console.log(kind, result);
   return result;
@@ -371,9 +283,7 @@ for (let i = 0; i < ROUNDS; i++) {
     results.push(await runRound(kind));
   }
 }
-await live.drain();
-await server.close(1000);
-await Promise.all([webhooks.stop(), jobs.stop()]);
+await app.close();
 await database.close();
 await mongo.stop();
 receiverProcess.kill();
@@ -404,20 +314,21 @@ const report = [
   "",
   `Machine: ${machineDescription()}; shared with other sessions' work (the 1-minute load average of each round is in its row). Code: ${codeRevision()}.`,
   "",
-  `One process: the delivery pipeline of bench/webhook-delivery.bench.ts (${PUBLISHERS} publishers through \`EventRelay.publish\`, ${ENDPOINTS} endpoints`,
-  "per event on a receiver process, delivery jobs on Agenda, the embedded database in a worker thread), in rounds of",
-  `${ROUND_MS / 1000} s after ${WARMUP_MS / 1000} s of publishing unmeasured, each round with ${STREAMS} \`StreamEvents\` streams open on the same process after one without. A stream is the`,
-  "service's implementation served by the service's gRPC server (binary gRPC streams take its direct path,",
-  "src/rpc/grpc-server-stream.ts), its 100 clients",
-  "gRPC calls on one HTTP/2 connection from a process of their own, which reads of each message an event's id (and, once",
-  "per event, its creation time) to check that every stream receives every event once and in the same order, and times",
-  "each arrival; the streams read `data_json` alone (`exclude_struct_data`, as `svc listen` and the dashboard), one event per",
-  "message or, batched, the events waiting for the stream together (`max_events_per_message` 100), or also the",
-  "deprecated Struct (a client built before `data_json`). They are fed by the process's one change stream",
-  `(${live.feedsOpened} opened in the whole run). Log-to-stream: the event's creation (just before it is logged) to its arrival at the`,
-  "client process; log-to-subscription: the same at a raw LiveEvents subscription, the change stream's share;",
-  "log-to-write: the same at the hand-over of the event's message to the gRPC writer of the last stream to take it",
-  "(the service's share; the rest is the clients' process receiving and decoding 100 streams on the same cores). CPU",
+  `One process: the whole service as \`npm start\` runs it (role all, the embedded database as a one-member replica set in`,
+  `a worker thread), its relay publishing the load of bench/webhook-delivery.bench.ts (${PUBLISHERS} publishers through`,
+  `\`EventRelay.publish\`, ${ENDPOINTS} endpoints per event on a receiver process, delivery jobs on Agenda), in rounds of`,
+  `${ROUND_MS / 1000} s after ${WARMUP_MS / 1000} s of publishing unmeasured, each round with ${STREAMS} \`StreamEvents\` streams open on the same process`,
+  "after one without. A stream is a call to the service's gRPC port with its sandbox key, through every interceptor",
+  "(the key's check, the call pipeline, the request log) and its direct path for binary gRPC streams",
+  "(src/rpc/grpc-server-stream.ts); its 100 clients are gRPC calls on one HTTP/2 connection from a process of their",
+  "own, which reads of each message an event's id (and, once per event, its creation time) to check that every stream",
+  "receives every event once and in the same order, and times each arrival; the streams read `data_json` alone",
+  "(`exclude_struct_data`, as `svc listen` and the dashboard), one event per message or, batched, the events waiting",
+  "for the stream together (`max_events_per_message` 100), or also the deprecated Struct (a client built before",
+  `\`data_json\`). They are fed by the process's one change stream (${live.feedsOpened} opened in the whole run). Log-to-stream: the`,
+  "event's creation (just before it is logged) to its arrival at the client process; log-to-subscription: the same at",
+  "a raw LiveEvents subscription, the change stream's share (the rest is the service's streams and the clients'",
+  "process receiving and reading 100 streams on the same cores). CPU",
   "per event: milliseconds of CPU per event published, of the service process's main thread (relay, deliveries,",
   "streams), of its embedded database's worker thread and of its other threads (GC helpers, libuv's pool), of the",
   "stream clients' process and of the webhook receiver's, from the round's start to the last arrival. Event-loop",
@@ -426,11 +337,11 @@ const report = [
   "`node --import tsx bench/event-stream.bench.ts` (or `npm run bench event-stream`); each run rewrites this part of",
   "the file, not the notes below it.",
   "",
-  "| round | streams | load | events | deliveries/s (received of expected) | events at every stream | log-to-stream p50 / p99 / max | of which log-to-subscription p50 / p99 | log-to-write p50 / p99 | CPU ms per event: service main / database / other threads / clients / receiver | event-loop delay p50 / p99 |",
-  "|---|---|---|---|---|---|---|---|---|---|---|",
+  "| round | streams | load | events | deliveries/s (received of expected) | events at every stream | log-to-stream p50 / p99 / max | of which log-to-subscription p50 / p99 | CPU ms per event: service main / database / other threads / clients / receiver | event-loop delay p50 / p99 |",
+  "|---|---|---|---|---|---|---|---|---|---|",
   ...results.map(
     (r, i) =>
-      `| ${i + 1} | ${KIND_NAMES[r.kind]} | ${r.load.toFixed(1)} | ${r.events} | ${r.deliveriesPerSecond} (${r.delivered} of ${r.events * ENDPOINTS}) | ${r.streams ? `${r.complete} of ${r.events}` : ""} | ${r.streams ? `${r.p50} / ${r.p99} / ${r.max} ms` : ""} | ${r.streams ? `${r.changeStreamP50} / ${r.changeStreamP99} ms` : ""} | ${r.streams ? `${r.writeP50} / ${r.writeP99} ms` : ""} | ${cpu(r)} | ${r.loopDelayP50} / ${r.loopDelayP99} ms |`,
+      `| ${i + 1} | ${KIND_NAMES[r.kind]} | ${r.load.toFixed(1)} | ${r.events} | ${r.deliveriesPerSecond} (${r.delivered} of ${r.events * ENDPOINTS}) | ${r.streams ? `${r.complete} of ${r.events}` : ""} | ${r.streams ? `${r.p50} / ${r.p99} / ${r.max} ms` : ""} | ${r.streams ? `${r.changeStreamP50} / ${r.changeStreamP99} ms` : ""} | ${cpu(r)} | ${r.loopDelayP50} / ${r.loopDelayP99} ms |`,
   ),
   "",
   "| goal | figure | |",

@@ -7,6 +7,7 @@ import type { RegisteredService } from "./api/service-registry.ts";
 import type { Config } from "./config.ts";
 import { type Clock, systemClock } from "./domain/clock.ts";
 import type { LiveEvents } from "./events/live-events.ts";
+import type { EventRelay } from "./events/event-relay.ts";
 import type { RelaySweeper } from "./events/relay-sweeper.ts";
 import type { KycProvider } from "./identity/kyc-provider.ts";
 import type { SmsSender } from "./identity/sms-sender.ts";
@@ -63,6 +64,8 @@ export interface App {
   grpc: GrpcServer;
   repositories: Repositories;
   tenancy: TenancyAdmin;
+  /** The event log's one writer: every service publishes its events through it (logged, then fanned out). */
+  relay: EventRelay;
   relaySweeper: RelaySweeper;
   jobs: JobQueue;
   /** The live events of this process's open event streams. */
@@ -170,6 +173,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     grpc: servers.grpc,
     repositories,
     tenancy: tenancy.tenancy,
+    relay: webhooks.relay,
     relaySweeper: webhooks.relaySweeper,
     jobs: foundation.jobs,
     liveEvents: developerLoop.liveEvents,

@@ -176,6 +176,32 @@ describe("embedded-mongo: decoding a command's document", () => {
     }
   });
 
+  it("builds documents shaped as the one before with their own keys and values, whatever came between", () => {
+    const withProto = (n: number): Document => Object.defineProperty({ a: n }, "__proto__", { value: n, enumerable: true });
+    const docs: Document[] = [
+      { a: 1, b: "x", c: [1] },
+      { a: 2, b: "y", c: { d: 3 } },
+      { a: 3, b: "z", c: null },
+      // The second key changes, in a document left to bson: the next one, of the same keys, is not built as the first.
+      { a: 4, x: /re/, c: 5 },
+      { a: 6, x: 7, c: 8 },
+      { a: 9, x: 10, c: 11 },
+      { a: 12, x: 13 },
+      { a: 14, x: 15, c: 16, d: 17 },
+      withProto(18),
+      withProto(19),
+      { a: 20, b: "w", c: 21 },
+      { a: 22, b: "v", c: 23 },
+    ];
+    for (const doc of docs) {
+      const bytes = serialize(doc);
+      const decoded = decodeDocument(bytes);
+      expect(decoded, JSON.stringify(doc)).to.deep.equal(heldByWalking(bytes));
+      expect(Object.keys(decoded)).to.deep.equal(Object.keys(doc));
+      expect(Object.getPrototypeOf(decoded)).to.equal(Object.prototype);
+    }
+  });
+
   it("leaves DBRefs, codes, regular expressions and strings with a replacement character to bson, with the same answers", () => {
     const docs = [
       { ref: new DBRef("c", new ObjectId(), undefined, { n: 1 }), after: 1 },

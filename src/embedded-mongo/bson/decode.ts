@@ -111,40 +111,142 @@ function keyAt(buf: Buffer, at: number, end: number, key: string): boolean {
   return true;
 }
 
+/** The number of keys of the last top-level document read (lastKeys holds them). */
+let lastKeyCount = 0;
+/** The keys and values of the top-level document being read, by position, until it is built. */
+const topKeys: string[] = [];
+const topValues: unknown[] = [];
+/** Builds a document of the last top-level document's keys from its values (see shapeBuilder). */
+type ShapeBuilder = (values: unknown[]) => Document;
+/** The builder of the documents shaped as the last one, once two in a row were. */
+let lastShapeBuilder: ShapeBuilder | undefined;
+/** Builders by their keys joined (builderFor), a few shapes at most. */
+const shapeBuilders = new Map<string, ShapeBuilder>();
+const MAX_SHAPE_BUILDERS = 64;
+/** The most keys a built document has: beyond it the document is built key by key. */
+const MAX_SHAPE_KEYS = 64;
+
+/**
+ * A function answering a new object of `keys` (in that order) holding `values` by position: one object literal,
+ * which V8 allocates at once with every field inside the object. Built key by key from `{}`, a document of more than
+ * four fields kept them in a separate array, grown and copied every few fields; a stored document keeps that array
+ * for as long as it is stored, one object more for the garbage collector. Keys are written as JSON strings (no code
+ * but the literal); a document with a `__proto__` key, which a literal would take for its prototype, is never built
+ * so (see builderFor). A repeated key ends as it would key by key: at its first place, with its last value.
+ */
+function shapeBuilder(keys: readonly string[]): ShapeBuilder {
+  const fields = keys.map((key, i) => `${JSON.stringify(key)}: v[${i}]`).join(", ");
+  return new Function("v", `return { ${fields} };`) as ShapeBuilder;
+}
+
+/** The builder of documents of `count` keys as topKeys holds them, or undefined when they are built key by key. */
+function builderFor(count: number): ShapeBuilder | undefined {
+  if (count > MAX_SHAPE_KEYS) return undefined;
+  const keys = topKeys.slice(0, count);
+  const shape = keys.join("\0");
+  let builder = shapeBuilders.get(shape);
+  if (builder === undefined) {
+    if (keys.includes("__proto__")) return undefined;
+    if (shapeBuilders.size >= MAX_SHAPE_BUILDERS) shapeBuilders.clear();
+    builder = shapeBuilder(keys);
+    shapeBuilders.set(shape, builder);
+  }
+  return builder;
+}
+
+/**
+ * A top-level document of `count` keys from topKeys and topValues: `sameShape`, its keys are those of the document
+ * read before it (an insert's documents, one after the other), built by that shape's builder; otherwise key by key.
+ */
+function buildTopLevel(count: number, sameShape: boolean): Document {
+  if (sameShape) {
+    lastShapeBuilder ??= builderFor(count);
+    if (lastShapeBuilder !== undefined) return lastShapeBuilder(topValues);
+  }
+  lastShapeBuilder = undefined;
+  lastKeyCount = count;
+  const doc: Document = {};
+  for (let f = 0; f < count; f++) setField(doc, topKeys[f]!, topValues[f]);
+  return doc;
+}
+
+/** Sets a field of a document being built (a `__proto__` key as its own field, not the prototype). */
+function setField(doc: Document, key: string, fieldValue: unknown): void {
+  if (key === "__proto__") Object.defineProperty(doc, key, { value: fieldValue, writable: true, enumerable: true, configurable: true });
+  else doc[key] = fieldValue;
+}
+
+/** Where the key readKey read last ends (its terminating byte), and whether it came from the keys' cache. */
+let keyEnd = 0;
+let keyCached = false;
+
+/** The key at `start` (a short ASCII one from the keys' cache); keyEnd and keyCached say where it ends and whence. */
+function readKey(buf: Buffer, start: number, end: number): string {
+  let i = start;
+  let hash = 0;
+  let ascii = true;
+  for (let byte = buf[i]!; byte !== 0; byte = buf[++i]!) {
+    if (i >= end) throw LEFT_TO_BSON;
+    hash = (Math.imul(hash, 31) + byte) | 0;
+    if (byte > 0x7f) ascii = false;
+  }
+  keyEnd = i;
+  keyCached = ascii && i - start <= CACHED_KEY_BYTES;
+  return keyCached ? cached(keys, buf, start, i, hash) : utf8Slice.call(buf, start, i);
+}
+
 /** A document's elements from `start` to its terminating byte at `end`. */
 function readObject(buf: Buffer, start: number, end: number): Document {
+  if (depth === 0) return readTopLevel(buf, start, end);
   const doc: Document = {};
-  const topLevel = depth++ === 0;
+  depth++;
   let i = start;
-  for (let field = 0; i < end; field++) {
+  while (i < end) {
     const type = buf[i++]!;
-    const predicted = topLevel ? lastKeys[field] : undefined;
+    const key = readKey(buf, i, end);
+    // A DBRef is decoded as bson's class.
+    if (key === "$ref") throw LEFT_TO_BSON;
+    i = readValue(buf, type, keyEnd + 1, end);
+    setField(doc, key, value);
+  }
+  depth--;
+  if (i !== end) throw LEFT_TO_BSON;
+  return doc;
+}
+
+/**
+ * A top-level document (a command, an insert's document): each key checked first against the one at its place in
+ * the last such document, and the document built once its keys are known (buildTopLevel).
+ */
+function readTopLevel(buf: Buffer, start: number, end: number): Document {
+  depth++;
+  let i = start;
+  let sameShape = true;
+  let field = 0;
+  for (; i < end; field++) {
+    const type = buf[i++]!;
+    const predicted = lastKeys[field];
     let key: string;
     if (predicted !== undefined && keyAt(buf, i, end, predicted)) {
       key = predicted;
       i += predicted.length;
     } else {
-      const keyStart = i;
-      let hash = 0;
-      let ascii = true;
-      for (let byte = buf[i]!; byte !== 0; byte = buf[++i]!) {
-        if (i >= end) throw LEFT_TO_BSON;
-        hash = (Math.imul(hash, 31) + byte) | 0;
-        if (byte > 0x7f) ascii = false;
-      }
-      const cachedKey = ascii && i - keyStart <= CACHED_KEY_BYTES;
-      key = cachedKey ? cached(keys, buf, keyStart, i, hash) : utf8Slice.call(buf, keyStart, i);
-      if (topLevel) lastKeys[field] = cachedKey ? key : undefined;
+      key = readKey(buf, i, end);
+      i = keyEnd;
+      lastKeys[field] = keyCached ? key : undefined;
+      // lastKeys changes: the builder of its former keys no longer fits (even if this document is left to bson).
+      sameShape = false;
+      lastShapeBuilder = undefined;
     }
     // A DBRef is decoded as bson's class.
     if (key === "$ref") throw LEFT_TO_BSON;
     i = readValue(buf, type, i + 1, end);
-    if (key === "__proto__") Object.defineProperty(doc, key, { value, writable: true, enumerable: true, configurable: true });
-    else doc[key] = value;
+    topKeys[field] = key;
+    topValues[field] = value;
   }
   depth--;
   if (i !== end) throw LEFT_TO_BSON;
-  return doc;
+  return buildTopLevel(field, sameShape && field === lastKeyCount);
 }
 
 /** An array's elements from `start` to its terminating byte at `end` (their keys, "0", "1"..., are not read). */

@@ -94,6 +94,13 @@ export async function serveServerStream(
   const { input, context } = opened;
   const schema = route.spec.method.output;
   const messages = transformInvokeImplementation(route.spec, context as never, route.interceptors)(only(input))[Symbol.asyncIterator]();
+  // The messages the method yields in one run of the microtask queue (a burst the stream finds waiting) go to
+  // HTTP/2 in one write: corked at the first, uncorked once the queue has run.
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    stream.uncork();
+  };
   try {
     for (let next = await messages.next(); !next.done; next = await messages.next()) {
       if (stream.destroyed) {
@@ -102,7 +109,16 @@ export async function serveServerStream(
       }
       // Headers wait for the first message, as Connect's do: the interceptors set theirs as the method opens.
       if (!stream.headersSent) respondHeaders(stream, context);
-      if (!stream.write(frameOf(schema, next.value)) && stream.writableLength >= MAX_UNSENT_BYTES) await drained(stream);
+      if (!corked) {
+        corked = true;
+        stream.cork();
+        process.nextTick(uncork);
+      }
+      stream.write(frameOf(schema, next.value));
+      if (stream.writableLength >= MAX_UNSENT_BYTES) {
+        uncork();
+        if (stream.writableNeedDrain) await drained(stream);
+      }
     }
   } catch (error) {
     if (stream.destroyed) return;

@@ -164,9 +164,14 @@ export async function* eventStream(
     }
     yield create(StreamEventsResponseSchema, { caughtUp: true });
     for await (const event of live) {
+      if (batchSize === 1) {
+        // One event to a message: no arrays made, as this runs for every event and every stream.
+        if (!sentRecently.delete(event._id)) yield shared.one(event);
+        continue;
+      }
       // With batches, the events already waiting go in the same message: none is held back to fill one.
       const waiting = [event, ...live.takeWaiting(batchSize - 1)].filter((e) => !sentRecently.delete(e._id));
-      if (waiting.length > 0) yield message(waiting);
+      if (waiting.length > 0) yield shared.many(waiting);
     }
   } finally {
     signal.removeEventListener("abort", close);

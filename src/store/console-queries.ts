@@ -133,13 +133,34 @@ export class ConsoleQueries {
         .sort({ created_at: -1, _id: -1 })
         .limit(limit)
         .toArray(),
-      this.deliveries
-        .find({ ...tenant, status: "failed" })
-        .sort({ created_at: -1, _id: -1 })
-        .limit(limit)
-        .toArray(),
+      this.latestFailedDeliveries(tenant, limit),
     ]);
     return { transactions, decisions, failedDeliveries };
+  }
+
+  /**
+   * The tenant's latest failed deliveries: each of its endpoints' latest (at most MAX_WEBHOOK_ENDPOINTS lists, each
+   * read from the index of deliveries not succeeded by status, endpoint and time), merged. The deliveries carry their
+   * tenant, but no index leads with it: one query by tenant and status would read every tenant's failures.
+   */
+  private async latestFailedDeliveries(tenant: { project_id: string; livemode: boolean }, limit: number): Promise<WebhookDeliveryDocument[]> {
+    const endpointIds = await this.endpoints
+      .find(tenant, { projection: { _id: 1 } })
+      .map((endpoint) => endpoint._id)
+      .toArray();
+    const lists = await Promise.all(
+      endpointIds.map((endpointId) =>
+        this.deliveries
+          .find({ ...tenant, status: "failed", endpoint_id: endpointId })
+          .sort({ created_at: -1, _id: -1 })
+          .limit(limit)
+          .toArray(),
+      ),
+    );
+    return lists
+      .flat()
+      .sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || (a._id < b._id ? 1 : a._id > b._id ? -1 : 0))
+      .slice(0, limit);
   }
 
   /** Endpoints disabled or failing (consecutive failures since their last success). */

@@ -19,23 +19,17 @@ export function sweepExpired(store: Store, now = Date.now()): number {
       const ascending = keyField[1] === 1;
       const before = (entry: unknown[]) => index.compareKeys(entry, [ascending ? new TypeBound(TypeRank.Date, -1) : cutoff]) < 0;
       if (ascending) {
-        index.entries.forwardFrom(
-          index.entries.seek(before),
-          (e) => {
-            if (!(e[0] instanceof Date) || e[0].getTime() > cutoff.getTime()) return false;
-            if (e[0].getTime() < cutoff.getTime()) expired.add(entryRid(e));
-            return true;
-          },
-        );
+        index.entries.forwardFrom(index.entries.seek(before), (e) => {
+          if (!(e[0] instanceof Date) || e[0].getTime() > cutoff.getTime()) return false;
+          if (e[0].getTime() < cutoff.getTime()) expired.add(entryRid(e));
+          return true;
+        });
       } else {
-        index.entries.forwardFrom(
-          index.entries.seek(before),
-          (e) => {
-            if (!(e[0] instanceof Date)) return false;
-            if (e[0].getTime() < cutoff.getTime()) expired.add(entryRid(e));
-            return true;
-          },
-        );
+        index.entries.forwardFrom(index.entries.seek(before), (e) => {
+          if (!(e[0] instanceof Date)) return false;
+          if (e[0].getTime() < cutoff.getTime()) expired.add(entryRid(e));
+          return true;
+        });
       }
       for (const rid of expired) if (coll.remove(rid)) removed++;
     }

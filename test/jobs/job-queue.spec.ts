@@ -1,5 +1,5 @@
 // JobQueue over Agenda: a job whose run answers a date runs again then (the same job, rescheduled), and is
-// removed once a run answers nothing.
+// removed once a run answers nothing; a finished run leaves no timer behind.
 import { expect } from "chai";
 import { JobQueue } from "../../src/jobs/job-queue.ts";
 import type { Database } from "../../src/store/database.ts";
@@ -109,5 +109,29 @@ describe("JobQueue", () => {
       failedAt: null,
       lastFinishedAt: null,
     });
+  });
+
+  it("keeps nothing of a finished run: Agenda's liveness check of a run ends with it, its timer cleared", async () => {
+    // Agenda checks a running job every half lock lifetime (here 5 minutes). Unpatched (patches/agenda+6.2.6.patch),
+    // that wait outlived the run, a timer holding the job for up to 5 minutes after every run.
+    const longLocks = new JobQueue(database.db, { pollIntervalMs: 50, lockLifetimeMs: 600_000, maxConcurrency: 8, changeStreams: false });
+    const ran: number[] = [];
+    longLocks.define<{ n: number }>("test-liveness", async ({ n }) => {
+      ran.push(n);
+    });
+    await longLocks.start();
+    try {
+      const timers = () => process.getActiveResourcesInfo().filter((resource) => resource === "Timeout").length;
+      const before = timers();
+      for (let n = 0; n < 40; n++) await longLocks.schedule("test-liveness", { n }, new Date());
+      await eventually(
+        async () => ran.length,
+        (count) => count === 40,
+        5000,
+      );
+      expect(timers() - before).to.be.below(10);
+    } finally {
+      await longLocks.stop();
+    }
   });
 });

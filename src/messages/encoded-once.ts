@@ -4,6 +4,9 @@
 import { create, type DescMessage, type Message, type MessageShape, toBinary } from "@bufbuild/protobuf";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 
+/** Each message `encodedOnce` made, with its whole encoding (`encodingOf`). */
+const encodings = new WeakMap<Message, Uint8Array>();
+
 /**
  * `message` as a message of `schema` that carries its binary encoding, made now. The encoding is kept as ONE unknown
  * field: the first field's number and wire type, then every byte after that tag, the other fields' included. The
@@ -21,8 +24,6 @@ export function encodedOnce<Desc extends DescMessage>(schema: Desc, message: Mes
   encoded.$unknown = [{ no, wireType, data: bytes.subarray(reader.pos) }];
   return encoded;
 }
-
-const encodings = new WeakMap<Message, Uint8Array>();
 
 /**
  * The whole encoding of a message made by `encodedOnce`, for a writer that frames the bytes itself (a gRPC stream,

@@ -1,9 +1,9 @@
 // gRPC over HTTP/2 cleartext on GRPC_PORT, serving the same services as the HTTP/1.1 server. Unary and
 // server-streaming calls with binary messages (what gRPC clients send) take the direct paths of
 // rpc/grpc-unary.ts and rpc/grpc-server-stream.ts; every other request (JSON messages, compression, Connect or
-// gRPC-Web over HTTP/2) goes to Connect's Node handler. A path
-// no service has answers UNIMPLEMENTED. Every request gets its request id on arrival, so refusals made before
-// the interceptors (unknown method, undecodable message, body too large) carry it and are logged too.
+// gRPC-Web over HTTP/2) goes to Connect's Node handler. A path no service has answers UNIMPLEMENTED. Every
+// request gets its request id on arrival, so refusals made before the interceptors (unknown method, undecodable
+// message, body too large) carry it and are logged too.
 import { setMaxListeners } from "node:events";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";

@@ -1,7 +1,8 @@
 // Server-streaming calls on GRPC_PORT with binary messages take the direct path of rpc/grpc-server-stream.ts;
 // JSON messages take Connect's own handler. Both must answer alike: the same refusals (code, reason, param, the
 // request id, the request log's entry), the same headers, the same end at a deadline, and a cancelled stream
-// released at once. A stock grpc-js client reads the direct path's frames, headers and trailers.
+// released as soon as the service hears the cancel. A stock grpc-js client reads the direct path's frames, headers
+// and trailers.
 import http2 from "node:http2";
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -79,7 +80,7 @@ describe("server streams over gRPC: the binary path and Connect's handler alike"
       });
     });
 
-    it(`${path}: a stream the client cancels is released at once: the key's limit admits another`, async () => {
+    it(`${path}: a stream the client cancels is released: the key's limit admits another once the service hears the cancel`, async () => {
       const open = [await openStream(json), await openStream(json)];
       expect(await rpcErrorOf(first(eventsClient(json).streamEvents({})))).to.include({
         code: Code.ResourceExhausted,

@@ -1,11 +1,11 @@
 // The clients of bench/event-stream.bench.ts, in a process of their own: STREAMS StreamEvents streams over one
 // HTTP/2 connection to the address given, with the API key given, each a gRPC call (the generated request, its
-// messages read from the wire), doing what a client of the stream must and no more: check that every event reaches it once and in the same
-// order as every other stream, and time each arrival (milliseconds after the event's creation). It is a load
-// generator on the service's own cores, so it reads of each message only what the check needs: an event's id and,
-// the first time any stream receives the event, its creation time; the rest of the bytes (`data_json`, the Struct) is
-// skipped by its length, not decoded. Prints "ready" once every stream is caught up. Commands on standard input,
-// each answered with one JSON line:
+// messages read from the wire), doing what a client of the stream must and no more: check that every event reaches
+// it once and in the same order as every other stream, and time each arrival (milliseconds after the event's
+// creation). It is a load generator on the service's own cores, so it reads of each message only what the check
+// needs: an event's id and, the first time any stream receives the event, its creation time; the rest of the bytes
+// (`data_json`, the Struct) is skipped by its length, not decoded. Prints "ready" once every stream is caught up.
+// Commands on standard input, each answered with one JSON line:
 // - "fewest": the number of events the stream that received the fewest has received;
 // - "check <JSON array of event ids>": how many of them every stream received (in order, once), the arrival times'
 //   p50, p99 and max over every stream, and the first fault (an event out of order, repeated or unknown); then

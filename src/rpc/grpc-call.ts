@@ -49,7 +49,7 @@ function requestHeadersOf(headers: Record<string, string | string[] | undefined>
   return result;
 }
 
-export function outgoingHeaders(source: Headers, target: Record<string, string | string[]>): void {
+function outgoingHeaders(source: Headers, target: Record<string, string | string[]>): void {
   source.forEach((value, name) => {
     target[name] = name === "grpc-message" ? encodeGrpcMessage(decodeURIComponentSafe(value)) : value;
   });
@@ -214,4 +214,27 @@ export function failureHeaders(context: HandlerContext): Headers {
   extra.delete("content-type");
   context.responseTrailer.forEach((value, name) => extra.set(name, value));
   return extra;
+}
+
+/** Answers the call's headers: status 200 and those the interceptors set. The trailers follow (endWithTrailers). */
+export function respondHeaders(stream: ServerHttp2Stream, context: HandlerContext): void {
+  const headers: Record<string, string | string[]> = { ":status": 200 } as never;
+  outgoingHeaders(context.responseHeader, headers);
+  stream.respond(headers, { waitForTrailers: true });
+}
+
+/** Ends an answer whose headers were sent: `lastFrame`, if any, then `trailers`. */
+export function endWithTrailers(stream: ServerHttp2Stream, trailers: Headers, lastFrame?: Uint8Array): void {
+  const sent: Record<string, string | string[]> = {};
+  outgoingHeaders(trailers, sent);
+  stream.once("wantTrailers", () => stream.sendTrailers(sent));
+  if (lastFrame === undefined) stream.end();
+  else stream.end(lastFrame);
+}
+
+/** The trailers of a call that succeeded: `grpc-status` 0, then those the interceptors set (as Connect starts them). */
+export function okTrailers(context: HandlerContext): Headers {
+  const trailers = new Headers({ "grpc-status": "0" });
+  context.responseTrailer.forEach((value, name) => trailers.set(name, value));
+  return trailers;
 }

@@ -7,12 +7,22 @@
 // stream of a project, is encoded and framed once here and written to each stream as the same bytes.
 import type { ServerHttp2Stream } from "node:http2";
 import { type DescMessage, type Message, toBinary } from "@bufbuild/protobuf";
-import { Code, ConnectError, type ContextValues, type HandlerContext, type Interceptor, type MethodImplSpec } from "@connectrpc/connect";
+import { Code, ConnectError, type ContextValues, type Interceptor, type MethodImplSpec } from "@connectrpc/connect";
 import { transformInvokeImplementation } from "@connectrpc/connect/protocol";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { encodingOf } from "../messages/encoded-once.ts";
 import { REQUEST_ID_HEADER } from "../pipeline/response-headers.ts";
-import { callError, envelope, failureHeaders, type GrpcCallOptions, openCall, outgoingHeaders, respondTrailersOnly } from "./grpc-call.ts";
+import {
+  callError,
+  endWithTrailers,
+  envelope,
+  failureHeaders,
+  type GrpcCallOptions,
+  okTrailers,
+  openCall,
+  respondHeaders,
+  respondTrailersOnly,
+} from "./grpc-call.ts";
 
 export interface ServerStreamRoute {
   spec: Extract<MethodImplSpec, { kind: "server_streaming" }>;
@@ -56,19 +66,6 @@ function drained(stream: ServerHttp2Stream): Promise<void> {
 
 async function* only(message: Message): AsyncIterable<Message> {
   yield message;
-}
-
-function respondHeaders(stream: ServerHttp2Stream, context: HandlerContext): void {
-  const headers: Record<string, string | string[]> = { ":status": 200 } as never;
-  outgoingHeaders(context.responseHeader, headers);
-  stream.respond(headers, { waitForTrailers: true });
-}
-
-function endWithTrailers(stream: ServerHttp2Stream, trailers: Headers): void {
-  const sent: Record<string, string | string[]> = {};
-  outgoingHeaders(trailers, sent);
-  stream.once("wantTrailers", () => stream.sendTrailers(sent));
-  stream.end();
 }
 
 /**
@@ -134,5 +131,5 @@ export async function serveServerStream(
   }
   if (stream.destroyed) return;
   if (!stream.headersSent) respondHeaders(stream, context);
-  endWithTrailers(stream, setTrailerStatus(new Headers(context.responseTrailer), undefined));
+  endWithTrailers(stream, okTrailers(context));
 }

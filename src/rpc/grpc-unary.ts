@@ -10,7 +10,17 @@ import type { ServerHttp2Stream } from "node:http2";
 import { toBinary } from "@bufbuild/protobuf";
 import type { ContextValues, Interceptor, MethodImplSpec } from "@connectrpc/connect";
 import { invokeUnaryImplementation } from "@connectrpc/connect/protocol";
-import { callError, envelope, failureHeaders, type GrpcCallOptions, openCall, outgoingHeaders, respondTrailersOnly } from "./grpc-call.ts";
+import {
+  callError,
+  endWithTrailers,
+  envelope,
+  failureHeaders,
+  type GrpcCallOptions,
+  okTrailers,
+  openCall,
+  respondHeaders,
+  respondTrailersOnly,
+} from "./grpc-call.ts";
 
 export interface UnaryRoute {
   spec: Extract<MethodImplSpec, { kind: "unary" }>;
@@ -36,13 +46,8 @@ export async function serveUnary(
   try {
     const output = await invokeUnaryImplementation(route.spec, context as never, input, route.interceptors);
     if (stream.destroyed) return;
-    const responseHeaders: Record<string, string | string[]> = { ":status": 200 } as never;
-    outgoingHeaders(context.responseHeader, responseHeaders);
-    const trailers: Record<string, string | string[]> = { "grpc-status": "0" };
-    outgoingHeaders(context.responseTrailer, trailers);
-    stream.respond(responseHeaders, { waitForTrailers: true });
-    stream.once("wantTrailers", () => stream.sendTrailers(trailers));
-    stream.end(envelope(toBinary(route.spec.method.output, output)));
+    respondHeaders(stream, context);
+    endWithTrailers(stream, okTrailers(context), envelope(toBinary(route.spec.method.output, output)));
   } catch (error) {
     // The interceptors have put the request id and every header of the answer on the error's metadata.
     respondTrailersOnly(stream, callError(error), failureHeaders(context), requestId);

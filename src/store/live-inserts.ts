@@ -53,13 +53,16 @@ const COMPACT_AFTER = 1024;
 
 /**
  * One subscription's queue, read as its own async iterator: a document already queued is handed over at once,
- * without the promise chain of an async generator, as every message of every stream passes here.
+ * without the promise chain of an async generator, as every message of every stream passes here. A reader waiting
+ * for the next document gets it straight from `push`, its promise settled with the result (not woken to read again,
+ * which took three more promise turns a message).
  */
 class Subscription<T> implements LiveSubscription<T>, AsyncIterator<T> {
   private queue: T[] = [];
   /** The next document to read in `queue`. */
   private head = 0;
-  private wake: (() => void) | null = null;
+  /** The reader waiting for a document: the queue is empty while it waits. */
+  private waiting: ((result: IteratorResult<T> | Promise<IteratorResult<T>>) => void) | null = null;
   private ended = false;
   private fellBehind = false;
 
@@ -80,21 +83,23 @@ class Subscription<T> implements LiveSubscription<T>, AsyncIterator<T> {
       this.close();
       return;
     }
+    const waiting = this.waiting;
+    if (waiting !== null) {
+      this.waiting = null;
+      waiting({ done: false, value: document });
+      return;
+    }
     this.queue.push(document);
-    this.wakeReader();
   }
 
   close(): void {
     if (this.ended) return;
     this.ended = true;
     this.onClose(this);
-    this.wakeReader();
-  }
-
-  private wakeReader(): void {
-    const wake = this.wake;
-    this.wake = null;
-    wake?.();
+    const waiting = this.waiting;
+    this.waiting = null;
+    // Its reader reads the end (or the failure) as its next read would.
+    waiting?.(this.next());
   }
 
   next(): Promise<IteratorResult<T>> {
@@ -121,7 +126,7 @@ class Subscription<T> implements LiveSubscription<T>, AsyncIterator<T> {
         ),
       );
     }
-    return new Promise<void>((resolve) => (this.wake = resolve)).then(() => this.next());
+    return new Promise((resolve) => (this.waiting = resolve));
   }
 
   takeWaiting(max: number): T[] {

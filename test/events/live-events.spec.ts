@@ -12,6 +12,7 @@ import { newUuid } from "../../src/domain/random.ts";
 import { LiveEvents } from "../../src/events/live-events.ts";
 import { connectDatabase, type Database } from "../../src/store/database.ts";
 import { type EventDocument, EventRepository } from "../../src/store/event-repository.ts";
+import { type InsertSource, LiveInserts } from "../../src/store/live-inserts.ts";
 import { untilHistoryCoversNewEvents } from "../support/change-stream-history.ts";
 import { freshDatabase, freshDatabaseUri } from "../support/database.ts";
 
@@ -82,6 +83,35 @@ describe("LiveEvents", () => {
     const live = new LiveEvents(events, { changeStreams: false, onError: (error) => expect.fail(String(error)) });
     await live.drain();
     expect(await collect(await live.subscribe({ projectId: newUuid(), livemode: false }, null))).to.deep.equal([]);
+  });
+
+  it("settles a waiting reader's read with the event as it is heard, and a waiting read with the end at the drain", async () => {
+    let hear: (inserted: readonly EventDocument[]) => void = () => expect.fail("nothing listened");
+    const source: InsertSource<EventDocument> = {
+      onInserted: (listener) => (hear = listener),
+      changeStreamStart: () => expect.fail("no change stream without a replica set"),
+      watchInserts: () => expect.fail("no change stream without a replica set"),
+    };
+    const live = new LiveInserts<EventDocument, null>(source, () => () => true, {
+      changeStreams: false,
+      onError: (error) => expect.fail(String(error)),
+    });
+    const project = newUuid();
+    const reader = (await live.subscribe({ projectId: project, livemode: false }, null))[Symbol.asyncIterator]();
+    const read = (iterator: AsyncIterator<EventDocument>) => {
+      const result: { settled?: IteratorResult<EventDocument> } = {};
+      void iterator.next().then((settled) => (result.settled = settled));
+      return result;
+    };
+    const first = read(reader);
+    const event = eventOf(project);
+    hear([event]);
+    // One promise turn: the read's own. A reader woken to read again took three more, for every message of every stream.
+    await Promise.resolve();
+    expect(first.settled).to.deep.equal({ done: false, value: event });
+    const last = reader.next();
+    await live.drain();
+    expect(await last).to.deep.equal({ done: true, value: undefined });
   });
 
   it("with a change stream, hands the events of one write to a subscription together, as its batch brought them", async () => {

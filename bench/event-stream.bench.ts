@@ -288,6 +288,19 @@ await database.close();
 await mongo.stop();
 receiverProcess.kill();
 
+/**
+ * What Node's HTTP/2 alone costs a server per message and stream (bench/http2-write-floor.ts, in a process of its own
+ * after the rounds): the floor under the service's own cost per message and stream below.
+ */
+async function http2WriteFloor(): Promise<number[]> {
+  const child = spawn(process.execPath, ["--import", "tsx", new URL("./http2-write-floor.ts", import.meta.url).pathname], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once("line", resolve));
+  return (JSON.parse(line) as { usPerMessage: number[] }).usPerMessage;
+}
+const floor = (await http2WriteFloor()).sort((a, b) => a - b);
+
 const without = results.filter((r) => r.kind === "none");
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 const goal = (ok: boolean) => (ok ? "met" : "**missed**");
@@ -307,6 +320,13 @@ const goals = kinds.flatMap((kind) => {
     `| ${KIND_NAMES[kind]}: p99 log-to-stream under 100 ms | worst round ${worstP99} ms | ${goal(worstP99 < 100)} |`,
     `| ${KIND_NAMES[kind]}: deliveries/s within 10% of the rounds without (means) | ${ratio}% | ${goal(ratio >= 90)} |`,
   ];
+});
+// The service's main thread per event and stream: each round with streams against the round without just before it.
+const costs = kinds.map((kind) => {
+  const perStream = results
+    .filter((r) => r.kind === kind)
+    .map((r) => round((1000 * (r.serviceCpuMs - results[results.indexOf(r) - 1]!.serviceCpuMs)) / STREAMS, 2));
+  return `| ${KIND_NAMES[kind]} | ${perStream.join(", ")} |`;
 });
 const cpu = (r: RoundResult) => `${r.serviceCpuMs} / ${r.databaseCpuMs} / ${r.otherThreadsCpuMs} / ${r.clientsCpuMs ?? "-"} / ${r.receiverCpuMs}`;
 const report = [
@@ -347,6 +367,16 @@ const report = [
   "| goal | figure | |",
   "|---|---|---|",
   ...goals,
+  "",
+  "What the streams cost the service's main thread, in µs per event and stream: each round's CPU per event against",
+  "the round without streams just before it, over the 100 streams (one event to a message, that is per message and",
+  "stream). Beside it, the floor: Node's HTTP/2 alone writing one 260-byte message to each of 100 streams of one",
+  "connection per turn of the event loop, until its reader (a process of its own) has read them all",
+  `(bench/http2-write-floor.ts, run after the rounds): ${floor.join(", ")} µs per message and stream (five rounds).`,
+  "",
+  "| streams | service main thread, µs per event and stream (each round) |",
+  "|---|---|",
+  ...costs,
 ].join("\n");
 writeResults("event-stream.md", report);
 console.log(report);

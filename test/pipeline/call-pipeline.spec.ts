@@ -2,7 +2,7 @@
 // nothing, the Idempotency-Key claim, replay or run-and-settle, and the headers and errors of every outcome.
 // Built over the real RequestGate, ApiKeyAuthenticator, RateLimiter and IdempotencyGuard on a fresh database.
 import { create, type DescMethod, type Message } from "@bufbuild/protobuf";
-import { Code, ConnectError, createContextValues, createHandlerContext } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { expect } from "chai";
 import { CreateUserRequestSchema, CreateUserResponseSchema, UsersService, type CreateUserResponse } from "../../gen/svc/v1/users_pb.ts";
 import { ApiKeyAuthenticator } from "../../src/access/api-key-authenticator.ts";
@@ -15,6 +15,7 @@ import { generateApiKey } from "../../src/domain/api-keys.ts";
 import { describeError, svcError, type ErrorCode } from "../../src/domain/errors.ts";
 import { CallFailure, CallPipeline, type Call, type CallHandler, type DecodedRequest } from "../../src/pipeline/call-pipeline.ts";
 import { connectErrorOf } from "../../src/pipeline/connect-errors.ts";
+import { testHandlerContext } from "../support/handler-context.ts";
 import { ServiceRegistry } from "../../src/api/service-registry.ts";
 import { TenancyAdmin } from "../../src/services/tenancy-admin.ts";
 import { ApiKeyRepository } from "../../src/store/api-key-repository.ts";
@@ -108,14 +109,7 @@ describe("CallPipeline", () => {
 
   /** A call's context values and its context over them. */
   function contextOf(method: DescMethod) {
-    const context = createHandlerContext({
-      service: method.parent,
-      method,
-      protocolName: "test",
-      requestMethod: "POST",
-      url: "/test",
-      contextValues: createContextValues(),
-    });
+    const context = testHandlerContext(method);
     return { values: context.values, context: () => context };
   }
 

@@ -4,22 +4,16 @@
 // the messages pass in order, their trailers are the call's once the messages end, and a reader that stops early
 // stops the method's iterator.
 import { create } from "@bufbuild/protobuf";
-import { createContextValues, createHandlerContext, createMethodImplSpec, type Interceptor } from "@connectrpc/connect";
+import { createMethodImplSpec, type Interceptor } from "@connectrpc/connect";
 import { transformInvokeImplementation } from "@connectrpc/connect/protocol";
 import { expect } from "chai";
 import { EventsService, StreamEventsRequestSchema, type StreamEventsResponse } from "../../gen/svc/v1/events_pb.ts";
+import { testHandlerContext } from "../support/handler-context.ts";
 
 const method = EventsService.method.streamEvents;
 
 function handlerContext() {
-  return createHandlerContext({
-    service: method.parent,
-    method,
-    protocolName: "test",
-    requestMethod: "POST",
-    url: "/test",
-    contextValues: createContextValues(),
-  });
+  return testHandlerContext(method);
 }
 
 async function* only<T>(message: T): AsyncIterable<T> {

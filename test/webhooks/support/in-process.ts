@@ -1,6 +1,6 @@
 // Webhook delivery in process, without HTTP: the repositories over a fresh database, a clock the test moves,
 // and a fake sender that records each attempt and answers what the test says.
-import { createContextValues, createHandlerContext, type HandlerContext } from "@connectrpc/connect";
+import { createContextValues, type HandlerContext } from "@connectrpc/connect";
 import { WebhookEndpointsService } from "../../../gen/svc/v1/webhook_endpoints_pb.ts";
 import { principalKey } from "../../../src/access/principal.ts";
 import { JobQueue } from "../../../src/jobs/job-queue.ts";
@@ -16,6 +16,7 @@ import { FIRST_ATTEMPTS_JOB, type FirstAttemptsJobData } from "../../../src/webh
 import { DELIVERY_JOB, WebhookDelivery, type WebhookDeliveryOptions } from "../../../src/webhooks/webhook-delivery.ts";
 import { deliveryRecord } from "../../../src/webhooks/webhook-fanout.ts";
 import { freshDatabase } from "../../support/database.ts";
+import { testHandlerContext } from "../../support/handler-context.ts";
 
 /** Delays after failed attempts 1..6: distinct, so a test can tell which one was applied. */
 export const SCHEDULE_MS = [60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 86_400_000];
@@ -191,21 +192,16 @@ export class DeliveryHarness {
 
   /** A handler context of a caller of the harness's project, for WebhookEndpointsServiceImpl. */
   callerContext(): HandlerContext {
-    const method = WebhookEndpointsService.method.deleteWebhookEndpoint;
-    return createHandlerContext({
-      service: WebhookEndpointsService,
-      method,
-      protocolName: "test",
-      requestMethod: "POST",
-      url: "http://localhost/test",
-      contextValues: createContextValues().set(principalKey, {
+    return testHandlerContext(
+      WebhookEndpointsService.method.deleteWebhookEndpoint,
+      createContextValues().set(principalKey, {
         apiKeyId: "key_test",
         projectId: this.projectId,
         organizationId: "org_test",
         livemode: false,
         rateLimit: 1000,
       }),
-    });
+    );
   }
 
   async close(): Promise<void> {

@@ -403,6 +403,8 @@ export async function dashboardRoutes(app: FastifyInstance, options: DashboardOp
       const messages = await options.pipeline.openStream(call, {
         decode: () => ({ message: create(method.input, init as never) }),
         open: async (message) => options.registry.openStream(method, message, context),
+        // The console ends its server-sent events on a failure; it takes the pipeline's CallFailure as it is.
+        asTransportError: (failure) => failure,
       });
       options.recordCall({ requestId: request.id, method, code: null, durationMs: performance.now() - started });
       return messages;

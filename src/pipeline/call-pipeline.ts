@@ -97,6 +97,11 @@ export interface StreamHandler<T> {
   decode(): DecodedRequest;
   /** Starts the method with the call's context; its messages are read as the stream goes. */
   open(request: Message): Promise<AsyncIterable<T>>;
+  /**
+   * A failure while the messages flow in the transport's form (it is past the transport's own catch by then). Given
+   * here rather than by a wrapper of the transport's around the messages: one layer less for every message.
+   */
+  asTransportError(failure: CallFailure): unknown;
 }
 
 /** How an answer is kept under its key: the response message, or the refusal the method answered. */
@@ -256,12 +261,21 @@ export class CallPipeline {
     }
     this.record(call, null);
     if (first.done) release();
-    return this.streamed(call, first, messages, release);
+    return this.streamed(call, first, messages, release, handler.asTransportError);
   }
 
-  /** The method's messages from the first, the slot given back when they end, fail or the reader stops. */
-  private streamed<T>(call: Call, first: IteratorResult<T>, messages: AsyncIterator<T>, release: () => void): AsyncIterable<T> {
-    const failure = (error: unknown) => this.failure(call, error);
+  /**
+   * The method's messages from the first, the slot given back when they end, fail (thrown in the transport's form)
+   * or the reader stops.
+   */
+  private streamed<T>(
+    call: Call,
+    first: IteratorResult<T>,
+    messages: AsyncIterator<T>,
+    release: () => void,
+    asTransportError: (failure: CallFailure) => unknown,
+  ): AsyncIterable<T> {
+    const failure = (error: unknown) => asTransportError(this.failure(call, error));
     let pending: IteratorResult<T> | null = first;
     return {
       [Symbol.asyncIterator]() {

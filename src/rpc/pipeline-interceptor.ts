@@ -98,7 +98,8 @@ export function pipelineInterceptor(pipeline: CallPipeline, caller: RpcCaller): 
 
 /**
  * A refusal as the RPC answers it: the service's error in Connect's form, the answer's headers in its metadata
- * (gRPC: trailers). An error a stream throws while its messages flow is past every interceptor, so it is converted here too.
+ * (gRPC: trailers). An error a stream throws while its messages flow is past every interceptor: the pipeline throws
+ * it in this form (`asTransportError`).
  */
 function asRpcError(error: unknown): unknown {
   if (!(error instanceof CallFailure)) return connectErrorOf(error);
@@ -127,9 +128,10 @@ async function serverStream(
         response = await next({ ...request, message: singleMessage(message) });
         return response.message;
       },
+      asTransportError: asRpcError,
     });
     withHeaders(response!.header, call.headers);
-    return { ...response!, message: rpcErrors(messages) };
+    return { ...response!, message: messages };
   } catch (error) {
     throw asRpcError(error);
   }
@@ -142,20 +144,4 @@ async function onlyMessage(messages: AsyncIterable<Message>): Promise<Message> {
 
 async function* singleMessage(message: Message): AsyncIterable<Message> {
   yield message;
-}
-
-/** The stream's messages, a failure converted; a bare iterator, as it passes every message of every stream. */
-function rpcErrors<T>(messages: AsyncIterable<T>): AsyncIterable<T> {
-  return {
-    [Symbol.asyncIterator]() {
-      const iterator = messages[Symbol.asyncIterator]();
-      return {
-        next: () =>
-          iterator.next().catch((error: unknown) => {
-            throw asRpcError(error);
-          }),
-        return: (value?: unknown) => iterator.return?.(value) ?? Promise.resolve({ done: true, value } as IteratorReturnResult<T>),
-      };
-    },
-  };
 }

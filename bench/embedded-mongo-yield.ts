@@ -8,7 +8,6 @@ import { loadavg } from "node:os";
 import { MongoClient } from "mongodb";
 import type { Principal } from "../src/access/principal.ts";
 import { startEmbeddedMongo } from "../src/embedded-mongo/index.ts";
-import { EncodedDocuments } from "../src/store/encoded-documents.ts";
 import { RequestLogRepository } from "../src/store/request-log-repository.ts";
 import { loadEntry } from "./request-log-entries.ts";
 
@@ -52,7 +51,7 @@ async function insertFor(ms: number): Promise<number> {
   const end = performance.now() + ms;
   let inserted = 0;
   while (performance.now() < end) {
-    await logs.insertMany(EncodedDocuments.of(Array.from({ length: BATCH }, () => loadEntry("rest-read", principal as Principal))));
+    await logs.insertMany(Array.from({ length: BATCH }, () => loadEntry("rest-read", principal as Principal)));
     inserted += BATCH;
   }
   return inserted;

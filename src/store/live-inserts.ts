@@ -20,8 +20,7 @@ export interface InsertSource<T extends Document> {
   /** The time after which nothing logged escapes a change stream started there (store/database.ts). */
   changeStreamStart(): Promise<Timestamp>;
   watchInserts(startAtOperationTime: Timestamp): ChangeStream<T, ChangeStreamInsertDocument<T>>;
-  /** `listening` tells whether the listener has subscriptions to hear them (a source may then skip its work). */
-  onInserted(listener: (inserted: readonly T[]) => void, listening: () => boolean): void;
+  onInserted(listener: (inserted: readonly T[]) => void): void;
 }
 
 /**
@@ -172,11 +171,7 @@ export class LiveInserts<T extends TenantDocument, F> {
     private readonly options: LiveInsertsOptions,
   ) {
     this.maxBuffered = options.maxBuffered ?? DEFAULT_MAX_STREAM_BACKLOG;
-    if (!options.changeStreams)
-      source.onInserted(
-        (inserted) => this.dispatch(inserted),
-        () => this.byTenant.size > 0,
-      );
+    if (!options.changeStreams) source.onInserted((inserted) => this.dispatch(inserted));
   }
 
   /** Open subscriptions, all tenants together. */

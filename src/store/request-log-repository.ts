@@ -6,7 +6,6 @@ import type { TenantScope } from "../domain/tenant-scope.ts";
 import type { RequestLogJson } from "../representations/request-logs.ts";
 import { changeStreamStart, insertChangeStream } from "./database.ts";
 import { dropIndexesIfPresent } from "./earlier-indexes.ts";
-import type { EncodedDocuments } from "./encoded-documents.ts";
 import { type ListWindow, newestFirstPage, type Page } from "./list-queries.ts";
 import { rawInsertsOnce } from "./write-batcher.ts";
 
@@ -97,26 +96,21 @@ export class RequestLogRepository {
   }
 
   /**
-   * Inserts a batch, encoded as the writer held it; an entry already written (a batch retried after a lost
-   * acknowledgement) is skipped. The entries inserted are decoded for the listener only while it listens.
+   * Inserts a batch; an entry already written (a batch retried after a lost acknowledgement) is skipped. A raw insert
+   * command: the driver's insertMany sizes every document before serializing it, and wraps each in an operation.
    */
-  async insertMany(logs: EncodedDocuments<RequestLogDocument>): Promise<void> {
-    if (logs.count === 0) return;
+  async insertMany(logs: RequestLogDocument[]): Promise<void> {
+    if (logs.length === 0) return;
     const duplicates = await rawInsertsOnce(this.db, this.collection.collectionName, logs, LOGS_PER_COMMAND);
-    if (!this.inserted?.listening()) return;
-    const inserted = logs.documents();
-    this.inserted.heard(duplicates.size === 0 ? inserted : inserted.filter((_, i) => !duplicates.has(i)));
+    this.inserted?.(duplicates.size === 0 ? logs : logs.filter((_, i) => !duplicates.has(i)));
   }
 
-  /**
-   * Hears of every entry this process writes (the tail's feed without change streams) while `listening` says it
-   * wants them.
-   */
-  onInserted(listener: (logs: readonly RequestLogDocument[]) => void, listening: () => boolean): void {
-    this.inserted = { heard: listener, listening };
+  /** Hears of every entry this process writes (the tail's feed without change streams). */
+  onInserted(listener: (logs: readonly RequestLogDocument[]) => void): void {
+    this.inserted = listener;
   }
 
-  private inserted: { heard: (logs: readonly RequestLogDocument[]) => void; listening: () => boolean } | null = null;
+  private inserted: ((logs: readonly RequestLogDocument[]) => void) | null = null;
 
   /** Every entry inserted by any process, as it is written (replica sets): the feed of TailRequestLogs. */
   watchInserts(startAtOperationTime: Timestamp): ChangeStream<RequestLogDocument, ChangeStreamInsertDocument<RequestLogDocument>> {

@@ -1,8 +1,7 @@
-// Writes request logs in batches, off the path of the calls they record: `record` only appends the entry, encoded,
-// to a bounded buffer; a batch is written when it is full or a short interval after its first entry, one batch at
-// a time. A failed write is reported and its entries dropped; a full buffer drops new entries (counted, reported once
+// Writes request logs in batches, off the path of the calls they record: `record` only appends to a bounded
+// buffer; a batch is written when it is full or a short interval after its first entry, one batch at a time.
+// A failed write is reported and its entries dropped; a full buffer drops new entries (counted, reported once
 // per batch written): recording never fails, delays or holds the memory of the calls it records.
-import { EncodedDocuments } from "./encoded-documents.ts";
 import type { RequestLogDocument, RequestLogRepository } from "./request-log-repository.ts";
 
 export interface RequestLogWriterOptions {
@@ -23,16 +22,9 @@ export const DEFAULT_REQUEST_LOG_WRITER: Omit<RequestLogWriterOptions, "onError"
 };
 
 export class RequestLogWriter {
-  /**
-   * Batches waiting to be written, the oldest first, the last the one being filled. An entry is encoded as it is
-   * recorded: a batch holds bytes, not the entries' objects, which would otherwise outlive the young generation
-   * (up to flushIntervalMs) and be promoted to the old one, where collecting them costs far more.
-   */
-  private waiting: EncodedDocuments<RequestLogDocument>[] = [];
-  /** A batch written, kept to be filled again: its bytes, grown to a batch's size, are not allocated anew. */
-  private spare: EncodedDocuments<RequestLogDocument> | null = null;
-  /** Entries held, written or waiting. */
-  private held = 0;
+  private buffer: RequestLogDocument[] = [];
+  /** Entries of the batch being written. */
+  private writing = 0;
   private inFlight: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private dropped = 0;
@@ -43,31 +35,18 @@ export class RequestLogWriter {
   ) {}
 
   record(log: RequestLogDocument): void {
-    if (this.held >= this.options.maxBuffered) {
+    if (this.buffer.length + this.writing >= this.options.maxBuffered) {
       this.dropped++;
       return;
     }
-    let batch = this.waiting.at(-1);
-    if (!batch || batch.count >= this.options.batchSize) {
-      batch = this.spare ?? new EncodedDocuments();
-      this.spare = null;
-      this.waiting.push(batch);
-    }
-    try {
-      batch.append(log);
-    } catch (error) {
-      // An entry that cannot be encoded is reported, never thrown at the call it records.
-      this.options.onError(error);
-      return;
-    }
-    this.held++;
-    if (batch.count >= this.options.batchSize) this.writeNext();
+    this.buffer.push(log);
+    if (this.buffer.length >= this.options.batchSize) this.writeNext();
     else this.timer ??= setTimeout(() => this.writeNext(), this.options.flushIntervalMs).unref();
   }
 
   /** Writes everything recorded so far (the drain at shutdown); answers when it is written or reported. */
   async flush(): Promise<void> {
-    while (this.inFlight || this.waiting.length > 0) {
+    while (this.inFlight || this.buffer.length > 0) {
       if (!this.inFlight) this.writeNext();
       await this.inFlight;
     }
@@ -79,21 +58,18 @@ export class RequestLogWriter {
       clearTimeout(this.timer);
       this.timer = null;
     }
-    if (this.inFlight) return;
-    const batch = this.waiting.shift();
-    if (!batch) return;
+    if (this.inFlight || this.buffer.length === 0) return;
+    const batch = this.buffer.splice(0, this.options.batchSize);
+    this.writing = batch.length;
     this.inFlight = this.repository
       .insertMany(batch)
       .catch((error: unknown) => this.options.onError(error))
       .finally(() => {
-        this.held -= batch.count;
-        batch.clear();
-        this.spare = batch;
+        this.writing = 0;
         this.inFlight = null;
         this.reportDropped();
-        const next = this.waiting[0];
-        if (next && next.count >= this.options.batchSize) this.writeNext();
-        else if (next) this.timer ??= setTimeout(() => this.writeNext(), this.options.flushIntervalMs).unref();
+        if (this.buffer.length >= this.options.batchSize) this.writeNext();
+        else if (this.buffer.length > 0) this.timer ??= setTimeout(() => this.writeNext(), this.options.flushIntervalMs).unref();
       });
   }
 

@@ -5,7 +5,6 @@
 import { type Db, type Document, ObjectId, type UpdateOneModel } from "mongodb";
 import { TurnBatch } from "../lib/turn-batch.ts";
 import { isDuplicateKeyError } from "./database.ts";
-import { EncodedDocuments } from "./encoded-documents.ts";
 
 /** A write error of one document of a batch (for example a duplicate key, code 11000). */
 export interface DocumentWriteError {
@@ -174,21 +173,15 @@ async function rawWrites(
   db: Db,
   command: keyof typeof STATEMENTS_FIELD,
   collection: string,
-  statements: readonly Document[] | EncodedDocuments<Document>,
+  statements: readonly Document[],
   perCommand: number,
 ): Promise<{ n: number; writeErrors: RawWriteError[] }> {
   const field = STATEMENTS_FIELD[command];
   const writeConcern = writeConcernOf(db);
   const sent: Promise<Document>[] = [];
-  if (statements instanceof EncodedDocuments) {
-    for (const sequence of statements.sequences(field, perCommand)) {
-      sent.push(db.command({ [command]: collection, [field]: sequence, ordered: false, ...writeConcern }));
-    }
-  } else {
-    for (let start = 0; start < statements.length; start += perCommand) {
-      const statementsOfCommand = statements.slice(start, start + perCommand);
-      sent.push(db.command({ [command]: collection, [field]: statementsOfCommand, ordered: false, ...writeConcern }));
-    }
+  for (let start = 0; start < statements.length; start += perCommand) {
+    const statementsOfCommand = statements.slice(start, start + perCommand);
+    sent.push(db.command({ [command]: collection, [field]: statementsOfCommand, ordered: false, ...writeConcern }));
   }
   let n = 0;
   const writeErrors: RawWriteError[] = [];
@@ -229,16 +222,10 @@ export async function rawDeletes(db: Db, collection: string, deletes: readonly R
 }
 
 /**
- * Unordered inserts as raw `insert` commands (see rawWrites), each document once, encoded here or beforehand
- * (EncodedDocuments, sent as they are): answers the indexes of the documents refused as duplicate keys (they
- * exist already); any other write error is thrown.
+ * Unordered inserts as raw `insert` commands (see rawWrites), each document once: answers the indexes of the
+ * documents refused as duplicate keys (they exist already); any other write error is thrown.
  */
-export async function rawInsertsOnce(
-  db: Db,
-  collection: string,
-  documents: readonly Document[] | EncodedDocuments<Document>,
-  perCommand: number,
-): Promise<Set<number>> {
+export async function rawInsertsOnce(db: Db, collection: string, documents: readonly Document[], perCommand: number): Promise<Set<number>> {
   const { writeErrors } = await rawWrites(db, "insert", collection, documents, perCommand);
   if (!writeErrors.every(isDuplicateKeyError)) throw rawWriteFailure(writeErrors);
   return new Set(writeErrors.map((e) => e.index));

@@ -1,7 +1,6 @@
 // RequestLogWriter on its own: batches by size and by time, one insert at a time, everything written by flush(),
 // a bounded buffer that drops (and reports) what does not fit, and failed writes reported, never thrown.
 import { expect } from "chai";
-import type { EncodedDocuments } from "../../src/store/encoded-documents.ts";
 import type { RequestLogDocument, RequestLogRepository } from "../../src/store/request-log-repository.ts";
 import { RequestLogWriter } from "../../src/store/request-log-writer.ts";
 
@@ -32,13 +31,13 @@ class FakeRepository {
   hold: Promise<void> | null = null;
   fail = false;
 
-  async insertMany(logs: EncodedDocuments<RequestLogDocument>): Promise<void> {
+  async insertMany(logs: RequestLogDocument[]): Promise<void> {
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
     try {
       if (this.hold) await this.hold;
       if (this.fail) throw new Error("write failed");
-      this.batches.push(logs.documents().map((l) => l._id));
+      this.batches.push(logs.map((l) => l._id));
     } finally {
       this.inFlight--;
     }
@@ -73,19 +72,6 @@ describe("RequestLogWriter", () => {
     expect(repository.batches).to.deep.equal([["req_1", "req_2"]]);
   });
 
-  it("writes later entries into a written batch's buffer, each as recorded", async () => {
-    const repository = new FakeRepository();
-    const writer = writerOver(repository, []);
-    for (let i = 0; i < 3; i++) writer.record(entry(i));
-    await writer.flush();
-    for (let i = 3; i < 5; i++) writer.record(entry(i));
-    await writer.flush();
-    expect(repository.batches).to.deep.equal([
-      ["req_0", "req_1", "req_2"],
-      ["req_3", "req_4"],
-    ]);
-  });
-
   it("drops what does not fit while writes are held up, and reports how many", async () => {
     const repository = new FakeRepository();
     let release: () => void = () => {};
@@ -99,19 +85,6 @@ describe("RequestLogWriter", () => {
     await writer.flush();
     expect(repository.batches.flat()).to.deep.equal(["req_0", "req_1", "req_2", "req_3"]);
     expect(errors.map(String)).to.deep.equal(["Error: 6 request logs were dropped: the buffer was full while the database was slow or failing"]);
-  });
-
-  it("reports an entry it cannot encode instead of throwing it at the call, and records the next", async () => {
-    const repository = new FakeRepository();
-    const errors: unknown[] = [];
-    const writer = writerOver(repository, errors);
-    const unencodable = { ...entry(1), path: { _bsontype: "NotAType" } as unknown as string };
-    expect(() => writer.record(unencodable)).to.not.throw();
-    writer.record(entry(2));
-    await writer.flush();
-    expect(errors).to.have.length(1);
-    expect(String(errors[0])).to.match(/^BSONVersionError/);
-    expect(repository.batches).to.deep.equal([["req_2"]]);
   });
 
   it("reports a failed write and goes on with the next batches", async () => {

@@ -1,7 +1,6 @@
 // Group commit of single-document writes: one command for writes of the same turn, one outcome per caller.
 import { expect } from "chai";
 import { MongoClient, type Collection } from "mongodb";
-import { EncodedDocuments } from "../../src/store/encoded-documents.ts";
 import { batchedConditionalUpdate, batchedInsert, batchedUpdate, rawInsertsOnce, rawUpdates } from "../../src/store/write-batcher.ts";
 import { freshDatabaseUri } from "../support/database.ts";
 
@@ -144,28 +143,6 @@ describe("write batcher", () => {
       (error: unknown) => error,
     );
     expect(invalid).to.be.instanceOf(Error);
-  });
-
-  it("rawInsertsOnce: sends encoded documents as they are, in commands of at most the given size, with the duplicates' indexes", async () => {
-    const encoded = client.db().collection<Doc & { note?: string }>("encoded_docs");
-    await encoded.createIndex({ phone: 1 }, { unique: true });
-    await encoded.insertOne({ _id: "e1", phone: "+e1" });
-    // One document larger than the buffer's first capacity: the buffer grows and keeps those before it.
-    const documents = [
-      { _id: "e0", phone: "+e0" },
-      { _id: "e1", phone: "+e1" },
-      { _id: "e2", phone: "+e2", note: "x".repeat(40_000) },
-      { _id: "e3", phone: "+e0" },
-      { _id: "e4", phone: "+e4", n: 4 },
-    ];
-    const batch = EncodedDocuments.of<Doc & { note?: string }>(documents);
-    expect(batch.count).to.equal(5);
-    expect(batch.documents()).to.deep.equal(documents);
-    commands.length = 0;
-    const duplicates = await rawInsertsOnce(client.db(), "encoded_docs", batch, 2);
-    expect([...duplicates].sort()).to.deep.equal([1, 3]);
-    expect(commands.filter((c) => c === "insert")).to.have.length(3);
-    expect(await encoded.find({}).sort({ _id: 1 }).toArray()).to.deep.equal([documents[0], documents[1], documents[2], documents[4]]);
   });
 
   it("raw commands carry the write concern MONGODB_URI names, as the driver's own writes do, and none when it names none", async () => {

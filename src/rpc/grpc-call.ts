@@ -145,13 +145,21 @@ function contextOf(
   };
 }
 
+/**
+ * A failed call's status: `extra` (the headers the interceptors set) with the error's `grpc-status` and
+ * `grpc-message`, and the request id when the interceptors did not put it there (a refusal made before them).
+ */
+export function failureStatus(error: ConnectError, extra: Headers, requestId: string): Headers {
+  const status = setTrailerStatus(extra, error);
+  if (!status.has(REQUEST_ID_HEADER)) status.set(REQUEST_ID_HEADER, requestId);
+  return status;
+}
+
 /** Answers an error without a body: the status in the headers (a trailers-only response). */
 export function respondTrailersOnly(stream: ServerHttp2Stream, error: ConnectError, extra: Headers | undefined, requestId: string): void {
   if (stream.destroyed || stream.headersSent) return;
   const headers: Record<string, string | string[]> = { ":status": 200, "content-type": "application/grpc" } as never;
-  const status = setTrailerStatus(extra ?? new Headers(), error);
-  if (!status.has(REQUEST_ID_HEADER)) status.set(REQUEST_ID_HEADER, requestId);
-  outgoingHeaders(status, headers);
+  outgoingHeaders(failureStatus(error, extra ?? new Headers(), requestId), headers);
   stream.respond(headers, { endStream: true });
 }
 

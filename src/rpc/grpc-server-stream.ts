@@ -9,14 +9,13 @@ import type { ServerHttp2Stream } from "node:http2";
 import { type DescMessage, type Message, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ContextValues, type Interceptor, type MethodImplSpec } from "@connectrpc/connect";
 import { transformInvokeImplementation } from "@connectrpc/connect/protocol";
-import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { encodingOf } from "../messages/encoded-once.ts";
-import { REQUEST_ID_HEADER } from "../pipeline/response-headers.ts";
 import {
   callError,
   endWithTrailers,
   envelope,
   failureHeaders,
+  failureStatus,
   type GrpcCallOptions,
   okTrailers,
   openCall,
@@ -124,9 +123,7 @@ export async function serveServerStream(
       respondTrailersOnly(stream, failure, failureHeaders(context), requestId);
       return;
     }
-    const trailers = setTrailerStatus(new Headers(context.responseTrailer), failure);
-    if (!trailers.has(REQUEST_ID_HEADER)) trailers.set(REQUEST_ID_HEADER, requestId);
-    endWithTrailers(stream, trailers);
+    endWithTrailers(stream, failureStatus(failure, new Headers(context.responseTrailer), requestId));
     return;
   }
   if (stream.destroyed) return;

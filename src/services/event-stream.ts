@@ -75,7 +75,7 @@ class SharedMessages {
   many(documents: readonly EventDocument[]): StreamEventsResponse {
     const first = documents[0]!;
     const made = this.batches.get(first);
-    if (made !== undefined && sameDocuments(made.documents, documents)) return made.message;
+    if (made !== undefined && (made.documents === documents || sameDocuments(made.documents, documents))) return made.message;
     const events = documents.map((document) => this.event(document));
     let message = create(StreamEventsResponseSchema, { events, projectId: first.project_id });
     if (this.form.encoded) message = encodedOnce(StreamEventsResponseSchema, message);
@@ -163,15 +163,16 @@ export async function* eventStream(
       yield* messagesOf(late);
     }
     yield create(StreamEventsResponseSchema, { caughtUp: true });
-    for await (const event of live) {
-      if (batchSize === 1) {
-        // One event to a message: no arrays made, as this runs for every event and every stream.
-        if (!sentRecently.delete(event._id)) yield shared.one(event);
-        continue;
+    if (batchSize === 1) {
+      // One event to a message: no arrays made, as this runs for every event and every stream.
+      for await (const event of live) if (!sentRecently.delete(event._id)) yield shared.one(event);
+    } else {
+      // With batches, the events already waiting go in the same message: none is held back to fill one. The array
+      // read is the one every stream of the project read (the events of one write): their message is found by it.
+      for (let events = await live.read(batchSize); events !== null; events = await live.read(batchSize)) {
+        const unsent = sentRecently.size === 0 ? events : events.filter((e) => !sentRecently.delete(e._id));
+        if (unsent.length > 0) yield shared.many(unsent);
       }
-      // With batches, the events already waiting go in the same message: none is held back to fill one.
-      const waiting = [event, ...live.takeWaiting(batchSize - 1)].filter((e) => !sentRecently.delete(e._id));
-      if (waiting.length > 0) yield shared.many(waiting);
     }
   } finally {
     signal.removeEventListener("abort", close);

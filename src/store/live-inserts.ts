@@ -25,12 +25,17 @@ export interface InsertSource<T extends Document> {
 
 /**
  * The live documents of one stream, in the order they were written; it ends on `close` and on the drain, and fails
- * with `stream_fell_behind` when its reader falls too far behind (the documents it held dropped).
+ * with `stream_fell_behind` when its reader falls too far behind (the documents it held dropped). Read one by one
+ * (as an async iterable) or several at a time (`read`).
  */
 export interface LiveSubscription<T> extends AsyncIterable<T> {
   close(): void;
-  /** Up to `max` documents already waiting after the one just read, taken now (none waited for). */
-  takeWaiting(max: number): T[];
+  /**
+   * The documents waiting, at least one (waited for), at most `max`; null once the subscription has ended. The
+   * documents of one write reach every subscription of their tenant as one array, handed on as it is when it is
+   * all that waits and fits: the streams that read them together send the same array.
+   */
+  read(max: number): Promise<readonly T[] | null>;
 }
 
 export interface LiveInsertsOptions {
@@ -48,21 +53,26 @@ export interface LiveInsertsOptions {
 }
 
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
-/** Read documents a queue may keep before it drops them while its reader is still behind. */
+/** Read arrays a queue may keep before it drops them while its reader is still behind. */
 const COMPACT_AFTER = 1024;
 
 /**
- * One subscription's queue, read as its own async iterator: a document already queued is handed over at once,
- * without the promise chain of an async generator, as every message of every stream passes here. A reader waiting
- * for the next document gets it straight from `push`, its promise settled with the result (not woken to read again,
- * which took three more promise turns a message).
+ * One subscription's queue, read as its own async iterator or by `read`: what is already queued is handed over at
+ * once, without the promise chain of an async generator, as every message of every stream passes here. The queue
+ * holds the arrays it was pushed (one write's documents, shared by every subscription of the tenant), not a copy of
+ * their documents. A reader waiting for documents gets them straight from `push`, its promise settled with them (not
+ * woken to read again, which took three more promise turns a message).
  */
 class Subscription<T> implements LiveSubscription<T>, AsyncIterator<T> {
-  private queue: T[] = [];
-  /** The next document to read in `queue`. */
+  /** The arrays pushed and not yet read, from `head`; the first read from `offset`. */
+  private chunks: (readonly T[])[] = [];
   private head = 0;
-  /** The reader waiting for a document: the queue is empty while it waits. */
-  private waiting: ((result: IteratorResult<T> | Promise<IteratorResult<T>>) => void) | null = null;
+  private offset = 0;
+  /** Documents queued unread. */
+  private buffered = 0;
+  /** The reader waiting for documents (the queue is empty while it waits), and how many it takes: 0 for `next`. */
+  private waiting: ((read: unknown) => void) | null = null;
+  private waitingMax = 0;
   private ended = false;
   private fellBehind = false;
 
@@ -72,24 +82,36 @@ class Subscription<T> implements LiveSubscription<T>, AsyncIterator<T> {
     private readonly onClose: (subscription: Subscription<T>) => void,
   ) {}
 
-  push(document: T): void {
-    if (this.ended || (this.accepts !== null && !this.accepts(document))) return;
-    if (this.queue.length - this.head >= this.maxBuffered) {
+  /** One write's documents of this subscription's tenant, in order; the array is the same for all and not changed. */
+  push(documents: readonly T[]): void {
+    if (this.ended) return;
+    const accepted = this.accepts === null ? documents : documents.filter(this.accepts);
+    if (accepted.length === 0) return;
+    const waiting = this.waiting;
+    let taken = 0;
+    if (waiting !== null) {
+      this.waiting = null;
+      if (this.waitingMax === 0) {
+        taken = 1;
+        waiting({ done: false, value: accepted[0] });
+      } else {
+        taken = Math.min(this.waitingMax, accepted.length);
+        waiting(taken === accepted.length ? accepted : accepted.slice(0, taken));
+      }
+      if (taken === accepted.length) return;
+    }
+    if (this.buffered + accepted.length - taken > this.maxBuffered) {
       // Cut off: what it held is dropped at once (its client reads it again from the log when it resumes), and its
       // reader's next read fails.
       this.fellBehind = true;
-      this.queue = [];
-      this.head = 0;
+      this.drop();
       this.close();
       return;
     }
-    const waiting = this.waiting;
-    if (waiting !== null) {
-      this.waiting = null;
-      waiting({ done: false, value: document });
-      return;
-    }
-    this.queue.push(document);
+    // A reader waited: the queue was empty, and the rest of the array is read from where it stopped.
+    if (taken > 0) this.offset = taken;
+    this.chunks.push(accepted);
+    this.buffered += accepted.length - taken;
   }
 
   close(): void {
@@ -99,56 +121,94 @@ class Subscription<T> implements LiveSubscription<T>, AsyncIterator<T> {
     const waiting = this.waiting;
     this.waiting = null;
     // Its reader reads the end (or the failure) as its next read would.
-    waiting?.(this.next());
+    waiting?.(this.waitingMax === 0 ? this.next() : this.read(this.waitingMax));
   }
 
   next(): Promise<IteratorResult<T>> {
-    if (this.head < this.queue.length) {
-      const value = this.queue[this.head]!;
-      this.head += 1;
-      // What was read is dropped when the queue is read to its end, or once it is most of the array.
-      if (this.head === this.queue.length) {
-        this.queue = [];
-        this.head = 0;
-      } else if (this.head >= COMPACT_AFTER && this.head * 2 >= this.queue.length) {
-        this.queue = this.queue.slice(this.head);
-        this.head = 0;
-      }
+    if (this.buffered > 0) {
+      const chunk = this.chunks[this.head]!;
+      const value = chunk[this.offset]!;
+      this.offset += 1;
+      this.buffered -= 1;
+      if (this.offset === chunk.length) this.shift();
       return Promise.resolve({ done: false, value });
     }
-    if (this.ended) {
-      if (!this.fellBehind) return Promise.resolve(DONE);
-      this.fellBehind = false;
-      return Promise.reject(
-        svcError(
-          "stream_fell_behind",
-          `The stream's reader fell ${this.maxBuffered} messages behind; open it again (an event stream with starting_after set to the last event received, to miss none).`,
-        ),
-      );
-    }
-    return new Promise((resolve) => (this.waiting = resolve));
+    if (this.ended) return this.ending(DONE);
+    return new Promise((resolve) => {
+      this.waitingMax = 0;
+      this.waiting = resolve as (read: unknown) => void;
+    });
   }
 
-  takeWaiting(max: number): T[] {
-    if (max <= 0 || this.head >= this.queue.length) return [];
-    const taken = this.queue.slice(this.head, this.head + max);
-    this.head += taken.length;
-    if (this.head === this.queue.length) {
-      this.queue = [];
-      this.head = 0;
-    }
-    return taken;
+  read(max: number): Promise<readonly T[] | null> {
+    if (this.buffered > 0) return Promise.resolve(this.take(Math.max(1, max)));
+    if (this.ended) return this.ending(null);
+    return new Promise((resolve) => {
+      this.waitingMax = Math.max(1, max);
+      this.waiting = resolve as (read: unknown) => void;
+    });
   }
 
   return(): Promise<IteratorResult<T>> {
     this.close();
-    this.queue = [];
-    this.head = 0;
+    this.drop();
     return Promise.resolve(DONE);
   }
 
   [Symbol.asyncIterator](): AsyncIterator<T> {
     return this;
+  }
+
+  /** Up to `max` queued documents (at least one is): the first array itself when it is all that waits and fits. */
+  private take(max: number): readonly T[] {
+    const chunk = this.chunks[this.head]!;
+    if (this.offset === 0 && chunk.length <= max && (chunk.length === this.buffered || chunk.length === max)) {
+      this.buffered -= chunk.length;
+      this.shift();
+      return chunk;
+    }
+    const taken: T[] = [];
+    while (taken.length < max && this.buffered > 0) {
+      const from = this.chunks[this.head]!;
+      const end = Math.min(from.length, this.offset + max - taken.length);
+      for (let i = this.offset; i < end; i++) taken.push(from[i]!);
+      this.buffered -= end - this.offset;
+      this.offset = end;
+      if (end === from.length) this.shift();
+    }
+    return taken;
+  }
+
+  /** The first array is read: the next is read from its start; read arrays are dropped as the queue empties. */
+  private shift(): void {
+    this.offset = 0;
+    this.head += 1;
+    if (this.head === this.chunks.length) {
+      this.chunks = [];
+      this.head = 0;
+    } else if (this.head >= COMPACT_AFTER && this.head * 2 >= this.chunks.length) {
+      this.chunks = this.chunks.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  private drop(): void {
+    this.chunks = [];
+    this.head = 0;
+    this.offset = 0;
+    this.buffered = 0;
+  }
+
+  /** A read after the end: the failure, once, when it fell behind; else the end. */
+  private ending<R>(end: R): Promise<R> {
+    if (!this.fellBehind) return Promise.resolve(end);
+    this.fellBehind = false;
+    return Promise.reject(
+      svcError(
+        "stream_fell_behind",
+        `The stream's reader fell ${this.maxBuffered} messages behind; open it again (an event stream with starting_after set to the last event received, to miss none).`,
+      ),
+    );
   }
 }
 
@@ -216,10 +276,20 @@ export class LiveInserts<T extends TenantDocument, F> {
     for (const set of [...this.byTenant.values()]) for (const subscription of [...set]) subscription.close();
   }
 
-  private dispatch(events: readonly T[]): void {
-    for (const event of events) {
-      const set = this.byTenant.get(tenantKey(event.project_id, event.livemode));
-      if (set) for (const subscription of set) subscription.push(event);
+  /** Every subscription of a tenant is handed the same array, that tenant's documents of the write in order. */
+  private dispatch(documents: readonly T[]): void {
+    if (this.byTenant.size === 0) return;
+    const byTenant = new Map<string, T[]>();
+    for (const document of documents) {
+      const key = tenantKey(document.project_id, document.livemode);
+      if (!this.byTenant.has(key)) continue;
+      const own = byTenant.get(key);
+      if (own === undefined) byTenant.set(key, [document]);
+      else own.push(document);
+    }
+    for (const [key, own] of byTenant) {
+      const set = this.byTenant.get(key);
+      if (set) for (const subscription of set) subscription.push(own);
     }
   }
 

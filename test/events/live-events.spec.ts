@@ -114,16 +114,95 @@ describe("LiveEvents", () => {
     expect(await last).to.deep.equal({ done: true, value: undefined });
   });
 
+  describe("read", () => {
+    let hear: (inserted: readonly EventDocument[]) => void;
+    let live: LiveInserts<EventDocument, readonly string[]>;
+    const project = newUuid();
+    const scope = { projectId: project, livemode: false };
+    const ids = (read: readonly EventDocument[] | null) => read?.map((e) => e._id);
+
+    beforeEach(() => {
+      hear = () => expect.fail("nothing listened");
+      const source: InsertSource<EventDocument> = {
+        onInserted: (listener) => (hear = listener),
+        changeStreamStart: () => expect.fail("no change stream without a replica set"),
+        watchInserts: () => expect.fail("no change stream without a replica set"),
+      };
+      live = new LiveInserts(source, (types) => (event) => types.includes(event.type), {
+        changeStreams: false,
+        maxBuffered: 5,
+        onError: (error) => expect.fail(String(error)),
+      });
+    });
+
+    it("hands every subscription of a tenant the same array of one write's events, waiting or not", async () => {
+      const waiting = await live.subscribe(scope, null);
+      const idle = await live.subscribe(scope, null);
+      const other = await live.subscribe({ projectId: project, livemode: true }, null);
+      const pending = waiting.read(10);
+      const mine = [eventOf(project), eventOf(project)];
+      const write = [mine[0]!, eventOf(project, "user.created", true), mine[1]!];
+      hear(write);
+      const [first, second, third] = [await pending, await idle.read(10), await other.read(10)];
+      expect(ids(first)).to.deep.equal(mine.map((e) => e._id));
+      expect(second).to.equal(first);
+      expect(ids(third)).to.deep.equal([write[1]!._id]);
+    });
+
+    it("reads at most `max`, the rest at the next read, and the events of several writes together", async () => {
+      const subscription = await live.subscribe(scope, null);
+      const pending = subscription.read(2);
+      const logged = Array.from({ length: 5 }, () => eventOf(project));
+      hear(logged.slice(0, 3));
+      expect(ids(await pending)).to.deep.equal(ids(logged.slice(0, 2)));
+      hear(logged.slice(3));
+      expect(ids(await subscription.read(2))).to.deep.equal(ids(logged.slice(2, 4)));
+      expect(ids(await subscription.read(2))).to.deep.equal(ids(logged.slice(4)));
+      // One by one too, from the same queue.
+      hear(logged.slice(0, 2));
+      expect(((await subscription[Symbol.asyncIterator]().next()).value as EventDocument)._id).to.equal(logged[0]!._id);
+      expect(ids(await subscription.read(10))).to.deep.equal([logged[1]!._id]);
+    });
+
+    it("takes only the types of a subscription's filter", async () => {
+      const kyc = await live.subscribe(scope, ["kyc.approved"]);
+      const approved = eventOf(project, "kyc.approved");
+      hear([eventOf(project), approved, eventOf(project)]);
+      hear([eventOf(project)]);
+      hear([approved]);
+      expect(ids(await kyc.read(10))).to.deep.equal([approved._id, approved._id]);
+    });
+
+    it("fails the read of a subscription past its backlog once, then ends; settles a waiting read with null at the drain", async () => {
+      const slow = await live.subscribe(scope, null);
+      const reader = await live.subscribe(scope, null);
+      hear(Array.from({ length: 5 }, () => eventOf(project)));
+      expect(ids(await reader.read(10))).to.have.length(5);
+      const last = eventOf(project);
+      hear([last]);
+      expect(live.size).to.equal(1);
+      const failure = await slow.read(10).then(
+        () => expect.fail("read past the backlog"),
+        (error: SvcError) => error.code,
+      );
+      expect(failure).to.equal("stream_fell_behind");
+      expect(await slow.read(10)).to.equal(null);
+      expect(ids(await reader.read(10))).to.deep.equal([last._id]);
+      const pending = reader.read(10);
+      await live.drain();
+      expect(await pending).to.equal(null);
+    });
+  });
+
   it("with a change stream, hands the events of one write to a subscription together, as its batch brought them", async () => {
     const live = new LiveEvents(events, { changeStreams: true, onError: (error) => expect.fail(String(error)) });
     const project = newUuid();
     const subscription = await live.subscribe({ projectId: project, livemode: false }, null);
     const logged = Array.from({ length: 20 }, () => eventOf(project));
     await events.insertManyOnce(logged);
-    const first = await subscription[Symbol.asyncIterator]().next();
-    // When the first is read, the other 19 are already waiting (a batching stream sends them in one message).
-    const waiting = subscription.takeWaiting(100);
-    expect([(first.value as EventDocument)._id, ...waiting.map((e) => e._id)]).to.deep.equal(logged.map((e) => e._id));
+    // All 20 reach a waiting read together (a batching stream sends them in one message).
+    const read = await subscription.read(100);
+    expect(read?.map((e) => e._id)).to.deep.equal(logged.map((e) => e._id));
     await live.drain();
     expect(live.feedsOpened).to.equal(1);
   });

@@ -4,13 +4,7 @@
 // taken before the history is read, so nothing logged in between is missed; an event both read from history and
 // heard live is sent once.
 import { create } from "@bufbuild/protobuf";
-import {
-  type Event,
-  EventSchema,
-  type StreamEventsRequest,
-  type StreamEventsResponse,
-  StreamEventsResponseSchema,
-} from "../../gen/svc/v1/events_pb.ts";
+import { type Event, type StreamEventsRequest, type StreamEventsResponse, StreamEventsResponseSchema } from "../../gen/svc/v1/events_pb.ts";
 import type { Clock } from "../domain/clock.ts";
 import { svcError, validationError } from "../domain/errors.ts";
 import { MAX_EVENTS_PER_MESSAGE } from "../domain/limits.ts";
@@ -70,7 +64,9 @@ class SharedMessages {
   /**
    * One message of several events, in `events` (`max_events_per_message`), each event's message shared; the streams
    * that take the same events together (a burst reaching every stream of a project) share the whole message, so on
-   * binary codecs it is encoded once, not once per stream around the events' shared bytes.
+   * binary codecs it is encoded once, not once per stream. Its events are not encoded on their own first: encoding
+   * them in the batch costs an event less than half of its own encoding (each message encoded once pays a fixed
+   * cost of several microseconds), and a batch made again for another stream's split encodes them again.
    */
   many(documents: readonly EventDocument[]): StreamEventsResponse {
     const first = documents[0]!;
@@ -87,7 +83,6 @@ class SharedMessages {
     let message = this.events.get(document);
     if (message === undefined) {
       message = eventMessage(document, this.form);
-      if (this.form.encoded) message = encodedOnce(EventSchema, message);
       this.events.set(document, message);
     }
     return message;

@@ -43,7 +43,7 @@ export class EventsServiceImpl implements ServiceImpl<typeof EventsService> {
   }
 
   streamEvents(request: StreamEventsRequest, context: HandlerContext) {
-    // Binary codecs get each event's encoding made once for all the streams that send it; JSON ones the message.
+    // Binary codecs get each message's encoding made once for all the streams that send it; JSON ones the message.
     const binary = isBinaryContentType(context.requestHeader.get("content-type"));
     return eventStream(this.deps, tenantOf(context), request, context.signal, binary);
   }

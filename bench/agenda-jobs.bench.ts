@@ -2,6 +2,7 @@
 // change-stream notification channel, removeOnComplete, unique keys on `data.<field>`), against a baseline measured
 // in the same run: the bare insert, locking findOneAndUpdate and delete of the same documents through the driver.
 // Writes bench/results/agenda.md.
+import "./as-npm-start.ts";
 import { loadConfig } from "../src/config.ts";
 import { execSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";

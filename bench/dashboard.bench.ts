@@ -1,6 +1,7 @@
 // Server time of every dashboard page at the 95th percentile, with 10,000 users and 100,000 events in the
 // project (seeded through the repositories), signed in as a browser would be. Goal: under 100 ms per
 // page. Writes bench/results/dashboard.md.
+import "./as-npm-start.ts";
 import { writeFileSync } from "node:fs";
 import { createApp } from "../src/app.ts";
 import { bootstrapDefaultProject } from "../src/bootstrap.ts";

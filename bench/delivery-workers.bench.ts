@@ -1,6 +1,7 @@
 // Webhook delivery throughput with one and with two worker processes (SVC_ROLE=worker), in one run, on the
 // embedded database run as its own process. Each run records N pending deliveries at once, as API processes
 // would, and measures the time until a local receiver has them all.
+import "./as-npm-start.ts";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { writeFileSync } from "node:fs";

@@ -5,6 +5,7 @@
 // its clients are in a process of their own (bench/event-stream-clients.ts); all are fed by the one change stream of
 // LiveEvents. Measures: every event reaching every stream, log-to-stream time (the event's creation to its arrival
 // at the client), and deliveries/s with streams against the rounds without.
+import "./as-npm-start.ts";
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";

@@ -16,6 +16,7 @@ import { GetUserRequestSchema } from "../gen/svc/v1/users_pb.ts";
 import { codeRevision, machineDescription } from "./machine.ts";
 import { cpuSecondsOf } from "./process-cpu.ts";
 import { writeResults } from "./results-file.ts";
+import { SERVICE_NODE_OPTIONS } from "./service-node-options.ts";
 
 const CONCURRENCY = 32;
 const DURATION_S = Number(process.env.BENCH_DURATION_MS ?? 8000) / 1000;
@@ -45,7 +46,10 @@ const h2load = ensureH2load();
 const h2loadVersion = execFileSync(h2load, ["--version"]).toString().trim();
 
 // The service, in its own process.
-const service = spawn(process.execPath, ["--import", "tsx", join(root, "bench/read-service.ts")], { cwd: root, stdio: ["pipe", "pipe", "inherit"] });
+const service = spawn(process.execPath, [...SERVICE_NODE_OPTIONS, "--import", "tsx", join(root, "bench/read-service.ts")], {
+  cwd: root,
+  stdio: ["pipe", "pipe", "inherit"],
+});
 const ready = await new Promise<{ pid: number; httpPort: number; grpcPort: number; key: string; userId: string }>((resolve, reject) => {
   service.once("exit", (code) => reject(new Error(`the service exited (${code}) before it was ready`)));
   createInterface({ input: service.stdout! }).once("line", (line) => resolve(JSON.parse(line)));

@@ -2,10 +2,12 @@
 import { execSync } from "node:child_process";
 import { cpus, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
+import { SERVICE_NODE_OPTIONS } from "./service-node-options.ts";
 
 export function machineDescription(): string {
   const cpu = cpus();
-  return `${cpu[0]?.model ?? "unknown CPU"}, ${cpu.length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${new Date().toISOString()}`;
+  const options = SERVICE_NODE_OPTIONS.length > 0 ? SERVICE_NODE_OPTIONS.join(" ") : "none";
+  return `${cpu[0]?.model ?? "unknown CPU"}, ${cpu.length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version} (the service's options, as \`npm start\` gives them: ${options}), ${new Date().toISOString()}`;
 }
 
 /** The commit measured, and whether `folders` had uncommitted changes then. */

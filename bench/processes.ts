@@ -50,8 +50,13 @@ export async function stopProcess(child: ChildProcess): Promise<void> {
 }
 
 /** Runs an entry that prints its result as one JSON line and exits; answers that result once its output has ended. */
-export async function runToCompletion<T>(entry: string, args: string[], env: Record<string, string> = {}): Promise<T> {
-  const child = spawn(process.execPath, ["--import", "tsx", join(root, entry), ...args], {
+export async function runToCompletion<T>(
+  entry: string,
+  args: string[],
+  env: Record<string, string> = {},
+  nodeArgs: readonly string[] = [],
+): Promise<T> {
+  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", join(root, entry), ...args], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit"],

@@ -16,6 +16,7 @@ import { formatLoad, type LoadResult } from "./http-load.ts";
 import { codeRevision, machineDescription, machineTools } from "./machine.ts";
 import { cpuSecondsOf as cpuSeconds } from "./process-cpu.ts";
 import { nodeArgsFrom, runToCompletion, startProcess, stopProcess } from "./processes.ts";
+import { SERVICE_NODE_OPTIONS } from "./service-node-options.ts";
 
 const CONCURRENCY = 32;
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
@@ -94,7 +95,7 @@ async function startService(variant: Variant, round: number): Promise<Service> {
       BENCH_GC: "1",
     },
     /^\{/,
-    [...(PRETENURING ? [] : ["--no-allocation-site-pretenuring"]), ...nodeArgsFrom("BENCH_SERVICE_NODE_ARGS")],
+    [...SERVICE_NODE_OPTIONS, ...(PRETENURING ? [] : ["--no-allocation-site-pretenuring"]), ...nodeArgsFrom("BENCH_SERVICE_NODE_ARGS")],
   );
   const { pid, httpPort } = JSON.parse(line) as { pid: number; httpPort: number };
   const created = await fetch(`http://127.0.0.1:${httpPort}/v1/users`, {
@@ -248,10 +249,15 @@ const median = (values: number[]) => {
 const alone = {} as Record<Load, { entries: number; failures: number; serviceMicrosPerEntry: number; databaseMicrosPerEntry: number }>;
 for (const kind of LOADS) {
   const perSecond = Math.round(median(runs[kind].recording.map((r) => r.perSecond)));
-  alone[kind] = await runToCompletion("bench/request-log-alone.ts", [JSON.stringify({ load: kind, perSecond, seconds: ALONE_SECONDS })], {
-    BENCH_MONGO_URI: databaseOf("recording", ROUNDS),
-    BENCH_DB_PID: String(databasePid),
-  });
+  alone[kind] = await runToCompletion(
+    "bench/request-log-alone.ts",
+    [JSON.stringify({ load: kind, perSecond, seconds: ALONE_SECONDS })],
+    {
+      BENCH_MONGO_URI: databaseOf("recording", ROUNDS),
+      BENCH_DB_PID: String(databasePid),
+    },
+    SERVICE_NODE_OPTIONS,
+  );
 }
 // The database's part alone and steady (bench/request-log-inserts.ts), each load's entries in a database of its own.
 const inserts = {} as Record<Load, { entries: number; databaseMicrosPerEntry: number }>;

@@ -2,6 +2,7 @@
 // doing the same database read (findOne by _id on the users collection, no key, no checks), in one run.
 // Goals: REST reaches at least 50% of the bare route's throughput, and costs at most 25% more than
 // the same call over gRPC. Writes bench/results/rest-read.md.
+import "./as-npm-start.ts";
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";

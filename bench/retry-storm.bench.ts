@@ -9,6 +9,7 @@
 // The receiver is a fake sender inside the process (answering 503 after SEND_MS): the measure is the scheduling,
 // not HTTP. Every other event's deliveries succeed at their first attempt, so no endpoint reaches 20 failures in a
 // row and gets disabled (which would settle its deliveries instead of retrying them).
+import "./as-npm-start.ts";
 import { loadavg } from "node:os";
 import { parseDuration } from "../src/config.ts";
 import type { Clock } from "../src/domain/clock.ts";

@@ -1,5 +1,6 @@
 // POST /v1/users (with an Idempotency-Key) against a bare Fastify route inserting one document into the same
 // database, in the same run. Goal: the REST creation reaches at least 40% of the bare route's throughput.
+import "./as-npm-start.ts";
 import { randomUUID } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import Fastify from "fastify";

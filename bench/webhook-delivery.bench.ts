@@ -4,6 +4,7 @@
 // request as a delivery's, signed and sent by the same code) in alternated pairs of rounds, the p50/p99 time from
 // event creation to receipt at 200 events/s, and Agenda's own job throughput on the same database. Writes the top of
 // bench/results/webhook-delivery.md; the reading written by hand below it is kept.
+import "./as-npm-start.ts";
 import { loadavg } from "node:os";
 import type { Clock } from "../src/domain/clock.ts";
 import { newEventId } from "../src/domain/ids.ts";

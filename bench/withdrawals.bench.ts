@@ -16,6 +16,7 @@ import { codeRevision, machineDescription, machineTools } from "./machine.ts";
 import { cpuSecondsOf } from "./process-cpu.ts";
 import { writeResults } from "./results-file.ts";
 import { nodeArgsFrom, startProcess as start, stopProcess as stop } from "./processes.ts";
+import { SERVICE_NODE_OPTIONS } from "./service-node-options.ts";
 
 /** BENCH_LEVELS: the levels of requests in flight, as "32,128" (the default); another list is a partial run (not written). */
 const CONCURRENCY_LEVELS = (process.env.BENCH_LEVELS ?? "32,128").split(",").map(Number);
@@ -60,7 +61,7 @@ interface Service {
 }
 async function startService(role: string, extraEnv: Record<string, string> = {}): Promise<Service> {
   // BENCH_SERVICE_NODE_ARGS: extra node options of the service processes (for example --cpu-prof, to see where the time goes).
-  const nodeArgs = nodeArgsFrom("BENCH_SERVICE_NODE_ARGS");
+  const nodeArgs = [...SERVICE_NODE_OPTIONS, ...nodeArgsFrom("BENCH_SERVICE_NODE_ARGS")];
   const { child, line, nextLine } = await start(
     "bench/withdrawals-service.ts",
     [],

@@ -275,8 +275,17 @@ export class CallPipeline {
     release: () => void,
     asTransportError: (failure: CallFailure) => unknown,
   ): AsyncIterable<T> {
-    const failure = (error: unknown) => asTransportError(this.failure(call, error));
     let pending: IteratorResult<T> | null = first;
+    // Made once for the stream, not for each message: without an async function's own promise, and without new
+    // closures, as this passes every message of every stream.
+    const read = (result: IteratorResult<T>) => {
+      if (result.done) release();
+      return result;
+    };
+    const failed = (error: unknown) => {
+      release();
+      throw asTransportError(this.failure(call, error));
+    };
     return {
       [Symbol.asyncIterator]() {
         return {
@@ -286,17 +295,7 @@ export class CallPipeline {
               pending = null;
               return Promise.resolve(result);
             }
-            // Without an async function's own promise: this passes every message of every stream.
-            return messages.next().then(
-              (result) => {
-                if (result.done) release();
-                return result;
-              },
-              (error: unknown) => {
-                release();
-                throw failure(error);
-              },
-            );
+            return messages.next().then(read, failed);
           },
           async return(value?: unknown) {
             release();

@@ -391,6 +391,8 @@ const report = [
   "| streams | service main thread, µs per event and stream (each round) |",
   "|---|---|",
   ...costs,
+  "",
+  `The service process's peak resident memory over the run (its database's thread included): ${Math.round(process.resourceUsage().maxRSS / 1024)} MB.`,
 ].join("\n");
 writeResults("event-stream.md", report);
 console.log(report);

@@ -86,16 +86,18 @@ function heldValue(v: object): unknown {
 
 /**
  * The value with every number a JS number (a Long beyond ±2^53 stays a Long), for code that computes with numbers
- * natively (mingo's expressions and accumulators). Copies only the containers holding a changed value.
+ * natively (mingo's expressions and accumulators). Copies only the containers holding a changed value; `origins`
+ * (when given) maps each copy to the container it copies.
  */
-export function plainNumbers<T>(v: T): T {
+export function plainNumbers<T>(v: T, origins?: WeakMap<object, object>): T {
   if (v === null || typeof v !== "object") return v;
   if (Array.isArray(v)) {
     let out: unknown[] | undefined;
     for (let i = 0; i < v.length; i++) {
-      const p = plainNumbers(v[i]);
+      const p = plainNumbers(v[i], origins);
       if (p !== v[i]) (out ??= v.slice())[i] = p;
     }
+    if (out && origins) origins.set(out, v);
     return (out ?? v) as T;
   }
   switch (bsonTypeOf(v)) {
@@ -114,9 +116,10 @@ export function plainNumbers<T>(v: T): T {
   if (!isPlainContainer(v)) return v;
   let out: Record<string, unknown> | undefined;
   for (const [key, value] of Object.entries(v)) {
-    const p = plainNumbers(value);
+    const p = plainNumbers(value, origins);
     if (p !== value) (out ??= { ...(v as Record<string, unknown>) })[key] = p;
   }
+  if (out && origins) origins.set(out, v);
   return (out ?? v) as T;
 }
 

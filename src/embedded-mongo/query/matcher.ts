@@ -14,13 +14,23 @@ import * as windowOperators from "mingo/operators/window";
 import { Aggregator } from "mingo/aggregator";
 import type { Iterator } from "mingo/lazy";
 import { Query } from "mingo/query";
-import { compareValues, containsString, TypeRank, typeRank } from "./bson-order.ts";
+import { compareValues, containsString, isPlainObject, TypeRank, typeRank } from "./bson-order.ts";
 import type { Collation, StringCompare } from "./collation.ts";
 import { CommandError, commandError, ErrorCodes } from "../bson/errors.ts";
 import { candidates, compileSimpleFilter } from "./simple-filter.ts";
 import { copierForExclusions } from "./exclusion-copies.ts";
-import { plainNumbers } from "../bson/numbers.ts";
+import { plainNumbers, restoreNumbers } from "../bson/numbers.ts";
 import { numberAwareOperators, type QueryOp } from "./number-operators.ts";
+import {
+  inPlainOperator,
+  plainWithOrigins,
+  prepareExpressions,
+  storedDocument,
+  typedAccumulators,
+  typedExpressionOperators,
+  typedGroupKeys,
+} from "./typed-arithmetic.ts";
+import { parseUnwind, unwind } from "./unwind.ts";
 
 function rangeOperator(accept: (c: number) => boolean, strings?: StringCompare) {
   return (selector: string, value: unknown) => {
@@ -140,8 +150,11 @@ const $project: PipelineStage = (collection, expr, options) => {
 const PIPELINE_OPERATORS = { ...pipelineOperators, $project } as unknown as typeof pipelineOperators;
 
 const QUERY_CONTEXT: Context = Context.init({
-  accumulator: accumulatorOperators,
-  expression: { ...expressionOperators, ...comparisonExpressions() } as typeof expressionOperators,
+  accumulator: { ...accumulatorOperators, ...typedAccumulators() } as typeof accumulatorOperators,
+  expression: typedExpressionOperators({ ...expressionOperators, ...comparisonExpressions() } as unknown as Record<
+    string,
+    ExprOp
+  >) as unknown as typeof expressionOperators,
   pipeline: PIPELINE_OPERATORS,
   projection: projectionOperators,
   query: {
@@ -242,11 +255,12 @@ function collatedContext(collation: Collation): Context {
   const accumulator = accumulatorOperators as unknown as Record<"$push" | "$max" | "$min", AccOp>;
   const extreme =
     (sign: 1 | -1): AccOp =>
-    (coll, expr, options) => {
-      const values = (accumulator.$push(coll, expr, options) as unknown[]).filter((v) => v !== null && v !== undefined);
-      if (!values.some(containsString)) return accumulator[sign > 0 ? "$max" : "$min"](coll, expr, options);
-      return values.reduce((best, v) => (compareValues(v, best, strings) * sign > 0 ? v : best));
-    };
+    (coll, expr, options) =>
+      inPlainOperator(() => {
+        const values = (accumulator.$push(coll, expr, options) as unknown[]).filter((v) => v !== null && v !== undefined);
+        if (!values.some(containsString)) return accumulator[sign > 0 ? "$max" : "$min"](coll, expr, options);
+        return values.reduce((best, v) => (compareValues(v, best, strings) * sign > 0 ? v : best));
+      });
   const $addToSet: AccOp = (coll, expr, options) => {
     const out: unknown[] = [];
     for (const v of accumulator.$push(coll, expr, options) as unknown[]) {
@@ -275,17 +289,21 @@ function collatedContext(collation: Collation): Context {
   const context = Context.init({
     accumulator: {
       ...accumulatorOperators,
+      ...typedAccumulators(["$min", "$max"]),
       $max: extreme(1),
       $min: extreme(-1),
       $addToSet,
       ...Object.fromEntries(["$maxN", "$minN", "$top", "$topN", "$bottom", "$bottomN"].map((n) => [n, refuseAcc(n)])),
     } as unknown as typeof accumulatorOperators,
-    expression: {
-      ...expressionOperators,
-      ...comparisonExpressions(strings),
-      $__collationKey,
-      ...Object.fromEntries(STRING_REFUSING_EXPRESSIONS.map((n) => [n, refuseStringsExpr(n)])),
-    } as unknown as typeof expressionOperators,
+    expression: typedExpressionOperators(
+      {
+        ...expressionOperators,
+        ...comparisonExpressions(strings),
+        $__collationKey,
+        ...Object.fromEntries(STRING_REFUSING_EXPRESSIONS.map((n) => [n, refuseStringsExpr(n)])),
+      } as unknown as Record<string, ExprOp>,
+      ["$min", "$max"],
+    ) as unknown as typeof expressionOperators,
     pipeline: {
       ...PIPELINE_OPERATORS,
       $group,
@@ -372,18 +390,40 @@ export function runAggregation(
   variables?: Document,
   collation?: Collation,
 ): Document[] {
-  // mingo computes with JS numbers: the stages see plain ones, and a document a stage passes through unchanged
-  // ($match, $sort, $limit...) is answered as stored, its numbers typed.
-  const plain = docs.map(plainNumbers);
-  const stored = new Map<Document, Document>();
-  plain.forEach((doc, i) => doc !== docs[i] && stored.set(doc, docs[i]!));
+  // mingo computes with JS numbers: each stage sees plain ones, the typed operators compute from the typed
+  // documents behind them (typed-arithmetic.ts), a document a stage passes through unchanged ($match, $limit...) is
+  // answered as stored, and a stage reshaping documents one for one keeps the types of the values it left alone.
+  const options = {
+    context: contextFor(collation),
+    collectionResolver: (name: string) => collectionResolver(name).map((d) => plainNumbers(d)),
+    ...(variables === undefined ? {} : { variables: plainNumbers(variables) }),
+  };
   try {
-    const out = new Aggregator(plainNumbers(pipeline), {
-      context: contextFor(collation),
-      collectionResolver: (name: string) => collectionResolver(name).map(plainNumbers),
-      ...(variables === undefined ? {} : { variables: plainNumbers(variables) }),
-    }).run(plain) as Document[];
-    return stored.size ? out.map((doc) => stored.get(doc) ?? doc) : out;
+    let current = docs;
+    for (const stage of prepareExpressions(pipeline)) {
+      const name = Object.keys(stage)[0]!;
+      const unwinding = name === "$unwind" ? parseUnwind(stage.$unwind) : undefined;
+      if (unwinding) {
+        current = unwind(current, unwinding);
+        continue;
+      }
+      const input = current.map(plainWithOrigins);
+      const run = () => new Aggregator([stage], options).run(input) as Document[];
+      const typed = name === "$group" ? () => typedGroupKeys(run) : run;
+      let out = (TYPED_STAGES.has(name) ? typed() : inPlainOperator(run)).map(storedDocument);
+      if (RESHAPING_STAGES.has(name) && out.length === current.length) {
+        // A document without typed numbers was not copied: nothing of it to give back.
+        const before = current;
+        out = out.map((doc, i) => (input[i] === before[i] ? doc : (restoreNumbers(before[i], doc) as Document)));
+      }
+      if (name === "$project") {
+        const ordered = projectedOrder(stage.$project as Document);
+        const before = current;
+        out = out.map((doc, i) => ordered(before[i], doc));
+      } else if (name === "$bucket" || name === "$bucketAuto") out = out.map(idFirst);
+      current = out;
+    }
+    return current;
   } catch (err) {
     const unknownAccumulator = /^accumulator '(\$\w+)' is not registered/.exec((err as Error)?.message ?? "");
     if (unknownAccumulator && pipeline.some((s) => "$group" in s && JSON.stringify(s).includes(`"${unknownAccumulator[1]}"`))) {
@@ -391,6 +431,57 @@ export function runAggregation(
     }
     throw mongodError(err);
   }
+}
+
+/** Stages whose output holds the typed operators' values; any other stage sees them as plain numbers. */
+const TYPED_STAGES = new Set([
+  "$project",
+  "$addFields",
+  "$set",
+  "$replaceRoot",
+  "$replaceWith",
+  "$group",
+  "$bucket",
+  "$bucketAuto",
+  "$setWindowFields",
+]);
+/** Stages that make one document of each they are given, in the same order, at the same paths. */
+const RESHAPING_STAGES = new Set(["$project", "$addFields", "$set", "$unset"]);
+
+/** The document with `_id` first, where mongod's stages put it. */
+function idFirst(doc: Document): Document {
+  const keys = Object.keys(doc);
+  if (keys[0] === "_id" || !keys.includes("_id")) return doc;
+  return { _id: doc._id, ...doc };
+}
+
+/**
+ * Puts a `$project` result in mongod's order: `_id`, the fields it keeps in the order the input document has them,
+ * then the fields it computes in the order the projection names them. An exclusion keeps the input's order.
+ */
+function projectedOrder(spec: Document): (input: Document | undefined, doc: Document) => Document {
+  const computed: string[] = [];
+  let included = false;
+  for (const [path, v] of Object.entries(spec)) {
+    const top = path.split(".")[0]!;
+    if (typeof v === "number" || typeof v === "boolean") {
+      if (v && top !== "_id") included = true;
+    } else if (isPlainObject(v) && !Object.keys(v).some((k) => k.startsWith("$"))) included = true;
+    else {
+      included = true;
+      if (top !== "_id" && !computed.includes(top)) computed.push(top);
+    }
+  }
+  return (input, doc) => {
+    if (!included || !input) return idFirst(doc);
+    const order: string[] = "_id" in doc ? ["_id"] : [];
+    for (const key of Object.keys(input)) if (key !== "_id" && key in doc && !computed.includes(key)) order.push(key);
+    for (const key of computed) if (key in doc) order.push(key);
+    const keys = Object.keys(doc);
+    if (keys.length === order.length && keys.every((k, i) => k === order[i])) return doc;
+    for (const key of keys) if (!order.includes(key)) order.push(key);
+    return Object.fromEntries(order.map((k) => [k, doc[k]]));
+  };
 }
 
 /** The values of a command's `let` document: each is an expression, evaluated once (constants, $$NOW...). */

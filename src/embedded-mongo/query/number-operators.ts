@@ -5,6 +5,7 @@
 import { plainNumbers, numericType, type NumericType } from "../bson/numbers.ts";
 import { compareValues, isPlainObject, valuesAtPath } from "./bson-order.ts";
 import { candidates } from "./simple-filter.ts";
+import { inPlainOperator } from "./typed-arithmetic.ts";
 
 export type QueryOp = (selector: string, value: unknown, options: unknown) => (doc: unknown) => boolean;
 type NumberOperatorName = "$eq" | "$ne" | "$in" | "$nin" | "$type" | "$expr";
@@ -51,7 +52,7 @@ export function numberAwareOperators(base: Record<NumberOperatorName, QueryOp>):
   // "array"; a missing field matches nothing). Types other than numbers and ObjectId are mingo's, each value shown
   // alone with plain numbers (it would take a Long or a Double for an object).
   const $type: QueryOp = (selector, value, options) => {
-    const wanted = (Array.isArray(value) ? value : [value]).map(plainNumbers);
+    const wanted = (Array.isArray(value) ? value : [value]).map((w) => plainNumbers(w));
     const numeric = new Set(wanted.flatMap((w) => NUMERIC_ALIASES.get(w) ?? []));
     const objectId = wanted.some((w) => OBJECT_ID_ALIASES.has(w));
     const rest = wanted.filter((w) => !NUMERIC_ALIASES.has(w) && !OBJECT_ID_ALIASES.has(w));
@@ -74,7 +75,8 @@ export function numberAwareOperators(base: Record<NumberOperatorName, QueryOp>):
     $type,
     $expr: (selector, value, options) => {
       const test = base.$expr(selector, value, options);
-      return (doc) => test(plainNumbers(doc));
+      // A filter decides by values: arithmetic inside it answers plain numbers (a Long 0 would be a true object).
+      return (doc) => inPlainOperator(() => test(plainNumbers(doc)));
     },
   };
 }

@@ -13,6 +13,9 @@ import { arithmetic, numericType, zeroOf } from "../bson/numbers.ts";
 import type { Collation } from "./collation.ts";
 import { pulledArray } from "./update-pull.ts";
 
+/** What numberUpdate answers for Decimal128 arithmetic, which mingo does. */
+const NOT_HERE = Symbol("not here");
+
 const FAST_OPERATORS = new Set(["$set", "$unset", "$inc", "$mul", "$min", "$max", "$currentDate", "$setOnInsert", "$push", "$pull"]);
 
 /**
@@ -117,43 +120,11 @@ export function applyFastUpdate(
         if (next === current) continue;
         break;
       case "$inc":
-      case "$mul": {
-        const argType = numericType(arg);
-        if (argType === undefined) {
-          throw commandError(
-            ErrorCodes.TypeMismatch,
-            `Cannot ${op === "$inc" ? "increment" : "multiply"} with non-numeric argument: {${dotted}: ${formatValue(arg)}}`,
-          );
-        }
-        if (!has) {
-          // A missing field gets the argument ($inc) or a zero of its type ($mul), as mongod writes them.
-          next = op === "$inc" ? arg : zeroOf(arg);
-          break;
-        }
-        const currentType = numericType(current);
-        if (currentType === undefined) {
-          throw commandError(
-            ErrorCodes.TypeMismatch,
-            `Cannot apply ${op} to a value of non-numeric type. {_id: ${formatValue(doc._id)}} has the field '${field}' of non-numeric type ${bsonTypeName(current)}`,
-          );
-        }
-        if (argType === "decimal" || currentType === "decimal") return undefined; // Decimal128: mingo
-        next = arithmetic(op === "$inc" ? "add" : "multiply", current, arg);
-        if (next === undefined) {
-          // mongod names $inc in this message for $mul too.
-          const shell = currentType === "long" ? "NumberLong" : "NumberInt";
-          throw commandError(
-            ErrorCodes.BadValue,
-            `Failed to apply $inc operations to current value ((${shell})${String(current)}) for document {_id: ${formatValue(doc._id)}}`,
-          );
-        }
-        break;
-      }
+      case "$mul":
       case "$min":
-        next = !has || compareValues(arg, current) < 0 ? arg : current;
-        break;
       case "$max":
-        next = !has || compareValues(arg, current) > 0 ? arg : current;
+        next = numberUpdate(op, has, current, arg, doc, dotted, field);
+        if (next === NOT_HERE) return undefined; // Decimal128: mingo
         break;
       case "$currentDate":
         next = now;
@@ -179,6 +150,47 @@ export function applyFastUpdate(
     }
   }
   return { doc: modified ? root : doc, modified };
+}
+
+/**
+ * The value `$inc`, `$mul`, `$min` or `$max` (`op`) with `arg` writes over `current` (`has`: the field exists) at
+ * `dotted` (last part `field`) of `doc`, typed as mongod types it; NOT_HERE for Decimal128 arithmetic.
+ */
+export function numberUpdate(op: string, has: boolean, current: unknown, arg: unknown, doc: Document, dotted: string, field: string): unknown {
+  if (op === "$min") return !has || compareValues(arg, current) < 0 ? arg : current;
+  if (op === "$max") return !has || compareValues(arg, current) > 0 ? arg : current;
+  const argType = numericType(arg);
+  if (argType === undefined) {
+    throw commandError(
+      ErrorCodes.TypeMismatch,
+      `Cannot ${op === "$inc" ? "increment" : "multiply"} with non-numeric argument: {${dotted}: ${formatValue(arg)}}`,
+    );
+  }
+  // A missing field gets the argument ($inc) or a zero of its type ($mul), as mongod writes them.
+  if (!has) return op === "$inc" ? arg : zeroOf(arg);
+  const currentType = numericType(current);
+  if (currentType === undefined) {
+    throw commandError(
+      ErrorCodes.TypeMismatch,
+      `Cannot apply ${op} to a value of non-numeric type. {_id: ${formatValue(doc._id)}} has the field '${field}' of non-numeric type ${bsonTypeName(current)}`,
+    );
+  }
+  if (argType === "decimal" || currentType === "decimal") return NOT_HERE;
+  const next = arithmetic(op === "$inc" ? "add" : "multiply", current, arg);
+  if (next === undefined) {
+    // mongod names $inc in this message for $mul too.
+    const shell = currentType === "long" ? "NumberLong" : "NumberInt";
+    throw commandError(
+      ErrorCodes.BadValue,
+      `Failed to apply $inc operations to current value ((${shell})${String(current)}) for document {_id: ${formatValue(doc._id)}}`,
+    );
+  }
+  return next;
+}
+
+/** Whether numberUpdate left the operator to mingo. */
+export function leftToMingo(v: unknown): boolean {
+  return v === NOT_HERE;
 }
 
 // Embedded documents compare field names in order, so a reordered object counts as a change, as in mongod; a number

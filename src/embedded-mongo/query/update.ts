@@ -7,7 +7,7 @@ import type { Collation } from "./collation.ts";
 import { commandError, CommandError, ErrorCodes } from "../bson/errors.ts";
 import { cloneDocument } from "../bson/clone.ts";
 import { plainNumbers, restoreNumbers } from "../bson/numbers.ts";
-import { applyFastUpdate } from "./update-fast-path.ts";
+import { applyFastUpdate, leftToMingo, numberUpdate } from "./update-fast-path.ts";
 import { runPipelineUpdate } from "./update-pipeline.ts";
 import { applyPull } from "./update-pull.ts";
 import { hasPositional, resolvePositionalPaths } from "./update-positional.ts";
@@ -165,8 +165,34 @@ export function applyUpdate(doc: Document, update: UpdateSpec, options: ApplyOpt
     throw commandError(ErrorCodes.BadValue, message);
   }
   const result = restoreNumbers(doc, docs[0]) as Document;
+  retypeNumbers(doc, result, withoutPull);
   checkIdUnchanged(doc, result);
   return { doc: result, modified: modified && !sameDocument(doc, result) };
+}
+
+/**
+ * Puts the values `$inc`, `$mul`, `$min` and `$max` wrote through mingo (plain numbers) back as mongod types them,
+ * into `result` (containers of its own): paths through array elements (`a.1`) come here.
+ */
+function retypeNumbers(doc: Document, result: Document, modifier: Document): void {
+  for (const op of ["$inc", "$mul", "$min", "$max"]) {
+    const fields = modifier[op] as Document | undefined;
+    if (!fields) continue;
+    for (const [dotted, arg] of Object.entries(fields)) {
+      const parts = dotted.split(".");
+      const field = parts.pop()!;
+      let before: unknown = doc;
+      let after: unknown = result;
+      for (const part of parts) {
+        before = before === null || typeof before !== "object" ? undefined : (before as Document)[part];
+        after = after === null || typeof after !== "object" ? undefined : (after as Document)[part];
+      }
+      if (after === null || typeof after !== "object" || typeof (after as Document)[field] !== "number") continue;
+      const has = before !== null && typeof before === "object" && Object.hasOwn(before, field);
+      const next = numberUpdate(op, has, has ? (before as Document)[field] : undefined, arg, doc, dotted, field);
+      if (!leftToMingo(next)) (after as Document)[field] = next;
+    }
+  }
 }
 
 function checkIdUnchanged(before: Document, after: Document): void {

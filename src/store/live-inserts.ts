@@ -75,6 +75,10 @@ class Subscription<T> implements LiveSubscription<T>, AsyncIterator<T> {
   private waitingMax = 0;
   private ended = false;
   private fellBehind = false;
+  /** A read's promise made waiting: one function for every read, not a closure made per read. */
+  private readonly wait = (resolve: (read: never) => void) => {
+    this.waiting = resolve as (read: unknown) => void;
+  };
 
   constructor(
     private readonly accepts: ((document: T) => boolean) | null,
@@ -134,19 +138,15 @@ class Subscription<T> implements LiveSubscription<T>, AsyncIterator<T> {
       return Promise.resolve({ done: false, value });
     }
     if (this.ended) return this.ending(DONE);
-    return new Promise((resolve) => {
-      this.waitingMax = 0;
-      this.waiting = resolve as (read: unknown) => void;
-    });
+    this.waitingMax = 0;
+    return new Promise(this.wait);
   }
 
   read(max: number): Promise<readonly T[] | null> {
     if (this.buffered > 0) return Promise.resolve(this.take(Math.max(1, max)));
     if (this.ended) return this.ending(null);
-    return new Promise((resolve) => {
-      this.waitingMax = Math.max(1, max);
-      this.waiting = resolve as (read: unknown) => void;
-    });
+    this.waitingMax = Math.max(1, max);
+    return new Promise(this.wait);
   }
 
   return(): Promise<IteratorResult<T>> {

@@ -119,6 +119,27 @@ describe("embedded-mongo: computed numbers keep mongod's types and field order",
     expect(typed(added)).to.deep.equal({ _id: "Int32(1)", l: "Long(5)", n: "Long(1)", x: "Long(6)" });
   });
 
+  it("keeps the types through $let, $map, $filter, $reduce, $arrayElemAt, object literals and `let` variables", async () => {
+    expect(await computed({ $map: { input: "$arr", in: { $multiply: ["$$this", new Int32(2)] } } })).to.deep.equal([
+      "Int32(2)",
+      "Double(5)",
+      "Long(6)",
+    ]);
+    expect(await computed({ $map: { input: "$arr", as: "x", in: { $toString: "$$x" } } })).to.deep.equal(["1", "2.5", "3"]);
+    expect(await computed({ $filter: { input: "$arr", cond: { $gt: ["$$this", new Int32(2)] } } })).to.deep.equal(["Double(2.5)", "Long(3)"]);
+    expect(
+      await computed({ $reduce: { input: [new Int32(1), Long.fromNumber(2)], initialValue: new Int32(0), in: { $add: ["$$value", "$$this"] } } }),
+    ).to.equal("Long(3)");
+    expect(await computed({ $let: { vars: { x: "$dd" }, in: "$$x" } })).to.equal("Double(2)");
+    expect(await computed({ $arrayElemAt: ["$arr", new Int32(-1)] })).to.equal("Long(3)");
+    expect(await computed({ $ifNull: ["$missing", { a: "$l", b: "$missing" }] })).to.deep.equal({ a: "Long(5)" });
+    const [withLet] = await c
+      .aggregate([{ $project: { _id: 0, v: "$$v", next: { $add: ["$$v", new Int32(1)] } } }], { let: { v: Long.fromNumber(9) } })
+      .toArray();
+    expect(typed(withLet)).to.deep.equal({ v: "Long(9)", next: "Long(10)" });
+    expect(Number(await c.countDocuments({ $expr: { $eq: [{ $toString: "$$v" }, "9"] } }, { let: { v: Long.fromNumber(9) } } as never))).to.equal(1);
+  });
+
   it("types accumulators as mongod: $sum of int32 widening, $avg a double, $min/$max/$first/$push as stored", async () => {
     const g = client.db("em_computed_numbers").collection<Row>("group");
     await g.insertMany([
@@ -156,10 +177,10 @@ describe("embedded-mongo: computed numbers keep mongod's types and field order",
       all: ["Long(2)", "Long(3)"],
     });
     const [bucket] = await g
-      .aggregate([{ $bucket: { groupBy: "$n", boundaries: [new Int32(0), new Int32(10)], default: "big", output: { l: { $sum: "$l" } } } }])
+      .aggregate([{ $bucket: { groupBy: "$n", boundaries: [Long.fromNumber(0), new Int32(10)], default: "big", output: { l: { $sum: "$l" } } } }])
       .toArray();
     expect(Object.keys(bucket!)).to.deep.equal(["_id", "l"]);
-    expect(typed(bucket)).to.deep.equal({ _id: "Int32(0)", l: "Long(3)" });
+    expect(typed(bucket)).to.deep.equal({ _id: "Long(0)", l: "Long(3)" });
     const windowed = await g
       .aggregate([
         { $setWindowFields: { sortBy: { _id: 1 }, output: { running: { $sum: "$l", window: { documents: ["unbounded", "current"] } } } } },

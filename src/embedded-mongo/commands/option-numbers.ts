@@ -6,8 +6,8 @@ import type { Document } from "bson";
 import { plainNumbers } from "../bson/numbers.ts";
 import { isPlainObject } from "../query/bson-order.ts";
 
-/** Fields whose value is data: insert's documents, filters, findAndModify's update, aggregate's pipeline. */
-const DATA_FIELDS = new Set(["documents", "filter", "query", "update", "pipeline", "arrayFilters"]);
+/** Fields whose value is data: insert's documents, filters, findAndModify's update, aggregate's pipeline, `let`. */
+const DATA_FIELDS = new Set(["documents", "filter", "query", "update", "pipeline", "arrayFilters", "let"]);
 /** Fields whose BSON type is checked: cursor ids (bson/cursor-ids.ts). */
 const TYPED_FIELDS = new Set(["getMore", "cursors"]);
 /** The same in an update or delete statement. */

@@ -346,7 +346,8 @@ function contextFor(collation: Collation | undefined): Context {
 export function createQuery(filter: Document, variables?: Document, collation?: Collation): Query {
   let query: Query;
   try {
-    query = new Query(filter, { context: contextFor(collation), ...(variables === undefined ? {} : { variables }) });
+    // A filter reads the `let` variables as plain numbers, as it reads documents ($expr).
+    query = new Query(filter, { context: contextFor(collation), ...(variables === undefined ? {} : { variables: plainNumbers(variables) }) });
   } catch (err) {
     throw mongodError(err);
   }
@@ -396,11 +397,12 @@ export function runAggregation(
   const options = {
     context: contextFor(collation),
     collectionResolver: (name: string) => collectionResolver(name).map((d) => plainNumbers(d)),
-    ...(variables === undefined ? {} : { variables: plainNumbers(variables) }),
+    // The typed operators read the `let` variables typed (typed-arithmetic.ts), mingo's plain.
+    ...(variables === undefined ? {} : { variables: plainNumbers(variables), typedVariables: variables }),
   };
   try {
     let current = docs;
-    for (const stage of prepareExpressions(pipeline)) {
+    for (const [k, stage] of prepareExpressions(pipeline).entries()) {
       const name = Object.keys(stage)[0]!;
       const unwinding = name === "$unwind" ? parseUnwind(stage.$unwind) : undefined;
       if (unwinding) {
@@ -420,7 +422,8 @@ export function runAggregation(
         const ordered = projectedOrder(stage.$project as Document);
         const before = current;
         out = out.map((doc, i) => ordered(before[i], doc));
-      } else if (name === "$bucket" || name === "$bucketAuto") out = out.map(idFirst);
+      } else if (name === "$bucket") out = out.map(bucketIds(pipeline[k]!.$bucket));
+      else if (name === "$bucketAuto") out = out.map(idFirst);
       current = out;
     }
     return current;
@@ -447,6 +450,15 @@ const TYPED_STAGES = new Set([
 ]);
 /** Stages that make one document of each they are given, in the same order, at the same paths. */
 const RESHAPING_STAGES = new Set(["$project", "$addFields", "$set", "$unset"]);
+
+/** A `$bucket` result with `_id` first, a number `_id` being the boundary (or default) as the stage gave it. */
+function bucketIds(spec: unknown): (doc: Document) => Document {
+  const given = isPlainObject(spec) ? [...(Array.isArray(spec.boundaries) ? spec.boundaries : []), spec.default] : [];
+  return (doc) => {
+    const id = typeof doc._id === "number" ? given.find((b) => plainNumbers(b) === doc._id) : undefined;
+    return idFirst(id === undefined ? doc : { ...doc, _id: id });
+  };
+}
 
 /** The document with `_id` first, where mongod's stages put it. */
 function idFirst(doc: Document): Document {

@@ -1,6 +1,6 @@
-// Aggregation arithmetic typed as mongod types it. mingo computes with JS numbers, and a JS number's BSON type is
-// decided when it is written (an integral one in the int32 range becomes an int32), so `$divide: [6, 3]` would come
-// back an int32 and a sum of doubles holding integers an int32. The operators here compute from the typed values
+// Aggregation arithmetic, and the values operators pass along ($cond, $map...), typed as mongod types them. mingo
+// computes with JS numbers, and a JS number's BSON type is decided when it is written (an integral one in the int32
+// range becomes an int32), so `$divide: [6, 3]` would come back an int32 and a sum of doubles holding integers an int32. The operators here compute from the typed values
 // instead: a field path is read from the typed document the stage's plain copy was made from (`typedOrigin`), a
 // literal from the pipeline as sent (`prepareExpressions` keeps each typed operator's arguments as given), and the
 // result is an int32 (a JS number), an int64 (Long) or a double (a JS number, or a Double when integral) by mongod's
@@ -165,10 +165,19 @@ function typedValue(obj: unknown, expr: unknown, options: unknown): unknown {
   if (typeof expr !== "object" && (typeof expr !== "string" || !expr.startsWith("$"))) return expr;
   if (typeof expr === "string") {
     if (!expr.startsWith("$$")) return typedOrigin(resolve(typedOrigin(obj) as Document, expr.slice(1)));
-    const system = /^\$\$(ROOT|CURRENT)(?:\.(.+))?$/.exec(expr);
-    if (system) {
-      const base = typedOrigin(system[1] === "ROOT" ? ((options as { local?: { root?: unknown } }).local?.root ?? obj) : obj);
-      return typedOrigin(system[2] === undefined ? base : resolve(base as Document, system[2]));
+    const variable = /^\$\$([^.]+)(?:\.(.+))?$/.exec(expr);
+    const name = variable?.[1];
+    const local = (options as { local?: { root?: unknown; typedVariables?: Document } }).local;
+    // Variables bound by the typed operators ($let, $map...), then the command's `let` ones (runAggregation's).
+    const bound =
+      name === undefined
+        ? undefined
+        : [local?.typedVariables, (options as { options?: { typedVariables?: Document } }).options?.typedVariables].find(
+            (vars) => vars && name in vars,
+          );
+    if (name === "ROOT" || name === "CURRENT" || bound) {
+      const base = typedOrigin(name === "ROOT" ? (local?.root ?? obj) : name === "CURRENT" ? obj : bound![name!]);
+      return typedOrigin(variable![2] === undefined ? base : resolve(base as Document, variable![2]));
     }
   } else if (expr instanceof TypedArgs) {
     return expr.args;
@@ -176,6 +185,11 @@ function typedValue(obj: unknown, expr: unknown, options: unknown): unknown {
     const [key] = Object.keys(expr);
     const op = key === undefined ? undefined : TYPED_OPERATORS[key];
     if (op) return op(obj, (expr as Document)[key!], options, true);
+    // An object of expressions: each field's value, a missing one left out.
+    if (key !== undefined && !key.startsWith("$")) {
+      const fields = Object.entries(expr).map(([k, e]) => [k, typedValue(obj, e, options)] as const);
+      return Object.fromEntries(fields.filter(([, v]) => v !== undefined));
+    }
   } else if (Array.isArray(expr)) {
     return expr.map((e) => typedValue(obj, e, options));
   } else if (expr === null || numericType(expr) !== undefined) {
@@ -405,7 +419,7 @@ function holds(obj: unknown, expr: unknown, options: unknown): boolean {
 /** mingo's own operator `name` over the arguments (where they are not what the typed operator expects). */
 function mingoOwn(name: string, obj: unknown, expr: unknown, options: unknown): unknown {
   const base = (expressionOperators as unknown as Record<string, ExprOp>)[name]!;
-  return inPlainOperator(() => base(obj, argsOf(expr), options));
+  return inPlainOperator(() => base(obj, plainNumbers(argsOf(expr)), options));
 }
 
 /** $cond, $ifNull, $switch: the chosen value as it is (a field's stored type, a typed operator's result). */
@@ -474,6 +488,80 @@ const $addToSet: TypedOperator = (obj, expr, options) => {
   return out;
 };
 
+/**
+ * Options binding variables (`$$name`): mingo's operators read them plain, the typed operators typed. A ComputeOptions
+ * is copied through its own class, so the evaluation's other settings stay.
+ */
+function withVariables(options: unknown, variables: Document): unknown {
+  const init = (options as { constructor: { init(o: unknown): { update(l: object): unknown } } }).constructor.init;
+  const typedBefore = (options as { local?: { typedVariables?: Document } }).local?.typedVariables;
+  return init(options).update({ variables: plainNumbers(variables), typedVariables: { ...typedBefore, ...variables } });
+}
+
+/** $let: `in` with `vars` bound. */
+const $let: TypedOperator = (obj, expr, options, typed) => {
+  const args = argsOf(expr);
+  if (!isPlainObject(args) || !isPlainObject(args.vars) || !("in" in args)) return mingoOwn("$let", obj, expr, options);
+  const vars = Object.fromEntries(Object.entries(args.vars).map(([k, e]) => [k, typedValue(obj, e, options)]));
+  const out = typedValue(obj, args.in, withVariables(options, vars));
+  return typed ? out : answer(out);
+};
+
+/** The array `input` names (null for null or missing), or undefined when it is not one (mingo's error then). */
+function inputArray(obj: unknown, args: Document, options: unknown): unknown[] | null | undefined {
+  const input = typedValue(obj, args.input, options);
+  if (input === null || input === undefined) return null;
+  return Array.isArray(input) ? input : undefined;
+}
+
+/** $map: `in` for each element, bound to `as` (`this`). */
+const $map: TypedOperator = (obj, expr, options, typed) => {
+  const args = argsOf(expr);
+  if (!isPlainObject(args) || !("in" in args) || (args.as !== undefined && typeof args.as !== "string")) return mingoOwn("$map", obj, expr, options);
+  const input = inputArray(obj, args, options);
+  if (input === undefined) return mingoOwn("$map", obj, expr, options);
+  const as = (args.as as string | undefined) ?? "this";
+  const out = input === null ? null : input.map((element) => typedValue(obj, args.in, withVariables(options, { [as]: element })) ?? null);
+  return typed ? out : answer(out);
+};
+
+/** $filter: the elements, as they are, for which `cond` holds (at most `limit`). */
+const $filter: TypedOperator = (obj, expr, options, typed) => {
+  const args = argsOf(expr);
+  if (!isPlainObject(args) || !("cond" in args) || (args.as !== undefined && typeof args.as !== "string") || args.limit !== undefined)
+    return mingoOwn("$filter", obj, expr, options);
+  const input = inputArray(obj, args, options);
+  if (input === undefined) return mingoOwn("$filter", obj, expr, options);
+  const as = (args.as as string | undefined) ?? "this";
+  const out = input === null ? null : input.filter((element) => holds(obj, args.cond, withVariables(options, { [as]: element })));
+  return typed ? out : answer(out);
+};
+
+/** $reduce: `in` over each element (`$$this`) and the value so far (`$$value`), from `initialValue`. */
+const $reduce: TypedOperator = (obj, expr, options, typed) => {
+  const args = argsOf(expr);
+  if (!isPlainObject(args) || !("in" in args) || !("initialValue" in args)) return mingoOwn("$reduce", obj, expr, options);
+  const input = inputArray(obj, args, options);
+  if (input === undefined) return mingoOwn("$reduce", obj, expr, options);
+  let out: unknown = null;
+  if (input) {
+    out = typedValue(obj, args.initialValue, options);
+    for (const element of input) out = typedValue(obj, args.in, withVariables(options, { value: out, this: element }));
+  }
+  return typed ? out : answer(out);
+};
+
+/** $arrayElemAt: the element as it is (from the end for a negative index; missing beyond either end). */
+const $arrayElemAt: TypedOperator = (obj, expr, options, typed) => {
+  const args = argsOf(expr);
+  if (!Array.isArray(args) || args.length !== 2) return mingoOwn("$arrayElemAt", obj, expr, options);
+  const array = typedValue(obj, args[0], options);
+  const index = plainNumbers(typedValue(obj, args[1], options));
+  if (!Array.isArray(array) || typeof index !== "number" || !Number.isInteger(index)) return mingoOwn("$arrayElemAt", obj, expr, options);
+  const out = array[index < 0 ? array.length + index : index];
+  return typed ? out : answer(out);
+};
+
 /** $literal: the value as sent. */
 const $literal: TypedOperator = (_obj, expr, _options, typed) => (typed ? argsOf(expr) : answer(argsOf(expr)));
 
@@ -529,6 +617,11 @@ const TYPED_OPERATORS: Record<string, TypedOperator> = {
   $stdDevPop: deviation("$stdDevPop"),
   $stdDevSamp: deviation("$stdDevSamp"),
   $literal,
+  $let,
+  $map,
+  $filter,
+  $reduce,
+  $arrayElemAt,
   $cond,
   $ifNull,
   $switch,
@@ -605,6 +698,9 @@ function prepareStage(stage: Document): Document {
     return { [name]: Object.fromEntries(Object.entries(stage[name] as Document).map(([k, v]) => [k, prepareWritten(v)])) };
   }
   if (name === "$project" && isPlainObject(stage.$project)) return { $project: prepareProjection(stage.$project) };
+  if (name === "$replaceWith") return { $replaceWith: prepareWritten(stage.$replaceWith) };
+  if (name === "$replaceRoot" && isPlainObject(stage.$replaceRoot) && "newRoot" in stage.$replaceRoot)
+    return { $replaceRoot: { ...stage.$replaceRoot, newRoot: prepareWritten(stage.$replaceRoot.newRoot) } };
   const prepared = prepareExpression(stage) as Document;
   // What a stage groups or buckets by is compared by mingo: it is computed with plain numbers.
   const key = name === undefined ? undefined : GROUPING_KEYS[name];
@@ -615,9 +711,9 @@ function prepareStage(stage: Document): Document {
 
 const GROUPING_KEYS: Record<string, string> = { $group: "_id", $bucket: "groupBy", $bucketAuto: "groupBy", $setWindowFields: "partitionBy" };
 
-/** A field path whose value a stage writes: read typed. `$$REMOVE`, `$$NOW` and variables are mingo's. */
+/** A field path or variable whose value a stage writes: read typed. `$$REMOVE`, `$$NOW`... are mingo's. */
 function isWrittenPath(v: unknown): v is string {
-  return typeof v === "string" && v.startsWith("$") && (!v.startsWith("$$") || /^\$\$(ROOT|CURRENT)(\.|$)/.test(v));
+  return typeof v === "string" && v.startsWith("$") && !/^\$\$(REMOVE|NOW|CLUSTER_TIME|KEEP|PRUNE|DESCEND)(\.|$)/.test(v);
 }
 
 /** A `$project` specification: inclusions and exclusions (numbers, booleans) as they are, values as `$addFields`'. */

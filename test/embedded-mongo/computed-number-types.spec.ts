@@ -199,6 +199,14 @@ describe("embedded-mongo: computed numbers keep mongod's types and field order",
     expect(typed(doc)).to.deep.equal({ _id: "Int32(1)", two: "Int32(2)", l: "Long(5)", x: "Int32(1)" });
   });
 
+  it("computes find's projected fields as $project does: typed, _id first, mingo's operators over plain numbers", async () => {
+    const doc = await c.findOne({ _id: 1 }, { projection: { x: { $add: ["$l", new Int32(1)] }, s: { $toString: "$l" }, l: 1 } });
+    expect(Object.keys(doc!)).to.deep.equal(["_id", "l", "x", "s"]);
+    expect(typed(doc)).to.deep.equal({ _id: "Int32(1)", l: "Long(5)", x: "Long(6)", s: "5" });
+    const updated = await c.findOneAndUpdate({ _id: 1 }, { $set: { touched: true } }, { projection: { q: { $divide: ["$two", new Int32(2)] } } });
+    expect(typed(updated)).to.deep.equal({ _id: "Int32(1)", q: "Double(1)" });
+  });
+
   it("$unwind keeps each element's type and gives includeArrayIndex as an int64", async () => {
     const docs = await c.aggregate([{ $unwind: { path: "$arr", includeArrayIndex: "at" } }, { $project: { arr: 1, at: 1, l: 1 } }]).toArray();
     expect(typed(docs)).to.deep.equal([

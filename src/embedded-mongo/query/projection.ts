@@ -4,7 +4,8 @@ import type { Document } from "bson";
 import { isPlainObject } from "./bson-order.ts";
 import { commandError, ErrorCodes } from "../bson/errors.ts";
 import type { Collation } from "./collation.ts";
-import { createQuery } from "./matcher.ts";
+import { createQuery, runAggregation } from "./matcher.ts";
+import { numericType } from "../bson/numbers.ts";
 import { copierForExclusions, copyPath, isExclusion } from "./exclusion-copies.ts";
 import { parsePositional, withValueAt } from "./projection-positional.ts";
 
@@ -99,6 +100,14 @@ function includeIn(value: unknown, tree: InclusionTree): unknown {
   return out;
 }
 
+/** Whether a projection's value computes a field (anything but inclusion and exclusion flags). */
+function computes(v: unknown): boolean {
+  if (typeof v === "number" || typeof v === "boolean" || numericType(v) !== undefined) return false;
+  if (!isPlainObject(v)) return true;
+  const keys = Object.keys(v);
+  return keys.some((k) => k.startsWith("$")) || keys.some((k) => computes(v[k]));
+}
+
 /**
  * A reusable projection function, or undefined for none. `filter` and `collation` are the query's, which a
  * positional path (`"arr.$"`) projects by.
@@ -144,9 +153,11 @@ function compileFieldProjection(spec: Document): ((doc: Document) => Document) |
   }
   const baseQuery = Object.keys(base).length ? createQuery({}) : undefined;
   const copyExcluded = copierForExclusions(base);
+  // Computed fields are computed as $project computes them: typed as mongod types them, in its order.
+  const stages = Object.values(base).some(computes) ? [{ $project: base }] : undefined;
   return (doc) => {
     const input = copyExcluded ? copyExcluded(doc) : doc;
-    let out = baseQuery ? (baseQuery.find([input], base).all()[0] as Document) : { ...doc };
+    let out = stages ? runAggregation([input], stages, () => [])[0]! : baseQuery ? (baseQuery.find([input], base).all()[0] as Document) : { ...doc };
     for (const [path, arg] of slices) {
       const parts = path.split(".");
       out = copyPath(out, parts) as Document;

@@ -176,6 +176,8 @@ describe("embedded-mongo: computed numbers keep mongod's types and field order",
       first: "Long(2)",
       all: ["Long(2)", "Long(3)"],
     });
+    const [compound] = await g.aggregate([{ $group: { _id: { k: "$k", even: { $eq: [{ $mod: ["$n", new Int32(2)] }, new Int32(1)] } } } }]).toArray();
+    expect(typed(compound)).to.deep.equal({ _id: { k: "Long(1)", even: true } });
     const [bucket] = await g
       .aggregate([{ $bucket: { groupBy: "$n", boundaries: [Long.fromNumber(0), new Int32(10)], default: "big", output: { l: { $sum: "$l" } } } }])
       .toArray();

@@ -10,7 +10,7 @@
 //
 // mingo's own operators read plain numbers: one of them that evaluates a typed operator (`{$toString: {$add: ...}}`)
 // gets the result as a plain number (`inPlainOperator`), as does a stage that compares or groups by it.
-import { Long, type Document } from "bson";
+import { EJSON, Long, type Document } from "bson";
 import { evalExpr } from "mingo/core";
 import * as accumulatorOperators from "mingo/operators/accumulator";
 import * as expressionOperators from "mingo/operators/expression";
@@ -655,22 +655,35 @@ export function typedExpressionOperators(base: Record<string, ExprOp>, keep: rea
     if (!firstKeys || plainDepth > 0) return inPlainOperator(() => evalExpr(obj, expr, options as never));
     const typed = typedValue(obj, expr, options);
     const plain = plainNumbers(typed);
-    if (typeof plain === "number" && !firstKeys.has(plain)) firstKeys.set(plain, typed);
+    if (plain !== typed) {
+      const key = typeof plain === "number" ? plain : groupKeyText(plain);
+      if (!firstKeys.has(key)) firstKeys.set(key, typed);
+    }
     return plain;
   };
   return out;
 }
 
-// The typed value each numeric group key was first seen as, while a $group runs (typedGroupKeys).
-let firstKeys: Map<number, unknown> | undefined;
+// The typed value each group key holding numbers was first seen as, while a $group runs (typedGroupKeys): a number
+// under itself, a document or array under its canonical Extended JSON.
+let firstKeys: Map<number | string, unknown> | undefined;
 
-/** A $group's documents with each numeric `_id` typed as the first document of its group had it, as mongod's. */
+function groupKeyText(plain: unknown): string {
+  return EJSON.stringify(plain, { relaxed: false });
+}
+
+/** A $group's documents with each `_id` holding numbers typed as the first document of its group had it, as mongod's. */
 export function typedGroupKeys(run: () => Document[]): Document[] {
-  const keys = new Map<number, unknown>();
+  const keys = new Map<number | string, unknown>();
   firstKeys = keys;
   try {
     const out = run();
-    return keys.size ? out.map((doc) => (typeof doc._id === "number" && keys.has(doc._id) ? { ...doc, _id: keys.get(doc._id) } : doc)) : out;
+    if (!keys.size) return out;
+    return out.map((doc) => {
+      const id = doc._id;
+      const key = typeof id === "number" ? id : id !== null && typeof id === "object" ? groupKeyText(id) : undefined;
+      return key !== undefined && keys.has(key) ? { ...doc, _id: keys.get(key) } : doc;
+    });
   } finally {
     firstKeys = undefined;
   }

@@ -50,6 +50,17 @@ function frameOf(schema: DescMessage, message: Message): Buffer {
   return frame;
 }
 
+/**
+ * The streams corked in this run of the microtask queue, uncorked together once it has run: one tick for a burst
+ * reaching every stream, not one per stream. Uncorking one already uncorked (past MAX_UNSENT_BYTES) does nothing.
+ */
+const corkedStreams: ServerHttp2Stream[] = [];
+
+function uncorkAll(): void {
+  for (const stream of corkedStreams) stream.uncork();
+  corkedStreams.length = 0;
+}
+
 /** Resolves once the stream has taken what was written, or closed. */
 function drained(stream: ServerHttp2Stream): Promise<void> {
   return new Promise((resolve) => {
@@ -92,11 +103,6 @@ export async function serveServerStream(
   const messages = transformInvokeImplementation(route.spec, context as never, route.interceptors)(only(input))[Symbol.asyncIterator]();
   // The messages the method yields in one run of the microtask queue (a burst the stream finds waiting) go to
   // HTTP/2 in one write: corked at the first, uncorked once the queue has run.
-  let corked = false;
-  const uncork = () => {
-    corked = false;
-    stream.uncork();
-  };
   try {
     for (let next = await messages.next(); !next.done; next = await messages.next()) {
       if (stream.destroyed) {
@@ -105,14 +111,13 @@ export async function serveServerStream(
       }
       // Headers wait for the first message, as Connect's do: the interceptors set theirs as the method opens.
       if (!stream.headersSent) respondHeaders(stream, context);
-      if (!corked) {
-        corked = true;
+      if (stream.writableCorked === 0) {
         stream.cork();
-        process.nextTick(uncork);
+        if (corkedStreams.push(stream) === 1) process.nextTick(uncorkAll);
       }
       stream.write(frameOf(schema, next.value));
       if (stream.writableLength >= MAX_UNSENT_BYTES) {
-        uncork();
+        stream.uncork();
         if (stream.writableNeedDrain) await drained(stream);
       }
     }

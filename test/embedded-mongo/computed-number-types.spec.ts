@@ -117,6 +117,9 @@ describe("embedded-mongo: computed numbers keep mongod's types and field order",
       .aggregate([{ $addFields: { n: Long.fromNumber(1), x: { $add: ["$l", new Int32(1)] } } }, { $project: { l: 1, n: 1, x: 1 } }])
       .toArray();
     expect(typed(added)).to.deep.equal({ _id: "Int32(1)", l: "Long(5)", n: "Long(1)", x: "Long(6)" });
+    // A value computed where an equal one of another type was: the computed type.
+    const [sized] = await c.aggregate([{ $set: { l: { $strLenCP: "abcde" }, dd: new Int32(2) } }, { $project: { l: 1, dd: 1 } }]).toArray();
+    expect(typed(sized)).to.deep.equal({ _id: "Int32(1)", dd: "Int32(2)", l: "Int32(5)" });
   });
 
   it("keeps the types through $let, $map, $filter, $reduce, $arrayElemAt, object literals and `let` variables", async () => {
@@ -224,13 +227,15 @@ describe("embedded-mongo: computed numbers keep mongod's types and field order",
     await u.updateOne({ _id: 1 }, { $inc: { "arr.0": new Int32(1), "arr.1": new Int32(1) }, $max: { "arr.2": Long.fromNumber(9) } });
     expect(typed((await u.findOne({ _id: 1 }))!.arr)).to.deep.equal(["Int32(2)", "Long(3)", "Long(9)"]);
     await u.updateOne({ _id: 1 }, [{ $set: { n: Long.fromNumber(1), s: { $add: ["$l", new Int32(1)] }, q: { $divide: ["$i", new Int32(5)] } } }]);
+    // An int32 written where a double of the same value was is an int32.
+    await u.updateOne({ _id: 1 }, [{ $set: { q: new Int32(1) } }]);
     expect(typed(await u.findOne({ _id: 1 }, { projection: { arr: 0 } }))).to.deep.equal({
       _id: "Int32(1)",
       i: "Int32(5)",
       l: "Long(5)",
       n: "Long(1)",
       s: "Long(6)",
-      q: "Double(1)",
+      q: "Int32(1)",
     });
   });
 

@@ -414,9 +414,11 @@ export function runAggregation(
       const typed = name === "$group" ? () => typedGroupKeys(run) : run;
       let out = (TYPED_STAGES.has(name) ? typed() : inPlainOperator(run)).map(storedDocument);
       if (RESHAPING_STAGES.has(name) && out.length === current.length) {
-        // A document without typed numbers was not copied: nothing of it to give back.
+        // A document without typed numbers was not copied: nothing of it to give back. What the stage computed stays
+        // as computed, even where it equals the value that was there.
         const before = current;
-        out = out.map((doc, i) => (input[i] === before[i] ? doc : (restoreNumbers(before[i], doc) as Document)));
+        const computed = computedPaths(stage[name], name !== "$project");
+        out = out.map((doc, i) => (input[i] === before[i] ? doc : keepComputed(restoreNumbers(before[i], doc) as Document, doc, computed)));
       }
       if (name === "$project") {
         const ordered = projectedOrder(stage.$project as Document);
@@ -448,8 +450,40 @@ const TYPED_STAGES = new Set([
   "$bucketAuto",
   "$setWindowFields",
 ]);
-/** Stages that make one document of each they are given, in the same order, at the same paths. */
-const RESHAPING_STAGES = new Set(["$project", "$addFields", "$set", "$unset"]);
+/**
+ * Stages that make one document of each they are given, in the same order, at the same paths: runAggregation gives
+ * the values they leave alone back as they were.
+ */
+export const RESHAPING_STAGES = new Set(["$project", "$addFields", "$set", "$unset"]);
+
+/**
+ * The dotted paths a `$project`, `$addFields` or `$set` specification computes (`$unset`: none): every field of the
+ * latter two, a `$project`'s fields but its inclusion and exclusion flags; through embedded objects of fields.
+ */
+function computedPaths(spec: unknown, allComputed: boolean, prefix = ""): string[][] {
+  if (!isPlainObject(spec)) return [];
+  return Object.entries(spec).flatMap(([k, v]) => {
+    const path = prefix ? `${prefix}.${k}` : k;
+    if (!allComputed && (typeof v === "number" || typeof v === "boolean")) return [];
+    if (isPlainObject(v) && !Object.keys(v)[0]?.startsWith("$")) return computedPaths(v, allComputed, path);
+    return [path.split(".")];
+  });
+}
+
+/** `restored` with the values `computed` (mingo's output) holds at the computed paths, where restoring changed them. */
+function keepComputed(restored: Document, computed: Document, paths: string[][]): Document {
+  for (const parts of paths) {
+    let into: unknown = restored;
+    let from: unknown = computed;
+    // The containers restoreNumbers copied are its own; one it left as it was holds the computed values already.
+    for (let i = 0; i < parts.length - 1 && into !== from; i++) {
+      into = isPlainObject(into) ? into[parts[i]!] : undefined;
+      from = isPlainObject(from) ? from[parts[i]!] : undefined;
+    }
+    if (into !== from && isPlainObject(into) && isPlainObject(from) && parts.at(-1)! in from) into[parts.at(-1)!] = from[parts.at(-1)!];
+  }
+  return restored;
+}
 
 /** A `$bucket` result with `_id` first, a number `_id` being the boundary (or default) as the stage gave it. */
 function bucketIds(spec: unknown): (doc: Document) => Document {

@@ -3,7 +3,7 @@
 import type { Document } from "bson";
 import { compareValues } from "./bson-order.ts";
 import { commandError, ErrorCodes } from "../bson/errors.ts";
-import { runAggregation } from "./matcher.ts";
+import { RESHAPING_STAGES, runAggregation } from "./matcher.ts";
 import { cloneDocument } from "../bson/clone.ts";
 import { restoreNumbers } from "../bson/numbers.ts";
 import type { Collation } from "./collation.ts";
@@ -26,8 +26,11 @@ export function runPipelineUpdate(doc: Document, pipeline: Document[], variables
   validatePipelineUpdate(pipeline);
   const [computed] = runAggregation([cloneDocument(doc)], pipeline, () => [], variables, collation);
   if (!computed || typeof computed !== "object") throw commandError(ErrorCodes.BadValue, "The update pipeline did not produce a document");
-  // The pipeline computed with plain numbers: the fields it left as they were keep their stored types.
-  const result = restoreNumbers(doc, computed) as Document;
+  // Stages that rebuild the document with mingo's operators ($replaceWith) computed with plain numbers: the fields
+  // they left as they were keep their stored types. The others gave them back already, their computed values as
+  // computed.
+  const rebuilt = pipeline.some((stage) => !RESHAPING_STAGES.has(Object.keys(stage)[0]!));
+  const result = rebuilt ? (restoreNumbers(doc, computed) as Document) : computed;
   if (doc._id === undefined) return result;
   if (result._id === undefined) return { _id: doc._id, ...result };
   if (compareValues(result._id, doc._id) !== 0) {

@@ -212,6 +212,24 @@ describe("embedded-mongo: computed numbers keep mongod's types and field order",
     expect(typed(updated)).to.deep.equal({ _id: "Int32(1)", q: "Double(1)" });
   });
 
+  it("$lookup and $unionWith give the joined documents as stored", async () => {
+    const other = client.db("em_computed_numbers").collection<Row>("other");
+    await other.insertMany([{ _id: 7, ref: new Int32(1), big: Long.fromNumber(8), half: new Double(3) }]);
+    const [joined] = await c
+      .aggregate([{ $lookup: { from: "other", localField: "_id", foreignField: "ref", as: "found" } }, { $project: { l: 1, found: 1 } }])
+      .toArray();
+    expect(typed(joined)).to.deep.equal({
+      _id: "Int32(1)",
+      l: "Long(5)",
+      found: [{ _id: "Int32(7)", ref: "Int32(1)", big: "Long(8)", half: "Double(3)" }],
+    });
+    const unioned = await c.aggregate([{ $project: { l: 1 } }, { $unionWith: { coll: "other" } }]).toArray();
+    expect(typed(unioned)).to.deep.equal([
+      { _id: "Int32(1)", l: "Long(5)" },
+      { _id: "Int32(7)", ref: "Int32(1)", big: "Long(8)", half: "Double(3)" },
+    ]);
+  });
+
   it("$unwind keeps each element's type and gives includeArrayIndex as an int64", async () => {
     const docs = await c.aggregate([{ $unwind: { path: "$arr", includeArrayIndex: "at" } }, { $project: { arr: 1, at: 1, l: 1 } }]).toArray();
     expect(typed(docs)).to.deep.equal([

@@ -396,7 +396,7 @@ export function runAggregation(
   // answered as stored, and a stage reshaping documents one for one keeps the types of the values it left alone.
   const options = {
     context: contextFor(collation),
-    collectionResolver: (name: string) => collectionResolver(name).map((d) => plainNumbers(d)),
+    collectionResolver: (name: string) => collectionResolver(name).map(plainWithOrigins),
     // The typed operators read the `let` variables typed (typed-arithmetic.ts), mingo's plain.
     ...(variables === undefined ? {} : { variables: plainNumbers(variables), typedVariables: variables }),
   };
@@ -420,6 +420,7 @@ export function runAggregation(
         const computed = computedPaths(stage[name], name !== "$project");
         out = out.map((doc, i) => (input[i] === before[i] ? doc : keepComputed(restoreNumbers(before[i], doc) as Document, doc, computed)));
       }
+      if (name === "$lookup" && out.length === current.length) out = out.map(joinedAsStored(current, input, stage.$lookup));
       if (name === "$project") {
         const ordered = projectedOrder(stage.$project as Document);
         const before = current;
@@ -483,6 +484,19 @@ function keepComputed(restored: Document, computed: Document, paths: string[][])
     if (into !== from && isPlainObject(into) && isPlainObject(from) && parts.at(-1)! in from) into[parts.at(-1)!] = from[parts.at(-1)!];
   }
   return restored;
+}
+
+/**
+ * A `$lookup` result (one document for each input, in order) with the input's fields as they were and the joined
+ * documents as stored, where a sub-pipeline passed them through.
+ */
+function joinedAsStored(before: Document[], input: Document[], spec: unknown): (doc: Document, i: number) => Document {
+  const as = isPlainObject(spec) && typeof spec.as === "string" && !spec.as.includes(".") ? spec.as : undefined;
+  return (doc, i) => {
+    const restored = input[i] === before[i] ? doc : (restoreNumbers(before[i], doc) as Document);
+    const joined = as === undefined ? undefined : doc[as];
+    return Array.isArray(joined) ? { ...restored, [as!]: joined.map((d) => (isPlainObject(d) ? storedDocument(d) : d)) } : restored;
+  };
 }
 
 /** A `$bucket` result with `_id` first, a number `_id` being the boundary (or default) as the stage gave it. */

@@ -188,14 +188,44 @@ describe("embedded-mongo: computed numbers keep mongod's types and field order",
     expect(typed(bucket)).to.deep.equal({ _id: "Long(0)", l: "Long(3)" });
     const windowed = await g
       .aggregate([
-        { $setWindowFields: { sortBy: { _id: 1 }, output: { running: { $sum: "$l", window: { documents: ["unbounded", "current"] } } } } },
-        { $project: { running: 1 } },
+        { $setWindowFields: { sortBy: { _id: -1 }, output: { running: { $sum: "$l", window: { documents: ["unbounded", "current"] } } } } },
+        { $project: { l: 1, d: 1, running: 1 } },
       ])
       .toArray();
     expect(typed(windowed)).to.deep.equal([
-      { _id: "Int32(1)", running: "Long(2)" },
-      { _id: "Int32(2)", running: "Long(5)" },
+      { _id: "Int32(2)", l: "Long(3)", d: "Double(2)", running: "Long(3)" },
+      { _id: "Int32(1)", l: "Long(2)", d: "Double(1)", running: "Long(5)" },
     ]);
+    const ranged = await g
+      .aggregate([
+        { $setWindowFields: { sortBy: { l: 1 }, output: { near: { $sum: "$l", window: { range: [-1, 0] } } } } },
+        { $project: { near: 1 } },
+      ])
+      .toArray();
+    expect(typed(ranged)).to.deep.equal([
+      { _id: "Int32(1)", near: "Long(2)" },
+      { _id: "Int32(2)", near: "Long(5)" },
+    ]);
+  });
+
+  it("keeps $min, $max and $addToSet working under a collation", async () => {
+    const s = client.db("em_computed_numbers").collection<Row>("collated");
+    await s.insertMany([
+      { _id: 1, s: "a", n: new Int32(1) },
+      { _id: 2, s: "B", n: new Int32(7) },
+      { _id: 3, s: "A", n: new Int32(7) },
+    ]);
+    const [grouped] = await s
+      .aggregate([{ $group: { _id: null, max: { $max: "$s" }, min: { $min: "$n" }, set: { $addToSet: "$s" } } }], {
+        collation: { locale: "en", strength: 2 },
+      })
+      .toArray();
+    expect(typed({ ...grouped, set: (grouped!.set as string[]).map((x) => x.toLowerCase()).sort() })).to.deep.equal({
+      _id: null,
+      max: "B",
+      min: "Int32(1)",
+      set: ["a", "b"],
+    });
   });
 
   it("orders $project's output as mongod: _id, the kept fields in the document's order, then the computed ones", async () => {

@@ -23,6 +23,7 @@ import { plainNumbers, restoreNumbers } from "../bson/numbers.ts";
 import { numberAwareOperators, type QueryOp } from "./number-operators.ts";
 import {
   inPlainOperator,
+  plainArguments,
   plainWithOrigins,
   prepareExpressions,
   storedDocument,
@@ -255,15 +256,16 @@ function collatedContext(collation: Collation): Context {
   const accumulator = accumulatorOperators as unknown as Record<"$push" | "$max" | "$min", AccOp>;
   const extreme =
     (sign: 1 | -1): AccOp =>
-    (coll, expr, options) =>
+    (coll, given, options) =>
       inPlainOperator(() => {
+        const expr = plainArguments(given);
         const values = (accumulator.$push(coll, expr, options) as unknown[]).filter((v) => v !== null && v !== undefined);
         if (!values.some(containsString)) return accumulator[sign > 0 ? "$max" : "$min"](coll, expr, options);
         return values.reduce((best, v) => (compareValues(v, best, strings) * sign > 0 ? v : best));
       });
   const $addToSet: AccOp = (coll, expr, options) => {
     const out: unknown[] = [];
-    for (const v of accumulator.$push(coll, expr, options) as unknown[]) {
+    for (const v of inPlainOperator(() => accumulator.$push(coll, plainArguments(expr), options)) as unknown[]) {
       if (!out.some((o) => compareValues(o, v, strings) === 0)) out.push(v);
     }
     return out;
@@ -410,6 +412,9 @@ export function runAggregation(
         continue;
       }
       const input = current.map(plainWithOrigins);
+      // $setWindowFields reorders documents and copies each ({...doc}, symbols included): a copy of ours says which
+      // document it came from.
+      if (name === "$setWindowFields") input.forEach((doc, i) => doc !== current[i] && Object.assign(doc, { [SOURCE]: i }));
       const run = () => new Aggregator([stage], options).run(input) as Document[];
       const typed = name === "$group" ? () => typedGroupKeys(run) : run;
       let out = (TYPED_STAGES.has(name) ? typed() : inPlainOperator(run)).map(storedDocument);
@@ -421,6 +426,7 @@ export function runAggregation(
         out = out.map((doc, i) => (input[i] === before[i] ? doc : keepComputed(restoreNumbers(before[i], doc) as Document, doc, computed)));
       }
       if (name === "$lookup" && out.length === current.length) out = out.map(joinedAsStored(current, input, stage.$lookup));
+      if (name === "$setWindowFields") out = out.map(windowedAsStored(current, stage.$setWindowFields));
       if (name === "$project") {
         const ordered = projectedOrder(stage.$project as Document);
         const before = current;
@@ -484,6 +490,20 @@ function keepComputed(restored: Document, computed: Document, paths: string[][])
     if (into !== from && isPlainObject(into) && isPlainObject(from) && parts.at(-1)! in from) into[parts.at(-1)!] = from[parts.at(-1)!];
   }
   return restored;
+}
+
+/** The index of the document a plain copy given to $setWindowFields was made from. */
+const SOURCE = Symbol("source");
+
+/** A `$setWindowFields` result with the fields it did not compute as they were in the document it came from. */
+function windowedAsStored(before: Document[], spec: unknown): (doc: Document) => Document {
+  const output = isPlainObject(spec) && isPlainObject(spec.output) ? Object.keys(spec.output).map((k) => k.split(".")) : [];
+  return (doc) => {
+    const i = (doc as { [SOURCE]?: number })[SOURCE];
+    if (i === undefined) return doc;
+    delete (doc as { [SOURCE]?: number })[SOURCE];
+    return keepComputed(restoreNumbers(before[i], doc) as Document, doc, output);
+  };
 }
 
 /**

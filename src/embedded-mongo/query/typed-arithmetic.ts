@@ -20,6 +20,7 @@ import { heldDouble, numericType, plainNumbers } from "../bson/numbers.ts";
 import { compareValues, isPlainObject } from "./bson-order.ts";
 
 type ExprOp = (obj: unknown, expr: unknown, options: unknown) => unknown;
+type AccOp = (coll: unknown[], expr: unknown, options: unknown) => unknown;
 
 /** Each plain copy made for mingo (plainNumbers with origins), mapped to the typed container it copies. */
 const ORIGINS = new WeakMap<object, object>();
@@ -202,6 +203,11 @@ function typedValue(obj: unknown, expr: unknown, options: unknown): unknown {
 /** The argument list of an operator: its arguments as sent when prepared, else the expression itself. */
 function argsOf(expr: unknown): unknown {
   return expr instanceof TypedArgs ? expr.args : expr;
+}
+
+/** An operator's arguments for mingo's own implementation of it: with plain numbers. */
+export function plainArguments(expr: unknown): unknown {
+  return expr instanceof TypedArgs ? plainNumbers(expr.args) : expr;
 }
 
 /** The arguments' values, typed. */
@@ -477,7 +483,12 @@ function end(name: "$first" | "$last"): TypedOperator {
 }
 
 /** $push: each document's value (null where missing, as mingo answers). */
-const $push: TypedOperator = (obj, expr, options) => (expr === null ? obj : accumulated(obj, expr, options).map((v) => v ?? null));
+const $push: TypedOperator = (obj, expr, options) => {
+  if (expr === null) return obj;
+  // A pipeline's own $push has prepared arguments; mingo's ($setWindowFields gathering its documents) keeps mingo's.
+  if (!(expr instanceof TypedArgs)) return (accumulatorOperators as unknown as Record<string, AccOp>).$push!(obj as unknown[], expr, options);
+  return accumulated(obj, expr, options).map((v) => v ?? null);
+};
 
 /** $addToSet: each distinct value (equal numbers of different types are one), the first seen kept. */
 const $addToSet: TypedOperator = (obj, expr, options) => {
@@ -766,7 +777,7 @@ function prepareExpression(v: unknown): unknown {
   const entries = Object.entries(v);
   const [first] = entries;
   if (first && first[0] === "$match") return { $match: prepareFilter(first[1]) };
-  if (first && first[0] in TYPED_OPERATORS) {
+  if (first && (first[0] in TYPED_OPERATORS || first[0] in ACCUMULATORS)) {
     // The operator's own arguments, typed; a window's other fields (`window`) as any expression.
     const args = first[0] === "$literal" ? first[1] : typedArguments(first[1]);
     return Object.fromEntries([[first[0], new TypedArgs(args)], ...entries.slice(1).map(([k, x]) => [k, prepareExpression(x)])]);

@@ -287,6 +287,15 @@ describe("embedded-mongo: computed numbers keep mongod's types and field order",
     });
   });
 
+  it("$redact drops a document pruned at its top and keeps the others as stored", async () => {
+    const kept = await c
+      .aggregate([{ $redact: { $cond: [{ $gt: [{ $add: ["$l", new Int32(1)] }, new Int32(100)] }, "$$KEEP", "$$PRUNE"] } }])
+      .toArray();
+    expect(kept).to.deep.equal([]);
+    const all = await c.aggregate([{ $redact: { $cond: [{ $gt: ["$l", new Int32(1)] }, "$$KEEP", "$$PRUNE"] } }, { $project: { l: 1 } }]).toArray();
+    expect(typed(all)).to.deep.equal([{ _id: "Int32(1)", l: "Long(5)" }]);
+  });
+
   it("decides filters by value: an arithmetic zero is false in $expr", async () => {
     expect(Number(await c.countDocuments({ $expr: { $subtract: ["$l", "$l"] } }))).to.equal(0);
     expect(Number(await c.countDocuments({ $expr: { $eq: [{ $add: ["$l", new Int32(1)] }, new Int32(6)] } }))).to.equal(1);

@@ -418,6 +418,8 @@ export function runAggregation(
       const run = () => new Aggregator([stage], options).run(input) as Document[];
       const typed = name === "$group" ? () => typedGroupKeys(run) : run;
       let out = (TYPED_STAGES.has(name) ? typed() : inPlainOperator(run)).map(storedDocument);
+      // mingo answers null for a document $redact prunes at its top; mongod drops the document.
+      if (name === "$redact") out = out.filter((doc) => doc !== null && doc !== undefined);
       if (RESHAPING_STAGES.has(name) && out.length === current.length) {
         // A document without typed numbers was not copied: nothing of it to give back. What the stage computed stays
         // as computed, even where it equals the value that was there.

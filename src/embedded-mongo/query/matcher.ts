@@ -554,15 +554,20 @@ function projectedOrder(spec: Document): (input: Document | undefined, doc: Docu
       if (top !== "_id" && !computed.includes(top)) computed.push(top);
     }
   }
+  // The order for the input's fields, kept for the next document with the same fields (usually all of them).
+  let inputKeys: string[] = [];
+  let order: string[] = [];
   return (input, doc) => {
     if (!included || !input) return idFirst(doc);
-    const order: string[] = "_id" in doc ? ["_id"] : [];
-    for (const key of Object.keys(input)) if (key !== "_id" && key in doc && !computed.includes(key)) order.push(key);
-    for (const key of computed) if (key in doc) order.push(key);
-    const keys = Object.keys(doc);
-    if (keys.length === order.length && keys.every((k, i) => k === order[i])) return doc;
-    for (const key of keys) if (!order.includes(key)) order.push(key);
-    return Object.fromEntries(order.map((k) => [k, doc[k]]));
+    const keys = Object.keys(input);
+    if (keys.length !== inputKeys.length || keys.some((k, i) => k !== inputKeys[i])) {
+      inputKeys = keys;
+      order = ["_id", ...keys.filter((k) => k !== "_id" && !computed.includes(k)), ...computed];
+    }
+    const out: Document = {};
+    for (const key of order) if (key in doc) out[key] = doc[key];
+    for (const key in doc) if (!(key in out)) out[key] = doc[key];
+    return out;
   };
 }
 

@@ -208,15 +208,15 @@ describe("embedded-mongo: computed numbers keep mongod's types and field order",
     ]);
   });
 
-  it("keeps $min, $max and $addToSet working under a collation", async () => {
+  it("keeps $min, $max and $addToSet working and typed under a collation", async () => {
     const s = client.db("em_computed_numbers").collection<Row>("collated");
     await s.insertMany([
-      { _id: 1, s: "a", n: new Int32(1) },
+      { _id: 1, s: "a", n: new Int32(1), l: Long.fromNumber(4) },
       { _id: 2, s: "B", n: new Int32(7) },
       { _id: 3, s: "A", n: new Int32(7) },
     ]);
     const [grouped] = await s
-      .aggregate([{ $group: { _id: null, max: { $max: "$s" }, min: { $min: "$n" }, set: { $addToSet: "$s" } } }], {
+      .aggregate([{ $group: { _id: null, max: { $max: "$s" }, min: { $min: "$n" }, long: { $max: "$l" }, set: { $addToSet: "$s" } } }], {
         collation: { locale: "en", strength: 2 },
       })
       .toArray();
@@ -224,6 +224,7 @@ describe("embedded-mongo: computed numbers keep mongod's types and field order",
       _id: null,
       max: "B",
       min: "Int32(1)",
+      long: "Long(4)",
       set: ["a", "b"],
     });
   });

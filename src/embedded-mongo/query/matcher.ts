@@ -23,7 +23,7 @@ import { plainNumbers, restoreNumbers } from "../bson/numbers.ts";
 import { numberAwareOperators, type QueryOp } from "./number-operators.ts";
 import {
   inPlainOperator,
-  plainArguments,
+  collatedAccumulators,
   plainWithOrigins,
   prepareExpressions,
   storedDocument,
@@ -253,23 +253,8 @@ function collatedContext(collation: Collation): Context {
       if (containsString(evalExpr(obj, expr, options as never))) notCollated(name);
       return expression[name](obj, expr, options);
     };
-  const accumulator = accumulatorOperators as unknown as Record<"$push" | "$max" | "$min", AccOp>;
-  const extreme =
-    (sign: 1 | -1): AccOp =>
-    (coll, given, options) =>
-      inPlainOperator(() => {
-        const expr = plainArguments(given);
-        const values = (accumulator.$push(coll, expr, options) as unknown[]).filter((v) => v !== null && v !== undefined);
-        if (!values.some(containsString)) return accumulator[sign > 0 ? "$max" : "$min"](coll, expr, options);
-        return values.reduce((best, v) => (compareValues(v, best, strings) * sign > 0 ? v : best));
-      });
-  const $addToSet: AccOp = (coll, expr, options) => {
-    const out: unknown[] = [];
-    for (const v of inPlainOperator(() => accumulator.$push(coll, plainArguments(expr), options)) as unknown[]) {
-      if (!out.some((o) => compareValues(o, v, strings) === 0)) out.push(v);
-    }
-    return out;
-  };
+  // $min, $max and $addToSet compare strings under the collation.
+  const collated = collatedAccumulators(strings);
   const pipeline = pipelineOperators as unknown as Record<"$group" | "$sort", StageOp>;
   const $group: StageOp = (coll, expr, options) => {
     if (!("_id" in expr)) return pipeline.$group(coll, expr, options);
@@ -291,10 +276,8 @@ function collatedContext(collation: Collation): Context {
   const context = Context.init({
     accumulator: {
       ...accumulatorOperators,
-      ...typedAccumulators(["$min", "$max"]),
-      $max: extreme(1),
-      $min: extreme(-1),
-      $addToSet,
+      ...typedAccumulators(),
+      ...collated,
       ...Object.fromEntries(["$maxN", "$minN", "$top", "$topN", "$bottom", "$bottomN"].map((n) => [n, refuseAcc(n)])),
     } as unknown as typeof accumulatorOperators,
     expression: typedExpressionOperators(
@@ -304,7 +287,7 @@ function collatedContext(collation: Collation): Context {
         $__collationKey,
         ...Object.fromEntries(STRING_REFUSING_EXPRESSIONS.map((n) => [n, refuseStringsExpr(n)])),
       } as unknown as Record<string, ExprOp>,
-      ["$min", "$max"],
+      collated,
     ) as unknown as typeof expressionOperators,
     pipeline: {
       ...PIPELINE_OPERATORS,

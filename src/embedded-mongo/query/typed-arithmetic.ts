@@ -18,6 +18,7 @@ import { resolve } from "mingo/util";
 import { commandError, ErrorCodes } from "../bson/errors.ts";
 import { heldDouble, numericType, plainNumbers } from "../bson/numbers.ts";
 import { compareValues, isPlainObject } from "./bson-order.ts";
+import type { StringCompare } from "./collation.ts";
 
 type ExprOp = (obj: unknown, expr: unknown, options: unknown) => unknown;
 type AccOp = (coll: unknown[], expr: unknown, options: unknown) => unknown;
@@ -205,11 +206,6 @@ function argsOf(expr: unknown): unknown {
   return expr instanceof TypedArgs ? expr.args : expr;
 }
 
-/** An operator's arguments for mingo's own implementation of it: with plain numbers. */
-export function plainArguments(expr: unknown): unknown {
-  return expr instanceof TypedArgs ? plainNumbers(expr.args) : expr;
-}
-
 /** The arguments' values, typed. */
 function typedArgs(obj: unknown, expr: unknown, options: unknown): unknown[] {
   const args = argsOf(expr);
@@ -393,12 +389,12 @@ const $avg: TypedOperator = (obj, expr, options, typed) => {
 };
 
 /** $min / $max: the least or greatest value in BSON order, as given (null and missing ignored). */
-function extreme(sign: 1 | -1): TypedOperator {
+function extreme(sign: 1 | -1, strings?: StringCompare): TypedOperator {
   return (obj, expr, options, typed) => {
     let best: unknown = null;
     for (const v of accumulated(obj, expr, options)) {
       if (v === null || v === undefined) continue;
-      if (best === null || compareValues(v, best) * sign > 0) best = v;
+      if (best === null || compareValues(v, best, strings) * sign > 0) best = v;
     }
     return typed ? best : answer(best);
   };
@@ -491,13 +487,21 @@ const $push: TypedOperator = (obj, expr, options) => {
 };
 
 /** $addToSet: each distinct value (equal numbers of different types are one), the first seen kept. */
-const $addToSet: TypedOperator = (obj, expr, options) => {
-  const out: unknown[] = [];
-  for (const v of expr === null ? (obj as unknown[]) : accumulated(obj, expr, options).map((x) => x ?? null)) {
-    if (!out.some((o) => compareValues(o, v) === 0)) out.push(v);
-  }
-  return out;
-};
+function addToSet(strings?: StringCompare): TypedOperator {
+  return (obj, expr, options) => {
+    const out: unknown[] = [];
+    for (const v of expr === null ? (obj as unknown[]) : accumulated(obj, expr, options).map((x) => x ?? null)) {
+      if (!out.some((o) => compareValues(o, v, strings) === 0)) out.push(v);
+    }
+    return out;
+  };
+}
+const $addToSet = addToSet();
+
+/** $min, $max and $addToSet comparing strings under a collation (`strings`), typed as the others. */
+export function collatedAccumulators(strings: StringCompare): Record<"$min" | "$max" | "$addToSet", ExprOp> {
+  return { $min: extreme(-1, strings), $max: extreme(1, strings), $addToSet: addToSet(strings) };
+}
 
 /**
  * Options binding variables (`$$name`): mingo's operators read them plain, the typed operators typed. A ComputeOptions
@@ -650,16 +654,17 @@ const ACCUMULATING = ["$sum", "$avg", "$min", "$max", "$stdDevPop", "$stdDevSamp
 const ACCUMULATORS: Record<string, TypedOperator> = { $push, $addToSet };
 
 /**
- * `base` (an expression operator table) with the typed operators, and every other operator evaluated as a plain
- * one: a typed operator inside it answers a plain number.
+ * `base` (an expression operator table) with the typed operators (`collated`: $min and $max under a collation),
+ * and every other operator evaluated as a plain one: a typed operator inside it answers a plain number.
  */
-export function typedExpressionOperators(base: Record<string, ExprOp>, keep: readonly string[] = []): Record<string, ExprOp> {
+export function typedExpressionOperators(base: Record<string, ExprOp>, collated?: Record<"$min" | "$max", ExprOp>): Record<string, ExprOp> {
   const out: Record<string, ExprOp> = {};
   for (const [name, op] of Object.entries(base)) {
     // $function is left as it is: mingo's $setWindowFields writes each window's result through it.
     if (typeof op === "function") out[name] = name === "$function" ? op : (obj, expr, options) => inPlainOperator(() => op(obj, expr, options));
   }
-  for (const [name, op] of Object.entries(TYPED_OPERATORS)) if (!keep.includes(name)) out[name] = (obj, expr, options) => op(obj, expr, options);
+  for (const [name, op] of Object.entries(TYPED_OPERATORS)) out[name] = (obj, expr, options) => op(obj, expr, options);
+  if (collated) Object.assign(out, { $min: collated.$min, $max: collated.$max });
   // A value a stage groups or compares by (a $group _id, a $bucket groupBy), evaluated with plain numbers; a
   // $group's numeric keys remember the typed value they were first seen as.
   out.$__plain = (obj, expr, options) => {
@@ -700,10 +705,9 @@ export function typedGroupKeys(run: () => Document[]): Document[] {
   }
 }
 
-/** The typed accumulators, for `$group`, `$bucket` and `$setWindowFields` (those named in `keep` left out). */
-export function typedAccumulators(keep: readonly string[] = []): Record<string, ExprOp> {
-  const all: [string, ExprOp][] = [...ACCUMULATING.map((n): [string, ExprOp] => [n, TYPED_OPERATORS[n]!]), ...Object.entries(ACCUMULATORS)];
-  return Object.fromEntries(all.filter(([n]) => !keep.includes(n)));
+/** The typed accumulators, for `$group`, `$bucket` and `$setWindowFields`. */
+export function typedAccumulators(): Record<string, ExprOp> {
+  return { ...Object.fromEntries(ACCUMULATING.map((n) => [n, TYPED_OPERATORS[n]!])), ...ACCUMULATORS };
 }
 
 /**

@@ -8,7 +8,7 @@ export type NumericType = "int" | "long" | "double" | "decimal";
 
 const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
-const INT64_MIN = -(2n ** 63n);
+export const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
 /** Whether the serializer writes this JS number as an int32. */
@@ -152,11 +152,21 @@ export function restoreNumbers(before: unknown, after: unknown): unknown {
   return out ?? after;
 }
 
-function exact(v: unknown): bigint | number {
+/** A number's value: an int64 as an exact bigint, any other as a JS number. */
+export function exact(v: unknown): bigint | number {
   if (typeof v === "number") return v;
   if (typeof v === "bigint") return v;
   if (bsonTypeOf(v) === "Long") return (v as Long).toBigInt();
   return (v as { value: number }).value;
+}
+
+export function fitsInt64(n: bigint): boolean {
+  return n >= INT64_MIN && n <= INT64_MAX;
+}
+
+/** An integer result: an int32 when it fits and the operands were int32 (mongod's createIntOrLong), else an int64. */
+export function integerOf(width: "int" | "long", n: bigint): number | Long {
+  return width === "int" && n >= BigInt(INT32_MIN) && n <= BigInt(INT32_MAX) ? Number(n) : Long.fromBigInt(n);
 }
 
 /** The result of $inc (`add`) or $mul on two numbers of these types, typed as mongod types it; undefined on int64 overflow. */
@@ -172,9 +182,7 @@ export function arithmetic(op: "add" | "multiply", a: unknown, b: unknown): unkn
   const y = BigInt(exact(b));
   const r = op === "add" ? x + y : x * y;
   // int32 with int32 stays int32 while it fits and becomes int64 beyond; with an int64 it is int64.
-  if (ta === "int" && tb === "int" && r >= BigInt(INT32_MIN) && r <= BigInt(INT32_MAX)) return Number(r);
-  if (r < INT64_MIN || r > INT64_MAX) return undefined;
-  return Long.fromBigInt(r);
+  return fitsInt64(r) ? integerOf(ta === "int" && tb === "int" ? "int" : "long", r) : undefined;
 }
 
 /** Zero of a number's type: what $mul writes to a missing field. */

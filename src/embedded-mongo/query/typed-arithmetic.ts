@@ -16,7 +16,7 @@ import * as accumulatorOperators from "mingo/operators/accumulator";
 import * as expressionOperators from "mingo/operators/expression";
 import { resolve } from "mingo/util";
 import { commandError, ErrorCodes } from "../bson/errors.ts";
-import { heldDouble, numericType, plainNumbers } from "../bson/numbers.ts";
+import { exact, fitsInt64, heldDouble, INT64_MIN, integerOf, numericType, plainNumbers } from "../bson/numbers.ts";
 import { compareValues, isPlainObject } from "./bson-order.ts";
 import type { StringCompare } from "./collation.ts";
 
@@ -63,11 +63,6 @@ class TypedArgs {
   constructor(readonly args: unknown) {}
 }
 
-const INT32_MIN = -(2n ** 31n);
-const INT32_MAX = 2n ** 31n - 1n;
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
-
 function notImplemented(op: string): never {
   throw commandError(ErrorCodes.NotImplemented, `${op} of a Decimal128 is not supported by the embedded server`);
 }
@@ -87,25 +82,11 @@ function widthOf(v: unknown, op: string): Width {
 
 /** An int32 or int64 as an exact integer. */
 function big(v: unknown): bigint {
-  if (typeof v === "number") return BigInt(v);
-  if (typeof v === "bigint") return v;
-  return (v as Long).toBigInt();
+  return BigInt(exact(v));
 }
 
 function double(v: unknown): number {
-  if (typeof v === "number") return v;
-  if (typeof v === "bigint") return Number(v);
-  const held = v as { _bsontype?: string; value?: number };
-  return held._bsontype === "Long" ? (v as Long).toNumber() : held.value!;
-}
-
-function fitsInt64(n: bigint): boolean {
-  return n >= INT64_MIN && n <= INT64_MAX;
-}
-
-/** An integer result: an int32 when it fits and the operands were int32 (mongod's createIntOrLong), else an int64. */
-function integerOf(width: "int" | "long", n: bigint): unknown {
-  return width === "int" && n >= INT32_MIN && n <= INT32_MAX ? Number(n) : Long.fromBigInt(n);
+  return Number(exact(v));
 }
 
 /** A sum as mongod's $add and $sum keep it: exact integers until an int64 would overflow, then a double. */

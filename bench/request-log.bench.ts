@@ -1,7 +1,8 @@
 // The cost of the request log on the rest-read and users-create loads. Every part runs in its own process: the
-// embedded database (src/embedded-mongo/cli.ts), two Svc API services (bench/withdrawals-service.ts), one
-// recording every call and one not, each over its own database of that server, and the load generator
-// (bench/request-log-load.ts), which loads the two in turn within each round (the order swapped every round).
+// embedded database (src/embedded-mongo/cli.ts), three Svc API services (bench/withdrawals-service.ts), one
+// recording every call, one not, and one recording without storing, each over its own database of that server, and
+// the load generator (bench/request-log-load.ts), which loads them in turn within each round (the order rotated
+// every round).
 // Measured per request: requests per second, the service process's CPU and the database process's CPU. Goal: at
 // most 5% more cost for the service with recording. Then the recording path alone (bench/request-log-alone.ts),
 // its CPU per entry in its own process and in the database's. Writes bench/results/request-log.md.
@@ -21,8 +22,9 @@ import { SERVICE_NODE_OPTIONS } from "./service-node-options.ts";
 const CONCURRENCY = 32;
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
 const WARM_UP_MS = 3000;
-// Seven pairs: on a shared machine a round swings by 10-20% either way, and the median of more pairs holds better.
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+// Six rounds, each variant's six orders once: on a shared machine a round swings by 10-20% either way, and the median
+// of more rounds holds better (a multiple of six keeps the orders balanced).
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 /** Time left after a run for the writer's last batch (written at most 200 ms after its first entry) to land. */
 const SETTLE_MS = 400;
 const ALONE_SECONDS = 10;
@@ -46,7 +48,7 @@ const CONTROL_KINDS: Control[] = ["inserts aside", "busy aside"];
  * it, a service process settles early into one of two states that last its life, whether it records or not, and
  * under the users-create load one grows its old space by about twice the other's bytes per request and pauses for GC
  * 11 to 17 µs more per request: two services drawn so differ by a few percent that is not recording's. So every
- * round starts a fresh pair, and the median of the rounds is taken over the draws.
+ * round starts fresh services, and the median of the rounds is taken over the draws.
  */
 const PRETENURING = process.env.BENCH_PRETENURING !== "0";
 
@@ -67,8 +69,13 @@ const serverUri = database.line.trim().split(/\s/)[0]!.replace(/\/?$/, "");
 // Everything after the database (the services, the load generators, the recording and inserts alone) on the other.
 if (PINNED) pin(process.pid, SERVICES_CORE);
 
-type Variant = "recording" | "not recording";
-const VARIANTS: Variant[] = ["recording", "not recording"];
+/**
+ * "recording, not stored": a third service records every call and sends each batch's insert command, as encoded,
+ * inside a ping (bench/withdrawals-service.ts, BENCH_LOG_STORED): all of recording's work in the service, none in the
+ * database. Against the other two it tells the service's own cost from what the database's inserts put on the loop.
+ */
+type Variant = "recording" | "not recording" | "recording, not stored";
+const VARIANTS: Variant[] = ["recording", "not recording", "recording, not stored"];
 interface Service {
   child: ChildProcess;
   /** The service's next line of output (its answer to a line sent to it). */
@@ -79,7 +86,7 @@ interface Service {
 }
 /** The database of a round's service of a variant (the same server for all). */
 function databaseOf(variant: Variant, round: number): string {
-  return `${serverUri}/bench_request_log_${variant === "recording" ? "recording" : "not_recording"}_${round}`;
+  return `${serverUri}/bench_request_log_${variant.replace(/[^a-z]+/g, "_")}_${round}`;
 }
 /** One API service per variant, each over a database of its own, with the user the reads load. */
 async function startService(variant: Variant, round: number): Promise<Service> {
@@ -91,7 +98,8 @@ async function startService(variant: Variant, round: number): Promise<Service> {
       // API role: no job workers or sweeps, whose timers would weigh on CPU per request.
       BENCH_ROLE: "api",
       BENCH_SANDBOX_KEY: KEY,
-      BENCH_RECORD_REQUESTS: String(variant === "recording"),
+      BENCH_RECORD_REQUESTS: String(variant !== "not recording"),
+      BENCH_LOG_STORED: String(variant !== "recording, not stored"),
       BENCH_GC: "1",
     },
     /^\{/,
@@ -178,7 +186,7 @@ async function load(kind: Load, variant: Variant, durationMs: number, aside?: As
 
 /** Each load's latest run of each variant (warm-ups included): what a control takes its rate and share from. */
 const latest = Object.fromEntries(LOADS.map((kind) => [kind, {}])) as Record<Load, Record<Variant, Run>>;
-/** A round's fresh pair of services (the last round's stopped), each load and variant warmed up: JIT, pools, indexes. */
+/** A round's fresh services (the last round's stopped), each load and variant warmed up: JIT, pools, indexes. */
 async function startRound(round: number): Promise<void> {
   for (const { child } of services.values()) await stopProcess(child);
   services = new Map();
@@ -188,8 +196,8 @@ async function startRound(round: number): Promise<void> {
 
 const rows: string[] = [];
 const runs: Record<Load, Record<Variant, Run[]>> = {
-  "rest-read": { recording: [], "not recording": [] },
-  "users-create": { recording: [], "not recording": [] },
+  "rest-read": { recording: [], "not recording": [], "recording, not stored": [] },
+  "users-create": { recording: [], "not recording": [], "recording, not stored": [] },
 };
 const controls: Record<Load, Record<Control, Run[]>> = {
   "rest-read": { "inserts aside": [], "busy aside": [] },
@@ -197,12 +205,19 @@ const controls: Record<Load, Record<Control, Run[]>> = {
 };
 type Slot = { variant: Variant } | { control: Control };
 const SLOTS: Slot[] = [...VARIANTS.map((variant) => ({ variant })), ...(CONTROLS ? CONTROL_KINDS.map((control) => ({ control })) : [])];
+/** Every order of `slots`. */
+function permutations<T>(slots: T[]): T[][] {
+  if (slots.length <= 1) return [slots];
+  return slots.flatMap((first, i) => permutations([...slots.slice(0, i), ...slots.slice(i + 1)]).map((rest) => [first, ...rest]));
+}
+const ORDERS = permutations(SLOTS);
 /**
- * The runs of a round in turn: the two variants swapped every round; with the controls, all four rotated a place
- * every round, since a run's place in a round weighs on it (the later ones ran faster on this machine).
+ * The runs of a round in turn, since a run's place in a round weighs on it (the later ones ran faster on this
+ * machine): the three variants in each of their six orders, one per round, so that over six rounds each variant runs
+ * before each other as often as after it; with the controls' five runs, rotated a place every round.
  */
 function orderOf(round: number): Slot[] {
-  if (!CONTROLS) return round % 2 === 1 ? SLOTS : [...SLOTS].reverse();
+  if (!CONTROLS) return ORDERS[(round - 1) % ORDERS.length]!;
   const shift = (round - 1) % SLOTS.length;
   return [...SLOTS.slice(shift), ...SLOTS.slice(0, shift)];
 }
@@ -273,9 +288,12 @@ database.child.kill("SIGTERM");
 const loadsAfter = loadavg();
 
 const signed = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}%`;
-/** Per round, the cost with recording against without: `measure(with) / measure(without) - 1` (or its inverse for throughput). */
-const perRound = (kind: Load, cost: (withRun: Run, withoutRun: Run) => number) =>
-  runs[kind].recording.map((withRun, i) => cost(withRun, runs[kind]["not recording"][i]!));
+/**
+ * Per round, the cost of a recording variant against the service that does not record: `measure(with) /
+ * measure(without) - 1` (or its inverse for throughput).
+ */
+const perRound = (kind: Load, cost: (withRun: Run, withoutRun: Run) => number, variant: Variant = "recording") =>
+  runs[kind][variant].map((withRun, i) => cost(withRun, runs[kind]["not recording"][i]!));
 const goalRow = (measure: string, values: number[]) => {
   const m = median(values);
   return `| ${measure} | ${signed(m)} | ${values.map(signed).join(", ")} | at most +${GOAL * 100}% | ${m <= GOAL ? "met" : "**not met**"} |`;
@@ -297,6 +315,16 @@ const summary = LOADS.flatMap((kind) => {
     goalRow(`${LABELS[kind]}: service CPU of recording one entry alone ÷ service CPU per request without`, [
       alone[kind].serviceMicrosPerEntry / without,
     ]),
+    plainRow(
+      `${LABELS[kind]}: req/s without ÷ req/s recording, not stored − 1`,
+      perRound(kind, (w, wo) => wo.perSecond / w.perSecond - 1, "recording, not stored"),
+      signed,
+    ),
+    plainRow(
+      `${LABELS[kind]}: service CPU per request recording, not stored ÷ without − 1`,
+      perRound(kind, (w, wo) => w.serviceMicros / wo.serviceMicros - 1, "recording, not stored"),
+      signed,
+    ),
     plainRow(
       `${LABELS[kind]}: service GC pauses per request, with − without`,
       perRound(kind, (w, wo) => w.serviceGcMicros - wo.serviceGcMicros),
@@ -352,29 +380,31 @@ Method (\`npm run bench -- request-log\`, bench/request-log.bench.ts), each part
 
 - ${
   PINNED
-    ? `Cores: the database on one (\`taskset\`, every thread), the two services, the load generator and the parts below
-  on the other, as a deployment's MongoDB has its own machine. Placed by the scheduler, the four processes keep both
+    ? `Cores: the database on one (\`taskset\`, every thread), the services, the load generator and the parts below
+  on the other, as a deployment's MongoDB has its own machine. Placed by the scheduler, these processes keep both
   cores busy and the loop is CPU-bound as a whole: the database's inserts then take time from the service, and so do
   the other processes' turns, differently in every run. The load generator's CPU per request (the same with recording
   and without) shares the service's core: the ratios below understate the service's own cost by that share.`
     : "Cores: not pinned (`BENCH_PIN=0`): the processes share both cores as the scheduler places them."
 }
 - The embedded database (src/embedded-mongo/cli.ts, in memory).
-- Two Svc services (bench/withdrawals-service.ts, role \`api\`: no job workers), each over its own database of that
+- Three Svc services (bench/withdrawals-service.ts, role \`api\`: no job workers), each over its own database of that
   server: one recording every call in the request log (the shipped writer: 500 entries per insert, or 200 ms after
-  a batch's first entry), one not (\`recordRequests: false\`). Neither monitors its commands, as in production (that
-  service file turns the driver's command monitoring on only with \`BENCH_COMMANDS=1\`). Every round starts a fresh
-  pair, each over databases of its own, and warms it up: a service process settles early into one of two states for
+  a batch's first entry), one not (\`recordRequests: false\`), and one recording but not storing (\`recording, not
+  stored\`: each batch's insert command encoded as the driver encodes it and sent inside a \`ping\`, which the database
+  answers without decoding or inserting the entries; the service does all of recording's work, the database none). Neither monitors its commands, as in production (that
+  service file turns the driver's command monitoring on only with \`BENCH_COMMANDS=1\`). Every round starts fresh
+  services, each over databases of its own, and warms them up: a service process settles early into one of two states for
   its life, whether it records or not, one growing its old space by about twice the other's bytes per request (V8's
-  allocation-site pretenuring; see "Where recording's cost is"), so a pair kept for the whole run would weigh its draw
-  on every round alike. ${
+  allocation-site pretenuring; see "Where recording's cost is"), so services kept for the whole run would weigh their
+  draws on every round alike. ${
     PRETENURING
       ? "V8's allocation-site pretenuring is on, as `npm start` runs (`BENCH_PRETENURING=0` turns it off)."
       : "Both run with V8's allocation-site pretenuring off (`--no-allocation-site-pretenuring`, `BENCH_PRETENURING=0`), unlike `npm start`."
   }
 - The load generator (bench/request-log-load.ts), one process per run: ${CONCURRENCY} requests in flight over keep-alive
   connections, ${DURATION_MS / 1000} s per run after a ${WARM_UP_MS / 1000} s warm-up of each load and variant of the round's services; ${ROUNDS} rounds, each
-  running both variants of a load in turn, the order swapped every round.
+  running the three variants of a load in turn, in each of their six orders once every six rounds.
   - rest-read: \`GET /v1/users/{id}\` with a sandbox key, as bench/rest-read.bench.ts loads it.
   - users-create: \`POST /v1/users\` with a fresh Idempotency-Key and phone number, as bench/users-create.bench.ts.
 - CPU µs/request: the CPU time (all threads) of the service process and of the database process from the start of
@@ -416,7 +446,7 @@ database's core (bench/request-log-aside.ts) either inserts the same entries at 
 run into another database of the server (\`inserts aside\`: the database's extra work of recording, and that
 process's own encoding and round trips, on the database's core), or spins for the share of that core's time the
 database spent more in the latest recording run (\`busy aside\`: as much CPU on the other core, without database
-work); each against the plain run of its round without recording. The four runs of a round rotate a place every
+work); each against the plain run of its round without recording. The five runs of a round rotate a place every
 round. If the recording service's extra CPU came from the database's work reaching its core, the controls would
 cost about as much as recording does.
 
@@ -427,7 +457,9 @@ ${controlRows.join("\n")}
     : ""
 }
 The goal rows are the service's: requests per second, and the service process's CPU per request, with recording
-against without. The database's extra CPU is reported beside them, not in the goal: it is the inserts and their
+against without. The rows "recording, not stored" read the same measures with everything recording does in the
+service and nothing of it in the database: what is left between them and the goal rows is what the database's
+inserts put on the closed loop. The database's extra CPU is reported beside them, not in the goal: it is the inserts and their
 index maintenance, which a deployment's MongoDB does on its own machine.
 
 ## Where recording's cost is

@@ -1,7 +1,9 @@
 // The service of bench/withdrawals.bench.ts and bench/request-log.bench.ts, in a process of its own, against the
 // database at BENCH_MONGO_URI (the embedded server, run by the bench in another process): Svc in the role
 // BENCH_ROLE (all, api or worker) on ephemeral ports, its log lines at the shipped level (info) written to
-// /dev/null, every call recorded in the request log unless BENCH_RECORD_REQUESTS is "false", the Default project
+// /dev/null, every call recorded in the request log unless BENCH_RECORD_REQUESTS is "false" (with BENCH_LOG_STORED
+// "false", recorded but not stored: each batch the writer hands over is encoded as its insert command is and sent to
+// the database inside a ping, so the service does all of recording's work and the database none), the Default project
 // bootstrapped with the sandbox key BENCH_SANDBOX_KEY; beside it, in the same process and on the same database,
 // the bare Fastify route the withdrawals bench compares with (POST /bare: one insertOne of a transaction-sized
 // document). Prints one JSON line ({ pid, httpPort, barePort }), then serves until its standard input closes; each
@@ -19,10 +21,12 @@
 import { getHeapSpaceStatistics } from "node:v8";
 import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { createInterface } from "node:readline";
+import { Binary, serialize } from "bson";
 import Fastify from "fastify";
 import { createApp } from "../src/app.ts";
 import { bootstrapDefaultProject } from "../src/bootstrap.ts";
 import { connectDatabase } from "../src/store/database.ts";
+import { type RequestLogDocument, RequestLogRepository } from "../src/store/request-log-repository.ts";
 import { benchAppOptions } from "./bench-service.ts";
 import { countCommands, countWrittenDocuments } from "./command-shapes.ts";
 
@@ -33,6 +37,14 @@ const commands = monitored ? countCommands(database.client) : null;
 const written = monitored ? countWrittenDocuments(database.client) : null;
 // Other SVC_* variables of the environment apply (to try other settings); the bench sets none.
 const settings = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith("SVC_"))) as Record<string, string>;
+if (process.env.BENCH_LOG_STORED === "false") {
+  // The insert command's bytes, as the driver encodes them, in one round trip that the database answers without
+  // decoding the entries or inserting them (a binary field is copied whole).
+  RequestLogRepository.prototype.insertMany = async function sendWithoutStoring(logs: RequestLogDocument[]): Promise<void> {
+    const insert = serialize({ insert: "request_logs", documents: logs, ordered: false });
+    await database.db.command({ ping: 1, notStored: new Binary(insert) });
+  };
+}
 const app = await createApp({
   ...benchAppOptions(uri, database, "bench-admin-token", { ...settings, SVC_ROLE: process.env.BENCH_ROLE ?? "all" }),
   recordRequests: process.env.BENCH_RECORD_REQUESTS !== "false",

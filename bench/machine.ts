@@ -19,7 +19,9 @@ export function codeRevision(folders: readonly string[] = ["src", "gen"]): strin
   const named = folders.map((folder) => `${folder}/`);
   const listed = named.length > 1 ? `${named.slice(0, -1).join(", ")} or ${named.at(-1)}` : (named[0] ?? "");
   try {
-    return `commit ${git("rev-parse --short HEAD")}${git(`status --porcelain -- ${folders.join(" ")}`) ? `, with uncommitted changes under ${listed}` : ""}`;
+    // The results files are not code: a run started while the last one's results are uncommitted measures the same code.
+    const changed = git(`status --porcelain -- ${folders.join(" ")} ':(exclude)bench/results'`);
+    return `commit ${git("rev-parse --short HEAD")}${changed ? `, with uncommitted changes under ${listed}` : ""}`;
   } catch {
     return "unknown revision";
   }

@@ -1,8 +1,8 @@
 // The cost of the request log on the rest-read and users-create loads. Every part runs in its own process: the
 // embedded database (src/embedded-mongo/cli.ts), three Svc API services (bench/withdrawals-service.ts), one
 // recording every call, one not, and one recording without storing, each over its own database of that server, and
-// the load generator (bench/request-log-load.ts), which loads them in turn within each round (the order rotated
-// every round).
+// the load generator (bench/request-log-load.ts), which loads them in turn within each round (each of their
+// orders once every six rounds).
 // Measured per request: requests per second, the service process's CPU and the database process's CPU. Goal: at
 // most 5% more cost for the service with recording. Then the recording path alone (bench/request-log-alone.ts),
 // its CPU per entry in its own process and in the database's. Writes bench/results/request-log.md.
@@ -391,16 +391,16 @@ Method (\`npm run bench -- request-log\`, bench/request-log.bench.ts), each part
 - Three Svc services (bench/withdrawals-service.ts, role \`api\`: no job workers), each over its own database of that
   server: one recording every call in the request log (the shipped writer: 500 entries per insert, or 200 ms after
   a batch's first entry), one not (\`recordRequests: false\`), and one recording but not storing (\`recording, not
-  stored\`: each batch's insert command encoded as the driver encodes it and sent inside a \`ping\`, which the database
-  answers without decoding or inserting the entries; the service does all of recording's work, the database none). Neither monitors its commands, as in production (that
-  service file turns the driver's command monitoring on only with \`BENCH_COMMANDS=1\`). Every round starts fresh
-  services, each over databases of its own, and warms them up: a service process settles early into one of two states for
-  its life, whether it records or not, one growing its old space by about twice the other's bytes per request (V8's
-  allocation-site pretenuring; see "Where recording's cost is"), so services kept for the whole run would weigh their
-  draws on every round alike. ${
+  stored\`: each batch's insert command encoded as the driver encodes it and sent inside a \`ping\`, which the
+  database answers without decoding or inserting the entries; the service does all of recording's work, the
+  database none). None monitors its commands, as in production (that service file turns the driver's command
+  monitoring on only with \`BENCH_COMMANDS=1\`). Every round starts fresh services, each over databases of its own,
+  and warms them up: a service process settles early into one of two states for its life, whether it records or
+  not, one growing its old space by about twice the other's bytes per request (V8's allocation-site pretenuring; see
+  "Where recording's cost is"), so services kept for the whole run would weigh their draws on every round alike. ${
     PRETENURING
       ? "V8's allocation-site pretenuring is on, as `npm start` runs (`BENCH_PRETENURING=0` turns it off)."
-      : "Both run with V8's allocation-site pretenuring off (`--no-allocation-site-pretenuring`, `BENCH_PRETENURING=0`), unlike `npm start`."
+      : "All run with V8's allocation-site pretenuring off (`--no-allocation-site-pretenuring`, `BENCH_PRETENURING=0`), unlike `npm start`."
   }
 - The load generator (bench/request-log-load.ts), one process per run: ${CONCURRENCY} requests in flight over keep-alive
   connections, ${DURATION_MS / 1000} s per run after a ${WARM_UP_MS / 1000} s warm-up of each load and variant of the round's services; ${ROUNDS} rounds, each
@@ -459,8 +459,8 @@ ${controlRows.join("\n")}
 The goal rows are the service's: requests per second, and the service process's CPU per request, with recording
 against without. The rows "recording, not stored" read the same measures with everything recording does in the
 service and nothing of it in the database: what is left between them and the goal rows is what the database's
-inserts put on the closed loop. The database's extra CPU is reported beside them, not in the goal: it is the inserts and their
-index maintenance, which a deployment's MongoDB does on its own machine.
+inserts put on the closed loop. The database's extra CPU is reported beside them, not in the goal: it is the
+inserts and their index maintenance, which a deployment's MongoDB does on its own machine.
 
 ## Where recording's cost is
 

@@ -288,6 +288,20 @@ describe("embedded-mongo: computed numbers keep mongod's types and field order",
     });
   });
 
+  it("$set of an equal value of another number type writes it, at the top and inside a document or array", async () => {
+    const u = client.db("em_computed_numbers").collection<Row>("retyped");
+    await u.insertOne({ _id: 1, top: new Int32(1), inner: { a: new Int32(1) }, list: [new Int32(1)] });
+    const changed = await u.updateOne({ _id: 1 }, { $set: { top: new Double(1), inner: { a: new Double(1) }, list: [Long.fromNumber(1)] } });
+    expect(Number(changed.modifiedCount)).to.equal(1);
+    expect(typed(await u.findOne({ _id: 1 }))).to.deep.equal({ _id: "Int32(1)", top: "Double(1)", inner: { a: "Double(1)" }, list: ["Long(1)"] });
+    // Only the embedded document's number changes type: still a change, as its stored bytes differ.
+    const nested = await u.updateOne({ _id: 1 }, { $set: { inner: { a: new Int32(1) } } });
+    expect(Number(nested.modifiedCount)).to.equal(1);
+    expect(typed((await u.findOne({ _id: 1 }))!.inner)).to.deep.equal({ a: "Int32(1)" });
+    // The same value of the same type is no change.
+    expect(Number((await u.updateOne({ _id: 1 }, { $set: { inner: { a: new Int32(1) } } })).modifiedCount)).to.equal(0);
+  });
+
   it("$redact drops a document pruned at its top and keeps the others as stored", async () => {
     const kept = await c
       .aggregate([{ $redact: { $cond: [{ $gt: [{ $add: ["$l", new Int32(1)] }, new Int32(100)] }, "$$KEEP", "$$PRUNE"] } }])

@@ -144,7 +144,7 @@ export function applyFastUpdate(
         break;
       }
     }
-    if (!has || !sameValue(current, next)) {
+    if (!has || !sameStoredValue(current, next)) {
       parent[field] = next;
       modified = true;
     }
@@ -193,8 +193,21 @@ export function leftToMingo(v: unknown): boolean {
   return v === NOT_HERE;
 }
 
-// Embedded documents compare field names in order, so a reordered object counts as a change, as in mongod; a number
-// of another BSON type is a change too (its stored bytes differ).
-function sameValue(a: unknown, b: unknown): boolean {
-  return typeof a === typeof b && numericType(a) === numericType(b) && compareValues(a, b) === 0;
+/**
+ * Whether writing `b` over `a` leaves the stored bytes as they were (how mongod decides a field, and nModified,
+ * changed). Embedded documents compare field names in order, so a reordered object counts as a change; a number of
+ * another BSON type is a change too, at any depth.
+ */
+export function sameStoredValue(a: unknown, b: unknown): boolean {
+  return typeof a === typeof b && compareValues(a, b) === 0 && sameNumberTypes(a, b);
+}
+
+/** Whether two values equal by comparison hold their numbers with the same BSON types. */
+function sameNumberTypes(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  const t = numericType(a);
+  if (t !== undefined) return t === numericType(b);
+  if (Array.isArray(a)) return Array.isArray(b) && a.every((x, i) => sameNumberTypes(x, b[i]));
+  if (!isPlainObject(a) || !isPlainObject(b)) return true;
+  return Object.keys(a).every((k) => sameNumberTypes(a[k], b[k]));
 }

@@ -2,12 +2,12 @@
 // replacements, pipeline updates, and upsert seeding from the query's equality predicates.
 import { ObjectId, type Document } from "bson";
 import { updateOne } from "mingo";
-import { compareValues, containsString, isPlainObject } from "./bson-order.ts";
+import { compareValues, containsString } from "./bson-order.ts";
 import type { Collation } from "./collation.ts";
 import { commandError, CommandError, ErrorCodes } from "../bson/errors.ts";
 import { cloneDocument } from "../bson/clone.ts";
-import { numericType, plainNumbers, restoreNumbers } from "../bson/numbers.ts";
-import { applyFastUpdate, leftToMingo, numberUpdate } from "./update-fast-path.ts";
+import { plainNumbers, restoreNumbers } from "../bson/numbers.ts";
+import { applyFastUpdate, leftToMingo, numberUpdate, sameStoredValue } from "./update-fast-path.ts";
 import { runPipelineUpdate } from "./update-pipeline.ts";
 import { applyPull } from "./update-pull.ts";
 import { hasPositional, resolvePositionalPaths } from "./update-positional.ts";
@@ -204,17 +204,7 @@ function checkIdUnchanged(before: Document, after: Document): void {
 
 /** Same fields in the same order with equal values (how mongod decides nModified: the stored bytes changed). */
 function sameDocument(a: Document, b: Document): boolean {
-  return compareValues(a, b) === 0 && JSON.stringify(Object.keys(a)) === JSON.stringify(Object.keys(b)) && sameNumberTypes(a, b);
-}
-
-/** Whether two values equal by comparison hold their numbers with the same BSON types (as mongod's stored bytes). */
-function sameNumberTypes(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  const t = numericType(a);
-  if (t !== undefined) return t === numericType(b);
-  if (Array.isArray(a)) return Array.isArray(b) && a.every((x, i) => sameNumberTypes(x, b[i]));
-  if (!isPlainObject(a) || !isPlainObject(b)) return true;
-  return Object.keys(a).every((k) => sameNumberTypes(a[k], b[k]));
+  return sameStoredValue(a, b) && JSON.stringify(Object.keys(a)) === JSON.stringify(Object.keys(b));
 }
 
 /** The document an upsert starts from: the query's equality fields (top level and inside $and), dotted paths expanded. */

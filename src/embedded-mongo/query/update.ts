@@ -2,7 +2,7 @@
 // replacements, pipeline updates, and upsert seeding from the query's equality predicates.
 import { ObjectId, type Document } from "bson";
 import { updateOne } from "mingo";
-import { compareValues, containsString } from "./bson-order.ts";
+import { compareValues, containsString, valueAtPath } from "./bson-order.ts";
 import type { Collation } from "./collation.ts";
 import { commandError, CommandError, ErrorCodes } from "../bson/errors.ts";
 import { cloneDocument } from "../bson/clone.ts";
@@ -179,14 +179,11 @@ function retypeNumbers(doc: Document, result: Document, modifier: Document): voi
     const fields = modifier[op] as Document | undefined;
     if (!fields) continue;
     for (const [dotted, arg] of Object.entries(fields)) {
-      const parts = dotted.split(".");
-      const field = parts.pop()!;
-      let before: unknown = doc;
-      let after: unknown = result;
-      for (const part of parts) {
-        before = before === null || typeof before !== "object" ? undefined : (before as Document)[part];
-        after = after === null || typeof after !== "object" ? undefined : (after as Document)[part];
-      }
+      const split = dotted.lastIndexOf(".");
+      const field = dotted.slice(split + 1);
+      // The containers of the field, before and after.
+      const before = split < 0 ? doc : valueAtPath(doc, dotted.slice(0, split));
+      const after = split < 0 ? result : valueAtPath(result, dotted.slice(0, split));
       if (after === null || typeof after !== "object" || typeof (after as Document)[field] !== "number") continue;
       const has = before !== null && typeof before === "object" && Object.hasOwn(before, field);
       const next = numberUpdate(op, has, has ? (before as Document)[field] : undefined, arg, doc, dotted, field);

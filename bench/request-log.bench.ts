@@ -13,6 +13,7 @@
 import { type ChildProcess, execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
+import { MongoClient } from "mongodb";
 import { formatLoad, type LoadResult } from "./http-load.ts";
 import { codeRevision, machineDescription, machineTools } from "./machine.ts";
 import { cpuSecondsOf as cpuSeconds } from "./process-cpu.ts";
@@ -85,9 +86,12 @@ interface Service {
   userId: string;
 }
 /** The database of a round's service of a variant (the same server for all). */
-function databaseOf(variant: Variant, round: number): string {
-  return `${serverUri}/bench_request_log_${variant.replace(/[^a-z]+/g, "_")}_${round}`;
+function databaseNameOf(variant: Variant, round: number): string {
+  return `bench_request_log_${variant.replace(/[^a-z]+/g, "_")}_${round}`;
 }
+const databaseOf = (variant: Variant, round: number) => `${serverUri}/${databaseNameOf(variant, round)}`;
+/** The controls' database, where bench/request-log-aside.ts inserts. */
+const ASIDE_DATABASE = "bench_request_log_aside";
 /** One API service per variant, each over a database of its own, with the user the reads load. */
 async function startService(variant: Variant, round: number): Promise<Service> {
   const { child, line, nextLine } = await startProcess(
@@ -157,7 +161,7 @@ async function load(kind: Load, variant: Variant, durationMs: number, aside?: As
             duty: aside.duty,
           }),
         ],
-        { BENCH_MONGO_URI: `${serverUri}/bench_request_log_aside` },
+        { BENCH_MONGO_URI: `${serverUri}/${ASIDE_DATABASE}` },
         /^ready/,
       )
     : null;
@@ -186,9 +190,26 @@ async function load(kind: Load, variant: Variant, durationMs: number, aside?: As
 
 /** Each load's latest run of each variant (warm-ups included): what a control takes its rate and share from. */
 const latest = Object.fromEntries(LOADS.map((kind) => [kind, {}])) as Record<Load, Record<Variant, Run>>;
-/** A round's fresh services (the last round's stopped), each load and variant warmed up: JIT, pools, indexes. */
+/**
+ * Drops the databases of a round's services (and the controls' database), once its services have stopped. The
+ * embedded database keeps everything in its process's heap, and its garbage collector's pauses grow with that heap:
+ * kept, the rounds before would weigh on each later round's runs, whichever variant ran when a long pause came.
+ */
+async function dropDatabasesOf(round: number): Promise<void> {
+  const client = await MongoClient.connect(serverUri);
+  try {
+    for (const name of [...VARIANTS.map((variant) => databaseNameOf(variant, round)), ASIDE_DATABASE]) await client.db(name).dropDatabase();
+  } finally {
+    await client.close();
+  }
+}
+/**
+ * A round's fresh services, each load and variant warmed up (JIT, pools, indexes), over fresh databases: the last
+ * round's services stopped and their databases dropped.
+ */
 async function startRound(round: number): Promise<void> {
   for (const { child } of services.values()) await stopProcess(child);
+  if (round > 1) await dropDatabasesOf(round - 1);
   services = new Map();
   for (const variant of VARIANTS) services.set(variant, await startService(variant, round));
   for (const kind of LOADS) for (const variant of VARIANTS) latest[kind][variant] = await load(kind, variant, WARM_UP_MS);
@@ -394,8 +415,9 @@ Method (\`npm run bench -- request-log\`, bench/request-log.bench.ts), each part
   stored\`: each batch's insert command encoded as the driver encodes it and sent inside a \`ping\`, which the
   database answers without decoding or inserting the entries; the service does all of recording's work, the
   database none). None monitors its commands, as in production (that service file turns the driver's command
-  monitoring on only with \`BENCH_COMMANDS=1\`). Every round starts fresh services, each over databases of its own,
-  and warms them up: a service process settles early into one of two states for its life, whether it records or
+  monitoring on only with \`BENCH_COMMANDS=1\`). Every round starts fresh services, each over databases of its own
+  (the round before's dropped: the embedded database holds its data in its heap, and its collector's pauses grow
+  with it), and warms them up: a service process settles early into one of two states for its life, whether it records or
   not, one growing its old space by about twice the other's bytes per request (V8's allocation-site pretenuring; see
   "Where recording's cost is"), so services kept for the whole run would weigh their draws on every round alike. ${
     PRETENURING

@@ -13,6 +13,7 @@ import { JobQueue } from "../src/jobs/job-queue.ts";
 import { agendaJobDocument } from "./agenda-job-document.ts";
 import { commandTable, countCommands } from "./command-shapes.ts";
 import { machineDescription } from "./machine.ts";
+import { median } from "./statistics.ts";
 
 const JOBS = Number(process.env.BENCH_AGENDA_JOBS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -193,11 +194,6 @@ const loadAfter = loadavg()[0]!;
 await client.close();
 await mongo.stop();
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 const columns = ["bare", "changeStreams", "polling", "bulk"] as const;
 const med = Object.fromEntries(
   columns.map((c) => [c, { jobsPerSecond: median(rows.map((r) => r[c].jobsPerSecond)), cpuMsPerJob: median(rows.map((r) => r[c].cpuMsPerJob)) }]),

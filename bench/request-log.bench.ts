@@ -19,13 +19,15 @@ import { codeRevision, machineDescription, machineTools } from "./machine.ts";
 import { cpuSecondsOf as cpuSeconds } from "./process-cpu.ts";
 import { nodeArgsFrom, runToCompletion, startProcess, stopProcess } from "./processes.ts";
 import { SERVICE_NODE_OPTIONS } from "./service-node-options.ts";
+import { median, medianInterval } from "./statistics.ts";
 
 const CONCURRENCY = 32;
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
 const WARM_UP_MS = 3000;
-// Six rounds, each variant's six orders once: on a shared machine a round swings by 10-20% either way, and the median
-// of more rounds holds better (a multiple of six keeps the orders balanced).
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
+// Eighteen rounds, each variant's six orders three times (a multiple of six keeps the orders balanced). A round's
+// pair of fresh services differs by several points either way whatever records, and runs of six rounds of the same
+// code put the median 2 to 4 points apart: a verdict at a 5% goal needs the median of many more rounds.
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 18);
 /** Time left after a run for the writer's last batch (written at most 200 ms after its first entry) to land. */
 const SETTLE_MS = 400;
 const ALONE_SECONDS = 10;
@@ -274,12 +276,6 @@ for (let round = 1; round <= ROUNDS; round++) {
 }
 const loadsAfterRuns = loadavg();
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
-
 // The recording path alone, against the recording service's database (its indexes), at the rate each load
 // reached with recording (so that batches are as large as under the load).
 const alone = {} as Record<Load, { entries: number; failures: number; serviceMicrosPerEntry: number; databaseMicrosPerEntry: number }>;
@@ -315,12 +311,18 @@ const signed = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}%`;
  */
 const perRound = (kind: Load, cost: (withRun: Run, withoutRun: Run) => number, variant: Variant = "recording") =>
   runs[kind][variant].map((withRun, i) => cost(withRun, runs[kind]["not recording"][i]!));
+/** How far the median could move with other rounds of the machine (none for a single figure). */
+const interval = (values: number[], format: (x: number) => string) => {
+  if (values.length < 2) return "";
+  const { low, high } = medianInterval(values);
+  return `${format(low)} to ${format(high)}`;
+};
 const goalRow = (measure: string, values: number[]) => {
   const m = median(values);
-  return `| ${measure} | ${signed(m)} | ${values.map(signed).join(", ")} | at most +${GOAL * 100}% | ${m <= GOAL ? "met" : "**not met**"} |`;
+  return `| ${measure} | ${signed(m)} | ${interval(values, signed)} | ${values.map(signed).join(", ")} | at most +${GOAL * 100}% | ${m <= GOAL ? "met" : "**not met**"} |`;
 };
 const plainRow = (measure: string, values: number[], format: (x: number) => string) =>
-  `| ${measure} | ${format(median(values))} | ${values.map(format).join(", ")} | | |`;
+  `| ${measure} | ${format(median(values))} | ${interval(values, format)} | ${values.map(format).join(", ")} | | |`;
 const micros = (x: number) => `${x.toFixed(0)} µs`;
 const summary = LOADS.flatMap((kind) => {
   const without = median(runs[kind]["not recording"].map((r) => r.serviceMicros));
@@ -457,8 +459,8 @@ ${LOADS.map((kind) => `| ${LABELS[kind]} | ${alone[kind].entries} | ${(alone[kin
 |---|---|---|
 ${LOADS.map((kind) => `| ${LABELS[kind]} | ${inserts[kind].entries} | ${inserts[kind].databaseMicrosPerEntry.toFixed(1)} |`).join("\n")}
 
-| cost of recording | median of the rounds | each round | goal | |
-|---|---|---|---|---|
+| cost of recording | median of the rounds | 95% interval of the median | each round | goal | |
+|---|---|---|---|---|---|
 ${summary.join("\n")}
 ${
   CONTROLS
@@ -472,14 +474,16 @@ work); each against the plain run of its round without recording. The five runs 
 round. If the recording service's extra CPU came from the database's work reaching its core, the controls would
 cost about as much as recording does.
 
-| control | median of the rounds | each round | | |
-|---|---|---|---|---|
+| control | median of the rounds | 95% interval of the median | each round | | |
+|---|---|---|---|---|---|
 ${controlRows.join("\n")}
 `
     : ""
 }
 The goal rows are the service's: requests per second, and the service process's CPU per request, with recording
-against without. The rows "recording, not stored" read the same measures with everything recording does in the
+against without, each the median of the rounds' costs; the goal is met when that median is at most 5%. Beside it,
+its 95% bootstrap interval (the rounds resampled with replacement, the middle 95% of those samples' medians): how
+far the median could move in another run of as many rounds on the same machine. The rows "recording, not stored" read the same measures with everything recording does in the
 service and nothing of it in the database: what is left between them and the goal rows is what the database's
 inserts put on the closed loop. The database's extra CPU is reported beside them, not in the goal: it is the
 inserts and their index maintenance, which a deployment's MongoDB does on its own machine.

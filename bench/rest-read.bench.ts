@@ -17,6 +17,7 @@ import { bootstrapDefaultProject } from "../src/bootstrap.ts";
 import { formatLoad, LOAD_TABLE_HEADER, runClosedLoop, runLoad, type LoadResult } from "./http-load.ts";
 import { benchAppOptions, startBenchDatabase } from "./bench-service.ts";
 import { codeRevision, machineDescription } from "./machine.ts";
+import { median } from "./statistics.ts";
 
 const loadBefore = loadavg()[0]!;
 const CONCURRENCY = 32;
@@ -121,11 +122,6 @@ for (let round = 1; round <= ROUNDS; round++) {
   }
 }
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
 const perRound = (ratio: (round: number) => number) => Array.from({ length: ROUNDS }, (_, round) => ratio(round));
 const perSecond = (target: Target, round: number) => results[target][round]!.perSecond;
 // The faster gRPC client overall is the reference: the comparison least favourable to REST.

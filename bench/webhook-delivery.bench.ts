@@ -21,6 +21,7 @@ import { machineDescription } from "./machine.ts";
 import { threadCpuSecondsOf, threadCpuSplit } from "./process-cpu.ts";
 import { startReceiverProcess } from "./receiver-process.ts";
 import { writeResults } from "./results-file.ts";
+import { median } from "./statistics.ts";
 
 /** How long each round of the throughput pairs publishes, and how long the bare loop of the same pair posts. */
 const ROUND_MS = Number(process.env.BENCH_ROUND_MS ?? 6000);
@@ -107,12 +108,6 @@ function percentile(sorted: number[], p: number): number {
 const round = (n: number, digits = 1) => Number(n.toFixed(digits));
 const round1 = (n: number) => n.toFixed(1);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
 
 const endpointIds: string[] = [];
 for (let i = 0; i < ENDPOINTS; i++) endpointIds.push(await addEndpoint(`/e${i}`));

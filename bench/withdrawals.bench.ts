@@ -17,6 +17,7 @@ import { cpuSecondsOf } from "./process-cpu.ts";
 import { writeResults } from "./results-file.ts";
 import { nodeArgsFrom, startProcess as start, stopProcess as stop } from "./processes.ts";
 import { SERVICE_NODE_OPTIONS } from "./service-node-options.ts";
+import { median } from "./statistics.ts";
 
 /** BENCH_LEVELS: the levels of requests in flight, as "32,128" (the default); another list is a partial run (not written). */
 const CONCURRENCY_LEVELS = (process.env.BENCH_LEVELS ?? "32,128").split(",").map(Number);
@@ -222,12 +223,6 @@ const rows: string[] = [];
 const withdrawalCommands = new Map<string, { commands: Map<string, number>; requests: number }>();
 /** Role all: the write statements of the last withdrawal run at the highest level and its settlement, and its requests. */
 const writtenEndToEnd = new Map<string, { written: Map<string, number>; requests: number }>();
-/** The median of some figures (the mean of the middle two of an even count). */
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
 
 // Watched by whether a step job is left (one index lookup): counting the settled transactions, or the jobs,
 // aggregates over the collection in the database process, which would count in its CPU per settlement or request.

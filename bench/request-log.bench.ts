@@ -2,7 +2,8 @@
 // embedded database (src/embedded-mongo/cli.ts), three Svc API services (bench/withdrawals-service.ts), one
 // recording every call, one not, and one recording without storing, each over its own database of that server, and
 // the load generator (bench/request-log-load.ts), which loads them in turn within each round (each of their
-// orders once every six rounds).
+// orders once every six rounds), each run right after a warm-up of its own; the services start in an order that
+// rotates every round.
 // Measured per request: requests per second, the service process's CPU and the database process's CPU. Goal: at
 // most 5% more cost for the service with recording. Then the recording path alone (bench/request-log-alone.ts),
 // its CPU per entry in its own process and in the database's. Writes bench/results/request-log.md.
@@ -206,6 +207,16 @@ async function dropDatabasesOf(round: number): Promise<void> {
   }
 }
 /**
+ * The order a round's services start and warm up in: each variant first, second and third once every three rounds.
+ * A service's place in that order weighs on its runs for its life (on this machine, two identical services started
+ * second and third differed by 2.6% of CPU per GET over 12 rounds, and one started first was dearer still), so a
+ * variant always started first would carry that place's cost as its own.
+ */
+function startOrderOf(round: number): Variant[] {
+  const shift = (round - 1) % VARIANTS.length;
+  return [...VARIANTS.slice(shift), ...VARIANTS.slice(0, shift)];
+}
+/**
  * A round's fresh services, each load and variant warmed up (JIT, pools, indexes), over fresh databases: the last
  * round's services stopped and their databases dropped.
  */
@@ -213,8 +224,19 @@ async function startRound(round: number): Promise<void> {
   for (const { child } of services.values()) await stopProcess(child);
   if (round > 1) await dropDatabasesOf(round - 1);
   services = new Map();
-  for (const variant of VARIANTS) services.set(variant, await startService(variant, round));
-  for (const kind of LOADS) for (const variant of VARIANTS) latest[kind][variant] = await load(kind, variant, WARM_UP_MS);
+  const order = startOrderOf(round);
+  for (const variant of order) services.set(variant, await startService(variant, round));
+  for (const kind of LOADS) for (const variant of order) latest[kind][variant] = await load(kind, variant, WARM_UP_MS);
+}
+/**
+ * A measured run, right after a warm-up of the same service and load. A service that has sat idle while the others
+ * ran pays for it in the run that follows (on this machine, identical services read 2.6% apart by the time each had
+ * waited since its warm-up, and -0.6% apart with this warm-up): without it, a variant's runs would carry the waits
+ * its place in the round gave it.
+ */
+async function measuredLoad(kind: Load, variant: Variant, aside?: Aside): Promise<Run> {
+  latest[kind][variant] = await load(kind, variant, WARM_UP_MS);
+  return load(kind, variant, DURATION_MS, aside);
 }
 
 const rows: string[] = [];
@@ -251,7 +273,7 @@ for (let round = 1; round <= ROUNDS; round++) {
       let run: Run;
       let label: string;
       if ("variant" in slot) {
-        run = await load(kind, slot.variant, DURATION_MS);
+        run = await measuredLoad(kind, slot.variant);
         runs[kind][slot.variant].push(run);
         latest[kind][slot.variant] = run;
         label = `${LABELS[kind]}, ${slot.variant}, round ${round}`;
@@ -259,7 +281,7 @@ for (let round = 1; round <= ROUNDS; round++) {
         const { recording: withRun, "not recording": withoutRun } = latest[kind];
         // The database's extra CPU while the service recorded, as a share of its core's time.
         const extra = ((withRun.databaseMicros - withoutRun.databaseMicros) * withRun.perSecond) / 1e6;
-        run = await load(kind, "not recording", DURATION_MS, {
+        run = await measuredLoad(kind, "not recording", {
           control: slot.control,
           perSecond: withRun.perSecond,
           duty: Math.min(1, Math.max(0.02, extra)),
@@ -427,8 +449,12 @@ Method (\`npm run bench -- request-log\`, bench/request-log.bench.ts), each part
       : "All run with V8's allocation-site pretenuring off (`--no-allocation-site-pretenuring`, `BENCH_PRETENURING=0`), unlike `npm start`."
   }
 - The load generator (bench/request-log-load.ts), one process per run: ${CONCURRENCY} requests in flight over keep-alive
-  connections, ${DURATION_MS / 1000} s per run after a ${WARM_UP_MS / 1000} s warm-up of each load and variant of the round's services; ${ROUNDS} rounds, each
-  running the three variants of a load in turn, in each of their six orders once every six rounds.
+  connections, ${DURATION_MS / 1000} s per run; ${ROUNDS} rounds, each starting its services in an order that rotates
+  every round (each variant first, second and third once every three rounds) and warming each load and variant up
+  for ${WARM_UP_MS / 1000} s in that order, then running the three variants of a load in turn, in each of their six
+  orders once every six rounds, each measured run right after ${WARM_UP_MS / 1000} s more of the same service and load.
+  A service's place in the start order and how long it has waited since its last run both weigh on the run that
+  follows, by a few percent on this machine: rotated and warmed so, neither is any variant's own.
   - rest-read: \`GET /v1/users/{id}\` with a sandbox key, as bench/rest-read.bench.ts loads it.
   - users-create: \`POST /v1/users\` with a fresh Idempotency-Key and phone number, as bench/users-create.bench.ts.
 - CPU µs/request: the CPU time (all threads) of the service process and of the database process from the start of

@@ -209,8 +209,8 @@ async function dropDatabasesOf(round: number): Promise<void> {
 /**
  * The order a round's services start and warm up in: each variant first, second and third once every three rounds.
  * A service's place in that order weighs on its runs for its life (on this machine, two identical services started
- * second and third differed by 2.6% of CPU per GET over 12 rounds, and one started first was dearer still), so a
- * variant always started first would carry that place's cost as its own.
+ * second and third differed by 2.6% of CPU per GET over 12 rounds, and a recording service started first read 1.8%
+ * above one started fourth), so a variant always started first would carry that place's cost as its own.
  */
 function startOrderOf(round: number): Variant[] {
   const shift = (round - 1) % VARIANTS.length;

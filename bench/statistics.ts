@@ -1,23 +1,12 @@
 // Summaries of a bench's per-round figures: every bench takes the median of its rounds, and the request-log bench
 // says how far that median could move with other rounds of the same machine (a bootstrap interval).
+import { seededRandom } from "../test/support/seeded-random.ts";
 
 /** The median of some figures (the mean of the middle two of an even count). */
 export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
-
-/** A small seeded generator (mulberry32), so that a report's intervals are the same each time it is computed. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**

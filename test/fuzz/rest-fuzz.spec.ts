@@ -10,19 +10,8 @@ import { EventsService } from "../../gen/svc/v1/events_pb.ts";
 import { UsersService } from "../../gen/svc/v1/users_pb.ts";
 import { WebhookEndpointsService } from "../../gen/svc/v1/webhook_endpoints_pb.ts";
 import { uniquePhone } from "../support/phones.ts";
+import { seededRandom } from "../support/seeded-random.ts";
 import { startTestService, type RestResponse, type TestService } from "../support/test-service.ts";
-
-/** mulberry32: a small seeded PRNG, so a failure can be replayed with the same seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
 const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 3000);
@@ -65,7 +54,7 @@ describe("fuzz: generated requests to every REST route", function () {
   });
 
   it(`answers ${REQUESTS} generated requests (seed ${SEED}) without a 5xx, each error in the envelope`, async () => {
-    const random = prng(SEED);
+    const random = seededRandom(SEED);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
     const int = (max: number) => Math.floor(random() * max);
 

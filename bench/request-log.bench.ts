@@ -509,9 +509,9 @@ ${controlRows.join("\n")}
 The goal rows are the service's: requests per second, and the service process's CPU per request, with recording
 against without, each the median of the rounds' costs; the goal is met when that median is at most 5%. Beside it,
 its 95% bootstrap interval (the rounds resampled with replacement, the middle 95% of those samples' medians): how
-far the median could move in another run of as many rounds on the same machine. The rows "recording, not stored" read the same measures with everything recording does in the
-service and nothing of it in the database: what is left between them and the goal rows is what the database's
-inserts put on the closed loop. The database's extra CPU is reported beside them, not in the goal: it is the
+far the median could move in another run of as many rounds on the same machine. The rows "recording, not stored"
+read the same measures with everything recording does in the service and nothing of it in the database: what is
+left between them and the goal rows is what the database's inserts put on the closed loop. The database's extra CPU is reported beside them, not in the goal: it is the
 inserts and their index maintenance, which a deployment's MongoDB does on its own machine.
 
 ## Where recording's cost is
